@@ -1,0 +1,110 @@
+//! The `lull` command. It parses arguments, calls the crates and prints; it holds no logic.
+
+mod reproduce;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use lull_linux::bench::{self, DispatchBench, DispatchBenchConfig};
+
+#[derive(Parser, Debug)]
+#[command(name = "lull", version, about = "Idle deeply, respond instantly: Lull's experiments and tools")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run every experiment that exists and print its results; list the ones still to come.
+    Reproduce(ReproduceArgs),
+    /// Micro-benchmarks of hot paths.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Workloads as data.
+    #[command(subcommand)]
+    Workload(WorkloadCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum WorkloadCommand {
+    /// Print the generated stylus-spiral recording (the file shipped as traces/stylus-spiral.trace).
+    Spiral,
+}
+
+#[derive(Args, Debug)]
+struct ReproduceArgs {
+    /// Print one JSON document instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Interpreter + dispatcher throughput of the ESM, in process.
+    Dispatch(DispatchArgs),
+}
+
+#[derive(Args, Debug)]
+struct DispatchArgs {
+    /// Print JSON: {"runs":[{"apps":1,"events_per_s":…},…],"breakdown":{…}}.
+    #[arg(long)]
+    json: bool,
+    /// Registered app counts to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1u32, 10, 100],
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    apps: Vec<u32>,
+    /// (event, app) deliveries per run.
+    #[arg(long, default_value_t = bench::DEFAULT_DELIVERIES_PER_RUN,
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000_000))]
+    deliveries: u64,
+    /// Runs per app count; the fastest is reported.
+    #[arg(long, default_value_t = bench::DEFAULT_REPEATS,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeats: u32,
+}
+
+fn print_dispatch(result: &DispatchBench) {
+    println!("ESM interpreter + dispatcher, in process (measured on this machine)");
+    println!("{:>6} {:>12} {:>16} {:>18} {:>10}", "apps", "events", "events/s", "deliveries/s", "ns/event");
+    for r in &result.runs {
+        println!(
+            "{:>6} {:>12} {:>16.0} {:>18.0} {:>10.1}",
+            r.apps, r.events, r.events_per_s, r.deliveries_per_s, r.ns_per_event
+        );
+    }
+    let b = &result.breakdown;
+    println!(
+        "per event, 1 app: no listener {:.1} ns, pushed to a waiting app {:.1} ns, queued for a busy app {:.1} ns",
+        b.no_listener_ns, b.direct_push_ns, b.queued_ns
+    );
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).expect("report types serialise")
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Reproduce(args) => reproduce::run(args.json),
+        Command::Workload(WorkloadCommand::Spiral) => {
+            print!("{}", lull_workload::spiral::stylus_spiral().to_text());
+            ExitCode::SUCCESS
+        }
+        Command::Bench(BenchCommand::Dispatch(args)) => {
+            let config = DispatchBenchConfig {
+                app_counts: args.apps.into_iter().map(|n| n as usize).collect(),
+                deliveries_per_run: args.deliveries,
+                repeats: args.repeats,
+            };
+            let result = bench::dispatch(&config);
+            if args.json {
+                println!("{}", to_json(&result));
+            } else {
+                print_dispatch(&result);
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! Identifiers.
+
+use std::fmt;
+
+/// An application known to the ESM.
+///
+/// `index` names a slot that may be reused after the app leaves; `generation` tells the holders of
+/// a stale id apart from the slot's new owner, so a late message from a departed app can never act
+/// on its successor.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct AppId {
+    pub index: u32,
+    pub generation: u32,
+}
+
+impl fmt::Debug for AppId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "app{}.{}", self.index, self.generation)
+    }
+}
+
+impl fmt::Display for AppId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// An event handler as the ESM sees it: an opaque number chosen by the application.
+///
+/// The seed's `esm_register(event, handler)` passes a function pointer into the kernel. Lull's ESM
+/// lives outside the application, so the application names its handlers with numbers and keeps the
+/// number → function map itself (the client library does this). `None` in a registration plays
+/// the seed's NULL handler.
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, serde::Serialize, serde::Deserialize,
+)]
+pub struct HandlerId(pub u32);
