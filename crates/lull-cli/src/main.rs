@@ -64,20 +64,29 @@ struct DispatchArgs {
     repeats: u32,
 }
 
-fn print_dispatch(result: &DispatchBench) {
-    println!("ESM interpreter + dispatcher, in process (measured on this machine)");
-    println!("{:>6} {:>12} {:>16} {:>18} {:>10}", "apps", "events", "events/s", "deliveries/s", "ns/event");
+fn dispatch_table(result: &DispatchBench) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    let _ = writeln!(t, "ESM interpreter + dispatcher, in process (measured on this machine)");
+    let _ = writeln!(
+        t,
+        "{:>6} {:>12} {:>16} {:>18} {:>10}",
+        "apps", "events", "events/s", "deliveries/s", "ns/event"
+    );
     for r in &result.runs {
-        println!(
+        let _ = writeln!(
+            t,
             "{:>6} {:>12} {:>16.0} {:>18.0} {:>10.1}",
             r.apps, r.events, r.events_per_s, r.deliveries_per_s, r.ns_per_event
         );
     }
     let b = &result.breakdown;
-    println!(
+    let _ = write!(
+        t,
         "per event, 1 app: no listener {:.1} ns, pushed to a waiting app {:.1} ns, queued for a busy app {:.1} ns",
         b.no_listener_ns, b.direct_push_ns, b.queued_ns
     );
+    t
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> String {
@@ -102,7 +111,7 @@ fn main() -> ExitCode {
             if args.json {
                 println!("{}", to_json(&result));
             } else {
-                print_dispatch(&result);
+                println!("{}", dispatch_table(&result));
             }
             ExitCode::SUCCESS
         }

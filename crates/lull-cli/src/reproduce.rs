@@ -1,9 +1,28 @@
 //! `lull reproduce`: every experiment that exists, then the list of those still to come.
+//!
+//! Each experiment is a [`Section`]: a function that runs it and returns its table and JSON.
+//! Adding an experiment means adding one entry to [`SECTIONS`] and taking its line out of
+//! [`TO_COME`].
 
 use std::process::ExitCode;
 
 use lull_linux::bench::{self, DispatchBenchConfig};
-use serde::Serialize;
+use serde_json::{json, Value};
+
+/// One experiment's printed table and JSON, or why it could not run on this machine.
+pub struct Section {
+    pub table: String,
+    pub json: Value,
+}
+
+type Runner = fn() -> Result<Section, String>;
+
+/// The experiments, in the order they run: (key in the JSON report, title, runner).
+const SECTIONS: &[(&str, &str, Runner)] = &[(
+    "dispatch_bench",
+    "ESM dispatch throughput (measured in process)",
+    dispatch_section,
+)];
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
 const TO_COME: &[(&str, &str)] = &[
@@ -15,36 +34,46 @@ const TO_COME: &[(&str, &str)] = &[
     ("UCSG on a modelled big.LITTLE phone; VT-CFS interactive boost", "scheduler policies"),
 ];
 
-#[derive(Serialize)]
-struct Report {
-    dispatch_bench: bench::DispatchBench,
-    to_come: Vec<ToCome>,
+fn dispatch_section() -> Result<Section, String> {
+    let result = bench::dispatch(&DispatchBenchConfig::default());
+    Ok(Section { table: crate::dispatch_table(&result), json: json!(result) })
 }
 
-#[derive(Serialize)]
-struct ToCome {
-    experiment: &'static str,
-    needs: &'static str,
-}
-
-pub fn run(json: bool) -> ExitCode {
-    if !json {
-        println!("== 1. ESM dispatch throughput (measured) ==");
+pub fn run(json_out: bool) -> ExitCode {
+    let mut report = serde_json::Map::new();
+    let mut failed = false;
+    for (i, (key, title, runner)) in SECTIONS.iter().enumerate() {
+        if !json_out {
+            println!("== {}. {title} ==", i + 1);
+        }
+        match runner() {
+            Ok(section) => {
+                if !json_out {
+                    println!("{}", section.table);
+                }
+                report.insert((*key).to_owned(), section.json);
+            }
+            Err(why) => {
+                failed = true;
+                eprintln!("lull reproduce: {title}: {why}");
+                report.insert((*key).to_owned(), json!({ "error": why }));
+            }
+        }
     }
-    let dispatch = bench::dispatch(&DispatchBenchConfig::default());
-    if json {
-        let report = Report {
-            dispatch_bench: dispatch,
-            to_come: TO_COME.iter().map(|&(experiment, needs)| ToCome { experiment, needs }).collect(),
-        };
+    let to_come: Vec<Value> =
+        TO_COME.iter().map(|(e, n)| json!({ "experiment": e, "needs": n })).collect();
+    if json_out {
+        report.insert("to_come".to_owned(), Value::Array(to_come));
         println!("{}", crate::to_json(&report));
-        return ExitCode::SUCCESS;
+    } else {
+        println!("== still to come ==");
+        for (experiment, needs) in TO_COME {
+            println!("- {experiment} (needs: {needs})");
+        }
     }
-    crate::print_dispatch(&dispatch);
-    println!();
-    println!("== still to come ==");
-    for (experiment, needs) in TO_COME {
-        println!("- {experiment} (needs: {needs})");
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
-    ExitCode::SUCCESS
 }
