@@ -10,7 +10,8 @@ fn waiting_apps(n: usize) -> (Esm, Vec<AppId>) {
     let mut esm = Esm::new(EsmConfig::default()).unwrap();
     let apps: Vec<AppId> = (0..n).map(|_| esm.add_app()).collect();
     for &app in &apps {
-        esm.register(app, EventKind::TouchMotion, Some(HandlerId(0))).unwrap();
+        esm.register(app, EventKind::TouchMotion, Some(HandlerId(0)))
+            .unwrap();
         esm.wait(app).unwrap();
     }
     (esm, apps)
@@ -26,7 +27,11 @@ fn inject_and_wait(c: &mut Criterion) {
             let mut i = 0i32;
             b.iter(|| {
                 i = i.wrapping_add(1);
-                let raw = RawEvent::Touch { phase: TouchPhase::Move, x: i, y: i };
+                let raw = RawEvent::Touch {
+                    phase: TouchPhase::Move,
+                    x: i,
+                    y: i,
+                };
                 esm.inject(black_box(raw), 0, |p| pushed.push(p.app));
                 for &app in &pushed {
                     black_box(esm.wait(app).unwrap());

@@ -24,7 +24,9 @@ pub struct EsmConfig {
 
 impl Default for EsmConfig {
     fn default() -> Self {
-        EsmConfig { queue_bound: DEFAULT_QUEUE_BOUND }
+        EsmConfig {
+            queue_bound: DEFAULT_QUEUE_BOUND,
+        }
     }
 }
 
@@ -58,7 +60,11 @@ pub enum Delivery {
     /// the app receives the marker in order, like evdev's `SYN_DROPPED`, and so knows exactly how
     /// many events (and which sequence numbers) it missed before the next event it does receive.
     /// Markers do not count against the bound, and there is at most one between two events.
-    Overflow { dropped: u64, first: EventSeq, last: EventSeq },
+    Overflow {
+        dropped: u64,
+        first: EventSeq,
+        last: EventSeq,
+    },
 }
 
 /// One delivery to one application. The ESM has already set the app to [`AppState::Running`].
@@ -148,11 +154,20 @@ impl Esm {
         if let Some(index) = self.free_slots.pop() {
             let slot = &mut self.slots[index as usize];
             slot.record = Some(record);
-            AppId { index, generation: slot.generation }
+            AppId {
+                index,
+                generation: slot.generation,
+            }
         } else {
             let index = u32::try_from(self.slots.len()).expect("fewer than 2^32 live apps");
-            self.slots.push(Slot { generation: 0, record: Some(record) });
-            AppId { index, generation: 0 }
+            self.slots.push(Slot {
+                generation: 0,
+                record: Some(record),
+            });
+            AppId {
+                index,
+                generation: 0,
+            }
         }
     }
 
@@ -177,7 +192,9 @@ impl Esm {
         }
         let discarded = record.queued_events as u64;
         self.counters.discarded_on_exit += discarded;
-        Ok(RemovedApp { discarded_events: discarded })
+        Ok(RemovedApp {
+            discarded_events: discarded,
+        })
     }
 
     /// The seed's `esm_register` (figure 7): `Some(handler)` links `kind` to `handler` for `app`,
@@ -258,7 +275,12 @@ impl Esm {
         let seq = EventSeq(self.next_seq);
         self.next_seq += 1;
         self.counters.accepted += 1;
-        let event = AppEvent { seq, kind, payload, injected_ns: now_ns };
+        let event = AppEvent {
+            seq,
+            kind,
+            payload,
+            injected_ns: now_ns,
+        };
         for &(app, handler) in listeners {
             let record = self.slots[app.index as usize]
                 .record
@@ -364,16 +386,24 @@ impl Esm {
 
     /// The attached applications, in slot order.
     pub fn apps(&self) -> impl Iterator<Item = AppId> + '_ {
-        self.slots.iter().enumerate().filter(|(_, s)| s.record.is_some()).map(|(i, s)| AppId {
-            index: u32::try_from(i).expect("slot count fits u32"),
-            generation: s.generation,
-        })
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.record.is_some())
+            .map(|(i, s)| AppId {
+                index: u32::try_from(i).expect("slot count fits u32"),
+                generation: s.generation,
+            })
     }
 
     /// Events now waiting in all private queues.
     #[must_use]
     pub fn total_queued_events(&self) -> u64 {
-        self.slots.iter().filter_map(|s| s.record.as_ref()).map(|r| r.queued_events as u64).sum()
+        self.slots
+            .iter()
+            .filter_map(|s| s.record.as_ref())
+            .map(|r| r.queued_events as u64)
+            .sum()
     }
 
     /// Checks the identities documented on [`EsmCounters`]; `Err` names the first that fails.
@@ -384,10 +414,15 @@ impl Esm {
     pub fn check_accounting(&self) -> Result<(), String> {
         let c = self.counters;
         if c.raw_injected != c.accepted + c.no_listener {
-            return Err(format!("raw_injected {} != accepted + no_listener {:?}", c.raw_injected, c));
+            return Err(format!(
+                "raw_injected {} != accepted + no_listener {:?}",
+                c.raw_injected, c
+            ));
         }
         if c.dispatched != c.pushed_direct + c.queued + c.overflow_dropped {
-            return Err(format!("dispatched != pushed_direct + queued + overflow_dropped: {c:?}"));
+            return Err(format!(
+                "dispatched != pushed_direct + queued + overflow_dropped: {c:?}"
+            ));
         }
         let in_queues = self.total_queued_events();
         if c.queued != c.pushed_from_queue + c.discarded_on_exit + in_queues {
@@ -411,7 +446,10 @@ fn dispatch(
     counters.dispatched += 1;
     record.counters.dispatched += 1;
     if record.state == AppState::EvWait {
-        debug_assert!(record.queue.is_empty(), "an app in EV_WAIT has nothing queued");
+        debug_assert!(
+            record.queue.is_empty(),
+            "an app in EV_WAIT has nothing queued"
+        );
         record.state = AppState::Running;
         counters.pushed_direct += 1;
         record.counters.pushed_direct += 1;
@@ -485,7 +523,11 @@ mod tests {
     use super::*;
     use lull_model::{Payload, TouchPhase};
 
-    const TAP: RawEvent = RawEvent::Touch { phase: TouchPhase::Down, x: 1, y: 2 };
+    const TAP: RawEvent = RawEvent::Touch {
+        phase: TouchPhase::Down,
+        x: 1,
+        y: 2,
+    };
     const H: HandlerId = HandlerId(7);
 
     fn esm(bound: usize) -> Esm {
@@ -518,7 +560,9 @@ mod tests {
         assert_eq!(e.state(app).unwrap(), AppState::EvWait);
         let pushes = inject(&mut e, TAP, 42);
         assert_eq!(pushes.len(), 1);
-        let Delivery::Event { handler, event } = pushes[0].delivery else { panic!() };
+        let Delivery::Event { handler, event } = pushes[0].delivery else {
+            panic!()
+        };
         assert_eq!(handler, H);
         assert_eq!(event.injected_ns, 42);
         assert_eq!(event.payload, Payload::Point { x: 1, y: 2 });
@@ -535,7 +579,9 @@ mod tests {
         }
         for t in 0..3 {
             let p = e.wait(app).unwrap().unwrap();
-            let Delivery::Event { event, .. } = p.delivery else { panic!() };
+            let Delivery::Event { event, .. } = p.delivery else {
+                panic!()
+            };
             assert_eq!(event.injected_ns, t);
         }
         assert_eq!(e.wait(app).unwrap(), None);
@@ -551,9 +597,18 @@ mod tests {
             inject(&mut e, TAP, t);
         }
         assert_eq!(e.queued_events(app).unwrap(), 2);
-        let kinds: Vec<_> = std::iter::from_fn(|| e.wait(app).unwrap()).map(|p| p.delivery).collect();
+        let kinds: Vec<_> = std::iter::from_fn(|| e.wait(app).unwrap())
+            .map(|p| p.delivery)
+            .collect();
         assert_eq!(kinds.len(), 3);
-        assert!(matches!(kinds[2], Delivery::Overflow { dropped: 3, first: EventSeq(2), last: EventSeq(4) }));
+        assert!(matches!(
+            kinds[2],
+            Delivery::Overflow {
+                dropped: 3,
+                first: EventSeq(2),
+                last: EventSeq(4)
+            }
+        ));
         assert_eq!(e.counters().overflow_dropped, 3);
         assert_eq!(e.app_counters(app).unwrap().overflow_markers, 1);
         e.check_accounting().unwrap();
@@ -590,7 +645,8 @@ mod tests {
         let mut e = esm(4);
         let app = e.add_app();
         e.register(app, EventKind::TouchPress, Some(H)).unwrap();
-        e.register(app, EventKind::Timer, Some(HandlerId(1))).unwrap();
+        e.register(app, EventKind::Timer, Some(HandlerId(1)))
+            .unwrap();
         e.suspend_input(app).unwrap();
         e.suspend_input(app).unwrap();
         assert_eq!(e.listeners(EventKind::TouchPress), 0);
@@ -605,6 +661,9 @@ mod tests {
 
     #[test]
     fn zero_bound_is_refused() {
-        assert_eq!(Esm::new(EsmConfig { queue_bound: 0 }).unwrap_err(), EsmError::ZeroQueueBound);
+        assert_eq!(
+            Esm::new(EsmConfig { queue_bound: 0 }).unwrap_err(),
+            EsmError::ZeroQueueBound
+        );
     }
 }

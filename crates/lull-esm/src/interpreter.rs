@@ -32,7 +32,10 @@ mod tests {
     #[test]
     fn touch_phases_map_to_three_kinds() {
         let at = |phase| interpret(RawEvent::Touch { phase, x: 3, y: 4 });
-        assert_eq!(at(TouchPhase::Down), (EventKind::TouchPress, Payload::Point { x: 3, y: 4 }));
+        assert_eq!(
+            at(TouchPhase::Down),
+            (EventKind::TouchPress, Payload::Point { x: 3, y: 4 })
+        );
         assert_eq!(at(TouchPhase::Move).0, EventKind::TouchMotion);
         assert_eq!(at(TouchPhase::Up).0, EventKind::TouchRelease);
     }
@@ -45,8 +48,15 @@ mod tests {
         );
         assert_eq!(interpret(RawEvent::Timer { id: 5 }).0, EventKind::Timer);
         assert_eq!(
-            interpret(RawEvent::Key { code: 30, pressed: true }).1,
-            Payload::Key { code: 30, pressed: true }
+            interpret(RawEvent::Key {
+                code: 30,
+                pressed: true
+            })
+            .1,
+            Payload::Key {
+                code: 30,
+                pressed: true
+            }
         );
     }
 }

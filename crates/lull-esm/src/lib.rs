@@ -16,5 +16,7 @@ mod esm;
 mod interpreter;
 
 pub use counters::{AppCounters, EsmCounters};
-pub use esm::{AppState, Delivery, Esm, EsmConfig, EsmError, Push, RemovedApp, DEFAULT_QUEUE_BOUND};
+pub use esm::{
+    AppState, Delivery, Esm, EsmConfig, EsmError, Push, RemovedApp, DEFAULT_QUEUE_BOUND,
+};
 pub use interpreter::interpret;

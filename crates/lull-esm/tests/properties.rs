@@ -56,23 +56,59 @@ impl Subject for Esm {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Register { app: usize, kind: EventKind, handler: Option<u8> },
-    Wait { app: usize },
-    Inject { kind: EventKind },
-    Suspend { app: usize },
-    Restore { app: usize },
-    Crash { app: usize },
+    Register {
+        app: usize,
+        kind: EventKind,
+        handler: Option<u8>,
+    },
+    Wait {
+        app: usize,
+    },
+    Inject {
+        kind: EventKind,
+    },
+    Suspend {
+        app: usize,
+    },
+    Restore {
+        app: usize,
+    },
+    Crash {
+        app: usize,
+    },
 }
 
 fn raw_of(kind: EventKind, i: u64) -> RawEvent {
     let v = i as i32;
     match kind {
-        EventKind::TouchMotion => RawEvent::Touch { phase: TouchPhase::Move, x: v, y: -v },
-        EventKind::TouchPress => RawEvent::Touch { phase: TouchPhase::Down, x: v, y: 0 },
-        EventKind::TouchRelease => RawEvent::Touch { phase: TouchPhase::Up, x: 0, y: v },
-        EventKind::Key => RawEvent::Key { code: (i % 200) as u16, pressed: i % 2 == 0 },
-        EventKind::Mouse => RawEvent::Mouse { dx: v, dy: 1, buttons: 0 },
-        EventKind::NetMessage => RawEvent::Net { channel: 1, len: i as u32 },
+        EventKind::TouchMotion => RawEvent::Touch {
+            phase: TouchPhase::Move,
+            x: v,
+            y: -v,
+        },
+        EventKind::TouchPress => RawEvent::Touch {
+            phase: TouchPhase::Down,
+            x: v,
+            y: 0,
+        },
+        EventKind::TouchRelease => RawEvent::Touch {
+            phase: TouchPhase::Up,
+            x: 0,
+            y: v,
+        },
+        EventKind::Key => RawEvent::Key {
+            code: (i % 200) as u16,
+            pressed: i % 2 == 0,
+        },
+        EventKind::Mouse => RawEvent::Mouse {
+            dx: v,
+            dy: 1,
+            buttons: 0,
+        },
+        EventKind::NetMessage => RawEvent::Net {
+            channel: 1,
+            len: i as u32,
+        },
         EventKind::Timer => RawEvent::Timer { id: i as u32 },
     }
 }
@@ -96,7 +132,11 @@ fn op_strategy(apps: usize) -> impl Strategy<Value = Op> {
 /// (queue bound, app count, operations)
 fn case_strategy() -> impl Strategy<Value = (usize, usize, Vec<Op>)> {
     (1usize..5, 1usize..7).prop_flat_map(|(bound, apps)| {
-        (Just(bound), Just(apps), proptest::collection::vec(op_strategy(apps), 0..250))
+        (
+            Just(bound),
+            Just(apps),
+            proptest::collection::vec(op_strategy(apps), 0..250),
+        )
     })
 }
 
@@ -128,7 +168,10 @@ fn observe(spec: &mut Spec, app: usize, delivery: Delivery) -> Result<(), TestCa
     match delivery {
         Delivery::Event { handler, event } => {
             let Some(&(seq, h)) = spec.expected.get(spec.consumed) else {
-                return Err(fail(format!("app {app} got {:?} it was never owed (duplicate?)", event.seq)));
+                return Err(fail(format!(
+                    "app {app} got {:?} it was never owed (duplicate?)",
+                    event.seq
+                )));
             };
             if event.seq != seq {
                 return Err(fail(format!(
@@ -137,15 +180,26 @@ fn observe(spec: &mut Spec, app: usize, delivery: Delivery) -> Result<(), TestCa
                 )));
             }
             if handler != h {
-                return Err(fail(format!("app {app}: {seq:?} carried {handler:?}, registered {h:?}")));
+                return Err(fail(format!(
+                    "app {app}: {seq:?} carried {handler:?}, registered {h:?}"
+                )));
             }
             spec.consumed += 1;
         }
-        Delivery::Overflow { dropped, first, last } => {
+        Delivery::Overflow {
+            dropped,
+            first,
+            last,
+        } => {
             let n = usize::try_from(dropped).unwrap();
-            let span = spec.expected.get(spec.consumed..spec.consumed + n).ok_or_else(|| {
-                fail(format!("app {app}: marker claims {dropped} drops, fewer were owed"))
-            })?;
+            let span = spec
+                .expected
+                .get(spec.consumed..spec.consumed + n)
+                .ok_or_else(|| {
+                    fail(format!(
+                        "app {app}: marker claims {dropped} drops, fewer were owed"
+                    ))
+                })?;
             if n == 0 || span[0].0 != first || span[n - 1].0 != last {
                 return Err(fail(format!(
                     "app {app}: marker {first:?}..{last:?} x{dropped} does not match owed {:?}",
@@ -158,7 +212,12 @@ fn observe(spec: &mut Spec, app: usize, delivery: Delivery) -> Result<(), TestCa
     Ok(())
 }
 
-fn check_counters(esm: &Esm, injects: u64, no_listener: u64, dispatched: u64) -> Result<(), TestCaseError> {
+fn check_counters(
+    esm: &Esm,
+    injects: u64,
+    no_listener: u64,
+    dispatched: u64,
+) -> Result<(), TestCaseError> {
     esm.check_accounting().map_err(fail)?;
     let c = esm.counters();
     if (c.raw_injected, c.no_listener, c.dispatched) != (injects, no_listener, dispatched) {
@@ -223,11 +282,16 @@ fn run_case<S: Subject>(mut subject: S, apps: usize, ops: &[Op]) -> Result<(), T
                 }
                 Some(p) => {
                     if p.app != ids[app] {
-                        return Err(fail(format!("step {step}: wait of app {app} pushed to {:?}", p.app)));
+                        return Err(fail(format!(
+                            "step {step}: wait of app {app} pushed to {:?}",
+                            p.app
+                        )));
                     }
                     let spec = &mut specs[app];
                     if spec.waiting {
-                        return Err(fail(format!("step {step}: app {app} in EV_WAIT had a queue")));
+                        return Err(fail(format!(
+                            "step {step}: app {app} in EV_WAIT had a queue"
+                        )));
                     }
                     observe(spec, app, p.delivery)?;
                 }
@@ -236,13 +300,16 @@ fn run_case<S: Subject>(mut subject: S, apps: usize, ops: &[Op]) -> Result<(), T
                 injects += 1;
                 out.clear();
                 let seq = subject.inject(raw_of(kind, step as u64), step as u64, &mut out);
-                let listeners: Vec<usize> =
-                    (0..apps).filter(|&a| specs[a].listens(kind).is_some()).collect();
+                let listeners: Vec<usize> = (0..apps)
+                    .filter(|&a| specs[a].listens(kind).is_some())
+                    .collect();
                 match (seq, listeners.is_empty()) {
                     (None, true) => no_listener += 1,
                     (Some(seq), false) => {
                         if last_seq.is_some_and(|l| seq <= l) {
-                            return Err(fail(format!("step {step}: sequence {seq:?} not increasing")));
+                            return Err(fail(format!(
+                                "step {step}: sequence {seq:?} not increasing"
+                            )));
                         }
                         last_seq = Some(seq);
                         dispatched += listeners.len() as u64;
@@ -264,7 +331,9 @@ fn run_case<S: Subject>(mut subject: S, apps: usize, ops: &[Op]) -> Result<(), T
                         fail(format!("step {step}: push to unknown app {:?}", p.app))
                     })?;
                     if !specs[a].waiting || pushed.contains(&a) {
-                        return Err(fail(format!("step {step}: app {a} pushed while not waiting")));
+                        return Err(fail(format!(
+                            "step {step}: app {a} pushed while not waiting"
+                        )));
                     }
                     pushed.push(a);
                     specs[a].waiting = false;
@@ -278,7 +347,9 @@ fn run_case<S: Subject>(mut subject: S, apps: usize, ops: &[Op]) -> Result<(), T
             }
             Op::Crash { app } => {
                 let before = subject.esm().app_counters(ids[app]).unwrap();
-                let removed = subject.remove_app(ids[app]).map_err(|e| fail(e.to_string()))?;
+                let removed = subject
+                    .remove_app(ids[app])
+                    .map_err(|e| fail(e.to_string()))?;
                 let spec = &specs[app];
                 let owed = (spec.expected.len() - spec.consumed) as u64;
                 // Owed events are either still queued (discarded now) or dropped under a marker
@@ -333,9 +404,20 @@ proptest! {
 /// Many apps, long runs, roomy queues: the shape of a busy desktop rather than a stress test.
 #[test]
 fn many_apps_long_interleavings() {
-    let strategy = (Just(64usize), Just(40usize), proptest::collection::vec(op_strategy(40), 2000..4000));
-    let mut runner = TestRunner::new(Config { cases: 32, ..Config::default() });
-    runner.run(&strategy, |(bound, apps, ops)| run_case(fresh(bound), apps, &ops)).unwrap();
+    let strategy = (
+        Just(64usize),
+        Just(40usize),
+        proptest::collection::vec(op_strategy(40), 2000..4000),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 32,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |(bound, apps, ops)| {
+            run_case(fresh(bound), apps, &ops)
+        })
+        .unwrap();
 }
 
 // --- tests of the test -------------------------------------------------------------------------
@@ -364,7 +446,13 @@ struct Broken {
 
 impl Broken {
     fn new(bound: usize, fault: Fault, at: u32) -> Broken {
-        Broken { inner: fresh(bound), fault, at, seen: 0, held: None }
+        Broken {
+            inner: fresh(bound),
+            fault,
+            at,
+            seen: 0,
+            held: None,
+        }
     }
 }
 
@@ -430,7 +518,11 @@ impl Subject for Broken {
 }
 
 fn caught(fault: Fault) -> bool {
-    let mut runner = TestRunner::new(Config { cases: 500, failure_persistence: None, ..Config::default() });
+    let mut runner = TestRunner::new(Config {
+        cases: 500,
+        failure_persistence: None,
+        ..Config::default()
+    });
     runner
         .run(&(case_strategy(), 1u32..6), |((bound, apps, ops), at)| {
             run_case(Broken::new(bound, fault, at), apps, &ops)
@@ -462,7 +554,11 @@ fn a_lost_direct_push_is_caught() {
 fn the_real_esm_passes_the_broken_ones_harness() {
     // The harness of the tests above, with a fault that never fires, must pass: the catches
     // above are the faults', not the harness's.
-    let mut runner = TestRunner::new(Config { cases: 200, failure_persistence: None, ..Config::default() });
+    let mut runner = TestRunner::new(Config {
+        cases: 200,
+        failure_persistence: None,
+        ..Config::default()
+    });
     runner
         .run(&case_strategy(), |(bound, apps, ops)| {
             run_case(Broken::new(bound, Fault::LoseQueued, u32::MAX), apps, &ops)
@@ -475,7 +571,11 @@ fn the_cases_exercise_every_path() {
     // A property that never meets an overflow or a crash proves nothing about them.
     use std::cell::Cell;
     let totals = Cell::new([0u64; 5]);
-    let mut runner = TestRunner::new(Config { cases: 300, failure_persistence: None, ..Config::default() });
+    let mut runner = TestRunner::new(Config {
+        cases: 300,
+        failure_persistence: None,
+        ..Config::default()
+    });
     runner
         .run(&case_strategy(), |(bound, apps, ops)| {
             let mut esm = fresh(bound);
@@ -495,7 +595,11 @@ fn the_cases_exercise_every_path() {
             Ok(())
         })
         .unwrap();
-    assert!(totals.get().iter().all(|&v| v > 0), "paths hit: {:?}", totals.get());
+    assert!(
+        totals.get().iter().all(|&v| v > 0),
+        "paths hit: {:?}",
+        totals.get()
+    );
 }
 
 impl<S: Subject> Subject for &mut S {

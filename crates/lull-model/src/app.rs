@@ -69,11 +69,20 @@ mod tests {
     #[test]
     fn can_see_needs_all_three() {
         assert!(WindowState::FRONT.can_see());
-        let covered = WindowState { visibility: Visibility::Covered, ..WindowState::FRONT };
+        let covered = WindowState {
+            visibility: Visibility::Covered,
+            ..WindowState::FRONT
+        };
         assert!(!covered.can_see() && covered.in_foreground());
-        let dark = WindowState { screen: Screen::Off, ..WindowState::FRONT };
+        let dark = WindowState {
+            screen: Screen::Off,
+            ..WindowState::FRONT
+        };
         assert!(!dark.can_see());
-        let back = WindowState { stacking: Stacking::Background, ..WindowState::FRONT };
+        let back = WindowState {
+            stacking: Stacking::Background,
+            ..WindowState::FRONT
+        };
         assert!(!back.can_see() && !back.in_foreground());
     }
 }

@@ -120,12 +120,27 @@ pub enum RawEvent {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Payload {
     /// Absolute position of a touch contact, in screen pixels.
-    Point { x: i32, y: i32 },
-    Key { code: u16, pressed: bool },
-    Mouse { dx: i32, dy: i32, buttons: u32 },
+    Point {
+        x: i32,
+        y: i32,
+    },
+    Key {
+        code: u16,
+        pressed: bool,
+    },
+    Mouse {
+        dx: i32,
+        dy: i32,
+        buttons: u32,
+    },
     /// `len` bytes arrived on the app's network `channel`.
-    Net { channel: u32, len: u32 },
-    Timer { id: u32 },
+    Net {
+        channel: u32,
+        len: u32,
+    },
+    Timer {
+        id: u32,
+    },
 }
 
 /// Sequence number the ESM gives each raw event it accepts, in injection order.

@@ -7,7 +7,9 @@ use std::fmt;
 /// `index` names a slot that may be reused after the app leaves; `generation` tells the holders of
 /// a stale id apart from the slot's new owner, so a late message from a departed app can never act
 /// on its successor.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct AppId {
     pub index: u32,
     pub generation: u32,

@@ -3,7 +3,9 @@
 use std::fmt;
 
 /// What job a thread of a GUI application does; guiS decides from it when the thread may run.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ThreadCategory {
     /// Runs the app's ESM event handlers; may run only while an event has been pushed to it.

@@ -11,4 +11,4 @@ pub mod rng;
 pub mod spiral;
 pub mod trace;
 
-pub use trace::{Trace, TraceError, TimedEvent};
+pub use trace::{TimedEvent, Trace, TraceError};

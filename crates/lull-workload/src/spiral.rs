@@ -19,7 +19,7 @@ pub const SPIRAL_EVENTS: usize = 1614;
 /// few dozen stars of each colour.
 pub const SPIRAL_PRESS_PAIRS: usize = 40;
 /// Generator seed; changing it changes the shipped trace file (a test compares the two).
-pub const SPIRAL_SEED: u64 = 0x5EED_0000_F1_30;
+pub const SPIRAL_SEED: u64 = 0x5EED_0000_F130;
 /// Turns of the spiral from A to Z.
 pub const SPIRAL_TURNS: f64 = 5.0;
 /// Spiral centre and outer radius, in pixels of a 1920×1080 screen (the seed's 1080p display).
@@ -69,16 +69,25 @@ pub fn stylus_spiral() -> Trace {
         let y = SPIRAL_CENTRE_PX.1 + r * theta.sin() + (rng.next_f64() - 0.5) * 2.0 * TREMOR_PX;
         point = (x.round() as i32, y.round() as i32);
         t_ns += jittered(&mut rng, REPORT_INTERVAL_NS);
-        events.push(TimedEvent { at_ns: t_ns, raw: touch(TouchPhase::Move, point) });
+        events.push(TimedEvent {
+            at_ns: t_ns,
+            raw: touch(TouchPhase::Move, point),
+        });
         if held_until == Some(m) {
             t_ns += jittered(&mut rng, REPORT_INTERVAL_NS);
-            events.push(TimedEvent { at_ns: t_ns, raw: touch(TouchPhase::Up, point) });
+            events.push(TimedEvent {
+                at_ns: t_ns,
+                raw: touch(TouchPhase::Up, point),
+            });
             held_until = None;
         }
         if let Some(&&(press_after, release_after)) = click.peek() {
             if press_after == m {
                 t_ns += pause(&mut rng);
-                events.push(TimedEvent { at_ns: t_ns, raw: touch(TouchPhase::Down, point) });
+                events.push(TimedEvent {
+                    at_ns: t_ns,
+                    raw: touch(TouchPhase::Down, point),
+                });
                 held_until = Some(release_after.min(motions - 1));
                 click.next();
             }
@@ -86,7 +95,10 @@ pub fn stylus_spiral() -> Trace {
     }
     if held_until.is_some() {
         t_ns += jittered(&mut rng, REPORT_INTERVAL_NS);
-        events.push(TimedEvent { at_ns: t_ns, raw: touch(TouchPhase::Up, point) });
+        events.push(TimedEvent {
+            at_ns: t_ns,
+            raw: touch(TouchPhase::Up, point),
+        });
     }
     Trace { events }
 }
@@ -153,7 +165,9 @@ mod tests {
     #[test]
     fn stays_on_a_1080p_screen() {
         for e in stylus_spiral().events {
-            let RawEvent::Touch { x, y, .. } = e.raw else { panic!() };
+            let RawEvent::Touch { x, y, .. } = e.raw else {
+                panic!()
+            };
             assert!((0..1920).contains(&x) && (0..1080).contains(&y));
         }
     }

@@ -44,11 +44,19 @@ pub enum TraceError {
     #[error("line {line}: {reason}")]
     BadLine { line: usize, reason: String },
     #[error("line {line}: time {at_ns} ns is before the previous event's {previous_ns} ns")]
-    TimeGoesBack { line: usize, at_ns: u64, previous_ns: u64 },
+    TimeGoesBack {
+        line: usize,
+        at_ns: u64,
+        previous_ns: u64,
+    },
     #[error("more than {MAX_EVENTS} events")]
     TooManyEvents,
     #[error("cannot scale a trace of {events} events spanning {span_ns} ns to {target_ns} ns")]
-    CannotScale { events: usize, span_ns: u64, target_ns: u64 },
+    CannotScale {
+        events: usize,
+        span_ns: u64,
+        target_ns: u64,
+    },
 }
 
 impl Trace {
@@ -58,7 +66,10 @@ impl Trace {
     /// A [`TraceError`] for the first problem found.
     pub fn parse(text: &str) -> Result<Trace, TraceError> {
         let mut lines = text.lines().enumerate();
-        let header = lines.by_ref().map(|(_, l)| strip(l)).find(|l| !l.is_empty());
+        let header = lines
+            .by_ref()
+            .map(|(_, l)| strip(l))
+            .find(|l| !l.is_empty());
         if header != Some(HEADER) {
             return Err(TraceError::MissingHeader);
         }
@@ -73,10 +84,16 @@ impl Trace {
             if events.len() == MAX_EVENTS {
                 return Err(TraceError::TooManyEvents);
             }
-            let ev = parse_line(body)
-                .map_err(|reason| TraceError::BadLine { line: line_no, reason })?;
+            let ev = parse_line(body).map_err(|reason| TraceError::BadLine {
+                line: line_no,
+                reason,
+            })?;
             if ev.at_ns < previous_ns {
-                return Err(TraceError::TimeGoesBack { line: line_no, at_ns: ev.at_ns, previous_ns });
+                return Err(TraceError::TimeGoesBack {
+                    line: line_no,
+                    at_ns: ev.at_ns,
+                    previous_ns,
+                });
             }
             previous_ns = ev.at_ns;
             events.push(ev);
@@ -96,7 +113,12 @@ impl Trace {
                     writeln!(out, "{} touch {} {x} {y}", ev.at_ns, phase_name(phase))
                 }
                 RawEvent::Key { code, pressed } => {
-                    writeln!(out, "{} key {code} {}", ev.at_ns, if pressed { "down" } else { "up" })
+                    writeln!(
+                        out,
+                        "{} key {code} {}",
+                        ev.at_ns,
+                        if pressed { "down" } else { "up" }
+                    )
                 }
                 RawEvent::Mouse { dx, dy, buttons } => {
                     writeln!(out, "{} mouse {dx} {dy} {buttons}", ev.at_ns)
@@ -122,14 +144,20 @@ impl Trace {
     pub fn scaled_to(&self, target_ns: u64) -> Result<Trace, TraceError> {
         let span_ns = self.span_ns();
         if self.events.is_empty() || span_ns == 0 {
-            return Err(TraceError::CannotScale { events: self.events.len(), span_ns, target_ns });
+            return Err(TraceError::CannotScale {
+                events: self.events.len(),
+                span_ns,
+                target_ns,
+            });
         }
         let events = self
             .events
             .iter()
             .map(|e| TimedEvent {
-                at_ns: u64::try_from(u128::from(e.at_ns) * u128::from(target_ns) / u128::from(span_ns))
-                    .expect("at_ns <= span_ns, so the result is <= target_ns"),
+                at_ns: u64::try_from(
+                    u128::from(e.at_ns) * u128::from(target_ns) / u128::from(span_ns),
+                )
+                .expect("at_ns <= span_ns, so the result is <= target_ns"),
                 raw: e.raw,
             })
             .collect();
@@ -159,9 +187,17 @@ fn parse_line(body: &str) -> Result<TimedEvent, String> {
                 Some("down") => TouchPhase::Down,
                 Some("move") => TouchPhase::Move,
                 Some("up") => TouchPhase::Up,
-                other => return Err(format!("touch phase must be down, move or up, not {other:?}")),
+                other => {
+                    return Err(format!(
+                        "touch phase must be down, move or up, not {other:?}"
+                    ))
+                }
             };
-            RawEvent::Touch { phase, x: num(f.next(), "x")?, y: num(f.next(), "y")? }
+            RawEvent::Touch {
+                phase,
+                x: num(f.next(), "x")?,
+                y: num(f.next(), "y")?,
+            }
         }
         "key" => {
             let code = num(f.next(), "key code")?;
@@ -177,8 +213,13 @@ fn parse_line(body: &str) -> Result<TimedEvent, String> {
             dy: num(f.next(), "dy")?,
             buttons: num(f.next(), "buttons")?,
         },
-        "net" => RawEvent::Net { channel: num(f.next(), "channel")?, len: num(f.next(), "len")? },
-        "timer" => RawEvent::Timer { id: num(f.next(), "timer id")? },
+        "net" => RawEvent::Net {
+            channel: num(f.next(), "channel")?,
+            len: num(f.next(), "len")?,
+        },
+        "timer" => RawEvent::Timer {
+            id: num(f.next(), "timer id")?,
+        },
         other => return Err(format!("unknown event type {other:?}")),
     };
     if let Some(extra) = f.next() {
@@ -208,25 +249,51 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.events.len(), 7);
-        assert_eq!(t.events[1].raw, RawEvent::Touch { phase: TouchPhase::Move, x: -3, y: 4 });
+        assert_eq!(
+            t.events[1].raw,
+            RawEvent::Touch {
+                phase: TouchPhase::Move,
+                x: -3,
+                y: 4
+            }
+        );
         assert_eq!(Trace::parse(&t.to_text()).unwrap(), t);
     }
 
     #[test]
     fn rejects_bad_input_with_line_numbers() {
         assert_eq!(Trace::parse(""), Err(TraceError::MissingHeader));
-        assert_eq!(Trace::parse("lull-trace 2\n"), Err(TraceError::MissingHeader));
+        assert_eq!(
+            Trace::parse("lull-trace 2\n"),
+            Err(TraceError::MissingHeader)
+        );
         let bad = |text: &str| Trace::parse(&format!("{HEADER}\n{text}")).unwrap_err();
-        assert!(matches!(bad("x touch down 1 2"), TraceError::BadLine { line: 2, .. }));
-        assert!(matches!(bad("1 touch sideways 1 2"), TraceError::BadLine { .. }));
+        assert!(matches!(
+            bad("x touch down 1 2"),
+            TraceError::BadLine { line: 2, .. }
+        ));
+        assert!(matches!(
+            bad("1 touch sideways 1 2"),
+            TraceError::BadLine { .. }
+        ));
         assert!(matches!(bad("1 touch down 1"), TraceError::BadLine { .. }));
-        assert!(matches!(bad("1 touch down 1 2 3"), TraceError::BadLine { .. }));
-        assert!(matches!(bad("1 key 70000 down"), TraceError::BadLine { .. }));
+        assert!(matches!(
+            bad("1 touch down 1 2 3"),
+            TraceError::BadLine { .. }
+        ));
+        assert!(matches!(
+            bad("1 key 70000 down"),
+            TraceError::BadLine { .. }
+        ));
         assert!(matches!(bad("1 warp 1"), TraceError::BadLine { .. }));
         assert!(matches!(bad("-1 timer 1"), TraceError::BadLine { .. }));
         assert_eq!(
             bad("5 timer 1\n4 timer 2"),
-            TraceError::TimeGoesBack { line: 3, at_ns: 4, previous_ns: 5 }
+            TraceError::TimeGoesBack {
+                line: 3,
+                at_ns: 4,
+                previous_ns: 5
+            }
         );
     }
 
@@ -236,7 +303,10 @@ mod tests {
         let s = t.scaled_to(400).unwrap();
         let times: Vec<u64> = s.events.iter().map(|e| e.at_ns).collect();
         assert_eq!(times, [0, 100, 400]);
-        assert!(matches!(Trace::default().scaled_to(5), Err(TraceError::CannotScale { .. })));
+        assert!(matches!(
+            Trace::default().scaled_to(5),
+            Err(TraceError::CannotScale { .. })
+        ));
     }
 
     proptest! {
