@@ -1,0 +1,21 @@
+//! The display server's pure parts (seed 000, chapter 4).
+//!
+//! - [`wire`]: the `KDS_COMMAND` of figure 15 — `{request_type, data_length, data}` — encoded and
+//!   decoded with a length check before every read and a typed error for every malformation.
+//! - [`compose`]: the compositor of figure 16, flattening a surface's layers by increasing z.
+//! - [`pixmap`]: ARGB pixel grids (flattened surfaces, window buffers, the frame buffer) and the
+//!   bounds-checked 2D draw of figure 17.
+//! - [`wm`]: the window manager: stacking, foreground/background, covering, screen on/off, and the
+//!   effects each change has on the ESM (input suspended or restored) and on the app.
+//!
+//! No I/O, no threads, no clock: the daemon in `lull-linux` moves the bytes.
+
+pub mod compose;
+pub mod geometry;
+pub mod pixmap;
+pub mod wire;
+pub mod wm;
+
+pub use compose::{compose, ComposeError, Fill, Layer, Surface};
+pub use geometry::Rect;
+pub use pixmap::{DrawError, Pixmap};
