@@ -1,6 +1,9 @@
 //! The `lull` command. It parses arguments, calls the crates and prints; it holds no logic.
 
+mod audit;
+mod live;
 mod reproduce;
+mod sim;
 
 use std::process::ExitCode;
 
@@ -24,6 +27,15 @@ enum Command {
     /// Workloads as data.
     #[command(subcommand)]
     Workload(WorkloadCommand),
+    /// The live ESM stack and its baselines, measured on this machine.
+    #[command(subcommand)]
+    Live(live::LiveCommand),
+    /// The scheduler audit (seed 002's IPSA) and TLP/latency analyses (seed 004).
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
+    /// The discrete-event simulator of a modelled SoC and kernel (figures are modelled).
+    #[command(subcommand)]
+    Sim(sim::SimCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -97,6 +109,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Reproduce(args) => reproduce::run(args.json),
+        Command::Audit(cmd) => audit::run(cmd),
+        Command::Live(cmd) => live::run(cmd),
+        Command::Sim(cmd) => sim::run(cmd),
         Command::Workload(WorkloadCommand::Spiral) => {
             print!("{}", lull_workload::spiral::stylus_spiral().to_text());
             ExitCode::SUCCESS

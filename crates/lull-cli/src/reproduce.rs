@@ -18,21 +18,36 @@ pub struct Section {
 type Runner = fn() -> Result<Section, String>;
 
 /// The experiments, in the order they run: (key in the JSON report, title, runner).
-const SECTIONS: &[(&str, &str, Runner)] = &[(
-    "dispatch_bench",
-    "ESM dispatch throughput (measured in process)",
-    dispatch_section,
-)];
+const SECTIONS: &[(&str, &str, Runner)] = &[
+    ("dispatch_bench", "ESM dispatch throughput (measured in process)", dispatch_section),
+    (
+        "live_esm",
+        "Live ESM vs pull-16ms, vsync-batched, blocking-middleware: tracking-20s and idle (measured live)",
+        crate::live::reproduce_section,
+    ),
+    (
+        "audit",
+        "IPSA recorder: validation and throughput perturbation (seed 002 ch. 3, measured live)",
+        crate::audit::reproduce_section,
+    ),
+    (
+        "marz_sim",
+        "Seed-000 experiments on a modelled Jetson TK1: power, energy, latency (modelled)",
+        marz_sim_section,
+    ),
+];
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
 const TO_COME: &[(&str, &str)] = &[
-    ("live ESM latency and idle wakeups vs pull-16ms, vsync-batched, blocking-middleware", "lulld, client library and event sources"),
     ("KDS figure-18 composition and compositor throughput", "KDS display server"),
     ("tracking, messaging and video apps under ESM+KDS+guiS and the baselines, live", "guiS live"),
-    ("seed-000 experiments on a modelled Jetson TK1: power, energy, latency", "simulator"),
-    ("IPSA recorder validation and perturbation; TLP and latency analyses", "scheduler audit"),
     ("UCSG on a modelled big.LITTLE phone; VT-CFS interactive boost", "scheduler policies"),
 ];
+
+fn marz_sim_section() -> Result<Section, String> {
+    let (table, json) = crate::sim::marz_section()?;
+    Ok(Section { table, json })
+}
 
 fn dispatch_section() -> Result<Section, String> {
     let result = bench::dispatch(&DispatchBenchConfig::default());

@@ -1,0 +1,400 @@
+//! Thread-level parallelism as seed 004 §1.1.3 defines it:
+//! TLP = Σᵢ i·Cᵢ / (1 − C₀), where Cᵢ is the fraction of time exactly i CPUs run the target
+//! tasks. A CPU is busy from a target task's switch-in until it switches out; idle and tasks
+//! outside the target (and counted-not-logged tasks, which have no records) leave it idle.
+//!
+//! Dropped events are reconciled as the seed describes: when a task is seen switching in on one
+//! CPU while it was last running on another, it migrated and the other CPU became idle at that
+//! moment; a CPU that switches a task in while another task was still running on it, or switches
+//! out a task it was not running, also missed an event. Each such inference counts one dropped
+//! event.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::record::{AuditEventKind, AuditRecord};
+
+/// Which tasks count as the target application.
+#[derive(Debug, Clone, Default)]
+pub struct TaskFilter {
+    /// Thread ids; empty = no constraint.
+    pub tids: HashSet<u32>,
+    /// Process ids; empty = no constraint.
+    pub tgids: HashSet<u32>,
+    /// Exact command names; empty = no constraint.
+    pub comms: HashSet<String>,
+}
+
+impl TaskFilter {
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    pub fn is_all(&self) -> bool {
+        self.tids.is_empty() && self.tgids.is_empty() && self.comms.is_empty()
+    }
+
+    /// Every non-empty constraint must hold.
+    pub fn matches(&self, r: &AuditRecord) -> bool {
+        (self.tids.is_empty() || self.tids.contains(&r.tid))
+            && (self.tgids.is_empty() || self.tgids.contains(&r.tgid))
+            && (self.comms.is_empty() || self.comms.contains(&r.comm.to_string_lossy()))
+    }
+}
+
+/// Default window of the TLP-over-time series: 100 ms, fine enough to see phases of seconds and
+/// coarse enough that each window holds many scheduler ticks (4 ms at HZ=250).
+pub const DEFAULT_WINDOW_NS: u64 = 100_000_000;
+
+/// Most windows of one report: bounds memory and time for any input (a corrupt timestamp can
+/// make the span enormous); 100,000 windows of 100 ms cover 2.8 hours. Longer spans get wider
+/// windows (`TlpReport::window_ns` says which).
+pub const MAX_WINDOWS: u64 = 100_000;
+/// Most window × busy-count cells of one report (each an f64 of `busy_cpus_fraction`): with many
+/// CPUs the window count shrinks so a report stays under about 8 MB.
+pub const MAX_WINDOW_CELLS: u64 = 1_000_000;
+
+/// TLP of one window of time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TlpWindow {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// `None` when no target task ran in the window.
+    pub tlp: Option<f64>,
+    /// C₀ … Cₙ of the window.
+    pub busy_cpus_fraction: Vec<f64>,
+}
+
+/// The result of the analysis.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TlpReport {
+    /// TLP over the whole span; `None` when no target task ran.
+    pub tlp: Option<f64>,
+    /// Cᵢ keyed by i ("0", "1", …, up to the CPU count).
+    pub busy_cpus_fraction: BTreeMap<String, f64>,
+    /// Events inferred missing and reconciled (seed 004).
+    pub dropped_events: u64,
+    /// Records missing by sequence number (overwritten or lost by the kernel).
+    pub lost_records: u64,
+    pub cpus: u16,
+    pub span_ns: u64,
+    /// Time with at least one target task running.
+    pub busy_ns: u64,
+    pub window_ns: u64,
+    pub windows: Vec<TlpWindow>,
+    /// (time, busy CPUs) at every change, for counter tracks.
+    #[serde(skip)]
+    pub steps: Vec<(u64, u16)>,
+}
+
+struct Accum {
+    hist_ns: Vec<u64>,
+}
+
+impl Accum {
+    fn new(cpus: u16) -> Self {
+        Accum {
+            hist_ns: vec![0; usize::from(cpus) + 1],
+        }
+    }
+    fn add(&mut self, busy: u16, dt: u64) {
+        self.hist_ns[usize::from(busy)] += dt;
+    }
+    fn fractions(&self) -> Vec<f64> {
+        let total: u64 = self.hist_ns.iter().sum();
+        if total == 0 {
+            return vec![0.0; self.hist_ns.len()];
+        }
+        self.hist_ns
+            .iter()
+            .map(|&t| t as f64 / total as f64)
+            .collect()
+    }
+    fn tlp(&self) -> Option<f64> {
+        let busy: u64 = self.hist_ns[1..].iter().sum();
+        if busy == 0 {
+            return None;
+        }
+        let weighted: f64 = self
+            .hist_ns
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| i as f64 * t as f64)
+            .sum();
+        Some(weighted / busy as f64)
+    }
+}
+
+/// Computes TLP over `records` (any order; they are time-ordered here) on `cpus` CPUs.
+/// `lost_records` is passed through into the report (from [`crate::log::stats`]).
+pub fn analyze(
+    records: &[AuditRecord],
+    cpus: u16,
+    filter: &TaskFilter,
+    window_ns: u64,
+    lost_records: u64,
+) -> TlpReport {
+    let cpus = cpus.max(1);
+    let recs = crate::time_ordered(records);
+    let span = match (recs.first(), recs.last()) {
+        (Some(a), Some(b)) => b.ts_ns - a.ts_ns,
+        _ => 0,
+    };
+    let max_windows = (MAX_WINDOW_CELLS / (u64::from(cpus) + 1)).clamp(1, MAX_WINDOWS);
+    let window_ns = window_ns.max(1).max(span.div_ceil(max_windows));
+    let mut running: Vec<Option<(u32, bool)>> = vec![None; usize::from(cpus)];
+    let mut on_cpu: HashMap<u32, u16> = HashMap::new();
+    let mut dropped = 0u64;
+    let mut total = Accum::new(cpus);
+    let mut windows = Vec::new();
+    let t0 = recs.first().map_or(0, |r| r.ts_ns);
+    let t_end = recs.last().map_or(0, |r| r.ts_ns);
+    let mut win = Accum::new(cpus);
+    let mut win_start = t0;
+    let mut last_t = t0;
+    let mut steps = Vec::new();
+    let busy_of = |running: &Vec<Option<(u32, bool)>>| {
+        running
+            .iter()
+            .filter(|s| matches!(s, Some((_, true))))
+            .count() as u16
+    };
+    let mut busy = 0u16;
+    steps.push((t0, 0));
+
+    let advance = |to: u64,
+                   busy: u16,
+                   total: &mut Accum,
+                   win: &mut Accum,
+                   win_start: &mut u64,
+                   windows: &mut Vec<TlpWindow>,
+                   last_t: &mut u64| {
+        loop {
+            let wend = win_start.saturating_add(window_ns);
+            if to < wend || wend == *win_start {
+                break;
+            }
+            let dt = wend.saturating_sub(*last_t);
+            total.add(busy, dt);
+            win.add(busy, dt);
+            windows.push(TlpWindow {
+                start_ns: *win_start,
+                end_ns: wend,
+                tlp: win.tlp(),
+                busy_cpus_fraction: win.fractions(),
+            });
+            *win = Accum::new(cpus);
+            *win_start = wend;
+            *last_t = wend;
+        }
+        let dt = to.saturating_sub(*last_t);
+        total.add(busy, dt);
+        win.add(busy, dt);
+        *last_t = to.max(*last_t);
+    };
+
+    for r in &recs {
+        advance(
+            r.ts_ns,
+            busy,
+            &mut total,
+            &mut win,
+            &mut win_start,
+            &mut windows,
+            &mut last_t,
+        );
+        let cpu = usize::from(r.cpu.min(cpus - 1));
+        match r.kind {
+            AuditEventKind::SwitchIn => {
+                if let Some((other, _)) = running[cpu] {
+                    if other != r.tid {
+                        dropped += 1;
+                        on_cpu.remove(&other);
+                    }
+                }
+                if let Some(&prev_cpu) = on_cpu.get(&r.tid) {
+                    let pc = usize::from(prev_cpu);
+                    if pc != cpu && matches!(running[pc], Some((t, _)) if t == r.tid) {
+                        // Seen running elsewhere without switching out there: it migrated and
+                        // the old CPU became idle (seed 004's reconciliation).
+                        dropped += 1;
+                        running[pc] = None;
+                    }
+                }
+                running[cpu] = Some((r.tid, filter.matches(r)));
+                on_cpu.insert(r.tid, cpu as u16);
+            }
+            AuditEventKind::Preempt | AuditEventKind::Block => {
+                match running[cpu] {
+                    Some((t, _)) if t == r.tid => {}
+                    Some((other, _)) => {
+                        dropped += 1;
+                        on_cpu.remove(&other);
+                    }
+                    // Nothing known running: either the recording just began (the task was
+                    // running before it) or its switch-in was lost.
+                    None => {
+                        if on_cpu.contains_key(&r.tid) {
+                            dropped += 1;
+                        }
+                    }
+                }
+                running[cpu] = None;
+                on_cpu.remove(&r.tid);
+            }
+            AuditEventKind::Unblock | AuditEventKind::Terminate => {}
+        }
+        let b = busy_of(&running);
+        if b != busy {
+            busy = b;
+            steps.push((r.ts_ns, b));
+        }
+    }
+    if last_t > win_start || windows.is_empty() && !recs.is_empty() {
+        windows.push(TlpWindow {
+            start_ns: win_start,
+            end_ns: last_t,
+            tlp: win.tlp(),
+            busy_cpus_fraction: win.fractions(),
+        });
+    }
+    let fr = total.fractions();
+    TlpReport {
+        tlp: total.tlp(),
+        busy_cpus_fraction: fr
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (i.to_string(), *f))
+            .collect(),
+        dropped_events: dropped,
+        lost_records,
+        cpus,
+        span_ns: t_end - t0,
+        busy_ns: total.hist_ns[1..].iter().sum(),
+        window_ns,
+        windows,
+        steps,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::record::Comm;
+    use proptest::prelude::*;
+
+    pub fn r(ts: u64, cpu: u16, tid: u32, kind: AuditEventKind) -> AuditRecord {
+        AuditRecord {
+            seq: ts,
+            ts_ns: ts,
+            exec_ns: 0,
+            tgid: tid,
+            tid,
+            switches: 0,
+            comm: Comm::new("t"),
+            cpu,
+            ring: cpu,
+            rq_len: 1,
+            prio: 120,
+            kind,
+            flags: 0,
+        }
+    }
+
+    use AuditEventKind::{Block, Preempt, SwitchIn};
+
+    #[test]
+    fn two_then_one_busy_gives_one_and_a_half() {
+        // CPU0 runs task 1 for 0..6 s, CPU1 runs task 2 for 0..3 s: TLP = (2·3 + 1·3)/6 = 1.5.
+        let s = 1_000_000_000;
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(0, 1, 2, SwitchIn),
+            r(3 * s, 1, 2, Block),
+            r(6 * s, 0, 1, Block),
+        ];
+        let rep = analyze(&recs, 2, &TaskFilter::all(), s, 0);
+        assert!((rep.tlp.unwrap() - 1.5).abs() < 1e-12);
+        assert_eq!(rep.busy_cpus_fraction["2"], 0.5);
+        assert_eq!(rep.busy_cpus_fraction["1"], 0.5);
+        assert_eq!(rep.busy_cpus_fraction["0"], 0.0);
+        assert_eq!(rep.windows.len(), 6);
+        assert_eq!(rep.windows[0].tlp, Some(2.0));
+        assert_eq!(rep.windows[5].tlp, Some(1.0));
+        assert_eq!(rep.dropped_events, 0);
+    }
+
+    #[test]
+    fn a_huge_span_widens_the_windows_instead_of_exhausting_memory() {
+        let recs = vec![r(0, 0, 1, SwitchIn), r(u64::MAX / 2, 0, 1, Block)];
+        let rep = analyze(&recs, 1, &TaskFilter::all(), 1, 0);
+        assert!(rep.windows.len() as u64 <= MAX_WINDOWS + 1);
+        assert_eq!(rep.tlp, Some(1.0));
+        let recs = vec![r(u64::MAX - 10, 0, 1, SwitchIn), r(u64::MAX, 0, 1, Block)];
+        let rep = analyze(&recs, 1, &TaskFilter::all(), 1_000_000, 0);
+        assert_eq!(rep.tlp, Some(1.0));
+    }
+
+    #[test]
+    fn idle_time_is_excluded_and_filter_applies() {
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(10, 0, 1, Block),
+            r(10, 1, 9, SwitchIn),
+            r(100, 1, 9, Block),
+        ];
+        let mut f = TaskFilter::all();
+        f.tids.insert(1);
+        let rep = analyze(&recs, 2, &f, DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.tlp, Some(1.0));
+        assert!((rep.busy_cpus_fraction["0"] - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn migration_without_switch_out_is_reconciled_and_counted() {
+        // Task 1's switch-out on CPU0 is lost; it appears on CPU1 at t=50.
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(50, 1, 1, SwitchIn),
+            r(100, 1, 1, Block),
+        ];
+        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.dropped_events, 1);
+        assert_eq!(
+            rep.tlp,
+            Some(1.0),
+            "CPU0 became idle when the task showed up on CPU1"
+        );
+    }
+
+    #[test]
+    fn preempt_by_untracked_task_leaves_cpu_idle() {
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(40, 0, 1, Preempt),
+            r(60, 0, 1, SwitchIn),
+            r(100, 0, 1, Block),
+        ];
+        let rep = analyze(&recs, 1, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert!((rep.busy_cpus_fraction["1"] - 0.8).abs() < 1e-12);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// For any record stream: fractions sum to 1 (or all zero), TLP lies in [1, cpus].
+        #[test]
+        fn fractions_and_bounds(ev in prop::collection::vec((0u64..1000, 0u16..4, 1u32..6, 0u8..5), 1..200)) {
+            let recs: Vec<_> = ev.iter().map(|&(t, c, tid, k)| r(t, c, tid, AuditEventKind::ALL[k as usize])).collect();
+            let rep = analyze(&recs, 4, &TaskFilter::all(), 100, 0);
+            let sum: f64 = rep.busy_cpus_fraction.values().sum();
+            prop_assert!(sum == 0.0 || (sum - 1.0).abs() < 1e-9);
+            if let Some(t) = rep.tlp {
+                prop_assert!((1.0 - 1e-9..=4.0 + 1e-9).contains(&t));
+            }
+            for w in &rep.windows {
+                if let Some(t) = w.tlp { prop_assert!((1.0 - 1e-9..=4.0 + 1e-9).contains(&t)); }
+            }
+        }
+    }
+}

@@ -1,0 +1,689 @@
+//! `lull audit …`: the scheduler audit (seed 002's IPSA) and its analyses (seed 004's TLP).
+//! Parsing and printing only; the work is in `lull-audit` and `lull-linux::audit`.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use lull_audit::footprint::{
+    footprint, SEED_CONTROL_BYTES, SEED_ENTRIES_PER_RING, SEED_ENTRY_SIZE, SEED_RINGS,
+};
+use lull_audit::tlp::TaskFilter;
+use lull_linux::audit::experiments::{
+    self, PerturbationConfig, PerturbationReport, ValidationConfig, ValidationReport,
+};
+use lull_linux::audit::files;
+use lull_linux::audit::recorder::{self, Extraction, RecorderConfig};
+use serde_json::json;
+
+/// `println!` that ends quietly when stdout is closed (`| head`) instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AuditCommand {
+    /// Record scheduler events live (tracefs; needs root) into a log file.
+    Record(RecordArgs),
+    /// Print every record of a log.
+    Dump(DumpArgs),
+    /// Records, sequence gaps, overwrites, kernel losses, counted-not-logged tasks.
+    Stats(FileArgs),
+    /// Thread-level parallelism (seed 004) of a log or an ftrace text file.
+    Tlp(AnalysisArgs),
+    /// Per-task scheduling and preemption latency distributions.
+    Latency(AnalysisArgs),
+    /// Export a log or ftrace text to a JSON trace ui.perfetto.dev opens.
+    Export(ExportArgs),
+    /// Seed 002 §3.1: execution time in the log against getrusage (needs root).
+    Validate(ValidateArgs),
+    /// Seed 002 §3.2: benchmark slowdown under each recorder condition (needs root).
+    Perturbation(PerturbationArgs),
+    /// Two busy processes on the two CPUs, then one: TLP over the busy time (needs root).
+    TwoPhase(TwoPhaseArgs),
+    /// The memory footprint M = E×S×R + C of seed 002 and of Lull's rings.
+    Footprint(FootprintArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// How long to record.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    seconds: u64,
+    /// The log file to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// Extraction interval in milliseconds (0 = continuous busy loop).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    interval_ms: u64,
+    /// Extract as soon as the kernel reports data (poll) instead of on an interval.
+    #[arg(long, conflicts_with = "interval_ms")]
+    poll: bool,
+    /// tracefs trace clock ("mono" keeps event times comparable with CLOCK_MONOTONIC).
+    #[arg(long, default_value = lull_linux::audit::tracefs::DEFAULT_TRACE_CLOCK)]
+    trace_clock: String,
+    /// Entries per CPU ring (E).
+    #[arg(long, default_value_t = recorder::DEFAULT_RING_ENTRIES as u64, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    ring_entries: u64,
+    /// Kernel buffer per CPU, KiB.
+    #[arg(long, default_value_t = recorder::DEFAULT_KERNEL_BUFFER_KB, value_parser = clap::value_parser!(u32).range(4..=4_194_304))]
+    kernel_buffer_kb: u32,
+    /// Log only seed 002's unblock/block/terminate events (no switch-in/preempt records).
+    #[arg(long)]
+    no_switches: bool,
+    /// Print the recording summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DumpArgs {
+    file: PathBuf,
+    /// Comma-separated values with a header line.
+    #[arg(long)]
+    csv: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FileArgs {
+    file: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct AnalysisArgs {
+    /// An audit log, or with --ftrace a trace-cmd report / tracefs trace text file.
+    file: PathBuf,
+    /// The input is ftrace text.
+    #[arg(long)]
+    ftrace: bool,
+    /// Only these thread ids (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    tid: Vec<u32>,
+    /// Only these process ids (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pid: Vec<u32>,
+    /// Only these command names (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    comm: Vec<String>,
+    /// TLP window for the over-time series, ms.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    window_ms: u64,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    file: PathBuf,
+    #[arg(long)]
+    ftrace: bool,
+    /// The JSON trace to write.
+    #[arg(long)]
+    perfetto: PathBuf,
+    /// TLP counter window, ms.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    window_ms: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    #[arg(long)]
+    json: bool,
+    /// Length of one matrix-multiply run alone, ms.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(50..=600_000))]
+    run_ms: u64,
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeats: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct PerturbationArgs {
+    #[arg(long)]
+    json: bool,
+    /// Length of one benchmark run with the recorder off, ms.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=600_000))]
+    run_ms: u64,
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeats: u32,
+    /// Only these benchmarks (comma-separated: compute, io, sched).
+    #[arg(long, value_delimiter = ',', value_parser = ["compute", "io", "sched"])]
+    bench: Vec<String>,
+    /// tracefs trace clock of the recorder.
+    #[arg(long, default_value = lull_linux::audit::tracefs::DEFAULT_TRACE_CLOCK)]
+    trace_clock: String,
+    /// Only these conditions (comma-separated: off, noex, every-1s, every-0.5s, every-0.25s,
+    /// every-0.1s, spin, poll).
+    #[arg(long, value_delimiter = ',', value_parser = ["off", "noex", "every-1s", "every-0.5s", "every-0.25s", "every-0.1s", "spin", "poll"])]
+    conditions: Vec<String>,
+    /// Fixed work per run instead of calibrating: matrix products,single-byte appends,ping-pong
+    /// rounds (as a report's "sizes" prints them).
+    #[arg(long, value_delimiter = ',', num_args = 1, value_parser = clap::value_parser!(u64).range(1..=u64::from(u32::MAX)))]
+    sizes: Vec<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct TwoPhaseArgs {
+    #[arg(long)]
+    json: bool,
+    /// Length of each phase, ms.
+    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    phase_ms: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct FootprintArgs {
+    /// Entries per ring (E).
+    #[arg(long, default_value_t = SEED_ENTRIES_PER_RING)]
+    entries: u64,
+    /// Rings (R).
+    #[arg(long, default_value_t = SEED_RINGS)]
+    rings: u64,
+    #[arg(long)]
+    json: bool,
+}
+
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("lull audit: {msg}");
+    ExitCode::FAILURE
+}
+
+fn filter_of(a: &AnalysisArgs) -> TaskFilter {
+    TaskFilter {
+        tids: a.tid.iter().copied().collect::<HashSet<_>>(),
+        tgids: a.pid.iter().copied().collect::<HashSet<_>>(),
+        comms: a.comm.iter().cloned().collect::<HashSet<_>>(),
+    }
+}
+
+pub fn run(cmd: AuditCommand) -> ExitCode {
+    match cmd {
+        AuditCommand::Record(a) => record(a),
+        AuditCommand::Dump(a) => dump(a),
+        AuditCommand::Stats(a) => stats(a),
+        AuditCommand::Tlp(a) => tlp(a),
+        AuditCommand::Latency(a) => latency(a),
+        AuditCommand::Export(a) => export(a),
+        AuditCommand::Validate(a) => {
+            let cfg = ValidationConfig {
+                run_ms: a.run_ms,
+                repeats: a.repeats,
+                ..ValidationConfig::default()
+            };
+            match experiments::validate(&cfg) {
+                Ok(r) if a.json => print_json(&r),
+                Ok(r) => {
+                    outln!("{}", validation_table(&r));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            }
+        }
+        AuditCommand::Perturbation(a) => {
+            let mut cfg = PerturbationConfig {
+                run_ms: a.run_ms,
+                repeats: a.repeats,
+                trace_clock: a.trace_clock,
+                ..PerturbationConfig::default()
+            };
+            match a.sizes.as_slice() {
+                [] => {}
+                [mm, ap, pp] => {
+                    cfg.sizes = Some(experiments::WorkSizes {
+                        matmul_reps: *mm as u32,
+                        append_count: *ap,
+                        pingpong_rounds: *pp,
+                    });
+                }
+                _ => {
+                    return fail(
+                        "--sizes takes three numbers: matrix products, appends, ping-pong rounds",
+                    )
+                }
+            }
+            if !a.conditions.is_empty() {
+                use experiments::Condition;
+                cfg.conditions = a
+                    .conditions
+                    .iter()
+                    .map(|c| match c.as_str() {
+                        "off" => Condition::Off,
+                        "noex" => Condition::NoEx,
+                        "every-1s" => Condition::EveryMs(1000),
+                        "every-0.5s" => Condition::EveryMs(500),
+                        "every-0.25s" => Condition::EveryMs(250),
+                        "every-0.1s" => Condition::EveryMs(100),
+                        "spin" => Condition::Continuous,
+                        _ => Condition::Poll,
+                    })
+                    .collect();
+            }
+            if !a.bench.is_empty() {
+                cfg.benchmarks = a
+                    .bench
+                    .iter()
+                    .map(|b| match b.as_str() {
+                        "compute" => experiments::Benchmark::Compute,
+                        "io" => experiments::Benchmark::Io,
+                        _ => experiments::Benchmark::Sched,
+                    })
+                    .collect();
+            }
+            match experiments::perturbation(&cfg) {
+                Ok(r) if a.json => print_json(&r),
+                Ok(r) => {
+                    outln!("{}", perturbation_table(&r));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            }
+        }
+        AuditCommand::TwoPhase(a) => match experiments::two_phase_tlp(a.phase_ms) {
+            Ok(r) if a.json => print_json(&json!({
+                "phase_ms": r.phase_ms, "pids": r.pids, "tlp": r.report.tlp,
+                "busy_cpus_fraction": r.report.busy_cpus_fraction, "dropped_events": r.report.dropped_events,
+                "lost_records": r.report.lost_records, "recording": r.recording,
+            })),
+            Ok(r) => {
+                outln!(
+                    "two busy processes for {} ms, then one for {} ms (pids {:?}): TLP over busy time {} (C_i {:?}), dropped events {}",
+                    r.phase_ms, r.phase_ms, r.pids, fmt_opt(r.report.tlp), r.report.busy_cpus_fraction, r.report.dropped_events
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        },
+        AuditCommand::Footprint(a) => {
+            let seed = footprint(
+                SEED_ENTRIES_PER_RING,
+                SEED_ENTRY_SIZE,
+                SEED_RINGS,
+                SEED_CONTROL_BYTES,
+            );
+            let lull = footprint(
+                a.entries,
+                lull_audit::ENTRY_SIZE as u64,
+                a.rings,
+                lull_audit::footprint::lull_control_bytes(a.rings),
+            );
+            if a.json {
+                print_json(&json!({"seed_002": seed, "lull": lull}))
+            } else {
+                outln!("M = E×S×R + C");
+                outln!(
+                    "seed 002: {} × {} × {} + {} = {} bytes",
+                    seed.entries_per_ring,
+                    seed.entry_size,
+                    seed.rings,
+                    seed.control_bytes,
+                    seed.total_bytes
+                );
+                outln!(
+                    "lull:     {} × {} × {} + {} = {} bytes",
+                    lull.entries_per_ring,
+                    lull.entry_size,
+                    lull.rings,
+                    lull.control_bytes,
+                    lull.total_bytes
+                );
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> ExitCode {
+    match serde_json::to_string_pretty(v) {
+        Ok(s) => {
+            outln!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map_or("n/a".into(), |x| format!("{x:.3}"))
+}
+
+fn record(a: RecordArgs) -> ExitCode {
+    if let Err(e) = lull_linux::audit::tracefs::available() {
+        return fail(e);
+    }
+    let file = match File::create(&a.out) {
+        Ok(f) => BufWriter::new(f),
+        Err(e) => return fail(format!("{}: {e}", a.out.display())),
+    };
+    let extraction = if a.poll {
+        Extraction::Poll
+    } else if a.interval_ms == 0 {
+        Extraction::Continuous
+    } else {
+        Extraction::Every(Duration::from_millis(a.interval_ms))
+    };
+    let cfg = RecorderConfig {
+        ring_entries: a.ring_entries as usize,
+        kernel_buffer_kb: a.kernel_buffer_kb,
+        extraction,
+        log_switches: !a.no_switches,
+        pin_cpu: None,
+        nice: None,
+        trace_clock: a.trace_clock,
+    };
+    match recorder::record_for(cfg, Duration::from_secs(a.seconds), file) {
+        Ok((_, s)) if a.json => print_json(&s),
+        Ok((_, s)) => {
+            outln!(
+                "{}: {} records from {} kernel events in {} extractions; overwritten {}, kernel lost {}, counted-not-logged tasks {} ({} events); footprint M = {}×{}×{}+{} = {} bytes (+ kernel buffers {} bytes); extraction CPU {:.1} ms",
+                a.out.display(), s.records, s.raw_events, s.extractions, s.overwritten, s.kernel_lost, s.counted_tasks, s.counted_events,
+                s.footprint.entries_per_ring, s.footprint.entry_size, s.footprint.rings, s.footprint.control_bytes, s.footprint.total_bytes,
+                s.kernel_buffer_bytes, s.extraction_cpu_ns as f64 / 1e6
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn load_log(path: &std::path::Path, ftrace: bool) -> Result<files::Input, ExitCode> {
+    files::load(path, ftrace).map_err(fail)
+}
+
+fn dump(a: DumpArgs) -> ExitCode {
+    let input = match load_log(&a.file, false) {
+        Ok(i) => i,
+        Err(c) => return c,
+    };
+    let mut out = String::new();
+    if a.csv {
+        out.push_str("seq,ring,ts_ns,kind,cpu,tgid,tid,comm,prio,rq_len,exec_ns,switches,flags\n");
+    }
+    for r in &input.log.records {
+        let comm = r.comm.to_string_lossy();
+        if a.csv {
+            let comm = if comm.contains([',', '"', '\n']) {
+                format!("\"{}\"", comm.replace('"', "\"\""))
+            } else {
+                comm
+            };
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                r.seq,
+                r.ring,
+                r.ts_ns,
+                r.kind.name(),
+                r.cpu,
+                r.tgid,
+                r.tid,
+                comm,
+                r.prio,
+                r.rq_len,
+                r.exec_ns,
+                r.switches,
+                r.flags
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "ring {:>2} seq {:>8} {:>17.9} {:<10} cpu {:>2} {:>7}/{:<7} {:<16} prio {:>3} rq {:>3} exec {:>14} ns switches {:>7}",
+                r.ring, r.seq, r.ts_ns as f64 / 1e9, r.kind.name(), r.cpu, r.tgid, r.tid, comm, r.prio, r.rq_len, r.exec_ns, r.switches
+            );
+        }
+    }
+    // A closed pipe (`| head`) ends the dump quietly.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
+    ExitCode::SUCCESS
+}
+
+fn stats(a: FileArgs) -> ExitCode {
+    let input = match load_log(&a.file, false) {
+        Ok(i) => i,
+        Err(c) => return c,
+    };
+    let s = lull_audit::log::stats(&input.log);
+    if a.json {
+        return print_json(&s);
+    }
+    outln!(
+        "records {} on {} rings (capacity {} each), span {:.3} s, {} tasks",
+        s.records,
+        s.rings,
+        s.ring_capacity,
+        s.span_ns as f64 / 1e9,
+        s.distinct_tasks
+    );
+    outln!("by kind: {:?}", s.by_kind);
+    outln!(
+        "gaps {} ({} records missing): overwritten {}, kernel lost {}, unexplained {}",
+        s.gaps,
+        s.gap_records,
+        s.overwritten,
+        s.kernel_lost,
+        s.unexplained_gap_records
+    );
+    outln!(
+        "counted, not logged: {} tasks, {} events (+{} beyond the list)",
+        s.counted_tasks.len(),
+        s.counted_events,
+        s.counted_overflow_events
+    );
+    for c in &s.counted_tasks {
+        outln!(
+            "  {:>7} {:<16} {:?} events {} exec {} ns",
+            c.tid,
+            c.comm.to_string_lossy(),
+            c.class,
+            c.events,
+            c.exec_ns
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn tlp(a: AnalysisArgs) -> ExitCode {
+    let input = match load_log(&a.file, a.ftrace) {
+        Ok(i) => i,
+        Err(c) => return c,
+    };
+    let st = lull_audit::log::stats(&input.log);
+    let rep = lull_audit::tlp::analyze(
+        &input.log.records,
+        input.log.header.rings,
+        &filter_of(&a),
+        a.window_ms * 1_000_000,
+        st.gap_records,
+    );
+    if a.json {
+        return print_json(&json!({
+            "tlp": rep.tlp,
+            "busy_cpus_fraction": rep.busy_cpus_fraction,
+            "dropped_events": rep.dropped_events,
+            "lost_records": rep.lost_records,
+            "lost_events_reported": input.ftrace.map(|f| f.lost_events_reported),
+            "cpus": rep.cpus,
+            "span_ns": rep.span_ns,
+            "busy_ns": rep.busy_ns,
+            "window_ns": rep.window_ns,
+            "windows": rep.windows,
+        }));
+    }
+    outln!(
+        "TLP {} over {:.3} s busy of {:.3} s on {} CPUs",
+        fmt_opt(rep.tlp),
+        rep.busy_ns as f64 / 1e9,
+        rep.span_ns as f64 / 1e9,
+        rep.cpus
+    );
+    for (i, f) in &rep.busy_cpus_fraction {
+        outln!("  C_{i} = {f:.4}");
+    }
+    outln!(
+        "dropped events reconciled {}, records lost by sequence number {}",
+        rep.dropped_events,
+        rep.lost_records
+    );
+    ExitCode::SUCCESS
+}
+
+fn latency(a: AnalysisArgs) -> ExitCode {
+    let input = match load_log(&a.file, a.ftrace) {
+        Ok(i) => i,
+        Err(c) => return c,
+    };
+    let rep = lull_audit::latency::analyze(&input.log.records, &filter_of(&a));
+    if a.json {
+        return print_json(&rep);
+    }
+    let d = |x: &lull_audit::latency::Distribution| {
+        format!(
+            "n {:>6} p50 {:>9} p90 {:>9} p99 {:>9} max {:>10} ns",
+            x.count, x.p50_ns, x.p90_ns, x.p99_ns, x.max_ns
+        )
+    };
+    outln!("all tasks   scheduling {}", d(&rep.all_scheduling));
+    outln!("all tasks   preemption {}", d(&rep.all_preemption));
+    for t in rep.tasks.iter().take(20) {
+        outln!(
+            "{:>7} {:<16} scheduling {}",
+            t.tid,
+            t.comm.to_string_lossy(),
+            d(&t.scheduling)
+        );
+        outln!("{:>7} {:<16} preemption {}", "", "", d(&t.preemption));
+    }
+    outln!("unmatched wakeups/preemptions {}", rep.unmatched);
+    ExitCode::SUCCESS
+}
+
+fn export(a: ExportArgs) -> ExitCode {
+    let input = match load_log(&a.file, a.ftrace) {
+        Ok(i) => i,
+        Err(c) => return c,
+    };
+    let rings = input.log.header.rings;
+    let rep = lull_audit::tlp::analyze(
+        &input.log.records,
+        rings,
+        &TaskFilter::all(),
+        a.window_ms * 1_000_000,
+        0,
+    );
+    let v = lull_audit::perfetto::export(&input.log.records, rings, &rep);
+    let text = match serde_json::to_string(&v) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    if let Err(e) = std::fs::write(&a.perfetto, text) {
+        return fail(format!("{}: {e}", a.perfetto.display()));
+    }
+    outln!(
+        "{}: {} records as ftrace text, {} counter events",
+        a.perfetto.display(),
+        input.log.records.len(),
+        v["traceEvents"].as_array().map_or(0, Vec::len)
+    );
+    ExitCode::SUCCESS
+}
+
+/// The validation table as printed.
+pub fn validation_table(r: &ValidationReport) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "Seed 002 §3.1 validation, measured on this machine ({} matrix products of {}² per task; tasks pinned to CPU {})", r.matmul_reps, lull_linux::audit::workload::MATMUL_N, experiments::BENCH_CPU);
+    let _ = writeln!(
+        t,
+        "{:<7} {:>3} {:>5} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "exp",
+        "rep",
+        "tasks",
+        "elapsed_s",
+        "user_s",
+        "cpu_s",
+        "log_s",
+        "diff_%",
+        "udiff_%",
+        "csw_log",
+        "csw_ru",
+        "lost"
+    );
+    for x in &r.runs {
+        let _ = writeln!(
+            t,
+            "{:<7} {:>3} {:>5} {:>10.3} {:>10.4} {:>10.4} {:>10.4} {:>9.4} {:>9.3} {:>9} {:>9} {:>8}",
+            x.experiment, x.repeat, x.tasks, x.elapsed_s, x.user_s_rusage, x.cpu_s_rusage, x.exec_s_log, x.diff_pct, x.user_diff_pct, x.switches_log, x.switches_rusage, x.kernel_lost + x.overwritten
+        );
+    }
+    let _ = write!(
+        t,
+        "largest |diff| {:.4} % (goal ≤ {} %): {}",
+        r.max_abs_diff_pct,
+        r.goal_pct,
+        if r.within_goal { "met" } else { "NOT met" }
+    );
+    t
+}
+
+/// The perturbation table as printed.
+pub fn perturbation_table(r: &PerturbationReport) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "Seed 002 §3.2 throughput perturbation, measured on this machine (benchmark and extraction on CPU {} at nice {}; {} repeats; ~{} ms runs; trace clock {}; work: {} products, {} appends, {} ping-pong rounds)", r.bench_cpu, experiments::PERTURBATION_NICE, r.repeats, r.run_ms, r.trace_clock, r.sizes.matmul_reps, r.sizes.append_count, r.sizes.pingpong_rounds);
+    let _ = writeln!(
+        t,
+        "{:<8} {:<12} {:>9} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9} {:>8} {:>9}",
+        "bench",
+        "condition",
+        "mean_s",
+        "±max_%",
+        "median_s",
+        "min_s",
+        "slow_%",
+        "slowmed_%",
+        "slowmin_%",
+        "k_events",
+        "records",
+        "lost",
+        "extr_ms",
+        "ns/event"
+    );
+    for x in &r.rows {
+        let _ = writeln!(
+            t,
+            "{:<8} {:<12} {:>9.4} {:>8.2} {:>9.4} {:>9.4} {:>9.2} {:>9.2} {:>9.2} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>9}",
+            format!("{:?}", x.benchmark).to_lowercase(), x.condition, x.mean_s, x.max_dev_pct, x.median_s, x.min_s, x.slowdown_pct, x.slowdown_median_pct, x.slowdown_min_pct, x.kernel_events, x.records, x.kernel_lost, x.extraction_cpu_ms,
+            x.overhead_ns_per_event.map_or("-".into(), |v| format!("{v:.0}"))
+        );
+    }
+    t.pop();
+    t
+}
+
+/// `lull reproduce` section: validation (short) and a short perturbation table.
+pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
+    let v = experiments::validate(&ValidationConfig {
+        run_ms: 1000,
+        repeats: 1,
+        ..ValidationConfig::default()
+    })
+    .map_err(|e| e.to_string())?;
+    let p = experiments::perturbation(&PerturbationConfig {
+        run_ms: 300,
+        repeats: 2,
+        ..PerturbationConfig::default()
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(crate::reproduce::Section {
+        table: format!("{}\n\n{}", validation_table(&v), perturbation_table(&p)),
+        json: json!({"validation": v, "perturbation": p}),
+    })
+}

@@ -1,0 +1,236 @@
+//! `lull sim …`: the discrete-event simulator of a modelled SoC (figures are modelled, not
+//! measured). Parsing and printing only; the simulator lives in `lull-sim`.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use lull_sim::{
+    latency_change_ms, power_reduction_pct, run_model_with_audit, run_spec, seed_000_reported,
+    ExperimentResult, Spec,
+};
+use serde_json::{json, Value};
+
+/// Where `lull reproduce` looks for the seed-000 specs, relative to the working directory.
+pub const MARZ_DIR: &str = "experiments/marz";
+
+#[derive(Subcommand, Debug)]
+pub enum SimCommand {
+    /// Run every model of an experiment spec on its modelled platform.
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The spec file (e.g. experiments/marz/tracking-10s.toml).
+    spec: PathBuf,
+    /// Print JSON: {"experiment","models":{MODEL:{"power_mw_mean","energy_mj","latency_ms":{…},…}}}.
+    #[arg(long)]
+    json: bool,
+    /// Override the spec's random seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Also write each model's scheduling events as an audit log (the `lull audit` format) to
+    /// DIR/<experiment>-<model>.audit.
+    #[arg(long, value_name = "DIR")]
+    audit_dir: Option<PathBuf>,
+}
+
+fn load(path: &Path) -> Result<Spec, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Spec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn fmt_opt(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
+}
+
+/// The table of one experiment: each model's figures, then ESM+KDS+guiS against each baseline
+/// with the seed's reported figure beside it.
+#[must_use]
+pub fn table(r: &ExperimentResult) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{} — {} (modelled on {}, seed {})",
+        r.experiment, r.description, r.platform, r.seed
+    );
+    let _ = writeln!(
+        t,
+        "{:<20} {:>10} {:>8} {:>11} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "model",
+        "power mW",
+        "CPU mW",
+        "energy mJ",
+        "lat mean",
+        "lat p99",
+        "lat max",
+        "events",
+        "handled"
+    );
+    for (name, m) in &r.models {
+        let _ = writeln!(
+            t,
+            "{:<20} {:>10.1} {:>8.1} {:>11.1} {:>9} {:>9} {:>9} {:>9} {:>8}",
+            name,
+            m.power_mw_mean,
+            m.cpu_power_mw_mean,
+            m.energy_mj,
+            fmt_opt(m.latency_ms.mean),
+            fmt_opt(m.latency_ms.p99),
+            fmt_opt(m.latency_ms.max),
+            m.events_injected,
+            m.events_handled
+        );
+    }
+    let ours_name = if r.models.contains_key("esm-kds-guis") {
+        "esm-kds-guis"
+    } else {
+        "esm"
+    };
+    if let Some(ours) = r.models.get(ours_name) {
+        for (name, base) in r.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
+            let lat = latency_change_ms(base, ours)
+                .map_or_else(|| "-".to_owned(), |d| format!("{d:+.2} ms"));
+            let seed = if name == "pull-16ms" {
+                seed_000_reported(&r.experiment).unwrap_or("")
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                t,
+                "{ours_name} vs {name:<20} power {:+6.1} % ({:+7.1} mW), mean latency {lat:>10}   {seed}",
+                -power_reduction_pct(base, ours),
+                ours.power_mw_mean - base.power_mw_mean,
+            );
+        }
+    }
+    t
+}
+
+/// JSON of one experiment with the reductions added.
+#[must_use]
+pub fn to_value(r: &ExperimentResult) -> Value {
+    let mut v = json!(r);
+    let ours_name = if r.models.contains_key("esm-kds-guis") {
+        "esm-kds-guis"
+    } else {
+        "esm"
+    };
+    if let Some(ours) = r.models.get(ours_name) {
+        let mut red = serde_json::Map::new();
+        for (name, base) in r.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
+            red.insert(
+                name.clone(),
+                json!({
+                    "power_reduction_pct": power_reduction_pct(base, ours),
+                    "mean_latency_change_ms": latency_change_ms(base, ours),
+                }),
+            );
+        }
+        v["reduction_of"] = json!({ ours_name: red });
+        v["seed_000_reported_vs_pull"] = json!(seed_000_reported(&r.experiment));
+    }
+    v
+}
+
+pub fn run(cmd: SimCommand) -> ExitCode {
+    match cmd {
+        SimCommand::Run(args) => {
+            let mut spec = match load(&args.spec) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("lull sim run: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            if let Some(seed) = args.seed {
+                spec.seed = seed;
+            }
+            if let Some(dir) = &args.audit_dir {
+                if let Err(e) = write_audit_logs(&spec, dir) {
+                    eprintln!("lull sim run: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            match run_spec(&spec) {
+                Ok(r) => {
+                    let text = if args.json {
+                        let mut j =
+                            serde_json::to_string_pretty(&to_value(&r)).expect("results serialise");
+                        j.push('\n');
+                        j
+                    } else {
+                        table(&r)
+                    };
+                    // A closed pipe (`| head`) is not an error worth a panic.
+                    let mut out = std::io::stdout().lock();
+                    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                        Err(e) => {
+                            eprintln!("lull sim run: writing the results: {e}");
+                            ExitCode::FAILURE
+                        }
+                    }
+                }
+                Err(e) => {
+                    eprintln!("lull sim run: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn write_audit_logs(spec: &Spec, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for &m in &spec.models {
+        let (_, log) = run_model_with_audit(spec, m).map_err(|e| e.to_string())?;
+        let bytes = lull_audit::log::encode(&log).map_err(|e| e.to_string())?;
+        let path = dir.join(format!("{}-{}.audit", spec.experiment, m.name()));
+        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!(
+            "wrote {} ({} scheduling events)",
+            path.display(),
+            log.records.len()
+        );
+    }
+    Ok(())
+}
+
+/// `lull reproduce`'s section: every spec under `experiments/marz/`, in name order.
+///
+/// # Errors
+/// A message when the directory or a spec cannot be read.
+pub fn marz_section() -> Result<(String, Value), String> {
+    let dir = Path::new(MARZ_DIR);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{MARZ_DIR}: {e} (run from the repository root)"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let started = std::time::Instant::now();
+    let mut text = String::new();
+    let mut all = serde_json::Map::new();
+    let mut sim_events = 0u64;
+    for p in &paths {
+        let spec = load(p)?;
+        let r = run_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
+        sim_events += r.models.values().map(|m| m.sim_events).sum::<u64>();
+        text.push_str(&table(&r));
+        text.push('\n');
+        all.insert(r.experiment.clone(), to_value(&r));
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let _ = write!(
+        text,
+        "{} experiments, {sim_events} simulated events in {secs:.2} s of wall time ({:.0} events/s on this machine)",
+        paths.len(),
+        sim_events as f64 / secs.max(1e-9)
+    );
+    Ok((text, Value::Object(all)))
+}

@@ -1,0 +1,46 @@
+//! The live IPSA recorder on stock Linux, and the benchmarks of seed 002 chapter 3.
+//!
+//! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on (no kernel
+//!   module), read through `per_cpu/cpuN/trace_pipe_raw`.
+//! - [`recorder`]: the extraction thread: raw pages → [`lull_audit::tracefs::RecordBuilder`] →
+//!   per-CPU [`lull_audit::PerCpuRings`] → log file ([`lull_audit::LogEncoder`]).
+//! - [`workload`]: forked benchmark children (matrix multiply, single-byte appends, pipe
+//!   ping-pong, busy spin) measured with `wait4`'s `getrusage`.
+//! - [`experiments`]: validation (§3.1) and perturbation (§3.2).
+//! - [`files`]: loading a log or an ftrace text file for the analyses.
+
+pub mod experiments;
+pub mod files;
+pub mod recorder;
+pub mod tracefs;
+pub mod workload;
+
+use thiserror::Error;
+
+/// Why the recorder or an experiment cannot run.
+#[derive(Debug, Error)]
+pub enum AuditError {
+    #[error("tracefs unavailable: {0}")]
+    TracefsUnavailable(String),
+    #[error(
+        "recording needs root (tracefs instances and scheduler tracepoints); running as uid {0}"
+    )]
+    NotRoot(u32),
+    #[error("tracefs {path}: {source}")]
+    Tracefs {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("tracefs format: {0}")]
+    Format(#[from] lull_audit::tracefs::TracefsError),
+    #[error("writing the log: {0}")]
+    Write(std::io::Error),
+    #[error("log: {0}")]
+    Log(#[from] lull_audit::LogError),
+    #[error("benchmark child: {0}")]
+    Child(std::io::Error),
+    #[error("recorder thread panicked")]
+    ThreadPanicked,
+    #[error("{0}")]
+    Experiment(String),
+}

@@ -1,0 +1,147 @@
+//! `lulld`: the ESM daemon. Listens on a Unix socket for applications, reads the configured event
+//! sources, and pushes each event to the apps registered for it. Blocks in the kernel with no
+//! timeout while nothing happens; stops on SIGINT or SIGTERM.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use lull_esm::EsmConfig;
+use lull_linux::daemon::{Daemon, DaemonConfig};
+use lull_linux::sys;
+use lull_model::time::NS_PER_MS;
+
+/// Delay between start-up and a replay's time 0, so clients started alongside can connect.
+const REPLAY_LEAD_NS: u64 = 1_000 * NS_PER_MS;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lulld",
+    version,
+    about = "The ESM daemon: push delivery of input, network and timer events"
+)]
+struct Args {
+    /// Socket path (default: $XDG_RUNTIME_DIR/lull/esm.sock, else /run/lull/esm.sock).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Events one app's private queue may hold before the overflow marker.
+    #[arg(long, default_value_t = lull_esm::DEFAULT_QUEUE_BOUND as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    queue_bound: u32,
+    /// An evdev device (or any file of `struct input_event` records) to read; repeatable.
+    /// `auto` opens every /dev/input/event* there is.
+    #[arg(long)]
+    evdev: Vec<String>,
+    /// A `lull-trace 1` file to inject at its times, starting one second after start-up.
+    #[arg(long)]
+    replay: Option<PathBuf>,
+    /// A UDP address to receive network messages on (e.g. 127.0.0.1:7000); each datagram is a
+    /// `net_message` event on --net-channel.
+    #[arg(long)]
+    udp: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    net_channel: u32,
+    /// Inject a `timer` event (id 0) every this many milliseconds. Off by default: a periodic
+    /// timer wakes the daemon even when nothing happens.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    timer_ms: Option<u64>,
+}
+
+fn evdev_paths(specs: &[String]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for s in specs {
+        if s == "auto" {
+            let found: Vec<PathBuf> = std::fs::read_dir("/dev/input")
+                .map(|d| {
+                    d.filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| {
+                            p.file_name()
+                                .is_some_and(|n| n.to_string_lossy().starts_with("event"))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if found.is_empty() {
+                eprintln!(
+                    "lulld: no /dev/input/event* devices on this machine; the evdev source is off"
+                );
+            }
+            out.extend(found);
+        } else {
+            out.push(PathBuf::from(s));
+        }
+    }
+    Ok(out)
+}
+
+fn setup(args: &Args) -> Result<Daemon, String> {
+    let config = DaemonConfig {
+        socket_path: args.socket.clone().unwrap_or_else(sys::default_socket_path),
+        esm: EsmConfig {
+            queue_bound: args.queue_bound as usize,
+        },
+    };
+    let signals = sys::termination_signalfd().map_err(|e| format!("signals: {e}"))?;
+    let mut d = Daemon::bind(&config).map_err(|e| e.to_string())?;
+    d.add_stop_fd(signals).map_err(|e| e.to_string())?;
+    for p in evdev_paths(&args.evdev)? {
+        let fd = sys::open_read_nonblocking(&p)
+            .map_err(|e| format!("cannot open evdev device {}: {e}", p.display()))?;
+        if let Err(e) = sys::evdev_use_monotonic(fd.as_raw_fd()) {
+            eprintln!(
+                "lulld: {}: cannot switch its stamps to CLOCK_MONOTONIC ({e}); \
+                 its records must already carry monotonic times",
+                p.display()
+            );
+        }
+        d.add_evdev(fd).map_err(|e| e.to_string())?;
+        eprintln!("lulld: evdev source {}", p.display());
+    }
+    if let Some(path) = &args.replay {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let trace =
+            lull_workload::Trace::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        d.add_replay(&trace, sys::monotonic_ns() + REPLAY_LEAD_NS)
+            .map_err(|e| e.to_string())?;
+    }
+    if let Some(addr) = &args.udp {
+        let sock =
+            std::net::UdpSocket::bind(addr).map_err(|e| format!("cannot bind UDP {addr}: {e}"))?;
+        d.add_net(OwnedFd::from(sock), args.net_channel)
+            .map_err(|e| e.to_string())?;
+    }
+    if let Some(ms) = args.timer_ms {
+        let period = ms * NS_PER_MS;
+        d.add_timer(0, sys::monotonic_ns() + period, period)
+            .map_err(|e| e.to_string())?;
+    }
+    eprintln!("lulld: listening on {}", d.socket_path().display());
+    Ok(d)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let daemon = match setup(&args) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("lulld: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match daemon.run() {
+        Ok(report) => {
+            eprintln!(
+                "lulld: stopped; {}",
+                serde_json::to_string(&report).unwrap_or_default()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("lulld: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! Platform profiles: an SoC and its board as data (`platforms/*.toml`).
+//!
+//! The file format is the serde shape of [`Platform`]; unknown fields are rejected. Every number
+//! in a shipped profile carries its public source in a comment. [`Platform::parse`] checks the
+//! numbers (ordered OPP tables, idle states, positive rates) and answers with a [`PlatformError`].
+
+use serde::Deserialize;
+
+/// The shipped Jetson TK1 profile.
+pub const JETSON_TK1_TOML: &str = include_str!("../../../platforms/jetson-tk1.toml");
+
+/// Why a platform profile was rejected.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum PlatformError {
+    #[error("platform file is not valid TOML for a platform profile: {0}")]
+    Syntax(String),
+    #[error("platform `{platform}`: {field}: {reason}")]
+    Invalid {
+        platform: String,
+        field: String,
+        reason: String,
+    },
+}
+
+/// Periodic tick or tickless idle.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerMode {
+    /// The tick fires at HZ on every online core, busy or idle.
+    Periodic,
+    /// The tick runs only on busy cores (Linux NO_HZ_IDLE).
+    Dynamic,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timer {
+    pub mode: TimerMode,
+    pub hz: u32,
+}
+
+/// How the kernel learns which device interrupted.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrqController {
+    /// The vector names the device (GIC).
+    Vectored,
+    /// The kernel reads each device's status register to find the source.
+    Scanning,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interrupts {
+    pub controller: IrqController,
+    pub scanned_devices: u32,
+}
+
+/// Cycle costs of kernel paths and the cache-refill parameters.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Costs {
+    pub irq_entry_exit_cycles: u64,
+    pub scan_per_device_cycles: u64,
+    pub tick_cycles: u64,
+    pub timer_expiry_cycles: u64,
+    pub wakeup_cycles: u64,
+    pub context_switch_cycles: u64,
+    pub cache_line_bytes: u64,
+    pub dram_latency_ns: u64,
+    pub refill_mlp: u64,
+    pub l2_kib: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSwitch {
+    pub latency_us: u64,
+    pub auto: bool,
+    pub down_delay_ms: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Governor {
+    pub up_threshold_pct: u32,
+    pub sampling_ms: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Display {
+    pub refresh_hz: u32,
+    pub on_mw: u64,
+    pub off_mw: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    pub rest_mw: u64,
+}
+
+/// Main cluster or companion ("shadow") core cluster.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClusterKind {
+    Main,
+    Companion,
+}
+
+/// Whether the cores of a cluster share one clock.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FreqDomain {
+    Cluster,
+    Core,
+}
+
+/// One operating performance point.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Opp {
+    pub khz: u64,
+    pub mv: u64,
+}
+
+/// A per-core idle state.
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleState {
+    pub name: String,
+    pub exit_us: u64,
+    pub residency_us: u64,
+    /// Power gated: the core leaks nothing (otherwise only its clock stops).
+    pub core_gated: bool,
+}
+
+/// The cluster-wide power-down entered when every core sits in its deepest state.
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterOff {
+    pub name: String,
+    pub exit_us: u64,
+    pub residency_us: u64,
+}
+
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cluster {
+    pub name: String,
+    pub kind: ClusterKind,
+    pub cores: u32,
+    pub freq_domain: FreqDomain,
+    pub dynamic_power_coefficient: u64,
+    pub core_leak_mw_at_1v: u64,
+    pub cluster_leak_mw_at_1v: u64,
+    pub opps: Vec<Opp>,
+    pub idle_states: Vec<IdleState>,
+    #[serde(default)]
+    pub cluster_off: Option<ClusterOff>,
+}
+
+impl Cluster {
+    /// Dynamic power of one busy core at `opp`, in µW: dpc × mV² × MHz / 10⁶ (the brief's formula;
+    /// kHz / 1000 = MHz folded in).
+    #[must_use]
+    pub fn dynamic_uw(&self, opp: Opp) -> f64 {
+        self.dynamic_power_coefficient as f64 * (opp.mv * opp.mv) as f64 * opp.khz as f64 / 1e9
+    }
+
+    /// Leakage of one powered core at `opp`, in µW (linear in voltage).
+    #[must_use]
+    pub fn core_leak_uw(&self, opp: Opp) -> f64 {
+        self.core_leak_mw_at_1v as f64 * opp.mv as f64
+    }
+
+    /// Leakage of the cluster's shared parts at `opp`, in µW.
+    #[must_use]
+    pub fn cluster_leak_uw(&self, opp: Opp) -> f64 {
+        self.cluster_leak_mw_at_1v as f64 * opp.mv as f64
+    }
+}
+
+/// A whole platform profile.
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Platform {
+    pub name: String,
+    pub description: String,
+    pub timer: Timer,
+    pub interrupts: Interrupts,
+    pub costs: Costs,
+    pub cluster_switch: ClusterSwitch,
+    pub governor: Governor,
+    pub display: Display,
+    pub board: Board,
+    pub clusters: Vec<Cluster>,
+}
+
+impl Platform {
+    /// Parses and checks a profile.
+    ///
+    /// # Errors
+    /// [`PlatformError::Syntax`] for TOML or shape errors (unknown field, missing field, wrong
+    /// type); [`PlatformError::Invalid`] for numbers that make no sense.
+    pub fn parse(text: &str) -> Result<Platform, PlatformError> {
+        let p: Platform = toml::from_str(text).map_err(|e| PlatformError::Syntax(e.to_string()))?;
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// The shipped Jetson TK1 profile.
+    ///
+    /// # Panics
+    /// Never for the shipped file (a unit test parses it).
+    #[must_use]
+    pub fn jetson_tk1() -> Platform {
+        Platform::parse(JETSON_TK1_TOML).expect("the shipped Jetson TK1 profile is valid")
+    }
+
+    fn bad(&self, field: impl Into<String>, reason: impl Into<String>) -> PlatformError {
+        PlatformError::Invalid {
+            platform: self.name.clone(),
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    fn validate(&self) -> Result<(), PlatformError> {
+        if !(1..=10_000).contains(&self.timer.hz) {
+            return Err(self.bad("timer.hz", "must be 1..=10000"));
+        }
+        if !(1..=1000).contains(&self.display.refresh_hz) {
+            return Err(self.bad("display.refresh_hz", "must be 1..=1000"));
+        }
+        if self.costs.cache_line_bytes == 0 || self.costs.refill_mlp == 0 {
+            return Err(self.bad("costs", "cache_line_bytes and refill_mlp must be positive"));
+        }
+        if !(1..=100).contains(&self.governor.up_threshold_pct) || self.governor.sampling_ms == 0 {
+            return Err(self.bad(
+                "governor",
+                "up_threshold_pct must be 1..=100, sampling_ms > 0",
+            ));
+        }
+        let mains = self
+            .clusters
+            .iter()
+            .filter(|c| c.kind == ClusterKind::Main)
+            .count();
+        let comps = self
+            .clusters
+            .iter()
+            .filter(|c| c.kind == ClusterKind::Companion)
+            .count();
+        if mains != 1 {
+            return Err(self.bad(
+                "clusters",
+                format!("need exactly one main cluster, found {mains}"),
+            ));
+        }
+        if comps > 1 {
+            return Err(self.bad("clusters", "at most one companion cluster"));
+        }
+        for c in &self.clusters {
+            let f = |x: &str| format!("clusters.{}.{x}", c.name);
+            if c.cores == 0 || c.cores > 64 {
+                return Err(self.bad(f("cores"), "must be 1..=64"));
+            }
+            if c.kind == ClusterKind::Companion && c.cores != 1 {
+                return Err(self.bad(f("cores"), "a companion cluster has one core"));
+            }
+            if c.opps.is_empty() {
+                return Err(self.bad(f("opps"), "empty OPP table"));
+            }
+            for w in c.opps.windows(2) {
+                if w[1].khz <= w[0].khz || w[1].mv < w[0].mv {
+                    return Err(self.bad(
+                        f("opps"),
+                        "frequencies must rise strictly and voltages must not fall",
+                    ));
+                }
+            }
+            if c.opps.iter().any(|o| o.khz == 0 || o.mv == 0) {
+                return Err(self.bad(f("opps"), "zero frequency or voltage"));
+            }
+            if c.idle_states.is_empty() {
+                return Err(self.bad(f("idle_states"), "need at least one idle state (WFI)"));
+            }
+            for w in c.idle_states.windows(2) {
+                if w[1].residency_us < w[0].residency_us || w[1].exit_us < w[0].exit_us {
+                    return Err(self.bad(f("idle_states"), "must be ordered shallow to deep"));
+                }
+            }
+            if c.idle_states
+                .iter()
+                .any(|s| s.exit_us > s.residency_us.max(1))
+            {
+                return Err(self.bad(f("idle_states"), "exit latency exceeds target residency"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Index of the main cluster.
+    #[must_use]
+    pub fn main_cluster(&self) -> usize {
+        self.clusters
+            .iter()
+            .position(|c| c.kind == ClusterKind::Main)
+            .unwrap_or(0)
+    }
+
+    /// Index of the companion cluster, if any.
+    #[must_use]
+    pub fn companion_cluster(&self) -> Option<usize> {
+        self.clusters
+            .iter()
+            .position(|c| c.kind == ClusterKind::Companion)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_tk1_parses_and_matches_the_brief() {
+        let p = Platform::jetson_tk1();
+        let g = &p.clusters[p.main_cluster()];
+        assert_eq!(g.cores, 4);
+        assert_eq!(g.opps.first().map(|o| (o.khz, o.mv)), Some((204_000, 800)));
+        assert_eq!(
+            g.opps.last().map(|o| (o.khz, o.mv)),
+            Some((2_320_500, 1400))
+        );
+        let c7 = &g.idle_states[1];
+        assert_eq!((c7.exit_us, c7.residency_us), (500, 1000));
+        let lp = &p.clusters[p.companion_cluster().expect("TK1 has a companion")];
+        assert!(lp.opps.last().map(|o| o.khz).unwrap_or(0) <= 1_100_000);
+        // P = 310 × 1400² × 2320.5 / 10⁶ µW = 1 409 936 µW ≈ 1.41 W.
+        let top = *g.opps.last().expect("non-empty");
+        assert!((g.dynamic_uw(top) - 1_409_936.0).abs() < 1.0);
+    }
+
+    fn with(edit: impl Fn(&str) -> String) -> Result<Platform, PlatformError> {
+        Platform::parse(&edit(JETSON_TK1_TOML))
+    }
+
+    #[test]
+    fn bad_profiles_get_typed_errors() {
+        assert!(matches!(
+            with(|s| s.replace("hz = 250", "hz = 0")),
+            Err(PlatformError::Invalid { .. })
+        ));
+        assert!(matches!(
+            with(|s| s.replace("{ khz = 312000, mv = 831 }", "{ khz = 100000, mv = 831 }")),
+            Err(PlatformError::Invalid { .. })
+        ));
+        assert!(matches!(
+            with(|s| s.replace("rest_mw", "rest_w")),
+            Err(PlatformError::Syntax(_))
+        ));
+        assert!(matches!(
+            with(|s| s.replace("mode = \"dynamic\"", "mode = \"sometimes\"")),
+            Err(PlatformError::Syntax(_))
+        ));
+        assert!(matches!(
+            with(|s| s.replace("kind = \"companion\"", "kind = \"main\"")),
+            Err(PlatformError::Invalid { .. })
+        ));
+        assert!(matches!(
+            Platform::parse("not toml ["),
+            Err(PlatformError::Syntax(_))
+        ));
+    }
+}

@@ -1,0 +1,157 @@
+//! What a run reports, and running a whole spec.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::spec::{Model, Spec, SpecError};
+use crate::world::World;
+
+/// Latency from event injection to handler start, in milliseconds; `None` when no event was
+/// handled (the video experiment).
+#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
+pub struct LatencyStats {
+    pub mean: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl LatencyStats {
+    /// Statistics of ascending latencies in ns; p99 by nearest rank.
+    #[must_use]
+    pub fn of_sorted_ns(sorted: &[u64]) -> LatencyStats {
+        if sorted.is_empty() {
+            return LatencyStats {
+                mean: None,
+                p99: None,
+                max: None,
+            };
+        }
+        let n = sorted.len();
+        let sum: u128 = sorted.iter().map(|&x| u128::from(x)).sum();
+        let rank = (99 * n).div_ceil(100).max(1);
+        LatencyStats {
+            mean: Some(sum as f64 / n as f64 / 1e6),
+            p99: Some(sorted[rank - 1] as f64 / 1e6),
+            max: Some(sorted[n - 1] as f64 / 1e6),
+        }
+    }
+}
+
+/// One model's figures (modelled, not measured).
+#[derive(Clone, PartialEq, Debug, Serialize)]
+pub struct ModelResult {
+    /// Mean of the board power sampled every 1 ms.
+    pub power_mw_mean: f64,
+    /// Largest 1 ms sample.
+    pub power_mw_max_1ms: f64,
+    /// The CPU clusters' share of `power_mw_mean`: board power less the fixed rest-of-board and
+    /// (lit) display power.
+    pub cpu_power_mw_mean: f64,
+    /// Energy over the whole run (exact integral of the piecewise-constant power).
+    pub energy_mj: f64,
+    pub duration_ms: f64,
+    pub latency_ms: LatencyStats,
+    pub events_injected: u64,
+    pub events_handled: u64,
+    /// Events lost: no listener, or private-queue overflow.
+    pub events_dropped: u64,
+    /// Events still queued (not yet handled) when the run ended.
+    pub events_pending_at_end: u64,
+    /// Discrete events the engine processed in this run.
+    pub sim_events: u64,
+    pub cluster_switches: u64,
+    /// Time spent with guiS idle forcing in effect.
+    pub idle_forced_ms: f64,
+    /// CPU time of each thread (by name), ms.
+    pub thread_cpu_ms: BTreeMap<String, f64>,
+    /// Per core: time in each state (`busy@<kHz>`, `waking`, idle-state names, cluster-off name,
+    /// `offline`).
+    pub residency_ms: BTreeMap<String, BTreeMap<String, f64>>,
+    /// Per cluster: busy time at each frequency (kHz).
+    pub busy_freq_residency_ms: BTreeMap<String, BTreeMap<String, f64>>,
+    pub platform_kind: String,
+}
+
+/// A whole spec's results.
+#[derive(Clone, PartialEq, Debug, Serialize)]
+pub struct ExperimentResult {
+    pub experiment: String,
+    pub description: String,
+    pub platform: String,
+    pub seed: u64,
+    pub models: BTreeMap<String, ModelResult>,
+}
+
+/// Runs every model of `spec`.
+///
+/// # Errors
+/// A [`SpecError`] if the workload cannot be built.
+pub fn run_spec(spec: &Spec) -> Result<ExperimentResult, SpecError> {
+    let mut models = BTreeMap::new();
+    for &m in &spec.models {
+        let r = run_model(spec, m)?;
+        models.insert(m.name().to_owned(), r);
+    }
+    Ok(ExperimentResult {
+        experiment: spec.experiment.clone(),
+        description: spec.description.clone(),
+        platform: spec.platform.name.clone(),
+        seed: spec.seed,
+        models,
+    })
+}
+
+/// Runs one model of `spec`.
+///
+/// # Errors
+/// As [`run_spec`].
+pub fn run_model(spec: &Spec, model: Model) -> Result<ModelResult, SpecError> {
+    Ok(World::new(spec, model)?.run())
+}
+
+/// Power reduction of `ours` against `base`, in percent of `base` (positive = ours uses less).
+#[must_use]
+pub fn power_reduction_pct(base: &ModelResult, ours: &ModelResult) -> f64 {
+    if base.power_mw_mean == 0.0 {
+        return 0.0;
+    }
+    (base.power_mw_mean - ours.power_mw_mean) / base.power_mw_mean * 100.0
+}
+
+/// What seed 000 chapter 6 reports for an experiment (ESM+KDS+guiS against its pull model), as
+/// text for printing beside the modelled figures. These are the seed's measurements on a real
+/// board, not targets: nothing in the simulator is fitted to them.
+#[must_use]
+pub fn seed_000_reported(experiment: &str) -> Option<&'static str> {
+    Some(match experiment {
+        "tracking-10s" => "seed: -41.3 mW (5.2 %), latency -0.3 ms",
+        "tracking-20s" => "seed: -117.9 mW (15.3 %), latency -1.9 ms",
+        "tracking-60s" => "seed: -184.7 mW (22.9 %), latency -6.7 ms",
+        "messaging" => "seed: -218.4 mW during reading pauses, latency up to -17.1 ms",
+        "video" => "seed: -182.4 mW on average (no latency: no events)",
+        "esm-alone" => "seed (ESM alone, one core): -23.8 %, latency -13.6 ms on average",
+        _ => return None,
+    })
+}
+
+/// Mean-latency change of `ours` against `base` in ms (negative = ours is faster).
+#[must_use]
+pub fn latency_change_ms(base: &ModelResult, ours: &ModelResult) -> Option<f64> {
+    Some(ours.latency_ms.mean? - base.latency_ms.mean?)
+}
+
+/// Runs one model of `spec` and returns its scheduling events in the audit log format of
+/// `lull-audit` as well, so the audit analyses (TLP, scheduling latency) apply to simulated runs.
+///
+/// # Errors
+/// As [`run_spec`].
+pub fn run_model_with_audit(
+    spec: &Spec,
+    model: Model,
+) -> Result<(ModelResult, lull_audit::AuditLog), SpecError> {
+    let mut w = World::new(spec, model)?;
+    w.record_audit();
+    let (r, log) = w.run_with_audit();
+    Ok((r, log.expect("audit recording was switched on")))
+}

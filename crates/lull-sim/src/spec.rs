@@ -1,0 +1,650 @@
+//! Experiment specs (`experiments/**/*.toml`): which platform, which framework models, which
+//! workload and which application costs. Specs are a boundary: every problem is a [`SpecError`].
+
+use serde::Deserialize;
+
+use lull_model::{RawEvent, Screen, Stacking, TouchPhase};
+use lull_workload::rng::SplitMix64;
+use lull_workload::{TimedEvent, Trace, TraceError};
+
+use crate::costs::FrameworkCosts;
+use crate::platform::{Platform, PlatformError};
+
+/// The shipped stylus-spiral recording (seed 000, figure 30).
+pub const STYLUS_SPIRAL_TRACE: &str = include_str!("../../../traces/stylus-spiral.trace");
+
+/// The framework models a spec may name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum Model {
+    /// Seed 000's pull model: device queue → hub polling loop → app polling loop, 16 ms each.
+    Pull16ms,
+    /// Android-style: hub blocks, moves batched to the next frame, app ticks per frame.
+    VsyncBatched,
+    /// X11/Wayland-style: hub blocks and forwards, app blocks; two hops.
+    BlockingMiddleware,
+    /// The Event Stream Model alone: in-kernel interpreter and dispatcher, app in `EV_WAIT`.
+    Esm,
+    /// ESM with the KDS's four categorized threads gated by guiS, idle forcing and companion-core
+    /// triage.
+    EsmKdsGuis,
+}
+
+impl Model {
+    pub const ALL: [Model; 5] = [
+        Model::Pull16ms,
+        Model::VsyncBatched,
+        Model::BlockingMiddleware,
+        Model::Esm,
+        Model::EsmKdsGuis,
+    ];
+
+    /// The name used in specs and JSON.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Pull16ms => "pull-16ms",
+            Model::VsyncBatched => "vsync-batched",
+            Model::BlockingMiddleware => "blocking-middleware",
+            Model::Esm => "esm",
+            Model::EsmKdsGuis => "esm-kds-guis",
+        }
+    }
+
+    /// The model called `name`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Model> {
+        Model::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// Why a spec was rejected.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("spec is not valid TOML for an experiment spec: {0}")]
+    Syntax(String),
+    #[error("unknown model `{0}` (known: pull-16ms, vsync-batched, blocking-middleware, esm, esm-kds-guis)")]
+    UnknownModel(String),
+    #[error("unknown platform `{0}` (known: jetson-tk1)")]
+    UnknownPlatform(String),
+    #[error("unknown trace `{0}` (known: stylus-spiral)")]
+    UnknownTrace(String),
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("trace: {0}")]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    Platform(#[from] PlatformError),
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> SpecError {
+    SpecError::Invalid {
+        field,
+        reason: reason.into(),
+    }
+}
+
+/// The workload of an experiment.
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadSpec {
+    /// Replay a recorded trace, its times scaled so the last event falls at `scale_to_ms`.
+    Trace { trace: String, scale_to_ms: u64 },
+    /// Seed 000's text-messaging test: type a message on a simulated keyboard, send it, get an
+    /// immediate reply, read for `read_pause_ms`, repeat until `duration_ms`.
+    Messaging {
+        duration_ms: u64,
+        read_pause_ms: u64,
+        chars_min: u32,
+        chars_max: u32,
+        key_interval_ms: u64,
+        key_hold_ms: u64,
+        reply_delay_ms: u64,
+    },
+    /// Seed 000's video test: decode and show `duration_ms` of video at `fps_milli`/1000 frames per
+    /// second; no input.
+    Video {
+        duration_ms: u64,
+        fps_milli: u64,
+        width: u32,
+        height: u32,
+        decode_cycles_per_frame: u64,
+    },
+}
+
+/// Costs of the application that all models run.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// Cycles of the app's handler for one event.
+    pub handler_cycles: u64,
+    /// Cycles to draw one frame.
+    pub draw_cycles: u64,
+    /// The app's hot cache set, KiB (what another task's run evicts and it must reload).
+    pub cache_kib: u64,
+}
+
+/// Which cores the run may use.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSpec {
+    /// Main-cluster cores online (1..=cluster size).
+    pub main_cores: u32,
+    /// Whether the companion core may be used.
+    pub companion: bool,
+}
+
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    experiment: String,
+    description: String,
+    platform: String,
+    seed: u64,
+    models: Vec<String>,
+    /// Simulated time after the workload's last event, so its handling completes.
+    tail_ms: u64,
+    cpu: CpuSpec,
+    app: AppSpec,
+    workload: WorkloadSpec,
+    /// Window-manager changes during the run (none: the app stays in front, visible, screen on).
+    #[serde(default)]
+    window: Vec<WindowChange>,
+    /// Overrides of the framework path costs (`costs.rs` defaults).
+    #[serde(default)]
+    framework: FrameworkCosts,
+}
+
+/// A change of the app's window state at a time (the window manager's foreground/background and
+/// screen changes, seed 000 figures 26–28).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowChange {
+    pub at_ms: u64,
+    pub stacking: Stacking,
+    #[serde(default = "screen_on")]
+    pub screen: Screen,
+}
+
+fn screen_on() -> Screen {
+    Screen::On
+}
+
+/// A checked experiment spec.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Spec {
+    pub experiment: String,
+    pub description: String,
+    pub platform: Platform,
+    pub seed: u64,
+    pub models: Vec<Model>,
+    pub tail_ms: u64,
+    pub cpu: CpuSpec,
+    pub app: AppSpec,
+    pub workload: WorkloadSpec,
+    /// Window changes in time order.
+    pub window: Vec<WindowChange>,
+    /// Framework path costs (the `costs.rs` defaults unless the spec overrides them).
+    pub framework: FrameworkCosts,
+}
+
+/// Upper bound on simulated time per run, so a typo cannot ask for a year.
+pub const MAX_DURATION_MS: u64 = 3_600_000;
+
+impl Spec {
+    /// Parses and checks a spec.
+    ///
+    /// # Errors
+    /// A [`SpecError`] naming the first problem.
+    pub fn parse(text: &str) -> Result<Spec, SpecError> {
+        let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Syntax(e.to_string()))?;
+        let platform = match raw.platform.as_str() {
+            "jetson-tk1" => Platform::jetson_tk1(),
+            other => return Err(SpecError::UnknownPlatform(other.to_owned())),
+        };
+        if raw.experiment.is_empty() {
+            return Err(invalid("experiment", "empty name"));
+        }
+        if raw.models.is_empty() {
+            return Err(invalid("models", "no model to run"));
+        }
+        let mut models = Vec::new();
+        for name in &raw.models {
+            let m = Model::from_name(name).ok_or_else(|| SpecError::UnknownModel(name.clone()))?;
+            if models.contains(&m) {
+                return Err(invalid("models", format!("`{name}` listed twice")));
+            }
+            models.push(m);
+        }
+        let main = &platform.clusters[platform.main_cluster()];
+        if raw.cpu.main_cores == 0 || raw.cpu.main_cores > main.cores {
+            return Err(invalid(
+                "cpu.main_cores",
+                format!("must be 1..={}", main.cores),
+            ));
+        }
+        if raw.cpu.companion && platform.companion_cluster().is_none() {
+            return Err(invalid(
+                "cpu.companion",
+                "the platform has no companion core",
+            ));
+        }
+        if raw.app.draw_cycles == 0 || raw.app.handler_cycles == 0 {
+            return Err(invalid(
+                "app",
+                "handler_cycles and draw_cycles must be positive",
+            ));
+        }
+        if raw.tail_ms > MAX_DURATION_MS {
+            return Err(invalid("tail_ms", format!("at most {MAX_DURATION_MS}")));
+        }
+        match &raw.workload {
+            WorkloadSpec::Trace { trace, scale_to_ms } => {
+                if trace != "stylus-spiral" {
+                    return Err(SpecError::UnknownTrace(trace.clone()));
+                }
+                if *scale_to_ms == 0 || *scale_to_ms > MAX_DURATION_MS {
+                    return Err(invalid(
+                        "workload.scale_to_ms",
+                        format!("must be 1..={MAX_DURATION_MS}"),
+                    ));
+                }
+            }
+            WorkloadSpec::Messaging {
+                duration_ms,
+                chars_min,
+                chars_max,
+                key_interval_ms,
+                key_hold_ms,
+                ..
+            } => {
+                if *duration_ms == 0 || *duration_ms > MAX_DURATION_MS {
+                    return Err(invalid(
+                        "workload.duration_ms",
+                        format!("must be 1..={MAX_DURATION_MS}"),
+                    ));
+                }
+                if chars_min > chars_max || *chars_min == 0 {
+                    return Err(invalid(
+                        "workload.chars_min",
+                        "need 1 <= chars_min <= chars_max",
+                    ));
+                }
+                if key_hold_ms >= key_interval_ms {
+                    return Err(invalid(
+                        "workload.key_hold_ms",
+                        "a key must be released before the next is pressed",
+                    ));
+                }
+            }
+            WorkloadSpec::Video {
+                duration_ms,
+                fps_milli,
+                decode_cycles_per_frame,
+                ..
+            } => {
+                if *duration_ms == 0 || *duration_ms > MAX_DURATION_MS {
+                    return Err(invalid(
+                        "workload.duration_ms",
+                        format!("must be 1..={MAX_DURATION_MS}"),
+                    ));
+                }
+                if !(1..=240_000).contains(fps_milli) {
+                    return Err(invalid("workload.fps_milli", "must be 1..=240000"));
+                }
+                if *decode_cycles_per_frame == 0 {
+                    return Err(invalid(
+                        "workload.decode_cycles_per_frame",
+                        "must be positive",
+                    ));
+                }
+            }
+        }
+        if raw.window.windows(2).any(|w| w[1].at_ms < w[0].at_ms) {
+            return Err(invalid("window", "changes must be in time order"));
+        }
+        if raw.window.iter().any(|w| w.at_ms > MAX_DURATION_MS) {
+            return Err(invalid(
+                "window.at_ms",
+                format!("at most {MAX_DURATION_MS}"),
+            ));
+        }
+        if raw.framework.poll_interval_ns == 0 {
+            return Err(invalid("framework.poll_interval_ns", "must be positive"));
+        }
+        Ok(Spec {
+            window: raw.window,
+            framework: raw.framework,
+            experiment: raw.experiment,
+            description: raw.description,
+            platform,
+            seed: raw.seed,
+            models,
+            tail_ms: raw.tail_ms,
+            cpu: raw.cpu,
+            app: raw.app,
+            workload: raw.workload,
+        })
+    }
+
+    /// The timed input events of the workload (empty for video), deterministic in the seed.
+    ///
+    /// # Errors
+    /// [`SpecError::Trace`] if the shipped trace cannot be read or scaled.
+    pub fn input_events(&self) -> Result<Vec<TimedEvent>, SpecError> {
+        match &self.workload {
+            WorkloadSpec::Trace { scale_to_ms, .. } => {
+                let t = Trace::parse(STYLUS_SPIRAL_TRACE)?;
+                Ok(t.scaled_to(scale_to_ms * 1_000_000)?.events)
+            }
+            WorkloadSpec::Messaging {
+                duration_ms,
+                read_pause_ms,
+                chars_min,
+                chars_max,
+                key_interval_ms,
+                key_hold_ms,
+                reply_delay_ms,
+            } => {
+                let ms = 1_000_000u64;
+                let mut rng = SplitMix64::new(self.seed);
+                let mut out = Vec::new();
+                let end = duration_ms * ms;
+                // The user starts typing one key interval in.
+                let mut t = key_interval_ms * ms;
+                let mut channel = 0;
+                while t < end {
+                    let chars = chars_min + rng.below(u64::from(chars_max - chars_min + 1)) as u32;
+                    // The message's characters, then Enter (key code 28, KEY_ENTER) to send it.
+                    for i in 0..=chars {
+                        let code = if i == chars {
+                            28
+                        } else {
+                            16 + rng.below(26) as u16
+                        };
+                        out.push(TimedEvent {
+                            at_ns: t,
+                            raw: RawEvent::Key {
+                                code,
+                                pressed: true,
+                            },
+                        });
+                        out.push(TimedEvent {
+                            at_ns: t + key_hold_ms * ms,
+                            raw: RawEvent::Key {
+                                code,
+                                pressed: false,
+                            },
+                        });
+                        t += key_interval_ms * ms;
+                    }
+                    // The respondent answers at once; the reply arrives after the network delay.
+                    let len = 20 + rng.below(140) as u32;
+                    t += reply_delay_ms * ms;
+                    if t >= end {
+                        break;
+                    }
+                    out.push(TimedEvent {
+                        at_ns: t,
+                        raw: RawEvent::Net { channel, len },
+                    });
+                    channel += 1;
+                    // The user reads the reply.
+                    t += read_pause_ms * ms;
+                }
+                out.retain(|e| e.at_ns < end);
+                out.sort_by_key(|e| e.at_ns);
+                Ok(out)
+            }
+            WorkloadSpec::Video { .. } => Ok(Vec::new()),
+        }
+    }
+
+    /// Simulated duration of a run: the workload's length plus the tail.
+    ///
+    /// # Errors
+    /// As [`Spec::input_events`].
+    pub fn duration_ns(&self) -> Result<u64, SpecError> {
+        let body = match &self.workload {
+            WorkloadSpec::Trace { scale_to_ms, .. } => scale_to_ms * 1_000_000,
+            WorkloadSpec::Messaging { duration_ms, .. }
+            | WorkloadSpec::Video { duration_ms, .. } => duration_ms * 1_000_000,
+        };
+        Ok(body + self.tail_ms * 1_000_000)
+    }
+}
+
+/// Whether a raw event is a touch press or release (sent at once by the vsync-batched hub).
+#[must_use]
+pub fn is_discrete(raw: &RawEvent) -> bool {
+    !matches!(
+        raw,
+        RawEvent::Touch {
+            phase: TouchPhase::Move,
+            ..
+        } | RawEvent::Mouse { .. }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+experiment = "t"
+description = "d"
+platform = "jetson-tk1"
+seed = 1
+models = ["pull-16ms", "esm-kds-guis"]
+tail_ms = 100
+[cpu]
+main_cores = 4
+companion = true
+[app]
+handler_cycles = 1000
+draw_cycles = 1000
+cache_kib = 16
+[workload]
+kind = "trace"
+trace = "stylus-spiral"
+scale_to_ms = 10000
+"#;
+
+    fn with(from: &str, to: &str) -> Result<Spec, SpecError> {
+        assert!(GOOD.contains(from), "{from}");
+        Spec::parse(&GOOD.replace(from, to))
+    }
+
+    #[test]
+    fn the_good_spec_parses() {
+        let s = Spec::parse(GOOD).expect("valid");
+        assert_eq!(s.models, vec![Model::Pull16ms, Model::EsmKdsGuis]);
+        let ev = s.input_events().expect("trace");
+        assert_eq!(ev.len(), 1614);
+        assert_eq!(ev.last().map(|e| e.at_ns), Some(10_000_000_000));
+        assert_eq!(s.duration_ns().ok(), Some(10_100_000_000));
+    }
+
+    #[test]
+    fn model_names_round_trip() {
+        for m in Model::ALL {
+            assert_eq!(Model::from_name(m.name()), Some(m));
+        }
+        assert_eq!(Model::from_name("pull"), None);
+    }
+
+    #[test]
+    fn bad_specs_get_typed_errors() {
+        assert_eq!(
+            with("\"esm-kds-guis\"", "\"esm-kds\"").err(),
+            Some(SpecError::UnknownModel("esm-kds".into()))
+        );
+        assert!(
+            matches!(with("seed = 1\n", ""), Err(SpecError::Syntax(m)) if m.contains("missing field"))
+        );
+        assert!(matches!(
+            with("seed = 1\n", "seed = -1\n"),
+            Err(SpecError::Syntax(_))
+        ));
+        assert!(matches!(
+            with("seed = 1\n", "seed = 1\ncolour = 2\n"),
+            Err(SpecError::Syntax(_))
+        ));
+        assert_eq!(
+            with("jetson-tk1", "pixel-9").err(),
+            Some(SpecError::UnknownPlatform("pixel-9".into()))
+        );
+        assert_eq!(
+            with("\"stylus-spiral\"", "\"doodle\"").err(),
+            Some(SpecError::UnknownTrace("doodle".into()))
+        );
+        assert!(matches!(
+            with("main_cores = 4", "main_cores = 5"),
+            Err(SpecError::Invalid {
+                field: "cpu.main_cores",
+                ..
+            })
+        ));
+        assert!(matches!(
+            with("main_cores = 4", "main_cores = 0"),
+            Err(SpecError::Invalid { .. })
+        ));
+        assert!(matches!(
+            with("scale_to_ms = 10000", "scale_to_ms = 0"),
+            Err(SpecError::Invalid { .. })
+        ));
+        assert!(matches!(
+            with("draw_cycles = 1000", "draw_cycles = 0"),
+            Err(SpecError::Invalid { field: "app", .. })
+        ));
+        assert!(matches!(
+            with("models = [\"pull-16ms\", \"esm-kds-guis\"]", "models = []"),
+            Err(SpecError::Invalid {
+                field: "models",
+                ..
+            })
+        ));
+        assert!(matches!(
+            with(
+                "models = [\"pull-16ms\", \"esm-kds-guis\"]",
+                "models = [\"esm\", \"esm\"]"
+            ),
+            Err(SpecError::Invalid {
+                field: "models",
+                ..
+            })
+        ));
+        assert!(matches!(
+            with("kind = \"trace\"", "kind = \"radio\""),
+            Err(SpecError::Syntax(_))
+        ));
+        assert!(matches!(
+            Spec::parse("experiment = "),
+            Err(SpecError::Syntax(_))
+        ));
+    }
+
+    #[test]
+    fn framework_cost_overrides_are_checked() {
+        let s = Spec::parse(GOOD).expect("valid");
+        assert_eq!(s.framework, FrameworkCosts::default());
+        let over = Spec::parse(&format!("{GOOD}\n[framework]\napp_poll_cycles = 600000\n"))
+            .expect("valid override");
+        assert_eq!(over.framework.app_poll_cycles, 600_000);
+        assert_eq!(
+            over.framework.hub_poll_cycles,
+            FrameworkCosts::default().hub_poll_cycles
+        );
+        assert!(matches!(
+            Spec::parse(&format!("{GOOD}\n[framework]\npoll_cycles = 1\n")),
+            Err(SpecError::Syntax(_))
+        ));
+        assert!(matches!(
+            Spec::parse(&format!("{GOOD}\n[framework]\npoll_interval_ns = 0\n")),
+            Err(SpecError::Invalid {
+                field: "framework.poll_interval_ns",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn window_schedules_are_checked() {
+        let back_then_front = format!(
+            "{GOOD}\n[[window]]\nat_ms = 5000\nstacking = \"background\"\n[[window]]\nat_ms = 6000\nstacking = \"foreground\"\nscreen = \"off\"\n"
+        );
+        let s = Spec::parse(&back_then_front).expect("valid window schedule");
+        assert_eq!(s.window.len(), 2);
+        assert_eq!(s.window[1].screen, Screen::Off);
+        assert_eq!(s.window[0].screen, Screen::On);
+        let backwards = back_then_front.replace("at_ms = 6000", "at_ms = 4000");
+        assert!(matches!(
+            Spec::parse(&backwards),
+            Err(SpecError::Invalid {
+                field: "window",
+                ..
+            })
+        ));
+        let sideways = back_then_front.replace("\"background\"", "\"sideways\"");
+        assert!(matches!(Spec::parse(&sideways), Err(SpecError::Syntax(_))));
+    }
+
+    #[test]
+    fn messaging_and_video_workloads_are_checked() {
+        let msg = GOOD.replace(
+            "kind = \"trace\"\ntrace = \"stylus-spiral\"\nscale_to_ms = 10000",
+            "kind = \"messaging\"\nduration_ms = 20000\nread_pause_ms = 5000\nchars_min = 8\nchars_max = 24\nkey_interval_ms = 120\nkey_hold_ms = 60\nreply_delay_ms = 50",
+        );
+        let s = Spec::parse(&msg).expect("valid messaging spec");
+        let ev = s.input_events().expect("generated");
+        assert!(ev.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
+        assert!(ev.iter().all(|e| e.at_ns < 20_000_000_000));
+        let nets = ev
+            .iter()
+            .filter(|e| matches!(e.raw, RawEvent::Net { .. }))
+            .count();
+        // One reply per round of ~1-3 s typing + 5 s reading in 20 s.
+        assert!((2..=4).contains(&nets), "{nets}");
+        let held = msg.replace("key_hold_ms = 60", "key_hold_ms = 120");
+        assert!(matches!(
+            Spec::parse(&held),
+            Err(SpecError::Invalid {
+                field: "workload.key_hold_ms",
+                ..
+            })
+        ));
+        let video = GOOD.replace(
+            "kind = \"trace\"\ntrace = \"stylus-spiral\"\nscale_to_ms = 10000",
+            "kind = \"video\"\nduration_ms = 30000\nfps_milli = 0\nwidth = 1920\nheight = 1080\ndecode_cycles_per_frame = 1",
+        );
+        assert!(matches!(
+            Spec::parse(&video),
+            Err(SpecError::Invalid {
+                field: "workload.fps_milli",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn discrete_events_are_presses_releases_keys_and_messages() {
+        assert!(is_discrete(&RawEvent::Touch {
+            phase: TouchPhase::Down,
+            x: 0,
+            y: 0
+        }));
+        assert!(!is_discrete(&RawEvent::Touch {
+            phase: TouchPhase::Move,
+            x: 0,
+            y: 0
+        }));
+        assert!(is_discrete(&RawEvent::Key {
+            code: 1,
+            pressed: true
+        }));
+        assert!(!is_discrete(&RawEvent::Mouse {
+            dx: 1,
+            dy: 0,
+            buttons: 0
+        }));
+    }
+}
