@@ -60,7 +60,7 @@ typedef void (*esm_handler)(const struct lull_event *ev);
 int esm_connect(const char *path);
 
 /* The seed's esm_register(event, handler): handler runs for every event of kind; NULL
- * unregisters. */
+ * unregisters. Returns once the daemon has the registration in effect. */
 int esm_register(uint16_t kind, esm_handler handler);
 
 /* The seed's esm_wait(): blocks until the daemon pushes an event and runs its handler. */

@@ -11,7 +11,11 @@ use clap::{Args, Parser, Subcommand};
 use lull_linux::bench::{self, DispatchBench, DispatchBenchConfig};
 
 #[derive(Parser, Debug)]
-#[command(name = "lull", version, about = "Idle deeply, respond instantly: Lull's experiments and tools")]
+#[command(
+    name = "lull",
+    version,
+    about = "Idle deeply, respond instantly: Lull's experiments and tools"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -79,7 +83,10 @@ struct DispatchArgs {
 fn dispatch_table(result: &DispatchBench) -> String {
     use std::fmt::Write as _;
     let mut t = String::new();
-    let _ = writeln!(t, "ESM interpreter + dispatcher, in process (measured on this machine)");
+    let _ = writeln!(
+        t,
+        "ESM interpreter + dispatcher, in process (measured on this machine)"
+    );
     let _ = writeln!(
         t,
         "{:>6} {:>12} {:>16} {:>18} {:>10}",

@@ -39,9 +39,18 @@ const SECTIONS: &[(&str, &str, Runner)] = &[
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
 const TO_COME: &[(&str, &str)] = &[
-    ("KDS figure-18 composition and compositor throughput", "KDS display server"),
-    ("tracking, messaging and video apps under ESM+KDS+guiS and the baselines, live", "guiS live"),
-    ("UCSG on a modelled big.LITTLE phone; VT-CFS interactive boost", "scheduler policies"),
+    (
+        "KDS figure-18 composition and compositor throughput",
+        "KDS display server",
+    ),
+    (
+        "tracking, messaging and video apps under ESM+KDS+guiS and the baselines, live",
+        "guiS live",
+    ),
+    (
+        "UCSG on a modelled big.LITTLE phone; VT-CFS interactive boost",
+        "scheduler policies",
+    ),
 ];
 
 fn marz_sim_section() -> Result<Section, String> {
@@ -51,7 +60,10 @@ fn marz_sim_section() -> Result<Section, String> {
 
 fn dispatch_section() -> Result<Section, String> {
     let result = bench::dispatch(&DispatchBenchConfig::default());
-    Ok(Section { table: crate::dispatch_table(&result), json: json!(result) })
+    Ok(Section {
+        table: crate::dispatch_table(&result),
+        json: json!(result),
+    })
 }
 
 pub fn run(json_out: bool) -> ExitCode {
@@ -75,8 +87,10 @@ pub fn run(json_out: bool) -> ExitCode {
             }
         }
     }
-    let to_come: Vec<Value> =
-        TO_COME.iter().map(|(e, n)| json!({ "experiment": e, "needs": n })).collect();
+    let to_come: Vec<Value> = TO_COME
+        .iter()
+        .map(|(e, n)| json!({ "experiment": e, "needs": n }))
+        .collect();
     if json_out {
         report.insert("to_come".to_owned(), Value::Array(to_come));
         println!("{}", crate::to_json(&report));

@@ -128,7 +128,9 @@ pub fn frame(buf: &[u8], known: fn(u32) -> bool) -> Result<Option<Frame<'_>>, Wi
         return Err(WireError::TooLong(len));
     }
     let used = HEADER_LEN + len as usize;
-    Ok(buf.get(HEADER_LEN..used).map(|data| Frame { ty, data, used }))
+    Ok(buf
+        .get(HEADER_LEN..used)
+        .map(|data| Frame { ty, data, used }))
 }
 
 fn is_request(ty: u32) -> bool {

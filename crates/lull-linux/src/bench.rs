@@ -73,7 +73,11 @@ impl Default for DispatchBenchConfig {
 fn motion(i: u64) -> RawEvent {
     // Vary the payload so nothing can be hoisted out of the loop.
     let x = (i & 0x3ff) as i32;
-    RawEvent::Touch { phase: TouchPhase::Move, x, y: x ^ 0x155 }
+    RawEvent::Touch {
+        phase: TouchPhase::Move,
+        x,
+        y: x ^ 0x155,
+    }
 }
 
 fn waiting_apps(n: usize) -> (Esm, Vec<AppId>) {
@@ -81,7 +85,8 @@ fn waiting_apps(n: usize) -> (Esm, Vec<AppId>) {
     let apps: Vec<AppId> = (0..n).map(|_| esm.add_app()).collect();
     for (i, &app) in apps.iter().enumerate() {
         let handler = HandlerId(u32::try_from(i).unwrap_or(u32::MAX));
-        esm.register(app, EventKind::TouchMotion, Some(handler)).expect("app is attached");
+        esm.register(app, EventKind::TouchMotion, Some(handler))
+            .expect("app is attached");
         let _ = esm.wait(app).expect("app is attached");
     }
     (esm, apps)
@@ -108,7 +113,11 @@ fn run_once(apps: usize, events: u64) -> u64 {
     }
     let elapsed = start.elapsed();
     black_box(checksum);
-    assert_eq!(esm.counters().pushed_direct, events * apps as u64, "every delivery was pushed");
+    assert_eq!(
+        esm.counters().pushed_direct,
+        events * apps as u64,
+        "every delivery was pushed"
+    );
     u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX).max(1)
 }
 
@@ -129,7 +138,8 @@ fn breakdown(events: u64, direct_push_ns: f64) -> DispatchBreakdown {
     // queued and later popped; batches stay within the queue bound so nothing overflows.
     let mut esm = Esm::new(EsmConfig::default()).expect("default config is valid");
     let app = esm.add_app();
-    esm.register(app, EventKind::TouchMotion, Some(HandlerId(0))).expect("attached");
+    esm.register(app, EventKind::TouchMotion, Some(HandlerId(0)))
+        .expect("attached");
     let batch = esm.queue_bound() as u64;
     let batches = (events / batch).max(1);
     let queued_ns = per_event_ns(batches, |b| {
@@ -140,8 +150,16 @@ fn breakdown(events: u64, direct_push_ns: f64) -> DispatchBreakdown {
             black_box(esm.wait(app).expect("attached"));
         }
     }) / batch as f64;
-    assert_eq!(esm.counters().overflow_dropped, 0, "batches fit the queue bound");
-    DispatchBreakdown { no_listener_ns, direct_push_ns, queued_ns }
+    assert_eq!(
+        esm.counters().overflow_dropped,
+        0,
+        "batches fit the queue bound"
+    );
+    DispatchBreakdown {
+        no_listener_ns,
+        direct_push_ns,
+        queued_ns,
+    }
 }
 
 /// Runs the dispatch benchmark.
@@ -153,8 +171,10 @@ pub fn dispatch(config: &DispatchBenchConfig) -> DispatchBench {
         .map(|&apps| {
             let apps = apps.max(1);
             let events = (config.deliveries_per_run / apps as u64).max(1);
-            let best_ns =
-                (0..config.repeats.max(1)).map(|_| run_once(apps, events)).min().unwrap_or(1);
+            let best_ns = (0..config.repeats.max(1))
+                .map(|_| run_once(apps, events))
+                .min()
+                .unwrap_or(1);
             let secs = best_ns as f64 / 1e9;
             DispatchRun {
                 apps,
@@ -168,7 +188,13 @@ pub fn dispatch(config: &DispatchBenchConfig) -> DispatchBench {
         .collect::<Vec<_>>();
     let round_ns = match runs.iter().find(|r: &&DispatchRun| r.apps == 1) {
         Some(r) => r.ns_per_event,
-        None => run_once(1, config.deliveries_per_run.max(1)) as f64 / config.deliveries_per_run.max(1) as f64,
+        None => {
+            run_once(1, config.deliveries_per_run.max(1)) as f64
+                / config.deliveries_per_run.max(1) as f64
+        }
     };
-    DispatchBench { breakdown: breakdown(config.deliveries_per_run.max(1), round_ns), runs }
+    DispatchBench {
+        breakdown: breakdown(config.deliveries_per_run.max(1), round_ns),
+        runs,
+    }
 }

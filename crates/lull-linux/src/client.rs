@@ -187,10 +187,7 @@ impl EsmClient {
     ) -> Result<HandlerId, ClientError> {
         let id = HandlerId(u32::try_from(self.handlers.len()).unwrap_or(u32::MAX));
         self.handlers.push(Box::new(handler));
-        self.send(ClientMsg::Register {
-            kind,
-            handler: Some(id),
-        })?;
+        self.register_with_daemon(kind, Some(id))?;
         Ok(id)
     }
 
@@ -199,10 +196,21 @@ impl EsmClient {
     /// # Errors
     /// [`ClientError::DaemonGone`] or a socket error.
     pub fn unregister(&mut self, kind: EventKind) -> Result<(), ClientError> {
-        self.send(ClientMsg::Register {
-            kind,
-            handler: None,
-        })
+        self.register_with_daemon(kind, None)
+    }
+
+    /// Sends a registration and waits for the daemon's `Registered`, so that when this returns
+    /// every event injected afterwards is delivered (no race with an event already on its way).
+    fn register_with_daemon(
+        &mut self,
+        kind: EventKind,
+        handler: Option<HandlerId>,
+    ) -> Result<(), ClientError> {
+        self.send(ClientMsg::Register { kind, handler })?;
+        match self.recv()? {
+            DaemonMsg::Registered => Ok(()),
+            other => Err(ClientError::Unexpected(name(&other), "Registered")),
+        }
     }
 
     /// Sets what runs when an overflow marker arrives: `(dropped, first, last)`.
@@ -278,5 +286,6 @@ fn name(m: &DaemonMsg) -> &'static str {
         DaemonMsg::Overflow { .. } => "Overflow",
         DaemonMsg::Stats(_) => "Stats",
         DaemonMsg::Error(_) => "Error",
+        DaemonMsg::Registered => "Registered",
     }
 }

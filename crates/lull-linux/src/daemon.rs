@@ -193,7 +193,9 @@ impl DaemonState {
     fn handle(&mut self, app: AppId, msg: ClientMsg, ctl: &mut LoopCtl<DaemonState>) {
         match msg {
             ClientMsg::Register { kind, handler } => {
+                // The connection's app is attached for as long as the connection lives.
                 let _ = self.esm.register(app, kind, handler);
+                self.send(app, DaemonMsg::Registered, ctl);
             }
             ClientMsg::Wait => {
                 if let Ok(Some(push)) = self.esm.wait(app) {

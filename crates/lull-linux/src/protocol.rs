@@ -16,6 +16,7 @@
 //! | d→c | 0x82 | `Overflow` | dropped u64, first seq u64, last seq u64 |
 //! | d→c | 0x83 | `Stats` | apps u32, waiting u32, registrations u32, queued u64, then the 10 [`EsmCounters`] u64 |
 //! | d→c | 0x84 | `Error` | code u8 — the daemon closes the connection after it |
+//! | d→c | 0x85 | `Registered` | — the `Register` before it is in effect |
 
 use lull_esm::EsmCounters;
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId, Payload};
@@ -31,6 +32,7 @@ const T_EVENT: u8 = 0x81;
 const T_OVERFLOW: u8 = 0x82;
 const T_STATS_REPLY: u8 = 0x83;
 const T_ERROR: u8 = 0x84;
+const T_REGISTERED: u8 = 0x85;
 
 /// A client's request.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -95,6 +97,9 @@ pub enum DaemonMsg {
     },
     Stats(StatsReply),
     Error(ErrorCode),
+    /// The client's `Register` is in the application list: every event injected from now on
+    /// reaches it. Makes `esm_register` synchronous, as the seed's system call is.
+    Registered,
 }
 
 /// Why a message was rejected.
@@ -320,6 +325,7 @@ impl DaemonMsg {
                 out.push(T_ERROR);
                 out.push(code as u8);
             }
+            DaemonMsg::Registered => out.push(T_REGISTERED),
         }
     }
 
@@ -388,6 +394,10 @@ impl DaemonMsg {
                 ErrorCode::from_u8(n)
                     .map(DaemonMsg::Error)
                     .ok_or(ProtocolError::UnknownErrorCode(n))
+            }
+            T_REGISTERED => {
+                check_len(msg, 1)?;
+                Ok(DaemonMsg::Registered)
             }
             t => Err(ProtocolError::UnknownTag(t)),
         }
@@ -527,7 +537,7 @@ mod tests {
         /// Same for the client's parser of daemon messages, with the tag forced to a daemon tag
         /// half the time so the field checks get exercised.
         #[test]
-        fn daemon_parser_fuzz(tag in 0x80u8..0x86, mut bytes in proptest::collection::vec(any::<u8>(), 0..160), force in any::<bool>()) {
+        fn daemon_parser_fuzz(tag in 0x80u8..0x87, mut bytes in proptest::collection::vec(any::<u8>(), 0..160), force in any::<bool>()) {
             if force && !bytes.is_empty() {
                 bytes[0] = tag;
             }
@@ -553,6 +563,7 @@ mod tests {
                 DaemonMsg::Overflow { dropped: d, first: EventSeq(f), last: EventSeq(d) },
                 DaemonMsg::Welcome { app: AppId { index: h, generation: f as u32 }, queue_bound: 64 },
                 DaemonMsg::Error(ErrorCode::Malformed),
+                DaemonMsg::Registered,
             ] {
                 m.encode(&mut out);
                 prop_assert!(out.len() <= MAX_MESSAGE);

@@ -75,7 +75,8 @@ fn idle_esm_stack_never_wakes_and_pull_polls_every_period() {
     let pull = live::run(&RunSpec::idle(Model::Pull16ms, 1).unwrap()).unwrap();
     for role in ["hub", "app"] {
         let t = pull.threads.iter().find(|t| t.role == role).unwrap();
-        // 1 s / 16 ms = 62.5 ticks; allow for the window's edges.
-        assert!(t.wakeups >= 55, "pull {role} woke only {} times", t.wakeups);
+        // 1 s / 16 ms = 62.5 ticks. The bound is loose on purpose: a loaded CI machine may delay
+        // ticks, but a polling loop still wakes tens of times a second where ESM wakes never.
+        assert!(t.wakeups >= 30, "pull {role} woke only {} times", t.wakeups);
     }
 }

@@ -189,6 +189,10 @@ pub fn spawn(
         return Err(std::io::Error::last_os_error());
     }
     if pid == 0 {
+        // Drop every inherited descriptor (tracefs buffers of a running recorder among them: a
+        // tracefs instance cannot be removed while any process holds one of its files open).
+        // SAFETY: close_range on our own descriptor table.
+        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
         if let Some(c) = cpu {
             // SAFETY: cpu_set_t is plain data.
             unsafe {
