@@ -447,14 +447,11 @@ impl<'s> World<'s> {
         let app_kib = self.spec.app.cache_kib;
         let fw = FRAMEWORK_CACHE_KIB;
         let video = self.video_frames > 0;
-        let kinds: &[EventKind] = &[
-            EventKind::TouchMotion,
-            EventKind::TouchPress,
-            EventKind::TouchRelease,
-            EventKind::Key,
-            EventKind::Mouse,
-            EventKind::NetMessage,
-        ];
+        // Every kind the workloads inject; the apps arm no timers.
+        let kinds: Vec<EventKind> = EventKind::ALL
+            .into_iter()
+            .filter(|&k| k != EventKind::Timer)
+            .collect();
         match self.model {
             Model::Pull16ms => {
                 self.hub =
