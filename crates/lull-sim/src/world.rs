@@ -1528,6 +1528,19 @@ impl<'s> World<'s> {
         (k * 1_000_000_000).div_ceil(hz)
     }
 
+    /// A blocking baseline app takes everything its hub delivered: per event the handler start
+    /// (for latency), receiving and handling; the frame is then dirty.
+    fn take_app_queue(&mut self, handler_cycles: u64) -> Vec<Op> {
+        let receive = self.spec.framework.app_receive_cycles;
+        let ops = self
+            .app_q
+            .drain(..)
+            .flat_map(|at| [Op::HandlerStart(at), Op::Compute(receive + handler_cycles)])
+            .collect();
+        self.dirty = true;
+        ops
+    }
+
     fn push_ops(&mut self, t: usize, ops: impl IntoIterator<Item = Op>) {
         self.threads[t].todo.extend(ops);
     }
@@ -1657,15 +1670,7 @@ impl<'s> World<'s> {
             }
             Role::VsyncApp => {
                 if !self.app_q.is_empty() {
-                    let batch: Vec<u64> = self.app_q.drain(..).collect();
-                    let mut ops = Vec::new();
-                    for at in batch {
-                        ops.push(Op::HandlerStart(at));
-                        ops.push(Op::Compute(
-                            self.spec.framework.app_receive_cycles + handler,
-                        ));
-                    }
-                    self.dirty = true;
+                    let mut ops = self.take_app_queue(handler);
                     ops.push(Op::Effect(Effect::RequestVsync));
                     self.push_ops(t, ops);
                     return None;
@@ -1694,15 +1699,7 @@ impl<'s> World<'s> {
             }
             Role::BlockApp => {
                 if !self.app_q.is_empty() {
-                    let batch: Vec<u64> = self.app_q.drain(..).collect();
-                    let mut ops = Vec::new();
-                    for at in batch {
-                        ops.push(Op::HandlerStart(at));
-                        ops.push(Op::Compute(
-                            self.spec.framework.app_receive_cycles + handler,
-                        ));
-                    }
-                    self.dirty = true;
+                    let ops = self.take_app_queue(handler);
                     self.push_ops(t, ops);
                     return None;
                 }
