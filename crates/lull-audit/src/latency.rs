@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use lull_model::stats::nearest_rank;
+
 use serde::Serialize;
 
 use crate::record::{AuditEventKind, AuditRecord, Comm};
@@ -22,15 +24,6 @@ pub struct Distribution {
     pub histogram_log2: BTreeMap<String, u64>,
 }
 
-/// Nearest-rank percentile of sorted samples.
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 impl Distribution {
     pub fn from_samples(mut s: Vec<u64>) -> Self {
         if s.is_empty() {
@@ -46,9 +39,9 @@ impl Distribution {
             count: s.len() as u64,
             min_ns: s[0],
             mean_ns: s.iter().map(|&v| v as f64).sum::<f64>() / s.len() as f64,
-            p50_ns: percentile(&s, 50.0),
-            p90_ns: percentile(&s, 90.0),
-            p99_ns: percentile(&s, 99.0),
+            p50_ns: nearest_rank(&s, 50).unwrap_or(0),
+            p90_ns: nearest_rank(&s, 90).unwrap_or(0),
+            p99_ns: nearest_rank(&s, 99).unwrap_or(0),
             max_ns: s[s.len() - 1],
             histogram_log2: hist,
         }

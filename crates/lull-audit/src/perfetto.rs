@@ -11,8 +11,9 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use crate::log::AuditLog;
 use crate::record::{AuditEventKind, AuditRecord, Comm};
-use crate::tlp::TlpReport;
+use crate::tlp::{TaskFilter, TlpReport};
 
 fn comm_text(c: &Comm) -> String {
     c.to_string_lossy()
@@ -109,6 +110,13 @@ pub fn ftrace_text(records: &[AuditRecord], cpus: u16) -> String {
     t
 }
 
+/// The whole JSON trace of a log: every task, TLP counters over `window_ns` windows.
+pub fn export_log(log: &AuditLog, window_ns: u64) -> Value {
+    let cpus = log.header.rings;
+    let tlp = crate::tlp::analyze(&log.records, cpus, &TaskFilter::all(), window_ns, 0);
+    export(&log.records, cpus, &tlp)
+}
+
 /// The whole JSON trace.
 pub fn export(records: &[AuditRecord], cpus: u16, tlp: &TlpReport) -> Value {
     let mut counters = Vec::new();
@@ -134,7 +142,7 @@ pub fn export(records: &[AuditRecord], cpus: u16, tlp: &TlpReport) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tlp::{analyze, TaskFilter};
+    use crate::tlp::analyze;
     use crate::tracefs::tests::{layout, switch_payload, wakeup_payload, PageBuilder};
     use proptest::prelude::*;
 

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::log::AuditLog;
 use crate::record::{AuditEventKind, AuditRecord};
 
 /// Which tasks count as the target application.
@@ -124,6 +125,18 @@ impl Accum {
             .sum();
         Some(weighted / busy as f64)
     }
+}
+
+/// [`analyze`] over a whole log: its rings are the CPUs and its sequence-number gaps
+/// ([`crate::log::LogStats::gap_records`]) the lost records.
+pub fn analyze_log(log: &AuditLog, filter: &TaskFilter, window_ns: u64) -> TlpReport {
+    analyze(
+        &log.records,
+        log.header.rings,
+        filter,
+        window_ns,
+        crate::log::stats(log).gap_records,
+    )
 }
 
 /// Computes TLP over `records` (any order; they are time-ordered here) on `cpus` CPUs.

@@ -160,19 +160,33 @@ pub struct SchedLayout {
     sw_next_comm: Off,
     sw_next_pid: Off,
     sw_next_prio: Off,
-    wk_comm: Off,
-    wk_pid: Off,
-    wk_prio: Off,
-    wk_target: Off,
-    wkn_comm: Off,
-    wkn_pid: Off,
-    wkn_prio: Off,
-    wkn_target: Off,
+    wakeup: WakeupLayout,
+    wakeup_new: WakeupLayout,
     ex_comm: Off,
     ex_pid: Off,
     ex_prio: Off,
     rt_pid: Off,
     rt_runtime: Off,
+}
+
+/// `sched_wakeup` and `sched_wakeup_new` share their fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WakeupLayout {
+    comm: Off,
+    pid: Off,
+    prio: Off,
+    target: Off,
+}
+
+impl WakeupLayout {
+    fn parse(f: &EventFormat, event: &'static str) -> Result<Self, TracefsError> {
+        Ok(WakeupLayout {
+            comm: f.field(event, "comm", &[COMM_LEN])?,
+            pid: f.field(event, "pid", &[4])?,
+            prio: f.field(event, "prio", &[4])?,
+            target: f.field(event, "target_cpu", &[4])?,
+        })
+    }
 }
 
 /// The format texts of the events the recorder enables.
@@ -215,14 +229,8 @@ impl SchedLayout {
             sw_next_comm: sw.field("sched_switch", "next_comm", &c)?,
             sw_next_pid: sw.field("sched_switch", "next_pid", &i)?,
             sw_next_prio: sw.field("sched_switch", "next_prio", &i)?,
-            wk_comm: wk.field("sched_wakeup", "comm", &c)?,
-            wk_pid: wk.field("sched_wakeup", "pid", &i)?,
-            wk_prio: wk.field("sched_wakeup", "prio", &i)?,
-            wk_target: wk.field("sched_wakeup", "target_cpu", &i)?,
-            wkn_comm: wkn.field("sched_wakeup_new", "comm", &c)?,
-            wkn_pid: wkn.field("sched_wakeup_new", "pid", &i)?,
-            wkn_prio: wkn.field("sched_wakeup_new", "prio", &i)?,
-            wkn_target: wkn.field("sched_wakeup_new", "target_cpu", &i)?,
+            wakeup: WakeupLayout::parse(&wk, "sched_wakeup")?,
+            wakeup_new: WakeupLayout::parse(&wkn, "sched_wakeup_new")?,
             ex_comm: ex.field("sched_process_exit", "comm", &c)?,
             ex_pid: ex.field("sched_process_exit", "pid", &i)?,
             ex_prio: ex.field("sched_process_exit", "prio", &i)?,
@@ -327,21 +335,15 @@ impl SchedLayout {
                 next_pid: pid(self.sw_next_pid)?,
                 next_prio: int(self.sw_next_prio)?,
             }
-        } else if ty == self.wakeup_id {
+        } else if ty == self.wakeup_id || ty == self.wakeup_new_id {
+            let new = ty != self.wakeup_id;
+            let w = if new { &self.wakeup_new } else { &self.wakeup };
             SchedEvent::Wakeup {
-                comm: comm(self.wk_comm)?,
-                pid: pid(self.wk_pid)?,
-                prio: int(self.wk_prio)?,
-                target_cpu: pid(self.wk_target)?,
-                new: false,
-            }
-        } else if ty == self.wakeup_new_id {
-            SchedEvent::Wakeup {
-                comm: comm(self.wkn_comm)?,
-                pid: pid(self.wkn_pid)?,
-                prio: int(self.wkn_prio)?,
-                target_cpu: pid(self.wkn_target)?,
-                new: true,
+                comm: comm(w.comm)?,
+                pid: pid(w.pid)?,
+                prio: int(w.prio)?,
+                target_cpu: pid(w.target)?,
+                new,
             }
         } else if ty == self.exit_id {
             SchedEvent::Exit {

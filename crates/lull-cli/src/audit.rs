@@ -9,13 +9,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
 use lull_audit::footprint::{
     footprint, SEED_CONTROL_BYTES, SEED_ENTRIES_PER_RING, SEED_ENTRY_SIZE, SEED_RINGS,
 };
 use lull_audit::tlp::TaskFilter;
 use lull_linux::audit::experiments::{
-    self, PerturbationConfig, PerturbationReport, ValidationConfig, ValidationReport,
+    self, Benchmark, Condition, PerturbationConfig, PerturbationReport, ValidationConfig,
+    ValidationReport, CONDITION_NAMES,
 };
 use lull_linux::audit::files;
 use lull_linux::audit::recorder::{self, Extraction, RecorderConfig};
@@ -157,16 +159,15 @@ pub struct PerturbationArgs {
     run_ms: u64,
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeats: u32,
-    /// Only these benchmarks (comma-separated: compute, io, sched).
-    #[arg(long, value_delimiter = ',', value_parser = ["compute", "io", "sched"])]
-    bench: Vec<String>,
+    /// Only these benchmarks (comma-separated).
+    #[arg(long, value_delimiter = ',', value_parser = benchmark_parser())]
+    bench: Vec<Benchmark>,
     /// tracefs trace clock of the recorder.
     #[arg(long, default_value = lull_linux::audit::tracefs::DEFAULT_TRACE_CLOCK)]
     trace_clock: String,
-    /// Only these conditions (comma-separated: off, noex, every-1s, every-0.5s, every-0.25s,
-    /// every-0.1s, spin, poll).
-    #[arg(long, value_delimiter = ',', value_parser = ["off", "noex", "every-1s", "every-0.5s", "every-0.25s", "every-0.1s", "spin", "poll"])]
-    conditions: Vec<String>,
+    /// Only these conditions (comma-separated).
+    #[arg(long, value_delimiter = ',', value_parser = condition_parser())]
+    conditions: Vec<Condition>,
     /// Fixed work per run instead of calibrating: matrix products,single-byte appends,ping-pong
     /// rounds (as a report's "sizes" prints them).
     #[arg(long, value_delimiter = ',', num_args = 1, value_parser = clap::value_parser!(u64).range(1..=u64::from(u32::MAX)))]
@@ -194,6 +195,18 @@ pub struct FootprintArgs {
     json: bool,
 }
 
+/// `--bench` names, listed in help and errors.
+fn benchmark_parser() -> impl TypedValueParser<Value = Benchmark> {
+    PossibleValuesParser::new(Benchmark::ALL.map(Benchmark::name))
+        .try_map(|s| Benchmark::from_name(&s).ok_or("unknown benchmark"))
+}
+
+/// `--conditions` names, listed in help and errors.
+fn condition_parser() -> impl TypedValueParser<Value = Condition> {
+    PossibleValuesParser::new(CONDITION_NAMES)
+        .try_map(|s| Condition::from_name(&s).ok_or("unknown condition"))
+}
+
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("lull audit: {msg}");
     ExitCode::FAILURE
@@ -210,11 +223,11 @@ fn filter_of(a: &AnalysisArgs) -> TaskFilter {
 pub fn run(cmd: AuditCommand) -> ExitCode {
     match cmd {
         AuditCommand::Record(a) => record(a),
-        AuditCommand::Dump(a) => dump(a),
-        AuditCommand::Stats(a) => stats(a),
-        AuditCommand::Tlp(a) => tlp(a),
-        AuditCommand::Latency(a) => latency(a),
-        AuditCommand::Export(a) => export(a),
+        AuditCommand::Dump(a) => with_input(&a.file, false, |i| dump(&a, &i)),
+        AuditCommand::Stats(a) => with_input(&a.file, false, |i| stats(&a, &i)),
+        AuditCommand::Tlp(a) => with_input(&a.file, a.ftrace, |i| tlp(&a, &i)),
+        AuditCommand::Latency(a) => with_input(&a.file, a.ftrace, |i| latency(&a, &i)),
+        AuditCommand::Export(a) => with_input(&a.file, a.ftrace, |i| export(&a, &i)),
         AuditCommand::Validate(a) => {
             let cfg = ValidationConfig {
                 run_ms: a.run_ms,
@@ -253,32 +266,10 @@ pub fn run(cmd: AuditCommand) -> ExitCode {
                 }
             }
             if !a.conditions.is_empty() {
-                use experiments::Condition;
-                cfg.conditions = a
-                    .conditions
-                    .iter()
-                    .map(|c| match c.as_str() {
-                        "off" => Condition::Off,
-                        "noex" => Condition::NoEx,
-                        "every-1s" => Condition::EveryMs(1000),
-                        "every-0.5s" => Condition::EveryMs(500),
-                        "every-0.25s" => Condition::EveryMs(250),
-                        "every-0.1s" => Condition::EveryMs(100),
-                        "spin" => Condition::Continuous,
-                        _ => Condition::Poll,
-                    })
-                    .collect();
+                cfg.conditions = a.conditions;
             }
             if !a.bench.is_empty() {
-                cfg.benchmarks = a
-                    .bench
-                    .iter()
-                    .map(|b| match b.as_str() {
-                        "compute" => experiments::Benchmark::Compute,
-                        "io" => experiments::Benchmark::Io,
-                        _ => experiments::Benchmark::Sched,
-                    })
-                    .collect();
+                cfg.benchmarks = a.bench;
             }
             match experiments::perturbation(&cfg) {
                 Ok(r) if a.json => print_json(&r),
@@ -396,15 +387,19 @@ fn record(a: RecordArgs) -> ExitCode {
     }
 }
 
-fn load_log(path: &std::path::Path, ftrace: bool) -> Result<files::Input, ExitCode> {
-    files::load(path, ftrace).map_err(fail)
+/// Runs `f` on the loaded log or ftrace file.
+fn with_input(
+    path: &std::path::Path,
+    ftrace: bool,
+    f: impl FnOnce(files::Input) -> ExitCode,
+) -> ExitCode {
+    match files::load(path, ftrace) {
+        Ok(input) => f(input),
+        Err(e) => fail(e),
+    }
 }
 
-fn dump(a: DumpArgs) -> ExitCode {
-    let input = match load_log(&a.file, false) {
-        Ok(i) => i,
-        Err(c) => return c,
-    };
+fn dump(a: &DumpArgs, input: &files::Input) -> ExitCode {
     let mut out = String::new();
     if a.csv {
         out.push_str("seq,ring,ts_ns,kind,cpu,tgid,tid,comm,prio,rq_len,exec_ns,switches,flags\n");
@@ -447,11 +442,7 @@ fn dump(a: DumpArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn stats(a: FileArgs) -> ExitCode {
-    let input = match load_log(&a.file, false) {
-        Ok(i) => i,
-        Err(c) => return c,
-    };
+fn stats(a: &FileArgs, input: &files::Input) -> ExitCode {
     let s = lull_audit::log::stats(&input.log);
     if a.json {
         return print_json(&s);
@@ -492,19 +483,8 @@ fn stats(a: FileArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn tlp(a: AnalysisArgs) -> ExitCode {
-    let input = match load_log(&a.file, a.ftrace) {
-        Ok(i) => i,
-        Err(c) => return c,
-    };
-    let st = lull_audit::log::stats(&input.log);
-    let rep = lull_audit::tlp::analyze(
-        &input.log.records,
-        input.log.header.rings,
-        &filter_of(&a),
-        a.window_ms * 1_000_000,
-        st.gap_records,
-    );
+fn tlp(a: &AnalysisArgs, input: &files::Input) -> ExitCode {
+    let rep = lull_audit::tlp::analyze_log(&input.log, &filter_of(a), a.window_ms * 1_000_000);
     if a.json {
         return print_json(&json!({
             "tlp": rep.tlp,
@@ -537,12 +517,8 @@ fn tlp(a: AnalysisArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn latency(a: AnalysisArgs) -> ExitCode {
-    let input = match load_log(&a.file, a.ftrace) {
-        Ok(i) => i,
-        Err(c) => return c,
-    };
-    let rep = lull_audit::latency::analyze(&input.log.records, &filter_of(&a));
+fn latency(a: &AnalysisArgs, input: &files::Input) -> ExitCode {
+    let rep = lull_audit::latency::analyze(&input.log.records, &filter_of(a));
     if a.json {
         return print_json(&rep);
     }
@@ -567,20 +543,8 @@ fn latency(a: AnalysisArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn export(a: ExportArgs) -> ExitCode {
-    let input = match load_log(&a.file, a.ftrace) {
-        Ok(i) => i,
-        Err(c) => return c,
-    };
-    let rings = input.log.header.rings;
-    let rep = lull_audit::tlp::analyze(
-        &input.log.records,
-        rings,
-        &TaskFilter::all(),
-        a.window_ms * 1_000_000,
-        0,
-    );
-    let v = lull_audit::perfetto::export(&input.log.records, rings, &rep);
+fn export(a: &ExportArgs, input: &files::Input) -> ExitCode {
+    let v = lull_audit::perfetto::export_log(&input.log, a.window_ms * 1_000_000);
     let text = match serde_json::to_string(&v) {
         Ok(t) => t,
         Err(e) => return fail(e),
@@ -660,7 +624,7 @@ pub fn perturbation_table(r: &PerturbationReport) -> String {
         let _ = writeln!(
             t,
             "{:<8} {:<12} {:>9.4} {:>8.2} {:>9.4} {:>9.4} {:>9.2} {:>9.2} {:>9.2} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>9}",
-            format!("{:?}", x.benchmark).to_lowercase(), x.condition, x.mean_s, x.max_dev_pct, x.median_s, x.min_s, x.slowdown_pct, x.slowdown_median_pct, x.slowdown_min_pct, x.kernel_events, x.records, x.kernel_lost, x.extraction_cpu_ms,
+            x.benchmark.name(), x.condition, x.mean_s, x.max_dev_pct, x.median_s, x.min_s, x.slowdown_pct, x.slowdown_median_pct, x.slowdown_min_pct, x.kernel_events, x.records, x.kernel_lost, x.extraction_cpu_ms,
             x.overhead_ns_per_event.map_or("-".into(), |v| format!("{v:.0}"))
         );
     }

@@ -217,42 +217,24 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
     for r in latency.iter().chain(&idle) {
         let _ = writeln!(t, "{}", row(r));
     }
-    let esm = &latency[0];
-    let esm_idle = &idle[0];
-    let mut changes = Vec::new();
+    let changes = live::esm_vs_baselines(&latency, &idle);
     let _ = writeln!(
         t,
         "ESM relative to each baseline (change of ESM's figure; tracking-20s, then idle):"
     );
-    // ESM's figure relative to the baseline's, in percent (-100 = ESM needs none of it); `None`
-    // when the baseline's figure is zero.
-    let change = |e: f64, b: f64| (b > 0.0).then(|| 100.0 * (e / b - 1.0));
     let show =
         |c: Option<f64>| c.map_or_else(|| "n/a (baseline 0)".to_owned(), |c| format!("{c:+.1}%"));
-    for (b, bi) in latency.iter().zip(&idle).skip(1) {
-        let lat = change(
-            esm.latency_us.mean.unwrap_or(0.0),
-            b.latency_us.mean.unwrap_or(0.0),
-        );
-        let wk = change(esm.wakeups_per_s, b.wakeups_per_s);
-        let iwk = change(esm_idle.wakeups_per_s, bi.wakeups_per_s);
+    for c in &changes {
         let _ = writeln!(
             t,
             "  vs {:<20} mean latency {}  wake-ups {}  idle wake-ups {:.1}/s -> {:.1}/s ({})",
-            b.model.name(),
-            show(lat),
-            show(wk),
-            bi.wakeups_per_s,
-            esm_idle.wakeups_per_s,
-            show(iwk)
+            c.baseline.name(),
+            show(c.mean_latency_change_pct),
+            show(c.wakeups_change_pct),
+            c.idle_wakeups_per_s.baseline,
+            c.idle_wakeups_per_s.esm,
+            show(c.idle_wakeups_change_pct)
         );
-        changes.push(json!({
-            "baseline": b.model.name(),
-            "mean_latency_change_pct": lat,
-            "wakeups_change_pct": wk,
-            "idle_wakeups_per_s": { "baseline": bi.wakeups_per_s, "esm": esm_idle.wakeups_per_s },
-            "idle_wakeups_change_pct": iwk,
-        }));
     }
     let json: Value = json!({ "tracking_20s": latency, "idle": idle, "esm_vs_baselines": changes });
     Ok(crate::reproduce::Section {

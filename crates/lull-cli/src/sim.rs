@@ -85,12 +85,7 @@ pub fn table(r: &ExperimentResult) -> String {
             m.events_handled
         );
     }
-    let ours_name = if r.models.contains_key("esm-kds-guis") {
-        "esm-kds-guis"
-    } else {
-        "esm"
-    };
-    if let Some(ours) = r.models.get(ours_name) {
+    if let Some((ours_name, ours)) = r.ours() {
         for (name, base) in r.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
             let lat = latency_change_ms(base, ours)
                 .map_or_else(|| "-".to_owned(), |d| format!("{d:+.2} ms"));
@@ -114,12 +109,7 @@ pub fn table(r: &ExperimentResult) -> String {
 #[must_use]
 pub fn to_value(r: &ExperimentResult) -> Value {
     let mut v = json!(r);
-    let ours_name = if r.models.contains_key("esm-kds-guis") {
-        "esm-kds-guis"
-    } else {
-        "esm"
-    };
-    if let Some(ours) = r.models.get(ours_name) {
+    if let Some((ours_name, ours)) = r.ours() {
         let mut red = serde_json::Map::new();
         for (name, base) in r.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
             red.insert(

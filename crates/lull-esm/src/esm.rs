@@ -290,7 +290,8 @@ impl Esm {
                 &mut self.counters,
                 self.queue_bound,
                 record,
-                Delivery::Event { handler, event },
+                handler,
+                event,
                 |d| push(Push { app, delivery: d }),
             );
         }
@@ -440,9 +441,11 @@ fn dispatch(
     counters: &mut EsmCounters,
     queue_bound: usize,
     record: &mut AppRecord,
-    delivery: Delivery,
+    handler: HandlerId,
+    event: AppEvent,
     push: impl FnOnce(Delivery),
 ) {
+    let delivery = Delivery::Event { handler, event };
     counters.dispatched += 1;
     record.counters.dispatched += 1;
     if record.state == AppState::EvWait {
@@ -465,9 +468,6 @@ fn dispatch(
     }
     counters.overflow_dropped += 1;
     record.counters.overflow_dropped += 1;
-    let Delivery::Event { event, .. } = delivery else {
-        unreachable!("only events are dispatched");
-    };
     match record.queue.back_mut() {
         Some(Delivery::Overflow { dropped, last, .. }) => {
             *dropped += 1;

@@ -468,11 +468,8 @@ impl Subject for Broken {
     }
     fn wait(&mut self, app: AppId) -> Option<Push> {
         if let Some(p) = self.held.filter(|p| p.app == app) {
+            // Duplicate: the same push again. Reorder: the next one went out first; now this.
             self.held = None;
-            if matches!(self.fault, Fault::DuplicateQueued) {
-                return Some(p);
-            }
-            // Reorder: the next one went out first; now the held one.
             return Some(p);
         }
         let p = Subject::wait(&mut self.inner, app)?;

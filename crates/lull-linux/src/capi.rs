@@ -76,15 +76,18 @@ fn to_c(ev: &AppEvent) -> LullEvent {
     }
 }
 
+/// Where a thread connects without a path: `$LULL_SOCKET`, else the default socket.
+fn default_path() -> PathBuf {
+    std::env::var_os("LULL_SOCKET").map_or_else(crate::sys::default_socket_path, PathBuf::from)
+}
+
 fn with_client(f: impl FnOnce(&mut EsmClient) -> c_int) -> c_int {
     CLIENT.with(|cell| {
         let Ok(mut slot) = cell.try_borrow_mut() else {
             return ESM_ERR_REENTRANT;
         };
         if slot.is_none() {
-            let path = std::env::var_os("LULL_SOCKET")
-                .map_or_else(crate::sys::default_socket_path, PathBuf::from);
-            match EsmClient::connect(&path) {
+            match EsmClient::connect(&default_path()) {
                 Ok(c) => *slot = Some(c),
                 Err(e) => return code(&e),
             }
@@ -101,7 +104,7 @@ fn with_client(f: impl FnOnce(&mut EsmClient) -> c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn esm_connect(path: *const c_char) -> c_int {
     let path = if path.is_null() {
-        std::env::var_os("LULL_SOCKET").map_or_else(crate::sys::default_socket_path, PathBuf::from)
+        default_path()
     } else {
         // SAFETY: the caller promises a valid NUL-terminated string.
         match unsafe { CStr::from_ptr(path) }.to_str() {

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+use crate::live::LatencyUs;
 use crate::sys::{self, monotonic_ns, EventFd};
 
 /// Message size: the protocol's `Event` message.
@@ -27,7 +28,7 @@ pub const MESSAGE_BYTES: usize = 36;
 /// Default number of one-way trips per channel.
 pub const DEFAULT_TRIPS: u32 = 20_000;
 
-/// One channel's one-way wake-up latency.
+/// One channel's one-way wake-up latency (nearest-rank percentiles, as [`LatencyUs`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ChannelResult {
     pub channel: &'static str,
@@ -37,16 +38,14 @@ pub struct ChannelResult {
     pub mean_us: f64,
 }
 
-fn summarize(channel: &'static str, mut ns: Vec<u64>) -> ChannelResult {
-    ns.sort_unstable();
-    let at = |p: f64| ns[((p * ns.len() as f64) as usize).min(ns.len() - 1)] as f64 / 1e3;
-    let mean_us = ns.iter().sum::<u64>() as f64 / ns.len() as f64 / 1e3;
+fn summarize(channel: &'static str, ns: &[u64]) -> ChannelResult {
+    let l = LatencyUs::of(ns);
     ChannelResult {
         channel,
         trips: ns.len() as u32,
-        p50_us: at(0.5),
-        p99_us: at(0.99),
-        mean_us,
+        p50_us: l.p50.unwrap_or_default(),
+        p99_us: l.p99.unwrap_or_default(),
+        mean_us: l.mean.unwrap_or_default(),
     }
 }
 
@@ -84,7 +83,7 @@ fn ping_pong(
         .join()
         .map_err(|_| io::Error::other("echo thread panicked"))??;
     lat.append(&mut other);
-    Ok(summarize(channel, lat))
+    Ok(summarize(channel, &lat))
 }
 
 struct Seq(std::os::fd::OwnedFd);
@@ -109,6 +108,19 @@ fn new_slot() -> Slot {
     Arc::new(Mutex::new([0; MESSAGE_BYTES]))
 }
 
+/// Writes a stamp into `slot`'s message.
+fn put(slot: &Slot, stamp_ns: u64) -> io::Result<()> {
+    slot.lock().map_err(|_| io::Error::other("poisoned"))?[..8]
+        .copy_from_slice(&stamp_ns.to_le_bytes());
+    Ok(())
+}
+
+/// Reads the stamp of `slot`'s message.
+fn take(slot: &Slot) -> io::Result<u64> {
+    let m = slot.lock().map_err(|_| io::Error::other("poisoned"))?;
+    Ok(u64::from_le_bytes(m[..8].try_into().expect("8 bytes")))
+}
+
 struct ShmEventfd {
     out_slot: Slot,
     out_wake: Arc<EventFd>,
@@ -117,10 +129,7 @@ struct ShmEventfd {
 }
 impl End for ShmEventfd {
     fn send(&mut self, stamp_ns: u64) -> io::Result<()> {
-        self.out_slot
-            .lock()
-            .map_err(|_| io::Error::other("poisoned"))?[..8]
-            .copy_from_slice(&stamp_ns.to_le_bytes());
+        put(&self.out_slot, stamp_ns)?;
         self.out_wake.signal()
     }
     fn recv(&mut self) -> io::Result<u64> {
@@ -148,11 +157,7 @@ impl End for ShmEventfd {
                 Err(e) => return Err(e),
             }
         }
-        let m = self
-            .in_slot
-            .lock()
-            .map_err(|_| io::Error::other("poisoned"))?;
-        Ok(u64::from_le_bytes(m[..8].try_into().expect("8 bytes")))
+        take(&self.in_slot)
     }
 }
 
@@ -179,10 +184,7 @@ fn futex(word: &AtomicU32, op: libc::c_int, val: u32) {
 
 impl End for ShmFutex {
     fn send(&mut self, stamp_ns: u64) -> io::Result<()> {
-        self.out_slot
-            .lock()
-            .map_err(|_| io::Error::other("poisoned"))?[..8]
-            .copy_from_slice(&stamp_ns.to_le_bytes());
+        put(&self.out_slot, stamp_ns)?;
         self.out_seq.fetch_add(1, Ordering::Release);
         futex(&self.out_seq, libc::FUTEX_WAKE, 1);
         Ok(())
@@ -196,11 +198,7 @@ impl End for ShmFutex {
             }
             futex(&self.in_seq, libc::FUTEX_WAIT, now);
         }
-        let m = self
-            .in_slot
-            .lock()
-            .map_err(|_| io::Error::other("poisoned"))?;
-        Ok(u64::from_le_bytes(m[..8].try_into().expect("8 bytes")))
+        take(&self.in_slot)
     }
 }
 

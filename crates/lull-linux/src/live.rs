@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use lull_model::time::{NS_PER_MS, NS_PER_S};
+use lull_model::stats::nearest_rank;
+use lull_model::time::{ns_to_us, NS_PER_MS, NS_PER_S, NS_PER_US};
 use lull_workload::{Trace, TraceError};
 
 use crate::daemon::{Daemon, DaemonConfig, DaemonError};
@@ -151,16 +152,13 @@ impl LatencyUs {
         }
         let mut s = samples_ns.to_vec();
         s.sort_unstable();
-        let rank = |p: f64| {
-            let i = ((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
-            s[i] as f64 / 1e3
-        };
-        let mean = s.iter().map(|&v| v as f64).sum::<f64>() / s.len() as f64 / 1e3;
+        let rank = |percent| nearest_rank(&s, percent).map(ns_to_us);
+        let mean = s.iter().map(|&v| v as f64).sum::<f64>() / s.len() as f64 / NS_PER_US as f64;
         LatencyUs {
             mean: Some(mean),
-            p50: Some(rank(0.50)),
-            p99: Some(rank(0.99)),
-            max: Some(s[s.len() - 1] as f64 / 1e3),
+            p50: rank(50),
+            p99: rank(99),
+            max: Some(ns_to_us(s[s.len() - 1])),
         }
     }
 }
@@ -265,7 +263,11 @@ fn thread_err<E: std::fmt::Display>(e: E) -> LiveError {
 /// [`LiveError`] when the stack cannot be set up or measured.
 pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     if let Some(trace) = &spec.trace {
-        if let Some(e) = trace.events.iter().find(|e| !e.raw_is_input()) {
+        if let Some(e) = trace
+            .events
+            .iter()
+            .find(|e| !lull_esm::interpret(e.raw).0.is_input())
+        {
             return Err(LiveError::NotInput(e.raw));
         }
     }
@@ -411,15 +413,14 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     start_tx.send(start_ns).map_err(thread_err)?;
     settle(&stack_threads);
     let window = Window::open(&stack_threads)?;
-    let measured = if let Some(trace) = &spec.trace {
+    if let Some(trace) = &spec.trace {
         let last_ns = start_ns + trace.span_ns() + DRAIN_NS;
         let wait = Duration::from_nanos(last_ns.saturating_sub(sys::monotonic_ns()));
         let _ = done_rx.recv_timeout(wait);
-        window.close()
     } else {
         thread::sleep(Duration::from_secs(spec.idle_s));
-        window.close()
-    };
+    }
+    let measured = window.close();
     for stop in &stops {
         stop();
     }
@@ -443,7 +444,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
     let (delivered, latencies) = app.map_or((0, Vec::new()), |a| (a.delivered, a.latencies_ns));
-    let window_s = window_ns as f64 / 1e9;
+    let window_s = window_ns as f64 / NS_PER_S as f64;
     let wakeups: u64 = threads.iter().map(|t| t.wakeups).sum();
     Ok(LiveReport {
         model: spec.model,
@@ -463,17 +464,57 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     })
 }
 
-trait RawIsInput {
-    fn raw_is_input(&self) -> bool;
+/// ESM's figure relative to a baseline's, in percent (-100 = ESM needs none of it); `None` when
+/// the baseline's figure is zero.
+#[must_use]
+pub fn change_pct(esm: f64, baseline: f64) -> Option<f64> {
+    (baseline > 0.0).then(|| 100.0 * (esm / baseline - 1.0))
 }
 
-impl RawIsInput for lull_workload::TimedEvent {
-    fn raw_is_input(&self) -> bool {
-        !matches!(
-            self.raw,
-            lull_model::RawEvent::Net { .. } | lull_model::RawEvent::Timer { .. }
-        )
-    }
+/// Idle wake-ups per second of a baseline and of ESM.
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
+pub struct IdleWakeups {
+    pub baseline: f64,
+    pub esm: f64,
+}
+
+/// ESM against one baseline, each in percent by [`change_pct`].
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
+pub struct EsmVsBaseline {
+    pub baseline: Model,
+    /// Change of the mean latency under input.
+    pub mean_latency_change_pct: Option<f64>,
+    /// Change of the wake-ups per second under input.
+    pub wakeups_change_pct: Option<f64>,
+    pub idle_wakeups_per_s: IdleWakeups,
+    pub idle_wakeups_change_pct: Option<f64>,
+}
+
+/// ESM against every baseline, from one latency run and one idle run per model; `latency[i]` and
+/// `idle[i]` are of the same model, and the ESM's come first (as in [`Model::ALL`]).
+#[must_use]
+pub fn esm_vs_baselines(latency: &[LiveReport], idle: &[LiveReport]) -> Vec<EsmVsBaseline> {
+    let (Some(esm), Some(esm_idle)) = (latency.first(), idle.first()) else {
+        return Vec::new();
+    };
+    latency
+        .iter()
+        .zip(idle)
+        .skip(1)
+        .map(|(b, bi)| EsmVsBaseline {
+            baseline: b.model,
+            mean_latency_change_pct: change_pct(
+                esm.latency_us.mean.unwrap_or(0.0),
+                b.latency_us.mean.unwrap_or(0.0),
+            ),
+            wakeups_change_pct: change_pct(esm.wakeups_per_s, b.wakeups_per_s),
+            idle_wakeups_per_s: IdleWakeups {
+                baseline: bi.wakeups_per_s,
+                esm: esm_idle.wakeups_per_s,
+            },
+            idle_wakeups_change_pct: change_pct(esm_idle.wakeups_per_s, bi.wakeups_per_s),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -489,6 +530,13 @@ mod tests {
         assert_eq!(l.max, Some(100.0));
         assert_eq!(l.mean, Some(50.5));
         assert_eq!(LatencyUs::of(&[]), LatencyUs::default());
+    }
+
+    #[test]
+    fn changes_are_relative_to_the_baseline_and_undefined_against_zero() {
+        assert_eq!(change_pct(25.0, 100.0), Some(-75.0));
+        assert_eq!(change_pct(0.0, 125.0), Some(-100.0));
+        assert_eq!(change_pct(0.0, 0.0), None);
     }
 
     #[test]

@@ -10,6 +10,8 @@
 use std::fs;
 use std::io;
 
+use lull_model::time::{ns_to_ms, NS_PER_S};
+
 use crate::sys::gettid;
 
 /// Why a thread's counters could not be read.
@@ -140,7 +142,7 @@ impl Window {
     /// As [`sample`].
     pub fn close(&self) -> Result<(Vec<ThreadDelta>, u64), MeasureError> {
         let end_ns = crate::sys::monotonic_ns();
-        let secs = (end_ns - self.start_ns) as f64 / 1e9;
+        let secs = (end_ns - self.start_ns) as f64 / NS_PER_S as f64;
         let mut out = Vec::new();
         for (t, before) in &self.threads {
             let after = sample(t.tid)?;
@@ -154,7 +156,7 @@ impl Window {
                     0.0
                 },
                 involuntary_switches: after.involuntary - before.involuntary,
-                cpu_ms: (after.run_ns - before.run_ns) as f64 / 1e6,
+                cpu_ms: ns_to_ms(after.run_ns - before.run_ns),
             });
         }
         Ok((out, end_ns - self.start_ns))

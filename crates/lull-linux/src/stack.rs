@@ -27,6 +27,7 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
 use lull_esm::interpret;
+use lull_model::time::NS_PER_MS;
 use lull_model::{AppEvent, EventKind, EventSeq, HandlerId, RawEvent};
 use lull_workload::Trace;
 
@@ -37,11 +38,11 @@ use crate::replay::{ReplayCounters, ReplaySource};
 use crate::sys::{self, monotonic_ns, EventFd, TimerFd};
 
 /// Seed 000's polling interval: 16 ms, about one 60 Hz frame.
-pub const PULL_PERIOD_NS: u64 = 16_000_000;
+pub const PULL_PERIOD_NS: u64 = 16 * NS_PER_MS;
 /// Where in the hub's 16 ms period the app polls. 1 ms after the hub — the phase most favourable
 /// to the baseline short of racing the hub: an event the hub picks up reaches the handler about
 /// 1 ms later instead of up to a whole period later.
-pub const PULL_APP_PHASE_NS: u64 = 1_000_000;
+pub const PULL_APP_PHASE_NS: u64 = NS_PER_MS;
 /// A 60 Hz display's frame period (Android's vsync).
 pub const VSYNC_PERIOD_NS: u64 = 16_666_667;
 
@@ -297,6 +298,11 @@ impl Hub {
     }
 }
 
+/// Whether `timer` has expired since last asked (consuming the expirations).
+fn fired(timer: Option<&TimerFd>) -> bool {
+    timer.map_or(0, |t| t.take_expirations().unwrap_or(0)) > 0
+}
+
 fn next_boundary(now_ns: u64, period_ns: u64, phase_ns: u64) -> u64 {
     let base = now_ns.saturating_sub(phase_ns);
     (base / period_ns + 1) * period_ns + phase_ns
@@ -363,12 +369,7 @@ pub fn run_hub(
             lp.insert(Box::new(FnSource {
                 fd: tfd,
                 f: |h: &mut Hub, _: &mut LoopCtl<Hub>| {
-                    if h.vsync
-                        .as_ref()
-                        .and_then(|v| v.take_expirations().ok())
-                        .unwrap_or(0)
-                        > 0
-                    {
+                    if fired(h.vsync.as_ref()) {
                         h.vsync_armed = false;
                         h.flush();
                     }
@@ -449,6 +450,23 @@ impl BaselineApp {
     }
 }
 
+/// The app's socket, for the apps that block on it: handle what arrived, ask for a frame (a no-op
+/// without a frame timer), and stop when the hub has gone.
+fn socket_source(sock: RawFd) -> Box<dyn Source<BaselineApp>> {
+    Box::new(FnSource {
+        fd: sock,
+        f: |a: &mut BaselineApp, ctl: &mut LoopCtl<BaselineApp>| {
+            a.drain();
+            a.request_frame();
+            if a.hub_gone {
+                ctl.stop();
+                return PostAction::Remove;
+            }
+            PostAction::Continue
+        },
+    })
+}
+
 /// Runs a baseline app on this thread until the hub closes its end (or `stop`). Returns the app.
 ///
 /// # Errors
@@ -479,43 +497,17 @@ pub fn run_baseline_app(
             ))
         }
         Model::BlockingMiddleware => {
-            lp.insert(Box::new(FnSource {
-                fd: sock,
-                f: |a: &mut BaselineApp, ctl: &mut LoopCtl<BaselineApp>| {
-                    a.drain();
-                    if a.hub_gone {
-                        ctl.stop();
-                        return PostAction::Remove;
-                    }
-                    PostAction::Continue
-                },
-            }))?;
+            lp.insert(socket_source(sock))?;
         }
         Model::VsyncBatched => {
             let timer = TimerFd::new()?;
             let tfd = timer.raw();
             st.frame = Some(timer);
-            lp.insert(Box::new(FnSource {
-                fd: sock,
-                f: |a: &mut BaselineApp, ctl: &mut LoopCtl<BaselineApp>| {
-                    a.drain();
-                    a.request_frame();
-                    if a.hub_gone {
-                        ctl.stop();
-                        return PostAction::Remove;
-                    }
-                    PostAction::Continue
-                },
-            }))?;
+            lp.insert(socket_source(sock))?;
             lp.insert(Box::new(FnSource {
                 fd: tfd,
                 f: |a: &mut BaselineApp, _: &mut LoopCtl<BaselineApp>| {
-                    if a.frame
-                        .as_ref()
-                        .and_then(|f| f.take_expirations().ok())
-                        .unwrap_or(0)
-                        > 0
-                    {
+                    if fired(a.frame.as_ref()) {
                         a.frame_armed = false;
                         a.app.on_frame();
                         // Keep ticking while input keeps coming; stop after a quiet frame.

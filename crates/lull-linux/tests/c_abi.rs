@@ -1,15 +1,18 @@
 //! The C ABI of `include/lull.h`, called as a C program would, against a real daemon.
 
+mod common;
+
 use std::ffi::CString;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::thread;
 
+use common::TestDaemon;
+use lull_esm::EsmConfig;
 use lull_linux::capi::{
     esm_connect, esm_disconnect, esm_register, esm_strerror, esm_wait, LullEvent, ESM_ERR_BAD_KIND,
     ESM_ERR_CONNECT, ESM_ERR_DAEMON_GONE, ESM_OK,
 };
-use lull_linux::daemon::{Daemon, DaemonConfig};
 use lull_linux::evdev::EvdevEncoder;
 use lull_linux::sys;
 use lull_model::{RawEvent, TouchPhase};
@@ -26,23 +29,10 @@ extern "C" fn on_press(ev: *const LullEvent) {
 
 #[test]
 fn register_wait_and_daemon_gone_through_the_c_abi() {
-    let path = std::env::temp_dir().join(format!("lull-capi-{}.sock", std::process::id()));
     let (r, w) = sys::pipe(false).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let p = path.clone();
-    let daemon = thread::spawn(move || {
-        let mut d = Daemon::bind(&DaemonConfig {
-            socket_path: p,
-            ..DaemonConfig::default()
-        })
-        .unwrap();
-        d.add_evdev(r).unwrap();
-        tx.send(d.stopper()).unwrap();
-        d.run().unwrap()
-    });
-    let stopper = rx.recv().unwrap();
+    let daemon = TestDaemon::start("capi", EsmConfig::default(), move |d| d.add_evdev(r));
 
-    let cpath = CString::new(path.to_str().unwrap()).unwrap();
+    let cpath = CString::new(daemon.path.to_str().unwrap()).unwrap();
     let missing = CString::new("/nonexistent/lull.sock").unwrap();
     // SAFETY: valid NUL-terminated strings.
     assert_eq!(unsafe { esm_connect(missing.as_ptr()) }, ESM_ERR_CONNECT);
@@ -73,8 +63,7 @@ fn register_wait_and_daemon_gone_through_the_c_abi() {
     assert_eq!(LAST_KIND.load(Ordering::SeqCst), 1);
     let _w = writer.join().unwrap();
 
-    stopper.stop();
-    daemon.join().unwrap().accounting.unwrap();
+    daemon.stop().accounting.unwrap();
     assert_eq!(esm_wait(), ESM_ERR_DAEMON_GONE);
     // SAFETY: esm_strerror returns a static NUL-terminated string.
     let msg = unsafe { std::ffi::CStr::from_ptr(esm_strerror(ESM_ERR_DAEMON_GONE)) };

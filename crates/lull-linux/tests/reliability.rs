@@ -4,16 +4,18 @@
 //! Waiting for the daemon to reach a state is done by asking it (the `Stats` request) until it
 //! answers as expected — a request/response loop, never a sleep.
 
+mod common;
+
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::TestDaemon;
 use lull_esm::EsmConfig;
 use lull_linux::client::{ClientError, EsmClient, Handled};
-use lull_linux::daemon::{Daemon, DaemonConfig, DaemonReport, Stopper};
+use lull_linux::daemon::DaemonReport;
 use lull_linux::evdev::EvdevEncoder;
 use lull_linux::protocol::{ErrorCode, StatsReply};
 use lull_linux::sys;
@@ -22,46 +24,20 @@ use lull_model::{EventKind, RawEvent, TouchPhase};
 /// A guard against a broken daemon hanging the suite; never reached when things work.
 const GIVE_UP: Duration = Duration::from_secs(20);
 
-fn socket_path(tag: &str) -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    std::env::temp_dir().join(format!(
-        "lull-test-{tag}-{}-{}.sock",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
-}
-
 struct Running {
-    path: PathBuf,
-    stopper: Stopper,
+    daemon: TestDaemon,
     device: OwnedFd,
     enc: EvdevEncoder,
-    handle: thread::JoinHandle<DaemonReport>,
 }
 
 impl Running {
     fn start(tag: &str, queue_bound: usize) -> Running {
-        let path = socket_path(tag);
         let (r, w) = sys::pipe(false).unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let p = path.clone();
-        let handle = thread::spawn(move || {
-            let mut d = Daemon::bind(&DaemonConfig {
-                socket_path: p,
-                esm: EsmConfig { queue_bound },
-            })
-            .unwrap();
-            d.add_evdev(r).unwrap();
-            tx.send(d.stopper()).unwrap();
-            d.run().unwrap()
-        });
-        let stopper = rx.recv().unwrap();
+        let daemon = TestDaemon::start(tag, EsmConfig { queue_bound }, move |d| d.add_evdev(r));
         Running {
-            path,
-            stopper,
+            daemon,
             device: w,
             enc: EvdevEncoder::new(),
-            handle,
         }
     }
 
@@ -75,8 +51,7 @@ impl Running {
     }
 
     fn stop(self) -> DaemonReport {
-        self.stopper.stop();
-        self.handle.join().unwrap()
+        self.daemon.stop()
     }
 }
 
@@ -133,10 +108,10 @@ fn crash_child() {
 #[test]
 fn crashed_app_leaves_nothing_behind_and_others_keep_being_served() {
     let mut d = Running::start("crash", 64);
-    let mut control = EsmClient::connect(&d.path).unwrap();
+    let mut control = EsmClient::connect(&d.daemon.path).unwrap();
 
     // A well-behaved app on its own thread, counting presses.
-    let path = d.path.clone();
+    let path = d.daemon.path.clone();
     let (got_tx, got_rx) = std::sync::mpsc::channel();
     let good = thread::spawn(move || {
         let mut c = EsmClient::connect(&path).unwrap();
@@ -155,7 +130,7 @@ fn crashed_app_leaves_nothing_behind_and_others_keep_being_served() {
             "--nocapture",
             "--test-threads=1",
         ])
-        .env("LULL_CRASH_CHILD_SOCKET", &d.path)
+        .env("LULL_CRASH_CHILD_SOCKET", &d.daemon.path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -200,7 +175,7 @@ fn app_that_stops_waiting_fills_its_queue_then_sees_the_overflow_marker() {
     const BOUND: usize = 8;
     const SENT: u64 = 20;
     let mut d = Running::start("overflow", BOUND);
-    let mut app = EsmClient::connect(&d.path).unwrap();
+    let mut app = EsmClient::connect(&d.daemon.path).unwrap();
     assert_eq!(app.queue_bound() as usize, BOUND);
     let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let s2 = std::rc::Rc::clone(&seen);
@@ -257,7 +232,7 @@ fn app_that_stops_waiting_fills_its_queue_then_sees_the_overflow_marker() {
 #[test]
 fn daemon_going_away_gives_clients_a_clear_error() {
     let d = Running::start("gone", 64);
-    let path = d.path.clone();
+    let path = d.daemon.path.clone();
     let mut control = EsmClient::connect(&path).unwrap();
     let p = path.clone();
     let waiter = thread::spawn(move || {
@@ -284,9 +259,9 @@ fn daemon_going_away_gives_clients_a_clear_error() {
 #[test]
 fn malformed_messages_close_only_that_connection() {
     let mut d = Running::start("malformed", 64);
-    let mut good = EsmClient::connect(&d.path).unwrap();
-    let bad = EsmClient::connect(&d.path).unwrap();
-    let mut control = EsmClient::connect(&d.path).unwrap();
+    let mut good = EsmClient::connect(&d.daemon.path).unwrap();
+    let bad = EsmClient::connect(&d.daemon.path).unwrap();
+    let mut control = EsmClient::connect(&d.daemon.path).unwrap();
     let n = std::rc::Rc::new(std::cell::Cell::new(0));
     let n2 = std::rc::Rc::clone(&n);
     good.register(EventKind::TouchPress, move |_| n2.set(n2.get() + 1))
@@ -327,7 +302,7 @@ fn malformed_messages_close_only_that_connection() {
 fn fuzzed_connections_never_disturb_the_daemon_or_others() {
     const CASES: u32 = 1500;
     let d = Running::start("fuzz", 64);
-    let mut bystander = EsmClient::connect(&d.path).unwrap();
+    let mut bystander = EsmClient::connect(&d.daemon.path).unwrap();
     let mut rng = lull_workload::rng::SplitMix64::new(0x00f0_0d5e_ed00);
     let mut expected_malformed = 0u64;
     for i in 0..CASES {
@@ -338,7 +313,7 @@ fn fuzzed_connections_never_disturb_the_daemon_or_others() {
         }
         let valid = msg.len() <= lull_linux::protocol::MAX_MESSAGE
             && lull_linux::protocol::ClientMsg::decode(&msg).is_ok();
-        let conn = sys::seqpacket_connect(&d.path).unwrap();
+        let conn = sys::seqpacket_connect(&d.daemon.path).unwrap();
         let mut buf = [0u8; 256];
         let (n, _) = sys::recv_msg(conn.as_raw_fd(), &mut buf).unwrap();
         assert!(n > 0, "welcome");
@@ -375,7 +350,7 @@ fn a_burst_of_connections_is_accepted_whole() {
     const BURST: usize = 50;
     let d = Running::start("burst", 64);
     let conns: Vec<OwnedFd> = (0..BURST)
-        .map(|_| sys::seqpacket_connect(&d.path).unwrap())
+        .map(|_| sys::seqpacket_connect(&d.daemon.path).unwrap())
         .collect();
     let mut buf = [0u8; 128];
     for c in &conns {
@@ -385,7 +360,7 @@ fn a_burst_of_connections_is_accepted_whole() {
             lull_linux::protocol::DaemonMsg::Welcome { .. }
         ));
     }
-    let mut control = EsmClient::connect(&d.path).unwrap();
+    let mut control = EsmClient::connect(&d.daemon.path).unwrap();
     assert_eq!(control.stats().unwrap().apps as usize, BURST + 1);
     drop(conns);
     until(&mut control, "burst gone", |s| s.apps == 1);

@@ -7,6 +7,7 @@
 pub mod app;
 pub mod event;
 pub mod ids;
+pub mod stats;
 pub mod thread;
 pub mod time;
 pub mod weight;

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use lull_model::stats::nearest_rank;
 use serde::Serialize;
 
 use crate::spec::{Model, Spec, SpecError};
@@ -29,10 +30,9 @@ impl LatencyStats {
         }
         let n = sorted.len();
         let sum: u128 = sorted.iter().map(|&x| u128::from(x)).sum();
-        let rank = (99 * n).div_ceil(100).max(1);
         LatencyStats {
             mean: Some(sum as f64 / n as f64 / 1e6),
-            p99: Some(sorted[rank - 1] as f64 / 1e6),
+            p99: nearest_rank(sorted, 99).map(|v| v as f64 / 1e6),
             max: Some(sorted[n - 1] as f64 / 1e6),
         }
     }
@@ -81,6 +81,19 @@ pub struct ExperimentResult {
     pub platform: String,
     pub seed: u64,
     pub models: BTreeMap<String, ModelResult>,
+}
+
+impl ExperimentResult {
+    /// The model the others are compared against: ESM+KDS+guiS when the spec ran it, else ESM
+    /// alone; with its name.
+    #[must_use]
+    pub fn ours(&self) -> Option<(&'static str, &ModelResult)> {
+        [Model::EsmKdsGuis, Model::Esm]
+            .into_iter()
+            .map(Model::name)
+            .find(|name| self.models.contains_key(*name))
+            .map(|name| (name, &self.models[name]))
+    }
 }
 
 /// Runs every model of `spec`.

@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 
+use lull_model::time::NS_PER_MS;
 use lull_model::{RawEvent, Screen, Stacking, TouchPhase};
 use lull_workload::rng::SplitMix64;
 use lull_workload::{TimedEvent, Trace, TraceError};
@@ -81,6 +82,14 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> SpecError {
         field,
         reason: reason.into(),
     }
+}
+
+/// A workload's length in ms must be 1..=[`MAX_DURATION_MS`].
+fn check_workload_ms(field: &'static str, ms: u64) -> Result<(), SpecError> {
+    if ms == 0 || ms > MAX_DURATION_MS {
+        return Err(invalid(field, format!("must be 1..={MAX_DURATION_MS}")));
+    }
+    Ok(())
 }
 
 /// The workload of an experiment.
@@ -242,12 +251,7 @@ impl Spec {
                 if trace != "stylus-spiral" {
                     return Err(SpecError::UnknownTrace(trace.clone()));
                 }
-                if *scale_to_ms == 0 || *scale_to_ms > MAX_DURATION_MS {
-                    return Err(invalid(
-                        "workload.scale_to_ms",
-                        format!("must be 1..={MAX_DURATION_MS}"),
-                    ));
-                }
+                check_workload_ms("workload.scale_to_ms", *scale_to_ms)?;
             }
             WorkloadSpec::Messaging {
                 duration_ms,
@@ -257,12 +261,7 @@ impl Spec {
                 key_hold_ms,
                 ..
             } => {
-                if *duration_ms == 0 || *duration_ms > MAX_DURATION_MS {
-                    return Err(invalid(
-                        "workload.duration_ms",
-                        format!("must be 1..={MAX_DURATION_MS}"),
-                    ));
-                }
+                check_workload_ms("workload.duration_ms", *duration_ms)?;
                 if chars_min > chars_max || *chars_min == 0 {
                     return Err(invalid(
                         "workload.chars_min",
@@ -282,12 +281,7 @@ impl Spec {
                 decode_cycles_per_frame,
                 ..
             } => {
-                if *duration_ms == 0 || *duration_ms > MAX_DURATION_MS {
-                    return Err(invalid(
-                        "workload.duration_ms",
-                        format!("must be 1..={MAX_DURATION_MS}"),
-                    ));
-                }
+                check_workload_ms("workload.duration_ms", *duration_ms)?;
                 if !(1..=240_000).contains(fps_milli) {
                     return Err(invalid("workload.fps_milli", "must be 1..=240000"));
                 }
@@ -334,7 +328,7 @@ impl Spec {
         match &self.workload {
             WorkloadSpec::Trace { scale_to_ms, .. } => {
                 let t = Trace::parse(STYLUS_SPIRAL_TRACE)?;
-                Ok(t.scaled_to(scale_to_ms * 1_000_000)?.events)
+                Ok(t.scaled_to(scale_to_ms * NS_PER_MS)?.events)
             }
             WorkloadSpec::Messaging {
                 duration_ms,
@@ -405,11 +399,11 @@ impl Spec {
     /// As [`Spec::input_events`].
     pub fn duration_ns(&self) -> Result<u64, SpecError> {
         let body = match &self.workload {
-            WorkloadSpec::Trace { scale_to_ms, .. } => scale_to_ms * 1_000_000,
+            WorkloadSpec::Trace { scale_to_ms, .. } => scale_to_ms * NS_PER_MS,
             WorkloadSpec::Messaging { duration_ms, .. }
-            | WorkloadSpec::Video { duration_ms, .. } => duration_ms * 1_000_000,
+            | WorkloadSpec::Video { duration_ms, .. } => duration_ms * NS_PER_MS,
         };
-        Ok(body + self.tail_ms * 1_000_000)
+        Ok(body + self.tail_ms * NS_PER_MS)
     }
 }
 

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, VecDeque};
 use lull_audit::ring::RingCounters;
 use lull_audit::{AuditEventKind, AuditLog, AuditRecord, Comm, LogHeader, LogSummary};
 use lull_esm::{Delivery, Esm, EsmConfig, Push};
+use lull_model::time::{NS_PER_MS, NS_PER_S, NS_PER_US};
 use lull_model::weight::nice_to_weight;
 use lull_model::{AppId, EventKind, HandlerId, ThreadCategory, WindowState};
 use lull_sched::{cfs, guis};
@@ -23,8 +24,6 @@ use crate::platform::{ClusterKind, FreqDomain, IrqController, Platform, TimerMod
 use crate::report::{LatencyStats, ModelResult};
 use crate::spec::{is_discrete, Model, Spec, WorkloadSpec};
 
-const NS_PER_US: u64 = 1_000;
-const NS_PER_MS: u64 = 1_000_000;
 /// The menu governor's history length for its typical-interval detection (Linux
 /// `drivers/cpuidle/governors/menu.c`, `INTERVALS` = 8).
 const MENU_INTERVALS: usize = 8;
@@ -125,6 +124,13 @@ enum Action {
     EvWait,
 }
 
+/// What a drawing thread does about the frame (`World::frame_due`).
+enum FrameDue {
+    No,
+    Wait(Action),
+    Draw,
+}
+
 #[derive(Debug)]
 struct Thread {
     name: &'static str,
@@ -154,9 +160,15 @@ struct Thread {
     uninterruptible: bool,
 }
 
-#[derive(Debug, Default, Clone)]
-struct Residency {
-    by_state_ns: BTreeMap<String, u64>,
+/// A core state as residency is kept per run; named only for the report (`World::report`), so
+/// the per-event accounting allocates nothing.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum StateKey {
+    Offline,
+    Waking,
+    Busy { khz: u64 },
+    Idle(usize),
+    ClusterOff,
 }
 
 #[derive(Debug)]
@@ -183,7 +195,8 @@ struct Core {
     idle_since_ns: u64,
     predicted_ns: u64,
     idle_hist: VecDeque<u64>,
-    residency: Residency,
+    /// Time in each state.
+    residency_ns: BTreeMap<StateKey, u64>,
 }
 
 #[derive(Debug)]
@@ -210,7 +223,6 @@ pub struct World<'s> {
     active_cluster: usize,
     main_cluster: usize,
     companion: Option<usize>,
-    main_online: usize,
     cluster_off: Vec<bool>,
     power_uw: f64,
     meter: Meter,
@@ -254,7 +266,6 @@ pub struct World<'s> {
     dispatcher: Option<usize>,
     event_thread: Option<usize>,
     drawing: Option<usize>,
-    decoder: Option<usize>,
 }
 
 fn cycles_to_ns(cycles: u64, khz: u64) -> u64 {
@@ -319,7 +330,7 @@ impl<'s> World<'s> {
                     idle_since_ns: 0,
                     predicted_ns: NO_PREDICTION_NS,
                     idle_hist: VecDeque::new(),
-                    residency: Residency::default(),
+                    residency_ns: BTreeMap::new(),
                 });
             }
         }
@@ -352,7 +363,6 @@ impl<'s> World<'s> {
             active_cluster: main_cluster,
             main_cluster,
             companion,
-            main_online: spec.cpu.main_cores as usize,
             cluster_off: vec![false; n_clusters],
             power_uw: 0.0,
             meter: Meter {
@@ -401,7 +411,6 @@ impl<'s> World<'s> {
             dispatcher: None,
             event_thread: None,
             drawing: None,
-            decoder: None,
         };
         w.build_threads();
         Ok(w)
@@ -453,22 +462,16 @@ impl<'s> World<'s> {
             .filter(|&k| k != EventKind::Timer)
             .collect();
         match self.model {
-            Model::Pull16ms => {
-                self.hub =
-                    Some(self.add_thread("hub", Role::PullHub, 1, SYSTEM_DISPLAY_NICE, fw, None));
-                self.app = Some(self.add_thread("app", Role::PullApp, 2, APP_NICE, app_kib, None));
+            Model::Pull16ms | Model::VsyncBatched | Model::BlockingMiddleware => {
+                let (hub, app) = match self.model {
+                    Model::Pull16ms => (Role::PullHub, Role::PullApp),
+                    Model::VsyncBatched => (Role::VsyncHub, Role::VsyncApp),
+                    _ => (Role::BlockHub, Role::BlockApp),
+                };
+                self.hub = Some(self.add_thread("hub", hub, 1, SYSTEM_DISPLAY_NICE, fw, None));
+                self.app = Some(self.add_thread("app", app, 2, APP_NICE, app_kib, None));
             }
-            Model::VsyncBatched => {
-                self.hub =
-                    Some(self.add_thread("hub", Role::VsyncHub, 1, SYSTEM_DISPLAY_NICE, fw, None));
-                self.app = Some(self.add_thread("app", Role::VsyncApp, 2, APP_NICE, app_kib, None));
-            }
-            Model::BlockingMiddleware => {
-                self.hub =
-                    Some(self.add_thread("hub", Role::BlockHub, 1, SYSTEM_DISPLAY_NICE, fw, None));
-                self.app = Some(self.add_thread("app", Role::BlockApp, 2, APP_NICE, app_kib, None));
-            }
-            Model::Esm => {
+            Model::Esm | Model::EsmKdsGuis => {
                 self.dispatcher = Some(self.add_thread(
                     "esm-dispatcher",
                     Role::EsmDispatcher,
@@ -477,41 +480,24 @@ impl<'s> World<'s> {
                     KTHREAD_CACHE_KIB,
                     None,
                 ));
-                self.app = Some(self.add_thread("app", Role::EsmApp, 2, APP_NICE, app_kib, None));
-            }
-            Model::EsmKdsGuis => {
-                self.dispatcher = Some(self.add_thread(
-                    "esm-dispatcher",
-                    Role::EsmDispatcher,
-                    0,
-                    KTHREAD_NICE,
-                    KTHREAD_CACHE_KIB,
-                    None,
-                ));
-                self.event_thread = Some(self.add_thread(
-                    "event",
-                    Role::KdsEvent,
-                    2,
-                    APP_NICE,
-                    app_kib,
-                    Some(ThreadCategory::Event),
-                ));
-                self.drawing = Some(self.add_thread(
-                    "drawing",
-                    Role::KdsDrawing,
-                    2,
-                    APP_NICE,
-                    app_kib,
-                    Some(ThreadCategory::Drawing),
-                ));
-                self.add_thread(
-                    "foreground",
-                    Role::KdsForeground,
-                    2,
-                    APP_NICE,
-                    app_kib,
-                    Some(ThreadCategory::Foreground),
-                );
+                if self.model == Model::Esm {
+                    self.app =
+                        Some(self.add_thread("app", Role::EsmApp, 2, APP_NICE, app_kib, None));
+                } else {
+                    // KDS splits the app by category (the foreground thread only ever blocks).
+                    let mut kds = |name, role, cat| {
+                        self.add_thread(name, role, 2, APP_NICE, app_kib, Some(cat))
+                    };
+                    let event = kds("event", Role::KdsEvent, ThreadCategory::Event);
+                    let drawing = kds("drawing", Role::KdsDrawing, ThreadCategory::Drawing);
+                    kds(
+                        "foreground",
+                        Role::KdsForeground,
+                        ThreadCategory::Foreground,
+                    );
+                    self.event_thread = Some(event);
+                    self.drawing = Some(drawing);
+                }
             }
         }
         if self.model != Model::EsmKdsGuis {
@@ -528,14 +514,14 @@ impl<'s> World<'s> {
             let cat = (self.model == Model::EsmKdsGuis).then_some(ThreadCategory::Background);
             // A decoder's working set is its reference frames; the hot part that survives in L2
             // is bounded by L2 (refill is capped there).
-            self.decoder = Some(self.add_thread(
+            self.add_thread(
                 "decoder",
                 Role::Decoder,
                 2,
                 APP_NICE,
                 self.plat.costs.l2_kib,
                 cat,
-            ));
+            );
         }
         if matches!(self.model, Model::Esm | Model::EsmKdsGuis) {
             for (i, &k) in kinds.iter().enumerate() {
@@ -680,25 +666,18 @@ impl<'s> World<'s> {
         }
         for c in &mut self.cores {
             let key = match c.state {
-                CState::Offline => "offline".to_owned(),
-                CState::Waking => "waking".to_owned(),
+                CState::Offline => StateKey::Offline,
+                CState::Waking => StateKey::Waking,
                 CState::Busy => {
                     c.busy_window_ns += dt;
-                    let khz = self.plat.clusters[c.cluster].opps[c.opp].khz;
-                    format!("busy@{khz}kHz")
-                }
-                CState::Idle(s) => {
-                    if self.cluster_off[c.cluster] {
-                        self.plat.clusters[c.cluster]
-                            .cluster_off
-                            .as_ref()
-                            .map_or_else(|| "cluster-off".to_owned(), |o| o.name.clone())
-                    } else {
-                        self.plat.clusters[c.cluster].idle_states[s].name.clone()
+                    StateKey::Busy {
+                        khz: self.plat.clusters[c.cluster].opps[c.opp].khz,
                     }
                 }
+                CState::Idle(_) if self.cluster_off[c.cluster] => StateKey::ClusterOff,
+                CState::Idle(s) => StateKey::Idle(s),
             };
-            *c.residency.by_state_ns.entry(key).or_insert(0) += dt;
+            *c.residency_ns.entry(key).or_insert(0) += dt;
         }
         self.meter.last_ns = now;
     }
@@ -913,7 +892,7 @@ impl<'s> World<'s> {
     // ---------------------------------------------------------------- ticks and timers
 
     fn tick_period_ns(&self) -> u64 {
-        1_000_000_000 / u64::from(self.plat.timer.hz)
+        NS_PER_S / u64::from(self.plat.timer.hz)
     }
 
     fn arm_tick(&mut self, c: usize) {
@@ -1478,8 +1457,8 @@ impl<'s> World<'s> {
             Effect::FrameReady => {
                 self.frame_ready = true;
                 match self.model {
-                    Model::Pull16ms => {}
-                    Model::VsyncBatched => {}
+                    // The pull app finds it at its next poll, the vsync app at its next vsync.
+                    Model::Pull16ms | Model::VsyncBatched => {}
                     Model::BlockingMiddleware | Model::Esm => {
                         if let Some(a) = self.app {
                             self.wake(a);
@@ -1512,7 +1491,7 @@ impl<'s> World<'s> {
     }
 
     fn refresh_index(&self) -> u64 {
-        self.now() * u64::from(self.plat.display.refresh_hz) / 1_000_000_000
+        self.now() * u64::from(self.plat.display.refresh_hz) / NS_PER_S
     }
 
     /// Double buffering with swap interval 1 (the EGL default): a frame was already posted in
@@ -1522,10 +1501,24 @@ impl<'s> World<'s> {
             .then(|| Action::SwapWait(self.next_vsync_ns()))
     }
 
+    /// Whether a drawing thread owes a frame (input dirtied it or a video frame is ready), and
+    /// if so whether it may draw now (which takes the owed frame) or must first wait for vsync.
+    fn frame_due(&mut self) -> FrameDue {
+        if !(self.dirty || self.frame_ready) {
+            return FrameDue::No;
+        }
+        if let Some(wait) = self.swap_wait() {
+            return FrameDue::Wait(wait);
+        }
+        self.dirty = false;
+        self.frame_ready = false;
+        FrameDue::Draw
+    }
+
     fn next_vsync_ns(&self) -> u64 {
         let hz = u64::from(self.plat.display.refresh_hz);
-        let k = self.now() * hz / 1_000_000_000 + 1;
-        (k * 1_000_000_000).div_ceil(hz)
+        let k = self.now() * hz / NS_PER_S + 1;
+        (k * NS_PER_S).div_ceil(hz)
     }
 
     /// A blocking baseline app takes everything its hub delivered: per event the handler start
@@ -1589,13 +1582,12 @@ impl<'s> World<'s> {
                     None
                 }
                 1 => {
-                    if self.dirty || self.frame_ready {
-                        if let Some(wait) = self.swap_wait() {
-                            return Some(wait);
+                    match self.frame_due() {
+                        FrameDue::No => {}
+                        FrameDue::Wait(wait) => return Some(wait),
+                        FrameDue::Draw => {
+                            self.push_ops(t, [Op::Compute(draw), Op::Effect(Effect::PostFrame)]);
                         }
-                        self.dirty = false;
-                        self.frame_ready = false;
-                        self.push_ops(t, [Op::Compute(draw), Op::Effect(Effect::PostFrame)]);
                     }
                     self.threads[t].phase = 2;
                     None
@@ -1703,16 +1695,14 @@ impl<'s> World<'s> {
                     self.push_ops(t, ops);
                     return None;
                 }
-                if self.dirty || self.frame_ready {
-                    if let Some(wait) = self.swap_wait() {
-                        return Some(wait);
+                match self.frame_due() {
+                    FrameDue::No => Some(Action::Block),
+                    FrameDue::Wait(wait) => Some(wait),
+                    FrameDue::Draw => {
+                        self.push_ops(t, [Op::Compute(draw), Op::Effect(Effect::PostFrame)]);
+                        None
                     }
-                    self.dirty = false;
-                    self.frame_ready = false;
-                    self.push_ops(t, [Op::Compute(draw), Op::Effect(Effect::PostFrame)]);
-                    return None;
                 }
-                Some(Action::Block)
             }
             Role::Compositor => {
                 if self.frames_posted > 0 {
@@ -1743,14 +1733,16 @@ impl<'s> World<'s> {
                 }
                 if self.threads[t].role == Role::EsmApp {
                     let queued = self.esm.queued_events(self.app_id).unwrap_or(0);
-                    if queued == 0 && (self.dirty || self.frame_ready) {
-                        if let Some(wait) = self.swap_wait() {
-                            return Some(wait);
+                    if queued == 0 {
+                        match self.frame_due() {
+                            FrameDue::No => {}
+                            FrameDue::Wait(wait) => return Some(wait),
+                            FrameDue::Draw => {
+                                let ops = [Op::Compute(draw), Op::Effect(Effect::PostFrame)];
+                                self.push_ops(t, ops);
+                                return None;
+                            }
                         }
-                        self.dirty = false;
-                        self.frame_ready = false;
-                        self.push_ops(t, [Op::Compute(draw), Op::Effect(Effect::PostFrame)]);
-                        return None;
                     }
                 }
                 match self.esm.wait(self.app_id).expect("the app is attached") {
@@ -1761,20 +1753,16 @@ impl<'s> World<'s> {
                     None => Some(Action::EvWait),
                 }
             }
-            Role::KdsDrawing => {
-                if self.dirty || self.frame_ready {
-                    if let Some(wait) = self.swap_wait() {
-                        return Some(wait);
-                    }
-                    self.dirty = false;
-                    self.frame_ready = false;
+            Role::KdsDrawing => match self.frame_due() {
+                FrameDue::No => Some(Action::Block),
+                FrameDue::Wait(wait) => Some(wait),
+                FrameDue::Draw => {
                     // KDS: the app's draw commands and the in-kernel composition, no extra hop.
                     self.last_post_refresh = Some(self.refresh_index());
                     self.push_ops(t, [Op::Compute(draw + self.spec.framework.compose_cycles)]);
-                    return None;
+                    None
                 }
-                Some(Action::Block)
-            }
+            },
             Role::KdsForeground => Some(Action::Block),
             #[cfg(test)]
             Role::Hog => {
@@ -1968,14 +1956,9 @@ impl<'s> World<'s> {
         }
         self.cluster_off[from] = false;
         self.active_cluster = to;
-        let n_online = if to == self.main_cluster {
-            self.main_online
-        } else {
-            1
-        };
+        // Only the spec's main cores and one companion core exist: bring the whole cluster up.
         let targets: Vec<usize> = (0..self.cores.len())
             .filter(|&c| self.cores[c].cluster == to)
-            .take(n_online)
             .collect();
         let lat = self.plat.cluster_switch.latency_us * NS_PER_US;
         for &c in &targets {
@@ -2085,11 +2068,26 @@ impl<'s> World<'s> {
         let mut residency = BTreeMap::new();
         let mut freq: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
         for c in &self.cores {
+            let cluster = &self.plat.clusters[c.cluster];
+            let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
+            for (&key, &ns) in &c.residency_ns {
+                let name = match key {
+                    StateKey::Offline => "offline".to_owned(),
+                    StateKey::Waking => "waking".to_owned(),
+                    StateKey::Busy { khz } => format!("busy@{khz}kHz"),
+                    StateKey::Idle(s) => cluster.idle_states[s].name.clone(),
+                    StateKey::ClusterOff => cluster
+                        .cluster_off
+                        .as_ref()
+                        .map_or_else(|| "cluster-off".to_owned(), |o| o.name.clone()),
+                };
+                *by_name.entry(name).or_insert(0) += ns;
+            }
             let mut m = BTreeMap::new();
-            for (k, &v) in &c.residency.by_state_ns {
+            for (k, &v) in &by_name {
                 m.insert(k.clone(), v as f64 / 1e6);
                 if let Some(khz) = k.strip_prefix("busy@") {
-                    let cl = self.plat.clusters[c.cluster].name.clone();
+                    let cl = cluster.name.clone();
                     *freq
                         .entry(cl)
                         .or_default()

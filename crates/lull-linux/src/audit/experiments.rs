@@ -10,26 +10,19 @@ use lull_audit::tlp::{self, TaskFilter, DEFAULT_WINDOW_NS};
 use serde::Serialize;
 
 use super::recorder::{
-    monotonic_ns, pin_to_cpu, Affinity, Extraction, Recorder, RecorderConfig, RecordingSummary,
+    pin_to_cpu, Affinity, Extraction, Recorder, RecorderConfig, RecordingSummary,
 };
 use super::workload::{append_path, matmul_once, run_all, ChildRun, Matrices, Priority, Workload};
 use super::AuditError;
+use crate::sys::monotonic_ns;
 
 /// Seed 002's validation goal: log and getrusage agree within 0.5 %.
 pub const VALIDATION_GOAL_PCT: f64 = 0.5;
-/// Seed 002's perturbation goals as the issue states them: ≤ 1 % at 1 s extraction, ≤ 5 %
-/// continuous.
-pub const PERTURBATION_GOAL_SEC1_PCT: f64 = 1.0;
-pub const PERTURBATION_GOAL_CONT_PCT: f64 = 5.0;
 /// The CPU benchmarks and the extraction thread share in the perturbation runs, as on seed 002's
 /// single-core phone.
 pub const BENCH_CPU: usize = 0;
 /// Where the experiment's own thread waits, away from the benchmark CPU.
 pub const PARENT_CPU: usize = 1;
-
-fn child_err(e: std::io::Error) -> AuditError {
-    AuditError::Child(e)
-}
 
 /// Calibrates matrix products to last about `ms` on this machine.
 pub fn matmul_reps_for(ms: u64) -> u32 {
@@ -101,10 +94,8 @@ pub struct ValidationReport {
     pub within_goal: bool,
 }
 
-fn log_exec_and_switches(
-    bytes: &[u8],
-    pids: &[u32],
-) -> Result<(u64, u64, lull_audit::log::LogStats), AuditError> {
+/// The children's execution time and switches as the log holds them (each child's last record).
+fn log_exec_and_switches(bytes: &[u8], pids: &[u32]) -> Result<(u64, u64), AuditError> {
     let log = decode(bytes)?;
     let mut exec = 0u64;
     let mut sw = 0u64;
@@ -113,7 +104,7 @@ fn log_exec_and_switches(
         exec += mine.clone().map(|r| r.exec_ns).max().unwrap_or(0);
         sw += mine.map(|r| u64::from(r.switches)).max().unwrap_or(0);
     }
-    Ok((exec, sw, lull_audit::log::stats(&log)))
+    Ok((exec, sw))
 }
 
 /// Runs seed 002 §3.1: one matrixMultiply child, then two at once (both on CPU 0, so they
@@ -136,9 +127,9 @@ pub fn validate(cfg: &ValidationConfig) -> Result<ValidationReport, AuditError> 
                 .collect();
             let res = run_all(&ws, &mut m, None);
             let (bytes, summary) = rec.stop()?;
-            let (children, elapsed_ns) = res.map_err(child_err)?;
+            let (children, elapsed_ns) = res.map_err(AuditError::Child)?;
             let pids: Vec<u32> = children.iter().map(|c| c.pid).collect();
-            let (exec_ns, switches_log, _) = log_exec_and_switches(&bytes, &pids)?;
+            let (exec_ns, switches_log) = log_exec_and_switches(&bytes, &pids)?;
             let user: u64 = children.iter().map(|c| c.utime_ns).sum();
             let sys: u64 = children.iter().map(|c| c.stime_ns).sum();
             let cpu = user + sys;
@@ -232,6 +223,28 @@ pub const CONDITIONS: [Condition; 8] = [
     Condition::Poll,
 ];
 
+/// The command-line names of [`CONDITIONS`], in the same order.
+pub const CONDITION_NAMES: [&str; 8] = [
+    "off",
+    "noex",
+    "every-1s",
+    "every-0.5s",
+    "every-0.25s",
+    "every-0.1s",
+    "spin",
+    "poll",
+];
+
+impl Condition {
+    /// The condition of a [`CONDITION_NAMES`] entry.
+    pub fn from_name(name: &str) -> Option<Self> {
+        CONDITION_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| CONDITIONS[i])
+    }
+}
+
 /// The benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -243,6 +256,22 @@ pub enum Benchmark {
     /// Pipe ping-pong between two processes on one CPU: scheduler-event-bound; gives the cost
     /// per recorded event.
     Sched,
+}
+
+impl Benchmark {
+    pub const ALL: [Benchmark; 3] = [Benchmark::Compute, Benchmark::Io, Benchmark::Sched];
+    /// The command-line (and JSON) name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Benchmark::Compute => "compute",
+            Benchmark::Io => "io",
+            Benchmark::Sched => "sched",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|b| b.name() == name)
+    }
 }
 
 /// Perturbation settings.
@@ -264,7 +293,7 @@ impl Default for PerturbationConfig {
         PerturbationConfig {
             run_ms: 1000,
             repeats: 3,
-            benchmarks: vec![Benchmark::Compute, Benchmark::Io, Benchmark::Sched],
+            benchmarks: Benchmark::ALL.to_vec(),
             conditions: CONDITIONS.to_vec(),
             trace_clock: super::tracefs::DEFAULT_TRACE_CLOCK.to_owned(),
             sizes: None,
@@ -316,9 +345,8 @@ pub struct WorkSizes {
     pub append_count: u64,
     pub pingpong_rounds: u64,
 }
-type Sized = WorkSizes;
 
-fn workload(b: Benchmark, s: &Sized, path: &std::ffi::CString) -> Workload {
+fn workload(b: Benchmark, s: &WorkSizes, path: &std::ffi::CString) -> Workload {
     match b {
         Benchmark::Compute => Workload::MatMul {
             reps: s.matmul_reps,
@@ -344,7 +372,7 @@ fn timed(w: &Workload, m: &mut Matrices) -> Result<u64, AuditError> {
         m,
         Some(Priority::Nice(PERTURBATION_NICE)),
     )
-    .map_err(child_err)?;
+    .map_err(AuditError::Child)?;
     Ok(ns)
 }
 
@@ -368,7 +396,11 @@ fn scale(
     )
 }
 
-fn calibrate(run_ms: u64, path: &std::ffi::CString, m: &mut Matrices) -> Result<Sized, AuditError> {
+fn calibrate(
+    run_ms: u64,
+    path: &std::ffi::CString,
+    m: &mut Matrices,
+) -> Result<WorkSizes, AuditError> {
     let matmul_reps = scale(run_ms, 200, &|n| Workload::MatMul { reps: n as u32 }, m)? as u32;
     let append_count = scale(
         run_ms,
@@ -380,7 +412,7 @@ fn calibrate(run_ms: u64, path: &std::ffi::CString, m: &mut Matrices) -> Result<
         m,
     )?;
     let pingpong_rounds = scale(run_ms, 20_000, &|n| Workload::PingPong { rounds: n }, m)?;
-    Ok(Sized {
+    Ok(WorkSizes {
         matmul_reps,
         append_count,
         pingpong_rounds,
@@ -505,11 +537,12 @@ pub fn perturbation(cfg: &PerturbationConfig) -> Result<PerturbationReport, Audi
             let (v, mean, min, med) = stats(ci);
             let ss = &samples[bi][ci];
             let n = ss.len().max(1) as f64;
+            // From +0.0: `sum` of no values (the "off" rows have no recording) is −0.0.
             let avg = |f: &dyn Fn(&RecordingSummary) -> f64| {
                 ss.iter()
                     .filter_map(|s| s.summary.as_ref())
                     .map(f)
-                    .sum::<f64>()
+                    .fold(0.0, |acc, x| acc + x)
                     / n
             };
             let kernel_events = avg(&|s| s.kernel_events_written as f64);
@@ -592,21 +625,14 @@ pub fn two_phase_tlp(phase_ms: u64) -> Result<TwoPhaseReport, AuditError> {
         Some(Priority::Nice(BUSY_NICE)),
     );
     let (bytes, recording) = rec.stop()?;
-    let (children, _): (Vec<ChildRun>, u64) = res.map_err(child_err)?;
+    let (children, _): (Vec<ChildRun>, u64) = res.map_err(AuditError::Child)?;
     let log = decode(&bytes)?;
     let pids: Vec<u32> = children.iter().map(|c| c.pid).collect();
     let filter = TaskFilter {
         tids: pids.iter().copied().collect::<HashSet<_>>(),
         ..TaskFilter::default()
     };
-    let st = lull_audit::log::stats(&log);
-    let report = tlp::analyze(
-        &log.records,
-        log.header.rings,
-        &filter,
-        DEFAULT_WINDOW_NS,
-        st.gap_records,
-    );
+    let report = tlp::analyze_log(&log, &filter, DEFAULT_WINDOW_NS);
     Ok(TwoPhaseReport {
         phase_ms,
         pids,

@@ -14,10 +14,12 @@ use lull_audit::footprint::{footprint, lull_control_bytes, Footprint};
 use lull_audit::log::LogSummary;
 use lull_audit::tracefs::{CountPolicy, RecordBuilder};
 use lull_audit::{AuditRecord, LogEncoder, LogHeader, PerCpuRings, ENTRY_SIZE};
+use lull_model::time::NS_PER_S;
 use serde::Serialize;
 
 use super::tracefs::{Instance, KernelBufferStats};
 use super::AuditError;
+use crate::sys::monotonic_ns;
 
 /// Entries per CPU ring: seed 002's 35,000 (§2.1.4).
 pub const DEFAULT_RING_ENTRIES: usize = 35_000;
@@ -126,18 +128,7 @@ fn thread_cpu_ns() -> u64 {
     };
     // SAFETY: valid out-pointer; the thread CPU clock always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// CLOCK_MONOTONIC in ns (the instance's trace clock).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    ts.tv_sec as u64 * NS_PER_S + ts.tv_nsec as u64
 }
 
 /// Pins the calling thread (or process, for a forked child) to `cpu`.

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::recorder::monotonic_ns;
+use crate::sys::monotonic_ns;
 
 /// Side of the matrices of the compute benchmark: 3 × 128² doubles = 384 KiB, resident in L2,
 /// so the benchmark is compute-bound like seed 002's matrixMultiply.

@@ -1,0 +1,53 @@
+//! A `lulld` loop on a thread of the test, on a fresh Unix socket.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread;
+
+use lull_esm::EsmConfig;
+use lull_linux::daemon::{Daemon, DaemonConfig, DaemonReport, Stopper};
+
+/// A daemon running on its own thread until [`TestDaemon::stop`].
+pub struct TestDaemon {
+    pub path: PathBuf,
+    stopper: Stopper,
+    handle: thread::JoinHandle<DaemonReport>,
+}
+
+impl TestDaemon {
+    /// Binds a daemon with `esm` on a socket named after `tag` (unique per process and call),
+    /// lets `setup` add its sources, and runs it. Returns once the daemon is accepting.
+    pub fn start(
+        tag: &str,
+        esm: EsmConfig,
+        setup: impl FnOnce(&mut Daemon) -> io::Result<()> + Send + 'static,
+    ) -> TestDaemon {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "lull-test-{tag}-{}-{}.sock",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let socket_path = path.clone();
+        let handle = thread::spawn(move || {
+            let mut d = Daemon::bind(&DaemonConfig { socket_path, esm }).unwrap();
+            setup(&mut d).unwrap();
+            tx.send(d.stopper()).unwrap();
+            d.run().unwrap()
+        });
+        let stopper = rx.recv().unwrap();
+        TestDaemon {
+            path,
+            stopper,
+            handle,
+        }
+    }
+
+    /// Stops the daemon and returns its report.
+    pub fn stop(self) -> DaemonReport {
+        self.stopper.stop();
+        self.handle.join().unwrap()
+    }
+}
