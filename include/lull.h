@@ -8,6 +8,8 @@
  * All calls belong to one thread: the app's event thread. Handlers must not call esm_*
  * functions (they get ESM_ERR_REENTRANT).
  *
+ * The display server's client API (kds_*, below) has its own rules on threads; see there.
+ *
  * Link with liblull_linux (cdylib .so or staticlib .a, built by `cargo build -p lull-linux`).
  */
 #ifndef LULL_H
@@ -74,6 +76,152 @@ int esm_disconnect(void);
 
 /* A static description of a return code. */
 const char *esm_strerror(int code);
+
+/*
+ * KDS apps: the display server's client API (seed 000, figures 14-19).
+ *
+ * kds_connect() attaches to the display server (lulld's KDS) and starts the app's four KDS
+ * threads: event (runs the handlers of kds_esm_register), drawing, foreground and background
+ * (each runs the function given to kds_run_thread). guiS table 1 applies in the library: a
+ * drawing call blocks while the window cannot be seen, and kds_thread_gate() blocks while the
+ * calling thread's category may not run.
+ *
+ * Every kds_* function but kds_detach may be called from any thread at once, including from
+ * handlers and thread functions. kds_detach is the last call on a kds_t and is refused on the
+ * app's own KDS threads. Functions return KDS_OK or a negative KDS_ERR_*; a failing call
+ * records its code and a message for the calling thread (kds_last_error,
+ * kds_last_error_message), as does a kds_connect that returns NULL.
+ */
+
+typedef struct kds kds_t;               /* an attached app */
+typedef struct kds_thread kds_thread_t; /* what a function running on a KDS thread is given */
+
+/* Return codes. */
+enum {
+    KDS_OK = 0,
+    KDS_ERR_CONNECT = -1,      /* nothing listens on the control socket (is lulld running?) */
+    KDS_ERR_SERVER_GONE = -2,  /* the display server closed the connection */
+    KDS_ERR_PROTOCOL = -3,     /* an unexpected or malformed message from the server */
+    KDS_ERR_REFUSED = -4,      /* the server refused the request: see kds_last_refusal() */
+    KDS_ERR_NULL = -5,         /* a required pointer is NULL */
+    KDS_ERR_BAD_ARG = -6,      /* an argument is out of range */
+    KDS_ERR_BAD_STRING = -7,   /* a path or name is not valid UTF-8 */
+    KDS_ERR_IO = -8,           /* socket error */
+    KDS_ERR_STOPPING = -9,     /* the app is detaching, or this thread's function was replaced */
+    KDS_ERR_WRONG_THREAD = -10, /* kds_detach on one of the app's KDS threads */
+    KDS_ERR_INTERNAL = -11     /* a fault inside the library */
+};
+
+/* Why the server refused a request (kds_last_refusal; the wire's ErrorCode numbers). */
+enum {
+    KDS_REFUSED_MALFORMED = 1,
+    KDS_REFUSED_WRONG_CHANNEL = 2,
+    KDS_REFUSED_NOT_PERMITTED = 3,
+    KDS_REFUSED_NO_WINDOW = 4,
+    KDS_REFUSED_NO_SURFACE = 5,
+    KDS_REFUSED_COMPOSE = 6,
+    KDS_REFUSED_OUTSIDE_WINDOW = 7,
+    KDS_REFUSED_TOO_MANY_APPS = 8,
+    KDS_REFUSED_BAD_THREAD = 9,
+    KDS_REFUSED_WINDOW_TOO_LARGE = 10,
+    KDS_REFUSED_ESM = 11
+};
+
+/* Thread categories (guiS table 1). The event thread runs handlers only. */
+enum {
+    KDS_THREAD_EVENT = 0,
+    KDS_THREAD_DRAWING = 1,
+    KDS_THREAD_FOREGROUND = 2,
+    KDS_THREAD_BACKGROUND = 3
+};
+
+/* Most layers one kds_compose may carry. */
+enum { KDS_MAX_LAYERS = 1024 };
+
+/* What kds_app_id returns for a NULL handle. */
+#define KDS_NO_APP UINT64_MAX
+
+/* A rectangle in pixels. */
+typedef struct kds_rect {
+    int32_t x, y;
+    uint32_t width, height;
+} kds_rect;
+
+/* A layer of a surface (figure 16): a rectangle in surface coordinates, its z-index (higher
+ * lies on top) and its paint: pixels (row-major ARGB, width * height of them) or, when pixels
+ * is NULL, argb over the whole rectangle. */
+typedef struct kds_layer {
+    int32_t z;
+    int32_t x, y;
+    uint32_t width, height;
+    uint32_t argb;
+    const uint32_t *pixels;
+} kds_layer;
+
+/* The window's state as the window manager last pushed it. */
+typedef struct kds_window_state {
+    uint8_t stacking;   /* 0 foreground, 1 background */
+    uint8_t visibility; /* 0 visible, 1 covered by a system decoration */
+    uint8_t screen;     /* 0 on, 1 off */
+    uint8_t can_see;    /* 1 when drawing reaches the user's eyes (the seed's CAN_SEE()) */
+} kds_window_state_t;
+
+/* The seed's kds_connect (figure 14): attaches to the display server at socket_path (NULL:
+ * $LULL_KDS_SOCKET, else kds.sock beside the default ESM socket) with a width x height window
+ * (0 x 0: the whole screen), centred on the screen, labelled name (NULL: no label). Returns
+ * NULL on failure; kds_last_error() says why. */
+kds_t *kds_connect(const char *socket_path, uint32_t width, uint32_t height, const char *name);
+
+/* The app's window on the screen. */
+int kds_window(kds_t *k, kds_rect *out);
+
+/* The app's id in the ESM and the display server: index in the low 32 bits, generation in the
+ * high 32 (lull kds writes it app<index>.<generation>). KDS_NO_APP for NULL. */
+uint64_t kds_app_id(kds_t *k);
+
+/* COMPOSE (figure 16): flattens the n layers onto a transparent width x height surface, lower
+ * z first, into the server's slot surface_id. Blocks while the window cannot be seen. */
+int kds_compose(kds_t *k, uint32_t surface_id, uint32_t width, uint32_t height,
+                const kds_layer *layers, uint32_t n);
+
+/* DRAW (figure 17): the flattened surface surface_id at (x, y) of the window. Refused whole
+ * (KDS_REFUSED_OUTSIDE_WINDOW) if any pixel would leave the window. Blocks as kds_compose. */
+int kds_draw(kds_t *k, uint32_t surface_id, int32_t x, int32_t y);
+
+/* esm_register through the display server (figure 19): handler(event, user) runs on the app's
+ * event thread for every event of kind (an ESM_KIND_*); NULL unregisters. Input handlers are
+ * set aside while the app is in the background and put back in front. */
+typedef void (*kds_event_handler)(const struct lull_event *ev, void *user);
+int kds_esm_register(kds_t *k, uint16_t kind, kds_event_handler handler, void *user);
+
+/* Hands fn(ctx, user) to the drawing, foreground or background thread (figure 19), replacing
+ * a function that thread has not started; a running one sees kds_thread_should_stop(). */
+typedef void (*kds_thread_fn)(kds_thread_t *ctx, void *user);
+int kds_run_thread(kds_t *k, int category, kds_thread_fn fn, void *user);
+
+/* guiS table 1 for the calling thread: blocks while its category may not run. 1: run on;
+ * 0: return now (detaching, or the function was replaced). */
+int kds_thread_gate(kds_thread_t *ctx);
+
+/* 1 when the running function should return, 0 otherwise. Never blocks. */
+int kds_thread_should_stop(kds_thread_t *ctx);
+
+/* The window's state. */
+int kds_window_state(kds_t *k, kds_window_state_t *out);
+
+/* DETACH: the window and registrations go, the KDS threads stop (running functions must
+ * return once told) and k is freed, also when the server was already gone. */
+int kds_detach(kds_t *k);
+
+/* The calling thread's last failure: its KDS_ERR_* code (KDS_OK if none), the server's
+ * KDS_REFUSED_* reason after KDS_ERR_REFUSED (0 otherwise), and a message valid until the
+ * thread's next failing kds_* call. */
+int kds_last_error(void);
+int kds_last_refusal(void);
+const char *kds_last_error_message(void);
+
+/* A static description of a KDS_* code. */
+const char *kds_strerror(int code);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 //! The `lull` command. It parses arguments, calls the crates and prints; it holds no logic.
 
 mod audit;
+mod kds;
 mod live;
 mod reproduce;
 mod sim;
@@ -8,7 +9,9 @@ mod sim;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use lull_linux::bench::{self, DispatchBench, DispatchBenchConfig};
+use lull_linux::bench::{
+    self, ComposeBench, ComposeBenchConfig, DispatchBench, DispatchBenchConfig,
+};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -40,6 +43,9 @@ enum Command {
     /// The discrete-event simulator of a modelled SoC and kernel (figures are modelled).
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// The display server: windows, window manager, snapshots, the figure-18 demonstration.
+    #[command(subcommand)]
+    Kds(kds::KdsCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -59,6 +65,23 @@ struct ReproduceArgs {
 enum BenchCommand {
     /// Interpreter + dispatcher throughput of the ESM, in process.
     Dispatch(DispatchArgs),
+    /// KDS compose + draw of four full-screen 1920x1080 layers, against memcpy of the same bytes.
+    Compose(ComposeArgs),
+}
+
+#[derive(Args, Debug)]
+struct ComposeArgs {
+    /// Print JSON: {"layers":4,"width":1920,"height":1080,"compose_draw_ms":{"median":…,"p90":…},…,"ratio":…}.
+    #[arg(long)]
+    json: bool,
+    /// Measured rounds (each times every path once).
+    #[arg(long, default_value_t = bench::DEFAULT_COMPOSE_ITERATIONS,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    iterations: u32,
+    /// Unmeasured rounds first.
+    #[arg(long, default_value_t = bench::DEFAULT_COMPOSE_WARMUP,
+          value_parser = clap::value_parser!(u32).range(0..=1_000))]
+    warmup: u32,
 }
 
 #[derive(Args, Debug)]
@@ -108,6 +131,40 @@ fn dispatch_table(result: &DispatchBench) -> String {
     t
 }
 
+fn compose_table(r: &ComposeBench) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    let mb = f64::from(r.layers) * f64::from(r.width) * f64::from(r.height) * 4.0 / 1e6;
+    let _ = writeln!(
+        t,
+        "KDS compositor: {} full-screen {}x{} ARGB layers, {} rounds (measured on this machine)",
+        r.layers, r.width, r.height, r.iterations
+    );
+    let _ = writeln!(
+        t,
+        "{:<36} {:>10} {:>10} {:>9}",
+        "path", "median ms", "p90 ms", "x memcpy"
+    );
+    let memcpy = format!("memcpy of the same {mb:.1} MB");
+    for (name, s, ratio) in [
+        ("compose + draw", r.compose_draw_ms, r.ratio),
+        (
+            "server COMPOSE + DRAW (restacks)",
+            r.server_path_ms,
+            r.server_path_ratio,
+        ),
+        (memcpy.as_str(), r.memcpy_ms, 1.0),
+    ] {
+        let _ = writeln!(
+            t,
+            "{name:<36} {:>10.2} {:>10.2} {ratio:>9.2}",
+            s.median, s.p90
+        );
+    }
+    let _ = write!(t, "goal: compose + draw within 3x of memcpy (medians)");
+    t
+}
+
 fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string_pretty(value).expect("report types serialise")
 }
@@ -119,6 +176,7 @@ fn main() -> ExitCode {
         Command::Audit(cmd) => audit::run(cmd),
         Command::Live(cmd) => live::run(cmd),
         Command::Sim(cmd) => sim::run(cmd),
+        Command::Kds(cmd) => kds::run(cmd),
         Command::Workload(WorkloadCommand::Spiral) => {
             print!("{}", lull_workload::spiral::stylus_spiral().to_text());
             ExitCode::SUCCESS
@@ -134,6 +192,21 @@ fn main() -> ExitCode {
                 println!("{}", to_json(&result));
             } else {
                 println!("{}", dispatch_table(&result));
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Bench(BenchCommand::Compose(args)) => {
+            let config = ComposeBenchConfig {
+                iterations: args.iterations,
+                warmup: args.warmup,
+            };
+            match bench::compose(&config) {
+                Ok(result) if args.json => println!("{}", to_json(&result)),
+                Ok(result) => println!("{}", compose_table(&result)),
+                Err(e) => {
+                    eprintln!("lull bench compose: {e}");
+                    return ExitCode::FAILURE;
+                }
             }
             ExitCode::SUCCESS
         }

@@ -21,6 +21,11 @@ type Runner = fn() -> Result<Section, String>;
 const SECTIONS: &[(&str, &str, Runner)] = &[
     ("dispatch_bench", "ESM dispatch throughput (measured in process)", dispatch_section),
     (
+        "kds_compose",
+        "KDS compose + draw of four full-screen 1080p layers vs memcpy (measured in process)",
+        kds_compose_section,
+    ),
+    (
         "live_esm",
         "Live ESM vs pull-16ms, vsync-batched, blocking-middleware: tracking-20s and idle (measured live)",
         crate::live::reproduce_section,
@@ -39,10 +44,7 @@ const SECTIONS: &[(&str, &str, Runner)] = &[
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
 const TO_COME: &[(&str, &str)] = &[
-    (
-        "KDS figure-18 composition and compositor throughput",
-        "KDS display server",
-    ),
+    ("KDS figure-18 composition", "KDS display server"),
     (
         "tracking, messaging and video apps under ESM+KDS+guiS and the baselines, live",
         "guiS live",
@@ -62,6 +64,15 @@ fn dispatch_section() -> Result<Section, String> {
     let result = bench::dispatch(&DispatchBenchConfig::default());
     Ok(Section {
         table: crate::dispatch_table(&result),
+        json: json!(result),
+    })
+}
+
+fn kds_compose_section() -> Result<Section, String> {
+    let result =
+        bench::compose(&bench::ComposeBenchConfig::default()).map_err(|e| e.to_string())?;
+    Ok(Section {
+        table: crate::compose_table(&result),
         json: json!(result),
     })
 }

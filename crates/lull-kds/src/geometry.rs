@@ -55,6 +55,28 @@ impl Rect {
             && other.bottom() <= self.bottom()
     }
 
+    /// The smallest rectangle holding both (for accumulating damage).
+    #[must_use]
+    pub fn union(self, other: Rect) -> Rect {
+        if self.is_empty() {
+            return other;
+        }
+        if other.is_empty() {
+            return self;
+        }
+        let x0 = i64::from(self.x).min(i64::from(other.x));
+        let y0 = i64::from(self.y).min(i64::from(other.y));
+        let x1 = self.right().max(other.right());
+        let y1 = self.bottom().max(other.bottom());
+        // Corners come from the inputs, so they fit i32; a span of two i32 extents fits u32.
+        Rect {
+            x: x0 as i32,
+            y: y0 as i32,
+            width: u32::try_from(x1 - x0).unwrap_or(u32::MAX),
+            height: u32::try_from(y1 - y0).unwrap_or(u32::MAX),
+        }
+    }
+
     /// The overlap of two rectangles, if any.
     #[must_use]
     pub fn intersect(self, other: Rect) -> Option<Rect> {

@@ -8,11 +8,16 @@
 //! - [`wm`]: the window manager: stacking, foreground/background, covering, screen on/off, and the
 //!   effects each change has on the ESM (input suspended or restored) and on the app.
 //!
+//! - [`server`]: the server's state machine: attached apps, surfaces, window buffers and the
+//!   screen they stack into; each request applied with its effects on the ESM.
+//!
 //! No I/O, no threads, no clock: the daemon in `lull-linux` moves the bytes.
 
 pub mod compose;
 pub mod geometry;
 pub mod pixmap;
+pub mod present;
+pub mod server;
 pub mod wire;
 pub mod wm;
 

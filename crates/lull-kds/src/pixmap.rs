@@ -135,11 +135,24 @@ impl Pixmap {
         self.blit_pixels_clipped(Rect::new(x, y, src.width, src.height), &src.pixels);
     }
 
+    /// Copies the part of `src`, placed at `(x, y)`, that falls inside `clip` (and this pixmap):
+    /// restacking one damaged area of the screen touches only that area.
+    pub fn blit_within(&mut self, clip: Rect, x: i32, y: i32, src: &Pixmap) {
+        if let Some(clip) = self.bounds().intersect(clip) {
+            self.blit_pixels_in(clip, Rect::new(x, y, src.width, src.height), &src.pixels);
+        }
+    }
+
     /// [`Pixmap::blit_clipped`] from raw row-major pixels covering `placed`; the caller ensures
     /// `pixels.len() == placed.area()`.
     pub(crate) fn blit_pixels_clipped(&mut self, placed: Rect, pixels: &[u32]) {
+        self.blit_pixels_in(self.bounds(), placed, pixels);
+    }
+
+    /// Copies the pixels of `placed` that fall in `clip`, which lies inside this pixmap.
+    fn blit_pixels_in(&mut self, clip: Rect, placed: Rect, pixels: &[u32]) {
         debug_assert_eq!(pixels.len() as u64, placed.area());
-        let Some(vis) = self.bounds().intersect(placed) else {
+        let Some(vis) = clip.intersect(placed) else {
             return;
         };
         let (w, dst_w, src_w) = (

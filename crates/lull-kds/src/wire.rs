@@ -5,7 +5,9 @@
 //! [`MAX_DATA_LEN`] before any byte of data arrives, and requires the data to be consumed exactly:
 //! trailing bytes are an error, never ignored.
 
-use lull_model::{EventKind, HandlerId, Screen, Stacking, ThreadCategory, Visibility, WindowState};
+use lull_model::{
+    AppId, EventKind, HandlerId, Screen, Stacking, ThreadCategory, Visibility, WindowState,
+};
 use serde::Serialize;
 
 use crate::compose::{Fill, Layer, Surface, MAX_LAYERS};
@@ -15,6 +17,10 @@ use crate::geometry::Rect;
 pub const HEADER_LEN: usize = 8;
 /// Largest `data_length` accepted: room for four full-HD ARGB layers (4 × 8.3 MB) and margin.
 pub const MAX_DATA_LEN: u32 = 64 << 20;
+/// Longest application name in `ATTACH`, in bytes of UTF-8 (a label for `lull kds windows`).
+pub const MAX_NAME_LEN: usize = 64;
+/// Most windows one `WINDOWS` reply lists; the server attaches no more apps than this.
+pub const MAX_WINDOWS: usize = 256;
 
 /// Request types, client → server.
 pub mod request_type {
@@ -24,6 +30,13 @@ pub mod request_type {
     pub const DRAW: u32 = 4;
     pub const ESM_REGISTER: u32 = 5;
     pub const THREAD: u32 = 6;
+    /// Window-manager requests: control socket only, from a privileged peer.
+    pub const WM_FOREGROUND: u32 = 7;
+    pub const WM_BACKGROUND: u32 = 8;
+    pub const WM_COVER: u32 = 9;
+    pub const WM_SCREEN: u32 = 10;
+    pub const SNAPSHOT: u32 = 11;
+    pub const LIST_WINDOWS: u32 = 12;
 }
 
 /// Message types, server → client (high bit set so a stray echo can never parse as a request).
@@ -33,14 +46,85 @@ pub mod reply_type {
     pub const ERROR: u32 = 0x8000_0003;
     pub const COMPOSED: u32 = 0x8000_0004;
     pub const WINDOW_STATE: u32 = 0x8000_0005;
+    pub const SNAPSHOT: u32 = 0x8000_0006;
+    pub const WINDOWS: u32 = 0x8000_0007;
+}
+
+/// The `code` of an `ERROR` reply: what kind of request failed and why.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[repr(u32)]
+pub enum ErrorCode {
+    /// The bytes were not a valid command; the server closes the channel after this reply.
+    Malformed = 1,
+    /// A request sent on the wrong kind of channel (`COMPOSE` on the control socket, `ATTACH` on a
+    /// private channel).
+    WrongChannel = 2,
+    /// A window-manager request from a peer that is not the server's user or root.
+    NotPermitted = 3,
+    /// No attached app has that id.
+    NoWindow = 4,
+    /// `DRAW` of a surface id the app never composed.
+    NoSurface = 5,
+    /// `COMPOSE` refused (layer pixel count, surface larger than the window, too many surfaces).
+    Compose = 6,
+    /// `DRAW` would write outside the app's window (figure 17).
+    OutsideWindow = 7,
+    /// The server has attached as many apps as it will.
+    TooManyApps = 8,
+    /// `THREAD` named a thread that is not the caller's.
+    BadThread = 9,
+    /// `ATTACH` asked for a window the screen cannot hold.
+    WindowTooLarge = 10,
+    /// The ESM refused the registration.
+    Esm = 11,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 11] = [
+        ErrorCode::Malformed,
+        ErrorCode::WrongChannel,
+        ErrorCode::NotPermitted,
+        ErrorCode::NoWindow,
+        ErrorCode::NoSurface,
+        ErrorCode::Compose,
+        ErrorCode::OutsideWindow,
+        ErrorCode::TooManyApps,
+        ErrorCode::BadThread,
+        ErrorCode::WindowTooLarge,
+        ErrorCode::Esm,
+    ];
+
+    #[must_use]
+    pub fn from_u32(n: u32) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| *c as u32 == n)
+    }
+}
+
+/// One window as `LIST_WINDOWS` reports it.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize)]
+pub struct WindowInfo {
+    pub app: AppId,
+    /// The attaching process, from the control socket's peer credentials.
+    pub pid: u32,
+    /// Position and size on the screen.
+    pub rect: Rect,
+    pub state: WindowState,
+    pub name: String,
+    /// The kernel thread the app declared for each category, in `ThreadCategory::ALL` order
+    /// (`None`: not declared).
+    pub threads: [Option<u32>; 4],
 }
 
 /// A command from an application.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Request {
     /// On the control socket: ask for a private channel and a window of this size (0 × 0 asks for
-    /// the whole screen).
-    Attach { width: u32, height: u32 },
+    /// the whole screen). `name` labels the window (at most [`MAX_NAME_LEN`] bytes).
+    Attach {
+        width: u32,
+        height: u32,
+        name: String,
+    },
     /// Leave: the window, surfaces and registrations go.
     Detach,
     /// Flatten `surface` into the app's surface slot `surface_id` (figure 16).
@@ -55,12 +139,27 @@ pub enum Request {
     },
     /// Declare which kernel thread runs which KDS thread category.
     Thread { category: ThreadCategory, tid: u32 },
+    /// Window manager (control socket): bring `app` to the front (figure 27).
+    WmForeground { app: AppId },
+    /// Window manager: send `app` to the background (figure 26).
+    WmBackground { app: AppId },
+    /// Window manager: cover (`true`) or uncover `app` with a system decoration.
+    WmCover { app: AppId, covered: bool },
+    /// Window manager: light or darken the screen.
+    WmScreen { screen: Screen },
+    /// Copy of the screen as displayed; answered with `SNAPSHOT` and a memfd of pixels.
+    Snapshot,
+    /// Every window, bottom to top; answered with `WINDOWS`.
+    ListWindows,
 }
 
 /// A message to an application.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Reply {
+    /// The private channel (and the event thread's ESM connection) travel with this message as
+    /// `SCM_RIGHTS` descriptors.
     Attached {
+        app: AppId,
         window: Rect,
     },
     Ok {
@@ -77,6 +176,13 @@ pub enum Reply {
         height: u32,
     },
     WindowState(WindowState),
+    /// The screen is `width × height`; its ARGB pixels, row-major, are in a memfd passed with
+    /// this message as an `SCM_RIGHTS` descriptor.
+    Snapshot {
+        width: u32,
+        height: u32,
+    },
+    Windows(Vec<WindowInfo>),
 }
 
 /// Why bytes are not a valid message.
@@ -134,11 +240,11 @@ pub fn frame(buf: &[u8], known: fn(u32) -> bool) -> Result<Option<Frame<'_>>, Wi
 }
 
 fn is_request(ty: u32) -> bool {
-    (request_type::ATTACH..=request_type::THREAD).contains(&ty)
+    (request_type::ATTACH..=request_type::LIST_WINDOWS).contains(&ty)
 }
 
 fn is_reply(ty: u32) -> bool {
-    (reply_type::ATTACHED..=reply_type::WINDOW_STATE).contains(&ty)
+    (reply_type::ATTACHED..=reply_type::WINDOWS).contains(&ty)
 }
 
 /// Decodes one request from the front of `buf`; `Ok(None)` while incomplete.
@@ -152,10 +258,16 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, WireError>
     };
     let mut r = Reader { ty, data };
     let req = match ty {
-        request_type::ATTACH => Request::Attach {
-            width: r.u32("width")?,
-            height: r.u32("height")?,
-        },
+        request_type::ATTACH => {
+            let width = r.u32("width")?;
+            let height = r.u32("height")?;
+            let name = r.rest_utf8("name", MAX_NAME_LEN)?;
+            Request::Attach {
+                width,
+                height,
+                name,
+            }
+        }
         request_type::DETACH => Request::Detach,
         request_type::COMPOSE => {
             let surface_id = r.u32("surface_id")?;
@@ -222,6 +334,27 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, WireError>
                 tid: r.u32("tid")?,
             }
         }
+        request_type::WM_FOREGROUND => Request::WmForeground { app: r.app()? },
+        request_type::WM_BACKGROUND => Request::WmBackground { app: r.app()? },
+        request_type::WM_COVER => {
+            let app = r.app()?;
+            let covered = match r.u32("covered")? {
+                0 => false,
+                1 => true,
+                v => return Err(r.bad("covered", v.into())),
+            };
+            Request::WmCover { app, covered }
+        }
+        request_type::WM_SCREEN => {
+            let screen = match r.u32("screen")? {
+                0 => Screen::On,
+                1 => Screen::Off,
+                v => return Err(r.bad("screen", v.into())),
+            };
+            Request::WmScreen { screen }
+        }
+        request_type::SNAPSHOT => Request::Snapshot,
+        request_type::LIST_WINDOWS => Request::ListWindows,
         _ => unreachable!("frame() admits only request types"),
     };
     r.finish()?;
@@ -239,7 +372,8 @@ pub fn decode_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, WireError> {
     let mut r = Reader { ty, data };
     let reply = match ty {
         reply_type::ATTACHED => Reply::Attached {
-            window: Rect::new(r.i32("x")?, r.i32("y")?, r.u32("width")?, r.u32("height")?),
+            app: r.app()?,
+            window: r.rect()?,
         },
         reply_type::OK => Reply::Ok {
             request_type: r.u32("request_type")?,
@@ -261,28 +395,44 @@ pub fn decode_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, WireError> {
             width: r.u32("width")?,
             height: r.u32("height")?,
         },
-        reply_type::WINDOW_STATE => {
-            let stacking = match r.u8("stacking")? {
-                0 => Stacking::Foreground,
-                1 => Stacking::Background,
-                v => return Err(r.bad("stacking", v.into())),
-            };
-            let visibility = match r.u8("visibility")? {
-                0 => Visibility::Visible,
-                1 => Visibility::Covered,
-                v => return Err(r.bad("visibility", v.into())),
-            };
-            let screen = match r.u8("screen")? {
-                0 => Screen::On,
-                1 => Screen::Off,
-                v => return Err(r.bad("screen", v.into())),
-            };
-            r.u8("reserved")?;
-            Reply::WindowState(WindowState {
-                stacking,
-                visibility,
-                screen,
-            })
+        reply_type::WINDOW_STATE => Reply::WindowState(r.window_state()?),
+        reply_type::SNAPSHOT => Reply::Snapshot {
+            width: r.u32("width")?,
+            height: r.u32("height")?,
+        },
+        reply_type::WINDOWS => {
+            let n = r.u32("window_count")?;
+            if n as usize > MAX_WINDOWS {
+                return Err(r.bad("window_count", n.into()));
+            }
+            let mut list = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let app = r.app()?;
+                let pid = r.u32("pid")?;
+                let rect = r.rect()?;
+                let state = r.window_state()?;
+                let len = usize::from(r.u16("name_length")?);
+                if len > MAX_NAME_LEN {
+                    return Err(r.bad("name_length", len as u64));
+                }
+                let raw = r.take("name", len)?;
+                let name = String::from_utf8(raw.to_vec())
+                    .map_err(|e| r.bad("name", e.utf8_error().valid_up_to() as u64))?;
+                let mut threads = [None; 4];
+                for t in &mut threads {
+                    // 0 is no thread: the kernel never gives a thread id 0.
+                    *t = Some(r.u32("tid")?).filter(|&tid| tid != 0);
+                }
+                list.push(WindowInfo {
+                    app,
+                    pid,
+                    rect,
+                    state,
+                    name,
+                    threads,
+                });
+            }
+            Reply::Windows(list)
         }
         _ => unreachable!("frame() admits only reply types"),
     };
@@ -294,9 +444,14 @@ pub fn decode_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, WireError> {
 pub fn encode_request(req: &Request, out: &mut Vec<u8>) {
     let start = begin(out);
     let ty = match req {
-        Request::Attach { width, height } => {
+        Request::Attach {
+            width,
+            height,
+            name,
+        } => {
             put_u32(out, *width);
             put_u32(out, *height);
+            out.extend_from_slice(name.as_bytes());
             request_type::ATTACH
         }
         Request::Detach => request_type::DETACH,
@@ -351,6 +506,25 @@ pub fn encode_request(req: &Request, out: &mut Vec<u8>) {
             put_u32(out, *tid);
             request_type::THREAD
         }
+        Request::WmForeground { app } => {
+            put_app(out, *app);
+            request_type::WM_FOREGROUND
+        }
+        Request::WmBackground { app } => {
+            put_app(out, *app);
+            request_type::WM_BACKGROUND
+        }
+        Request::WmCover { app, covered } => {
+            put_app(out, *app);
+            put_u32(out, u32::from(*covered));
+            request_type::WM_COVER
+        }
+        Request::WmScreen { screen } => {
+            put_u32(out, u32::from(*screen == Screen::Off));
+            request_type::WM_SCREEN
+        }
+        Request::Snapshot => request_type::SNAPSHOT,
+        Request::ListWindows => request_type::LIST_WINDOWS,
     };
     finish(out, start, ty);
 }
@@ -359,11 +533,9 @@ pub fn encode_request(req: &Request, out: &mut Vec<u8>) {
 pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
     let start = begin(out);
     let ty = match reply {
-        Reply::Attached { window } => {
-            put_i32(out, window.x);
-            put_i32(out, window.y);
-            put_u32(out, window.width);
-            put_u32(out, window.height);
+        Reply::Attached { app, window } => {
+            put_app(out, *app);
+            put_rect(out, *window);
             reply_type::ATTACHED
         }
         Reply::Ok { request_type } => {
@@ -391,11 +563,30 @@ pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
             reply_type::COMPOSED
         }
         Reply::WindowState(s) => {
-            out.push(u8::from(s.stacking == Stacking::Background));
-            out.push(u8::from(s.visibility == Visibility::Covered));
-            out.push(u8::from(s.screen == Screen::Off));
-            out.push(0);
+            put_window_state(out, *s);
             reply_type::WINDOW_STATE
+        }
+        Reply::Snapshot { width, height } => {
+            put_u32(out, *width);
+            put_u32(out, *height);
+            reply_type::SNAPSHOT
+        }
+        Reply::Windows(list) => {
+            put_u32(out, u32::try_from(list.len()).unwrap_or(u32::MAX));
+            for w in list {
+                put_app(out, w.app);
+                put_u32(out, w.pid);
+                put_rect(out, w.rect);
+                put_window_state(out, w.state);
+                // Names are capped at MAX_NAME_LEN bytes on the way in; cut on a char boundary.
+                let name = truncate_utf8(&w.name, MAX_NAME_LEN);
+                out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+                out.extend_from_slice(name.as_bytes());
+                for t in w.threads {
+                    put_u32(out, t.unwrap_or(0));
+                }
+            }
+            reply_type::WINDOWS
         }
     };
     finish(out, start, ty);
@@ -419,6 +610,38 @@ fn put_u32(out: &mut Vec<u8>, v: u32) {
 
 fn put_i32(out: &mut Vec<u8>, v: i32) {
     out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_app(out: &mut Vec<u8>, app: AppId) {
+    put_u32(out, app.index);
+    put_u32(out, app.generation);
+}
+
+fn put_rect(out: &mut Vec<u8>, r: Rect) {
+    put_i32(out, r.x);
+    put_i32(out, r.y);
+    put_u32(out, r.width);
+    put_u32(out, r.height);
+}
+
+fn put_window_state(out: &mut Vec<u8>, s: WindowState) {
+    out.push(u8::from(s.stacking == Stacking::Background));
+    out.push(u8::from(s.visibility == Visibility::Covered));
+    out.push(u8::from(s.screen == Screen::Off));
+    out.push(0);
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+#[must_use]
+pub fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// Reads fields off a message's data, checking the length before each read.
@@ -476,6 +699,59 @@ impl<'a> Reader<'a> {
             .collect())
     }
 
+    fn app(&mut self) -> Result<AppId, WireError> {
+        Ok(AppId {
+            index: self.u32("app_index")?,
+            generation: self.u32("app_generation")?,
+        })
+    }
+
+    fn rect(&mut self) -> Result<Rect, WireError> {
+        Ok(Rect::new(
+            self.i32("x")?,
+            self.i32("y")?,
+            self.u32("width")?,
+            self.u32("height")?,
+        ))
+    }
+
+    fn window_state(&mut self) -> Result<WindowState, WireError> {
+        let stacking = match self.u8("stacking")? {
+            0 => Stacking::Foreground,
+            1 => Stacking::Background,
+            v => return Err(self.bad("stacking", v.into())),
+        };
+        let visibility = match self.u8("visibility")? {
+            0 => Visibility::Visible,
+            1 => Visibility::Covered,
+            v => return Err(self.bad("visibility", v.into())),
+        };
+        let screen = match self.u8("screen")? {
+            0 => Screen::On,
+            1 => Screen::Off,
+            v => return Err(self.bad("screen", v.into())),
+        };
+        match self.u8("reserved")? {
+            0 => Ok(WindowState {
+                stacking,
+                visibility,
+                screen,
+            }),
+            v => Err(self.bad("reserved", v.into())),
+        }
+    }
+
+    /// The rest of the data as UTF-8 of at most `max` bytes.
+    fn rest_utf8(&mut self, field: &'static str, max: usize) -> Result<String, WireError> {
+        let n = self.data.len();
+        if n > max {
+            return Err(self.bad(field, n as u64));
+        }
+        let raw = self.take(field, n)?;
+        String::from_utf8(raw.to_vec())
+            .map_err(|e| self.bad(field, e.utf8_error().valid_up_to() as u64))
+    }
+
     fn bad(&self, field: &'static str, value: u64) -> WireError {
         WireError::BadValue {
             ty: self.ty,
@@ -522,7 +798,32 @@ mod tests {
         round_trip(&Request::Attach {
             width: 25,
             height: 25,
+            name: "figure-18 ✓".into(),
         });
+        round_trip(&Request::WmForeground {
+            app: AppId {
+                index: 3,
+                generation: 9,
+            },
+        });
+        round_trip(&Request::WmBackground {
+            app: AppId {
+                index: 0,
+                generation: 0,
+            },
+        });
+        round_trip(&Request::WmCover {
+            app: AppId {
+                index: 1,
+                generation: 2,
+            },
+            covered: true,
+        });
+        round_trip(&Request::WmScreen {
+            screen: Screen::Off,
+        });
+        round_trip(&Request::Snapshot);
+        round_trip(&Request::ListWindows);
         round_trip(&Request::Detach);
         round_trip(&Request::Draw {
             surface_id: 1,
@@ -566,8 +867,28 @@ mod tests {
     fn replies_round_trip() {
         for reply in [
             Reply::Attached {
+                app: AppId {
+                    index: 2,
+                    generation: 1,
+                },
                 window: Rect::new(100, 50, 25, 25),
             },
+            Reply::Snapshot {
+                width: 640,
+                height: 480,
+            },
+            Reply::Windows(vec![WindowInfo {
+                app: AppId {
+                    index: 1,
+                    generation: 0,
+                },
+                pid: 4242,
+                rect: Rect::new(-1, 2, 3, 4),
+                state: WindowState::FRONT,
+                name: "tracking".into(),
+                threads: [Some(10), None, Some(12), None],
+            }]),
+            Reply::Windows(Vec::new()),
             Reply::Ok {
                 request_type: request_type::DRAW,
             },
@@ -661,7 +982,7 @@ mod tests {
 
         #[test]
         fn valid_header_random_body_never_panics(
-            ty in 1u32..=6,
+            ty in 1u32..=12,
             body in proptest::collection::vec(any::<u8>(), 0..200),
         ) {
             let mut m = header(ty, body.len() as u32);

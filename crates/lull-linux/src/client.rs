@@ -49,6 +49,29 @@ pub enum Handled {
     },
 }
 
+/// A greeted ESM connection without handlers (see [`EsmClient::into_parts`]).
+#[derive(Debug)]
+pub struct EsmParts {
+    fd: OwnedFd,
+    app: AppId,
+    queue_bound: u32,
+}
+
+/// What one [`EsmClient::wait_delivery`] received.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Delivered {
+    Event {
+        handler: HandlerId,
+        event: AppEvent,
+    },
+    /// See [`Handled::Overflow`].
+    Overflow {
+        dropped: u64,
+        first: EventSeq,
+        last: EventSeq,
+    },
+}
+
 /// What the client saw.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
 pub struct ClientCounters {
@@ -96,6 +119,15 @@ impl EsmClient {
             path: path.to_owned(),
             source,
         })?;
+        EsmClient::from_fd(fd)
+    }
+
+    /// Becomes an application over an already connected `SOCK_SEQPACKET` descriptor (the one the
+    /// display server hands an app's event thread at `ATTACH`); reads the daemon's greeting.
+    ///
+    /// # Errors
+    /// As [`EsmClient::connect`], without the connect step.
+    pub fn from_fd(fd: OwnedFd) -> Result<EsmClient, ClientError> {
         let mut c = EsmClient {
             fd,
             app: AppId {
@@ -124,6 +156,31 @@ impl EsmClient {
     /// As [`EsmClient::connect`].
     pub fn connect_default() -> Result<EsmClient, ClientError> {
         EsmClient::connect(&sys::default_socket_path())
+    }
+
+    /// The connection without its handlers, to move to another thread (handlers need not be
+    /// `Send`, so a client holding them cannot move).
+    #[must_use]
+    pub fn into_parts(self) -> EsmParts {
+        EsmParts {
+            fd: self.fd,
+            app: self.app,
+            queue_bound: self.queue_bound,
+        }
+    }
+
+    /// A client again from [`EsmClient::into_parts`], with no handlers.
+    #[must_use]
+    pub fn from_parts(parts: EsmParts) -> EsmClient {
+        EsmClient {
+            fd: parts.fd,
+            app: parts.app,
+            queue_bound: parts.queue_bound,
+            handlers: Vec::new(),
+            on_overflow: None,
+            buf: Vec::with_capacity(MAX_MESSAGE),
+            counters: ClientCounters::default(),
+        }
     }
 
     /// The id the daemon gave this application.
@@ -224,10 +281,8 @@ impl EsmClient {
     /// # Errors
     /// [`ClientError::DaemonGone`] when the daemon went away; others for protocol faults.
     pub fn wait(&mut self) -> Result<Handled, ClientError> {
-        self.send(ClientMsg::Wait)?;
-        match self.recv()? {
-            DaemonMsg::Event { handler, event } => {
-                self.counters.events += 1;
+        match self.wait_delivery()? {
+            Delivered::Event { handler, event } => {
                 match self.handlers.get_mut(handler.0 as usize) {
                     Some(h) => h(&event),
                     None => self.counters.unknown_handler += 1,
@@ -238,6 +293,35 @@ impl EsmClient {
                     handler,
                 })
             }
+            Delivered::Overflow {
+                dropped,
+                first,
+                last,
+            } => {
+                if let Some(f) = self.on_overflow.as_mut() {
+                    f(dropped, first, last);
+                }
+                Ok(Handled::Overflow {
+                    dropped,
+                    first,
+                    last,
+                })
+            }
+        }
+    }
+
+    /// `esm_wait()` without running a handler: for a caller that keeps its own handler table
+    /// (the KDS runtime, whose handlers are registered through the display server).
+    ///
+    /// # Errors
+    /// As [`EsmClient::wait`].
+    pub fn wait_delivery(&mut self) -> Result<Delivered, ClientError> {
+        self.send(ClientMsg::Wait)?;
+        match self.recv()? {
+            DaemonMsg::Event { handler, event } => {
+                self.counters.events += 1;
+                Ok(Delivered::Event { handler, event })
+            }
             DaemonMsg::Overflow {
                 dropped,
                 first,
@@ -245,10 +329,7 @@ impl EsmClient {
             } => {
                 self.counters.overflow_markers += 1;
                 self.counters.dropped_reported += dropped;
-                if let Some(f) = self.on_overflow.as_mut() {
-                    f(dropped, first, last);
-                }
-                Ok(Handled::Overflow {
+                Ok(Delivered::Overflow {
                     dropped,
                     first,
                     last,

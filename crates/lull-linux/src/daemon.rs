@@ -21,6 +21,7 @@ use lull_workload::Trace;
 
 use crate::evdev::EvdevSource;
 use crate::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source, Token};
+use crate::kds::{KdsConfig, KdsHost, KdsReport};
 use crate::protocol::{ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_MESSAGE};
 use crate::replay::{ReplayCounters, ReplaySource};
 use crate::sys::{self, EventFd, TimerFd};
@@ -49,6 +50,8 @@ pub enum DaemonError {
     AlreadyRunning(PathBuf),
     #[error("cannot listen on {path}: {source}")]
     Bind { path: PathBuf, source: io::Error },
+    #[error("display server: {0}")]
+    Kds(String),
     #[error("ESM configuration: {0}")]
     Esm(#[from] EsmError),
     #[error("event loop: {0}")]
@@ -76,14 +79,28 @@ struct Conn {
     token: Token,
 }
 
+/// Which source is closing an app: its own source is unregistered by returning `Remove`, every
+/// other one through the loop's control.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Closer {
+    /// The app's ESM connection source is running.
+    EsmSource,
+    /// The app's KDS private-channel source is running.
+    KdsSource,
+    /// Any other source.
+    Other,
+}
+
 /// Everything the daemon's sources share.
 pub struct DaemonState {
-    esm: Esm,
+    pub(crate) esm: Esm,
     conns: HashMap<AppId, Conn>,
     buf: Vec<u8>,
     pushes: Vec<Push>,
     counters: DaemonCounters,
     replays: Vec<ReplayCounters>,
+    /// The display server, when enabled ([`Daemon::enable_kds`]).
+    pub(crate) kds: Option<KdsHost>,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -146,9 +163,9 @@ impl DaemonState {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.counters.not_reading_dropped += 1;
-                self.disconnect(app, Some(ctl));
+                self.disconnect(app, Some(ctl), Closer::Other);
             }
-            Err(_) => self.disconnect(app, Some(ctl)),
+            Err(_) => self.disconnect(app, Some(ctl), Closer::Other),
         }
     }
 
@@ -168,16 +185,58 @@ impl DaemonState {
         self.send(push.app, msg, ctl);
     }
 
-    /// Removes `app` from the ESM and closes its socket. With `ctl`, the app's source is
-    /// unregistered too (when called from the app's own source, it returns `Remove` instead).
-    fn disconnect(&mut self, app: AppId, ctl: Option<&mut LoopCtl<DaemonState>>) {
+    /// Removes `app` everywhere: from the ESM, with its socket, and from the display server with
+    /// its window and channel if it attached there. Sources other than `closer`'s own are
+    /// unregistered through `ctl` (`None` only at shutdown).
+    pub(crate) fn disconnect(
+        &mut self,
+        app: AppId,
+        mut ctl: Option<&mut LoopCtl<DaemonState>>,
+        closer: Closer,
+    ) {
+        if let Some(host) = self.kds.as_mut() {
+            if let Some(token) = host.detach(app) {
+                if closer != Closer::KdsSource {
+                    if let Some(ctl) = ctl.as_deref_mut() {
+                        ctl.remove(token);
+                    }
+                }
+            }
+        }
         if let Some(conn) = self.conns.remove(&app) {
-            if let Some(ctl) = ctl {
-                ctl.remove(conn.token);
+            if closer != Closer::EsmSource {
+                if let Some(ctl) = ctl {
+                    ctl.remove(conn.token);
+                }
             }
             let _ = self.esm.remove_app(app);
             self.counters.disconnections += 1;
         }
+    }
+
+    /// Adds `fd` as the ESM connection of `app` (already in the ESM) and greets it.
+    pub(crate) fn add_connection(
+        &mut self,
+        app: AppId,
+        fd: OwnedFd,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) {
+        let raw = fd.as_raw_fd();
+        let token = ctl.insert(Box::new(FnSource {
+            fd: raw,
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| st.serve(app, ctl),
+        }));
+        self.conns.insert(app, Conn { fd, token });
+        self.counters.connections += 1;
+        let bound = u32::try_from(self.esm.queue_bound()).unwrap_or(u32::MAX);
+        self.send(
+            app,
+            DaemonMsg::Welcome {
+                app,
+                queue_bound: bound,
+            },
+            ctl,
+        );
     }
 
     /// The interrupt path: interpret and dispatch `raw` stamped `stamp_ns`, then write the pushes.
@@ -218,7 +277,7 @@ impl DaemonState {
             };
             match sys::recv_msg(fd, &mut buf) {
                 Ok((0, false)) => {
-                    self.disconnect(app, None);
+                    self.disconnect(app, Some(ctl), Closer::EsmSource);
                     return PostAction::Remove;
                 }
                 Ok((n, truncated)) => {
@@ -233,14 +292,14 @@ impl DaemonState {
                             self.counters.malformed_rejected += 1;
                             DaemonMsg::Error(ErrorCode::Malformed).encode(&mut self.buf);
                             let _ = sys::send_msg(fd, &self.buf);
-                            self.disconnect(app, None);
+                            self.disconnect(app, Some(ctl), Closer::EsmSource);
                             return PostAction::Remove;
                         }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return PostAction::Continue,
                 Err(_) => {
-                    self.disconnect(app, None);
+                    self.disconnect(app, Some(ctl), Closer::EsmSource);
                     return PostAction::Remove;
                 }
             }
@@ -281,6 +340,8 @@ pub struct DaemonReport {
     pub counters: DaemonCounters,
     pub esm: lull_esm::EsmCounters,
     pub replays: Vec<ReplayCounters>,
+    /// The display server's counters, when it ran.
+    pub kds: Option<KdsReport>,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
     pub accounting: Result<(), String>,
 }
@@ -300,7 +361,10 @@ impl std::fmt::Debug for Daemon {
     }
 }
 
-fn prepare_socket_path(path: &Path) -> Result<(), DaemonError> {
+fn prepare_socket_path(
+    path: &Path,
+    probe: fn(&Path) -> io::Result<OwnedFd>,
+) -> Result<(), DaemonError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
@@ -314,7 +378,7 @@ fn prepare_socket_path(path: &Path) -> Result<(), DaemonError> {
     }
     if path.exists() {
         // A live daemon answers; a stale socket file from a crashed one refuses and is replaced.
-        if sys::seqpacket_connect(path).is_ok() {
+        if probe(path).is_ok() {
             return Err(DaemonError::AlreadyRunning(path.to_owned()));
         }
         let _ = std::fs::remove_file(path);
@@ -329,7 +393,7 @@ impl Daemon {
     /// [`DaemonError`] when the path is taken by a live daemon or cannot be bound.
     pub fn bind(config: &DaemonConfig) -> Result<Daemon, DaemonError> {
         let esm = Esm::new(config.esm)?;
-        prepare_socket_path(&config.socket_path)?;
+        prepare_socket_path(&config.socket_path, sys::seqpacket_connect)?;
         let listener = Rc::new(
             sys::seqpacket_listen(&config.socket_path).map_err(|source| DaemonError::Bind {
                 path: config.socket_path.clone(),
@@ -354,24 +418,7 @@ impl Daemon {
             f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
                 while let Ok(Some(fd)) = sys::accept(l.as_fd()) {
                     let app = st.esm.add_app();
-                    let raw = fd.as_raw_fd();
-                    let token = ctl.insert(Box::new(FnSource {
-                        fd: raw,
-                        f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-                            st.serve(app, ctl)
-                        },
-                    }));
-                    st.conns.insert(app, Conn { fd, token });
-                    st.counters.connections += 1;
-                    let bound = u32::try_from(st.esm.queue_bound()).unwrap_or(u32::MAX);
-                    st.send(
-                        app,
-                        DaemonMsg::Welcome {
-                            app,
-                            queue_bound: bound,
-                        },
-                        ctl,
-                    );
+                    st.add_connection(app, fd, ctl);
                 }
                 PostAction::Continue
             },
@@ -385,6 +432,7 @@ impl Daemon {
                 pushes: Vec::new(),
                 counters: DaemonCounters::default(),
                 replays: Vec::new(),
+                kds: None,
             },
             stop,
             socket_path: config.socket_path.clone(),
@@ -540,15 +588,45 @@ impl Daemon {
             counters: self.state.counters,
             esm: self.state.esm.counters(),
             replays: self.state.replays.clone(),
+            kds: self.state.kds.as_ref().map(KdsHost::report),
             accounting: self.state.esm.check_accounting(),
         };
         let apps: Vec<AppId> = self.state.conns.keys().copied().collect();
         for app in apps {
-            self.state.disconnect(app, None);
+            self.state.disconnect(app, None, Closer::Other);
         }
         let _ = std::fs::remove_file(&self.socket_path);
+        if let Some(host) = &self.state.kds {
+            let _ = std::fs::remove_file(&host.socket_path);
+        }
         result?;
         Ok(report)
+    }
+
+    /// Runs the display server in this daemon's loop: listens on `config.socket_path` for apps
+    /// to `ATTACH` (see [`crate::kds`]).
+    ///
+    /// # Errors
+    /// [`DaemonError`] when the socket is taken or cannot be bound, or the screen or frame
+    /// buffer cannot be set up.
+    pub fn enable_kds(&mut self, config: &KdsConfig) -> Result<(), DaemonError> {
+        let host = KdsHost::new(config).map_err(DaemonError::Kds)?;
+        prepare_socket_path(&config.socket_path, sys::stream_connect)?;
+        let listener = Rc::new(sys::stream_listen(&config.socket_path).map_err(|source| {
+            DaemonError::Bind {
+                path: config.socket_path.clone(),
+                source,
+            }
+        })?);
+        self.lp
+            .insert(Box::new(crate::kds::control_listener(listener)))?;
+        self.state.kds = Some(host);
+        Ok(())
+    }
+
+    /// Mutable access to the state before the loop runs (to set hooks).
+    pub fn state_mut(&mut self) -> &mut DaemonState {
+        &mut self.state
     }
 
     /// Registered sources (listener, stop, event sources, connections).

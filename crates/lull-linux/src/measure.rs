@@ -6,11 +6,15 @@
 //! between, so the difference of voluntary switches over the window is its wake-up count.
 //! (Involuntary switches are preemptions of a running thread, not wake-ups, and are reported
 //! apart.)
+//!
+//! [`CategoryWindow`] applies the same counters to the threads of GUI applications in any
+//! process (`/proc/PID/task/TID`) and sums them per guiS thread category.
 
 use std::fs;
 use std::io;
 
 use lull_model::time::{ns_to_ms, NS_PER_S};
+use lull_model::ThreadCategory;
 
 use crate::sys::gettid;
 
@@ -45,7 +49,27 @@ fn read(path: String) -> Result<(String, String), MeasureError> {
 /// # Errors
 /// [`MeasureError`] when the files are missing (thread gone) or lack a field.
 pub fn sample(tid: i32) -> Result<ThreadSample, MeasureError> {
-    let (schedstat, path) = read(format!("/proc/self/task/{tid}/schedstat"))?;
+    probe(&format!("/proc/self/task/{tid}")).map(|(s, _)| s)
+}
+
+/// Reads the counters of thread `tid` of process `pid` (any process the caller may inspect).
+///
+/// # Errors
+/// [`MeasureError`] when the files are missing (thread gone) or lack a field.
+pub fn sample_thread(pid: i32, tid: i32) -> Result<ThreadSample, MeasureError> {
+    probe(&format!("/proc/{pid}/task/{tid}")).map(|(s, _)| s)
+}
+
+/// Field of `/proc/.../stat` holding the thread's start time (`proc(5)`, field 22, counted from 1).
+const STAT_FIELD_STARTTIME: usize = 22;
+/// Field of `/proc/.../stat` holding the state letter (`proc(5)`, field 3), the first one after
+/// the parenthesised command name.
+const STAT_FIELD_STATE: usize = 3;
+
+/// The counters of the thread whose `/proc` directory is `dir`, and its start time in clock ticks
+/// since boot, which tells a thread from a later one that reused its id.
+fn probe(dir: &str) -> Result<(ThreadSample, u64), MeasureError> {
+    let (schedstat, path) = read(format!("{dir}/schedstat"))?;
     let run_ns = schedstat
         .split_whitespace()
         .next()
@@ -54,7 +78,7 @@ pub fn sample(tid: i32) -> Result<ThreadSample, MeasureError> {
             path,
             field: "run time",
         })?;
-    let (status, path) = read(format!("/proc/self/task/{tid}/status"))?;
+    let (status, path) = read(format!("{dir}/status"))?;
     let field = |name: &'static str| -> Result<u64, MeasureError> {
         status
             .lines()
@@ -70,21 +94,35 @@ pub fn sample(tid: i32) -> Result<ThreadSample, MeasureError> {
     };
     let voluntary = field("voluntary_ctxt_switches")?;
     let involuntary = field("nonvoluntary_ctxt_switches")?;
-    let (stat, path) = read(format!("/proc/self/task/{tid}/stat"))?;
-    // The state follows the parenthesised command name, which may itself contain spaces.
-    let state = stat
+    let (stat, path) = read(format!("{dir}/stat"))?;
+    // The fields follow the parenthesised command name, which may itself contain spaces.
+    let rest: Vec<&str> = stat
         .rfind(')')
-        .and_then(|i| stat[i + 1..].trim_start().chars().next())
+        .map(|i| stat[i + 1..].split_whitespace().collect())
+        .unwrap_or_default();
+    let state = rest
+        .first()
+        .and_then(|f| f.chars().next())
         .ok_or(MeasureError::Missing {
-            path,
+            path: path.clone(),
             field: "state",
         })?;
-    Ok(ThreadSample {
-        run_ns,
-        voluntary,
-        involuntary,
-        state,
-    })
+    let start_ticks = rest
+        .get(STAT_FIELD_STARTTIME - STAT_FIELD_STATE)
+        .and_then(|f| f.parse().ok())
+        .ok_or(MeasureError::Missing {
+            path,
+            field: "starttime",
+        })?;
+    Ok((
+        ThreadSample {
+            run_ns,
+            voluntary,
+            involuntary,
+            state,
+        },
+        start_ticks,
+    ))
 }
 
 /// A named thread of the stack under measurement.
@@ -163,6 +201,159 @@ impl Window {
     }
 }
 
+/// CPU time and wake-ups of the threads of one guiS thread category over a window.
+#[derive(Clone, Copy, PartialEq, Debug, Default, serde::Serialize)]
+pub struct CategoryUsage {
+    pub cpu_ms: f64,
+    /// Voluntary context switches: the times the category's threads blocked, so were woken.
+    pub wakeups: u64,
+    /// Threads of this category in the window, including those that exited.
+    pub threads: u32,
+}
+
+/// Per-category usage over a window, one field per [`ThreadCategory`].
+#[derive(Clone, Copy, PartialEq, Debug, Default, serde::Serialize)]
+pub struct CategoryReport {
+    pub event: CategoryUsage,
+    pub drawing: CategoryUsage,
+    pub foreground: CategoryUsage,
+    pub background: CategoryUsage,
+    /// Threads whose counters could no longer be read (exited, or their id now names a later
+    /// thread). Each contributes what was measured up to its last successful read; one that was
+    /// already gone when the window opened contributes nothing.
+    pub threads_gone: u32,
+    pub window_ns: u64,
+}
+
+impl CategoryReport {
+    #[must_use]
+    pub fn get(&self, category: ThreadCategory) -> &CategoryUsage {
+        match category {
+            ThreadCategory::Event => &self.event,
+            ThreadCategory::Drawing => &self.drawing,
+            ThreadCategory::Foreground => &self.foreground,
+            ThreadCategory::Background => &self.background,
+        }
+    }
+
+    fn get_mut(&mut self, category: ThreadCategory) -> &mut CategoryUsage {
+        match category {
+            ThreadCategory::Event => &mut self.event,
+            ThreadCategory::Drawing => &mut self.drawing,
+            ThreadCategory::Foreground => &mut self.foreground,
+            ThreadCategory::Background => &mut self.background,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Tracked {
+    category: ThreadCategory,
+    pid: i32,
+    tid: i32,
+    /// Counters and start time at the window's opening; `None` if the thread was gone already.
+    start: Option<(ThreadSample, u64)>,
+    /// The latest successful read.
+    last: Option<ThreadSample>,
+    gone: bool,
+}
+
+impl Tracked {
+    fn refresh(&mut self) {
+        let Some((_, start_ticks)) = self.start else {
+            return;
+        };
+        if self.gone {
+            return;
+        }
+        match probe(&format!("/proc/{}/task/{}", self.pid, self.tid)) {
+            // A zombie's counters are final but its directory may linger; count it gone now so
+            // the report does not depend on when the kernel reaps it.
+            Ok((s, ticks)) if ticks == start_ticks && !matches!(s.state, 'Z' | 'X') => {
+                self.last = Some(s);
+            }
+            Ok((s, ticks)) if ticks == start_ticks => {
+                self.last = Some(s);
+                self.gone = true;
+            }
+            _ => self.gone = true,
+        }
+    }
+}
+
+/// Per-category accounting of the threads of GUI applications, read from the kernel: opened with
+/// each thread's category, process and thread id, it reports per-category differences since.
+#[derive(Clone, Debug)]
+pub struct CategoryWindow {
+    threads: Vec<Tracked>,
+    start_ns: u64,
+}
+
+impl CategoryWindow {
+    /// Samples every `(category, pid, tid)` now. A thread that cannot be read is counted as gone
+    /// rather than refused: the caller's list may be a moment older than the thread's exit.
+    #[must_use]
+    pub fn open(threads: &[(ThreadCategory, i32, i32)]) -> CategoryWindow {
+        let start_ns = crate::sys::monotonic_ns();
+        let threads = threads
+            .iter()
+            .map(|&(category, pid, tid)| {
+                let start = probe(&format!("/proc/{pid}/task/{tid}")).ok();
+                Tracked {
+                    category,
+                    pid,
+                    tid,
+                    start,
+                    last: start.map(|(s, _)| s),
+                    gone: start.is_none(),
+                }
+            })
+            .collect();
+        CategoryWindow { threads, start_ns }
+    }
+
+    /// Reads every thread still present, keeping the latest sample, so that a thread about to
+    /// exit (the caller knows when an app unregisters one) keeps what it used until now.
+    pub fn refresh(&mut self) {
+        for t in &mut self.threads {
+            t.refresh();
+        }
+    }
+
+    /// Refreshes, then sums each category's differences since the window opened.
+    #[must_use]
+    pub fn report(&mut self) -> CategoryReport {
+        self.refresh();
+        let mut out = CategoryReport {
+            window_ns: crate::sys::monotonic_ns().saturating_sub(self.start_ns),
+            ..CategoryReport::default()
+        };
+        let mut run_ns = [0u64; 4];
+        for t in &self.threads {
+            out.threads_gone += u32::from(t.gone);
+            let u = out.get_mut(t.category);
+            u.threads += 1;
+            if let (Some((start, _)), Some(last)) = (t.start, t.last) {
+                u.wakeups += last.voluntary.saturating_sub(start.voluntary);
+                run_ns[category_index(t.category)] += last.run_ns.saturating_sub(start.run_ns);
+            }
+        }
+        for c in ThreadCategory::ALL {
+            out.get_mut(c).cpu_ms = ns_to_ms(run_ns[category_index(c)]);
+        }
+        out
+    }
+}
+
+fn category_index(c: ThreadCategory) -> usize {
+    match c {
+        ThreadCategory::Event => 0,
+        ThreadCategory::Drawing => 1,
+        ThreadCategory::Foreground => 2,
+        ThreadCategory::Background => 3,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +382,136 @@ mod tests {
         assert!(after.voluntary >= s.voluntary + 2, "{s:?} -> {after:?}");
         drop(tx);
         h.join().unwrap();
+    }
+
+    /// Spins until the kernel has charged the calling thread at least `ns` of CPU time: a fixed
+    /// amount of work measured by the kernel's own counter.
+    fn burn_cpu(ns: u64) {
+        let tid = gettid();
+        let start = sample(tid).unwrap().run_ns;
+        let mut x = 0u64;
+        while sample(tid).unwrap().run_ns < start + ns {
+            for i in 0..10_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+        }
+    }
+
+    /// Waits, yielding, until `cond` holds; the cap only keeps a broken kernel from hanging the
+    /// test and is not a timing assertion.
+    fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !cond() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never happened: {what}"
+            );
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn category_window_sums_per_category_and_keeps_exited_threads() {
+        const WORK_NS: u64 = 20_000_000;
+        const ROUNDS: u64 = 5;
+        let pid = std::process::id() as i32;
+        let me = gettid();
+
+        // Background: burns a fixed amount of CPU, then parks until told to finish.
+        let (bg_tid_tx, bg_tid_rx) = std::sync::mpsc::channel();
+        let (bg_go_tx, bg_go_rx) = std::sync::mpsc::channel::<()>();
+        let (bg_done_tx, bg_done_rx) = std::sync::mpsc::channel::<()>();
+        let (bg_end_tx, bg_end_rx) = std::sync::mpsc::channel::<()>();
+        let bg = std::thread::spawn(move || {
+            bg_tid_tx.send(gettid()).unwrap();
+            bg_go_rx.recv().unwrap();
+            burn_cpu(WORK_NS);
+            bg_done_tx.send(()).unwrap();
+            let _ = bg_end_rx.recv();
+        });
+        // Drawing: woken once per message.
+        let (dr_tid_tx, dr_tid_rx) = std::sync::mpsc::channel();
+        let (dr_tx, dr_rx) = std::sync::mpsc::channel::<()>();
+        let (dr_ack_tx, dr_ack_rx) = std::sync::mpsc::channel::<()>();
+        let dr = std::thread::spawn(move || {
+            dr_tid_tx.send(gettid()).unwrap();
+            while dr_rx.recv().is_ok() {
+                dr_ack_tx.send(()).unwrap();
+            }
+        });
+        // Event: burns CPU, then exits in the middle of the window.
+        let (ev_tid_tx, ev_tid_rx) = std::sync::mpsc::channel();
+        let (ev_go_tx, ev_go_rx) = std::sync::mpsc::channel::<()>();
+        let (ev_done_tx, ev_done_rx) = std::sync::mpsc::channel::<()>();
+        let (ev_exit_tx, ev_exit_rx) = std::sync::mpsc::channel::<()>();
+        let ev = std::thread::spawn(move || {
+            ev_tid_tx.send(gettid()).unwrap();
+            ev_go_rx.recv().unwrap();
+            burn_cpu(WORK_NS);
+            ev_done_tx.send(()).unwrap();
+            let _ = ev_exit_rx.recv();
+        });
+        let (bg_tid, dr_tid, ev_tid) = (
+            bg_tid_rx.recv().unwrap(),
+            dr_tid_rx.recv().unwrap(),
+            ev_tid_rx.recv().unwrap(),
+        );
+        // Wait for every thread to block so the window starts at a block.
+        for t in [bg_tid, dr_tid, ev_tid] {
+            wait_until("thread blocks", || sample(t).is_ok_and(|s| s.state == 'S'));
+        }
+
+        let mut w = CategoryWindow::open(&[
+            (ThreadCategory::Background, pid, bg_tid),
+            (ThreadCategory::Drawing, pid, dr_tid),
+            (ThreadCategory::Event, pid, ev_tid),
+            // Already gone: an id no thread has (above the kernel's pid_max limit of 2^22).
+            (ThreadCategory::Event, pid, 1 << 23),
+            (ThreadCategory::Foreground, pid, me),
+        ]);
+        bg_go_tx.send(()).unwrap();
+        ev_go_tx.send(()).unwrap();
+        for _ in 0..ROUNDS {
+            dr_tx.send(()).unwrap();
+            dr_ack_rx.recv().unwrap();
+        }
+        bg_done_rx.recv().unwrap();
+        ev_done_rx.recv().unwrap();
+        wait_until("event thread blocks", || {
+            sample(ev_tid).is_ok_and(|s| s.state == 'S')
+        });
+        w.refresh();
+        let before_exit = w.report();
+        drop(ev_exit_tx);
+        ev.join().unwrap();
+        let dir = format!("/proc/self/task/{ev_tid}");
+        wait_until("exited thread leaves /proc", || {
+            !std::path::Path::new(&dir).exists()
+        });
+        wait_until("drawing thread blocks", || {
+            sample(dr_tid).is_ok_and(|s| s.state == 'S')
+        });
+        let r = w.report();
+
+        assert_eq!(r.threads_gone, 2, "{r:?}");
+        assert_eq!(r.event.threads, 2);
+        assert_eq!(r.drawing.threads, 1);
+        assert_eq!(r.foreground.threads, 1);
+        assert_eq!(r.background.threads, 1);
+        // The exited thread keeps what its last read measured.
+        assert_eq!(r.event.cpu_ms, before_exit.event.cpu_ms);
+        assert_eq!(r.event.wakeups, before_exit.event.wakeups);
+        assert!(r.event.cpu_ms >= ns_to_ms(WORK_NS), "{r:?}");
+        assert!(r.background.cpu_ms >= ns_to_ms(WORK_NS), "{r:?}");
+        // Woken once per message (at least ROUNDS - 1: the first send may find it not yet asleep).
+        assert!(r.drawing.wakeups >= ROUNDS - 1, "{r:?}");
+        let json = serde_json::to_value(r).unwrap();
+        assert!(json["background"]["cpu_ms"].as_f64().unwrap() > 0.0);
+        assert_eq!(json["threads_gone"], 2);
+
+        drop(bg_end_tx);
+        drop(dr_tx);
+        bg.join().unwrap();
+        dr.join().unwrap();
     }
 }

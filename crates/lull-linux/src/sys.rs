@@ -303,16 +303,21 @@ pub fn set_nonblocking(fd: RawFd, on: bool) -> io::Result<()> {
 /// # Errors
 /// The kernel's error from `socketpair`.
 pub fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    unix_pair(libc::SOCK_SEQPACKET)
+}
+
+/// A connected pair of `SOCK_STREAM` Unix sockets: a display server's private channel.
+///
+/// # Errors
+/// The kernel's error from `socketpair`.
+pub fn stream_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    unix_pair(libc::SOCK_STREAM)
+}
+
+fn unix_pair(ty: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for two descriptors.
-    cvt(unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    })?;
+    cvt(unsafe { libc::socketpair(libc::AF_UNIX, ty | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) })?;
     // SAFETY: both fds were just returned by the kernel.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
@@ -339,10 +344,9 @@ fn sockaddr_un(path: &Path) -> io::Result<(libc::sockaddr_un, libc::socklen_t)> 
     Ok((addr, len as libc::socklen_t))
 }
 
-fn seqpacket_socket() -> io::Result<OwnedFd> {
+fn unix_socket(ty: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: plain syscall.
-    let fd =
-        cvt(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0) })?;
+    let fd = cvt(unsafe { libc::socket(libc::AF_UNIX, ty | libc::SOCK_CLOEXEC, 0) })?;
     // SAFETY: fresh fd.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
@@ -352,7 +356,28 @@ fn seqpacket_socket() -> io::Result<OwnedFd> {
 /// # Errors
 /// The kernel's error from `socket`, `bind` or `listen`, or a path too long for `sun_path`.
 pub fn seqpacket_listen(path: &Path) -> io::Result<OwnedFd> {
-    let fd = seqpacket_socket()?;
+    unix_listen(path, libc::SOCK_SEQPACKET)
+}
+
+/// A listening `SOCK_STREAM` Unix socket bound at `path` (non-blocking accept): the display
+/// server's control socket, whose messages carry their own length.
+///
+/// # Errors
+/// As [`seqpacket_listen`].
+pub fn stream_listen(path: &Path) -> io::Result<OwnedFd> {
+    unix_listen(path, libc::SOCK_STREAM)
+}
+
+/// Connects a blocking `SOCK_STREAM` Unix socket to `path`.
+///
+/// # Errors
+/// The kernel's error from `socket` or `connect`.
+pub fn stream_connect(path: &Path) -> io::Result<OwnedFd> {
+    unix_connect(path, libc::SOCK_STREAM)
+}
+
+fn unix_listen(path: &Path, ty: libc::c_int) -> io::Result<OwnedFd> {
+    let fd = unix_socket(ty)?;
     let (addr, len) = sockaddr_un(path)?;
     // SAFETY: `addr` is a valid sockaddr_un of length `len`.
     cvt(unsafe { libc::bind(fd.as_raw_fd(), (&raw const addr).cast(), len) })?;
@@ -369,7 +394,11 @@ pub fn seqpacket_listen(path: &Path) -> io::Result<OwnedFd> {
 /// # Errors
 /// The kernel's error from `socket` or `connect`.
 pub fn seqpacket_connect(path: &Path) -> io::Result<OwnedFd> {
-    let fd = seqpacket_socket()?;
+    unix_connect(path, libc::SOCK_SEQPACKET)
+}
+
+fn unix_connect(path: &Path, ty: libc::c_int) -> io::Result<OwnedFd> {
+    let fd = unix_socket(ty)?;
     let (addr, len) = sockaddr_un(path)?;
     loop {
         // SAFETY: `addr` is a valid sockaddr_un of length `len`.
@@ -442,6 +471,190 @@ pub fn recv_msg(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, bool)> {
     }
 }
 
+/// Most descriptors one message carries (`ATTACHED` passes two).
+pub const MAX_PASSED_FDS: usize = 4;
+
+/// Sends `bytes` with `fds` attached as `SCM_RIGHTS` (`MSG_NOSIGNAL | MSG_DONTWAIT`). Returns the
+/// bytes sent, which on a stream socket may be fewer than asked.
+///
+/// # Errors
+/// The kernel's error from `sendmsg`, `WouldBlock` on a full socket; `InvalidInput` for more
+/// than [`MAX_PASSED_FDS`] descriptors.
+pub fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> io::Result<usize> {
+    if fds.len() > MAX_PASSED_FDS {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "too many descriptors for one message",
+        ));
+    }
+    let mut iov = libc::iovec {
+        iov_base: bytes.as_ptr() as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    // u64-aligned room for the control message.
+    let mut cbuf = [0u64; 8];
+    // SAFETY: msghdr is plain data; zeroed is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    if !fds.is_empty() {
+        let payload = std::mem::size_of_val(fds);
+        // SAFETY: CMSG_SPACE only computes a size.
+        let space = unsafe { libc::CMSG_SPACE(payload as u32) } as usize;
+        debug_assert!(space <= std::mem::size_of_val(&cbuf));
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = space;
+        // SAFETY: msg_control points at `space` bytes we own; CMSG_FIRSTHDR returns a pointer
+        // inside it, CMSG_DATA one past its header, with room for `payload` bytes.
+        unsafe {
+            let c = libc::CMSG_FIRSTHDR(&raw const msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(payload as u32) as usize;
+            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(c).cast(), fds.len());
+        }
+    }
+    loop {
+        // SAFETY: `msg` points at live buffers for the call.
+        let r =
+            unsafe { libc::sendmsg(fd, &raw const msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+        match cvt_size(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Receives into `buf` and collects any `SCM_RIGHTS` descriptors that came with the bytes
+/// (`MSG_CMSG_CLOEXEC`). Returns `(bytes, fds)`; 0 bytes with no fds means the peer closed.
+/// Descriptors beyond [`MAX_PASSED_FDS`] are closed by the kernel (`MSG_CTRUNC`) and reported
+/// as an error, so a hostile peer cannot make the reader leak them.
+///
+/// # Errors
+/// The kernel's error from `recvmsg`, including `WouldBlock` on a non-blocking socket.
+pub fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut cbuf = [0u64; 8];
+    // SAFETY: msghdr is plain data; zeroed is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&cbuf);
+    let n = loop {
+        // SAFETY: `msg` points at live buffers for the call.
+        let r = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_CMSG_CLOEXEC) };
+        match cvt_size(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
+    let mut fds = Vec::new();
+    // SAFETY: the kernel filled msg_control with `msg_controllen` bytes of control messages;
+    // CMSG_FIRSTHDR/NXTHDR walk them within that length, and each SCM_RIGHTS payload holds
+    // (cmsg_len - CMSG_LEN(0)) / sizeof(int) descriptors that are now ours.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&raw const msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(c).cast::<RawFd>();
+                let count =
+                    ((*c).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+                for i in 0..count {
+                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+                }
+            }
+            c = libc::CMSG_NXTHDR(&raw const msg, c);
+        }
+    }
+    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "peer passed more descriptors than a message may carry",
+        ));
+    }
+    Ok((n, fds))
+}
+
+/// `shutdown(fd, SHUT_RDWR)`: ends reads blocked on the socket and tells the peer; errors (a
+/// socket already shut) are of no interest.
+pub fn shutdown(fd: RawFd) {
+    // SAFETY: plain syscall, no pointers.
+    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+}
+
+/// The credentials of a Unix socket's peer as the kernel recorded them at `connect`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
+pub struct PeerCred {
+    pub pid: i32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// `SO_PEERCRED`.
+///
+/// # Errors
+/// The kernel's error from `getsockopt`.
+pub fn peer_cred(fd: RawFd) -> io::Result<PeerCred> {
+    // SAFETY: ucred is plain data.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid out-pointers of the size given.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &raw mut len,
+        )
+    })?;
+    Ok(PeerCred {
+        pid: cred.pid,
+        uid: cred.uid,
+        gid: cred.gid,
+    })
+}
+
+/// The effective user id of this process.
+#[must_use]
+pub fn geteuid() -> u32 {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// An anonymous memory file holding `bytes`, sealed against further writes and resizing, so the
+/// receiver can map it without the sender changing it underneath.
+///
+/// # Errors
+/// The kernel's error from `memfd_create`, `write` or `fcntl`.
+pub fn sealed_memfd(name: &str, bytes: &[u8]) -> io::Result<OwnedFd> {
+    let cname = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "memfd name holds NUL"))?;
+    // SAFETY: a valid C string and flags.
+    let fd = cvt(unsafe {
+        libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
+    })?;
+    // SAFETY: fresh fd from the kernel.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut file = std::fs::File::from(fd);
+    std::io::Write::write_all(&mut file, bytes)?;
+    let fd = OwnedFd::from(file);
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl on our fd, no pointers.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+    Ok(fd)
+}
+
+/// Whether thread `tid` belongs to process `pid` (`/proc/PID/task/TID` exists).
+#[must_use]
+pub fn thread_of_process(pid: u32, tid: u32) -> bool {
+    pid != 0 && tid != 0 && Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
+}
+
 /// Runtime directory for the daemon's socket: `$XDG_RUNTIME_DIR/lull` when set, else `/run/lull`.
 #[must_use]
 pub fn default_socket_path() -> std::path::PathBuf {
@@ -452,6 +665,12 @@ pub fn default_socket_path() -> std::path::PathBuf {
             std::path::PathBuf::from,
         );
     dir.join("lull").join("esm.sock")
+}
+
+/// The display server's control socket: `kds.sock` beside [`default_socket_path`].
+#[must_use]
+pub fn default_kds_socket_path() -> std::path::PathBuf {
+    default_socket_path().with_file_name("kds.sock")
 }
 
 /// Blocks `SIGINT` and `SIGTERM` for the calling thread (and threads it spawns later) and returns

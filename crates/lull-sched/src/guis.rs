@@ -66,6 +66,63 @@ pub fn force_idle(apps: &[AppActivity], now_ns: u64, holdoff_ns: u64) -> bool {
     })
 }
 
+/// One GUI application as the live display server sees it when deciding whether the device is
+/// idle: the ESM's view of its event thread and the window manager's view of its window, plus
+/// which gated threads it has registered.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct GuiApp {
+    /// The app's event thread is in `EV_WAIT`: no event pushed to it is unfinished.
+    pub event_waiting: bool,
+    pub window: WindowState,
+    /// The app registered a drawing thread.
+    pub has_drawing: bool,
+    /// The app registered a foreground thread.
+    pub has_foreground: bool,
+}
+
+/// The live idle-forcing rule: the device is idle when there is at least one GUI application,
+/// every app's event thread is in `EV_WAIT`, and no app has a registered drawing or foreground
+/// thread that [`may_run`] allows. Background threads always may run and do not keep the device
+/// out of idle (the seed's music and downloads continue while the user is away). With no GUI
+/// application at all there is nothing guiS governs, so it forces nothing.
+#[must_use]
+pub fn idle_now(apps: &[GuiApp]) -> bool {
+    !apps.is_empty()
+        && apps.iter().all(|a| {
+            let gated_thread_may_run = may_run(ThreadCategory::Event, a.window, !a.event_waiting)
+                || (a.has_drawing && may_run(ThreadCategory::Drawing, a.window, false))
+                || (a.has_foreground && may_run(ThreadCategory::Foreground, a.window, false));
+            !gated_thread_may_run
+        })
+}
+
+/// Turns the level "idle now" into the event "idle just began", so the idle hook fires once per
+/// entry into idle however often the rule is re-evaluated while idle lasts. Starts not idle.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct IdleEdge {
+    idle: bool,
+}
+
+impl IdleEdge {
+    #[must_use]
+    pub fn new() -> IdleEdge {
+        IdleEdge::default()
+    }
+
+    /// Records the latest evaluation; true exactly when it moves from not idle to idle.
+    pub fn update(&mut self, idle: bool) -> bool {
+        let rising = idle && !self.idle;
+        self.idle = idle;
+        rising
+    }
+
+    /// The level last recorded.
+    #[must_use]
+    pub fn is_idle(&self) -> bool {
+        self.idle
+    }
+}
+
 /// Where the interrupt controller should send device interrupts: to the companion core while
 /// guiS has forced idle (it triages events and wakes the main cores only for an event some app
 /// listens to), to the main cluster otherwise.
@@ -194,11 +251,93 @@ mod tests {
         assert!(force_idle(&[], 0, DEFAULT_IDLE_FORCE_HOLDOFF_NS));
     }
 
+    fn app(event_waiting: bool, window: WindowState, drawing: bool, foreground: bool) -> GuiApp {
+        GuiApp {
+            event_waiting,
+            window,
+            has_drawing: drawing,
+            has_foreground: foreground,
+        }
+    }
+
+    #[test]
+    fn idle_now_needs_an_app_and_every_event_thread_waiting() {
+        assert!(!idle_now(&[]));
+        let hidden = w(Stacking::Background, Visibility::Covered, Screen::Off);
+        assert!(idle_now(&[app(true, hidden, true, true)]));
+        assert!(!idle_now(&[app(false, hidden, true, true)]));
+        assert!(!idle_now(&[
+            app(true, hidden, false, false),
+            app(false, hidden, false, false)
+        ]));
+    }
+
+    #[test]
+    fn idle_now_follows_table_1_for_drawing_and_foreground_threads() {
+        for stacking in [Stacking::Foreground, Stacking::Background] {
+            for visibility in [Visibility::Visible, Visibility::Covered] {
+                for screen in [Screen::On, Screen::Off] {
+                    let win = w(stacking, visibility, screen);
+                    for drawing in [false, true] {
+                        for foreground in [false, true] {
+                            let blocked =
+                                (drawing && win.can_see()) || (foreground && win.in_foreground());
+                            assert_eq!(
+                                idle_now(&[app(true, win, drawing, foreground)]),
+                                !blocked,
+                                "{win:?} drawing={drawing} foreground={foreground}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // A foreground app with only an event thread (and background threads) can be idle.
+        assert!(idle_now(&[app(true, WindowState::FRONT, false, false)]));
+        // The screen going dark stops the drawing thread but not foreground work.
+        let dark = w(Stacking::Foreground, Visibility::Visible, Screen::Off);
+        assert!(idle_now(&[app(true, dark, true, false)]));
+        assert!(!idle_now(&[app(true, dark, true, true)]));
+    }
+
+    #[test]
+    fn idle_edge_fires_on_entry_only() {
+        let mut e = IdleEdge::new();
+        assert!(!e.is_idle());
+        assert!(!e.update(false));
+        assert!(e.update(true));
+        assert!(!e.update(true));
+        assert!(e.is_idle());
+        assert!(!e.update(false));
+        assert!(e.update(true));
+    }
+
     #[test]
     fn routing_and_triage() {
         assert_eq!(irq_target(true), IrqTarget::Companion);
         assert_eq!(irq_target(false), IrqTarget::MainCluster);
         assert!(!triage_wakes_main(0));
         assert!(triage_wakes_main(2));
+    }
+
+    proptest::proptest! {
+        /// The hook fires once per maximal run of idle evaluations, on the run's first one.
+        #[test]
+        fn idle_edge_fires_once_per_rising_edge(levels in proptest::collection::vec(proptest::bool::ANY, 0..200)) {
+            let mut e = IdleEdge::new();
+            let fired: Vec<bool> = levels.iter().map(|&l| e.update(l)).collect();
+            let runs = levels
+                .split(|&l| !l)
+                .filter(|run| !run.is_empty())
+                .count();
+            proptest::prop_assert_eq!(fired.iter().filter(|&&f| f).count(), runs);
+            for (i, &f) in fired.iter().enumerate() {
+                if f {
+                    proptest::prop_assert!(levels[i]);
+                    proptest::prop_assert!(i == 0 || !levels[i - 1]);
+                }
+            }
+            proptest::prop_assert_eq!(e.is_idle(), levels.last().copied().unwrap_or(false));
+        }
     }
 }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use lull_model::time::NS_PER_MS;
 use lull_model::{RawEvent, Screen, Stacking, TouchPhase};
-use lull_workload::rng::SplitMix64;
+use lull_workload::messaging::{messaging_session, MessagingParams};
 use lull_workload::{TimedEvent, Trace, TraceError};
 
 use crate::costs::FrameworkCosts;
@@ -323,7 +323,8 @@ impl Spec {
     /// The timed input events of the workload (empty for video), deterministic in the seed.
     ///
     /// # Errors
-    /// [`SpecError::Trace`] if the shipped trace cannot be read or scaled.
+    /// [`SpecError::Trace`] if the shipped trace cannot be read or scaled;
+    /// [`SpecError::Invalid`] for messaging parameters `lull_workload::messaging` refuses.
     pub fn input_events(&self) -> Result<Vec<TimedEvent>, SpecError> {
         match &self.workload {
             WorkloadSpec::Trace { scale_to_ms, .. } => {
@@ -339,55 +340,18 @@ impl Spec {
                 key_hold_ms,
                 reply_delay_ms,
             } => {
-                let ms = 1_000_000u64;
-                let mut rng = SplitMix64::new(self.seed);
-                let mut out = Vec::new();
-                let end = duration_ms * ms;
-                // The user starts typing one key interval in.
-                let mut t = key_interval_ms * ms;
-                let mut channel = 0;
-                while t < end {
-                    let chars = chars_min + rng.below(u64::from(chars_max - chars_min + 1)) as u32;
-                    // The message's characters, then Enter (key code 28, KEY_ENTER) to send it.
-                    for i in 0..=chars {
-                        let code = if i == chars {
-                            28
-                        } else {
-                            16 + rng.below(26) as u16
-                        };
-                        out.push(TimedEvent {
-                            at_ns: t,
-                            raw: RawEvent::Key {
-                                code,
-                                pressed: true,
-                            },
-                        });
-                        out.push(TimedEvent {
-                            at_ns: t + key_hold_ms * ms,
-                            raw: RawEvent::Key {
-                                code,
-                                pressed: false,
-                            },
-                        });
-                        t += key_interval_ms * ms;
-                    }
-                    // The respondent answers at once; the reply arrives after the network delay.
-                    let len = 20 + rng.below(140) as u32;
-                    t += reply_delay_ms * ms;
-                    if t >= end {
-                        break;
-                    }
-                    out.push(TimedEvent {
-                        at_ns: t,
-                        raw: RawEvent::Net { channel, len },
-                    });
-                    channel += 1;
-                    // The user reads the reply.
-                    t += read_pause_ms * ms;
-                }
-                out.retain(|e| e.at_ns < end);
-                out.sort_by_key(|e| e.at_ns);
-                Ok(out)
+                let params = MessagingParams {
+                    duration_ms: *duration_ms,
+                    read_pause_ms: *read_pause_ms,
+                    chars_min: *chars_min,
+                    chars_max: *chars_max,
+                    key_interval_ms: *key_interval_ms,
+                    key_hold_ms: *key_hold_ms,
+                    reply_delay_ms: *reply_delay_ms,
+                };
+                let session = messaging_session(&params, self.seed)
+                    .map_err(|e| invalid("workload", e.to_string()))?;
+                Ok(session.events_with_replies())
             }
             WorkloadSpec::Video { .. } => Ok(Vec::new()),
         }

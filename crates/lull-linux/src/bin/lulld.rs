@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use lull_esm::EsmConfig;
 use lull_linux::daemon::{Daemon, DaemonConfig};
+use lull_linux::kds::KdsConfig;
 use lull_linux::sys;
 use lull_model::time::NS_PER_MS;
 
@@ -46,6 +47,51 @@ struct Args {
     /// timer wakes the daemon even when nothing happens.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     timer_ms: Option<u64>,
+    /// Run without the display server (ESM only).
+    #[arg(long)]
+    no_kds: bool,
+    /// The display server's control socket (default: kds.sock beside the ESM socket).
+    #[arg(long)]
+    kds_socket: Option<PathBuf>,
+    /// Screen size of the display server, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+    screen: (u32, u32),
+    /// A frame-buffer device to show the screen on; `auto` uses /dev/fb0 when there is one.
+    /// Without it the display server runs headless (the screen lives in memory; `lull kds
+    /// snapshot` saves it).
+    #[arg(long)]
+    framebuffer: Option<String>,
+}
+
+/// `WIDTHxHEIGHT`, each 1..=8192.
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT, e.g. 1920x1080"))?;
+    let dim = |v: &str| {
+        v.parse::<u32>()
+            .ok()
+            .filter(|n| (1..=8192).contains(n))
+            .ok_or_else(|| format!("{s:?}: each side must be a whole number from 1 to 8192"))
+    };
+    Ok((dim(w)?, dim(h)?))
+}
+
+/// The frame buffer to use: `auto` is /dev/fb0 when present, headless otherwise.
+fn framebuffer_path(spec: Option<&str>) -> Option<PathBuf> {
+    match spec {
+        None => None,
+        Some("auto") => {
+            let fb0 = PathBuf::from("/dev/fb0");
+            if fb0.exists() {
+                Some(fb0)
+            } else {
+                eprintln!("lulld: no /dev/fb0 on this machine; the display server runs headless");
+                None
+            }
+        }
+        Some(p) => Some(PathBuf::from(p)),
+    }
 }
 
 fn evdev_paths(specs: &[String]) -> Result<Vec<PathBuf>, String> {
@@ -85,6 +131,27 @@ fn setup(args: &Args) -> Result<Daemon, String> {
     };
     let signals = sys::termination_signalfd().map_err(|e| format!("signals: {e}"))?;
     let mut d = Daemon::bind(&config).map_err(|e| e.to_string())?;
+    if !args.no_kds {
+        let kds = KdsConfig {
+            socket_path: args
+                .kds_socket
+                .clone()
+                .unwrap_or_else(|| config.socket_path.with_file_name("kds.sock")),
+            screen_width: args.screen.0,
+            screen_height: args.screen.1,
+            framebuffer: framebuffer_path(args.framebuffer.as_deref()),
+        };
+        d.enable_kds(&kds).map_err(|e| e.to_string())?;
+        eprintln!(
+            "lulld: display server on {} ({}x{}, {})",
+            kds.socket_path.display(),
+            kds.screen_width,
+            kds.screen_height,
+            kds.framebuffer
+                .as_ref()
+                .map_or_else(|| "headless".to_owned(), |p| p.display().to_string())
+        );
+    }
     d.add_stop_fd(signals).map_err(|e| e.to_string())?;
     for p in evdev_paths(&args.evdev)? {
         let fd = sys::open_read_nonblocking(&p)

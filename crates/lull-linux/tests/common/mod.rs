@@ -1,4 +1,5 @@
 //! A `lulld` loop on a thread of the test, on a fresh Unix socket.
+#![allow(dead_code)] // each test binary uses part of this module
 
 use std::io;
 use std::path::PathBuf;
@@ -7,6 +8,7 @@ use std::thread;
 
 use lull_esm::EsmConfig;
 use lull_linux::daemon::{Daemon, DaemonConfig, DaemonReport, Stopper};
+use lull_linux::kds::KdsConfig;
 
 /// A daemon running on its own thread until [`TestDaemon::stop`].
 pub struct TestDaemon {
@@ -43,6 +45,26 @@ impl TestDaemon {
             stopper,
             handle,
         }
+    }
+
+    /// A daemon with its display server on a headless `width × height` screen; the control
+    /// socket is `self.kds_path()`.
+    pub fn start_kds(tag: &str, width: u32, height: u32) -> TestDaemon {
+        TestDaemon::start(tag, EsmConfig::default(), move |d| {
+            let socket_path = d.socket_path().with_extension("kds.sock");
+            d.enable_kds(&KdsConfig {
+                socket_path,
+                screen_width: width,
+                screen_height: height,
+                framebuffer: None,
+            })
+            .map_err(io::Error::other)
+        })
+    }
+
+    /// The display server's control socket of a daemon from [`TestDaemon::start_kds`].
+    pub fn kds_path(&self) -> PathBuf {
+        self.path.with_extension("kds.sock")
     }
 
     /// Stops the daemon and returns its report.

@@ -1,0 +1,814 @@
+//! The display server's state machine (seed 000, chapter 4): attached apps, their surfaces and
+//! window buffers, the window manager, and the screen those windows stack into.
+//!
+//! [`Kds::handle`] takes one decoded request, names the channel it came on, applies it, and
+//! returns the reply plus what the caller must do next (push window states to apps, close the
+//! channel). The ESM is passed in so that the window manager's effects — input handlers set aside
+//! on background, put back on foreground (figures 26–27) — and `ESM_REGISTER` take effect in the
+//! same step. The daemon in `lull-linux` owns the sockets; everything here is pure, so the command
+//! handlers are fuzzed in-process (`tests/hostile.rs`).
+
+use std::collections::BTreeMap;
+
+use lull_esm::Esm;
+use lull_model::{AppId, Screen, ThreadCategory, WindowState};
+use serde::Serialize;
+
+use crate::compose::{compose, ComposeError, Surface};
+use crate::geometry::Rect;
+use crate::pixmap::{DrawError, Pixmap};
+use crate::wire::{
+    truncate_utf8, ErrorCode, Reply, Request, WindowInfo, MAX_NAME_LEN, MAX_WINDOWS,
+};
+use crate::wm::{WindowManager, WmEffect, WmError};
+
+/// Most apps attached at once. Bounds the server's memory (each app's window buffer and
+/// surfaces) and keeps a `WINDOWS` reply within [`MAX_WINDOWS`].
+pub const MAX_APPS: usize = 64;
+/// Most flattened surfaces one app may keep; a surface is at most the window's size, so an app
+/// can make the server hold at most this many window-sized pixmaps plus its window buffer.
+pub const MAX_SURFACES: usize = 8;
+/// What the screen shows where no window is: opaque black.
+pub const BACKDROP_ARGB: u32 = 0xff00_0000;
+/// The system decoration drawn over a covered window (a notification shade, say): opaque dark
+/// grey, so a snapshot shows that the app's own pixels are hidden.
+pub const DECORATION_ARGB: u32 = 0xff30_3030;
+/// Default screen size of the headless frame buffer: 1080p, the seed's video size.
+pub const DEFAULT_SCREEN_WIDTH: u32 = 1920;
+pub const DEFAULT_SCREEN_HEIGHT: u32 = 1080;
+
+const _: () = assert!(MAX_APPS <= MAX_WINDOWS);
+
+/// Which channel a request arrived on.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Channel {
+    /// The well-known control socket. `privileged` when the peer is the server's user or root
+    /// (checked from its credentials): only such peers may run window-manager requests.
+    Control { privileged: bool },
+    /// An app's private channel, handed out by `ATTACH`.
+    Private(AppId),
+}
+
+/// A refused request: the code the app sees and a message for people.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error, Serialize)]
+#[error("{message}")]
+pub struct KdsError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl KdsError {
+    fn new(code: ErrorCode, message: impl Into<String>) -> KdsError {
+        KdsError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<WmError> for KdsError {
+    fn from(e: WmError) -> KdsError {
+        let code = match e {
+            WmError::NoWindow(_) | WmError::AlreadyOpen(_) => ErrorCode::NoWindow,
+            WmError::TooLarge { .. } => ErrorCode::WindowTooLarge,
+        };
+        KdsError::new(code, e.to_string())
+    }
+}
+
+/// Everything a request asks of the caller beyond sending `reply` on the channel it came on.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Outcome {
+    pub reply: Reply,
+    /// Window states to push to apps (on their private channels) and to guiS.
+    pub pushes: Vec<(AppId, WindowState)>,
+    /// `DETACH`: after the reply, close the app's channels and remove it from the ESM.
+    pub detach: Option<AppId>,
+    /// `SNAPSHOT`: send the pixels of [`Kds::displayed`] with the reply.
+    pub snapshot: bool,
+}
+
+impl Outcome {
+    fn reply(reply: Reply) -> Outcome {
+        Outcome {
+            reply,
+            pushes: Vec::new(),
+            detach: None,
+            snapshot: false,
+        }
+    }
+}
+
+/// What the server counts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+pub struct KdsCounters {
+    pub attached: u64,
+    pub detached: u64,
+    pub requests: u64,
+    /// Requests answered with `ERROR`.
+    pub refused: u64,
+    pub composes: u64,
+    pub draws: u64,
+    /// Pixels written into window buffers by `DRAW`.
+    pub pixels_drawn: u64,
+    pub wm_ops: u64,
+    /// `WINDOW_STATE` messages the caller was asked to push.
+    pub state_pushes: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Client {
+    name: String,
+    pid: u32,
+    /// What the app has drawn, window-sized; stacked into the screen.
+    buffer: Pixmap,
+    surfaces: BTreeMap<u32, Pixmap>,
+    threads: [Option<u32>; 4],
+}
+
+/// The display server.
+#[derive(Clone, Debug)]
+pub struct Kds {
+    wm: WindowManager,
+    clients: BTreeMap<AppId, Client>,
+    /// The windows stacked, as they would show with the screen lit.
+    screen: Pixmap,
+    damage: Option<Rect>,
+    counters: KdsCounters,
+}
+
+impl Kds {
+    /// A server with an empty `width × height` screen.
+    ///
+    /// # Errors
+    /// [`DrawError::TooLarge`] for a screen beyond [`crate::pixmap::MAX_PIXELS`].
+    pub fn new(width: u32, height: u32) -> Result<Kds, DrawError> {
+        Ok(Kds {
+            wm: WindowManager::new(width, height),
+            clients: BTreeMap::new(),
+            screen: Pixmap::filled(width, height, BACKDROP_ARGB)?,
+            damage: None,
+            counters: KdsCounters::default(),
+        })
+    }
+
+    #[must_use]
+    pub fn counters(&self) -> KdsCounters {
+        self.counters
+    }
+
+    #[must_use]
+    pub fn wm(&self) -> &WindowManager {
+        &self.wm
+    }
+
+    /// Attached apps.
+    pub fn apps(&self) -> impl Iterator<Item = AppId> + '_ {
+        self.clients.keys().copied()
+    }
+
+    /// The kernel thread the app declared for `category`, if any.
+    #[must_use]
+    pub fn thread(&self, app: AppId, category: ThreadCategory) -> Option<u32> {
+        let i = ThreadCategory::ALL.iter().position(|c| *c == category)?;
+        self.clients.get(&app).and_then(|c| c.threads[i])
+    }
+
+    /// The attaching process of `app`.
+    #[must_use]
+    pub fn pid(&self, app: AppId) -> Option<u32> {
+        self.clients.get(&app).map(|c| c.pid)
+    }
+
+    /// The screen as the user sees it: the stacked windows, or black with the screen off.
+    #[must_use]
+    pub fn displayed(&self) -> std::borrow::Cow<'_, Pixmap> {
+        match self.wm.screen() {
+            Screen::On => std::borrow::Cow::Borrowed(&self.screen),
+            Screen::Off => std::borrow::Cow::Owned(
+                Pixmap::filled(self.screen.width(), self.screen.height(), BACKDROP_ARGB)
+                    .expect("same size as the screen"),
+            ),
+        }
+    }
+
+    /// The screen area changed since the last call (for presenting to a frame buffer).
+    pub fn take_damage(&mut self) -> Option<Rect> {
+        self.damage.take()
+    }
+
+    /// Every window, bottom to top.
+    #[must_use]
+    pub fn windows(&self) -> Vec<WindowInfo> {
+        self.wm
+            .windows()
+            .iter()
+            .filter_map(|w| {
+                let c = self.clients.get(&w.app)?;
+                Some(WindowInfo {
+                    app: w.app,
+                    pid: c.pid,
+                    rect: w.rect,
+                    state: self.wm.state(w.app).ok()?,
+                    name: c.name.clone(),
+                    threads: c.threads,
+                })
+            })
+            .collect()
+    }
+
+    /// `ATTACH` for the ESM app `app` (the caller has just added it to the ESM): opens its
+    /// window, in front. Returns the window and the states to push (the app that was in front
+    /// goes to the background, so its input is set aside in `esm`).
+    ///
+    /// # Errors
+    /// [`ErrorCode::TooManyApps`], [`ErrorCode::WindowTooLarge`], or [`ErrorCode::NoWindow`] for
+    /// an app already attached.
+    pub fn attach(
+        &mut self,
+        esm: &mut Esm,
+        app: AppId,
+        pid: u32,
+        width: u32,
+        height: u32,
+        name: &str,
+    ) -> Result<(Rect, Vec<(AppId, WindowState)>), KdsError> {
+        self.counters.requests += 1;
+        let r = self.attach_inner(esm, app, pid, width, height, name);
+        match &r {
+            Ok((_, pushes)) => self.counters.state_pushes += pushes.len() as u64,
+            Err(_) => self.counters.refused += 1,
+        }
+        r
+    }
+
+    fn attach_inner(
+        &mut self,
+        esm: &mut Esm,
+        app: AppId,
+        pid: u32,
+        width: u32,
+        height: u32,
+        name: &str,
+    ) -> Result<(Rect, Vec<(AppId, WindowState)>), KdsError> {
+        if self.clients.len() >= MAX_APPS {
+            return Err(KdsError::new(
+                ErrorCode::TooManyApps,
+                format!("the display server already has {MAX_APPS} apps attached"),
+            ));
+        }
+        let (rect, effects) = self.wm.open(app, width, height)?;
+        let buffer = match Pixmap::new(rect.width, rect.height) {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = self.wm.close(app);
+                return Err(KdsError::new(ErrorCode::WindowTooLarge, e.to_string()));
+            }
+        };
+        self.clients.insert(
+            app,
+            Client {
+                name: truncate_utf8(name, MAX_NAME_LEN).to_owned(),
+                pid,
+                buffer,
+                surfaces: BTreeMap::new(),
+                threads: [None; 4],
+            },
+        );
+        self.counters.attached += 1;
+        self.add_damage(rect);
+        self.recompose(rect);
+        Ok((rect, self.apply(esm, effects)))
+    }
+
+    /// The app left (`DETACH`, or its channel closed): its window, surfaces and thread
+    /// declarations go. Removing it from the ESM is the caller's part (it owns the connection).
+    pub fn detach(&mut self, app: AppId) {
+        if self.clients.remove(&app).is_some() {
+            self.counters.detached += 1;
+        }
+        if let Ok(w) = self.wm.close(app) {
+            self.add_damage(w.rect);
+            self.recompose(w.rect);
+        }
+    }
+
+    /// Applies one request from `channel`. `thread_is_callers(pid, tid)` tells whether thread
+    /// `tid` belongs to process `pid` (the caller reads that from the kernel), so an app can
+    /// never declare — and have guiS freeze — a thread of another process.
+    pub fn handle(
+        &mut self,
+        esm: &mut Esm,
+        channel: Channel,
+        request: &Request,
+        thread_is_callers: &dyn Fn(u32, u32) -> bool,
+    ) -> Outcome {
+        self.counters.requests += 1;
+        let ty = request_type_of(request);
+        match self.handle_inner(esm, channel, request, thread_is_callers) {
+            Ok(outcome) => {
+                self.counters.state_pushes += outcome.pushes.len() as u64;
+                outcome
+            }
+            Err(e) => {
+                self.counters.refused += 1;
+                Outcome::reply(Reply::Error {
+                    request_type: ty,
+                    code: e.code as u32,
+                    message: e.message,
+                })
+            }
+        }
+    }
+
+    fn handle_inner(
+        &mut self,
+        esm: &mut Esm,
+        channel: Channel,
+        request: &Request,
+        thread_is_callers: &dyn Fn(u32, u32) -> bool,
+    ) -> Result<Outcome, KdsError> {
+        let ty = request_type_of(request);
+        let ok = || Ok(Outcome::reply(Reply::Ok { request_type: ty }));
+        match (channel, request) {
+            (Channel::Control { .. }, Request::Attach { .. }) => Err(KdsError::new(
+                ErrorCode::WrongChannel,
+                "ATTACH is answered by the server's socket layer, which hands out the channel",
+            )),
+            (Channel::Private(_), Request::Attach { .. }) => Err(KdsError::new(
+                ErrorCode::WrongChannel,
+                "ATTACH goes on the control socket; this channel is already attached",
+            )),
+            (Channel::Private(app), Request::Detach) => {
+                self.detach(app);
+                Ok(Outcome {
+                    detach: Some(app),
+                    ..Outcome::reply(Reply::Ok { request_type: ty })
+                })
+            }
+            (
+                Channel::Private(app),
+                Request::Compose {
+                    surface_id,
+                    surface,
+                },
+            ) => {
+                let (width, height) = self.compose(app, *surface_id, surface)?;
+                Ok(Outcome::reply(Reply::Composed {
+                    surface_id: *surface_id,
+                    width,
+                    height,
+                }))
+            }
+            (Channel::Private(app), Request::Draw { surface_id, x, y }) => {
+                self.draw(app, *surface_id, *x, *y)?;
+                ok()
+            }
+            (Channel::Private(app), Request::EsmRegister { kind, handler }) => {
+                esm.register(app, *kind, *handler)
+                    .map_err(|e| KdsError::new(ErrorCode::Esm, e.to_string()))?;
+                ok()
+            }
+            (Channel::Private(app), Request::Thread { category, tid }) => {
+                let client = self.client_mut(app)?;
+                if *tid == 0 || !thread_is_callers(client.pid, *tid) {
+                    return Err(KdsError::new(
+                        ErrorCode::BadThread,
+                        format!("thread {tid} is not a thread of process {}", client.pid),
+                    ));
+                }
+                let i = ThreadCategory::ALL
+                    .iter()
+                    .position(|c| c == category)
+                    .expect("listed");
+                client.threads[i] = Some(*tid);
+                ok()
+            }
+            (
+                Channel::Control { .. },
+                Request::Detach
+                | Request::Compose { .. }
+                | Request::Draw { .. }
+                | Request::EsmRegister { .. }
+                | Request::Thread { .. },
+            ) => Err(KdsError::new(
+                ErrorCode::WrongChannel,
+                "app commands go on the private channel ATTACH returned",
+            )),
+            (Channel::Control { privileged: true }, Request::ListWindows) => {
+                Ok(Outcome::reply(Reply::Windows(self.windows())))
+            }
+            (Channel::Control { privileged: true }, Request::Snapshot) => {
+                let s = &self.screen;
+                Ok(Outcome {
+                    snapshot: true,
+                    ..Outcome::reply(Reply::Snapshot {
+                        width: s.width(),
+                        height: s.height(),
+                    })
+                })
+            }
+            (Channel::Control { privileged: true }, wm_request) => {
+                let effects = match *wm_request {
+                    Request::WmForeground { app } => self.wm.foreground(app)?,
+                    Request::WmBackground { app } => self.wm.background(app)?,
+                    Request::WmCover { app, covered } => self.wm.cover(app, covered)?,
+                    Request::WmScreen { screen } => self.wm.set_screen(screen),
+                    _ => unreachable!("every other request is matched above"),
+                };
+                self.counters.wm_ops += 1;
+                // Stacking or covering may change any part of the screen.
+                let all = self.screen.bounds();
+                self.add_damage(all);
+                self.recompose(all);
+                Ok(Outcome {
+                    pushes: self.apply(esm, effects),
+                    ..Outcome::reply(Reply::Ok { request_type: ty })
+                })
+            }
+            (Channel::Control { privileged: false }, _) | (Channel::Private(_), _) => {
+                Err(KdsError::new(
+                    ErrorCode::NotPermitted,
+                    "window-manager requests need the control socket and the server's user or root",
+                ))
+            }
+        }
+    }
+
+    /// Applies the window manager's effects to the ESM and returns the states to push.
+    fn apply(&mut self, esm: &mut Esm, effects: Vec<WmEffect>) -> Vec<(AppId, WindowState)> {
+        let mut pushes = Vec::new();
+        for e in effects {
+            match e {
+                // The app is attached to both, so the ESM knows it; a failure would mean the
+                // caller removed it from the ESM first, in which case there is nothing to do.
+                WmEffect::SuspendInput(app) => {
+                    let _ = esm.suspend_input(app);
+                }
+                WmEffect::RestoreInput(app) => {
+                    let _ = esm.restore_input(app);
+                }
+                WmEffect::State(app, s) => pushes.push((app, s)),
+            }
+        }
+        pushes
+    }
+
+    fn client_mut(&mut self, app: AppId) -> Result<&mut Client, KdsError> {
+        self.clients
+            .get_mut(&app)
+            .ok_or_else(|| KdsError::new(ErrorCode::NoWindow, format!("{app} is not attached")))
+    }
+
+    /// `kds_compose` (figure 16) into the app's surface slot `surface_id`.
+    fn compose(
+        &mut self,
+        app: AppId,
+        surface_id: u32,
+        surface: &Surface,
+    ) -> Result<(u32, u32), KdsError> {
+        let window = self.wm.window(app)?.rect;
+        let client = self.client_mut(app)?;
+        if surface.width > window.width || surface.height > window.height {
+            return Err(KdsError::new(
+                ErrorCode::Compose,
+                format!(
+                    "a {}x{} surface cannot be drawn in the {}x{} window",
+                    surface.width, surface.height, window.width, window.height
+                ),
+            ));
+        }
+        if !client.surfaces.contains_key(&surface_id) && client.surfaces.len() >= MAX_SURFACES {
+            return Err(KdsError::new(
+                ErrorCode::Compose,
+                format!("an app may keep at most {MAX_SURFACES} surfaces"),
+            ));
+        }
+        let flat = compose(surface)
+            .map_err(|e: ComposeError| KdsError::new(ErrorCode::Compose, e.to_string()))?;
+        let size = (flat.width(), flat.height());
+        client.surfaces.insert(surface_id, flat);
+        self.counters.composes += 1;
+        Ok(size)
+    }
+
+    /// `kds_draw_2d` (figure 17): the flattened surface into the app's window at `(x, y)`,
+    /// refused whole if one pixel would land outside.
+    fn draw(&mut self, app: AppId, surface_id: u32, x: i32, y: i32) -> Result<(), KdsError> {
+        let window = self.wm.window(app)?.rect;
+        let client = self.client_mut(app)?;
+        let src = client.surfaces.get(&surface_id).ok_or_else(|| {
+            KdsError::new(
+                ErrorCode::NoSurface,
+                format!("no surface {surface_id}: COMPOSE it first"),
+            )
+        })?;
+        client
+            .buffer
+            .draw(x, y, src)
+            .map_err(|e| KdsError::new(ErrorCode::OutsideWindow, e.to_string()))?;
+        let area = src.bounds().area();
+        // Inside the window by the check above, so the sums stay within the window's i32 span.
+        let on_screen = Rect::new(window.x + x, window.y + y, src.width(), src.height());
+        self.counters.draws += 1;
+        self.counters.pixels_drawn += area;
+        self.add_damage(on_screen);
+        self.recompose(on_screen);
+        Ok(())
+    }
+
+    fn add_damage(&mut self, r: Rect) {
+        let Some(r) = self.screen.bounds().intersect(r) else {
+            return;
+        };
+        self.damage = Some(match self.damage {
+            None => r,
+            Some(d) => d.union(r),
+        });
+    }
+
+    /// Restacks the part `area` of the screen: backdrop, then every window bottom to top, each
+    /// covered window under the system decoration.
+    fn recompose(&mut self, area: Rect) {
+        let Some(area) = self.screen.bounds().intersect(area) else {
+            return;
+        };
+        self.screen.fill_rect(area, BACKDROP_ARGB);
+        for w in self.wm.windows() {
+            let Some(client) = self.clients.get(&w.app) else {
+                continue;
+            };
+            self.screen
+                .blit_within(area, w.rect.x, w.rect.y, &client.buffer);
+            if w.visibility == lull_model::Visibility::Covered {
+                if let Some(part) = area.intersect(w.rect) {
+                    self.screen.fill_rect(part, DECORATION_ARGB);
+                }
+            }
+        }
+    }
+}
+
+/// The wire number of a request's type (for `OK` and `ERROR` replies).
+#[must_use]
+pub fn request_type_of(r: &Request) -> u32 {
+    use crate::wire::request_type as t;
+    match r {
+        Request::Attach { .. } => t::ATTACH,
+        Request::Detach => t::DETACH,
+        Request::Compose { .. } => t::COMPOSE,
+        Request::Draw { .. } => t::DRAW,
+        Request::EsmRegister { .. } => t::ESM_REGISTER,
+        Request::Thread { .. } => t::THREAD,
+        Request::WmForeground { .. } => t::WM_FOREGROUND,
+        Request::WmBackground { .. } => t::WM_BACKGROUND,
+        Request::WmCover { .. } => t::WM_COVER,
+        Request::WmScreen { .. } => t::WM_SCREEN,
+        Request::Snapshot => t::SNAPSHOT,
+        Request::ListWindows => t::LIST_WINDOWS,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compose::{Fill, Layer};
+    use lull_esm::EsmConfig;
+    use lull_model::{EventKind, HandlerId, RawEvent, Stacking, TouchPhase};
+
+    const RED: u32 = 0xffff_0000;
+    const GREEN: u32 = 0xff00_ff00;
+    const WM: Channel = Channel::Control { privileged: true };
+
+    fn any_thread(_: u32, _: u32) -> bool {
+        true
+    }
+
+    fn figure_18() -> Surface {
+        Surface {
+            width: 25,
+            height: 25,
+            layers: vec![
+                Layer {
+                    z: 0,
+                    rect: Rect::new(0, 0, 15, 15),
+                    fill: Fill::Solid(RED),
+                },
+                Layer {
+                    z: 1,
+                    rect: Rect::new(10, 10, 15, 15),
+                    fill: Fill::Solid(GREEN),
+                },
+            ],
+        }
+    }
+
+    fn setup() -> (Kds, Esm, AppId) {
+        let mut kds = Kds::new(100, 80).unwrap();
+        let mut esm = Esm::new(EsmConfig::default()).unwrap();
+        let app = esm.add_app();
+        let (rect, pushes) = kds.attach(&mut esm, app, 1, 25, 25, "fig18").unwrap();
+        assert_eq!(rect, Rect::new(37, 27, 25, 25));
+        assert_eq!(pushes, [(app, WindowState::FRONT)]);
+        (kds, esm, app)
+    }
+
+    #[test]
+    fn figure_18_lands_on_the_screen_at_the_window() {
+        let (mut kds, mut esm, app) = setup();
+        let ch = Channel::Private(app);
+        let o = kds.handle(
+            &mut esm,
+            ch,
+            &Request::Compose {
+                surface_id: 1,
+                surface: figure_18(),
+            },
+            &any_thread,
+        );
+        assert!(matches!(o.reply, Reply::Composed { width: 25, .. }));
+        let o = kds.handle(
+            &mut esm,
+            ch,
+            &Request::Draw {
+                surface_id: 1,
+                x: 0,
+                y: 0,
+            },
+            &any_thread,
+        );
+        assert!(matches!(o.reply, Reply::Ok { .. }));
+        assert_eq!(kds.take_damage(), Some(Rect::new(37, 27, 25, 25)));
+        let s = kds.displayed();
+        for y in 0..80 {
+            for x in 0..100 {
+                let (wx, wy) = (x as i32 - 37, y as i32 - 27);
+                let in_win = (0..25).contains(&wx) && (0..25).contains(&wy);
+                let want = if !in_win {
+                    BACKDROP_ARGB
+                } else if wx >= 10 && wy >= 10 {
+                    GREEN
+                } else if wx < 15 && wy < 15 {
+                    RED
+                } else {
+                    0
+                };
+                assert_eq!(s.get(x, y), Some(want), "({x}, {y})");
+            }
+        }
+    }
+
+    #[test]
+    fn refused_requests_name_their_code_and_change_nothing() {
+        let (mut kds, mut esm, app) = setup();
+        let ch = Channel::Private(app);
+        let before = kds.displayed().into_owned();
+        let code = |o: Outcome| match o.reply {
+            Reply::Error { code, .. } => ErrorCode::from_u32(code),
+            _ => None,
+        };
+        let draw = Request::Draw {
+            surface_id: 9,
+            x: 0,
+            y: 0,
+        };
+        assert_eq!(
+            code(kds.handle(&mut esm, ch, &draw, &any_thread)),
+            Some(ErrorCode::NoSurface)
+        );
+        kds.handle(
+            &mut esm,
+            ch,
+            &Request::Compose {
+                surface_id: 9,
+                surface: figure_18(),
+            },
+            &any_thread,
+        );
+        let off = Request::Draw {
+            surface_id: 9,
+            x: 1,
+            y: 0,
+        };
+        assert_eq!(
+            code(kds.handle(&mut esm, ch, &off, &any_thread)),
+            Some(ErrorCode::OutsideWindow)
+        );
+        let big = Request::Compose {
+            surface_id: 2,
+            surface: Surface {
+                width: 26,
+                height: 1,
+                layers: vec![],
+            },
+        };
+        assert_eq!(
+            code(kds.handle(&mut esm, ch, &big, &any_thread)),
+            Some(ErrorCode::Compose)
+        );
+        let fg = Request::WmForeground { app };
+        assert_eq!(
+            code(kds.handle(&mut esm, ch, &fg, &any_thread)),
+            Some(ErrorCode::NotPermitted)
+        );
+        assert_eq!(
+            code(kds.handle(
+                &mut esm,
+                Channel::Control { privileged: false },
+                &fg,
+                &any_thread
+            )),
+            Some(ErrorCode::NotPermitted)
+        );
+        assert_eq!(
+            code(kds.handle(&mut esm, WM, &draw, &any_thread)),
+            Some(ErrorCode::WrongChannel)
+        );
+        let thread = Request::Thread {
+            category: ThreadCategory::Drawing,
+            tid: 77,
+        };
+        assert_eq!(
+            code(kds.handle(&mut esm, ch, &thread, &|_, _| false)),
+            Some(ErrorCode::BadThread)
+        );
+        assert_eq!(kds.thread(app, ThreadCategory::Drawing), None);
+        assert_eq!(*kds.displayed(), before);
+        assert_eq!(kds.counters().refused, 7);
+    }
+
+    #[test]
+    fn background_suspends_input_and_foreground_restores_it() {
+        let (mut kds, mut esm, app) = setup();
+        let ch = Channel::Private(app);
+        kds.handle(
+            &mut esm,
+            ch,
+            &Request::EsmRegister {
+                kind: EventKind::TouchPress,
+                handler: Some(HandlerId(3)),
+            },
+            &any_thread,
+        );
+        let press = RawEvent::Touch {
+            phase: TouchPhase::Down,
+            x: 1,
+            y: 2,
+        };
+        let mut pushed = 0;
+        esm.inject(press, 1, |_| pushed += 1);
+        assert_eq!(esm.queued_events(app).unwrap(), 1, "running app: queued");
+        let o = kds.handle(&mut esm, WM, &Request::WmBackground { app }, &any_thread);
+        assert_eq!(o.pushes[0].1.stacking, Stacking::Background);
+        assert!(esm.input_suspended(app).unwrap());
+        esm.inject(press, 2, |_| pushed += 1);
+        assert_eq!(
+            esm.queued_events(app).unwrap(),
+            1,
+            "not delivered while away"
+        );
+        let o = kds.handle(&mut esm, WM, &Request::WmForeground { app }, &any_thread);
+        assert_eq!(o.pushes, [(app, WindowState::FRONT)]);
+        esm.inject(press, 3, |_| pushed += 1);
+        assert_eq!(esm.queued_events(app).unwrap(), 2);
+        assert_eq!(pushed, 0);
+    }
+
+    #[test]
+    fn covering_paints_the_decoration_and_screen_off_shows_black() {
+        let (mut kds, mut esm, app) = setup();
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmCover { app, covered: true },
+            &any_thread,
+        );
+        assert_eq!(kds.displayed().get(40, 30), Some(DECORATION_ARGB));
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmScreen {
+                screen: Screen::Off,
+            },
+            &any_thread,
+        );
+        assert!(kds.displayed().pixels().iter().all(|&p| p == BACKDROP_ARGB));
+    }
+
+    #[test]
+    fn a_second_app_stacks_on_top_and_detach_uncovers() {
+        let (mut kds, mut esm, a) = setup();
+        let b = esm.add_app();
+        let (rb, pushes) = kds.attach(&mut esm, b, 2, 0, 0, "full").unwrap();
+        assert_eq!(rb, Rect::new(0, 0, 100, 80));
+        assert!(pushes.iter().any(|(x, s)| *x == a && !s.in_foreground()));
+        assert!(esm.input_suspended(a).unwrap());
+        let windows = kds.windows();
+        assert_eq!(windows.len(), 2);
+        assert_eq!(windows[1].name, "full");
+        let o = kds.handle(&mut esm, Channel::Private(b), &Request::Detach, &any_thread);
+        assert_eq!(o.detach, Some(b));
+        assert_eq!(kds.windows().len(), 1);
+        assert_eq!(kds.counters().detached, 1);
+    }
+}

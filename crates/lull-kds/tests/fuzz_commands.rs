@@ -1,0 +1,1774 @@
+//! The display server's parser and command handlers fuzzed together, against a model.
+//!
+//! Each case is a pure [`Kds`] on a 64 × 48 screen with an [`Esm`], up to four apps attached, and
+//! a random sequence of steps: requests (valid and invalid) on random channels — each app's
+//! private channel, stale or forged apps' channels, privileged and unprivileged control —
+//! handed to [`Kds::handle`] directly, or encoded and decoded, or encoded, mutated and decoded
+//! (so the parser feeds the handlers), or plain random bytes through `wire::decode_request` the
+//! way the daemon's socket layer does it (every complete message handled, a malformed one closes
+//! the channel); attaches and channel closes as the socket layer does them; events injected into
+//! the ESM and `esm_wait`s.
+//!
+//! A model holds what every request is owed: each window's place, state and pixels, each app's
+//! surfaces, threads and registrations, the counters. After every step:
+//!
+//! - (a) nothing panicked;
+//! - (b) a request (or malformed bytes) on app A's private channel changed no screen pixel
+//!   outside A's window, nor any pixel of A's window that a window stacked above A hides — so an
+//!   app can change another app's pixels only through the window manager or where its own
+//!   window lies on top;
+//! - (c) a refused request changed nothing observable: screen, damage, windows list, threads,
+//!   ESM registrations, suspension, queues and counters (only `requests` and `refused` move);
+//! - (d) `Esm::check_accounting` holds;
+//! - (e) for every attached app, input suspended in the ESM ⇔ window in the background, and
+//!   the ESM's handlers are the app's registrations with input set aside in the background;
+//! - (f) the server's counters equal the model's (`requests = refused + succeeded`, composes,
+//!   draws, pixels drawn, window-manager operations, state pushes, attaches, detaches);
+//!
+//! and besides: the reply is the one the model predicts (code by code), the pushed window
+//! states are exactly the changed ones, the displayed screen equals the model's stacking of
+//! the windows, every changed pixel lies in the reported damage, and each event pushed
+//! directly goes to a handler the model says is registered (none to a background app's input).
+//!
+//! `decode_reply` (the client's parser) is fuzzed with random and mutated bytes too.
+//!
+//! The normal suite runs a short, seeded version. The long run:
+//! `LULL_FUZZ_CASES=200000 cargo test --release -p lull-kds --test fuzz_commands -- --ignored --nocapture`
+//! (`LULL_FUZZ_SEED` picks the seed).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use lull_esm::{AppState, Delivery, Esm, EsmConfig};
+use lull_kds::compose::MAX_LAYERS;
+use lull_kds::server::{
+    request_type_of, Channel, Kds, KdsCounters, Outcome, BACKDROP_ARGB, DECORATION_ARGB, MAX_APPS,
+    MAX_SURFACES,
+};
+use lull_kds::wire::{
+    self, truncate_utf8, ErrorCode, Reply, Request, WindowInfo, HEADER_LEN, MAX_DATA_LEN,
+    MAX_NAME_LEN,
+};
+use lull_kds::{Fill, Layer, Rect, Surface};
+use lull_model::{
+    AppId, EventKind, HandlerId, RawEvent, Screen, Stacking, ThreadCategory, TouchPhase,
+    Visibility, WindowState,
+};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+
+const SCREEN_W: u32 = 64;
+const SCREEN_H: u32 = 48;
+/// The brief's 1–4 apps: enough for every stacking order, small enough to stack often.
+const MAX_LIVE: usize = 4;
+/// Thread ids of process `pid` in this test's world are `pid * TIDS_PER_PID + 0..TIDS_PER_PID`.
+const TIDS_PER_PID: u32 = 100;
+/// Private queue bound: small, so that queues fill and overflow within a case.
+const QUEUE_BOUND: usize = 4;
+/// Steps per case in the normal suite and in the long run.
+const SHORT_STEPS: usize = 60;
+const LONG_STEPS: usize = 120;
+/// Cases of the seeded run in the normal suite (a few seconds in a debug build).
+const SHORT_CASES: u32 = 150;
+/// Cases of the long run when `LULL_FUZZ_CASES` is not set.
+const DEFAULT_LONG_CASES: u32 = 1_000_000;
+const DEFAULT_SEED: u64 = 0x6b64_735f_6675_7a7a;
+
+// ------------------------------------------------------------------------------------------------
+// What was run, for the closing note of the long run.
+
+static CASES: AtomicU64 = AtomicU64::new(0);
+static STEPS: AtomicU64 = AtomicU64::new(0);
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+static DECODES: AtomicU64 = AtomicU64::new(0);
+static MALFORMED: AtomicU64 = AtomicU64::new(0);
+static ATTACHES: AtomicU64 = AtomicU64::new(0);
+static INJECTS: AtomicU64 = AtomicU64::new(0);
+/// Index 0: successes; 1..=11: `ERROR` replies by code.
+static OUTCOMES: [AtomicU64; 12] = [const { AtomicU64::new(0) }; 12];
+static REPLY_INPUTS: AtomicU64 = AtomicU64::new(0);
+/// Successes by request type (`wire::request_type`, 1..=12).
+static SUCCEEDED: [AtomicU64; 13] = [const { AtomicU64::new(0) }; 13];
+
+fn count(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Generated steps. Apps are named by position so that a shrunk sequence still names something.
+
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    /// The n-th attached app (modulo how many there are).
+    Live(u8),
+    /// The n-th app that left (its id is stale).
+    Stale(u8),
+    /// An id that may never have been issued.
+    Forged { index: u32, generation: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Private(Target),
+    Control { privileged: bool },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum TidGen {
+    /// A thread of the process owning the channel.
+    Own(u8),
+    /// A thread of another attached app's process.
+    OtherApp(u8, u8),
+    Zero,
+    Any(u32),
+}
+
+/// A request whose app ids and thread ids are resolved when it runs.
+#[derive(Clone, Debug)]
+enum ReqGen {
+    Plain(Request),
+    Thread(ThreadCategory, TidGen),
+    Foreground(Target),
+    Background(Target),
+    Cover(Target, bool),
+    /// `COMPOSE` of a surface sized as a fraction (n/256) of the sender's window.
+    FitCompose {
+        surface_id: u32,
+        width: u8,
+        height: u8,
+        layers: Vec<Layer>,
+    },
+    /// `DRAW` of one of the sender's surfaces (the n-th it holds, or id n % 4 when it holds
+    /// none) at a fraction (n/255) of the room the surface leaves in its window.
+    FitDraw {
+        surface: u8,
+        x: u8,
+        y: u8,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Mutation {
+    Flip { at: usize, xor: u8 },
+    Truncate { keep: usize },
+    Append { bytes: [u8; 4], n: u8 },
+    SetLength(u32),
+    SetType(u32),
+    Overwrite { at: usize, word: u32 },
+}
+
+#[derive(Clone, Debug)]
+enum Mode {
+    /// Straight to `Kds::handle`.
+    Direct,
+    /// Encoded, decoded (a well-formed request must come back the same), then handled as the
+    /// socket layer would.
+    Encoded,
+    /// Encoded, mutated, then fed to the socket layer's loop.
+    Mutated(Vec<Mutation>),
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Send {
+        via: Via,
+        req: ReqGen,
+        mode: Mode,
+    },
+    Bytes {
+        via: Via,
+        bytes: Vec<u8>,
+    },
+    /// `ATTACH` on the control socket, as the socket layer runs it.
+    Attach {
+        width: u32,
+        height: u32,
+        name: String,
+    },
+    /// The app's channel (or ESM connection) closed.
+    Close(Target),
+    Inject(RawEvent),
+    Wait(Target),
+}
+
+fn target() -> impl Strategy<Value = Target> {
+    prop_oneof![
+        14 => any::<u8>().prop_map(Target::Live),
+        2 => any::<u8>().prop_map(Target::Stale),
+        1 => (0u32..8, 0u32..4).prop_map(|(index, generation)| Target::Forged { index, generation }),
+    ]
+}
+
+fn via() -> impl Strategy<Value = Via> {
+    prop_oneof![
+        10 => target().prop_map(Via::Private),
+        2 => Just(Via::Control { privileged: true }),
+        2 => Just(Via::Control { privileged: false }),
+    ]
+}
+
+fn coord() -> impl Strategy<Value = i32> {
+    prop_oneof![
+        10 => -12i32..76,
+        1 => any::<i32>(),
+        1 => prop_oneof![Just(i32::MIN), Just(i32::MAX), Just(-1), Just(0)],
+    ]
+}
+
+fn extent() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        10 => 0u32..72,
+        1 => any::<u32>(),
+        1 => prop_oneof![Just(u32::MAX), Just(0), Just(SCREEN_W), Just(SCREEN_H)],
+    ]
+}
+
+fn layer() -> impl Strategy<Value = Layer> {
+    let solid = (
+        any::<i32>(),
+        coord(),
+        coord(),
+        extent(),
+        extent(),
+        any::<u32>(),
+    )
+        .prop_map(|(z, x, y, w, h, argb)| Layer {
+            z: z % 8,
+            rect: Rect::new(x, y, w, h),
+            fill: Fill::Solid(argb | 0xff00_0000),
+        });
+    // Pixel layers stay small (they are allocated); the count is sometimes wrong.
+    let pixels = (
+        -4i32..4,
+        -20i32..70,
+        -20i32..60,
+        0u32..40,
+        0u32..30,
+        prop_oneof![8 => Just(0i64), 1 => -2i64..=2],
+        any::<u32>(),
+    )
+        .prop_map(|(z, x, y, w, h, delta, seed)| {
+            let n = usize::try_from((i64::from(w) * i64::from(h) + delta).max(0)).unwrap_or(0);
+            let px = (0..n as u32)
+                .map(|i| seed.wrapping_mul(2_654_435_761).wrapping_add(i) | 0xff00_0000)
+                .collect();
+            Layer {
+                z,
+                rect: Rect::new(x, y, w, h),
+                fill: Fill::Pixels(px),
+            }
+        });
+    prop_oneof![3 => solid, 2 => pixels]
+}
+
+fn surface() -> impl Strategy<Value = Surface> {
+    let ordinary = (
+        prop_oneof![10 => 0u32..66, 1 => any::<u32>()],
+        prop_oneof![10 => 0u32..50, 1 => any::<u32>()],
+        proptest::collection::vec(layer(), 0..5),
+    )
+        .prop_map(|(width, height, layers)| Surface {
+            width,
+            height,
+            layers,
+        });
+    // One layer past the limit: refused whole.
+    let too_many = (1u32..8, 1u32..8).prop_map(|(width, height)| Surface {
+        width,
+        height,
+        layers: vec![
+            Layer {
+                z: 0,
+                rect: Rect::new(0, 0, 1, 1),
+                fill: Fill::Solid(0xff12_3456),
+            };
+            MAX_LAYERS + 1
+        ],
+    });
+    prop_oneof![40 => ordinary, 1 => too_many]
+}
+
+fn kind() -> impl Strategy<Value = EventKind> {
+    proptest::sample::select(EventKind::ALL.to_vec())
+}
+
+fn category() -> impl Strategy<Value = ThreadCategory> {
+    proptest::sample::select(ThreadCategory::ALL.to_vec())
+}
+
+fn name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        5 => "[a-z0-9-]{0,12}",
+        1 => "\\PC{0,40}",
+        1 => "[é✓a]{20,40}",
+    ]
+}
+
+fn req() -> impl Strategy<Value = ReqGen> {
+    let plain = prop_oneof![
+        1 => (extent(), extent(), name())
+            .prop_map(|(width, height, name)| Request::Attach { width, height, name }),
+        1 => Just(Request::Detach),
+        5 => (0u32..12, surface())
+            .prop_map(|(surface_id, surface)| Request::Compose { surface_id, surface }),
+        5 => (0u32..12, coord(), coord()).prop_map(|(surface_id, x, y)| Request::Draw {
+            surface_id,
+            x,
+            y
+        }),
+        5 => (kind(), proptest::option::weighted(0.8, 0u32..6))
+            .prop_map(|(kind, h)| Request::EsmRegister { kind, handler: h.map(HandlerId) }),
+        2 => any::<bool>().prop_map(|off| Request::WmScreen {
+            screen: if off { Screen::Off } else { Screen::On }
+        }),
+        1 => Just(Request::Snapshot),
+        1 => Just(Request::ListWindows),
+    ];
+    let tid = prop_oneof![
+        4 => any::<u8>().prop_map(TidGen::Own),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(a, t)| TidGen::OtherApp(a, t)),
+        1 => Just(TidGen::Zero),
+        1 => any::<u32>().prop_map(TidGen::Any),
+    ];
+    let fit_compose = (
+        0u32..4,
+        any::<u8>(),
+        any::<u8>(),
+        proptest::collection::vec(layer(), 0..5),
+    )
+        .prop_map(|(surface_id, width, height, layers)| ReqGen::FitCompose {
+            surface_id,
+            width,
+            height,
+            layers,
+        });
+    let fit_draw = (any::<u8>(), any::<u8>(), any::<u8>())
+        .prop_map(|(surface, x, y)| ReqGen::FitDraw { surface, x, y });
+    prop_oneof![
+        20 => plain.prop_map(ReqGen::Plain),
+        10 => fit_compose,
+        14 => fit_draw,
+        3 => (category(), tid).prop_map(|(c, t)| ReqGen::Thread(c, t)),
+        3 => target().prop_map(ReqGen::Foreground),
+        3 => target().prop_map(ReqGen::Background),
+        2 => (target(), any::<bool>()).prop_map(|(t, c)| ReqGen::Cover(t, c)),
+    ]
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        4 => (any::<usize>(), 1u8..=255).prop_map(|(at, xor)| Mutation::Flip { at, xor }),
+        2 => any::<usize>().prop_map(|keep| Mutation::Truncate { keep }),
+        2 => (any::<[u8; 4]>(), 1u8..=4).prop_map(|(bytes, n)| Mutation::Append { bytes, n }),
+        2 => prop_oneof![
+            any::<u32>(),
+            0u32..64,
+            Just(MAX_DATA_LEN),
+            Just(MAX_DATA_LEN + 1),
+            Just(u32::MAX)
+        ]
+        .prop_map(Mutation::SetLength),
+        1 => prop_oneof![0u32..14, any::<u32>()].prop_map(Mutation::SetType),
+        2 => (any::<usize>(), any::<u32>()).prop_map(|(at, word)| Mutation::Overwrite { at, word }),
+    ]
+}
+
+fn mode() -> impl Strategy<Value = Mode> {
+    prop_oneof![
+        6 => Just(Mode::Direct),
+        3 => Just(Mode::Encoded),
+        1 => proptest::collection::vec(mutation(), 1..4).prop_map(Mode::Mutated),
+    ]
+}
+
+fn raw_event() -> impl Strategy<Value = RawEvent> {
+    let phase = proptest::sample::select(vec![TouchPhase::Down, TouchPhase::Move, TouchPhase::Up]);
+    prop_oneof![
+        4 => (phase, -5i32..70, -5i32..50).prop_map(|(phase, x, y)| RawEvent::Touch { phase, x, y }),
+        1 => (any::<u16>(), any::<bool>()).prop_map(|(code, pressed)| RawEvent::Key { code, pressed }),
+        1 => (-3i32..3, -3i32..3, 0u32..4)
+            .prop_map(|(dx, dy, buttons)| RawEvent::Mouse { dx, dy, buttons }),
+        1 => (0u32..3, 0u32..100).prop_map(|(channel, len)| RawEvent::Net { channel, len }),
+        1 => (0u32..3).prop_map(|id| RawEvent::Timer { id }),
+    ]
+}
+
+fn random_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // Noise.
+        2 => proptest::collection::vec(any::<u8>(), 0..64),
+        // A plausible header (request type 1..=12, small length) and a random body.
+        3 => (1u32..=12, proptest::collection::vec(any::<u8>(), 0..80), any::<bool>()).prop_map(
+            |(ty, body, exact)| {
+                let len = if exact { body.len() as u32 } else { body.len() as u32 + 3 };
+                let mut b = ty.to_le_bytes().to_vec();
+                b.extend_from_slice(&len.to_le_bytes());
+                b.extend_from_slice(&body);
+                b
+            }
+        ),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        14 => (via(), req(), mode()).prop_map(|(via, req, mode)| Op::Send { via, req, mode }),
+        1 => (via(), random_bytes()).prop_map(|(via, bytes)| Op::Bytes { via, bytes }),
+        4 => (
+            prop_oneof![6 => 1u32..40, 1 => Just(0u32), 1 => extent()],
+            prop_oneof![6 => 1u32..36, 1 => Just(0u32), 1 => extent()],
+            name()
+        )
+            .prop_map(|(width, height, name)| Op::Attach { width, height, name }),
+        1 => target().prop_map(Op::Close),
+        4 => raw_event().prop_map(Op::Inject),
+        3 => target().prop_map(Op::Wait),
+    ]
+}
+
+/// A case: the apps attached first, then the steps.
+fn case(steps: usize) -> impl Strategy<Value = (Vec<(u32, u32)>, Vec<Op>)> {
+    (
+        proptest::collection::vec((1u32..=SCREEN_W, 1u32..=SCREEN_H), 1..=MAX_LIVE),
+        proptest::collection::vec(op(), 1..steps),
+    )
+}
+
+// ------------------------------------------------------------------------------------------------
+// The model.
+
+#[derive(Clone, Debug, PartialEq)]
+struct Flat {
+    width: u32,
+    height: u32,
+    pixels: Vec<u32>,
+}
+
+#[derive(Clone, Debug)]
+struct MApp {
+    pid: u32,
+    name: String,
+    rect: Rect,
+    stacking: Stacking,
+    visibility: Visibility,
+    /// What the app has drawn, window-sized, starting transparent.
+    buffer: Vec<u32>,
+    surfaces: BTreeMap<u32, Flat>,
+    threads: [Option<u32>; 4],
+    /// The app's registrations as it made them (the ESM sets input aside in the background).
+    regs: [Option<HandlerId>; EventKind::COUNT],
+}
+
+impl MApp {
+    fn effective(&self, kind: EventKind) -> Option<HandlerId> {
+        if self.stacking == Stacking::Background && kind.is_input() {
+            None
+        } else {
+            self.regs[kind.index()]
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Model {
+    apps: BTreeMap<AppId, MApp>,
+    /// Bottom to top.
+    stack: Vec<AppId>,
+    /// Attached apps in attach order (what `Target::Live` indexes).
+    order: Vec<AppId>,
+    departed: Vec<AppId>,
+    screen_off: bool,
+    counters: KdsCounters,
+    next_pid: u32,
+}
+
+impl Model {
+    fn screen(&self) -> Screen {
+        if self.screen_off {
+            Screen::Off
+        } else {
+            Screen::On
+        }
+    }
+
+    fn state(&self, app: AppId) -> WindowState {
+        let m = &self.apps[&app];
+        WindowState {
+            stacking: m.stacking,
+            visibility: m.visibility,
+            screen: self.screen(),
+        }
+    }
+
+    fn states(&self) -> BTreeMap<AppId, WindowState> {
+        self.stack.iter().map(|&a| (a, self.state(a))).collect()
+    }
+
+    fn foreground_app(&self) -> Option<AppId> {
+        self.stack
+            .iter()
+            .rev()
+            .copied()
+            .find(|a| self.apps[a].stacking == Stacking::Foreground)
+    }
+
+    fn demote_all(&mut self) {
+        for m in self.apps.values_mut() {
+            m.stacking = Stacking::Background;
+        }
+    }
+
+    fn to_top(&mut self, app: AppId) {
+        self.stack.retain(|&a| a != app);
+        self.stack.push(app);
+    }
+
+    fn windows(&self) -> Vec<WindowInfo> {
+        self.stack
+            .iter()
+            .map(|&app| {
+                let m = &self.apps[&app];
+                WindowInfo {
+                    app,
+                    pid: m.pid,
+                    rect: m.rect,
+                    state: self.state(app),
+                    name: truncate_utf8(&m.name, MAX_NAME_LEN).to_owned(),
+                    threads: m.threads,
+                }
+            })
+            .collect()
+    }
+
+    fn remove(&mut self, app: AppId) -> bool {
+        if self.apps.remove(&app).is_none() {
+            return false;
+        }
+        self.stack.retain(|&a| a != app);
+        self.order.retain(|&a| a != app);
+        self.departed.push(app);
+        self.counters.detached += 1;
+        true
+    }
+
+    /// The screen as the user should see it.
+    fn displayed(&self) -> Vec<u32> {
+        let (w, h) = (SCREEN_W as usize, SCREEN_H as usize);
+        let mut s = vec![BACKDROP_ARGB; w * h];
+        if self.screen_off {
+            return s;
+        }
+        for app in &self.stack {
+            let m = &self.apps[app];
+            let r = m.rect;
+            for y in 0..r.height as usize {
+                for x in 0..r.width as usize {
+                    let (sx, sy) = (r.x as usize + x, r.y as usize + y);
+                    s[sy * w + sx] = if m.visibility == Visibility::Covered {
+                        DECORATION_ARGB
+                    } else {
+                        m.buffer[y * r.width as usize + x]
+                    };
+                }
+            }
+        }
+        s
+    }
+
+    /// Screen pixels a request on `app`'s channel may change: its window less what the windows
+    /// stacked above it hide.
+    fn may_change(&self, app: AppId) -> Vec<bool> {
+        let (w, h) = (SCREEN_W as usize, SCREEN_H as usize);
+        let mut ok = vec![false; w * h];
+        let Some(i) = self.stack.iter().position(|&a| a == app) else {
+            return ok;
+        };
+        let inside = |r: Rect, x: usize, y: usize| {
+            let (x, y) = (x as i64, y as i64);
+            x >= i64::from(r.x) && x < r.right() && y >= i64::from(r.y) && y < r.bottom()
+        };
+        let own = self.apps[&app].rect;
+        let above: Vec<Rect> = self.stack[i + 1..]
+            .iter()
+            .map(|a| self.apps[a].rect)
+            .collect();
+        for y in 0..h {
+            for x in 0..w {
+                ok[y * w + x] = inside(own, x, y) && !above.iter().any(|&r| inside(r, x, y));
+            }
+        }
+        ok
+    }
+}
+
+/// The compositor of figure 16, written again from its definition: a transparent canvas, layers
+/// by increasing z (equal z in order given), each pixel of a layer replacing the one below.
+fn flatten(s: &Surface) -> Option<Flat> {
+    if s.layers.len() > MAX_LAYERS {
+        return None;
+    }
+    for l in &s.layers {
+        if let Fill::Pixels(p) = &l.fill {
+            if p.len() as u64 != l.rect.area() {
+                return None;
+            }
+        }
+    }
+    let (w, h) = (s.width as usize, s.height as usize);
+    let mut px = vec![0u32; w * h];
+    let mut order: Vec<&Layer> = s.layers.iter().collect();
+    order.sort_by_key(|l| l.z);
+    for l in order {
+        for y in 0..h {
+            let ly = y as i64 - i64::from(l.rect.y);
+            if ly < 0 || ly >= i64::from(l.rect.height) {
+                continue;
+            }
+            for x in 0..w {
+                let lx = x as i64 - i64::from(l.rect.x);
+                if lx < 0 || lx >= i64::from(l.rect.width) {
+                    continue;
+                }
+                px[y * w + x] = match &l.fill {
+                    Fill::Solid(c) => *c,
+                    Fill::Pixels(p) => p[(ly * i64::from(l.rect.width) + lx) as usize],
+                };
+            }
+        }
+    }
+    Some(Flat {
+        width: s.width,
+        height: s.height,
+        pixels: px,
+    })
+}
+
+/// Whether `tid` is a thread of process `pid` in this test's world.
+fn thread_is_callers(pid: u32, tid: u32) -> bool {
+    tid != 0 && tid / TIDS_PER_PID == pid
+}
+
+/// What the model says a request must get.
+#[derive(Clone, Debug, PartialEq)]
+enum Expect {
+    Ok,
+    Composed { surface_id: u32, flat: Flat },
+    Snapshot,
+    Windows,
+    Refused(ErrorCode),
+}
+
+/// Everything a refused request must leave alone.
+#[derive(Clone, Debug, PartialEq)]
+struct Observed {
+    displayed: Vec<u32>,
+    windows: Vec<WindowInfo>,
+    esm: Vec<(
+        AppId,
+        Vec<Option<HandlerId>>,
+        bool,
+        usize,
+        AppState,
+        lull_esm::AppCounters,
+    )>,
+    listeners: Vec<usize>,
+    esm_counters: lull_esm::EsmCounters,
+    kds_counters: KdsCounters,
+}
+
+// ------------------------------------------------------------------------------------------------
+// The harness: the server, the ESM, the model, and the checks.
+
+struct Harness {
+    kds: Kds,
+    esm: Esm,
+    model: Model,
+    now_ns: u64,
+}
+
+type Checked = Result<(), TestCaseError>;
+
+macro_rules! check {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(TestCaseError::fail(format!($($fmt)+)));
+        }
+    };
+}
+
+impl Harness {
+    fn new() -> Harness {
+        Harness {
+            kds: Kds::new(SCREEN_W, SCREEN_H).expect("small screen"),
+            esm: Esm::new(EsmConfig {
+                queue_bound: QUEUE_BOUND,
+            })
+            .expect("nonzero bound"),
+            model: Model {
+                next_pid: 10,
+                ..Model::default()
+            },
+            now_ns: 0,
+        }
+    }
+
+    fn resolve(&self, t: Target) -> AppId {
+        let forged = |index, generation| AppId { index, generation };
+        match t {
+            Target::Live(i) if !self.model.order.is_empty() => {
+                self.model.order[usize::from(i) % self.model.order.len()]
+            }
+            Target::Stale(i) if !self.model.departed.is_empty() => {
+                self.model.departed[usize::from(i) % self.model.departed.len()]
+            }
+            Target::Forged { index, generation } => forged(index, generation),
+            _ => forged(7, 3),
+        }
+    }
+
+    fn channel(&self, via: Via) -> Channel {
+        match via {
+            Via::Private(t) => Channel::Private(self.resolve(t)),
+            Via::Control { privileged } => Channel::Control { privileged },
+        }
+    }
+
+    fn resolve_req(&self, channel: Channel, r: &ReqGen) -> Request {
+        match r {
+            ReqGen::Plain(req) => req.clone(),
+            ReqGen::Thread(category, tid) => {
+                let pid_of = |app: AppId| self.model.apps.get(&app).map(|m| m.pid);
+                let tid = match *tid {
+                    TidGen::Own(n) => match channel {
+                        Channel::Private(app) => pid_of(app).map_or(12_345, |pid| {
+                            pid * TIDS_PER_PID + u32::from(n) % TIDS_PER_PID
+                        }),
+                        Channel::Control { .. } => 12_345,
+                    },
+                    TidGen::OtherApp(a, n) => {
+                        let app = self.resolve(Target::Live(a));
+                        pid_of(app)
+                            .map_or(1, |pid| pid * TIDS_PER_PID + u32::from(n) % TIDS_PER_PID)
+                    }
+                    TidGen::Zero => 0,
+                    TidGen::Any(t) => t,
+                };
+                Request::Thread {
+                    category: *category,
+                    tid,
+                }
+            }
+            ReqGen::Foreground(t) => Request::WmForeground {
+                app: self.resolve(*t),
+            },
+            ReqGen::Background(t) => Request::WmBackground {
+                app: self.resolve(*t),
+            },
+            ReqGen::Cover(t, covered) => Request::WmCover {
+                app: self.resolve(*t),
+                covered: *covered,
+            },
+            ReqGen::FitCompose {
+                surface_id,
+                width,
+                height,
+                layers,
+            } => {
+                let win = self.window_of(channel);
+                Request::Compose {
+                    surface_id: *surface_id,
+                    surface: Surface {
+                        width: win.width * (u32::from(*width) + 1) / 256,
+                        height: win.height * (u32::from(*height) + 1) / 256,
+                        layers: layers.clone(),
+                    },
+                }
+            }
+            ReqGen::FitDraw { surface, x, y } => {
+                let win = self.window_of(channel);
+                let held = match channel {
+                    Channel::Private(app) => self
+                        .model
+                        .apps
+                        .get(&app)
+                        .map(|m| m.surfaces.iter().collect::<Vec<_>>())
+                        .unwrap_or_default(),
+                    Channel::Control { .. } => Vec::new(),
+                };
+                let (surface_id, size) = if held.is_empty() {
+                    (u32::from(*surface % 4), None)
+                } else {
+                    let (id, s) = held[usize::from(*surface) % held.len()];
+                    (*id, Some((s.width, s.height)))
+                };
+                let (x, y) = match size {
+                    Some((w, h)) => (
+                        ((win.width - w) * u32::from(*x) / 255) as i32,
+                        ((win.height - h) * u32::from(*y) / 255) as i32,
+                    ),
+                    None => (i32::from(*x % 8), i32::from(*y % 8)),
+                };
+                Request::Draw { surface_id, x, y }
+            }
+        }
+    }
+
+    /// The sender's window, or the screen for a channel without one.
+    fn window_of(&self, channel: Channel) -> Rect {
+        match channel {
+            Channel::Private(app) => self.model.apps.get(&app).map(|m| m.rect),
+            Channel::Control { .. } => None,
+        }
+        .unwrap_or(Rect::new(0, 0, SCREEN_W, SCREEN_H))
+    }
+
+    fn observe(&self) -> Observed {
+        let esm = self
+            .esm
+            .apps()
+            .map(|a| {
+                (
+                    a,
+                    EventKind::ALL
+                        .iter()
+                        .map(|&k| self.esm.handler(a, k).expect("listed app"))
+                        .collect(),
+                    self.esm.input_suspended(a).expect("listed app"),
+                    self.esm.queued_events(a).expect("listed app"),
+                    self.esm.state(a).expect("listed app"),
+                    self.esm.app_counters(a).expect("listed app"),
+                )
+            })
+            .collect();
+        Observed {
+            displayed: self.kds.displayed().pixels().to_vec(),
+            windows: self.kds.windows(),
+            esm,
+            listeners: EventKind::ALL
+                .iter()
+                .map(|&k| self.esm.listeners(k))
+                .collect(),
+            esm_counters: self.esm.counters(),
+            kds_counters: self.kds.counters(),
+        }
+    }
+
+    /// The model's prediction for `req` on `channel`.
+    fn predict(&self, channel: Channel, req: &Request) -> Expect {
+        use ErrorCode as E;
+        let m = &self.model;
+        match (channel, req) {
+            (_, Request::Attach { .. }) => Expect::Refused(E::WrongChannel),
+            (
+                Channel::Control { .. },
+                Request::Detach
+                | Request::Compose { .. }
+                | Request::Draw { .. }
+                | Request::EsmRegister { .. }
+                | Request::Thread { .. },
+            ) => Expect::Refused(E::WrongChannel),
+            (
+                Channel::Private(_) | Channel::Control { privileged: false },
+                Request::WmForeground { .. }
+                | Request::WmBackground { .. }
+                | Request::WmCover { .. }
+                | Request::WmScreen { .. }
+                | Request::Snapshot
+                | Request::ListWindows,
+            ) => Expect::Refused(E::NotPermitted),
+            (Channel::Private(_), Request::Detach) => Expect::Ok,
+            (
+                Channel::Private(app),
+                Request::Compose {
+                    surface_id,
+                    surface,
+                },
+            ) => {
+                let Some(a) = m.apps.get(&app) else {
+                    return Expect::Refused(E::NoWindow);
+                };
+                if surface.width > a.rect.width
+                    || surface.height > a.rect.height
+                    || (!a.surfaces.contains_key(surface_id) && a.surfaces.len() >= MAX_SURFACES)
+                {
+                    return Expect::Refused(E::Compose);
+                }
+                match flatten(surface) {
+                    Some(flat) => Expect::Composed {
+                        surface_id: *surface_id,
+                        flat,
+                    },
+                    None => Expect::Refused(E::Compose),
+                }
+            }
+            (Channel::Private(app), Request::Draw { surface_id, x, y }) => {
+                let Some(a) = m.apps.get(&app) else {
+                    return Expect::Refused(E::NoWindow);
+                };
+                let Some(s) = a.surfaces.get(surface_id) else {
+                    return Expect::Refused(E::NoSurface);
+                };
+                let inside = *x >= 0
+                    && *y >= 0
+                    && i64::from(*x) + i64::from(s.width) <= i64::from(a.rect.width)
+                    && i64::from(*y) + i64::from(s.height) <= i64::from(a.rect.height);
+                if inside {
+                    Expect::Ok
+                } else {
+                    Expect::Refused(E::OutsideWindow)
+                }
+            }
+            (Channel::Private(app), Request::EsmRegister { .. }) => {
+                if m.apps.contains_key(&app) {
+                    Expect::Ok
+                } else {
+                    Expect::Refused(E::Esm)
+                }
+            }
+            (Channel::Private(app), Request::Thread { tid, .. }) => match m.apps.get(&app) {
+                None => Expect::Refused(E::NoWindow),
+                Some(a) if !thread_is_callers(a.pid, *tid) => Expect::Refused(E::BadThread),
+                Some(_) => Expect::Ok,
+            },
+            (Channel::Control { privileged: true }, Request::ListWindows) => Expect::Windows,
+            (Channel::Control { privileged: true }, Request::Snapshot) => Expect::Snapshot,
+            (Channel::Control { privileged: true }, Request::WmScreen { .. }) => Expect::Ok,
+            (
+                Channel::Control { privileged: true },
+                Request::WmForeground { app }
+                | Request::WmBackground { app }
+                | Request::WmCover { app, .. },
+            ) => {
+                if m.apps.contains_key(app) {
+                    Expect::Ok
+                } else {
+                    Expect::Refused(E::NoWindow)
+                }
+            }
+        }
+    }
+
+    /// Applies a request the model says succeeds; returns the detached app, if any.
+    fn apply(&mut self, channel: Channel, req: &Request, expect: &Expect) -> Option<AppId> {
+        let m = &mut self.model;
+        m.counters.requests += 1;
+        match (channel, req) {
+            (Channel::Private(app), Request::Detach) => {
+                m.remove(app);
+                return Some(app);
+            }
+            (Channel::Private(app), Request::Compose { .. }) => {
+                let Expect::Composed { surface_id, flat } = expect else {
+                    unreachable!("predicted above")
+                };
+                m.counters.composes += 1;
+                m.apps
+                    .get_mut(&app)
+                    .expect("attached")
+                    .surfaces
+                    .insert(*surface_id, flat.clone());
+            }
+            (Channel::Private(app), Request::Draw { surface_id, x, y }) => {
+                let a = m.apps.get_mut(&app).expect("attached");
+                let s = &a.surfaces[surface_id];
+                let ww = a.rect.width as usize;
+                for sy in 0..s.height as usize {
+                    for sx in 0..s.width as usize {
+                        a.buffer[(*y as usize + sy) * ww + *x as usize + sx] =
+                            s.pixels[sy * s.width as usize + sx];
+                    }
+                }
+                m.counters.draws += 1;
+                m.counters.pixels_drawn += u64::from(s.width) * u64::from(s.height);
+            }
+            (Channel::Private(app), Request::EsmRegister { kind, handler }) => {
+                m.apps.get_mut(&app).expect("attached").regs[kind.index()] = *handler;
+            }
+            (Channel::Private(app), Request::Thread { category, tid }) => {
+                let i = ThreadCategory::ALL
+                    .iter()
+                    .position(|c| c == category)
+                    .expect("listed");
+                m.apps.get_mut(&app).expect("attached").threads[i] = Some(*tid);
+            }
+            (_, Request::WmForeground { app }) => {
+                m.counters.wm_ops += 1;
+                if m.foreground_app() != Some(*app) {
+                    m.demote_all();
+                }
+                m.to_top(*app);
+                let a = m.apps.get_mut(app).expect("attached");
+                a.stacking = Stacking::Foreground;
+                a.visibility = Visibility::Visible;
+            }
+            (_, Request::WmBackground { app }) => {
+                m.counters.wm_ops += 1;
+                m.stack.retain(|a| a != app);
+                m.stack.insert(0, *app);
+                m.apps.get_mut(app).expect("attached").stacking = Stacking::Background;
+            }
+            (_, Request::WmCover { app, covered }) => {
+                m.counters.wm_ops += 1;
+                m.apps.get_mut(app).expect("attached").visibility = if *covered {
+                    Visibility::Covered
+                } else {
+                    Visibility::Visible
+                };
+            }
+            (_, Request::WmScreen { screen }) => {
+                m.counters.wm_ops += 1;
+                m.screen_off = *screen == Screen::Off;
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// One request through `Kds::handle`, checked against the model. Returns whether the socket
+    /// layer would close the channel afterwards (`DETACH`).
+    fn request(&mut self, channel: Channel, req: &Request) -> Result<bool, TestCaseError> {
+        count(&HANDLED);
+        let expect = self.predict(channel, req);
+        let before = self.observe();
+        let states_before = self.model.states();
+        let outcome: Outcome = self.kds.handle(&mut self.esm, channel, req, &|pid, tid| {
+            thread_is_callers(pid, tid)
+        });
+        let ty = request_type_of(req);
+        if let Expect::Refused(code) = expect {
+            count(&OUTCOMES[code as usize]);
+            match &outcome.reply {
+                Reply::Error {
+                    request_type,
+                    code: got,
+                    message,
+                } => {
+                    check!(
+                        *request_type == ty && *got == code as u32 && !message.is_empty(),
+                        "{req:?} on {channel:?}: expected ERROR {code:?}, got {:?}",
+                        outcome.reply
+                    );
+                }
+                other => {
+                    return Err(TestCaseError::fail(format!(
+                        "{req:?} on {channel:?}: expected ERROR {code:?}, got {other:?}"
+                    )))
+                }
+            }
+            check!(
+                outcome.pushes.is_empty() && outcome.detach.is_none() && !outcome.snapshot,
+                "refused {req:?} asked for more: {outcome:?}"
+            );
+            // (c) nothing observable moved but the two counters.
+            self.model.counters.requests += 1;
+            self.model.counters.refused += 1;
+            let mut after = self.observe();
+            check!(
+                after.kds_counters.requests == before.kds_counters.requests + 1
+                    && after.kds_counters.refused == before.kds_counters.refused + 1,
+                "refused {req:?}: counters {:?} -> {:?}",
+                before.kds_counters,
+                after.kds_counters
+            );
+            after.kds_counters.requests = before.kds_counters.requests;
+            after.kds_counters.refused = before.kds_counters.refused;
+            check!(
+                after == before,
+                "refused {req:?} on {channel:?} ({code:?}) changed state"
+            );
+            let damage = self.kds.take_damage();
+            check!(damage.is_none(), "refused {req:?} left damage {damage:?}");
+            return Ok(false);
+        }
+        count(&OUTCOMES[0]);
+        count(&SUCCEEDED[ty as usize]);
+        let reply_ok = match (&expect, &outcome.reply) {
+            (Expect::Ok, Reply::Ok { request_type }) => *request_type == ty,
+            (
+                Expect::Composed { surface_id, flat },
+                Reply::Composed {
+                    surface_id: id,
+                    width,
+                    height,
+                },
+            ) => id == surface_id && *width == flat.width && *height == flat.height,
+            (Expect::Snapshot, Reply::Snapshot { width, height }) => {
+                *width == SCREEN_W && *height == SCREEN_H && outcome.snapshot
+            }
+            (Expect::Windows, Reply::Windows(list)) => *list == self.model.windows(),
+            _ => false,
+        };
+        check!(
+            reply_ok,
+            "{req:?} on {channel:?}: expected {expect:?}, got {:?}",
+            outcome.reply
+        );
+        check!(
+            outcome.snapshot == (expect == Expect::Snapshot),
+            "snapshot flag wrong for {req:?}"
+        );
+        let detached = self.apply(channel, req, &expect);
+        check!(
+            outcome.detach == detached,
+            "{req:?}: detach {:?}, model {detached:?}",
+            outcome.detach
+        );
+        // Exactly the windows whose state changed are pushed, once each, with the new state.
+        let mut want: Vec<(AppId, WindowState)> = self
+            .model
+            .states()
+            .into_iter()
+            .filter(|(a, s)| states_before.get(a) != Some(s))
+            .collect();
+        let mut got = outcome.pushes.clone();
+        want.sort_by_key(|p| p.0);
+        got.sort_by_key(|p| p.0);
+        check!(got == want, "{req:?}: pushed {got:?}, changed {want:?}");
+        self.model.counters.state_pushes += got.len() as u64;
+        if let Some(app) = detached {
+            // The socket layer removes the app from the ESM after the reply.
+            let _ = self.esm.remove_app(app);
+        }
+        Ok(detached.is_some())
+    }
+
+    /// `ATTACH` as the socket layer runs it.
+    fn attach(&mut self, width: u32, height: u32, name: &str) -> Checked {
+        count(&ATTACHES);
+        let before = self.observe();
+        let app = self.esm.add_app();
+        let pid = self.model.next_pid;
+        self.model.next_pid += 1;
+        let (w, h) = if width == 0 && height == 0 {
+            (SCREEN_W, SCREEN_H)
+        } else {
+            (width, height)
+        };
+        let fits = w > 0 && h > 0 && w <= SCREEN_W && h <= SCREEN_H;
+        let room = self.model.apps.len() < MAX_APPS;
+        let states_before = self.model.states();
+        let r = self
+            .kds
+            .attach(&mut self.esm, app, pid, width, height, name);
+        self.model.counters.requests += 1;
+        match r {
+            Ok((rect, pushes)) => {
+                check!(fits && room, "attach {width}x{height} accepted: {rect:?}");
+                let want = Rect::new(
+                    ((SCREEN_W - w) / 2) as i32,
+                    ((SCREEN_H - h) / 2) as i32,
+                    w,
+                    h,
+                );
+                check!(rect == want, "attach {width}x{height}: window {rect:?}");
+                let m = &mut self.model;
+                m.demote_all();
+                m.apps.insert(
+                    app,
+                    MApp {
+                        pid,
+                        name: name.to_owned(),
+                        rect,
+                        stacking: Stacking::Foreground,
+                        visibility: Visibility::Visible,
+                        buffer: vec![0; (w * h) as usize],
+                        surfaces: BTreeMap::new(),
+                        threads: [None; 4],
+                        regs: [None; EventKind::COUNT],
+                    },
+                );
+                m.stack.push(app);
+                m.order.push(app);
+                m.counters.attached += 1;
+                let mut want: Vec<(AppId, WindowState)> = m
+                    .states()
+                    .into_iter()
+                    .filter(|(a, s)| states_before.get(a) != Some(s))
+                    .collect();
+                let mut got = pushes;
+                want.sort_by_key(|p| p.0);
+                got.sort_by_key(|p| p.0);
+                check!(got == want, "attach pushed {got:?}, changed {want:?}");
+                m.counters.state_pushes += got.len() as u64;
+            }
+            Err(e) => {
+                let code = if room {
+                    ErrorCode::WindowTooLarge
+                } else {
+                    ErrorCode::TooManyApps
+                };
+                check!(
+                    !(fits && room) && e.code == code,
+                    "attach {width}x{height} refused: {e:?}"
+                );
+                count(&OUTCOMES[code as usize]);
+                self.model.counters.refused += 1;
+                self.esm.remove_app(app).expect("just added");
+                let mut after = self.observe();
+                after.kds_counters.requests = before.kds_counters.requests;
+                after.kds_counters.refused = before.kds_counters.refused;
+                check!(after == before, "a refused attach changed state");
+                check!(
+                    self.kds.take_damage().is_none(),
+                    "a refused attach left damage"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The app's channel or ESM connection closed: the socket layer removes it everywhere.
+    fn close(&mut self, app: AppId) {
+        self.kds.detach(app);
+        let _ = self.esm.remove_app(app);
+        self.model.remove(app);
+    }
+
+    /// Bytes arriving on `channel`, as the socket layer handles them: every complete message in
+    /// order, a malformed one closing the channel (and, for a private channel, removing the app).
+    fn bytes(&mut self, channel: Channel, bytes: &[u8]) -> Checked {
+        let mut at = 0;
+        loop {
+            count(&DECODES);
+            match wire::decode_request(&bytes[at..]) {
+                Ok(None) => return Ok(()),
+                Ok(Some((req, used))) => {
+                    check!(
+                        used >= HEADER_LEN && used <= bytes.len() - at,
+                        "decode used {used} of {}",
+                        bytes.len() - at
+                    );
+                    check_request_idempotent(&req)?;
+                    at += used;
+                    if let (
+                        Channel::Control { .. },
+                        Request::Attach {
+                            width,
+                            height,
+                            name,
+                        },
+                    ) = (channel, &req)
+                    {
+                        self.attach(*width, *height, name)?;
+                        continue;
+                    }
+                    if self.request(channel, &req)? {
+                        return Ok(());
+                    }
+                }
+                Err(_) => {
+                    count(&MALFORMED);
+                    if let Channel::Private(app) = channel {
+                        if self.model.apps.contains_key(&app) {
+                            self.close(app);
+                        }
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, op: &Op) -> Checked {
+        count(&STEPS);
+        self.now_ns += 1_000;
+        let before = self.kds.displayed().pixels().to_vec();
+        let mut region = None;
+        match op {
+            Op::Send { via, req, mode } => {
+                let channel = self.channel(*via);
+                region = self.region_of(channel);
+                let req = self.resolve_req(channel, req);
+                match mode {
+                    Mode::Direct => {
+                        self.request(channel, &req)?;
+                    }
+                    Mode::Encoded => {
+                        let mut buf = Vec::new();
+                        wire::encode_request(&req, &mut buf);
+                        if well_formed(&req) {
+                            check!(
+                                wire::decode_request(&buf) == Ok(Some((req.clone(), buf.len()))),
+                                "{req:?} does not survive the wire"
+                            );
+                        }
+                        self.bytes(channel, &buf)?;
+                    }
+                    Mode::Mutated(ms) => {
+                        let mut buf = Vec::new();
+                        wire::encode_request(&req, &mut buf);
+                        for m in ms {
+                            mutate(&mut buf, *m);
+                        }
+                        self.bytes(channel, &buf)?;
+                    }
+                }
+            }
+            Op::Bytes { via, bytes } => {
+                let channel = self.channel(*via);
+                region = self.region_of(channel);
+                self.bytes(channel, bytes)?;
+            }
+            Op::Attach {
+                width,
+                height,
+                name,
+            } => {
+                if self.model.apps.len() < MAX_LIVE {
+                    self.attach(*width, *height, name)?;
+                }
+            }
+            Op::Close(t) => {
+                let app = self.resolve(*t);
+                self.close(app);
+            }
+            Op::Inject(raw) => {
+                count(&INJECTS);
+                let mut pushes = Vec::new();
+                self.esm.inject(*raw, self.now_ns, |p| pushes.push(p));
+                for p in pushes {
+                    let Delivery::Event { handler, event } = p.delivery else {
+                        return Err(TestCaseError::fail("an overflow marker pushed directly"));
+                    };
+                    let m = self.model.apps.get(&p.app);
+                    check!(
+                        m.and_then(|m| m.effective(event.kind)) == Some(handler),
+                        "{:?} pushed to {} with {handler:?}; the model has {:?}",
+                        event.kind,
+                        p.app,
+                        m.map(|m| (m.stacking, m.regs))
+                    );
+                }
+            }
+            Op::Wait(t) => {
+                let app = self.resolve(*t);
+                let r = self.esm.wait(app);
+                check!(
+                    r.is_ok() == self.model.apps.contains_key(&app),
+                    "wait({app}) = {r:?}"
+                );
+            }
+        }
+        self.check_after(&before, region.as_deref())
+    }
+
+    /// For a private channel: the screen pixels its requests may change.
+    fn region_of(&self, channel: Channel) -> Option<Vec<bool>> {
+        match channel {
+            Channel::Private(app) => Some(self.model.may_change(app)),
+            Channel::Control { .. } => None,
+        }
+    }
+
+    fn check_after(&mut self, before: &[u32], region: Option<&[bool]>) -> Checked {
+        let shown = self.kds.displayed().pixels().to_vec();
+        let damage = self.kds.take_damage();
+        for (i, (a, b)) in before.iter().zip(&shown).enumerate() {
+            if a == b {
+                continue;
+            }
+            let (x, y) = (
+                (i % SCREEN_W as usize) as i32,
+                (i / SCREEN_W as usize) as i32,
+            );
+            // (b) only the sender's own visible pixels.
+            if let Some(region) = region {
+                check!(
+                    region[i],
+                    "pixel ({x}, {y}) changed outside the sender's visible window"
+                );
+            }
+            check!(
+                damage.is_some_and(|d| d.contains(Rect::new(x, y, 1, 1))),
+                "pixel ({x}, {y}) changed outside the damage {damage:?}"
+            );
+        }
+        check!(
+            shown == self.model.displayed(),
+            "the screen differs from the model's stacking"
+        );
+        check!(
+            self.kds.windows() == self.model.windows(),
+            "windows {:?}\nmodel   {:?}",
+            self.kds.windows(),
+            self.model.windows()
+        );
+        // (d)
+        if let Err(e) = self.esm.check_accounting() {
+            return Err(TestCaseError::fail(format!("ESM accounting: {e}")));
+        }
+        // (e) and the registrations as the app made them.
+        check!(
+            self.esm.apps().count() == self.model.apps.len(),
+            "the ESM has {} apps, the display server {}",
+            self.esm.apps().count(),
+            self.model.apps.len()
+        );
+        for (&app, m) in &self.model.apps {
+            let suspended = self.esm.input_suspended(app);
+            check!(
+                suspended == Ok(m.stacking == Stacking::Background),
+                "{app}: suspended {suspended:?}, stacking {:?}",
+                m.stacking
+            );
+            for k in EventKind::ALL {
+                let h = self.esm.handler(app, k);
+                check!(
+                    h == Ok(m.effective(k)),
+                    "{app} {k:?}: ESM has {h:?}, model {:?}",
+                    m.effective(k)
+                );
+            }
+        }
+        for k in EventKind::ALL {
+            let n = self
+                .model
+                .apps
+                .values()
+                .filter(|m| m.effective(k).is_some())
+                .count();
+            check!(
+                self.esm.listeners(k) == n,
+                "{k:?}: {} listeners, model {n}",
+                self.esm.listeners(k)
+            );
+        }
+        let foregrounds = self
+            .model
+            .apps
+            .values()
+            .filter(|m| m.stacking == Stacking::Foreground)
+            .count();
+        check!(foregrounds <= 1, "{foregrounds} windows in front");
+        // (f)
+        let c = self.kds.counters();
+        check!(
+            c == self.model.counters,
+            "counters {c:?}\nmodel    {:?}",
+            self.model.counters
+        );
+        check!(c.requests >= c.refused, "more refused than requests: {c:?}");
+        for &app in &self.model.order {
+            for (i, cat) in ThreadCategory::ALL.iter().enumerate() {
+                check!(
+                    self.kds.thread(app, *cat) == self.model.apps[&app].threads[i],
+                    "{app} {cat:?} thread"
+                );
+            }
+            check!(
+                self.kds.pid(app) == Some(self.model.apps[&app].pid),
+                "{app} pid"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A request the encoder writes in a form the decoder gives back unchanged.
+fn well_formed(req: &Request) -> bool {
+    match req {
+        Request::Attach { name, .. } => name.len() <= MAX_NAME_LEN,
+        Request::Compose { surface, .. } => {
+            surface.layers.len() <= MAX_LAYERS
+                && surface.layers.iter().all(|l| match &l.fill {
+                    Fill::Pixels(p) => p.len() as u64 == l.rect.area(),
+                    Fill::Solid(_) => true,
+                })
+        }
+        _ => true,
+    }
+}
+
+/// What decoded once encodes to bytes that decode to the same request.
+fn check_request_idempotent(req: &Request) -> Checked {
+    let mut buf = Vec::new();
+    wire::encode_request(req, &mut buf);
+    check!(
+        wire::decode_request(&buf) == Ok(Some((req.clone(), buf.len()))),
+        "decoded {req:?} does not re-encode to itself"
+    );
+    Ok(())
+}
+
+fn mutate(buf: &mut Vec<u8>, m: Mutation) {
+    match m {
+        Mutation::Flip { at, xor } => {
+            if !buf.is_empty() {
+                let i = at % buf.len();
+                buf[i] ^= xor;
+            }
+        }
+        Mutation::Truncate { keep } => {
+            let keep = keep % (buf.len() + 1);
+            buf.truncate(keep);
+        }
+        Mutation::Append { bytes, n } => buf.extend_from_slice(&bytes[..usize::from(n)]),
+        Mutation::SetLength(len) => {
+            if buf.len() >= HEADER_LEN {
+                buf[4..8].copy_from_slice(&len.to_le_bytes());
+            }
+        }
+        Mutation::SetType(ty) => {
+            if buf.len() >= 4 {
+                buf[..4].copy_from_slice(&ty.to_le_bytes());
+            }
+        }
+        Mutation::Overwrite { at, word } => {
+            if buf.len() >= 4 {
+                let i = at % (buf.len() - 3);
+                buf[i..i + 4].copy_from_slice(&word.to_le_bytes());
+            }
+        }
+    }
+}
+
+fn run_case(initial: &[(u32, u32)], ops: &[Op]) -> Checked {
+    count(&CASES);
+    let mut h = Harness::new();
+    for (i, &(w, hh)) in initial.iter().enumerate() {
+        h.attach(w, hh, &format!("app{i}"))?;
+    }
+    let blank = vec![BACKDROP_ARGB; (SCREEN_W * SCREEN_H) as usize];
+    h.check_after(&blank, None)?;
+    for op in ops {
+        h.step(op)?;
+    }
+    Ok(())
+}
+
+fn seeded_runner(cases: u32, seed: u64) -> TestRunner {
+    let mut bytes = [0u8; 32];
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(&seed.wrapping_add(i as u64).to_le_bytes());
+    }
+    TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    )
+}
+
+#[test]
+fn commands_from_hostile_channels_keep_every_invariant() {
+    let mut runner = seeded_runner(SHORT_CASES, DEFAULT_SEED);
+    runner
+        .run(&case(SHORT_STEPS), |(initial, ops)| {
+            run_case(&initial, &ops)
+        })
+        .unwrap();
+    // A run that never reaches a refusal proves nothing about it: every code an app or a
+    // window manager can provoke here must have come up (TooManyApps needs 64 apps).
+    let missing: Vec<ErrorCode> = ErrorCode::ALL
+        .into_iter()
+        .filter(|c| *c != ErrorCode::Malformed && *c != ErrorCode::TooManyApps)
+        .filter(|&c| {
+            c != ErrorCode::WindowTooLarge && OUTCOMES[c as usize].load(Ordering::Relaxed) == 0
+        })
+        .collect();
+    assert!(missing.is_empty(), "never refused with {missing:?}");
+    // And every request type an app or the window manager can have accepted was accepted.
+    let never: Vec<u32> = (wire::request_type::DETACH..=wire::request_type::LIST_WINDOWS)
+        .filter(|&t| SUCCEEDED[t as usize].load(Ordering::Relaxed) == 0)
+        .collect();
+    assert!(never.is_empty(), "request types never accepted: {never:?}");
+    assert!(MALFORMED.load(Ordering::Relaxed) > 0);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The client's parser.
+
+fn app_id() -> impl Strategy<Value = AppId> {
+    (any::<u32>(), any::<u32>()).prop_map(|(index, generation)| AppId { index, generation })
+}
+
+fn window_state() -> impl Strategy<Value = WindowState> {
+    (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(bg, cov, off)| WindowState {
+        stacking: if bg {
+            Stacking::Background
+        } else {
+            Stacking::Foreground
+        },
+        visibility: if cov {
+            Visibility::Covered
+        } else {
+            Visibility::Visible
+        },
+        screen: if off { Screen::Off } else { Screen::On },
+    })
+}
+
+fn rect() -> impl Strategy<Value = Rect> {
+    (any::<i32>(), any::<i32>(), any::<u32>(), any::<u32>())
+        .prop_map(|(x, y, w, h)| Rect::new(x, y, w, h))
+}
+
+fn reply() -> impl Strategy<Value = Reply> {
+    let info = (
+        app_id(),
+        any::<u32>(),
+        rect(),
+        window_state(),
+        "\\PC{0,20}",
+        proptest::array::uniform4(proptest::option::of(1u32..)),
+    )
+        .prop_map(|(app, pid, rect, state, name, threads)| WindowInfo {
+            app,
+            pid,
+            rect,
+            state,
+            name: truncate_utf8(&name, MAX_NAME_LEN).to_owned(),
+            threads,
+        });
+    prop_oneof![
+        (app_id(), rect()).prop_map(|(app, window)| Reply::Attached { app, window }),
+        any::<u32>().prop_map(|request_type| Reply::Ok { request_type }),
+        (any::<u32>(), any::<u32>(), "\\PC{0,40}").prop_map(|(request_type, code, message)| {
+            Reply::Error {
+                request_type,
+                code,
+                message,
+            }
+        }),
+        (any::<u32>(), any::<u32>(), any::<u32>()).prop_map(|(surface_id, width, height)| {
+            Reply::Composed {
+                surface_id,
+                width,
+                height,
+            }
+        }),
+        window_state().prop_map(Reply::WindowState),
+        (any::<u32>(), any::<u32>()).prop_map(|(width, height)| Reply::Snapshot { width, height }),
+        proptest::collection::vec(info, 0..4).prop_map(Reply::Windows),
+    ]
+}
+
+/// Whatever `decode_reply` makes of `bytes`: a value that re-encodes to itself, a wait for more,
+/// or a typed error — never a panic, never more bytes than given.
+fn check_reply_bytes(bytes: &[u8]) -> Checked {
+    count(&REPLY_INPUTS);
+    match wire::decode_reply(bytes) {
+        Ok(Some((r, used))) => {
+            check!(
+                (HEADER_LEN..=bytes.len()).contains(&used),
+                "used {used} of {}",
+                bytes.len()
+            );
+            let mut again = Vec::new();
+            wire::encode_reply(&r, &mut again);
+            check!(
+                wire::decode_reply(&again) == Ok(Some((r.clone(), again.len()))),
+                "{r:?} does not re-encode to itself"
+            );
+        }
+        Ok(None) => check!(
+            bytes.len() < HEADER_LEN
+                || u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes")) as usize
+                    > bytes.len() - HEADER_LEN,
+            "a complete frame reported incomplete"
+        ),
+        Err(_) => {}
+    }
+    Ok(())
+}
+
+fn reply_case() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        1 => proptest::collection::vec(any::<u8>(), 0..96),
+        2 => (0x8000_0001u32..=0x8000_0007, proptest::collection::vec(any::<u8>(), 0..96))
+            .prop_map(|(ty, body)| {
+                let mut b = ty.to_le_bytes().to_vec();
+                b.extend_from_slice(&(body.len() as u32).to_le_bytes());
+                b.extend_from_slice(&body);
+                b
+            }),
+        3 => (reply(), proptest::collection::vec(mutation(), 0..3)).prop_map(|(r, ms)| {
+            let mut b = Vec::new();
+            wire::encode_reply(&r, &mut b);
+            for m in ms {
+                mutate(&mut b, m);
+            }
+            b
+        }),
+    ]
+}
+
+#[test]
+fn replies_from_a_hostile_server_never_panic_the_client() {
+    let mut runner = seeded_runner(4_000, DEFAULT_SEED ^ 1);
+    runner
+        .run(&reply_case(), |bytes| check_reply_bytes(&bytes))
+        .unwrap();
+    // Valid replies come back whole, and every proper prefix waits for more.
+    let mut runner = seeded_runner(1_000, DEFAULT_SEED ^ 2);
+    runner
+        .run(&reply(), |r| {
+            let mut b = Vec::new();
+            wire::encode_reply(&r, &mut b);
+            prop_assert_eq!(wire::decode_reply(&b), Ok(Some((r.clone(), b.len()))));
+            for cut in 0..b.len() {
+                prop_assert_eq!(wire::decode_reply(&b[..cut]), Ok(None));
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_hostile_length_is_refused_before_any_data() {
+    for ty in [wire::request_type::COMPOSE, wire::reply_type::WINDOWS] {
+        let mut b = ty.to_le_bytes().to_vec();
+        b.extend_from_slice(&(MAX_DATA_LEN + 1).to_le_bytes());
+        let err = if ty < 0x8000_0000 {
+            wire::decode_request(&b).map(|_| ())
+        } else {
+            wire::decode_reply(&b).map(|_| ())
+        };
+        assert_eq!(err, Err(wire::WireError::TooLong(MAX_DATA_LEN + 1)));
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The long run.
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+#[test]
+#[ignore = "long fuzz run; see the module comment"]
+fn long_fuzz_of_commands_and_replies() {
+    let cases = env_u64("LULL_FUZZ_CASES")
+        .map_or(DEFAULT_LONG_CASES, |n| u32::try_from(n).unwrap_or(u32::MAX));
+    let seed = env_u64("LULL_FUZZ_SEED").unwrap_or(DEFAULT_SEED);
+    let started = std::time::Instant::now();
+    let mut runner = seeded_runner(cases, seed);
+    let result = runner.run(&case(LONG_STEPS), |(initial, ops)| run_case(&initial, &ops));
+    let mut runner = seeded_runner(cases.saturating_mul(4), seed ^ 1);
+    let replies = runner.run(&reply_case(), |bytes| check_reply_bytes(&bytes));
+    let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    println!(
+        "seed {seed:#x}: {} cases, {} steps, {} requests handled, {} decodes ({} malformed), \
+         {} attaches, {} injected events; {} reply inputs; {:.1} s",
+        load(&CASES),
+        load(&STEPS),
+        load(&HANDLED),
+        load(&DECODES),
+        load(&MALFORMED),
+        load(&ATTACHES),
+        load(&INJECTS),
+        load(&REPLY_INPUTS),
+        started.elapsed().as_secs_f64()
+    );
+    println!("succeeded: {}", load(&OUTCOMES[0]));
+    for t in wire::request_type::ATTACH..=wire::request_type::LIST_WINDOWS {
+        println!("  request type {t}: {}", load(&SUCCEEDED[t as usize]));
+    }
+    for c in ErrorCode::ALL {
+        println!("refused {c:?}: {}", load(&OUTCOMES[c as usize]));
+    }
+    result.unwrap();
+    replies.unwrap();
+}

@@ -1,0 +1,826 @@
+//! guiS gating enforced by the kernel: freezing and thawing single threads of another process
+//! with the cgroup freezer, while the process's other threads keep running.
+//!
+//! What the kernel allows (checked on Linux 6.18 with cgroup v2 and v1 mounted side by side):
+//! - cgroup v2 moves whole processes between domain cgroups (`cgroup.procs`); `cgroup.threads`
+//!   moves a thread only inside one threaded subtree. So the process first gets a domain of its
+//!   own, `<namespace>/<pid>`, and each adopted thread a child made `threaded` (one-way). Making a
+//!   child threaded needs the parent domain to have no domain controllers enabled and no populated
+//!   domain children; the no-internal-process rule does not bind, so the other threads stay in the
+//!   domain itself, which turns `domain threaded`. `cgroup.freeze` on one threaded child stops
+//!   just its thread; `cgroup.events` says `frozen 1` once every task in it is trapped (an empty
+//!   frozen cgroup reads frozen too). Writing the pid to its old `cgroup.procs` brings every
+//!   thread back at once, thawed.
+//! - cgroup v1 lets any thread id be written to any freezer cgroup's `tasks`, so only the thread
+//!   moves; `freezer.state` reads `FREEZING` until every task is frozen. A v1-frozen thread cannot
+//!   even die of `SIGKILL` until it is thawed.
+//! - Either way a thread started by an adopted thread begins in its cgroup, frozen with it, and a
+//!   thread that exits stays charged to its cgroup for a moment after it is joined (`rmdir` says
+//!   `EBUSY`), so removal retries within a bound. A frozen thread that holds a lock its siblings
+//!   need stalls them: freeze only threads that guiS would not run anyway.
+//!
+//! [`Freezer::open`] prefers cgroup v2 (the maintained interface, and the only one on systems
+//! without v1 hierarchies) and falls back to the v1 freezer.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The cgroup directory name [`Freezer::open`] callers use unless they need several freezers.
+pub const DEFAULT_NAMESPACE: &str = "lull-guis";
+
+/// How long [`Freezer::release`] waits for an exiting thread to leave a cgroup before it gives up
+/// removing the directory. The kernel unlinks an exiting thread within microseconds of its last
+/// context switch; a second covers a heavily loaded machine without hanging shutdown.
+pub const RELEASE_SETTLE_TIMEOUT_MS: u64 = 1_000;
+
+/// Pause between two reads of a kernel status file while waiting for it to change. A running
+/// thread is frozen at its next return to user space, within microseconds, so 100 µs finds the
+/// change on the first or second re-read without spinning a core.
+const SETTLE_POLL_INTERVAL_US: u64 = 100;
+
+/// Longest namespace or label accepted; cgroup names are file names, and these are joined with a
+/// thread id, so 64 leaves ample room under `NAME_MAX` (255).
+const NAME_MAX_LEN: usize = 64;
+
+/// Which kernel mechanism a [`Freezer`] uses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FreezerKind {
+    /// cgroup v2: the process in a domain cgroup of its own, each adopted thread in a threaded
+    /// child, `cgroup.freeze` / `cgroup.events`.
+    V2Threaded,
+    /// cgroup v1 freezer hierarchy: each adopted thread in a cgroup of its own, `freezer.state`.
+    V1,
+}
+
+impl fmt::Display for FreezerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FreezerKind::V2Threaded => "cgroup v2 threaded subtree",
+            FreezerKind::V1 => "cgroup v1 freezer",
+        })
+    }
+}
+
+/// Why a thread could not be adopted, frozen, thawed or released.
+#[derive(Debug, thiserror::Error)]
+pub enum FreezerError {
+    #[error("bad {what} {name:?}: use 1-64 characters from A-Z a-z 0-9 _ -")]
+    BadName { what: &'static str, name: String },
+    #[error("no per-thread freezer here: {}", reasons(.tried))]
+    Unavailable { tried: Vec<(FreezerKind, String)> },
+    #[error("{} already exists: another freezer uses namespace {namespace:?}, or one did not clean up", .path.display())]
+    NamespaceInUse { namespace: String, path: PathBuf },
+    #[error("thread {tid} of process {pid} not found")]
+    ThreadNotFound { pid: i32, tid: i32 },
+    #[error("thread {tid} of process {pid} is already adopted")]
+    AlreadyAdopted { pid: i32, tid: i32 },
+    #[error("thread {tid} of process {pid} is not held by this freezer")]
+    NotAdopted { pid: i32, tid: i32 },
+    #[error("process {pid} is in {} of cgroup type {cgroup_type:?}: it already uses threaded cgroups (or another freezer holds it)", .path.display())]
+    AlreadyThreaded {
+        pid: i32,
+        path: PathBuf,
+        cgroup_type: String,
+    },
+    #[error("{} has no {what}", .path.display())]
+    Parse { path: PathBuf, what: &'static str },
+    #[error("{op} {}: {source}", .path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("thread {tid}: the kernel did not report it {want} within {timeout_ms} ms")]
+    Timeout {
+        tid: i32,
+        want: &'static str,
+        timeout_ms: u64,
+    },
+}
+
+fn reasons(tried: &[(FreezerKind, String)]) -> String {
+    tried
+        .iter()
+        .map(|(k, why)| format!("{k}: {why}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn io_err<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> FreezerError + 'a {
+    move |source| FreezerError::Io {
+        op,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// One adopted thread: what [`Freezer::freeze`] and [`Freezer::thaw`] act on.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ThreadHandle {
+    pub pid: i32,
+    pub tid: i32,
+    pub label: String,
+    dir: PathBuf,
+}
+
+impl ThreadHandle {
+    /// The thread's own cgroup directory.
+    #[must_use]
+    pub fn cgroup_dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+#[derive(Debug)]
+struct AdoptedThread {
+    handle: ThreadHandle,
+    /// v1: the thread's freezer cgroup before adoption. v2: unused (the process's is kept).
+    original: PathBuf,
+}
+
+#[derive(Debug)]
+struct Adopted {
+    /// `<namespace>/<pid>`.
+    dir: PathBuf,
+    /// v2: the process's cgroup before adoption.
+    original: PathBuf,
+    threads: Vec<AdoptedThread>,
+}
+
+/// Freezes and thaws single threads of other processes (or of this one) through the cgroup
+/// freezer. Dropping it thaws every thread, moves them back where they came from and removes
+/// every cgroup it made.
+#[derive(Debug)]
+pub struct Freezer {
+    kind: FreezerKind,
+    /// Mount point of the hierarchy used.
+    mount: PathBuf,
+    /// Where the hierarchy's path `/` is in the mount (the mount's root, when not `/`).
+    mount_root: String,
+    /// `<mount>/<namespace>`.
+    root: PathBuf,
+    adopted: BTreeMap<i32, Adopted>,
+}
+
+impl Freezer {
+    /// Creates `<cgroup root>/<namespace>` in the cgroup v2 hierarchy if it can freeze threads
+    /// here, else in the v1 freezer hierarchy.
+    ///
+    /// # Errors
+    /// [`FreezerError::BadName`] for a namespace that is not a plain name,
+    /// [`FreezerError::NamespaceInUse`] when the directory exists, and
+    /// [`FreezerError::Unavailable`] (with each mechanism's reason) when neither works, e.g. not
+    /// root or no cgroup file system.
+    pub fn open(namespace: &str) -> Result<Freezer, FreezerError> {
+        let mut tried = Vec::new();
+        for kind in [FreezerKind::V2Threaded, FreezerKind::V1] {
+            match Freezer::open_kind(namespace, kind) {
+                Ok(f) => return Ok(f),
+                Err(FreezerError::Unavailable { tried: mut t }) => tried.append(&mut t),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(FreezerError::Unavailable { tried })
+    }
+
+    /// As [`Freezer::open`], with one mechanism only.
+    ///
+    /// # Errors
+    /// As [`Freezer::open`].
+    pub fn open_kind(namespace: &str, kind: FreezerKind) -> Result<Freezer, FreezerError> {
+        check_name("namespace", namespace)?;
+        let unavailable = |why: String| FreezerError::Unavailable {
+            tried: vec![(kind, why)],
+        };
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+            .map_err(|e| unavailable(format!("cannot read /proc/self/mountinfo: {e}")))?;
+        let mounts = parse_mountinfo(&mountinfo);
+        let (mount, probe_file) = match kind {
+            FreezerKind::V2Threaded => (
+                mounts.iter().find(|m| m.fstype == "cgroup2"),
+                "cgroup.freeze",
+            ),
+            FreezerKind::V1 => (
+                mounts
+                    .iter()
+                    .find(|m| m.fstype == "cgroup" && m.super_opts.iter().any(|o| o == "freezer")),
+                "freezer.state",
+            ),
+        };
+        let mount = mount.ok_or_else(|| unavailable("no such hierarchy is mounted".into()))?;
+        let root = mount.point.join(namespace);
+        match fs::create_dir(&root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(FreezerError::NamespaceInUse {
+                    namespace: namespace.to_owned(),
+                    path: root,
+                })
+            }
+            Err(e) => return Err(unavailable(format!("mkdir {}: {e}", root.display()))),
+        }
+        // cgroup v2 before 5.2 has no freezer; a v1 hierarchy without it has no freezer.state.
+        let extra = match kind {
+            FreezerKind::V2Threaded => "cgroup.type",
+            FreezerKind::V1 => "tasks",
+        };
+        for f in [probe_file, extra] {
+            if !root.join(f).exists() {
+                let _ = fs::remove_dir(&root);
+                return Err(unavailable(format!("{} has no {f}", root.display())));
+            }
+        }
+        Ok(Freezer {
+            kind,
+            mount: mount.point.clone(),
+            mount_root: mount.root.clone(),
+            root,
+            adopted: BTreeMap::new(),
+        })
+    }
+
+    #[must_use]
+    pub fn kind(&self) -> FreezerKind {
+        self.kind
+    }
+
+    /// `<cgroup root>/<namespace>`.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The threads of `pid` this freezer holds.
+    #[must_use]
+    pub fn handles(&self, pid: i32) -> Vec<ThreadHandle> {
+        self.adopted
+            .get(&pid)
+            .map(|a| a.threads.iter().map(|t| t.handle.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Moves thread `tid` of process `pid` into a freezable cgroup of its own,
+    /// `<namespace>/<pid>/<label>-<tid>`, thawed. With cgroup v2 the first adoption of a process
+    /// also moves the whole process into `<namespace>/<pid>` (its other threads stay there,
+    /// running); [`Freezer::release`] moves it back.
+    ///
+    /// # Errors
+    /// [`FreezerError::BadName`], [`FreezerError::ThreadNotFound`],
+    /// [`FreezerError::AlreadyAdopted`], [`FreezerError::AlreadyThreaded`] (v2: the process
+    /// already lives in a threaded subtree), or the kernel's refusal as [`FreezerError::Io`].
+    pub fn adopt(&mut self, pid: i32, tid: i32, label: &str) -> Result<ThreadHandle, FreezerError> {
+        check_name("label", label)?;
+        if pid <= 0 || tid <= 0 || !Path::new(&format!("/proc/{pid}/task/{tid}")).exists() {
+            return Err(FreezerError::ThreadNotFound { pid, tid });
+        }
+        if self
+            .adopted
+            .get(&pid)
+            .is_some_and(|a| a.threads.iter().any(|t| t.handle.tid == tid))
+        {
+            return Err(FreezerError::AlreadyAdopted { pid, tid });
+        }
+        let fresh = !self.adopted.contains_key(&pid);
+        if fresh {
+            let entry = self.enter_process(pid)?;
+            self.adopted.insert(pid, entry);
+        }
+        let result = self.enter_thread(pid, tid, label);
+        match result {
+            Ok(t) => {
+                let handle = t.handle.clone();
+                if let Some(a) = self.adopted.get_mut(&pid) {
+                    a.threads.push(t);
+                }
+                Ok(handle)
+            }
+            Err(e) => {
+                if fresh {
+                    if let Some(a) = self.adopted.remove(&pid) {
+                        let _ = self.release_adopted(pid, a);
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Asks the kernel to freeze the thread. Idempotent. The thread stops at its next return to
+    /// user space; [`Freezer::wait_settled`] waits for the kernel to confirm it.
+    ///
+    /// # Errors
+    /// [`FreezerError::NotAdopted`], or the write's failure.
+    pub fn freeze(&self, h: &ThreadHandle) -> Result<(), FreezerError> {
+        self.set_frozen(h, true)
+    }
+
+    /// Lets the thread run again. Idempotent.
+    ///
+    /// # Errors
+    /// As [`Freezer::freeze`].
+    pub fn thaw(&self, h: &ThreadHandle) -> Result<(), FreezerError> {
+        self.set_frozen(h, false)
+    }
+
+    /// Whether the kernel reports the thread's cgroup frozen now (v2: `frozen 1` in
+    /// `cgroup.events`; v1: `freezer.state` is `FROZEN`, not `FREEZING`).
+    ///
+    /// # Errors
+    /// [`FreezerError::NotAdopted`], or the file cannot be read or parsed.
+    pub fn is_frozen(&self, h: &ThreadHandle) -> Result<bool, FreezerError> {
+        self.check_held(h)?;
+        match self.kind {
+            FreezerKind::V2Threaded => {
+                let path = h.dir.join("cgroup.events");
+                let text = fs::read_to_string(&path).map_err(io_err("read", &path))?;
+                parse_events_frozen(&text).ok_or(FreezerError::Parse {
+                    path,
+                    what: "frozen field",
+                })
+            }
+            FreezerKind::V1 => {
+                let path = h.dir.join("freezer.state");
+                let text = fs::read_to_string(&path).map_err(io_err("read", &path))?;
+                Ok(text.trim() == "FROZEN")
+            }
+        }
+    }
+
+    /// Re-reads the kernel's status until [`Freezer::is_frozen`] equals `frozen`, for at most
+    /// `timeout`.
+    ///
+    /// # Errors
+    /// [`FreezerError::Timeout`] when the kernel has not settled in time (a thread in
+    /// uninterruptible sleep freezes only when it wakes), or as [`Freezer::is_frozen`].
+    pub fn wait_settled(
+        &self,
+        h: &ThreadHandle,
+        frozen: bool,
+        timeout: Duration,
+    ) -> Result<(), FreezerError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.is_frozen(h)? == frozen {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(FreezerError::Timeout {
+                    tid: h.tid,
+                    want: if frozen { "frozen" } else { "thawed" },
+                    timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            std::thread::sleep(Duration::from_micros(SETTLE_POLL_INTERVAL_US));
+        }
+    }
+
+    /// Thaws every adopted thread of `pid`, moves the process (v2) or its threads (v1) back to
+    /// the cgroups they came from, and removes its cgroups. Threads or a process that exited are
+    /// not an error; a pid this freezer does not hold is nothing to do.
+    ///
+    /// # Errors
+    /// The first failure; the rest of the clean-up is still attempted.
+    pub fn release(&mut self, pid: i32) -> Result<(), FreezerError> {
+        match self.adopted.remove(&pid) {
+            Some(a) => self.release_adopted(pid, a),
+            None => Ok(()),
+        }
+    }
+
+    /// Releases every process and removes the namespace directory, reporting the first failure
+    /// (dropping does the same silently).
+    ///
+    /// # Errors
+    /// As [`Freezer::release`], or the namespace directory cannot be removed.
+    pub fn close(mut self) -> Result<(), FreezerError> {
+        self.release_all()
+    }
+
+    fn release_all(&mut self) -> Result<(), FreezerError> {
+        let mut first = Ok(());
+        while let Some((pid, a)) = self.adopted.pop_first() {
+            keep_first(&mut first, self.release_adopted(pid, a));
+        }
+        keep_first(&mut first, remove_dir_settled(&self.root));
+        first
+    }
+
+    fn check_held(&self, h: &ThreadHandle) -> Result<(), FreezerError> {
+        let held = self
+            .adopted
+            .get(&h.pid)
+            .is_some_and(|a| a.threads.iter().any(|t| t.handle == *h));
+        if held {
+            Ok(())
+        } else {
+            Err(FreezerError::NotAdopted {
+                pid: h.pid,
+                tid: h.tid,
+            })
+        }
+    }
+
+    fn set_frozen(&self, h: &ThreadHandle, frozen: bool) -> Result<(), FreezerError> {
+        self.check_held(h)?;
+        write_frozen(self.kind, &h.dir, frozen)
+    }
+
+    /// The directory of a cgroup path as `/proc/PID/cgroup` gives it.
+    fn dir_of(&self, cgroup_path: &str) -> PathBuf {
+        let rel = if self.mount_root == "/" {
+            cgroup_path
+        } else {
+            cgroup_path
+                .strip_prefix(self.mount_root.as_str())
+                .unwrap_or(cgroup_path)
+        };
+        self.mount.join(rel.trim_start_matches('/'))
+    }
+
+    fn enter_process(&self, pid: i32) -> Result<Adopted, FreezerError> {
+        let dir = self.root.join(pid.to_string());
+        let original = match self.kind {
+            FreezerKind::V2Threaded => {
+                let path = PathBuf::from(format!("/proc/{pid}/cgroup"));
+                let text = fs::read_to_string(&path).map_err(io_err("read", &path))?;
+                let cg = cgroup_path_of(&text, None).ok_or(FreezerError::Parse {
+                    path,
+                    what: "cgroup v2 line (0::)",
+                })?;
+                let original = self.dir_of(&cg);
+                // The root cgroup has no cgroup.type; any other type than a plain domain means
+                // the process's threads are already spread over a threaded subtree.
+                let type_path = original.join("cgroup.type");
+                if type_path.exists() {
+                    let t = fs::read_to_string(&type_path).map_err(io_err("read", &type_path))?;
+                    if t.trim() != "domain" {
+                        return Err(FreezerError::AlreadyThreaded {
+                            pid,
+                            path: original,
+                            cgroup_type: t.trim().to_owned(),
+                        });
+                    }
+                }
+                original
+            }
+            FreezerKind::V1 => PathBuf::new(),
+        };
+        fs::create_dir(&dir).map_err(io_err("mkdir", &dir))?;
+        if self.kind == FreezerKind::V2Threaded {
+            let procs = dir.join("cgroup.procs");
+            if let Err(e) = write_file(&procs, &pid.to_string()) {
+                let _ = fs::remove_dir(&dir);
+                return Err(if e.raw_os_error() == Some(libc::ESRCH) {
+                    FreezerError::ThreadNotFound { pid, tid: pid }
+                } else {
+                    io_err("write", &procs)(e)
+                });
+            }
+        }
+        Ok(Adopted {
+            dir,
+            original,
+            threads: Vec::new(),
+        })
+    }
+
+    fn enter_thread(&self, pid: i32, tid: i32, label: &str) -> Result<AdoptedThread, FreezerError> {
+        let Some(process) = self.adopted.get(&pid) else {
+            return Err(FreezerError::NotAdopted { pid, tid });
+        };
+        let dir = process.dir.join(format!("{label}-{tid}"));
+        let original = match self.kind {
+            FreezerKind::V2Threaded => PathBuf::new(),
+            FreezerKind::V1 => {
+                let path = PathBuf::from(format!("/proc/{pid}/task/{tid}/cgroup"));
+                let text = match fs::read_to_string(&path) {
+                    Ok(t) => t,
+                    Err(_) => return Err(FreezerError::ThreadNotFound { pid, tid }),
+                };
+                let cg = cgroup_path_of(&text, Some("freezer")).ok_or(FreezerError::Parse {
+                    path,
+                    what: "freezer line",
+                })?;
+                self.dir_of(&cg)
+            }
+        };
+        fs::create_dir(&dir).map_err(io_err("mkdir", &dir))?;
+        let steps: &[(&str, String)] = match self.kind {
+            FreezerKind::V2Threaded => &[
+                ("cgroup.type", "threaded".to_owned()),
+                ("cgroup.threads", tid.to_string()),
+            ],
+            FreezerKind::V1 => &[("tasks", tid.to_string())],
+        };
+        for (file, value) in steps {
+            let path = dir.join(file);
+            if let Err(e) = write_file(&path, value) {
+                let _ = fs::remove_dir(&dir);
+                return Err(if e.raw_os_error() == Some(libc::ESRCH) {
+                    FreezerError::ThreadNotFound { pid, tid }
+                } else {
+                    io_err("write", &path)(e)
+                });
+            }
+        }
+        Ok(AdoptedThread {
+            handle: ThreadHandle {
+                pid,
+                tid,
+                label: label.to_owned(),
+                dir,
+            },
+            original,
+        })
+    }
+
+    fn release_adopted(&self, pid: i32, a: Adopted) -> Result<(), FreezerError> {
+        let mut first = Ok(());
+        for t in &a.threads {
+            keep_first(
+                &mut first,
+                ignore_gone(write_frozen(self.kind, &t.handle.dir, false)),
+            );
+        }
+        match self.kind {
+            FreezerKind::V2Threaded => {
+                let target = existing_ancestor(&a.original, &self.mount);
+                let procs = target.join("cgroup.procs");
+                keep_first(&mut first, move_id(&procs, pid));
+                // Processes forked by adopted threads started in our cgroups: send them along.
+                let dirs = a.threads.iter().map(|t| t.handle.dir.clone());
+                for dir in dirs.chain([a.dir.clone()]) {
+                    for other in read_ids(&dir.join("cgroup.procs")) {
+                        keep_first(&mut first, move_id(&procs, other));
+                    }
+                }
+            }
+            FreezerKind::V1 => {
+                for t in &a.threads {
+                    let tasks = existing_ancestor(&t.original, &self.mount).join("tasks");
+                    // Threads started by the adopted one are in its cgroup too.
+                    for id in read_ids(&t.handle.dir.join("tasks")) {
+                        keep_first(&mut first, move_id(&tasks, id));
+                    }
+                }
+            }
+        }
+        for t in &a.threads {
+            keep_first(&mut first, remove_dir_settled(&t.handle.dir));
+        }
+        keep_first(&mut first, remove_dir_settled(&a.dir));
+        first
+    }
+}
+
+impl Drop for Freezer {
+    fn drop(&mut self) {
+        let _ = self.release_all();
+    }
+}
+
+fn keep_first(first: &mut Result<(), FreezerError>, next: Result<(), FreezerError>) {
+    if first.is_ok() {
+        *first = next;
+    }
+}
+
+/// A cgroup that is gone (its last thread exited and something removed it) needs no thawing.
+fn ignore_gone(r: Result<(), FreezerError>) -> Result<(), FreezerError> {
+    match r {
+        Err(FreezerError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+fn write_frozen(kind: FreezerKind, dir: &Path, frozen: bool) -> Result<(), FreezerError> {
+    let (file, value) = match (kind, frozen) {
+        (FreezerKind::V2Threaded, true) => ("cgroup.freeze", "1"),
+        (FreezerKind::V2Threaded, false) => ("cgroup.freeze", "0"),
+        (FreezerKind::V1, true) => ("freezer.state", "FROZEN"),
+        (FreezerKind::V1, false) => ("freezer.state", "THAWED"),
+    };
+    let path = dir.join(file);
+    write_file(&path, value).map_err(io_err("write", &path))
+}
+
+/// One `write(2)` of `value` to an existing kernel file (cgroup files take one value per write).
+fn write_file(path: &Path, value: &str) -> io::Result<()> {
+    let mut f = fs::OpenOptions::new().write(true).open(path)?;
+    f.write_all(value.as_bytes())
+}
+
+/// Moves process or thread `id` into the cgroup whose `cgroup.procs` or `tasks` is `file`; an id
+/// that no longer exists has nothing to move.
+fn move_id(file: &Path, id: i32) -> Result<(), FreezerError> {
+    match write_file(file, &id.to_string()) {
+        Err(e) if e.raw_os_error() != Some(libc::ESRCH) => Err(io_err("write", file)(e)),
+        _ => Ok(()),
+    }
+}
+
+fn read_ids(file: &Path) -> Vec<i32> {
+    fs::read_to_string(file)
+        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// `dir` if it still exists, else its nearest existing ancestor inside the hierarchy (the cgroup
+/// a process came from may have been removed while we held it).
+fn existing_ancestor(dir: &Path, mount: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|d| d.starts_with(mount) && d.is_dir())
+        .map_or_else(|| mount.to_owned(), Path::to_owned)
+}
+
+/// Removes an empty cgroup directory, retrying while the kernel still counts an exiting thread in
+/// it (`EBUSY`), up to [`RELEASE_SETTLE_TIMEOUT_MS`]. A directory already gone is fine.
+fn remove_dir_settled(dir: &Path) -> Result<(), FreezerError> {
+    let deadline = Instant::now() + Duration::from_millis(RELEASE_SETTLE_TIMEOUT_MS);
+    loop {
+        match fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_micros(SETTLE_POLL_INTERVAL_US));
+            }
+            Err(e) => return Err(io_err("rmdir", dir)(e)),
+        }
+    }
+}
+
+fn check_name(what: &'static str, name: &str) -> Result<(), FreezerError> {
+    let ok = !name.is_empty()
+        && name.len() <= NAME_MAX_LEN
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(FreezerError::BadName {
+            what,
+            name: name.to_owned(),
+        })
+    }
+}
+
+/// One line of `/proc/self/mountinfo`, the fields this module needs.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Mount {
+    root: String,
+    point: PathBuf,
+    fstype: String,
+    super_opts: Vec<String>,
+}
+
+/// `proc(5)`: `id parent major:minor root point options [optional...] - fstype source super`.
+fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let (pre, post) = line.split_once(" - ")?;
+            let pre: Vec<&str> = pre.split(' ').collect();
+            let post: Vec<&str> = post.split(' ').collect();
+            Some(Mount {
+                root: unescape_octal(pre.get(3)?),
+                point: PathBuf::from(unescape_octal(pre.get(4)?)),
+                fstype: (*post.first()?).to_owned(),
+                super_opts: post.get(2)?.split(',').map(str::to_owned).collect(),
+            })
+        })
+        .collect()
+}
+
+/// mountinfo writes space, tab, newline and backslash as `\ooo`.
+fn unescape_octal(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let code = if b[i] == b'\\' && i + 4 <= b.len() {
+            std::str::from_utf8(&b[i + 1..i + 4])
+                .ok()
+                .and_then(|o| u8::from_str_radix(o, 8).ok())
+        } else {
+            None
+        };
+        match code {
+            Some(c) => {
+                out.push(c);
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The path in `/proc/PID/cgroup` text of the v2 hierarchy (`controller` = `None`, line
+/// `0::PATH`) or of the v1 hierarchy holding `controller`.
+fn cgroup_path_of(text: &str, controller: Option<&str>) -> Option<String> {
+    text.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let id = parts.next()?;
+        let controllers = parts.next()?;
+        let path = parts.next()?;
+        let hit = match controller {
+            None => id == "0" && controllers.is_empty(),
+            Some(c) => controllers.split(',').any(|x| x == c),
+        };
+        hit.then(|| path.to_owned())
+    })
+}
+
+/// The `frozen` field of a v2 `cgroup.events` file.
+fn parse_events_frozen(text: &str) -> Option<bool> {
+    text.lines()
+        .find_map(|l| match l.strip_prefix("frozen ")?.trim() {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_plain_file_names() {
+        for good in ["lull-guis", "drawing", "a_1", &"x".repeat(NAME_MAX_LEN)] {
+            assert!(check_name("label", good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "cgroup.procs",
+            "sp ace",
+            "é",
+            &"x".repeat(NAME_MAX_LEN + 1),
+        ] {
+            assert!(
+                matches!(check_name("label", bad), Err(FreezerError::BadName { .. })),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            Freezer::open("../escape"),
+            Err(FreezerError::BadName {
+                what: "namespace",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn mountinfo_finds_both_hierarchies() {
+        let text = "\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime shared:9 - cgroup cgroup rw,name=systemd
+41 31 0:38 /inner /sys/fs/cgroup/uni\\040fied rw,relatime - cgroup2 cgroup2 rw
+garbage line
+";
+        let m = parse_mountinfo(text);
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[1].point, Path::new("/sys/fs/cgroup/freezer"));
+        assert_eq!(m[1].super_opts, ["rw", "freezer"]);
+        assert_eq!(m[2].fstype, "cgroup");
+        assert_eq!(m[3].fstype, "cgroup2");
+        assert_eq!(m[3].root, "/inner");
+        assert_eq!(m[3].point, Path::new("/sys/fs/cgroup/uni fied"));
+        assert_eq!(unescape_octal("a\\134b\\"), "a\\b\\");
+    }
+
+    #[test]
+    fn proc_cgroup_lines() {
+        let text =
+            "9:name=systemd:/\n6:freezer:/a/b\n4:memory:/x\n3:cpu,cpuacct:/c\n0::/user.slice/s\n";
+        assert_eq!(cgroup_path_of(text, None).as_deref(), Some("/user.slice/s"));
+        assert_eq!(
+            cgroup_path_of(text, Some("freezer")).as_deref(),
+            Some("/a/b")
+        );
+        assert_eq!(cgroup_path_of(text, Some("cpuacct")).as_deref(), Some("/c"));
+        assert_eq!(cgroup_path_of(text, Some("pids")), None);
+        assert_eq!(cgroup_path_of("6:freezer:/\n", None), None);
+    }
+
+    #[test]
+    fn events_frozen_field() {
+        assert_eq!(parse_events_frozen("populated 1\nfrozen 1\n"), Some(true));
+        assert_eq!(parse_events_frozen("populated 0\nfrozen 0\n"), Some(false));
+        assert_eq!(parse_events_frozen("populated 1\n"), None);
+        assert_eq!(parse_events_frozen("frozen 2\n"), None);
+    }
+}

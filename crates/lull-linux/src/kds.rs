@@ -1,0 +1,588 @@
+//! The display server inside `lulld`: the sockets around the pure [`lull_kds::server::Kds`].
+//!
+//! - **Control socket** (`SOCK_STREAM`, default `$XDG_RUNTIME_DIR/lull/kds.sock`): the seed's
+//!   `kds_control_device` (figure 14). The kernel records each peer's credentials at `connect`
+//!   (`SO_PEERCRED`). `ATTACH` on it creates the app: its window, its ESM registration, and two
+//!   new socket pairs whose client ends travel back with `ATTACHED` as `SCM_RIGHTS` descriptors —
+//!   the private KDS channel and the event thread's ESM connection. No path names them, so no
+//!   other process can reach them. Window-manager requests, `SNAPSHOT` and `LIST_WINDOWS` are
+//!   served here too, to peers running as the daemon's user or root.
+//! - **Private channel** (`SOCK_STREAM`): every further command of that app. A command acts only
+//!   on the app whose channel carried it; a malformed one gets `ERROR` and the channel closes.
+//!
+//! The app is one app to both servers: when its KDS channel or its ESM connection closes, both
+//! go, with its window. Replies and `WINDOW_STATE` pushes are small and written without waiting;
+//! a client whose socket is full is not reading and is dropped (counted), so no client can stall
+//! the loop. Screen pixels leave only as a sealed memfd (`SNAPSHOT`).
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use lull_kds::server::{Channel, Kds, KdsCounters, DEFAULT_SCREEN_HEIGHT, DEFAULT_SCREEN_WIDTH};
+use lull_kds::wire::{self, ErrorCode, Reply, Request};
+use lull_kds::Rect;
+use lull_model::{AppId, WindowState};
+
+use crate::daemon::{Closer, DaemonState};
+use crate::event_loop::{FnSource, LoopCtl, PostAction, Token};
+use crate::fbdev::FrameBuffer;
+use crate::sys::{self, PeerCred};
+
+/// Bytes read from a channel per `read` call.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// How to run the display server.
+#[derive(Clone, Debug)]
+pub struct KdsConfig {
+    pub socket_path: PathBuf,
+    pub screen_width: u32,
+    pub screen_height: u32,
+    /// A Linux frame-buffer device to show the screen on (`/dev/fb0`); `None` runs headless,
+    /// with the screen only in memory (and in `SNAPSHOT`).
+    pub framebuffer: Option<PathBuf>,
+}
+
+impl Default for KdsConfig {
+    fn default() -> Self {
+        KdsConfig {
+            socket_path: sys::default_kds_socket_path(),
+            screen_width: DEFAULT_SCREEN_WIDTH,
+            screen_height: DEFAULT_SCREEN_HEIGHT,
+            framebuffer: None,
+        }
+    }
+}
+
+/// The socket layer's own counters (the server's are in [`KdsCounters`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct KdsHostCounters {
+    pub control_connections: u64,
+    /// Channels closed after a message the decoder refused.
+    pub malformed_closed: u64,
+    /// Clients dropped because their socket was full.
+    pub not_reading_closed: u64,
+    /// Frame-buffer presentations that failed (the screen stays correct in memory).
+    pub present_errors: u64,
+}
+
+/// Everything the daemon reports about its display server when it stops.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct KdsReport {
+    pub server: KdsCounters,
+    pub host: KdsHostCounters,
+}
+
+struct PrivateChannel {
+    fd: OwnedFd,
+    token: Token,
+    inbuf: Vec<u8>,
+}
+
+/// Called with every window-state change the display server pushes to an app (guiS listens).
+pub type WindowStateHook = Box<dyn FnMut(AppId, WindowState)>;
+
+/// The display server's part of the daemon's state.
+pub struct KdsHost {
+    kds: Kds,
+    channels: HashMap<AppId, PrivateChannel>,
+    fb: Option<FrameBuffer>,
+    counters: KdsHostCounters,
+    out: Vec<u8>,
+    pub(crate) on_window_state: Option<WindowStateHook>,
+    pub(crate) socket_path: PathBuf,
+}
+
+impl std::fmt::Debug for KdsHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KdsHost({} apps)", self.channels.len())
+    }
+}
+
+impl KdsHost {
+    pub(crate) fn new(config: &KdsConfig) -> Result<KdsHost, String> {
+        let kds = Kds::new(config.screen_width, config.screen_height).map_err(|e| {
+            format!(
+                "screen {}x{}: {e}",
+                config.screen_width, config.screen_height
+            )
+        })?;
+        let fb = match &config.framebuffer {
+            None => None,
+            Some(path) => {
+                let fb = FrameBuffer::open(path).map_err(|e| e.to_string())?;
+                Some(fb)
+            }
+        };
+        let mut host = KdsHost {
+            kds,
+            channels: HashMap::new(),
+            fb,
+            counters: KdsHostCounters::default(),
+            out: Vec::with_capacity(256),
+            on_window_state: None,
+            socket_path: config.socket_path.clone(),
+        };
+        host.present(Some(Rect::new(
+            0,
+            0,
+            config.screen_width,
+            config.screen_height,
+        )));
+        Ok(host)
+    }
+
+    /// The server state (windows, screen, threads each app declared).
+    #[must_use]
+    pub fn server(&self) -> &Kds {
+        &self.kds
+    }
+
+    #[must_use]
+    pub fn report(&self) -> KdsReport {
+        KdsReport {
+            server: self.kds.counters(),
+            host: self.counters,
+        }
+    }
+
+    /// Forgets `app` (its window and channel); returns its channel's source token.
+    pub(crate) fn detach(&mut self, app: AppId) -> Option<Token> {
+        let ch = self.channels.remove(&app)?;
+        self.kds.detach(app);
+        let damage = self.kds.take_damage();
+        self.present(damage);
+        Some(ch.token)
+    }
+
+    fn present(&mut self, damage: Option<Rect>) {
+        let (Some(fb), Some(d)) = (self.fb.as_mut(), damage) else {
+            return;
+        };
+        if fb.present(&self.kds.displayed(), d).is_err() {
+            self.counters.present_errors += 1;
+        }
+    }
+}
+
+/// Encodes `reply` and writes it to `fd` with `fds` attached, whole or not at all as far as the
+/// reader can tell: a short write means the client is not reading and its channel must close.
+fn send_reply(out: &mut Vec<u8>, fd: RawFd, reply: &Reply, fds: &[RawFd]) -> io::Result<()> {
+    out.clear();
+    wire::encode_reply(reply, out);
+    let n = sys::send_with_fds(fd, out, fds)?;
+    if n == out.len() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "client socket full",
+        ))
+    }
+}
+
+/// Reads what `fd` has into `inbuf`, in chunks, calling `each` after every chunk so that at most
+/// one partial message plus one chunk is ever buffered. Returns `Ok(false)` at end of file.
+fn read_available(
+    fd: RawFd,
+    inbuf: &mut Vec<u8>,
+    mut each: impl FnMut(&mut Vec<u8>) -> bool,
+) -> io::Result<bool> {
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        match sys::read(fd, &mut chunk) {
+            Ok(0) => return Ok(false),
+            Ok(n) => {
+                inbuf.extend_from_slice(&chunk[..n]);
+                if !each(inbuf) {
+                    return Ok(true);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl DaemonState {
+    /// The display server, when the daemon runs one.
+    #[must_use]
+    pub fn kds(&self) -> Option<&KdsHost> {
+        self.kds.as_ref()
+    }
+
+    /// Sets what runs on every window-state change (guiS).
+    pub fn set_window_state_hook(&mut self, hook: WindowStateHook) {
+        if let Some(k) = self.kds.as_mut() {
+            k.on_window_state = Some(hook);
+        }
+    }
+
+    /// Pushes each `(app, state)` to the app's private channel and to the hook.
+    fn push_states(&mut self, pushes: Vec<(AppId, WindowState)>, ctl: &mut LoopCtl<DaemonState>) {
+        let Some(host) = self.kds.as_mut() else {
+            return;
+        };
+        let mut gone = Vec::new();
+        for (app, state) in pushes {
+            if let Some(hook) = host.on_window_state.as_mut() {
+                hook(app, state);
+            }
+            let Some(ch) = host.channels.get(&app) else {
+                continue;
+            };
+            if send_reply(
+                &mut host.out,
+                ch.fd.as_raw_fd(),
+                &Reply::WindowState(state),
+                &[],
+            )
+            .is_err()
+            {
+                host.counters.not_reading_closed += 1;
+                gone.push(app);
+            }
+        }
+        for app in gone {
+            self.disconnect(app, Some(ctl), Closer::Other);
+        }
+    }
+
+    /// Runs one request from `channel`; returns the reply and what to do after sending it.
+    fn run_request(&mut self, channel: Channel, req: &Request) -> Ran {
+        let host = self
+            .kds
+            .as_mut()
+            .expect("KDS requests arrive only with a KDS");
+        let outcome = host
+            .kds
+            .handle(&mut self.esm, channel, req, &sys::thread_of_process);
+        let damage = host.kds.take_damage();
+        host.present(damage);
+        let memfd = if outcome.snapshot {
+            let px = host.kds.displayed();
+            let bytes: Vec<u8> = px.pixels().iter().flat_map(|p| p.to_le_bytes()).collect();
+            sys::sealed_memfd("lull-kds-snapshot", &bytes).ok()
+        } else {
+            None
+        };
+        let reply = match (outcome.snapshot, &memfd) {
+            (true, None) => Reply::Error {
+                request_type: wire::request_type::SNAPSHOT,
+                code: ErrorCode::Malformed as u32,
+                message: "the server could not create the snapshot's memfd".into(),
+            },
+            _ => outcome.reply,
+        };
+        Ran {
+            reply,
+            pushes: outcome.pushes,
+            detach: outcome.detach,
+            memfd,
+        }
+    }
+
+    /// Serves the private channel of `app`.
+    fn serve_private(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
+        let Some(host) = self.kds.as_mut() else {
+            return PostAction::Remove;
+        };
+        let Some(ch) = host.channels.get_mut(&app) else {
+            return PostAction::Remove;
+        };
+        let fd = ch.fd.as_raw_fd();
+        let mut inbuf = std::mem::take(&mut ch.inbuf);
+        let mut closing = false;
+        let read = read_available(fd, &mut inbuf, |buf| {
+            closing = self.process_private(app, buf, ctl);
+            !closing
+        });
+        if closing || !matches!(read, Ok(true)) {
+            self.disconnect(app, Some(ctl), Closer::KdsSource);
+            return PostAction::Remove;
+        }
+        if let Some(ch) = self.kds.as_mut().and_then(|h| h.channels.get_mut(&app)) {
+            ch.inbuf = inbuf;
+        }
+        PostAction::Continue
+    }
+
+    /// Handles every complete message in `buf`; returns `true` when the channel must close.
+    fn process_private(
+        &mut self,
+        app: AppId,
+        buf: &mut Vec<u8>,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) -> bool {
+        let mut at = 0;
+        let close = loop {
+            match wire::decode_request(&buf[at..]) {
+                Ok(None) => break false,
+                Ok(Some((req, used))) => {
+                    at += used;
+                    let Ran {
+                        reply,
+                        pushes,
+                        detach,
+                        ..
+                    } = self.run_request(Channel::Private(app), &req);
+                    let Some(host) = self.kds.as_mut() else {
+                        break true;
+                    };
+                    let Some(fd) = host.channels.get(&app).map(|c| c.fd.as_raw_fd()) else {
+                        break true;
+                    };
+                    if send_reply(&mut host.out, fd, &reply, &[]).is_err() {
+                        host.counters.not_reading_closed += 1;
+                        break true;
+                    }
+                    self.push_states(pushes, ctl);
+                    if detach.is_some() {
+                        break true;
+                    }
+                }
+                Err(e) => {
+                    if let Some(host) = self.kds.as_mut() {
+                        host.counters.malformed_closed += 1;
+                        if let Some(ch) = host.channels.get(&app) {
+                            let _ =
+                                send_reply(&mut host.out, ch.fd.as_raw_fd(), &malformed(&e), &[]);
+                        }
+                    }
+                    break true;
+                }
+            }
+        };
+        buf.drain(..at);
+        close
+    }
+
+    /// `ATTACH` from a control connection: creates the app and sends it its channels.
+    fn attach(
+        &mut self,
+        control_fd: RawFd,
+        cred: PeerCred,
+        width: u32,
+        height: u32,
+        name: &str,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) -> io::Result<()> {
+        let app = self.esm.add_app();
+        let pid = u32::try_from(cred.pid).unwrap_or(0);
+        let host = self.kds.as_mut().expect("attach needs a KDS");
+        let attached = host
+            .kds
+            .attach(&mut self.esm, app, pid, width, height, name);
+        let (window, pushes) = match attached {
+            Ok(ok) => ok,
+            Err(e) => {
+                let _ = self.esm.remove_app(app);
+                let reply = Reply::Error {
+                    request_type: wire::request_type::ATTACH,
+                    code: e.code as u32,
+                    message: e.message,
+                };
+                return send_reply(&mut host.out, control_fd, &reply, &[]);
+            }
+        };
+        let damage = host.kds.take_damage();
+        host.present(damage);
+        let made = (|| -> io::Result<_> {
+            let (srv_chan, cli_chan) = sys::stream_pair()?;
+            let (srv_esm, cli_esm) = sys::seqpacket_pair()?;
+            sys::set_nonblocking(srv_chan.as_raw_fd(), true)?;
+            sys::set_nonblocking(srv_esm.as_raw_fd(), true)?;
+            Ok((srv_chan, cli_chan, srv_esm, cli_esm))
+        })();
+        let (srv_chan, cli_chan, srv_esm, cli_esm) = match made {
+            Ok(fds) => fds,
+            Err(e) => {
+                host.kds.detach(app);
+                let _ = self.esm.remove_app(app);
+                return Err(e);
+            }
+        };
+        let raw = srv_chan.as_raw_fd();
+        let token = ctl.insert(Box::new(FnSource {
+            fd: raw,
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                st.serve_private(app, ctl)
+            },
+        }));
+        host.channels.insert(
+            app,
+            PrivateChannel {
+                fd: srv_chan,
+                token,
+                inbuf: Vec::new(),
+            },
+        );
+        // The event thread's ESM connection: an ordinary ESM client of the daemon, already
+        // greeted, so the app needs no path to the ESM socket.
+        self.add_connection(app, srv_esm, ctl);
+        let host = self.kds.as_mut().expect("present");
+        let reply = Reply::Attached { app, window };
+        let sent = send_reply(
+            &mut host.out,
+            control_fd,
+            &reply,
+            &[cli_chan.as_raw_fd(), cli_esm.as_raw_fd()],
+        );
+        // Our copies of the client ends close here; the client holds its own.
+        drop((cli_chan, cli_esm));
+        if let Err(e) = sent {
+            self.disconnect(app, Some(ctl), Closer::Other);
+            return Err(e);
+        }
+        self.push_states(pushes, ctl);
+        Ok(())
+    }
+}
+
+/// A request run, and what remains to do after its reply is sent.
+struct Ran {
+    reply: Reply,
+    /// Window states to push to apps.
+    pushes: Vec<(AppId, WindowState)>,
+    /// The app detached: close its channels.
+    detach: Option<AppId>,
+    /// `SNAPSHOT`: the memfd of pixels to send with the reply.
+    memfd: Option<OwnedFd>,
+}
+
+fn malformed(e: &wire::WireError) -> Reply {
+    Reply::Error {
+        request_type: match e {
+            wire::WireError::UnknownType(t) => *t,
+            wire::WireError::TooLong(_) => 0,
+            wire::WireError::Truncated { ty, .. }
+            | wire::WireError::TrailingBytes { ty, .. }
+            | wire::WireError::BadValue { ty, .. } => *ty,
+        },
+        code: ErrorCode::Malformed as u32,
+        message: e.to_string(),
+    }
+}
+
+/// One connection to the control socket.
+struct ControlConn {
+    fd: OwnedFd,
+    cred: PeerCred,
+    privileged: bool,
+    inbuf: Vec<u8>,
+}
+
+impl ControlConn {
+    /// Serves what arrived; `Remove` when the connection is done.
+    fn ready(&mut self, st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
+        let fd = self.fd.as_raw_fd();
+        let mut inbuf = std::mem::take(&mut self.inbuf);
+        let mut close = false;
+        let read = read_available(fd, &mut inbuf, |buf| {
+            close = self.process(st, buf, ctl);
+            !close
+        });
+        self.inbuf = inbuf;
+        if close || !matches!(read, Ok(true)) {
+            PostAction::Remove
+        } else {
+            PostAction::Continue
+        }
+    }
+
+    fn process(
+        &mut self,
+        st: &mut DaemonState,
+        buf: &mut Vec<u8>,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) -> bool {
+        let fd = self.fd.as_raw_fd();
+        let mut at = 0;
+        let close = loop {
+            match wire::decode_request(&buf[at..]) {
+                Ok(None) => break false,
+                Ok(Some((req, used))) => {
+                    at += used;
+                    if let Request::Attach {
+                        width,
+                        height,
+                        name,
+                    } = &req
+                    {
+                        if st
+                            .attach(fd, self.cred, *width, *height, name, ctl)
+                            .is_err()
+                        {
+                            break true;
+                        }
+                        continue;
+                    }
+                    let Ran {
+                        reply,
+                        pushes,
+                        memfd,
+                        ..
+                    } = st.run_request(
+                        Channel::Control {
+                            privileged: self.privileged,
+                        },
+                        &req,
+                    );
+                    let fds: Vec<RawFd> = memfd.iter().map(AsRawFd::as_raw_fd).collect();
+                    let host = st.kds.as_mut().expect("control connections need a KDS");
+                    if send_reply(&mut host.out, fd, &reply, &fds).is_err() {
+                        host.counters.not_reading_closed += 1;
+                        break true;
+                    }
+                    st.push_states(pushes, ctl);
+                }
+                Err(e) => {
+                    if let Some(host) = st.kds.as_mut() {
+                        host.counters.malformed_closed += 1;
+                        let _ = send_reply(&mut host.out, fd, &malformed(&e), &[]);
+                    }
+                    break true;
+                }
+            }
+        };
+        buf.drain(..at);
+        close
+    }
+}
+
+/// The control socket's listening source: accepts and records each peer's credentials.
+pub(crate) fn control_listener(
+    listener: Rc<OwnedFd>,
+) -> FnSource<impl FnMut(&mut DaemonState, &mut LoopCtl<DaemonState>) -> PostAction> {
+    let fd = listener.as_raw_fd();
+    FnSource {
+        fd,
+        f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+            while let Ok(Some(conn)) = sys::accept(listener.as_fd()) {
+                let Ok(cred) = sys::peer_cred(conn.as_raw_fd()) else {
+                    continue;
+                };
+                let privileged = cred.uid == 0 || cred.uid == sys::geteuid();
+                if let Some(host) = st.kds.as_mut() {
+                    host.counters.control_connections += 1;
+                }
+                let raw = conn.as_raw_fd();
+                let mut cc = ControlConn {
+                    fd: conn,
+                    cred,
+                    privileged,
+                    inbuf: Vec::new(),
+                };
+                ctl.insert(Box::new(FnSource {
+                    fd: raw,
+                    f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                        cc.ready(st, ctl)
+                    },
+                }));
+            }
+            PostAction::Continue
+        },
+    }
+}
