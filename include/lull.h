@@ -136,7 +136,9 @@ enum {
 };
 
 /* Most layers one kds_compose may carry. */
-enum { KDS_MAX_LAYERS = 1024 };
+enum {
+    KDS_MAX_LAYERS = 1024
+};
 
 /* What kds_app_id returns for a NULL handle. */
 #define KDS_NO_APP UINT64_MAX

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use lull_linux::apps::AppModel;
+use lull_linux::experiment::{
+    self, ExperimentApp, ExperimentError, ExperimentReport, ExperimentSpec, LatencyStats, Scenario,
+};
 use lull_linux::live::{self, LiveError, LiveReport, RunSpec, Workload};
 use lull_linux::stack::Model;
 use lull_workload::Trace;
@@ -21,6 +25,33 @@ pub enum LiveCommand {
     Idle(IdleArgs),
     /// Wake-up latency of the candidate daemon → app channels (how the channel was chosen).
     Channel(ChannelArgs),
+    /// Run a live app (tracking, messaging, video) under one delivery model with the display
+    /// server; report latency, frames, wake-ups and CPU time per guiS thread category.
+    Experiment(ExperimentArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    /// tracking-10s, tracking-20s, tracking-60s, messaging or video.
+    #[arg(long)]
+    app: String,
+    /// esm-kds-guis, pull-16ms, vsync-batched or blocking-middleware.
+    #[arg(long)]
+    model: String,
+    /// none, or background-10s (video only: the app spends 10 s of the clip in the background).
+    #[arg(long, default_value = "none")]
+    scenario: String,
+    /// The lull-app program (default: beside this executable).
+    #[arg(long)]
+    app_binary: Option<PathBuf>,
+    /// The stylus recording for tracking (default as for `live latency`).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Print JSON: {"app","model","scenario","latency_us":{…},"frame_latency_us":{…},
+    /// "wakeups_per_s","cpu_ms":{"event","drawing","foreground","background","other","server",
+    /// "total"},"wakeups":{…},"frames_drawn","events":{…},"window_s",…}.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -172,6 +203,7 @@ fn channel(a: &ChannelArgs) -> ExitCode {
 pub fn run(cmd: LiveCommand) -> ExitCode {
     let result = match cmd {
         LiveCommand::Channel(a) => return channel(&a),
+        LiveCommand::Experiment(a) => return experiment(&a),
         LiveCommand::Latency(a) => (|| {
             let model = live::parse_model(&a.model)?;
             let workload = live::parse_workload(&a.workload)?;
@@ -240,5 +272,327 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
     Ok(crate::reproduce::Section {
         table: t.trim_end().to_owned(),
         json,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// `lull live experiment` and the `live_apps` section of `lull reproduce`.
+
+fn experiment_spec(
+    app: ExperimentApp,
+    model: AppModel,
+    scenario: Scenario,
+    app_binary: Option<&Path>,
+    trace: Option<&Path>,
+) -> Result<ExperimentSpec, String> {
+    let binary = match app_binary {
+        Some(p) => p.to_owned(),
+        None => experiment::default_app_binary().map_err(|e| e.to_string())?,
+    };
+    let stylus = base_trace(trace).map_err(|e| e.to_string())?;
+    ExperimentSpec::standard(app, model, scenario, &stylus, binary).map_err(|e| e.to_string())
+}
+
+fn experiment(a: &ExperimentArgs) -> ExitCode {
+    let parsed = (|| {
+        Ok::<_, ExperimentError>((
+            experiment::parse_app(&a.app)?,
+            experiment::parse_model(&a.model)?,
+            experiment::parse_scenario(&a.scenario)?,
+        ))
+    })();
+    let (app, model, scenario) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lull live experiment: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if scenario != Scenario::None && app != ExperimentApp::Video {
+        eprintln!(
+            "lull live experiment: {}",
+            ExperimentError::ScenarioNeedsVideo {
+                scenario: scenario.name().into(),
+                app: app.name().into(),
+            }
+        );
+        return ExitCode::from(2);
+    }
+    let spec = match experiment_spec(
+        app,
+        model,
+        scenario,
+        a.app_binary.as_deref(),
+        a.trace.as_deref(),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("lull live experiment: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match experiment::run(&spec) {
+        Ok(r) if a.json => {
+            println!("{}", crate::to_json(&r));
+            ExitCode::SUCCESS
+        }
+        Ok(r) => {
+            print!("{}", experiment_text(&r));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("lull live experiment: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn stats(l: &LatencyStats) -> String {
+    format!(
+        "mean {} p50 {} p99 {} max {} (n={})",
+        fmt_opt(l.us.mean),
+        fmt_opt(l.us.p50),
+        fmt_opt(l.us.p99),
+        fmt_opt(l.us.max),
+        l.count
+    )
+}
+
+/// The human form of one experiment's report.
+fn experiment_text(r: &ExperimentReport) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "live app {} under {} (scenario {}), measured on this machine over {:.2} s",
+        r.app,
+        r.model.name(),
+        r.scenario.name(),
+        r.window_s
+    );
+    let e = r.events;
+    let _ = writeln!(
+        t,
+        "events: {} injected, {} delivered, {} dropped ({} counted by the stack)",
+        e.injected, e.delivered, e.dropped, e.dropped_counted
+    );
+    let _ = writeln!(t, "latency µs (handler start):   {}", stats(&r.latency_us));
+    let _ = writeln!(
+        t,
+        "frame latency µs (DRAW ack):  {}",
+        stats(&r.frame_latency_us)
+    );
+    let _ = writeln!(
+        t,
+        "frames drawn {}, wake-ups {:.1}/s, draw errors {}",
+        r.frames_drawn, r.wakeups_per_s, r.draw_errors
+    );
+    let _ = writeln!(
+        t,
+        "{:<12} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}",
+        "", "event", "drawing", "foreground", "background", "other", "server", "total"
+    );
+    let c = r.cpu_ms;
+    let _ = writeln!(
+        t,
+        "{:<12} {:>9.1} {:>9.1} {:>10.1} {:>10.1} {:>9.1} {:>9.1} {:>9.1}",
+        "cpu ms", c.event, c.drawing, c.foreground, c.background, c.other, c.server, c.total
+    );
+    let w = r.wakeups;
+    let _ = writeln!(
+        t,
+        "{:<12} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}",
+        "wake-ups", w.event, w.drawing, w.foreground, w.background, w.other, w.server, w.total
+    );
+    if let Some(b) = r.background_window {
+        let _ = writeln!(
+            t,
+            "background window {:.2} s: drawing {:.1} ms cpu ({} wake-ups), foreground {:.1} ms, \
+             background {:.1} ms, app {:.1} ms, server {:.1} ms; {} frames drawn, {} app wake-ups",
+            b.window_s,
+            b.drawing_cpu_ms,
+            b.drawing_wakeups,
+            b.foreground_cpu_ms,
+            b.background_cpu_ms,
+            b.app_cpu_ms,
+            b.server_cpu_ms,
+            b.frames_drawn,
+            b.wakeups
+        );
+    }
+    if let Some(m) = &r.messaging {
+        let _ = writeln!(
+            t,
+            "messages sent {}, replies {} (respondent answered {}), reply round trip µs: {}",
+            m.sent,
+            m.replies,
+            m.respondent_messages,
+            stats(&m.reply_rtt_us)
+        );
+    }
+    if let Some(v) = &r.video {
+        let _ = writeln!(
+            t,
+            "video {}x{}: {} frames, {} decoded ({} late, {:.2} ms each), {} drawn",
+            v.width_px, v.height_px, v.frames, v.decoded, v.late, v.decode_ms_mean, v.drawn
+        );
+    }
+    if let Some(g) = &r.guis {
+        let _ = writeln!(t, "{}", g.status);
+    }
+    let _ = writeln!(t, "threads:");
+    for th in &r.threads {
+        let _ = writeln!(
+            t,
+            "  {:<10} {:<16} {:>7} {:>8} wake-ups {:>9.2} ms cpu",
+            format!("{:?}", th.group).to_lowercase(),
+            th.name,
+            th.tid,
+            th.wakeups,
+            th.cpu_ms
+        );
+    }
+    t
+}
+
+/// The apps `lull reproduce` runs: seed 000's three, tracking at its middle speed.
+const REPRODUCE_APPS: [ExperimentApp; 3] = [
+    ExperimentApp::Tracking20s,
+    ExperimentApp::Messaging,
+    ExperimentApp::Video,
+];
+/// The baseline the background scenario is compared with: the honest modern display server,
+/// which never polls.
+const REPRODUCE_BACKGROUND_BASELINE: AppModel = AppModel::BlockingMiddleware;
+
+fn show_change(c: Option<f64>) -> String {
+    c.map_or_else(|| "n/a".to_owned(), |c| format!("{c:+.1}%"))
+}
+
+/// `lull reproduce`'s live-apps section: each app under every model, then the video in the
+/// background under ESM + KDS + guiS and blocking-middleware.
+pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
+    let binary = experiment::default_app_binary().map_err(|e| e.to_string())?;
+    let mut t = String::new();
+    let mut json = serde_json::Map::new();
+    let mut enforcement = None;
+    for app in REPRODUCE_APPS {
+        let mut runs = Vec::new();
+        for model in AppModel::ALL {
+            let spec = experiment_spec(app, model, Scenario::None, Some(&binary), None)?;
+            let r = experiment::run(&spec)
+                .map_err(|e| format!("{} under {}: {e}", app.name(), model.name()))?;
+            if let Some(g) = &r.guis {
+                enforcement.get_or_insert_with(|| g.status.to_string());
+            }
+            runs.push(r);
+        }
+        let _ = writeln!(t, "{} (measured live):", app.name());
+        let _ = writeln!(
+            t,
+            "  {:<20} {:>10} {:>10} {:>12} {:>10} {:>9} {:>9} {:>9} {:>7} {:>9}",
+            "model",
+            "mean µs",
+            "p99 µs",
+            "frame µs",
+            "wakeups/s",
+            "cpu ms",
+            "drawing",
+            "server",
+            "frames",
+            "delivered"
+        );
+        for r in &runs {
+            let _ = writeln!(
+                t,
+                "  {:<20} {:>10} {:>10} {:>12} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>7} {:>4}/{:<4}",
+                r.model.name(),
+                fmt_opt(r.latency_us.us.mean),
+                fmt_opt(r.latency_us.us.p99),
+                fmt_opt(r.frame_latency_us.us.mean),
+                r.wakeups_per_s,
+                r.cpu_ms.total,
+                r.cpu_ms.drawing,
+                r.cpu_ms.server,
+                r.frames_drawn,
+                r.events.delivered,
+                r.events.injected
+            );
+        }
+        let reductions = experiment::reductions(&runs[0], &runs[1..]);
+        let _ = writeln!(t, "  ESM+KDS+guiS relative to each baseline:");
+        for c in &reductions {
+            let _ = writeln!(
+                t,
+                "    vs {:<20} latency mean {} p99 {}  wake-ups/s {}  cpu {}",
+                c.baseline.name(),
+                show_change(c.latency_mean_change_pct),
+                show_change(c.latency_p99_change_pct),
+                show_change(c.wakeups_per_s_change_pct),
+                show_change(c.cpu_ms_change_pct)
+            );
+        }
+        json.insert(
+            app.name().replace('-', "_"),
+            json!({ "runs": runs, "reductions": reductions }),
+        );
+    }
+    let mut bg = Vec::new();
+    for model in [AppModel::EsmKdsGuis, REPRODUCE_BACKGROUND_BASELINE] {
+        let spec = experiment_spec(
+            ExperimentApp::Video,
+            model,
+            Scenario::Background10s,
+            Some(&binary),
+            None,
+        )?;
+        bg.push(
+            experiment::run(&spec)
+                .map_err(|e| format!("video background-10s under {}: {e}", model.name()))?,
+        );
+    }
+    let _ = writeln!(
+        t,
+        "video, background-10s: 10 s of the clip in the background (window opens once the app \
+         knows and its drawing thread sleeps):"
+    );
+    for r in &bg {
+        if let Some(b) = r.background_window {
+            let _ = writeln!(
+                t,
+                "  {:<20} {:.2} s: drawing {:.1} ms cpu, {} wake-ups, {} frames; app {:.1} ms, \
+                 server {:.1} ms",
+                r.model.name(),
+                b.window_s,
+                b.drawing_cpu_ms,
+                b.drawing_wakeups,
+                b.frames_drawn,
+                b.app_cpu_ms,
+                b.server_cpu_ms
+            );
+        }
+    }
+    let saving = experiment::background_saving(&bg[0], &bg[1]);
+    if let Some(s) = saving {
+        let _ = writeln!(
+            t,
+            "  saved by guiS vs {}: drawing {:.1} ms/s, app {:.1} ms/s, server {:.1} ms/s of CPU; \
+             {:.1} frames/s not drawn",
+            s.baseline.name(),
+            s.drawing_cpu_ms_per_s_saved,
+            s.app_cpu_ms_per_s_saved,
+            s.server_cpu_ms_per_s_saved,
+            s.frames_per_s_not_drawn
+        );
+    }
+    if let Some(e) = enforcement {
+        let _ = write!(t, "{e}");
+    }
+    json.insert(
+        "video_background_10s".into(),
+        json!({ "runs": bg, "saving": saving }),
+    );
+    Ok(crate::reproduce::Section {
+        table: t.trim_end().to_owned(),
+        json: Value::Object(json),
     })
 }

@@ -1,6 +1,7 @@
 //! The `lull` command. It parses arguments, calls the crates and prints; it holds no logic.
 
 mod audit;
+mod guis;
 mod kds;
 mod live;
 mod reproduce;
@@ -46,6 +47,9 @@ enum Command {
     /// The display server: windows, window manager, snapshots, the figure-18 demonstration.
     #[command(subcommand)]
     Kds(kds::KdsCommand),
+    /// guiS in lulld: per-app, per-category CPU time and wake-ups.
+    #[command(subcommand)]
+    Guis(guis::GuisCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -177,6 +181,7 @@ fn main() -> ExitCode {
         Command::Live(cmd) => live::run(cmd),
         Command::Sim(cmd) => sim::run(cmd),
         Command::Kds(cmd) => kds::run(cmd),
+        Command::Guis(cmd) => guis::run(cmd),
         Command::Workload(WorkloadCommand::Spiral) => {
             print!("{}", lull_workload::spiral::stylus_spiral().to_text());
             ExitCode::SUCCESS

@@ -31,6 +31,11 @@ const SECTIONS: &[(&str, &str, Runner)] = &[
         crate::live::reproduce_section,
     ),
     (
+        "live_apps",
+        "Live apps (tracking, messaging, video) under ESM+KDS+guiS vs the three baselines (measured live)",
+        crate::live::apps_reproduce_section,
+    ),
+    (
         "audit",
         "IPSA recorder: validation and throughput perturbation (seed 002 ch. 3, measured live)",
         crate::audit::reproduce_section,
@@ -45,10 +50,6 @@ const SECTIONS: &[(&str, &str, Runner)] = &[
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
 const TO_COME: &[(&str, &str)] = &[
     ("KDS figure-18 composition", "KDS display server"),
-    (
-        "tracking, messaging and video apps under ESM+KDS+guiS and the baselines, live",
-        "guiS live",
-    ),
     (
         "UCSG on a modelled big.LITTLE phone; VT-CFS interactive boost",
         "scheduler policies",

@@ -187,6 +187,13 @@ enum Op {
     },
     /// The app's channel (or ESM connection) closed.
     Close(Target),
+    /// An app composing surfaces `first..first + count` in a row, as one trying to make the
+    /// server hold more than [`MAX_SURFACES`] would.
+    Flood {
+        app: u8,
+        first: u32,
+        count: u8,
+    },
     Inject(RawEvent),
     Wait(Target),
 }
@@ -331,7 +338,7 @@ fn req() -> impl Strategy<Value = ReqGen> {
         1 => any::<u32>().prop_map(TidGen::Any),
     ];
     let fit_compose = (
-        0u32..4,
+        0u32..10,
         any::<u8>(),
         any::<u8>(),
         proptest::collection::vec(layer(), 0..5),
@@ -410,8 +417,22 @@ fn random_bytes() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// What a window manager sends on the privileged control socket.
+fn wm_req() -> impl Strategy<Value = ReqGen> {
+    prop_oneof![
+        3 => target().prop_map(ReqGen::Foreground),
+        3 => target().prop_map(ReqGen::Background),
+        3 => (target(), any::<bool>()).prop_map(|(t, c)| ReqGen::Cover(t, c)),
+        1 => any::<bool>().prop_map(|off| ReqGen::Plain(Request::WmScreen {
+            screen: if off { Screen::Off } else { Screen::On }
+        })),
+    ]
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
+        4 => (wm_req(), prop_oneof![3 => Just(Mode::Direct), 1 => Just(Mode::Encoded)])
+            .prop_map(|(req, mode)| Op::Send { via: Via::Control { privileged: true }, req, mode }),
         14 => (via(), req(), mode()).prop_map(|(via, req, mode)| Op::Send { via, req, mode }),
         1 => (via(), random_bytes()).prop_map(|(via, bytes)| Op::Bytes { via, bytes }),
         4 => (
@@ -421,6 +442,8 @@ fn op() -> impl Strategy<Value = Op> {
         )
             .prop_map(|(width, height, name)| Op::Attach { width, height, name }),
         1 => target().prop_map(Op::Close),
+        1 => (any::<u8>(), 0u32..4, 1u8..=12)
+            .prop_map(|(app, first, count)| Op::Flood { app, first, count }),
         4 => raw_event().prop_map(Op::Inject),
         3 => target().prop_map(Op::Wait),
     ]
@@ -518,7 +541,7 @@ impl Model {
         }
     }
 
-    fn to_top(&mut self, app: AppId) {
+    fn raise(&mut self, app: AppId) {
         self.stack.retain(|&a| a != app);
         self.stack.push(app);
     }
@@ -658,19 +681,22 @@ enum Expect {
     Refused(ErrorCode),
 }
 
+/// One app as the ESM sees it: handlers, input suspended, queued events, state, counters.
+type EsmApp = (
+    AppId,
+    Vec<Option<HandlerId>>,
+    bool,
+    usize,
+    AppState,
+    lull_esm::AppCounters,
+);
+
 /// Everything a refused request must leave alone.
 #[derive(Clone, Debug, PartialEq)]
 struct Observed {
     displayed: Vec<u32>,
     windows: Vec<WindowInfo>,
-    esm: Vec<(
-        AppId,
-        Vec<Option<HandlerId>>,
-        bool,
-        usize,
-        AppState,
-        lull_esm::AppCounters,
-    )>,
+    esm: Vec<EsmApp>,
     listeners: Vec<usize>,
     esm_counters: lull_esm::EsmCounters,
     kds_counters: KdsCounters,
@@ -996,7 +1022,7 @@ impl Harness {
                 if m.foreground_app() != Some(*app) {
                     m.demote_all();
                 }
-                m.to_top(*app);
+                m.raise(*app);
                 let a = m.apps.get_mut(app).expect("attached");
                 a.stacking = Stacking::Foreground;
                 a.visibility = Visibility::Visible;
@@ -1316,6 +1342,28 @@ impl Harness {
             } => {
                 if self.model.apps.len() < MAX_LIVE {
                     self.attach(*width, *height, name)?;
+                }
+            }
+            Op::Flood { app, first, count } => {
+                let channel = Channel::Private(self.resolve(Target::Live(*app)));
+                region = self.region_of(channel);
+                for id in *first..*first + u32::from(*count) {
+                    let surface = Surface {
+                        width: 1 + id % 3,
+                        height: 1,
+                        layers: vec![Layer {
+                            z: 0,
+                            rect: Rect::new(0, 0, 2, 1),
+                            fill: Fill::Solid(0xff00_0000 | id),
+                        }],
+                    };
+                    self.request(
+                        channel,
+                        &Request::Compose {
+                            surface_id: id,
+                            surface,
+                        },
+                    )?;
                 }
             }
             Op::Close(t) => {
@@ -1766,7 +1814,11 @@ fn long_fuzz_of_commands_and_replies() {
     for t in wire::request_type::ATTACH..=wire::request_type::LIST_WINDOWS {
         println!("  request type {t}: {}", load(&SUCCEEDED[t as usize]));
     }
-    for c in ErrorCode::ALL {
+    // Malformed bytes never reach the handlers: they are the `malformed` decodes above.
+    for c in ErrorCode::ALL
+        .into_iter()
+        .filter(|&c| c != ErrorCode::Malformed)
+    {
         println!("refused {c:?}: {}", load(&OUTCOMES[c as usize]));
     }
     result.unwrap();

@@ -58,7 +58,9 @@ fn code(e: &ClientError) -> c_int {
     }
 }
 
-fn to_c(ev: &AppEvent) -> LullEvent {
+/// `struct lull_event` of an event: what every C handler, ESM or KDS, receives.
+#[must_use]
+pub fn to_c(ev: &AppEvent) -> LullEvent {
     let (a, b, c) = match ev.payload {
         Payload::Point { x, y } => (x, y, 0),
         Payload::Key { code, pressed } => (i32::from(code), i32::from(pressed), 0),

@@ -22,7 +22,7 @@ use lull_kds::compose::MAX_LAYERS;
 use lull_kds::pixmap::MAX_PIXELS;
 use lull_kds::wire::MAX_DATA_LEN;
 use lull_kds::{Fill, Layer, Rect, Surface};
-use lull_model::{AppEvent, AppId, EventKind, Payload, Screen, Stacking, ThreadCategory};
+use lull_model::{AppId, EventKind, Screen, Stacking, ThreadCategory};
 use lull_model::{Visibility, WindowState};
 
 use crate::capi::LullEvent;
@@ -258,26 +258,6 @@ pub fn app_id_from_bits(bits: u64) -> AppId {
     AppId {
         index: bits as u32,
         generation: (bits >> 32) as u32,
-    }
-}
-
-/// `struct lull_event` of an event (the same fields as the ESM's `esm_wait` handlers get).
-#[must_use]
-pub fn lull_event(ev: &AppEvent) -> LullEvent {
-    let (a, b, c) = match ev.payload {
-        Payload::Point { x, y } => (x, y, 0),
-        Payload::Key { code, pressed } => (i32::from(code), i32::from(pressed), 0),
-        Payload::Mouse { dx, dy, buttons } => (dx, dy, buttons as i32),
-        Payload::Net { channel, len } => (channel as i32, len as i32, 0),
-        Payload::Timer { id } => (id as i32, 0, 0),
-    };
-    LullEvent {
-        seq: ev.seq.0,
-        injected_ns: ev.injected_ns,
-        kind: ev.kind as u16,
-        a,
-        b,
-        c,
     }
 }
 
@@ -549,7 +529,7 @@ pub unsafe extern "C" fn kds_esm_register(
         let user = UserPtr(user);
         let r = h.app.esm_register(kind, move |ev| {
             ON_KDS_THREAD.with(|t| t.set(true));
-            let e = lull_event(ev);
+            let e = crate::capi::to_c(ev);
             // SAFETY: the caller registered a valid function; `user` is theirs to vouch for.
             unsafe { f(&raw const e, user.get()) };
         });
@@ -725,7 +705,7 @@ pub extern "C" fn kds_strerror(code: c_int) -> *const c_char {
 mod tests {
     use super::*;
     use lull_kds::wire::ErrorCode;
-    use lull_model::{EventSeq, ThreadCategory};
+    use lull_model::{AppEvent, EventSeq, Payload, ThreadCategory};
 
     #[test]
     fn app_ids_round_trip_through_64_bits() {
@@ -772,7 +752,7 @@ mod tests {
 
     #[test]
     fn events_convert_as_for_esm_handlers() {
-        let e = lull_event(&AppEvent {
+        let e = crate::capi::to_c(&AppEvent {
             seq: EventSeq(5),
             kind: EventKind::Key,
             payload: Payload::Key {

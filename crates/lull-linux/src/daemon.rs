@@ -52,6 +52,8 @@ pub enum DaemonError {
     Bind { path: PathBuf, source: io::Error },
     #[error("display server: {0}")]
     Kds(String),
+    #[error("guiS: {0}")]
+    Guis(String),
     #[error("ESM configuration: {0}")]
     Esm(#[from] EsmError),
     #[error("event loop: {0}")]
@@ -101,6 +103,8 @@ pub struct DaemonState {
     replays: Vec<ReplayCounters>,
     /// The display server, when enabled ([`Daemon::enable_kds`]).
     pub(crate) kds: Option<KdsHost>,
+    /// guiS, when enabled ([`Daemon::enable_guis`]).
+    pub(crate) guis: Option<crate::guis::GuisHost>,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -205,13 +209,14 @@ impl DaemonState {
         }
         if let Some(conn) = self.conns.remove(&app) {
             if closer != Closer::EsmSource {
-                if let Some(ctl) = ctl {
+                if let Some(ctl) = ctl.as_deref_mut() {
                     ctl.remove(conn.token);
                 }
             }
             let _ = self.esm.remove_app(app);
             self.counters.disconnections += 1;
         }
+        self.guis_app_gone(app, ctl);
     }
 
     /// Adds `fd` as the ESM connection of `app` (already in the ESM) and greets it.
@@ -260,6 +265,7 @@ impl DaemonState {
                 if let Ok(Some(push)) = self.esm.wait(app) {
                     self.send_delivery(push, ctl);
                 }
+                self.guis_after_wait(app, ctl);
             }
             ClientMsg::Stats => {
                 let s = self.stats();
@@ -342,6 +348,8 @@ pub struct DaemonReport {
     pub replays: Vec<ReplayCounters>,
     /// The display server's counters, when it ran.
     pub kds: Option<KdsReport>,
+    /// guiS's status and counters, when it ran.
+    pub guis: Option<crate::guis::GuisReport>,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
     pub accounting: Result<(), String>,
 }
@@ -433,6 +441,7 @@ impl Daemon {
                 counters: DaemonCounters::default(),
                 replays: Vec::new(),
                 kds: None,
+                guis: None,
             },
             stop,
             socket_path: config.socket_path.clone(),
@@ -589,11 +598,15 @@ impl Daemon {
             esm: self.state.esm.counters(),
             replays: self.state.replays.clone(),
             kds: self.state.kds.as_ref().map(KdsHost::report),
+            guis: self.state.guis.as_ref().map(crate::guis::GuisHost::report),
             accounting: self.state.esm.check_accounting(),
         };
         let apps: Vec<AppId> = self.state.conns.keys().copied().collect();
         for app in apps {
             self.state.disconnect(app, None, Closer::Other);
+        }
+        if let Some(guis) = self.state.guis.take() {
+            guis.close();
         }
         let _ = std::fs::remove_file(&self.socket_path);
         if let Some(host) = &self.state.kds {

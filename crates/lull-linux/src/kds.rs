@@ -222,6 +222,9 @@ impl DaemonState {
 
     /// Pushes each `(app, state)` to the app's private channel and to the hook.
     fn push_states(&mut self, pushes: Vec<(AppId, WindowState)>, ctl: &mut LoopCtl<DaemonState>) {
+        // guiS freezes and thaws before the apps hear of the change, while their cooperative
+        // threads are still where the old state put them.
+        self.guis_window_states(&pushes);
         let Some(host) = self.kds.as_mut() else {
             return;
         };
@@ -248,6 +251,17 @@ impl DaemonState {
         for app in gone {
             self.disconnect(app, Some(ctl), Closer::Other);
         }
+        self.guis_evaluate_idle(ctl);
+    }
+
+    /// Runs a window-manager request on the daemon's own behalf (guiS's idle action) exactly as
+    /// a privileged control connection's: ESM effects, then the state pushes.
+    pub(crate) fn kds_wm_request(&mut self, req: &Request, ctl: &mut LoopCtl<DaemonState>) {
+        if self.kds.is_none() {
+            return;
+        }
+        let Ran { pushes, .. } = self.run_request(Channel::Control { privileged: true }, req);
+        self.push_states(pushes, ctl);
     }
 
     /// Runs one request from `channel`; returns the reply and what to do after sending it.
@@ -339,6 +353,9 @@ impl DaemonState {
                         break true;
                     }
                     self.push_states(pushes, ctl);
+                    if let (Request::Thread { category, tid }, Reply::Ok { .. }) = (&req, &reply) {
+                        self.guis_thread_declared(app, *category, *tid, ctl);
+                    }
                     if detach.is_some() {
                         break true;
                     }

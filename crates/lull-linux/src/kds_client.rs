@@ -120,7 +120,7 @@ impl Stream {
 }
 
 /// Turns an `ERROR` reply into [`KdsClientError::Refused`].
-fn refused(reply: Reply) -> Result<Reply, KdsClientError> {
+pub(crate) fn refused(reply: Reply) -> Result<Reply, KdsClientError> {
     match reply {
         Reply::Error {
             request_type,

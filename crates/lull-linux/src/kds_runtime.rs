@@ -107,7 +107,7 @@ impl Shared {
         let mut g = self.lock();
         loop {
             if let Some(r) = g.reply.take() {
-                return r;
+                return r.and_then(kds_client::refused);
             }
             if g.server_gone {
                 return Err(KdsClientError::ServerGone);

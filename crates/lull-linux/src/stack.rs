@@ -407,8 +407,30 @@ pub fn run_hub(
 // ---------------------------------------------------------------------------------------------
 // Baselines: apps.
 
-struct BaselineApp {
-    app: TrackingApp,
+/// What a baseline app loop calls: the app's handlers. The loop itself (how it waits, when it
+/// reads its socket, when it ticks) is the model's.
+pub trait BaselineHandler {
+    /// An event from the hub. The handler's first act should be reading the clock (latency).
+    fn on_event(&mut self, ev: &AppEvent);
+    /// A frame tick of the vsync model's looper (sent while animating).
+    fn on_frame(&mut self) {}
+    /// The pull model's periodic poll, after the socket was drained: where a polling app
+    /// checks its other inputs (a network socket, say).
+    fn on_poll(&mut self) {}
+}
+
+impl BaselineHandler for TrackingApp {
+    fn on_event(&mut self, ev: &AppEvent) {
+        TrackingApp::on_event(self, ev);
+    }
+
+    fn on_frame(&mut self) {
+        TrackingApp::on_frame(self);
+    }
+}
+
+struct BaselineApp<H> {
+    app: H,
     from_hub: OwnedFd,
     frame: Option<TimerFd>,
     frame_armed: bool,
@@ -416,7 +438,7 @@ struct BaselineApp {
     hub_gone: bool,
 }
 
-impl BaselineApp {
+impl<H: BaselineHandler> BaselineApp<H> {
     /// Handles every message waiting on the socket (non-blocking).
     fn drain(&mut self) {
         let mut buf = [0u8; MAX_MESSAGE];
@@ -452,10 +474,10 @@ impl BaselineApp {
 
 /// The app's socket, for the apps that block on it: handle what arrived, ask for a frame (a no-op
 /// without a frame timer), and stop when the hub has gone.
-fn socket_source(sock: RawFd) -> Box<dyn Source<BaselineApp>> {
+fn socket_source<H: BaselineHandler + 'static>(sock: RawFd) -> Box<dyn Source<BaselineApp<H>>> {
     Box::new(FnSource {
         fd: sock,
-        f: |a: &mut BaselineApp, ctl: &mut LoopCtl<BaselineApp>| {
+        f: |a: &mut BaselineApp<H>, ctl: &mut LoopCtl<BaselineApp<H>>| {
             a.drain();
             a.request_frame();
             if a.hub_gone {
@@ -467,19 +489,20 @@ fn socket_source(sock: RawFd) -> Box<dyn Source<BaselineApp>> {
     })
 }
 
-/// Runs a baseline app on this thread until the hub closes its end (or `stop`). Returns the app.
+/// Runs a baseline app loop on this thread, calling `app`'s handlers, until the hub closes its
+/// end (or `stop`). Returns the app.
 ///
 /// # Errors
 /// The kernel's error setting up the loop.
-pub fn run_baseline_app(
+pub fn run_baseline_app<H: BaselineHandler + 'static>(
     model: Model,
     from_hub: OwnedFd,
-    app: TrackingApp,
+    app: H,
     stop: &EventFd,
-) -> io::Result<TrackingApp> {
+) -> io::Result<H> {
     sys::set_nonblocking(from_hub.as_raw_fd(), true)?;
     let sock = from_hub.as_raw_fd();
-    let mut lp: EventLoop<BaselineApp> = EventLoop::new()?;
+    let mut lp: EventLoop<BaselineApp<H>> = EventLoop::new()?;
     lp.insert(stop_source(stop.raw()))?;
     let mut st = BaselineApp {
         app,
@@ -506,7 +529,7 @@ pub fn run_baseline_app(
             lp.insert(socket_source(sock))?;
             lp.insert(Box::new(FnSource {
                 fd: tfd,
-                f: |a: &mut BaselineApp, _: &mut LoopCtl<BaselineApp>| {
+                f: |a: &mut BaselineApp<H>, _: &mut LoopCtl<BaselineApp<H>>| {
                     if fired(a.frame.as_ref()) {
                         a.frame_armed = false;
                         a.app.on_frame();
@@ -527,9 +550,10 @@ pub fn run_baseline_app(
             let tfd = timer.raw();
             lp.insert(Box::new(FnSource {
                 fd: tfd,
-                f: move |a: &mut BaselineApp, ctl: &mut LoopCtl<BaselineApp>| {
+                f: move |a: &mut BaselineApp<H>, ctl: &mut LoopCtl<BaselineApp<H>>| {
                     let _ = timer.take_expirations();
                     a.drain();
+                    a.app.on_poll();
                     if a.hub_gone {
                         ctl.stop();
                     }

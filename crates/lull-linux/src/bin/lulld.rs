@@ -9,6 +9,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use lull_esm::EsmConfig;
 use lull_linux::daemon::{Daemon, DaemonConfig};
+use lull_linux::freezer::DEFAULT_NAMESPACE;
+use lull_linux::guis::{GuisConfig, IdleAction};
 use lull_linux::kds::KdsConfig;
 use lull_linux::sys;
 use lull_model::time::NS_PER_MS;
@@ -61,6 +63,54 @@ struct Args {
     /// snapshot` saves it).
     #[arg(long)]
     framebuffer: Option<String>,
+    /// guiS in the daemon: threads that table 1 forbids are frozen by the kernel (when root and
+    /// a cgroup freezer exist) and idle is forced. Default: on with the display server. `off`
+    /// gates nothing in the daemon; each app's runtime gates are its own option.
+    #[arg(long, value_enum)]
+    guis: Option<OnOff>,
+    /// What guiS does the moment every GUI app is idle: none, screen-off, or exec:CMD (run with
+    /// `sh -c`, LULL_IDLE_APPS set to the number of apps).
+    #[arg(long, value_parser = parse_idle_action)]
+    idle_action: Option<IdleAction>,
+    /// The cgroup directory guiS's freezer creates (1-64 of A-Z a-z 0-9 _ -).
+    #[arg(long)]
+    guis_namespace: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+fn parse_idle_action(s: &str) -> Result<IdleAction, String> {
+    s.parse()
+        .map_err(|e: lull_linux::guis::GuisError| e.to_string())
+}
+
+/// guiS's configuration from the flags, or why the combination makes no sense.
+fn guis_config(args: &Args) -> Result<Option<GuisConfig>, String> {
+    let on = match (args.guis, args.no_kds) {
+        (Some(OnOff::On), true) => {
+            return Err("--guis on needs the display server; drop --no-kds".into())
+        }
+        (Some(OnOff::On), false) | (None, false) => true,
+        (Some(OnOff::Off), _) | (None, true) => false,
+    };
+    if !on && (args.idle_action.is_some() || args.guis_namespace.is_some()) {
+        return Err(
+            "--idle-action and --guis-namespace need guiS on (it is off with --guis off or --no-kds)"
+                .into(),
+        );
+    }
+    Ok(on.then(|| GuisConfig {
+        enabled: true,
+        freezer_namespace: args
+            .guis_namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned()),
+        idle_action: args.idle_action.clone().unwrap_or_default(),
+    }))
 }
 
 /// `WIDTHxHEIGHT`, each 1..=8192.
@@ -129,6 +179,7 @@ fn setup(args: &Args) -> Result<Daemon, String> {
             queue_bound: args.queue_bound as usize,
         },
     };
+    let guis = guis_config(args)?;
     let signals = sys::termination_signalfd().map_err(|e| format!("signals: {e}"))?;
     let mut d = Daemon::bind(&config).map_err(|e| e.to_string())?;
     if !args.no_kds {
@@ -151,6 +202,16 @@ fn setup(args: &Args) -> Result<Daemon, String> {
                 .as_ref()
                 .map_or_else(|| "headless".to_owned(), |p| p.display().to_string())
         );
+        match &guis {
+            Some(config) => {
+                let status = d.enable_guis(config).map_err(|e| e.to_string())?;
+                eprintln!("lulld: {status}");
+            }
+            None => eprintln!(
+                "lulld: guiS off: the daemon freezes nothing and forces no idle \
+                 (apps' runtime gates are per app)"
+            ),
+        }
     }
     d.add_stop_fd(signals).map_err(|e| e.to_string())?;
     for p in evdev_paths(&args.evdev)? {

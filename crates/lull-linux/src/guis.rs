@@ -1,0 +1,864 @@
+//! guiS on stock Linux, inside `lulld` (seed 000, chapter 5): table 1 enforced by the kernel,
+//! idle forcing, and per-category accounting.
+//!
+//! - **Cooperative half** (not here): the client runtime's gates (`kds_runtime`) park the drawing
+//!   thread while its app cannot be seen, the foreground thread while it is not in front; the
+//!   event thread runs only when the ESM pushed it an event. They are per app
+//!   (`AppOptions::guis`).
+//! - **Kernel half** ([`Daemon::enable_guis`]): when an app declares its drawing or foreground
+//!   thread (`THREAD`), the daemon adopts that thread into the cgroup freezer
+//!   ([`crate::freezer`]). On every window-state change of the app, before the state is pushed
+//!   to it, each adopted thread that table 1 forbids is frozen and each it allows is thawed. Only
+//!   declared drawing and foreground threads are ever touched: the event thread is gated by the
+//!   ESM's push, the background thread always runs, and a process that declared nothing (not a
+//!   GUI app) is never moved (the fair-scheduling compatibility mode). Everything happens in the
+//!   daemon's loop as a consequence of a message; there is no timer and no polling.
+//! - **Idle forcing**: after every ESM `Wait` of a GUI app, window-state change, thread
+//!   declaration and detach, [`rules::idle_now`] is evaluated over the attached apps and fed to an
+//!   [`IdleEdge`]; on the rising edge the [`IdleAction`] runs once.
+//! - **Accounting** ([`app_stats`], [`stats`]): CPU time and wake-ups of every declared thread,
+//!   per app and category, from `/proc`.
+//!
+//! **A thread frozen while it holds a lock stalls the siblings that need the lock.** The
+//! runtime has two: its state mutex (never held across a blocking call; held for sub-microsecond
+//! sections by every runtime thread) and its channel writer (held by a thread for one whole
+//! request, including the wait for the reply). A thread frozen in that wait would hold the writer
+//! until its app may draw again, so every other thread of the app — the background thread, which
+//! table 1 always runs, and `detach` — would wait that long. The daemon never waits for an app
+//! and a thaw depends only on the window manager, so nothing deadlocks, but the stall breaks
+//! table 1. So guiS freezes a forbidden thread only when it is not parked: a thread the kernel
+//! reports blocked in a futex wait with no timeout (`/proc/PID/task/TID/syscall`) — where the
+//! runtime's gate, its wait for work and its wait for a reply all block — cannot run until
+//! another thread of its app wakes it, and the runtime's own threads then re-check their gate and
+//! park. Such a thread is left alone (counted in [`GuisCounters::left_parked`]) and re-examined
+//! at the app's next window-state change. Threads that ignore the gate are running, runnable or
+//! asleep in anything else (`nanosleep`, a futex with a timeout, I/O) and are frozen.
+//! What remains: a thread running at the instant of the change may be frozen inside one of the
+//! runtime's short state-mutex sections (a gate-ignoring loop that polls
+//! `ThreadCtx::should_stop` is the likely case); its app's other threads then wait until it may
+//! run again. And a thread that ignored its gate but was itself waiting on a futex at the change
+//! runs unfrozen if woken before the next change.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::str::FromStr;
+
+use lull_esm::{AppState, Esm};
+use lull_kds::server::Kds;
+use lull_kds::wire::{Request, WindowInfo};
+use lull_model::{AppId, Screen, ThreadCategory, WindowState};
+use lull_sched::guis::{self as rules, GuiApp, IdleEdge};
+use serde::Serialize;
+
+use crate::daemon::{Daemon, DaemonError, DaemonState};
+use crate::event_loop::LoopCtl;
+use crate::freezer::{self, Freezer, FreezerError, FreezerKind, ThreadHandle};
+use crate::kds_client::{KdsAdmin, KdsClientError};
+use crate::measure::{self, CategoryUsage};
+
+/// Environment variable an [`IdleAction::Exec`] command gets: how many GUI apps were idle.
+pub const IDLE_APPS_ENV: &str = "LULL_IDLE_APPS";
+
+/// What guiS does when every GUI app has become idle.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleAction {
+    /// Count it only.
+    #[default]
+    None,
+    /// Darken the screen through the window manager, as a `WM_SCREEN off` request would: every
+    /// app is told, and the drawing threads stop.
+    ScreenOff,
+    /// Run `sh -c CMD` (a suspend request, say) without waiting for it; it gets
+    /// [`IDLE_APPS_ENV`].
+    Exec(String),
+}
+
+impl fmt::Display for IdleAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IdleAction::None => f.write_str("none"),
+            IdleAction::ScreenOff => f.write_str("screen-off"),
+            IdleAction::Exec(cmd) => write!(f, "exec:{cmd}"),
+        }
+    }
+}
+
+impl FromStr for IdleAction {
+    type Err = GuisError;
+
+    /// `none`, `screen-off`, or `exec:CMD` with a non-empty command.
+    fn from_str(s: &str) -> Result<IdleAction, GuisError> {
+        match s {
+            "none" => Ok(IdleAction::None),
+            "screen-off" => Ok(IdleAction::ScreenOff),
+            _ => match s.strip_prefix("exec:") {
+                Some(cmd) if !cmd.trim().is_empty() => Ok(IdleAction::Exec(cmd.to_owned())),
+                Some(_) => Err(GuisError::BadIdleAction(format!(
+                    "{s:?}: exec: needs a command, e.g. exec:systemctl suspend"
+                ))),
+                None => Err(GuisError::BadIdleAction(format!(
+                    "{s:?}: expected none, screen-off or exec:CMD"
+                ))),
+            },
+        }
+    }
+}
+
+/// How to run guiS in the daemon.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct GuisConfig {
+    /// Off: the daemon gates nothing and forces no idle (apps' own gates are per app).
+    pub enabled: bool,
+    /// The cgroup directory the freezer creates (see [`freezer::DEFAULT_NAMESPACE`]).
+    pub freezer_namespace: String,
+    pub idle_action: IdleAction,
+}
+
+impl Default for GuisConfig {
+    fn default() -> Self {
+        GuisConfig {
+            enabled: true,
+            freezer_namespace: freezer::DEFAULT_NAMESPACE.to_owned(),
+            idle_action: IdleAction::None,
+        }
+    }
+}
+
+/// Whether the kernel enforces table 1, and with what.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum KernelEnforcement {
+    /// Adopted threads are frozen and thawed in `cgroup_root`.
+    Active {
+        kind: FreezerKind,
+        cgroup_root: PathBuf,
+    },
+    /// No freezer here (not root, no cgroup file system, ...): only the runtime's gates and
+    /// idle forcing apply.
+    Unavailable { reason: String },
+    /// guiS is off.
+    Off,
+}
+
+/// What [`Daemon::enable_guis`] set up; `lulld` prints it and the daemon's report carries it.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize)]
+pub struct GuisStatus {
+    pub enabled: bool,
+    pub kernel: KernelEnforcement,
+    pub idle_action: IdleAction,
+}
+
+impl GuisStatus {
+    /// Whether the kernel freezes threads that ignore their gate.
+    #[must_use]
+    pub fn kernel_enforced(&self) -> bool {
+        matches!(self.kernel, KernelEnforcement::Active { .. })
+    }
+
+    /// The freezer in use and its root, when the kernel enforces.
+    #[must_use]
+    pub fn freezer(&self) -> Option<(FreezerKind, &Path)> {
+        match &self.kernel {
+            KernelEnforcement::Active { kind, cgroup_root } => Some((*kind, cgroup_root)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for GuisStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kernel {
+            KernelEnforcement::Off => f.write_str(
+                "guiS off: the daemon freezes nothing and forces no idle \
+                 (apps' runtime gates are per app: AppOptions::guis)",
+            ),
+            KernelEnforcement::Active { kind, cgroup_root } => write!(
+                f,
+                "guiS on: table 1 enforced by the kernel ({kind}, {}); idle action {}",
+                cgroup_root.display(),
+                self.idle_action
+            ),
+            KernelEnforcement::Unavailable { reason } => write!(
+                f,
+                "guiS on WITHOUT kernel enforcement ({reason}): only the apps' runtime gates \
+                 and idle forcing apply, threads that ignore their gate are not frozen; \
+                 idle action {}",
+                self.idle_action
+            ),
+        }
+    }
+}
+
+/// What guiS did in the daemon.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+pub struct GuisCounters {
+    /// Drawing and foreground threads moved into the freezer.
+    pub adopted: u64,
+    /// Declared threads the freezer could not take (exited already, process already in a
+    /// threaded cgroup, ...); they run ungated by the kernel.
+    pub adopt_failed: u64,
+    pub freezes: u64,
+    pub thaws: u64,
+    /// Forbidden threads found parked in a futex wait and left to their gate, not frozen.
+    pub left_parked: u64,
+    /// Writes to the freezer that failed (freeze or thaw).
+    pub freeze_errors: u64,
+    /// Processes given back (moved to their original cgroups) when their last app left.
+    pub released: u64,
+    pub release_errors: u64,
+    pub idle_evaluations: u64,
+    /// Entries into idle: the idle action ran this many times.
+    pub idle_forced: u64,
+    pub idle_screen_off: u64,
+    pub idle_exec_spawned: u64,
+    pub idle_exec_failed: u64,
+    /// Idle commands that finished and were reaped.
+    pub idle_exec_reaped: u64,
+}
+
+/// guiS's part of the daemon's report.
+#[derive(Clone, Debug, Serialize)]
+pub struct GuisReport {
+    pub status: GuisStatus,
+    pub counters: GuisCounters,
+}
+
+/// Errors of guiS outside the daemon (configuration, statistics).
+#[derive(Debug, thiserror::Error)]
+pub enum GuisError {
+    #[error("bad idle action {0}")]
+    BadIdleAction(String),
+    #[error("display server: {0}")]
+    Kds(#[from] KdsClientError),
+}
+
+/// One adopted thread.
+#[derive(Debug)]
+struct Held {
+    category: ThreadCategory,
+    handle: ThreadHandle,
+    /// What guiS last asked the kernel.
+    frozen: bool,
+}
+
+#[derive(Debug)]
+struct HeldApp {
+    pid: i32,
+    threads: Vec<Held>,
+}
+
+/// guiS's part of the daemon's state.
+#[derive(Debug)]
+pub(crate) struct GuisHost {
+    status: GuisStatus,
+    freezer: Option<Freezer>,
+    held: BTreeMap<AppId, HeldApp>,
+    edge: IdleEdge,
+    /// The idle action is running (its window-manager request re-enters the evaluation).
+    acting: bool,
+    children: Vec<Child>,
+    counters: GuisCounters,
+}
+
+impl GuisHost {
+    pub(crate) fn report(&self) -> GuisReport {
+        GuisReport {
+            status: self.status.clone(),
+            counters: self.counters,
+        }
+    }
+
+    /// Thaws and gives back every process, removes the freezer's cgroups and reaps the idle
+    /// commands that have finished (the others are left to run).
+    pub(crate) fn close(mut self) {
+        self.reap_children();
+        if let Some(f) = self.freezer.take() {
+            let _ = f.close();
+        }
+    }
+
+    /// Table 1 for the adopted threads of `app` in window state `window`.
+    fn enforce(&mut self, app: AppId, window: WindowState) {
+        let (Some(freezer), Some(held)) = (self.freezer.as_ref(), self.held.get_mut(&app)) else {
+            return;
+        };
+        let c = &mut self.counters;
+        for t in &mut held.threads {
+            if rules::may_run(t.category, window, false) {
+                if t.frozen {
+                    match freezer.thaw(&t.handle) {
+                        Ok(()) => {
+                            t.frozen = false;
+                            c.thaws += 1;
+                        }
+                        Err(_) => c.freeze_errors += 1,
+                    }
+                }
+            } else if !t.frozen {
+                if parked_in_futex(t.handle.pid, t.handle.tid) {
+                    c.left_parked += 1;
+                } else {
+                    match freezer.freeze(&t.handle) {
+                        Ok(()) => {
+                            t.frozen = true;
+                            c.freezes += 1;
+                        }
+                        Err(_) => c.freeze_errors += 1,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adopts thread `tid` of `pid` as `app`'s `category` thread and applies table 1 to it.
+    fn adopt(
+        &mut self,
+        app: AppId,
+        pid: i32,
+        category: ThreadCategory,
+        tid: i32,
+        window: WindowState,
+    ) {
+        let Some(freezer) = self.freezer.as_mut() else {
+            return;
+        };
+        let entry = self.held.entry(app).or_insert_with(|| HeldApp {
+            pid,
+            threads: Vec::new(),
+        });
+        if let Some(i) = entry.threads.iter().position(|t| t.category == category) {
+            if entry.threads[i].handle.tid == tid {
+                return;
+            }
+            // Declared again with another thread: the old one is no longer gated. It stays in
+            // its (thawed) cgroup until the process is released.
+            let old = entry.threads.remove(i);
+            if old.frozen && freezer.thaw(&old.handle).is_err() {
+                self.counters.freeze_errors += 1;
+            }
+        }
+        match freezer.adopt(pid, tid, category.name()) {
+            Ok(handle) => {
+                self.counters.adopted += 1;
+                entry.threads.push(Held {
+                    category,
+                    handle,
+                    frozen: false,
+                });
+                self.enforce(app, window);
+            }
+            Err(_) => {
+                self.counters.adopt_failed += 1;
+                if entry.threads.is_empty() {
+                    self.held.remove(&app);
+                }
+            }
+        }
+    }
+
+    /// `app` left: its threads are thawed, and its process given back once no other app of the
+    /// same process has threads here.
+    fn forget(&mut self, app: AppId) {
+        let (Some(freezer), Some(gone)) = (self.freezer.as_mut(), self.held.remove(&app)) else {
+            return;
+        };
+        if self.held.values().any(|h| h.pid == gone.pid) {
+            for t in gone.threads.iter().filter(|t| t.frozen) {
+                if freezer.thaw(&t.handle).is_err() {
+                    self.counters.freeze_errors += 1;
+                }
+            }
+            return;
+        }
+        match freezer.release(gone.pid) {
+            Ok(()) => self.counters.released += 1,
+            Err(_) => self.counters.release_errors += 1,
+        }
+    }
+
+    fn reap_children(&mut self) {
+        let before = self.children.len();
+        self.children
+            .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
+        self.counters.idle_exec_reaped += (before - self.children.len()) as u64;
+    }
+
+    fn spawn_idle_command(&mut self, cmd: &str, apps: usize) {
+        let spawned = Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .env(IDLE_APPS_ENV, apps.to_string())
+            .stdin(Stdio::null())
+            .spawn();
+        match spawned {
+            Ok(child) => {
+                self.counters.idle_exec_spawned += 1;
+                self.children.push(child);
+            }
+            Err(_) => self.counters.idle_exec_failed += 1,
+        }
+    }
+}
+
+/// Whether thread `tid` of `pid` is blocked in a futex wait with no timeout: it cannot run until
+/// another thread wakes it. Any doubt (unreadable file, running thread) says no.
+fn parked_in_futex(pid: i32, tid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall"))
+        .is_ok_and(|text| parse_parked_in_futex(&text))
+}
+
+/// `proc(5)`: `/proc/.../syscall` is the number of the system call the thread is blocked in and
+/// its six arguments in hex (then stack and program counters), `-1 ...` outside a system call,
+/// or `running`.
+fn parse_parked_in_futex(text: &str) -> bool {
+    let mut fields = text.split_whitespace();
+    if fields.next().and_then(|n| n.parse::<i64>().ok()) != Some(libc::SYS_futex) {
+        return false;
+    }
+    let args: Vec<u64> = fields
+        .take(6)
+        .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+        .collect();
+    let (Some(&op), Some(&timeout)) = (args.get(1), args.get(3)) else {
+        return false;
+    };
+    let cmd = op & !((libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64);
+    (cmd == libc::FUTEX_WAIT as u64 || cmd == libc::FUTEX_WAIT_BITSET as u64) && timeout == 0
+}
+
+/// [`rules::idle_now`] over the apps with a window in `kds`.
+///
+/// `idle_now` of a list holds exactly when the list is not empty and holds of each app alone,
+/// so the windows are taken one at a time, top (most likely busy) first, stopping at the first
+/// busy one: the cost is linear in the windows at most, and usually one app's.
+///
+/// An app that has declared none of its drawing, foreground and background threads yet (the
+/// runtime declares them right after attaching, after its event thread's first `Wait`) is taken
+/// to have drawing and foreground threads, so a window that just opened does not count as idle.
+fn idle_level(esm: &Esm, kds: &Kds) -> bool {
+    let wm = kds.wm();
+    let windows = wm.windows();
+    !windows.is_empty()
+        && windows.iter().rev().all(|w| {
+            let declared = |c| kds.thread(w.app, c).is_some();
+            let unknown = !declared(ThreadCategory::Drawing)
+                && !declared(ThreadCategory::Foreground)
+                && !declared(ThreadCategory::Background);
+            rules::idle_now(&[GuiApp {
+                event_waiting: esm.state(w.app) == Ok(AppState::EvWait),
+                window: WindowState {
+                    stacking: w.stacking,
+                    visibility: w.visibility,
+                    screen: wm.screen(),
+                },
+                has_drawing: unknown || declared(ThreadCategory::Drawing),
+                has_foreground: unknown || declared(ThreadCategory::Foreground),
+            }])
+        })
+}
+
+impl DaemonState {
+    /// Window states about to be pushed: table 1 for each app's adopted threads.
+    pub(crate) fn guis_window_states(&mut self, pushes: &[(AppId, WindowState)]) {
+        if let Some(g) = self.guis.as_mut() {
+            for &(app, window) in pushes {
+                g.enforce(app, window);
+            }
+        }
+    }
+
+    /// `app` declared `tid` as its `category` thread (the server accepted it).
+    pub(crate) fn guis_thread_declared(
+        &mut self,
+        app: AppId,
+        category: ThreadCategory,
+        tid: u32,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) {
+        let (Some(g), Some(k)) = (self.guis.as_mut(), self.kds.as_ref()) else {
+            return;
+        };
+        if matches!(
+            category,
+            ThreadCategory::Drawing | ThreadCategory::Foreground
+        ) {
+            let server = k.server();
+            let pid = server.pid(app).and_then(|p| i32::try_from(p).ok());
+            let tid = i32::try_from(tid).ok();
+            if let (Some(pid), Some(tid), Ok(window)) = (pid, tid, server.wm().state(app)) {
+                g.adopt(app, pid, category, tid, window);
+            }
+        }
+        self.guis_evaluate_idle(ctl);
+    }
+
+    /// `app` left the daemon; `ctl` is `None` at shutdown (no idle action then).
+    pub(crate) fn guis_app_gone(&mut self, app: AppId, ctl: Option<&mut LoopCtl<DaemonState>>) {
+        let Some(g) = self.guis.as_mut() else {
+            return;
+        };
+        g.forget(app);
+        if let Some(ctl) = ctl {
+            self.guis_evaluate_idle(ctl);
+        }
+    }
+
+    /// `app` sent `Wait`: it was running until now, and may be waiting now.
+    pub(crate) fn guis_after_wait(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
+        let Some(g) = self.guis.as_mut() else {
+            return;
+        };
+        if self
+            .kds
+            .as_ref()
+            .and_then(|k| k.server().pid(app))
+            .is_none()
+        {
+            return;
+        }
+        g.edge.update(false);
+        self.guis_evaluate_idle(ctl);
+    }
+
+    /// Idle forcing: evaluates the rule and runs the idle action on its rising edge.
+    pub(crate) fn guis_evaluate_idle(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        let (Some(g), Some(k)) = (self.guis.as_mut(), self.kds.as_ref()) else {
+            return;
+        };
+        if g.acting {
+            return;
+        }
+        if !g.children.is_empty() {
+            g.reap_children();
+        }
+        g.counters.idle_evaluations += 1;
+        let idle = idle_level(&self.esm, k.server());
+        if !g.edge.update(idle) {
+            return;
+        }
+        g.counters.idle_forced += 1;
+        let apps = k.server().wm().windows().len();
+        match g.status.idle_action.clone() {
+            IdleAction::None => {}
+            IdleAction::ScreenOff => {
+                g.counters.idle_screen_off += 1;
+                g.acting = true;
+                self.kds_wm_request(
+                    &Request::WmScreen {
+                        screen: Screen::Off,
+                    },
+                    ctl,
+                );
+                if let Some(g) = self.guis.as_mut() {
+                    g.acting = false;
+                }
+            }
+            IdleAction::Exec(cmd) => g.spawn_idle_command(&cmd, apps),
+        }
+    }
+}
+
+impl Daemon {
+    /// Runs guiS in this daemon: kernel enforcement of table 1 when a cgroup freezer is
+    /// available here, idle forcing always (see the module docs). Call after
+    /// [`Daemon::enable_kds`]. With `config.enabled` off it sets up nothing and says so.
+    ///
+    /// # Errors
+    /// [`DaemonError::Guis`] without the display server, when called twice, for a bad namespace,
+    /// or when the namespace's cgroup directory already exists (another daemon uses it, or one
+    /// did not clean up). A machine without a freezer is not an error: the status says why.
+    pub fn enable_guis(&mut self, config: &GuisConfig) -> Result<GuisStatus, DaemonError> {
+        let st = self.state_mut();
+        if st.kds.is_none() {
+            return Err(DaemonError::Guis(
+                "guiS needs the display server: enable it first".into(),
+            ));
+        }
+        if st.guis.is_some() {
+            return Err(DaemonError::Guis("guiS is already enabled".into()));
+        }
+        if !config.enabled {
+            return Ok(GuisStatus {
+                enabled: false,
+                kernel: KernelEnforcement::Off,
+                idle_action: IdleAction::None,
+            });
+        }
+        let (freezer, kernel) = match Freezer::open(&config.freezer_namespace) {
+            Ok(f) => {
+                let kernel = KernelEnforcement::Active {
+                    kind: f.kind(),
+                    cgroup_root: f.root().to_owned(),
+                };
+                (Some(f), kernel)
+            }
+            Err(e @ FreezerError::Unavailable { .. }) => {
+                let reason = if crate::sys::geteuid() == 0 {
+                    e.to_string()
+                } else {
+                    format!("not root, and the cgroup freezer needs root: {e}")
+                };
+                (None, KernelEnforcement::Unavailable { reason })
+            }
+            Err(e) => return Err(DaemonError::Guis(e.to_string())),
+        };
+        let status = GuisStatus {
+            enabled: true,
+            kernel,
+            idle_action: config.idle_action.clone(),
+        };
+        st.guis = Some(GuisHost {
+            status: status.clone(),
+            freezer,
+            held: BTreeMap::new(),
+            edge: IdleEdge::new(),
+            acting: false,
+            children: Vec::new(),
+            counters: GuisCounters::default(),
+        });
+        Ok(status)
+    }
+}
+
+/// One declared thread's use of the machine since it started.
+#[derive(Clone, PartialEq, Debug, Serialize)]
+pub struct ThreadStats {
+    pub category: ThreadCategory,
+    pub tid: u32,
+    /// CPU time and wake-ups (voluntary context switches) since the thread started;
+    /// `threads` is 1, or 0 when it could not be read.
+    pub usage: CategoryUsage,
+    pub involuntary_switches: u64,
+    /// Scheduler state letter from `/proc` (`S` sleeping, `R` running, ...); `None` when gone.
+    pub state: Option<char>,
+}
+
+/// One GUI app's declared threads and their totals.
+#[derive(Clone, PartialEq, Debug, Serialize)]
+pub struct AppStats {
+    pub app: AppId,
+    pub pid: u32,
+    pub name: String,
+    pub window_state: WindowState,
+    /// Declared threads in `ThreadCategory::ALL` order.
+    pub threads: Vec<ThreadStats>,
+    /// Over the distinct threads above.
+    pub total: CategoryUsage,
+}
+
+/// Reads, from `/proc`, the counters of every thread declared in `windows` (as
+/// `KdsAdmin::windows` lists them). A thread that is gone shows zeros and no state.
+#[must_use]
+pub fn app_stats(windows: &[WindowInfo]) -> Vec<AppStats> {
+    windows
+        .iter()
+        .map(|w| {
+            let pid = i32::try_from(w.pid).unwrap_or(0);
+            let mut threads = Vec::new();
+            let mut total = CategoryUsage::default();
+            let mut counted: Vec<u32> = Vec::new();
+            for (category, tid) in ThreadCategory::ALL.into_iter().zip(w.threads) {
+                let Some(tid) = tid else {
+                    continue;
+                };
+                let sample = i32::try_from(tid)
+                    .ok()
+                    .and_then(|t| measure::sample_thread(pid, t).ok());
+                let usage = sample.map_or_else(CategoryUsage::default, |s| CategoryUsage {
+                    cpu_ms: lull_model::time::ns_to_ms(s.run_ns),
+                    wakeups: s.voluntary,
+                    threads: 1,
+                });
+                if !counted.contains(&tid) {
+                    counted.push(tid);
+                    total.cpu_ms += usage.cpu_ms;
+                    total.wakeups += usage.wakeups;
+                    total.threads += usage.threads;
+                }
+                threads.push(ThreadStats {
+                    category,
+                    tid,
+                    usage,
+                    involuntary_switches: sample.map_or(0, |s| s.involuntary),
+                    state: sample.map(|s| s.state),
+                });
+            }
+            AppStats {
+                app: w.app,
+                pid: w.pid,
+                name: w.name.clone(),
+                window_state: w.state,
+                threads,
+                total,
+            }
+        })
+        .collect()
+}
+
+/// [`app_stats`] of the windows of the display server at `kds_socket`.
+///
+/// # Errors
+/// [`GuisError::Kds`] when the server cannot be reached or refuses (listing windows needs the
+/// server's user or root).
+pub fn stats(kds_socket: &Path) -> Result<Vec<AppStats>, GuisError> {
+    let mut admin = KdsAdmin::connect(kds_socket)?;
+    Ok(app_stats(&admin.windows()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_actions_parse_and_print() {
+        for (text, action) in [
+            ("none", IdleAction::None),
+            ("screen-off", IdleAction::ScreenOff),
+            (
+                "exec:systemctl suspend",
+                IdleAction::Exec("systemctl suspend".into()),
+            ),
+        ] {
+            assert_eq!(text.parse::<IdleAction>().unwrap(), action);
+            assert_eq!(action.to_string(), text);
+        }
+        for bad in ["", "off", "screen_off", "exec:", "exec:  ", "EXEC:ls"] {
+            assert!(
+                matches!(bad.parse::<IdleAction>(), Err(GuisError::BadIdleAction(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn futex_waits_without_timeout_are_parked() {
+        let nr = libc::SYS_futex;
+        // Condition variable wait (FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG), no timeout.
+        assert!(parse_parked_in_futex(&format!(
+            "{nr} 0x555bd396eaf8 0x89 0x0 0x0 0x0 0xffffffff 0x7f95d053bc98 0x7f95d0641829\n"
+        )));
+        // Plain FUTEX_WAIT, shared.
+        assert!(parse_parked_in_futex(&format!(
+            "{nr} 0x1000 0x0 0x2 0x0 0x0 0x0 0x1 0x2"
+        )));
+        // With a timeout: wakes by itself.
+        assert!(!parse_parked_in_futex(&format!(
+            "{nr} 0x555bd396eaf8 0x89 0x0 0x7f95cbffecc0 0x0 0x7f95ffffffff 0x1 0x2"
+        )));
+        // FUTEX_WAKE is not a wait.
+        assert!(!parse_parked_in_futex(&format!(
+            "{nr} 0x1000 0x81 0x1 0x0 0x0 0x0 0x1 0x2"
+        )));
+        for other in [
+            "running",
+            "-1 0x7ffc 0x5555",
+            "230 0x1 0x0 0x7f95cbdfdce8 0x7f95cbdfdce8 0x0 0x0 0x1 0x2",
+            "",
+            &format!("{nr} 0x1000"),
+        ] {
+            assert!(!parse_parked_in_futex(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn stats_of_this_thread() {
+        let me = crate::sys::gettid();
+        // A fixed amount of work, as the kernel counts it: at least 1 ms of CPU time.
+        let mut x = 0u64;
+        while measure::sample(me).unwrap().run_ns < 1_000_000 {
+            for i in 0..10_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+        }
+        let w = WindowInfo {
+            app: AppId {
+                index: 1,
+                generation: 0,
+            },
+            pid: std::process::id(),
+            rect: lull_kds::Rect::new(0, 0, 1, 1),
+            state: WindowState::FRONT,
+            name: "me".into(),
+            threads: [Some(me as u32), None, Some(me as u32), Some(1 << 23)],
+        };
+        let s = app_stats(&[w]);
+        assert_eq!(s.len(), 1);
+        let t = &s[0].threads;
+        assert_eq!(
+            t.iter().map(|t| t.category).collect::<Vec<_>>(),
+            [
+                ThreadCategory::Event,
+                ThreadCategory::Foreground,
+                ThreadCategory::Background
+            ]
+        );
+        assert_eq!(t[0].usage.threads, 1);
+        assert!(t[0].usage.cpu_ms >= 1.0, "{:?}", t[0]);
+        assert_eq!(t[0].state, Some('R'));
+        // The gone thread reads as zeros; the same thread twice counts once in the total.
+        assert_eq!(t[2].usage, CategoryUsage::default());
+        assert_eq!(t[2].state, None);
+        assert_eq!(s[0].total.threads, 1);
+    }
+}
+
+#[cfg(test)]
+mod cost {
+    use super::*;
+    use lull_esm::EsmConfig;
+    use lull_kds::server::Channel;
+
+    /// What guiS adds to the daemon's `Wait` path — the app lookup, the idle rule over every
+    /// attached app and the edge — measured on this machine with `n` apps. Prints ns per `Wait`;
+    /// asserts nothing about time. Run with `--release --ignored --nocapture`.
+    #[test]
+    #[ignore = "measurement; run by hand"]
+    fn wait_path_cost() {
+        const ROUNDS: u32 = 1_000_000;
+        for n in [1usize, 8, 64] {
+            let mut esm = Esm::new(EsmConfig::default()).unwrap();
+            let mut kds = Kds::new(1920, 1080).unwrap();
+            let mut apps = Vec::new();
+            for i in 0..n {
+                let app = esm.add_app();
+                kds.attach(&mut esm, app, 1, 64, 48, "bench").unwrap();
+                for (k, c) in ThreadCategory::ALL.into_iter().enumerate() {
+                    let tid = u32::try_from(10 * i + k + 1).unwrap();
+                    let req = Request::Thread { category: c, tid };
+                    kds.handle(&mut esm, Channel::Private(app), &req, &|_, _| true);
+                }
+                let _ = esm.wait(app);
+                apps.push(app);
+            }
+            let front = measure_waits(&esm, &kds, &apps, ROUNDS);
+            // Every app in the background: all idle, so every app is examined.
+            for &app in &apps {
+                let req = Request::WmBackground { app };
+                let wm = Channel::Control { privileged: true };
+                kds.handle(&mut esm, wm, &req, &|_, _| true);
+            }
+            let all_idle = measure_waits(&esm, &kds, &apps, ROUNDS);
+            println!(
+                "{n} apps: {:.1} ns per Wait with a visible front app, {:.1} ns with all idle",
+                front, all_idle
+            );
+        }
+    }
+
+    fn measure_waits(esm: &Esm, kds: &Kds, apps: &[AppId], rounds: u32) -> f64 {
+        let mut edge = IdleEdge::new();
+        let start = std::time::Instant::now();
+        for r in 0..rounds {
+            let app = apps[r as usize % apps.len()];
+            if std::hint::black_box(kds).pid(app).is_some() {
+                edge.update(false);
+                let idle = idle_level(std::hint::black_box(esm), kds);
+                std::hint::black_box(edge.update(idle));
+            }
+        }
+        start.elapsed().as_nanos() as f64 / f64::from(rounds)
+    }
+}
