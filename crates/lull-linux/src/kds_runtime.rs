@@ -13,6 +13,11 @@
 //! One more thread, the channel thread, reads the private channel: it hands each reply to the
 //! thread that asked and applies each window-state push at once, so a parked thread wakes when
 //! it may run even though no thread of the app is reading at that moment. It blocks in `recv`.
+//!
+//! Each waiter has a condition variable of its own — the thread waiting for a reply, each of
+//! the four categories, and [`KdsApp::wait_until`] — so a reply or a handled event wakes only
+//! the thread it concerns: an idle foreground or background thread sleeps through the app's
+//! input and drawing (with one shared variable it woke about twice per event).
 
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -68,13 +73,21 @@ struct State {
     generation: [u64; 4],
     handlers: Vec<Option<Handler>>,
     counters: RuntimeCounters,
+    /// Threads blocked in [`KdsApp::wait_until`]; the progress variable is signalled only when
+    /// there are some, so counting costs no system call.
+    progress_waiters: u32,
 }
 
 struct Shared {
     app: AppId,
     window_rect: Rect,
     state: Mutex<State>,
-    changed: Condvar,
+    /// The thread waiting for its reply (one at a time: the writer lock serialises requests).
+    reply_ready: Condvar,
+    /// Per category: new work, a gate that may open, a sleep to cut short.
+    category_changed: [Condvar; 4],
+    /// The counters moved ([`KdsApp::wait_until`]).
+    progress: Condvar,
     /// Serialises request/reply pairs on the channel.
     writer: Mutex<ChannelWriter>,
 }
@@ -88,10 +101,30 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn wait<'a>(&self, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        self.changed
-            .wait(g)
+    fn wait_on<'a>(cv: &Condvar, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        cv.wait(g)
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Wakes the threads of `category` (work handed over, or their gate may have opened).
+    fn wake(&self, category: ThreadCategory) {
+        self.category_changed[slot(category)].notify_all();
+    }
+
+    /// Wakes whoever waits for the counters; call with the lock held, after changing them.
+    fn counted(&self, g: &State) {
+        if g.progress_waiters > 0 {
+            self.progress.notify_all();
+        }
+    }
+
+    /// Wakes every waiter: a change all of them must see (window state, stop, server gone).
+    fn wake_all(&self) {
+        self.reply_ready.notify_all();
+        for cv in &self.category_changed {
+            cv.notify_all();
+        }
+        self.progress.notify_all();
     }
 
     /// Sends `req` and waits for its reply from the channel thread.
@@ -112,7 +145,7 @@ impl Shared {
             if g.server_gone {
                 return Err(KdsClientError::ServerGone);
             }
-            g = self.wait(g);
+            g = Self::wait_on(&self.reply_ready, g);
         }
     }
 
@@ -189,8 +222,9 @@ impl ThreadCtx {
             if !parked {
                 parked = true;
                 g.counters.parks += 1;
+                s.counted(&g);
             }
-            g = s.wait(g);
+            g = Shared::wait_on(&s.category_changed[slot(self.category)], g);
         }
     }
 
@@ -208,8 +242,7 @@ impl ThreadCtx {
                 return true;
             }
             let wait = std::time::Duration::from_nanos(deadline_ns - now);
-            g = s
-                .changed
+            g = s.category_changed[slot(self.category)]
                 .wait_timeout(g, wait)
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .0;
@@ -227,7 +260,10 @@ impl ThreadCtx {
             surface_id,
             surface,
         })?;
-        self.shared.lock().counters.composes += 1;
+        let mut g = self.shared.lock();
+        g.counters.composes += 1;
+        self.shared.counted(&g);
+        drop(g);
         match r {
             Reply::Composed { .. } => Ok(()),
             _ => Err(KdsClientError::Unexpected {
@@ -244,7 +280,10 @@ impl ThreadCtx {
     pub fn draw(&self, surface_id: u32, x: i32, y: i32) -> Result<(), KdsClientError> {
         self.gated()?;
         self.shared.expect_ok(&Request::Draw { surface_id, x, y })?;
-        self.shared.lock().counters.draws += 1;
+        let mut g = self.shared.lock();
+        g.counters.draws += 1;
+        self.shared.counted(&g);
+        drop(g);
         Ok(())
     }
 
@@ -303,8 +342,11 @@ impl KdsApp {
                 generation: [0; 4],
                 handlers: Vec::new(),
                 counters: RuntimeCounters::default(),
+                progress_waiters: 0,
             }),
-            changed: Condvar::new(),
+            reply_ready: Condvar::new(),
+            category_changed: std::array::from_fn(|_| Condvar::new()),
+            progress: Condvar::new(),
             writer: Mutex::new(writer),
         });
         let mut threads = Vec::new();
@@ -415,7 +457,7 @@ impl KdsApp {
         g.work[i] = Some(Box::new(f));
         g.generation[i] += 1;
         drop(g);
-        self.shared.changed.notify_all();
+        self.shared.wake(category);
         Ok(())
     }
 
@@ -446,9 +488,11 @@ impl KdsApp {
     /// of events); woken by every change.
     pub fn wait_until(&self, mut done: impl FnMut(&RuntimeCounters) -> bool) {
         let mut g = self.shared.lock();
+        g.progress_waiters += 1;
         while !done(&g.counters) && !g.server_gone && !g.stopping {
-            g = self.shared.wait(g);
+            g = Shared::wait_on(&self.shared.progress, g);
         }
+        g.progress_waiters -= 1;
     }
 
     /// `DETACH`: the server drops the window and registrations; then the threads stop (a
@@ -461,7 +505,7 @@ impl KdsApp {
             let mut g = self.shared.lock();
             g.stopping = true;
         }
-        self.shared.changed.notify_all();
+        self.shared.wake_all();
         let r = self.shared.expect_ok(&Request::Detach);
         self.shared
             .writer
@@ -487,7 +531,7 @@ impl Drop for KdsApp {
         // Dropped without detach: tell every thread to stop and close the channel (the server
         // detaches the app at end of file); threads running app code are not waited for.
         self.shared.lock().stopping = true;
-        self.shared.changed.notify_all();
+        self.shared.wake_all();
         self.shared
             .writer
             .lock()
@@ -517,17 +561,22 @@ fn channel_thread(s: &Shared, mut reader: ChannelReader) {
             Ok(Reply::WindowState(w)) => {
                 g.window = w;
                 g.counters.state_pushes += 1;
+                drop(g);
+                // Any gate may open (or close, which a running thread sees at its next gate).
+                s.wake_all();
             }
-            Ok(reply) => g.reply = Some(Ok(reply)),
+            Ok(reply) => {
+                g.reply = Some(Ok(reply));
+                drop(g);
+                s.reply_ready.notify_all();
+            }
             Err(_) => {
                 g.server_gone = true;
                 drop(g);
-                s.changed.notify_all();
+                s.wake_all();
                 return;
             }
         }
-        drop(g);
-        s.changed.notify_all();
     }
 }
 
@@ -544,6 +593,8 @@ fn event_thread(s: &Shared, mut esm: EsmClient) {
                         .get_mut(handler.0 as usize)
                         .and_then(Option::take)
                 };
+                // An event thread's gate (a thread of the app's own gated as `Event`) opens.
+                s.wake(ThreadCategory::Event);
                 match taken {
                     Some(mut h) => {
                         h(&event);
@@ -552,25 +603,26 @@ fn event_thread(s: &Shared, mut esm: EsmClient) {
                             *slot = Some(h);
                         }
                         g.event_pending = false;
+                        s.counted(&g);
                     }
                     None => {
                         let mut g = s.lock();
                         g.counters.unknown_handler += 1;
                         g.event_pending = false;
+                        s.counted(&g);
                     }
                 }
-                s.changed.notify_all();
+                // The gate closing again wakes nobody: a thread past it finishes its step.
             }
             Ok(Delivered::Overflow { dropped, .. }) => {
                 let mut g = s.lock();
                 g.counters.overflow_markers += 1;
                 g.counters.dropped_reported += dropped;
-                drop(g);
-                s.changed.notify_all();
+                s.counted(&g);
             }
             Err(_) => {
                 s.lock().server_gone = true;
-                s.changed.notify_all();
+                s.wake_all();
                 return;
             }
         }
@@ -589,7 +641,7 @@ fn work_thread(s: &Arc<Shared>, category: ThreadCategory) {
                 if let Some(w) = g.work[i].take() {
                     break (w, g.generation[i]);
                 }
-                g = s.wait(g);
+                g = Shared::wait_on(&s.category_changed[i], g);
             }
         };
         let ctx = ThreadCtx {

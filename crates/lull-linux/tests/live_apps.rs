@@ -116,6 +116,12 @@ fn tracking_under_every_model() {
         accounted(&r, TRACKING_EVENTS as u64);
         assert!(r.frames_drawn > 0, "{r:?}");
         assert_eq!(r.draw_errors, 0, "{r:?}");
+        if model == AppModel::EsmKdsGuis {
+            // The tracking app gives its foreground and background threads no work: events,
+            // replies and draws must not wake them (each waiter has its own condition variable).
+            assert_eq!(r.wakeups.foreground, 0, "{:?}", r.wakeups);
+            assert_eq!(r.wakeups.background, 0, "{:?}", r.wakeups);
+        }
     }
 }
 
