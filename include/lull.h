@@ -88,7 +88,7 @@ const char *esm_strerror(int code);
  *
  * Every kds_* function but kds_detach may be called from any thread at once, including from
  * handlers and thread functions. kds_detach is the last call on a kds_t and is refused on the
- * app's own KDS threads. Functions return KDS_OK or a negative KDS_ERR_*; a failing call
+ * app's own KDS threads; those may still be using k while it runs (see there). Functions return KDS_OK or a negative KDS_ERR_*; a failing call
  * records its code and a message for the calling thread (kds_last_error,
  * kds_last_error_message), as does a kds_connect that returns NULL.
  */
@@ -124,7 +124,8 @@ enum {
     KDS_REFUSED_TOO_MANY_APPS = 8,
     KDS_REFUSED_BAD_THREAD = 9,
     KDS_REFUSED_WINDOW_TOO_LARGE = 10,
-    KDS_REFUSED_ESM = 11
+    KDS_REFUSED_ESM = 11,
+    KDS_REFUSED_RESOURCES = 12
 };
 
 /* Thread categories (guiS table 1). The event thread runs handlers only. */
@@ -178,7 +179,7 @@ kds_t *kds_connect(const char *socket_path, uint32_t width, uint32_t height, con
 int kds_window(kds_t *k, kds_rect *out);
 
 /* The app's id in the ESM and the display server: index in the low 32 bits, generation in the
- * high 32 (lull kds writes it app<index>.<generation>). KDS_NO_APP for NULL. */
+ * high 32 (lull kds writes it app<index>.<generation>). KDS_NO_APP for NULL, or once kds_detach has started. */
 uint64_t kds_app_id(kds_t *k);
 
 /* COMPOSE (figure 16): flattens the n layers onto a transparent width x height surface, lower
@@ -212,7 +213,14 @@ int kds_thread_should_stop(kds_thread_t *ctx);
 int kds_window_state(kds_t *k, kds_window_state_t *out);
 
 /* DETACH: the window and registrations go, the KDS threads stop (running functions must
- * return once told) and k is freed, also when the server was already gone. */
+ * return once told) and k is freed, also when the server was already gone. Returns
+ * KDS_ERR_WRONG_THREAD, freeing nothing, on one of the app's KDS threads.
+ * The KDS threads may still use k meanwhile: from the start of kds_detach their kds_* calls
+ * on k fail with KDS_ERR_STOPPING (kds_app_id gives KDS_NO_APP; a call blocked in
+ * kds_compose or kds_draw returns), and k is freed only after all of them have returned.
+ * The caller must still make sure that no thread other than the KDS threads is in a call on
+ * k, or starts one, once kds_detach is called (the library cannot wait for a call it has not
+ * seen yet), that kds_detach is called once, and that nothing uses k after it returns. */
 int kds_detach(kds_t *k);
 
 /* The calling thread's last failure: its KDS_ERR_* code (KDS_OK if none), the server's

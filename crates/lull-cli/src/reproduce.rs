@@ -26,6 +26,11 @@ const SECTIONS: &[(&str, &str, Runner)] = &[
         kds_compose_section,
     ),
     (
+        "kds_figure18",
+        "KDS figure 18: a C client composes two layers, every screen pixel checked (measured live)",
+        crate::kds::reproduce_section,
+    ),
+    (
         "live_esm",
         "Live ESM vs pull-16ms, vsync-batched, blocking-middleware: tracking-20s and idle (measured live)",
         crate::live::reproduce_section,
@@ -48,13 +53,10 @@ const SECTIONS: &[(&str, &str, Runner)] = &[
 ];
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
-const TO_COME: &[(&str, &str)] = &[
-    ("KDS figure-18 composition", "KDS display server"),
-    (
-        "UCSG on a modelled big.LITTLE phone; VT-CFS interactive boost",
-        "scheduler policies",
-    ),
-];
+const TO_COME: &[(&str, &str)] = &[(
+    "UCSG on a modelled big.LITTLE phone; VT-CFS interactive boost",
+    "scheduler policies",
+)];
 
 fn marz_sim_section() -> Result<Section, String> {
     let (table, json) = crate::sim::marz_section()?;

@@ -77,10 +77,13 @@ pub enum ErrorCode {
     WindowTooLarge = 10,
     /// The ESM refused the registration.
     Esm = 11,
+    /// The server lacked a resource for the request (descriptors or memory for an app's
+    /// channels, a snapshot's memfd); the same request may succeed later.
+    Resources = 12,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::Malformed,
         ErrorCode::WrongChannel,
         ErrorCode::NotPermitted,
@@ -92,6 +95,7 @@ impl ErrorCode {
         ErrorCode::BadThread,
         ErrorCode::WindowTooLarge,
         ErrorCode::Esm,
+        ErrorCode::Resources,
     ];
 
     #[must_use]

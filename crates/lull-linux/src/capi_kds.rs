@@ -5,7 +5,10 @@
 //! A `kds_t` is shared by every thread of the app: all functions but `kds_detach` may be called
 //! from any thread at once, including from handlers and from functions running on the KDS
 //! threads (the runtime serialises requests on the channel). `kds_detach` is the last call on a
-//! `kds_t`; it waits for the KDS threads, so it is refused on one of them.
+//! `kds_t`; it waits for the KDS threads, so it is refused on one of them. The KDS threads may
+//! still be inside a call on the handle when it starts: it touches the handle only through a
+//! shared reference (taking the app out from under the handle's lock, after which their calls
+//! fail with `KDS_ERR_STOPPING`) until every KDS thread has returned, and only then frees it.
 //!
 //! Errors: every `int` function returns `KDS_OK` or a negative `KDS_ERR_*`, and a failing call
 //! (including a `kds_connect` that returns NULL) records its code, the server's refusal code and
@@ -17,6 +20,7 @@ use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use lull_kds::compose::MAX_LAYERS;
 use lull_kds::pixmap::MAX_PIXELS;
@@ -125,9 +129,43 @@ impl From<WindowState> for KdsWindowState {
 }
 
 /// `kds_t` of `lull.h`: an attached app.
+///
+/// Every thread of the app shares the handle, so it is only ever used through `&KdsHandle`
+/// until `kds_detach` has joined the KDS threads: the app sits behind a lock, each call holds
+/// the lock while it uses the app, and `kds_detach` takes the app out (leaving `None`) before
+/// stopping the threads.
 #[derive(Debug)]
 pub struct KdsHandle {
-    app: KdsApp,
+    /// `None` once `kds_detach` has started.
+    app: Mutex<Option<KdsApp>>,
+}
+
+impl KdsHandle {
+    fn new(app: KdsApp) -> KdsHandle {
+        KdsHandle {
+            app: Mutex::new(Some(app)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<KdsApp>> {
+        // A panic while the lock was held (caught at the boundary) leaves the app or `None`,
+        // both consistent, so the poison is ignored.
+        self.app.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the app with the lock held (so `kds_detach` cannot take the app
+    /// from under it), or `KDS_ERR_STOPPING` recorded once `kds_detach` has taken it. `f` must
+    /// not block for long: only the `ESM_REGISTER` round trip does.
+    fn with_app<T>(&self, what: &str, f: impl FnOnce(&KdsApp) -> T) -> Result<T, c_int> {
+        let g = self.lock();
+        g.as_ref().map(f).ok_or_else(|| {
+            fail(
+                KDS_ERR_STOPPING,
+                0,
+                &format!("{what}: the app is detaching (kds_detach was called)"),
+            )
+        })
+    }
 }
 
 /// `kds_thread_t` of `lull.h`: what a function running on a KDS thread is given.
@@ -313,7 +351,7 @@ pub unsafe extern "C" fn kds_connect(
         };
         match KdsApp::attach(&path, &options) {
             Ok(app) => {
-                out = Box::into_raw(Box::new(KdsHandle { app }));
+                out = Box::into_raw(Box::new(KdsHandle::new(app)));
                 KDS_OK
             }
             Err(e) => fail_client(&e),
@@ -337,7 +375,10 @@ pub unsafe extern "C" fn kds_window(k: *const KdsHandle, out: *mut KdsRect) -> c
         if out.is_null() {
             return fail(KDS_ERR_NULL, 0, "kds_window: the output kds_rect is NULL");
         }
-        let r = h.app.window();
+        let r = match h.with_app("kds_window", KdsApp::window) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
         // SAFETY: checked non-NULL; the caller promises it is valid for a write.
         unsafe {
             out.write(KdsRect {
@@ -353,17 +394,16 @@ pub unsafe extern "C" fn kds_window(k: *const KdsHandle, out: *mut KdsRect) -> c
 
 /// The app's id, the same in the ESM and the display server: index in the low 32 bits,
 /// generation in the high 32 (`lull kds` writes it `app<index>.<generation>`). `KDS_NO_APP` for
-/// a NULL handle.
+/// a NULL handle or one being detached.
 ///
 /// # Safety
 /// `k` is NULL or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn kds_app_id(k: *const KdsHandle) -> u64 {
     // SAFETY: the caller's promise about `k`.
-    match unsafe { handle(k, "kds_app_id") } {
-        Ok(h) => app_id_bits(h.app.app()),
-        Err(_) => KDS_NO_APP,
-    }
+    unsafe { handle(k, "kds_app_id") }
+        .and_then(|h| h.with_app("kds_app_id", |a| app_id_bits(a.app())))
+        .unwrap_or(KDS_NO_APP)
 }
 
 /// Builds the surface of a `kds_compose` call, checking every bound before reading pixels.
@@ -471,11 +511,12 @@ pub unsafe extern "C" fn kds_compose(
             Ok(s) => s,
             Err(code) => return code,
         };
-        result(
-            h.app
-                .ctx(ThreadCategory::Drawing)
-                .compose(surface_id, surface),
-        )
+        // The context holds the runtime's shared state itself: the handle's lock is not held
+        // while the call waits at the gate.
+        match h.with_app("kds_compose", |a| a.ctx(ThreadCategory::Drawing)) {
+            Ok(ctx) => result(ctx.compose(surface_id, surface)),
+            Err(code) => code,
+        }
     })
 }
 
@@ -492,7 +533,11 @@ pub unsafe extern "C" fn kds_draw(k: *const KdsHandle, surface_id: u32, x: i32, 
             Ok(h) => h,
             Err(code) => return code,
         };
-        result(h.app.ctx(ThreadCategory::Drawing).draw(surface_id, x, y))
+        // As in kds_compose, the gate is waited at without the handle's lock.
+        match h.with_app("kds_draw", |a| a.ctx(ThreadCategory::Drawing)) {
+            Ok(ctx) => result(ctx.draw(surface_id, x, y)),
+            Err(code) => code,
+        }
     })
 }
 
@@ -523,17 +568,20 @@ pub unsafe extern "C" fn kds_esm_register(
                 &format!("kds_esm_register: unknown event kind {kind}"),
             );
         };
-        let Some(f) = handler else {
-            return result(h.app.esm_unregister(kind));
-        };
-        let user = UserPtr(user);
-        let r = h.app.esm_register(kind, move |ev| {
-            ON_KDS_THREAD.with(|t| t.set(true));
-            let e = crate::capi::to_c(ev);
-            // SAFETY: the caller registered a valid function; `user` is theirs to vouch for.
-            unsafe { f(&raw const e, user.get()) };
+        let r = h.with_app("kds_esm_register", |a| {
+            let Some(f) = handler else {
+                return a.esm_unregister(kind);
+            };
+            let user = UserPtr(user);
+            a.esm_register(kind, move |ev| {
+                ON_KDS_THREAD.with(|t| t.set(true));
+                let e = crate::capi::to_c(ev);
+                // SAFETY: the caller registered a valid function; `user` is theirs to vouch for.
+                unsafe { f(&raw const e, user.get()) };
+            })
+            .map(|_| ())
         });
-        result(r.map(|_| ()))
+        r.map_or_else(|code| code, result)
     })
 }
 
@@ -565,13 +613,16 @@ pub unsafe extern "C" fn kds_run_thread(
             return fail(KDS_ERR_NULL, 0, "kds_run_thread: the function is NULL");
         };
         let user = UserPtr(user);
-        result(h.app.run_on(c, move |ctx| {
-            ON_KDS_THREAD.with(|t| t.set(true));
-            // The C side only reads through the pointer, via kds_thread_* calls.
-            let p = std::ptr::from_ref(ctx).cast_mut();
-            // SAFETY: the caller handed a valid function; `ctx` outlives the call.
-            unsafe { f(p, user.get()) };
-        }))
+        let r = h.with_app("kds_run_thread", |a| {
+            a.run_on(c, move |ctx| {
+                ON_KDS_THREAD.with(|t| t.set(true));
+                // The C side only reads through the pointer, via kds_thread_* calls.
+                let p = std::ptr::from_ref(ctx).cast_mut();
+                // SAFETY: the caller handed a valid function; `ctx` outlives the call.
+                unsafe { f(p, user.get()) };
+            })
+        });
+        r.map_or_else(|code| code, result)
     })
 }
 
@@ -630,8 +681,12 @@ pub unsafe extern "C" fn kds_window_state(k: *const KdsHandle, out: *mut KdsWind
                 "kds_window_state: the output kds_window_state_t is NULL",
             );
         }
+        let state = match h.with_app("kds_window_state", KdsApp::window_state) {
+            Ok(s) => s,
+            Err(code) => return code,
+        };
         // SAFETY: checked non-NULL; the caller promises it is valid for a write.
-        unsafe { out.write(h.app.window_state().into()) };
+        unsafe { out.write(state.into()) };
         KDS_OK
     })
 }
@@ -640,14 +695,28 @@ pub unsafe extern "C" fn kds_window_state(k: *const KdsHandle, out: *mut KdsWind
 /// return once told), and the handle is freed — also when the server was already gone. On one
 /// of the app's KDS threads it is refused with `KDS_ERR_WRONG_THREAD` and frees nothing.
 ///
+/// The KDS threads may still be using the handle when it is called (a drawing function inside
+/// `kds_compose`, a handler inside `kds_window_state`): the handle is only shared until they
+/// have all returned. The app is first taken out from under the handle's lock — so a call the
+/// threads make from then on fails with `KDS_ERR_STOPPING`, and a call blocked at a gate
+/// returns it — then the threads are stopped and joined, and only then is the handle freed.
+/// A second `kds_detach` that reaches the handle while the first runs returns
+/// `KDS_ERR_STOPPING` and frees nothing.
+///
 /// # Safety
-/// `k` is NULL or a live handle no other thread is using; it is invalid afterwards.
+/// `k` is NULL or a live handle. Once this is called, only the app's own KDS threads may still
+/// use `k` (the library waits for them): no other thread may be in a call on `k` or start one
+/// — the library cannot wait for a call it has not seen yet — and nothing may use `k` after
+/// this returns.
 #[no_mangle]
 pub unsafe extern "C" fn kds_detach(k: *mut KdsHandle) -> c_int {
     guard("kds_detach", || {
-        if k.is_null() {
-            return fail(KDS_ERR_NULL, 0, "kds_detach: kds_t is NULL");
-        }
+        // SAFETY: the caller's promise about `k`. Only this shared reference is used until every
+        // KDS thread, which may hold one too, has returned.
+        let h = match unsafe { handle(k, "kds_detach") } {
+            Ok(h) => h,
+            Err(code) => return code,
+        };
         if ON_KDS_THREAD.with(Cell::get) {
             return fail(
                 KDS_ERR_WRONG_THREAD,
@@ -655,9 +724,28 @@ pub unsafe extern "C" fn kds_detach(k: *mut KdsHandle) -> c_int {
                 "kds_detach: called on one of the app's KDS threads, which it waits for",
             );
         }
-        // SAFETY: a live handle from kds_connect, given up by the caller.
-        let h = unsafe { Box::from_raw(k) };
-        result(h.app.detach().map(|_| ()))
+        // Taken out under the lock, which is released at once: the KDS threads may need it
+        // (to fail with KDS_ERR_STOPPING) before they can return.
+        let taken = h.lock().take();
+        let Some(app) = taken else {
+            return fail(
+                KDS_ERR_STOPPING,
+                0,
+                "kds_detach: the app is already detaching (kds_detach was called on another thread)",
+            );
+        };
+        // Stops and joins every KDS thread. A panic in here unwinds past the free below: the
+        // handle is leaked rather than freed under threads that may still run.
+        let r = app.detach().map(|_| ());
+        // The KDS threads are done with the lock (joined above); a call another thread made
+        // against the contract is at least not freed from under while it holds the lock.
+        drop(h.lock());
+        // SAFETY: `k` came from Box::into_raw in kds_connect and is freed only here, by the one
+        // kds_detach that took the app (any other returned above). Every KDS thread has been
+        // joined and `h` is not used again, so no reference to the handle is left but the
+        // caller's pointer, which the contract says no other thread uses any more.
+        drop(unsafe { Box::from_raw(k) });
+        result(r)
     })
 }
 

@@ -5,7 +5,10 @@
 //! one file descriptor and is called when that descriptor is readable (or hung up). A source can
 //! add and remove sources and stop the loop through [`LoopCtl`]; those changes apply after the
 //! current batch, so a source never sees the table change under it. The loop itself has no timer
-//! of any kind: [`EventLoop::run`] sleeps in `epoll_wait(-1)` until a descriptor has data.
+//! of any kind: [`EventLoop::run`] sleeps in `epoll_wait(-1)` until a descriptor has data. A
+//! source that stops with work left (its fair share of a turn used up) returns
+//! [`PostAction::Again`]; while any source has, the loop looks for ready descriptors without
+//! sleeping and runs those sources once more after them.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -34,6 +37,9 @@ pub enum PostAction {
     Continue,
     /// Unregister this source (its fd is closed when the source is dropped, if it owns it).
     Remove,
+    /// Run this source again in the next batch even if its descriptor brings nothing new: it
+    /// has work left that it put off so that other sources get their turn.
+    Again,
 }
 
 /// Something with a file descriptor to wake the loop.
@@ -134,8 +140,10 @@ impl<S> LoopCtl<S> {
 pub struct EventLoop<S> {
     epoll: Epoll,
     ready: Vec<u64>,
+    /// Sources that returned [`PostAction::Again`] in the last batch.
+    again: Vec<u64>,
     ctl: LoopCtl<S>,
-    /// Wake-ups of the loop (returns from `epoll_wait`), for reports.
+    /// Wake-ups of the loop (returns from a sleeping `epoll_wait`), for reports.
     pub wakeups: u64,
 }
 
@@ -157,6 +165,7 @@ impl<S> EventLoop<S> {
         Ok(EventLoop {
             epoll: Epoll::new()?,
             ready: Vec::new(),
+            again: Vec::new(),
             ctl: LoopCtl {
                 slots: Vec::new(),
                 free: Vec::new(),
@@ -217,15 +226,26 @@ impl<S> EventLoop<S> {
         }
     }
 
-    /// Sleeps until at least one source is ready (no timeout), then runs the ready sources.
+    /// Sleeps until at least one source is ready (no timeout), then runs the ready sources;
+    /// when a source asked to run again, does not sleep and runs it after the ready ones.
     /// Returns `true` when a source asked the loop to stop.
     ///
     /// # Errors
     /// The kernel's error from `epoll_wait`, or from registering a source inserted by a source.
     pub fn dispatch(&mut self, state: &mut S) -> io::Result<bool> {
         let mut ready = std::mem::take(&mut self.ready);
-        self.epoll.wait_forever(&mut ready)?;
-        self.wakeups += 1;
+        let again = std::mem::take(&mut self.again);
+        if again.is_empty() {
+            self.epoll.wait_forever(&mut ready)?;
+            self.wakeups += 1;
+        } else {
+            self.epoll.ready_now(&mut ready)?;
+            for t in again {
+                if !ready.contains(&t) {
+                    ready.push(t);
+                }
+            }
+        }
         for &raw in &ready {
             let token = Token(raw);
             let Some(slot) = self.ctl.slots.get_mut(token.index()) else {
@@ -239,8 +259,10 @@ impl<S> EventLoop<S> {
             };
             let action = source.ready(state, &mut self.ctl);
             self.ctl.slots[token.index()].source = Some(source);
-            if action == PostAction::Remove {
-                self.remove(token);
+            match action {
+                PostAction::Continue => {}
+                PostAction::Remove => self.remove(token),
+                PostAction::Again => self.again.push(raw),
             }
         }
         self.ready = ready;
@@ -309,6 +331,58 @@ mod tests {
         b.signal().unwrap();
         lp.run(&mut log).unwrap();
         assert_eq!(log, ["a", "b"]);
+        assert_eq!(lp.wakeups, 2);
+    }
+
+    #[test]
+    fn a_source_that_asks_again_runs_again_without_new_data_and_others_keep_their_turns() {
+        let a = EventFd::new().unwrap();
+        let b = EventFd::new().unwrap();
+        // The state: the log, and how many more turns source a wants.
+        let mut lp: EventLoop<(Vec<&'static str>, u32)> = EventLoop::new().unwrap();
+        let a_fd = a.raw();
+        lp.insert(Box::new(FnSource {
+            fd: a_fd,
+            f: move |st: &mut (Vec<&'static str>, u32), _: &mut LoopCtl<_>| {
+                let mut buf = [0u8; 8];
+                let _ = crate::sys::read(a_fd, &mut buf);
+                st.0.push("a");
+                if st.1 > 0 {
+                    st.1 -= 1;
+                    PostAction::Again
+                } else {
+                    PostAction::Continue
+                }
+            },
+        }))
+        .unwrap();
+        let b_fd = b.raw();
+        lp.insert(Box::new(FnSource {
+            fd: b_fd,
+            f: move |st: &mut (Vec<&'static str>, u32), _: &mut LoopCtl<_>| {
+                let mut buf = [0u8; 8];
+                let _ = crate::sys::read(b_fd, &mut buf);
+                st.0.push("b");
+                PostAction::Continue
+            },
+        }))
+        .unwrap();
+        let mut st = (Vec::new(), 2);
+        a.signal().unwrap();
+        lp.dispatch(&mut st).unwrap();
+        assert_eq!(st.0, ["a"]);
+        // a's descriptor is drained: it runs again only because it asked, and b, ready in
+        // between, runs before it.
+        b.signal().unwrap();
+        lp.dispatch(&mut st).unwrap();
+        assert_eq!(st.0, ["a", "b", "a"]);
+        lp.dispatch(&mut st).unwrap();
+        assert_eq!(st.0, ["a", "b", "a", "a"]);
+        // Done: the next dispatch sleeps until something is ready.
+        assert_eq!(lp.wakeups, 1);
+        b.signal().unwrap();
+        lp.dispatch(&mut st).unwrap();
+        assert_eq!(st.0, ["a", "b", "a", "a", "b"]);
         assert_eq!(lp.wakeups, 2);
     }
 

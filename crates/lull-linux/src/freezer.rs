@@ -18,9 +18,15 @@
 //!   thread that exits stays charged to its cgroup for a moment after it is joined (`rmdir` says
 //!   `EBUSY`), so removal retries within a bound. A frozen thread that holds a lock its siblings
 //!   need stalls them: freeze only threads that guiS would not run anyway.
+//! - Pids are reused once their process has exited, so the process's start time
+//!   (`/proc/PID/stat`) is recorded at its first adoption and compared before another of its
+//!   threads is adopted and before it is released: a pid that names another process by then is
+//!   never written to a cgroup file.
 //!
-//! [`Freezer::open`] prefers cgroup v2 (the maintained interface, and the only one on systems
-//! without v1 hierarchies) and falls back to the v1 freezer.
+//! [`Freezer::release_thread`] gives back one thread (for a re-declared thread),
+//! [`Freezer::release`] the whole process. [`Freezer::open`] prefers cgroup v2 (the maintained
+//! interface, and the only one on systems without v1 hierarchies) and falls back to the v1
+//! freezer.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -81,6 +87,8 @@ pub enum FreezerError {
     AlreadyAdopted { pid: i32, tid: i32 },
     #[error("thread {tid} of process {pid} is not held by this freezer")]
     NotAdopted { pid: i32, tid: i32 },
+    #[error("process {pid} exited and its pid now names another process: its cgroups were removed, nothing was moved by pid")]
+    PidReused { pid: i32 },
     #[error("process {pid} is in {} of cgroup type {cgroup_type:?}: it already uses threaded cgroups (or another freezer holds it)", .path.display())]
     AlreadyThreaded {
         pid: i32,
@@ -149,7 +157,28 @@ struct Adopted {
     dir: PathBuf,
     /// v2: the process's cgroup before adoption.
     original: PathBuf,
+    /// The process's start time (clock ticks since boot) when first adopted: a pid is reused
+    /// once its process has exited, so the pid alone cannot say it is still the same process.
+    start_ticks: u64,
     threads: Vec<AdoptedThread>,
+}
+
+/// Whether a pid still names the process that was adopted.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Identity {
+    Same,
+    /// No such process any more: nothing to move.
+    Gone,
+    /// Another process has the pid now: it must not be moved.
+    Reused,
+}
+
+fn identity(pid: i32, start_ticks: u64) -> Identity {
+    match crate::measure::process_start_ticks(pid) {
+        Some(t) if t == start_ticks => Identity::Same,
+        Some(_) => Identity::Reused,
+        None => Identity::Gone,
+    }
 }
 
 /// Freezes and thaws single threads of other processes (or of this one) through the cgroup
@@ -255,6 +284,13 @@ impl Freezer {
         &self.root
     }
 
+    /// Whether this freezer holds process `pid` (v2: the process is in `<namespace>/<pid>`),
+    /// with or without threads: [`Freezer::release`] gives it back.
+    #[must_use]
+    pub fn holds(&self, pid: i32) -> bool {
+        self.adopted.contains_key(&pid)
+    }
+
     /// The threads of `pid` this freezer holds.
     #[must_use]
     pub fn handles(&self, pid: i32) -> Vec<ThreadHandle> {
@@ -267,14 +303,29 @@ impl Freezer {
     /// Moves thread `tid` of process `pid` into a freezable cgroup of its own,
     /// `<namespace>/<pid>/<label>-<tid>`, thawed. With cgroup v2 the first adoption of a process
     /// also moves the whole process into `<namespace>/<pid>` (its other threads stay there,
-    /// running); [`Freezer::release`] moves it back.
+    /// running); [`Freezer::release`] moves it back. The process's start time is recorded then,
+    /// and checked before each later adoption of one of its threads and before any release.
     ///
     /// # Errors
     /// [`FreezerError::BadName`], [`FreezerError::ThreadNotFound`],
     /// [`FreezerError::AlreadyAdopted`], [`FreezerError::AlreadyThreaded`] (v2: the process
-    /// already lives in a threaded subtree), or the kernel's refusal as [`FreezerError::Io`].
+    /// already lives in a threaded subtree), [`FreezerError::PidReused`] (the held process has
+    /// exited and `pid` names another one: the held entry is dropped and its cgroups removed
+    /// without moving `pid`), or the kernel's refusal as [`FreezerError::Io`].
     pub fn adopt(&mut self, pid: i32, tid: i32, label: &str) -> Result<ThreadHandle, FreezerError> {
         check_name("label", label)?;
+        if let Some(a) = self.adopted.get(&pid) {
+            match identity(pid, a.start_ticks) {
+                Identity::Same => {}
+                Identity::Gone => return Err(FreezerError::ThreadNotFound { pid, tid }),
+                Identity::Reused => {
+                    if let Some(a) = self.adopted.remove(&pid) {
+                        let _ = self.release_adopted(pid, a);
+                    }
+                    return Err(FreezerError::PidReused { pid });
+                }
+            }
+        }
         if pid <= 0 || tid <= 0 || !Path::new(&format!("/proc/{pid}/task/{tid}")).exists() {
             return Err(FreezerError::ThreadNotFound { pid, tid });
         }
@@ -381,15 +432,41 @@ impl Freezer {
 
     /// Thaws every adopted thread of `pid`, moves the process (v2) or its threads (v1) back to
     /// the cgroups they came from, and removes its cgroups. Threads or a process that exited are
-    /// not an error; a pid this freezer does not hold is nothing to do.
+    /// not an error; a pid this freezer does not hold is nothing to do. The process is moved by
+    /// its pid only while the pid has the start time recorded at adoption; otherwise only what
+    /// the kernel lists inside this freezer's own cgroups is moved out.
     ///
     /// # Errors
-    /// The first failure; the rest of the clean-up is still attempted.
+    /// [`FreezerError::PidReused`] when `pid` names another process now (the clean-up is done
+    /// all the same); else the first failure, the rest of the clean-up still attempted.
     pub fn release(&mut self, pid: i32) -> Result<(), FreezerError> {
         match self.adopted.remove(&pid) {
             Some(a) => self.release_adopted(pid, a),
             None => Ok(()),
         }
+    }
+
+    /// Gives back one adopted thread: thaws it, moves it (and any thread it started) back to the
+    /// process's domain `<namespace>/<pid>` (v2) or to the freezer cgroup it came from (v1), and
+    /// removes its cgroup. The process stays held, even with no thread left, until
+    /// [`Freezer::release`]. A thread this freezer does not hold is nothing to do.
+    ///
+    /// # Errors
+    /// [`FreezerError::PidReused`] when `pid` names another process now: the whole process is
+    /// then released as [`Freezer::release`] does. Else the first failure, the rest still tried.
+    pub fn release_thread(&mut self, pid: i32, tid: i32) -> Result<(), FreezerError> {
+        let Some(a) = self.adopted.get_mut(&pid) else {
+            return Ok(());
+        };
+        let Some(i) = a.threads.iter().position(|t| t.handle.tid == tid) else {
+            return Ok(());
+        };
+        if identity(pid, a.start_ticks) == Identity::Reused {
+            return self.release(pid);
+        }
+        let t = a.threads.remove(i);
+        let domain = a.dir.clone();
+        self.release_thread_of(&domain, &t)
     }
 
     /// Releases every process and removes the namespace directory, reporting the first failure
@@ -444,6 +521,8 @@ impl Freezer {
 
     fn enter_process(&self, pid: i32) -> Result<Adopted, FreezerError> {
         let dir = self.root.join(pid.to_string());
+        let start_ticks = crate::measure::process_start_ticks(pid)
+            .ok_or(FreezerError::ThreadNotFound { pid, tid: pid })?;
         let original = match self.kind {
             FreezerKind::V2Threaded => {
                 let path = PathBuf::from(format!("/proc/{pid}/cgroup"));
@@ -485,6 +564,7 @@ impl Freezer {
         Ok(Adopted {
             dir,
             original,
+            start_ticks,
             threads: Vec::new(),
         })
     }
@@ -539,7 +619,29 @@ impl Freezer {
         })
     }
 
+    /// Thaws `t`, moves every thread in its cgroup out (to `domain`, v2; to where `t` came from,
+    /// v1) and removes the cgroup. Only ids the kernel lists in `t`'s cgroup are written, so
+    /// nothing outside it can be moved.
+    fn release_thread_of(&self, domain: &Path, t: &AdoptedThread) -> Result<(), FreezerError> {
+        let leaf = &t.handle.dir;
+        let mut first = ignore_gone(write_frozen(self.kind, leaf, false));
+        let (members, dest) = match self.kind {
+            // Inside one threaded subtree a thread moves alone, by `cgroup.threads`.
+            FreezerKind::V2Threaded => (leaf.join("cgroup.threads"), domain.join("cgroup.threads")),
+            FreezerKind::V1 => (
+                leaf.join("tasks"),
+                existing_ancestor(&t.original, &self.mount).join("tasks"),
+            ),
+        };
+        for id in read_ids(&members) {
+            keep_first(&mut first, move_id(&dest, id));
+        }
+        keep_first(&mut first, remove_dir_settled(leaf));
+        first
+    }
+
     fn release_adopted(&self, pid: i32, a: Adopted) -> Result<(), FreezerError> {
+        let who = identity(pid, a.start_ticks);
         let mut first = Ok(());
         for t in &a.threads {
             keep_first(
@@ -551,8 +653,13 @@ impl Freezer {
             FreezerKind::V2Threaded => {
                 let target = existing_ancestor(&a.original, &self.mount);
                 let procs = target.join("cgroup.procs");
-                keep_first(&mut first, move_id(&procs, pid));
-                // Processes forked by adopted threads started in our cgroups: send them along.
+                // By pid only while it is still the adopted process: a reused pid names a process
+                // that was never ours. (Without one, the sweep below moves whatever is left.)
+                if who == Identity::Same {
+                    keep_first(&mut first, move_id(&procs, pid));
+                }
+                // What the kernel lists in our cgroups is there because of us (the adopted
+                // process, or processes forked by adopted threads): send it along.
                 let dirs = a.threads.iter().map(|t| t.handle.dir.clone());
                 for dir in dirs.chain([a.dir.clone()]) {
                     for other in read_ids(&dir.join("cgroup.procs")) {
@@ -574,6 +681,9 @@ impl Freezer {
             keep_first(&mut first, remove_dir_settled(&t.handle.dir));
         }
         keep_first(&mut first, remove_dir_settled(&a.dir));
+        if who == Identity::Reused {
+            return Err(FreezerError::PidReused { pid });
+        }
         first
     }
 }
@@ -749,9 +859,169 @@ fn parse_events_frozen(text: &str) -> Option<bool> {
         })
 }
 
+/// Helpers for the unit tests here and in `guis` that adopt threads of the test process.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::sync::{Mutex, MutexGuard};
+    use std::time::Duration;
+
+    use super::{Freezer, FreezerError, FreezerKind};
+
+    /// Adopting moves the whole test process between cgroup v2 domains: tests that adopt must
+    /// not overlap.
+    static ADOPTING: Mutex<()> = Mutex::new(());
+
+    pub(crate) fn serial() -> MutexGuard<'static, ()> {
+        ADOPTING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Upper bound on any wait: keeps a broken kernel from hanging the run; no assertion
+    /// depends on how long anything takes.
+    pub(crate) const GIVE_UP: Duration = Duration::from_secs(10);
+
+    /// A freezer with a namespace unique to this test process and `test`, or `None` (printing
+    /// `SKIPPED`) where the mechanism is unavailable (not root, no such hierarchy).
+    pub(crate) fn open(test: &str, kind: FreezerKind) -> Option<Freezer> {
+        let ns = format!("lull-unit-{}-{test}", std::process::id());
+        match Freezer::open_kind(&ns, kind) {
+            Ok(f) => Some(f),
+            Err(e @ FreezerError::Unavailable { .. }) => {
+                println!("SKIPPED: {e}");
+                None
+            }
+            Err(e) => panic!("{kind}: {e}"),
+        }
+    }
+
+    /// Every cgroup line of thread `tid` of this process.
+    pub(crate) fn thread_cgroups(tid: i32) -> String {
+        std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).unwrap()
+    }
+
+    /// Subdirectories of `dir` (cgroups left behind).
+    pub(crate) fn subdirs(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect()
+    }
+
+    /// A thread of this test process blocked in `read(2)` on a socket (not a futex wait, so
+    /// guiS freezes it rather than leaving it parked), echoing each byte it gets. It uses no
+    /// CPU, so it does not disturb the timing-sensitive tests running beside it.
+    pub(crate) struct Sleeper {
+        pub(crate) tid: i32,
+        stream: UnixStream,
+    }
+
+    impl Sleeper {
+        pub(crate) fn start() -> Sleeper {
+            let (ours, mut theirs) = UnixStream::pair().unwrap();
+            // Only a bound on a broken kernel: a frozen thread answers when thawed.
+            ours.set_read_timeout(Some(GIVE_UP)).unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                tx.send(crate::sys::gettid()).unwrap();
+                let mut b = [0u8];
+                while theirs.read_exact(&mut b).is_ok() && theirs.write_all(&b).is_ok() {}
+            });
+            Sleeper {
+                tid: rx.recv().unwrap(),
+                stream: ours,
+            }
+        }
+
+        /// Sends the thread a byte and reads it back: the thread ran, so it is not frozen.
+        pub(crate) fn answers(&self) {
+            (&self.stream).write_all(&[1]).unwrap();
+            let mut b = [0u8];
+            (&self.stream)
+                .read_exact(&mut b)
+                .expect("the thread answers (it is not frozen)");
+        }
+    }
+
+    // Dropping a `Sleeper` closes the socket and its thread ends (once thawed); it is not
+    // joined, so a failed test that drops one still frozen does not hang.
+
+    impl Freezer {
+        /// Makes the recorded start time of `pid` wrong, as if the process had exited and its
+        /// pid been reused: the only way to reach that path deterministically.
+        pub(crate) fn forge_start_ticks(&mut self, pid: i32) {
+            if let Some(a) = self.adopted.get_mut(&pid) {
+                a.start_ticks = a.start_ticks.wrapping_add(1);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A held process whose pid has another start time is never written to a cgroup file: the
+    /// next adoption and a release report `PidReused`, the entry goes and its cgroups are
+    /// removed (here the "other" process is this one, still inside them, so the sweep of what
+    /// the kernel lists in our own cgroups brings it back).
+    fn reused_pid_is_dropped(kind: FreezerKind) {
+        use test_support::{open, serial, subdirs, thread_cgroups, Sleeper, GIVE_UP};
+        let _serial = serial();
+        let Some(mut f) = open("reuse", kind) else {
+            return;
+        };
+        let pid = std::process::id() as i32;
+        let (a, b) = (Sleeper::start(), Sleeper::start());
+        let before = [a.tid, b.tid].map(thread_cgroups);
+
+        let h = f.adopt(pid, a.tid, "drawing").unwrap();
+        f.freeze(&h).unwrap();
+        f.wait_settled(&h, true, GIVE_UP).unwrap();
+        f.forge_start_ticks(pid);
+        assert!(matches!(
+            f.adopt(pid, b.tid, "foreground"),
+            Err(FreezerError::PidReused { pid: p }) if p == pid
+        ));
+        assert!(!f.holds(pid));
+        assert!(subdirs(f.root()).is_empty());
+        a.answers();
+        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+
+        f.adopt(pid, a.tid, "drawing").unwrap();
+        f.forge_start_ticks(pid);
+        assert!(matches!(
+            f.release(pid),
+            Err(FreezerError::PidReused { .. })
+        ));
+        assert!(!f.holds(pid));
+        assert!(subdirs(f.root()).is_empty());
+        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+
+        f.adopt(pid, a.tid, "drawing").unwrap();
+        f.forge_start_ticks(pid);
+        assert!(matches!(
+            f.release_thread(pid, a.tid),
+            Err(FreezerError::PidReused { .. })
+        ));
+        assert!(!f.holds(pid));
+        assert!(subdirs(f.root()).is_empty());
+        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+        f.close().unwrap();
+    }
+
+    #[test]
+    fn v2_threaded_reused_pid_is_dropped() {
+        reused_pid_is_dropped(FreezerKind::V2Threaded);
+    }
+
+    #[test]
+    fn v1_reused_pid_is_dropped() {
+        reused_pid_is_dropped(FreezerKind::V1);
+    }
 
     #[test]
     fn names_are_plain_file_names() {

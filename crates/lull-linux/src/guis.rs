@@ -11,8 +11,11 @@
 //!   to it, each adopted thread that table 1 forbids is frozen and each it allows is thawed. Only
 //!   declared drawing and foreground threads are ever touched: the event thread is gated by the
 //!   ESM's push, the background thread always runs, and a process that declared nothing (not a
-//!   GUI app) is never moved (the fair-scheduling compatibility mode). Everything happens in the
-//!   daemon's loop as a consequence of a message; there is no timer and no polling.
+//!   GUI app) is never moved (the fair-scheduling compatibility mode). A category re-declared
+//!   with another thread gives the old thread back ([`Freezer::release_thread`]); a process is
+//!   given back once the freezer holds no thread of it for another app. A pid whose process
+//!   exited and was reused is never moved ([`GuisCounters::pid_reused`]). Everything happens in
+//!   the daemon's loop as a consequence of a message; there is no timer and no polling.
 //! - **Idle forcing**: after every ESM `Wait` of a GUI app, window-state change, thread
 //!   declaration and detach, [`rules::idle_now`] is evaluated over the attached apps and fed to an
 //!   [`IdleEdge`]; on the rising edge the [`IdleAction`] runs once.
@@ -206,9 +209,15 @@ pub struct GuisCounters {
     pub left_parked: u64,
     /// Writes to the freezer that failed (freeze or thaw).
     pub freeze_errors: u64,
-    /// Processes given back (moved to their original cgroups) when their last app left.
+    /// Processes given back (moved to their original cgroups): when their last app with
+    /// adopted threads left, or when a re-declaration left none of their threads adopted.
     pub released: u64,
+    /// Failed releases of a process or of a single re-declared thread.
     pub release_errors: u64,
+    /// Times an adopted process was found to have exited and its pid to name another process
+    /// (start time in `/proc/PID/stat` changed): guiS removed its cgroups without moving that
+    /// pid, and adopts nothing more for the apps that had threads of it.
+    pub pid_reused: u64,
     pub idle_evaluations: u64,
     /// Entries into idle: the idle action ran this many times.
     pub idle_forced: u64,
@@ -247,6 +256,8 @@ struct Held {
 #[derive(Debug)]
 struct HeldApp {
     pid: i32,
+    /// `pid` turned out to name another process: nothing more is adopted for this app.
+    pid_reused: bool,
     threads: Vec<Held>,
 }
 
@@ -322,60 +333,138 @@ impl GuisHost {
         tid: i32,
         window: WindowState,
     ) {
+        if self.freezer.is_none() {
+            return;
+        }
+        let entry = self.held.entry(app).or_insert_with(|| HeldApp {
+            pid,
+            pid_reused: false,
+            threads: Vec::new(),
+        });
+        if entry.pid_reused {
+            self.counters.adopt_failed += 1;
+            return;
+        }
+        let replaced = match entry.threads.iter().position(|t| t.category == category) {
+            Some(i) if entry.threads[i].handle.tid == tid => return,
+            Some(i) => Some(entry.threads.remove(i)),
+            None => None,
+        };
         let Some(freezer) = self.freezer.as_mut() else {
             return;
         };
-        let entry = self.held.entry(app).or_insert_with(|| HeldApp {
-            pid,
-            threads: Vec::new(),
-        });
-        if let Some(i) = entry.threads.iter().position(|t| t.category == category) {
-            if entry.threads[i].handle.tid == tid {
-                return;
-            }
-            // Declared again with another thread: the old one is no longer gated. It stays in
-            // its (thawed) cgroup until the process is released.
-            let old = entry.threads.remove(i);
-            if old.frozen && freezer.thaw(&old.handle).is_err() {
-                self.counters.freeze_errors += 1;
+        if let Some(old) = replaced {
+            // Declared again with another thread: the old one is no longer gated. Give it back
+            // (thawed, out of its cgroup, which goes) so the freezer no longer counts it and a
+            // client that keeps re-declaring cannot pile up cgroups.
+            match freezer.release_thread(old.handle.pid, old.handle.tid) {
+                Ok(()) => {}
+                Err(FreezerError::PidReused { .. }) => {
+                    self.counters.adopt_failed += 1;
+                    self.note_pid_reused(pid);
+                    // Its thread of the exited process was taken out of the list above.
+                    if let Some(h) = self.held.get_mut(&app) {
+                        h.pid_reused = true;
+                        h.threads.clear();
+                    }
+                    return;
+                }
+                Err(_) => self.counters.release_errors += 1,
             }
         }
-        match freezer.adopt(pid, tid, category.name()) {
+        let mut adopted = freezer.adopt(pid, tid, category.name());
+        if let Err(FreezerError::PidReused { .. }) = adopted {
+            self.note_pid_reused(pid);
+            // The freezer dropped the exited process. This app had no thread of it (else it is
+            // marked now), so it may well have attached from the pid's new process: the
+            // server checked that `tid` belongs to that one.
+            if self.held.get(&app).is_some_and(|h| !h.pid_reused) {
+                if let Some(f) = self.freezer.as_mut() {
+                    adopted = f.adopt(pid, tid, category.name());
+                }
+            }
+        }
+        match adopted {
             Ok(handle) => {
                 self.counters.adopted += 1;
-                entry.threads.push(Held {
-                    category,
-                    handle,
-                    frozen: false,
-                });
+                if let Some(entry) = self.held.get_mut(&app) {
+                    entry.threads.push(Held {
+                        category,
+                        handle,
+                        frozen: false,
+                    });
+                }
                 self.enforce(app, window);
             }
             Err(_) => {
                 self.counters.adopt_failed += 1;
-                if entry.threads.is_empty() {
-                    self.held.remove(&app);
+                // The thread replaced above may have been the process's last one here: give the
+                // process back now rather than when its app leaves.
+                if self
+                    .freezer
+                    .as_ref()
+                    .is_some_and(|f| f.handles(pid).is_empty())
+                {
+                    self.release_process(pid);
                 }
             }
         }
     }
 
-    /// `app` left: its threads are thawed, and its process given back once no other app of the
-    /// same process has threads here.
+    /// `app` left: its threads are given back, and its process too once the freezer holds no
+    /// thread of it (no other app of the same process has threads adopted).
     fn forget(&mut self, app: AppId) {
         let (Some(freezer), Some(gone)) = (self.freezer.as_mut(), self.held.remove(&app)) else {
             return;
         };
-        if self.held.values().any(|h| h.pid == gone.pid) {
-            for t in gone.threads.iter().filter(|t| t.frozen) {
-                if freezer.thaw(&t.handle).is_err() {
-                    self.counters.freeze_errors += 1;
-                }
-            }
+        if gone.pid_reused {
             return;
         }
-        match freezer.release(gone.pid) {
+        let others = freezer
+            .handles(gone.pid)
+            .iter()
+            .any(|h| !gone.threads.iter().any(|t| t.handle == *h));
+        if !others {
+            self.release_process(gone.pid);
+            return;
+        }
+        for t in &gone.threads {
+            match freezer.release_thread(t.handle.pid, t.handle.tid) {
+                Ok(()) => {}
+                Err(FreezerError::PidReused { .. }) => {
+                    self.note_pid_reused(gone.pid);
+                    return;
+                }
+                Err(_) => self.counters.release_errors += 1,
+            }
+        }
+    }
+
+    /// Gives process `pid` back (thawed, in its original cgroups), if the freezer holds it.
+    fn release_process(&mut self, pid: i32) {
+        let Some(freezer) = self.freezer.as_mut().filter(|f| f.holds(pid)) else {
+            return;
+        };
+        match freezer.release(pid) {
             Ok(()) => self.counters.released += 1,
+            Err(FreezerError::PidReused { .. }) => self.note_pid_reused(pid),
             Err(_) => self.counters.release_errors += 1,
+        }
+    }
+
+    /// The freezer found that `pid` names another process now and dropped the exited one
+    /// without moving that pid. The apps that had threads of it attached from the exited
+    /// process: they keep no thread here and adopt nothing more. An app with no thread here
+    /// cannot be told apart (the pid is all the server records) and stays trusted.
+    fn note_pid_reused(&mut self, pid: i32) {
+        self.counters.pid_reused += 1;
+        for h in self
+            .held
+            .values_mut()
+            .filter(|h| h.pid == pid && !h.threads.is_empty())
+        {
+            h.pid_reused = true;
+            h.threads.clear();
         }
     }
 
@@ -761,6 +850,167 @@ mod tests {
         ] {
             assert!(!parse_parked_in_futex(other), "{other}");
         }
+    }
+
+    /// guiS with a freezer of `kind`, outside a daemon; `None` (printed `SKIPPED`) without one.
+    fn host(test: &str, kind: FreezerKind) -> Option<GuisHost> {
+        let freezer = freezer::test_support::open(test, kind)?;
+        Some(GuisHost {
+            status: GuisStatus {
+                enabled: true,
+                kernel: KernelEnforcement::Active {
+                    kind,
+                    cgroup_root: freezer.root().to_owned(),
+                },
+                idle_action: IdleAction::None,
+            },
+            freezer: Some(freezer),
+            held: BTreeMap::new(),
+            edge: IdleEdge::new(),
+            acting: false,
+            children: Vec::new(),
+            counters: GuisCounters::default(),
+        })
+    }
+
+    const APP: AppId = AppId {
+        index: 1,
+        generation: 0,
+    };
+
+    const BACKGROUND: WindowState = WindowState {
+        stacking: lull_model::Stacking::Background,
+        ..WindowState::FRONT
+    };
+
+    /// Waits until the kernel reports adopted thread `tid` of `pid` frozen.
+    fn settled_frozen(g: &GuisHost, pid: i32, tid: i32) {
+        let f = g.freezer.as_ref().unwrap();
+        let h = f.handles(pid).into_iter().find(|h| h.tid == tid).unwrap();
+        f.wait_settled(&h, true, freezer::test_support::GIVE_UP)
+            .unwrap();
+    }
+
+    /// Drawing declared T1, T2, T1 while table 1 forbids drawing: each adopted spinner is
+    /// frozen, each replaced one thawed and given back, so the third declaration adopts T1
+    /// again; when the app leaves the process is released and back where it was, no cgroup
+    /// left.
+    fn redeclaring_gives_threads_back(kind: FreezerKind) {
+        use freezer::test_support::{serial, subdirs, thread_cgroups, Sleeper};
+        let _serial = serial();
+        let Some(mut g) = host("guis-redeclare", kind) else {
+            return;
+        };
+        let pid = std::process::id() as i32;
+        let (t1, t2) = (Sleeper::start(), Sleeper::start());
+        let before = [t1.tid, t2.tid, crate::sys::gettid()].map(thread_cgroups);
+        let root = g.status.freezer().unwrap().1.to_owned();
+        let leaf = |tid: i32| root.join(pid.to_string()).join(format!("drawing-{tid}"));
+        for (tid, old) in [(t1.tid, None), (t2.tid, Some(&t1)), (t1.tid, Some(&t2))] {
+            g.adopt(APP, pid, ThreadCategory::Drawing, tid, BACKGROUND);
+            assert!(leaf(tid).is_dir());
+            settled_frozen(&g, pid, tid);
+            if let Some(old) = old {
+                old.answers();
+                assert!(!leaf(old.tid).exists());
+            }
+            // Re-declaring the same thread changes nothing.
+            g.adopt(APP, pid, ThreadCategory::Drawing, tid, BACKGROUND);
+        }
+        let f = g.freezer.as_ref().unwrap();
+        assert_eq!(f.handles(pid).len(), 1);
+        g.forget(APP);
+        t1.answers();
+        assert!(!g.freezer.as_ref().unwrap().holds(pid));
+        assert_eq!(
+            [t1.tid, t2.tid, crate::sys::gettid()].map(thread_cgroups),
+            before
+        );
+        assert!(subdirs(&root).is_empty(), "{:?}", subdirs(&root));
+        let c = g.counters;
+        assert_eq!(
+            (c.adopted, c.adopt_failed, c.freezes, c.thaws),
+            (3, 0, 3, 0)
+        );
+        assert_eq!((c.released, c.release_errors, c.pid_reused), (1, 0, 0));
+        g.close();
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn v2_threaded_redeclaring_gives_threads_back() {
+        redeclaring_gives_threads_back(FreezerKind::V2Threaded);
+    }
+
+    #[test]
+    fn v1_redeclaring_gives_threads_back() {
+        redeclaring_gives_threads_back(FreezerKind::V1);
+    }
+
+    /// When the freezer finds a pid naming another process (simulated by altering the recorded
+    /// start time), guiS counts it, stops trusting the apps that had threads of the exited
+    /// process, and lets an app without any (one attached from the new process) adopt afresh.
+    fn reused_pid_is_counted_and_not_trusted(kind: FreezerKind) {
+        use freezer::test_support::{serial, subdirs, thread_cgroups, Sleeper};
+        let _serial = serial();
+        let Some(mut g) = host("guis-reuse", kind) else {
+            return;
+        };
+        let (app2, app3) = (AppId { index: 2, ..APP }, AppId { index: 3, ..APP });
+        let pid = std::process::id() as i32;
+        let (t1, t2) = (Sleeper::start(), Sleeper::start());
+        let before = [t1.tid, t2.tid, crate::sys::gettid()].map(thread_cgroups);
+        let root = g.status.freezer().unwrap().1.to_owned();
+        let holds = |g: &GuisHost| g.freezer.as_ref().unwrap().holds(pid);
+
+        // Found on re-declaration (giving back the replaced thread).
+        g.adopt(APP, pid, ThreadCategory::Drawing, t1.tid, BACKGROUND);
+        settled_frozen(&g, pid, t1.tid);
+        g.freezer.as_mut().unwrap().forge_start_ticks(pid);
+        g.adopt(APP, pid, ThreadCategory::Drawing, t2.tid, BACKGROUND);
+        t1.answers();
+        assert!(!holds(&g));
+        assert!(subdirs(&root).is_empty());
+        assert_eq!((g.counters.pid_reused, g.counters.adopt_failed), (1, 1));
+
+        // A new app of the pid adopts afresh; then found on another app's adoption.
+        g.adopt(app2, pid, ThreadCategory::Foreground, t2.tid, BACKGROUND);
+        settled_frozen(&g, pid, t2.tid);
+        g.freezer.as_mut().unwrap().forge_start_ticks(pid);
+        g.adopt(app3, pid, ThreadCategory::Drawing, t1.tid, BACKGROUND);
+        t2.answers();
+        let handles = g.freezer.as_ref().unwrap().handles(pid);
+        assert_eq!(handles.iter().map(|h| h.tid).collect::<Vec<_>>(), [t1.tid]);
+        assert_eq!(g.counters.pid_reused, 2);
+
+        // Untrusted apps adopt and release nothing; the trusted one releases its process.
+        g.adopt(APP, pid, ThreadCategory::Foreground, t2.tid, BACKGROUND);
+        g.adopt(app2, pid, ThreadCategory::Drawing, t2.tid, BACKGROUND);
+        g.forget(APP);
+        g.forget(app2);
+        assert!(holds(&g));
+        g.forget(app3);
+        t1.answers();
+        assert!(!holds(&g));
+        assert!(subdirs(&root).is_empty(), "{:?}", subdirs(&root));
+        assert_eq!(
+            [t1.tid, t2.tid, crate::sys::gettid()].map(thread_cgroups),
+            before
+        );
+        let c = g.counters;
+        assert_eq!((c.adopted, c.adopt_failed, c.pid_reused), (3, 3, 2));
+        assert_eq!((c.released, c.release_errors), (1, 0));
+        g.close();
+    }
+
+    #[test]
+    fn v2_threaded_reused_pid_is_counted_and_not_trusted() {
+        reused_pid_is_counted_and_not_trusted(FreezerKind::V2Threaded);
+    }
+
+    #[test]
+    fn v1_reused_pid_is_counted_and_not_trusted() {
+        reused_pid_is_counted_and_not_trusted(FreezerKind::V1);
     }
 
     #[test]

@@ -29,10 +29,26 @@ use lull_model::{AppId, WindowState};
 use crate::daemon::{Closer, DaemonState};
 use crate::event_loop::{FnSource, LoopCtl, PostAction, Token};
 use crate::fbdev::FrameBuffer;
+use crate::measure;
 use crate::sys::{self, PeerCred};
 
-/// Bytes read from a channel per `read` call.
+/// Bytes read from a channel per `read` call, and per readiness: a client that keeps its channel
+/// full is served one chunk per turn of the loop, so input and other clients interleave with it.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// Commands handled from one channel per turn of the loop. A well-behaved app sends one to a
+/// few per frame; a client that sends more (64 KiB holds about 5,400 `DRAW`s, each of which may
+/// restack a full-screen window) has the rest handled in later turns, after the other ready
+/// descriptors — input among them — have been served.
+pub const MAX_COMMANDS_PER_TURN: usize = 64;
+
+/// Control connections open at once. A control connection only attaches or runs the window
+/// manager, so a few dozen are plenty; beyond this a new one is closed at once (counted).
+pub const MAX_CONTROL_CONNECTIONS: usize = 64;
+
+/// Bytes a control connection may have buffered: the largest control request (`ATTACH` with a
+/// name of `MAX_NAME_LEN` bytes) is well under this, so more is a misbehaving peer.
+const MAX_CONTROL_BUFFER: usize = 4096;
 
 /// How to run the display server.
 #[derive(Clone, Debug)]
@@ -66,6 +82,26 @@ pub struct KdsHostCounters {
     pub not_reading_closed: u64,
     /// Frame-buffer presentations that failed (the screen stays correct in memory).
     pub present_errors: u64,
+    /// Control connections closed at once because [`MAX_CONTROL_CONNECTIONS`] were open, or
+    /// because the daemon was out of descriptors.
+    pub control_refused: u64,
+    /// Control connections closed for buffering more than a control request can be.
+    pub control_oversized_closed: u64,
+    /// `ATTACH`es refused because the app's channels could not be made.
+    pub attach_resource_errors: u64,
+    /// Turns that ended with commands left for later ([`MAX_COMMANDS_PER_TURN`]).
+    pub turns_deferred: u64,
+}
+
+/// How far a turn on a channel got through its buffered commands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Processed {
+    /// Every complete command was handled.
+    Done,
+    /// [`MAX_COMMANDS_PER_TURN`] were handled; complete commands may be left.
+    More,
+    /// The channel must close.
+    Close,
 }
 
 /// Everything the daemon reports about its display server when it stops.
@@ -79,6 +115,12 @@ struct PrivateChannel {
     fd: OwnedFd,
     token: Token,
     inbuf: Vec<u8>,
+    /// The last turn stopped at [`MAX_COMMANDS_PER_TURN`]: `inbuf` may hold complete commands.
+    deferred: bool,
+    /// The attaching process's start time (`/proc/PID/stat`), read at `ATTACH`: with the pid it
+    /// names that one process, so a `THREAD` after the process exited and its pid was reused is
+    /// refused. `None` when it could not be read (the process was already gone).
+    pid_start_ticks: Option<u64>,
 }
 
 /// Called with every window-state change the display server pushes to an app (guiS listens).
@@ -93,6 +135,8 @@ pub struct KdsHost {
     out: Vec<u8>,
     pub(crate) on_window_state: Option<WindowStateHook>,
     pub(crate) socket_path: PathBuf,
+    /// Control connections open now.
+    control_open: usize,
 }
 
 impl std::fmt::Debug for KdsHost {
@@ -124,6 +168,7 @@ impl KdsHost {
             out: Vec::with_capacity(256),
             on_window_state: None,
             socket_path: config.socket_path.clone(),
+            control_open: 0,
         };
         host.present(Some(Rect::new(
             0,
@@ -138,6 +183,12 @@ impl KdsHost {
     #[must_use]
     pub fn server(&self) -> &Kds {
         &self.kds
+    }
+
+    /// Control connections open now.
+    #[must_use]
+    pub fn control_connections_open(&self) -> usize {
+        self.control_open
     }
 
     #[must_use]
@@ -183,26 +234,28 @@ fn send_reply(out: &mut Vec<u8>, fd: RawFd, reply: &Reply, fds: &[RawFd]) -> io:
     }
 }
 
-/// Reads what `fd` has into `inbuf`, in chunks, calling `each` after every chunk so that at most
-/// one partial message plus one chunk is ever buffered. Returns `Ok(false)` at end of file.
+/// Reads one chunk (at most `chunk` bytes) of what `fd` has into `inbuf` and hands the buffer to `each`, so at most one
+/// partial message plus one chunk is ever buffered and one client gets one chunk per turn of
+/// the (level-triggered) loop, which calls again while more is waiting. Returns `Ok(false)` at
+/// end of file.
 fn read_available(
     fd: RawFd,
     inbuf: &mut Vec<u8>,
-    mut each: impl FnMut(&mut Vec<u8>) -> bool,
+    chunk: usize,
+    each: impl FnOnce(&mut Vec<u8>),
 ) -> io::Result<bool> {
-    let mut chunk = vec![0u8; READ_CHUNK];
-    loop {
-        match sys::read(fd, &mut chunk) {
-            Ok(0) => return Ok(false),
-            Ok(n) => {
-                inbuf.extend_from_slice(&chunk[..n]);
-                if !each(inbuf) {
-                    return Ok(true);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-            Err(e) => return Err(e),
+    let start = inbuf.len();
+    inbuf.resize(start + chunk, 0);
+    let read = sys::read(fd, &mut inbuf[start..]);
+    inbuf.truncate(start + *read.as_ref().unwrap_or(&0));
+    match read {
+        Ok(0) => Ok(false),
+        Ok(_) => {
+            each(inbuf);
+            Ok(true)
         }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(true),
+        Err(e) => Err(e),
     }
 }
 
@@ -270,9 +323,20 @@ impl DaemonState {
             .kds
             .as_mut()
             .expect("KDS requests arrive only with a KDS");
-        let outcome = host
-            .kds
-            .handle(&mut self.esm, channel, req, &sys::thread_of_process);
+        let pinned = match channel {
+            Channel::Private(app) => host.channels.get(&app).and_then(|c| c.pid_start_ticks),
+            Channel::Control { .. } => None,
+        };
+        // A thread of the attaching process, and that process still the one that attached.
+        let same_process = |pid: u32, tid: u32| {
+            sys::thread_of_process(pid, tid)
+                && pinned.is_some()
+                && i32::try_from(pid)
+                    .ok()
+                    .and_then(measure::process_start_ticks)
+                    == pinned
+        };
+        let outcome = host.kds.handle(&mut self.esm, channel, req, &same_process);
         let damage = host.kds.take_damage();
         host.present(damage);
         let memfd = if outcome.snapshot {
@@ -285,7 +349,7 @@ impl DaemonState {
         let reply = match (outcome.snapshot, &memfd) {
             (true, None) => Reply::Error {
                 request_type: wire::request_type::SNAPSHOT,
-                code: ErrorCode::Malformed as u32,
+                code: ErrorCode::Resources as u32,
                 message: "the server could not create the snapshot's memfd".into(),
             },
             _ => outcome.reply,
@@ -308,34 +372,54 @@ impl DaemonState {
         };
         let fd = ch.fd.as_raw_fd();
         let mut inbuf = std::mem::take(&mut ch.inbuf);
-        let mut closing = false;
-        let read = read_available(fd, &mut inbuf, |buf| {
-            closing = self.process_private(app, buf, ctl);
-            !closing
-        });
-        if closing || !matches!(read, Ok(true)) {
+        let mut processed = Processed::Done;
+        // Commands left from the last turn come first; the channel is read again after them.
+        let read = if std::mem::take(&mut ch.deferred) {
+            processed = self.process_private(app, &mut inbuf, ctl);
+            Ok(true)
+        } else {
+            read_available(fd, &mut inbuf, READ_CHUNK, |buf| {
+                processed = self.process_private(app, buf, ctl);
+            })
+        };
+        if processed == Processed::Close || !matches!(read, Ok(true)) {
             self.disconnect(app, Some(ctl), Closer::KdsSource);
             return PostAction::Remove;
         }
-        if let Some(ch) = self.kds.as_mut().and_then(|h| h.channels.get_mut(&app)) {
-            ch.inbuf = inbuf;
+        let Some(host) = self.kds.as_mut() else {
+            return PostAction::Remove;
+        };
+        let Some(ch) = host.channels.get_mut(&app) else {
+            return PostAction::Remove;
+        };
+        ch.inbuf = inbuf;
+        if processed == Processed::More {
+            ch.deferred = true;
+            host.counters.turns_deferred += 1;
+            PostAction::Again
+        } else {
+            PostAction::Continue
         }
-        PostAction::Continue
     }
 
-    /// Handles every complete message in `buf`; returns `true` when the channel must close.
+    /// Handles the complete messages in `buf`, at most [`MAX_COMMANDS_PER_TURN`].
     fn process_private(
         &mut self,
         app: AppId,
         buf: &mut Vec<u8>,
         ctl: &mut LoopCtl<DaemonState>,
-    ) -> bool {
+    ) -> Processed {
         let mut at = 0;
-        let close = loop {
+        let mut handled = 0;
+        let processed = loop {
+            if handled == MAX_COMMANDS_PER_TURN {
+                break Processed::More;
+            }
             match wire::decode_request(&buf[at..]) {
-                Ok(None) => break false,
+                Ok(None) => break Processed::Done,
                 Ok(Some((req, used))) => {
                     at += used;
+                    handled += 1;
                     let Ran {
                         reply,
                         pushes,
@@ -343,21 +427,21 @@ impl DaemonState {
                         ..
                     } = self.run_request(Channel::Private(app), &req);
                     let Some(host) = self.kds.as_mut() else {
-                        break true;
+                        break Processed::Close;
                     };
                     let Some(fd) = host.channels.get(&app).map(|c| c.fd.as_raw_fd()) else {
-                        break true;
+                        break Processed::Close;
                     };
                     if send_reply(&mut host.out, fd, &reply, &[]).is_err() {
                         host.counters.not_reading_closed += 1;
-                        break true;
+                        break Processed::Close;
                     }
                     self.push_states(pushes, ctl);
                     if let (Request::Thread { category, tid }, Reply::Ok { .. }) = (&req, &reply) {
                         self.guis_thread_declared(app, *category, *tid, ctl);
                     }
                     if detach.is_some() {
-                        break true;
+                        break Processed::Close;
                     }
                 }
                 Err(e) => {
@@ -368,12 +452,12 @@ impl DaemonState {
                                 send_reply(&mut host.out, ch.fd.as_raw_fd(), &malformed(&e), &[]);
                         }
                     }
-                    break true;
+                    break Processed::Close;
                 }
             }
         };
         buf.drain(..at);
-        close
+        processed
     }
 
     /// `ATTACH` from a control connection: creates the app and sends it its channels.
@@ -386,9 +470,30 @@ impl DaemonState {
         name: &str,
         ctl: &mut LoopCtl<DaemonState>,
     ) -> io::Result<()> {
+        // The channels first: once the window manager has taken the app in, other apps' states
+        // have changed, and every later path must still tell them.
+        let made = (|| -> io::Result<_> {
+            let (srv_chan, cli_chan) = sys::stream_pair()?;
+            let (srv_esm, cli_esm) = sys::seqpacket_pair()?;
+            sys::set_nonblocking(srv_chan.as_raw_fd(), true)?;
+            sys::set_nonblocking(srv_esm.as_raw_fd(), true)?;
+            Ok((srv_chan, cli_chan, srv_esm, cli_esm))
+        })();
+        let host = self.kds.as_mut().expect("attach needs a KDS");
+        let (srv_chan, cli_chan, srv_esm, cli_esm) = match made {
+            Ok(fds) => fds,
+            Err(e) => {
+                host.counters.attach_resource_errors += 1;
+                let reply = Reply::Error {
+                    request_type: wire::request_type::ATTACH,
+                    code: ErrorCode::Resources as u32,
+                    message: format!("the server could not create the app's channels: {e}"),
+                };
+                return send_reply(&mut host.out, control_fd, &reply, &[]);
+            }
+        };
         let app = self.esm.add_app();
         let pid = u32::try_from(cred.pid).unwrap_or(0);
-        let host = self.kds.as_mut().expect("attach needs a KDS");
         let attached = host
             .kds
             .attach(&mut self.esm, app, pid, width, height, name);
@@ -406,21 +511,6 @@ impl DaemonState {
         };
         let damage = host.kds.take_damage();
         host.present(damage);
-        let made = (|| -> io::Result<_> {
-            let (srv_chan, cli_chan) = sys::stream_pair()?;
-            let (srv_esm, cli_esm) = sys::seqpacket_pair()?;
-            sys::set_nonblocking(srv_chan.as_raw_fd(), true)?;
-            sys::set_nonblocking(srv_esm.as_raw_fd(), true)?;
-            Ok((srv_chan, cli_chan, srv_esm, cli_esm))
-        })();
-        let (srv_chan, cli_chan, srv_esm, cli_esm) = match made {
-            Ok(fds) => fds,
-            Err(e) => {
-                host.kds.detach(app);
-                let _ = self.esm.remove_app(app);
-                return Err(e);
-            }
-        };
         let raw = srv_chan.as_raw_fd();
         let token = ctl.insert(Box::new(FnSource {
             fd: raw,
@@ -434,6 +524,10 @@ impl DaemonState {
                 fd: srv_chan,
                 token,
                 inbuf: Vec::new(),
+                deferred: false,
+                pid_start_ticks: i32::try_from(pid)
+                    .ok()
+                    .and_then(measure::process_start_ticks),
             },
         );
         // The event thread's ESM connection: an ordinary ESM client of the daemon, already
@@ -450,7 +544,10 @@ impl DaemonState {
         // Our copies of the client ends close here; the client holds its own.
         drop((cli_chan, cli_esm));
         if let Err(e) = sent {
+            // The app is gone before it knew it had come; the apps its arrival sent to the
+            // background are told all the same.
             self.disconnect(app, Some(ctl), Closer::Other);
+            self.push_states(pushes, ctl);
             return Err(e);
         }
         self.push_states(pushes, ctl);
@@ -489,39 +586,68 @@ struct ControlConn {
     cred: PeerCred,
     privileged: bool,
     inbuf: Vec<u8>,
+    /// As [`PrivateChannel::deferred`].
+    deferred: bool,
 }
 
 impl ControlConn {
-    /// Serves what arrived; `Remove` when the connection is done.
+    /// Serves what arrived, [`MAX_CONTROL_BUFFER`] bytes and [`MAX_COMMANDS_PER_TURN`] commands
+    /// at most per turn; `Remove` when the connection is done.
     fn ready(&mut self, st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
         let fd = self.fd.as_raw_fd();
         let mut inbuf = std::mem::take(&mut self.inbuf);
-        let mut close = false;
-        let read = read_available(fd, &mut inbuf, |buf| {
-            close = self.process(st, buf, ctl);
-            !close
-        });
+        let mut processed = Processed::Done;
+        let read = if std::mem::take(&mut self.deferred) {
+            processed = self.process(st, &mut inbuf, ctl);
+            Ok(true)
+        } else {
+            read_available(fd, &mut inbuf, MAX_CONTROL_BUFFER, |buf| {
+                processed = self.process(st, buf, ctl);
+            })
+        };
         self.inbuf = inbuf;
-        if close || !matches!(read, Ok(true)) {
+        if processed == Processed::Done && self.inbuf.len() > MAX_CONTROL_BUFFER {
+            // What is left is one unfinished request longer than any control request.
+            if let Some(host) = st.kds.as_mut() {
+                host.counters.control_oversized_closed += 1;
+            }
+            processed = Processed::Close;
+        }
+        if processed == Processed::Close || !matches!(read, Ok(true)) {
+            if let Some(host) = st.kds.as_mut() {
+                host.control_open = host.control_open.saturating_sub(1);
+            }
             PostAction::Remove
+        } else if processed == Processed::More {
+            self.deferred = true;
+            if let Some(host) = st.kds.as_mut() {
+                host.counters.turns_deferred += 1;
+            }
+            PostAction::Again
         } else {
             PostAction::Continue
         }
     }
 
+    /// Handles the complete messages in `buf`, at most [`MAX_COMMANDS_PER_TURN`].
     fn process(
         &mut self,
         st: &mut DaemonState,
         buf: &mut Vec<u8>,
         ctl: &mut LoopCtl<DaemonState>,
-    ) -> bool {
+    ) -> Processed {
         let fd = self.fd.as_raw_fd();
         let mut at = 0;
-        let close = loop {
+        let mut handled = 0;
+        let processed = loop {
+            if handled == MAX_COMMANDS_PER_TURN {
+                break Processed::More;
+            }
             match wire::decode_request(&buf[at..]) {
-                Ok(None) => break false,
+                Ok(None) => break Processed::Done,
                 Ok(Some((req, used))) => {
                     at += used;
+                    handled += 1;
                     if let Request::Attach {
                         width,
                         height,
@@ -532,7 +658,7 @@ impl ControlConn {
                             .attach(fd, self.cred, *width, *height, name, ctl)
                             .is_err()
                         {
-                            break true;
+                            break Processed::Close;
                         }
                         continue;
                     }
@@ -551,7 +677,7 @@ impl ControlConn {
                     let host = st.kds.as_mut().expect("control connections need a KDS");
                     if send_reply(&mut host.out, fd, &reply, &fds).is_err() {
                         host.counters.not_reading_closed += 1;
-                        break true;
+                        break Processed::Close;
                     }
                     st.push_states(pushes, ctl);
                 }
@@ -560,12 +686,12 @@ impl ControlConn {
                         host.counters.malformed_closed += 1;
                         let _ = send_reply(&mut host.out, fd, &malformed(&e), &[]);
                     }
-                    break true;
+                    break Processed::Close;
                 }
             }
         };
         buf.drain(..at);
-        close
+        processed
     }
 }
 
@@ -574,23 +700,52 @@ pub(crate) fn control_listener(
     listener: Rc<OwnedFd>,
 ) -> FnSource<impl FnMut(&mut DaemonState, &mut LoopCtl<DaemonState>) -> PostAction> {
     let fd = listener.as_raw_fd();
+    // A descriptor held in reserve: when `accept` fails for want of descriptors, it is given up
+    // to accept the waiting connection and close it, or the level-triggered listener would
+    // stay readable and the loop would spin.
+    let mut reserve: Option<OwnedFd> = reserve_fd();
     FnSource {
         fd,
         f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-            while let Ok(Some(conn)) = sys::accept(listener.as_fd()) {
+            loop {
+                let conn = match sys::accept(listener.as_fd()) {
+                    Ok(Some(conn)) => conn,
+                    Ok(None) => break,
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                        if let Some(host) = st.kds.as_mut() {
+                            host.counters.control_refused += 1;
+                        }
+                        drop(reserve.take());
+                        drop(sys::accept(listener.as_fd()));
+                        reserve = reserve_fd();
+                        if reserve.is_none() {
+                            break;
+                        }
+                        continue;
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+                    Err(_) => break,
+                };
+                let Some(host) = st.kds.as_mut() else {
+                    continue;
+                };
+                if host.control_open >= MAX_CONTROL_CONNECTIONS {
+                    host.counters.control_refused += 1;
+                    continue;
+                }
                 let Ok(cred) = sys::peer_cred(conn.as_raw_fd()) else {
                     continue;
                 };
                 let privileged = cred.uid == 0 || cred.uid == sys::geteuid();
-                if let Some(host) = st.kds.as_mut() {
-                    host.counters.control_connections += 1;
-                }
+                host.counters.control_connections += 1;
+                host.control_open += 1;
                 let raw = conn.as_raw_fd();
                 let mut cc = ControlConn {
                     fd: conn,
                     cred,
                     privileged,
                     inbuf: Vec::new(),
+                    deferred: false,
                 };
                 ctl.insert(Box::new(FnSource {
                     fd: raw,
@@ -602,4 +757,9 @@ pub(crate) fn control_listener(
             PostAction::Continue
         },
     }
+}
+
+/// A descriptor to give up when the daemon runs out of them (`/dev/null`, read-only).
+fn reserve_fd() -> Option<OwnedFd> {
+    std::fs::File::open("/dev/null").ok().map(OwnedFd::from)
 }

@@ -349,13 +349,19 @@ impl KdsApp {
             progress: Condvar::new(),
             writer: Mutex::new(writer),
         });
-        let mut threads = Vec::new();
+        // The app exists before its threads do, so that a thread that cannot be started drops
+        // it: the started threads are told to stop and the channel closes (the server detaches).
+        let mut app = KdsApp {
+            shared: Arc::clone(&shared),
+            threads: Vec::new(),
+        };
         let s = Arc::clone(&shared);
-        threads.push(spawn("kds-channel", move || channel_thread(&s, reader))?);
+        app.threads
+            .push(spawn("kds-channel", move || channel_thread(&s, reader))?);
         let s = Arc::clone(&shared);
         let esm = a.esm.into_parts();
         let (tx, rx) = std::sync::mpsc::channel();
-        threads.push(spawn("kds-event", move || {
+        app.threads.push(spawn("kds-event", move || {
             let _ = tx.send(sys::gettid());
             event_thread(&s, EsmClient::from_parts(esm));
         })?);
@@ -367,13 +373,12 @@ impl KdsApp {
         ] {
             let s = Arc::clone(&shared);
             let (tx, rx) = std::sync::mpsc::channel();
-            threads.push(spawn(thread_name(category), move || {
+            app.threads.push(spawn(thread_name(category), move || {
                 let _ = tx.send(sys::gettid());
                 work_thread(&s, category);
             })?);
             tids.push((category, rx.recv().unwrap_or(0)));
         }
-        let app = KdsApp { shared, threads };
         for (category, tid) in tids {
             let tid = u32::try_from(tid).unwrap_or(0);
             app.shared.expect_ok(&Request::Thread { category, tid })?;

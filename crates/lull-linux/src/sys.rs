@@ -105,12 +105,29 @@ impl Epoll {
     /// # Errors
     /// The kernel's error from `epoll_wait`.
     pub fn wait_forever(&self, out: &mut Vec<u64>) -> io::Result<()> {
+        self.wait(out, -1)
+    }
+
+    /// The tokens of the fds ready now, without sleeping (timeout 0).
+    ///
+    /// # Errors
+    /// The kernel's error from `epoll_wait`.
+    pub fn ready_now(&self, out: &mut Vec<u64>) -> io::Result<()> {
+        self.wait(out, 0)
+    }
+
+    fn wait(&self, out: &mut Vec<u64>, timeout_ms: i32) -> io::Result<()> {
         const MAX_EVENTS: usize = 64;
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS];
         loop {
             // SAFETY: `evs` has room for MAX_EVENTS entries, the count we pass.
             let n = unsafe {
-                libc::epoll_wait(self.fd.as_raw_fd(), evs.as_mut_ptr(), MAX_EVENTS as i32, -1)
+                libc::epoll_wait(
+                    self.fd.as_raw_fd(),
+                    evs.as_mut_ptr(),
+                    MAX_EVENTS as i32,
+                    timeout_ms,
+                )
             };
             if n < 0 {
                 let e = io::Error::last_os_error();

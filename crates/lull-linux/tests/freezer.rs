@@ -1,6 +1,6 @@
 //! Live: the cgroup freezer stops one thread of a process while its siblings run, reports it
-//! frozen from the kernel's own files, and puts every thread back where it was on release and on
-//! drop. Needs root and a cgroup hierarchy; each mechanism this machine lacks is skipped.
+//! frozen from the kernel's own files, and puts every thread back where it was on release (of
+//! one thread or of the process) and on drop. Needs root and a cgroup hierarchy; each mechanism this machine lacks is skipped.
 //!
 //! The threads frozen are dedicated spinners of this test process that touch nothing but their
 //! own atomics, so freezing them cannot stall the test harness.
@@ -270,6 +270,83 @@ fn v2_threaded_exited_thread_is_not_an_error() {
 #[test]
 fn v1_exited_thread_is_not_an_error() {
     exited_thread_is_not_an_error(FreezerKind::V1);
+}
+
+/// Subdirectories of `dir`: cgroups left behind.
+fn subdirs(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// A category re-declared A -> B -> A: each replaced thread is thawed, leaves its cgroup (to the
+/// process's domain with v2, to where it came from with v1) and the cgroup is removed, so A can
+/// be adopted again; the process stays held until released, then everything is back where it
+/// was and the namespace is empty.
+fn redeclared_thread_is_given_back(kind: FreezerKind) {
+    let _serial = serial();
+    let Some(mut f) = open("redeclare", kind) else {
+        return;
+    };
+    let pid = std::process::id() as i32;
+    let me = gettid();
+    let a = Spinner::start();
+    let b = Spinner::start();
+    let before = [a.tid, b.tid, me].map(|t| cgroup_line(kind, t));
+    let domain = f.root().join(pid.to_string());
+
+    let ha = f.adopt(pid, a.tid, "drawing").unwrap();
+    freeze_and_park(&f, &ha);
+    f.release_thread(pid, a.tid).unwrap();
+    a.advances();
+    assert!(!ha.cgroup_dir().exists());
+    assert!(f.holds(pid) && f.handles(pid).is_empty());
+    assert!(matches!(
+        f.freeze(&ha),
+        Err(FreezerError::NotAdopted { .. })
+    ));
+    match kind {
+        FreezerKind::V1 => assert_eq!(cgroup_line(kind, a.tid), before[0]),
+        FreezerKind::V2Threaded => {
+            let line = cgroup_line(kind, a.tid);
+            assert!(line.ends_with(&format!("/{}", pid)), "{line}");
+            assert!(domain.is_dir());
+        }
+    }
+    // Not held (any more): nothing to do.
+    f.release_thread(pid, a.tid).unwrap();
+
+    let hb = f.adopt(pid, b.tid, "drawing").unwrap();
+    freeze_and_park(&f, &hb);
+    f.release_thread(pid, b.tid).unwrap();
+    b.advances();
+    assert!(!hb.cgroup_dir().exists());
+
+    let ha = f.adopt(pid, a.tid, "drawing").unwrap();
+    assert_eq!(f.handles(pid), std::slice::from_ref(&ha));
+    freeze_and_park(&f, &ha);
+    f.release(pid).unwrap();
+    a.advances();
+    assert!(!f.holds(pid));
+    assert_eq!([a.tid, b.tid, me].map(|t| cgroup_line(kind, t)), before);
+    assert!(subdirs(f.root()).is_empty(), "{:?}", subdirs(f.root()));
+    let root = f.root().to_owned();
+    f.close().unwrap();
+    assert!(!root.exists());
+    a.finish();
+    b.finish();
+}
+
+#[test]
+fn v2_threaded_redeclared_thread_is_given_back() {
+    redeclared_thread_is_given_back(FreezerKind::V2Threaded);
+}
+
+#[test]
+fn v1_redeclared_thread_is_given_back() {
+    redeclared_thread_is_given_back(FreezerKind::V1);
 }
 
 #[test]

@@ -335,6 +335,83 @@ fn gate_ignoring_drawing_thread_is_frozen_then_thawed() {
     report.accounting.unwrap();
 }
 
+/// Subdirectories of `dir`: cgroups left behind.
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+#[test]
+fn redeclared_drawing_thread_is_given_back() {
+    let _serial = serial();
+    // Made before the daemon so they are dropped (joined) after it, when nothing is frozen.
+    let t1 = Spinner::start();
+    let t2 = Spinner::start();
+    let before = [t1.tid, t2.tid, gettid()].map(thread_cgroups);
+    let (daemon, status) = start("redeclare", GuisConfig::default());
+    if !status.kernel_enforced() {
+        println!("SKIPPED: {status}");
+        daemon.stop();
+        return;
+    }
+    let root = status.freezer().unwrap().1.to_owned();
+    let domain = root.join(pid().to_string());
+    let app = attach(&daemon, "redeclare", true);
+    let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
+    let runtime_drawing = declared(&mut admin, &app, ThreadCategory::Drawing);
+    let runtime_foreground = declared(&mut admin, &app, ThreadCategory::Foreground);
+    // Drawing forbidden from here on: every spinner adopted as drawing thread is frozen.
+    wait_until("runtime threads asleep", || {
+        asleep(runtime_drawing) && asleep(runtime_foreground)
+    });
+    let pushes = app.counters().state_pushes;
+    admin.background(app.app()).unwrap();
+    app.wait_until(|c| c.state_pushes > pushes);
+    // The push wakes them to re-check their gates; parked again, they are left alone (not
+    // frozen) at each adoption below.
+    wait_until("runtime threads parked again", || {
+        asleep(runtime_drawing) && asleep(runtime_foreground)
+    });
+
+    let steps = [
+        (t1.tid, runtime_drawing, None),
+        (t2.tid, t1.tid, Some(&t1)),
+        (t1.tid, t2.tid, Some(&t2)),
+    ];
+    for (tid, old, old_spinner) in steps {
+        app.declare_thread(ThreadCategory::Drawing, tid).unwrap();
+        // The daemon adopts right after answering THREAD, before it serves this request.
+        assert_eq!(declared(&mut admin, &app, ThreadCategory::Drawing), tid);
+        assert!(domain.join(format!("drawing-{tid}")).is_dir());
+        assert!(!domain.join(format!("drawing-{old}")).exists());
+        wait_until("the kernel freezes the new drawing thread", || {
+            kernel_frozen(&status, ThreadCategory::Drawing, tid)
+        });
+        if let Some(s) = old_spinner {
+            advances("the replaced thread runs again", || s.count());
+        }
+    }
+
+    app.detach().unwrap();
+    // Released right after DETACH is answered, before the next request is served.
+    assert!(admin.windows().unwrap().is_empty());
+    assert!(!domain.exists());
+    assert!(subdirs(&root).is_empty(), "{:?}", subdirs(&root));
+    advances("the last drawing thread is thawed", || t1.count());
+    assert_eq!([t1.tid, t2.tid, gettid()].map(thread_cgroups), before);
+    let g = daemon.stop().guis.unwrap().counters;
+    println!("{g:?}");
+    // The runtime's drawing and foreground threads, then T1, T2, T1.
+    assert_eq!(g.adopted, 5);
+    assert_eq!(g.adopt_failed, 0);
+    assert_eq!(g.freezes, 3);
+    assert_eq!((g.released, g.release_errors, g.pid_reused), (1, 0, 0));
+    assert!(!root.exists());
+}
+
 /// The runtime's drawing thread, drawing one frame per request and acknowledging it.
 fn cooperative_drawer(app: &KdsApp) -> (mpsc::Sender<()>, mpsc::Receiver<()>) {
     let (req_tx, req_rx) = mpsc::channel::<()>();

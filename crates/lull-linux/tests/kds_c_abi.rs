@@ -260,6 +260,70 @@ fn one_handle_from_many_threads() {
     assert_eq!(report.kds.unwrap().server.draws, 80);
 }
 
+struct DrawLoop {
+    k: *mut KdsHandle,
+    tx: Mutex<Sender<c_int>>,
+}
+
+/// Composes and draws on the handle until a call fails, sending 0 after the first draw and
+/// then the failing code.
+unsafe extern "C" fn draw_until_refused(_ctx: *mut KdsThread, user: *mut c_void) {
+    // SAFETY: the test passes a DrawLoop that outlives the function.
+    let d = unsafe { &*user.cast::<DrawLoop>() };
+    let l = [solid(0, 0, 0, 8, RED)];
+    let mut first = true;
+    loop {
+        let mut st = KdsWindowState::default();
+        // SAFETY: the handle is used on the app's own drawing thread, which kds_detach waits for.
+        let rc = unsafe {
+            match kds_compose(d.k, 1, 8, 8, l.as_ptr(), 1) {
+                KDS_OK => match kds_draw(d.k, 1, 0, 0) {
+                    KDS_OK => kds_window_state(d.k, &raw mut st),
+                    rc => rc,
+                },
+                rc => rc,
+            }
+        };
+        if rc != KDS_OK {
+            d.tx.lock().unwrap().send(rc).unwrap();
+            return;
+        }
+        if first {
+            first = false;
+            d.tx.lock().unwrap().send(KDS_OK).unwrap();
+        }
+    }
+}
+
+/// `kds_detach` while the drawing thread is inside `kds_compose`/`kds_draw` on the same handle:
+/// the thread's calls fail, it returns, and only then is the handle freed.
+#[test]
+fn detach_while_the_drawing_thread_uses_the_handle() {
+    let daemon = TestDaemon::start_kds("kds-capi-detach-busy", 64, 48);
+    let k = connect(&daemon.kds_path(), 16);
+    let (tx, rx) = channel();
+    let d = Box::new(DrawLoop {
+        k,
+        tx: Mutex::new(tx),
+    });
+    let user: *mut c_void = ptr::from_ref(&*d).cast_mut().cast();
+    // SAFETY: `k` is live; `d` outlives the function (kds_detach joins the thread).
+    unsafe {
+        assert_eq!(
+            kds_run_thread(k, KDS_THREAD_DRAWING, Some(draw_until_refused), user),
+            KDS_OK
+        );
+    }
+    assert_eq!(rx.recv().unwrap(), KDS_OK, "{:?}", last());
+    // SAFETY: only the app's KDS threads use the handle meanwhile.
+    assert_eq!(unsafe { kds_detach(k) }, KDS_OK, "{:?}", last());
+    // The thread had returned (with a failed call) before kds_detach did.
+    assert_ne!(rx.try_recv().unwrap(), KDS_OK);
+    drop(d);
+    let kds = daemon.stop().kds.unwrap();
+    assert_eq!((kds.server.attached, kds.server.detached), (1, 1));
+}
+
 struct HandlerCtx {
     k: *mut KdsHandle,
     tx: Mutex<Sender<(LullEvent, c_int, c_int)>>,

@@ -29,7 +29,7 @@ use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_linux::daemon::{DaemonReport, DaemonState};
 use lull_linux::evdev::EvdevEncoder;
 use lull_linux::event_loop::{FnSource, LoopCtl, PostAction};
-use lull_linux::kds::KdsConfig;
+use lull_linux::kds::{KdsConfig, MAX_COMMANDS_PER_TURN, MAX_CONTROL_CONNECTIONS};
 use lull_linux::kds_client::{self, Attachment, KdsAdmin, KdsChannel, KdsClientError};
 use lull_linux::kds_runtime::{AppOptions, KdsApp};
 use lull_linux::sys;
@@ -64,6 +64,7 @@ struct Probed {
     /// Every ESM app: id, input suspended, its touch-press handler.
     esm_apps: Vec<(AppId, bool, Option<HandlerId>)>,
     windows: Vec<WindowInfo>,
+    control_open: usize,
 }
 
 fn probe(st: &DaemonState) -> Probed {
@@ -81,6 +82,7 @@ fn probe(st: &DaemonState) -> Probed {
             })
             .collect(),
         windows: host.server().windows(),
+        control_open: host.control_connections_open(),
     }
 }
 
@@ -363,6 +365,24 @@ impl Raw {
         self.s.write_all(bytes).unwrap();
     }
 
+    /// As [`Raw::next`], with a reset connection counted as closed (a server that closes with
+    /// our request unread may reset it).
+    fn next_or_reset(&mut self) -> Option<Reply> {
+        loop {
+            if let Some((r, used)) = wire::decode_reply(&self.buf).unwrap() {
+                self.buf.drain(..used);
+                return Some(r);
+            }
+            let mut chunk = [0u8; 4096];
+            match self.s.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return None,
+                Err(e) => panic!("the server answers: {e}"),
+            }
+        }
+    }
+
     /// The next whole reply, or `None` at end of file.
     fn next(&mut self) -> Option<Reply> {
         loop {
@@ -491,6 +511,83 @@ fn an_oversized_data_length_is_refused_before_any_data() {
 }
 
 #[test]
+fn a_control_connection_buffering_more_than_a_request_is_closed() {
+    let mut b = Bench::start("kds-hostile-ctl-buffer");
+    // A well-formed header announcing 1 MiB (under MAX_DATA_LEN, far over any control request),
+    // then data that never completes it.
+    let mut cmd = request_type::ATTACH.to_le_bytes().to_vec();
+    cmd.extend_from_slice(&(1u32 << 20).to_le_bytes());
+    cmd.extend_from_slice(&[0x5a; 16 * 1024]);
+    let mut raw = Raw::connect(&b.kds_path);
+    let _ = raw.s.write_all(&cmd);
+    assert_eq!(raw.next_or_reset(), None, "closed without a reply");
+    b.assert_good_untouched("a control connection that never completes its request");
+    let kds = b.stop().kds.unwrap();
+    assert_eq!(kds.host.control_oversized_closed, 1);
+    assert_eq!(kds.server.attached, 1);
+}
+
+#[test]
+fn control_connections_beyond_the_cap_are_closed_and_the_server_goes_on() {
+    let mut b = Bench::start("kds-hostile-ctl-cap");
+    let list = encoded(&Request::ListWindows);
+    // The bench's admin connection is the only one left open (the good app's closed after it
+    // attached); two more than the cap are attempted.
+    b.until("only the admin connection is open", |p| p.control_open == 1);
+    let extra = 2;
+    let mut conns: Vec<Raw> = (0..MAX_CONTROL_CONNECTIONS - 1 + extra)
+        .map(|_| Raw::connect(&b.kds_path))
+        .collect();
+    let mut served = 0;
+    for c in &mut conns {
+        let _ = c.s.write_all(&list);
+        if matches!(c.next_or_reset(), Some(Reply::Windows(_))) {
+            served += 1;
+        }
+    }
+    // Accepted in connection order: the last `extra` found the cap reached.
+    assert_eq!(served, MAX_CONTROL_CONNECTIONS - 1);
+    b.assert_good_untouched("a flood of control connections");
+    drop(conns);
+    // Closed connections free their places: a new one is served.
+    let mut again = Raw::connect(&b.kds_path);
+    again.send(&list);
+    assert!(matches!(again.next(), Some(Reply::Windows(_))));
+    drop(again);
+    let kds = b.stop().kds.unwrap();
+    assert_eq!(kds.host.control_refused, extra as u64);
+}
+
+#[test]
+fn an_attach_whose_client_left_still_tells_the_app_it_sent_back() {
+    let mut b = Bench::start("kds-hostile-attach-gone");
+    let mut raw = Raw::connect(&b.kds_path);
+    raw.send(&encoded(&Request::Attach {
+        width: 10,
+        height: 10,
+        name: "gone".into(),
+    }));
+    // Gone before the server reads the request: its ATTACHED cannot be delivered.
+    drop(raw);
+    let good = b.good.app();
+    b.until("the new window came and went", |p| {
+        p.windows.len() == 1 && p.esm_apps.len() == 1 && p.esm_apps[0].1
+    });
+    // The good app was sent to the back by the arrival; a reply on its channel comes after any
+    // push before it, so once this request returns the runtime has applied the push.
+    b.good.esm_register(EventKind::Timer, |_| {}).unwrap();
+    assert_eq!(
+        b.good.window_state().stacking,
+        Stacking::Background,
+        "the good app was never told it went to the back"
+    );
+    b.admin.foreground(good).unwrap();
+    b.assert_good_untouched("an attach whose client left");
+    let kds = b.stop().kds.unwrap();
+    assert_eq!((kds.server.attached, kds.server.detached), (2, 2));
+}
+
+#[test]
 fn a_truncated_command_then_close_changes_nothing() {
     let mut b = Bench::start("kds-hostile-truncated");
     let mut cmd = request_type::COMPOSE.to_le_bytes().to_vec();
@@ -573,6 +670,51 @@ fn drawing_outside_its_window_is_refused_and_the_channel_keeps_working() {
     let kds = b.stop().kds.unwrap();
     assert_eq!(kds.server.refused, 4);
     assert_eq!(kds.host.malformed_closed, 0);
+}
+
+#[test]
+fn a_flood_of_commands_is_served_in_fair_turns_and_in_order() {
+    let mut b = Bench::start("kds-hostile-flood");
+    let mut h = b.hostile();
+    h.channel.compose(1, solid(10, 10, BLUE)).unwrap();
+    // One write of many commands: a valid draw, then one refused (outside), alternately, so the
+    // replies show the order they were handled in.
+    const FLOOD: usize = 1000;
+    let mut bytes = Vec::new();
+    for i in 0..FLOOD {
+        let x = if i % 2 == 0 { 0 } else { 1000 };
+        wire::encode_request(
+            &Request::Draw {
+                surface_id: 1,
+                x,
+                y: 0,
+            },
+            &mut bytes,
+        );
+    }
+    assert_eq!(
+        sys::write_all_once(h.channel.raw_fd(), &bytes).unwrap(),
+        bytes.len()
+    );
+    for i in 0..FLOOD {
+        match next_reply(&mut h.channel) {
+            Some(Reply::Ok { .. }) if i % 2 == 0 => {}
+            Some(Reply::Error { code, .. })
+                if i % 2 == 1 && code == ErrorCode::OutsideWindow as u32 => {}
+            other => panic!("reply {i}: {other:?}"),
+        }
+    }
+    b.assert_good_untouched("a flood of draws");
+    drop(h);
+    let kds = b.stop().kds.unwrap();
+    assert_eq!(kds.server.refused, FLOOD as u64 / 2);
+    // Nothing more arrived on the channel after the one write: every turn past the first few
+    // ran because the last one had put commands off.
+    assert!(
+        kds.host.turns_deferred >= (FLOOD / MAX_COMMANDS_PER_TURN) as u64 - 1,
+        "{:?}",
+        kds.host
+    );
 }
 
 #[test]
