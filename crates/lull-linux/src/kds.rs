@@ -234,29 +234,63 @@ fn send_reply(out: &mut Vec<u8>, fd: RawFd, reply: &Reply, fds: &[RawFd]) -> io:
     }
 }
 
-/// Reads one chunk (at most `chunk` bytes) of what `fd` has into `inbuf` and hands the buffer to `each`, so at most one
-/// partial message plus one chunk is ever buffered and one client gets one chunk per turn of
-/// the (level-triggered) loop, which calls again while more is waiting. Returns `Ok(false)` at
-/// end of file.
-fn read_available(
+/// One turn on a channel. Commands put off in the last turn (`deferred`) are handled first,
+/// without reading; otherwise one chunk of at most `chunk` bytes is read into `inbuf` and
+/// `process` handles what is buffered. So at most one partial message plus one chunk is ever
+/// buffered, and one client gets one chunk per turn of the (level-triggered) loop, which calls
+/// again while more is waiting. End of file and read errors are [`Processed::Close`].
+fn channel_turn(
     fd: RawFd,
     inbuf: &mut Vec<u8>,
+    deferred: bool,
     chunk: usize,
-    each: impl FnOnce(&mut Vec<u8>),
-) -> io::Result<bool> {
+    process: impl FnOnce(&mut Vec<u8>) -> Processed,
+) -> Processed {
+    if deferred {
+        return process(inbuf);
+    }
     let start = inbuf.len();
     inbuf.resize(start + chunk, 0);
     let read = sys::read(fd, &mut inbuf[start..]);
     inbuf.truncate(start + *read.as_ref().unwrap_or(&0));
     match read {
-        Ok(0) => Ok(false),
-        Ok(_) => {
-            each(inbuf);
-            Ok(true)
-        }
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(true),
-        Err(e) => Err(e),
+        Ok(0) => Processed::Close,
+        Ok(_) => process(inbuf),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Processed::Done,
+        Err(_) => Processed::Close,
     }
+}
+
+/// Decodes the complete commands at the front of `buf`, at most [`MAX_COMMANDS_PER_TURN`], hands
+/// each to `handle` and drops it from `buf`. `handle` returns `false` when the channel must
+/// close; it is handed a message the decoder refused too, after which the channel closes.
+fn each_command(
+    buf: &mut Vec<u8>,
+    mut handle: impl FnMut(Result<Request, wire::WireError>) -> bool,
+) -> Processed {
+    let mut at = 0;
+    let mut handled = 0;
+    let processed = loop {
+        if handled == MAX_COMMANDS_PER_TURN {
+            break Processed::More;
+        }
+        match wire::decode_request(&buf[at..]) {
+            Ok(None) => break Processed::Done,
+            Ok(Some((req, used))) => {
+                at += used;
+                handled += 1;
+                if !handle(Ok(req)) {
+                    break Processed::Close;
+                }
+            }
+            Err(e) => {
+                handle(Err(e));
+                break Processed::Close;
+            }
+        }
+    };
+    buf.drain(..at);
+    processed
 }
 
 impl DaemonState {
@@ -372,17 +406,11 @@ impl DaemonState {
         };
         let fd = ch.fd.as_raw_fd();
         let mut inbuf = std::mem::take(&mut ch.inbuf);
-        let mut processed = Processed::Done;
-        // Commands left from the last turn come first; the channel is read again after them.
-        let read = if std::mem::take(&mut ch.deferred) {
-            processed = self.process_private(app, &mut inbuf, ctl);
-            Ok(true)
-        } else {
-            read_available(fd, &mut inbuf, READ_CHUNK, |buf| {
-                processed = self.process_private(app, buf, ctl);
-            })
-        };
-        if processed == Processed::Close || !matches!(read, Ok(true)) {
+        let deferred = std::mem::take(&mut ch.deferred);
+        let processed = channel_turn(fd, &mut inbuf, deferred, READ_CHUNK, |buf| {
+            self.process_private(app, buf, ctl)
+        });
+        if processed == Processed::Close {
             self.disconnect(app, Some(ctl), Closer::KdsSource);
             return PostAction::Remove;
         }
@@ -409,41 +437,9 @@ impl DaemonState {
         buf: &mut Vec<u8>,
         ctl: &mut LoopCtl<DaemonState>,
     ) -> Processed {
-        let mut at = 0;
-        let mut handled = 0;
-        let processed = loop {
-            if handled == MAX_COMMANDS_PER_TURN {
-                break Processed::More;
-            }
-            match wire::decode_request(&buf[at..]) {
-                Ok(None) => break Processed::Done,
-                Ok(Some((req, used))) => {
-                    at += used;
-                    handled += 1;
-                    let Ran {
-                        reply,
-                        pushes,
-                        detach,
-                        ..
-                    } = self.run_request(Channel::Private(app), &req);
-                    let Some(host) = self.kds.as_mut() else {
-                        break Processed::Close;
-                    };
-                    let Some(fd) = host.channels.get(&app).map(|c| c.fd.as_raw_fd()) else {
-                        break Processed::Close;
-                    };
-                    if send_reply(&mut host.out, fd, &reply, &[]).is_err() {
-                        host.counters.not_reading_closed += 1;
-                        break Processed::Close;
-                    }
-                    self.push_states(pushes, ctl);
-                    if let (Request::Thread { category, tid }, Reply::Ok { .. }) = (&req, &reply) {
-                        self.guis_thread_declared(app, *category, *tid, ctl);
-                    }
-                    if detach.is_some() {
-                        break Processed::Close;
-                    }
-                }
+        each_command(buf, |req| {
+            let req = match req {
+                Ok(req) => req,
                 Err(e) => {
                     if let Some(host) = self.kds.as_mut() {
                         host.counters.malformed_closed += 1;
@@ -452,12 +448,31 @@ impl DaemonState {
                                 send_reply(&mut host.out, ch.fd.as_raw_fd(), &malformed(&e), &[]);
                         }
                     }
-                    break Processed::Close;
+                    return false;
                 }
+            };
+            let Ran {
+                reply,
+                pushes,
+                detach,
+                ..
+            } = self.run_request(Channel::Private(app), &req);
+            let Some(host) = self.kds.as_mut() else {
+                return false;
+            };
+            let Some(fd) = host.channels.get(&app).map(|c| c.fd.as_raw_fd()) else {
+                return false;
+            };
+            if send_reply(&mut host.out, fd, &reply, &[]).is_err() {
+                host.counters.not_reading_closed += 1;
+                return false;
             }
-        };
-        buf.drain(..at);
-        processed
+            self.push_states(pushes, ctl);
+            if let (Request::Thread { category, tid }, Reply::Ok { .. }) = (&req, &reply) {
+                self.guis_thread_declared(app, *category, *tid, ctl);
+            }
+            detach.is_none()
+        })
     }
 
     /// `ATTACH` from a control connection: creates the app and sends it its channels.
@@ -596,15 +611,10 @@ impl ControlConn {
     fn ready(&mut self, st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
         let fd = self.fd.as_raw_fd();
         let mut inbuf = std::mem::take(&mut self.inbuf);
-        let mut processed = Processed::Done;
-        let read = if std::mem::take(&mut self.deferred) {
-            processed = self.process(st, &mut inbuf, ctl);
-            Ok(true)
-        } else {
-            read_available(fd, &mut inbuf, MAX_CONTROL_BUFFER, |buf| {
-                processed = self.process(st, buf, ctl);
-            })
-        };
+        let deferred = std::mem::take(&mut self.deferred);
+        let mut processed = channel_turn(fd, &mut inbuf, deferred, MAX_CONTROL_BUFFER, |buf| {
+            self.process(st, buf, ctl)
+        });
         self.inbuf = inbuf;
         if processed == Processed::Done && self.inbuf.len() > MAX_CONTROL_BUFFER {
             // What is left is one unfinished request longer than any control request.
@@ -613,7 +623,7 @@ impl ControlConn {
             }
             processed = Processed::Close;
         }
-        if processed == Processed::Close || !matches!(read, Ok(true)) {
+        if processed == Processed::Close {
             if let Some(host) = st.kds.as_mut() {
                 host.control_open = host.control_open.saturating_sub(1);
             }
@@ -637,61 +647,41 @@ impl ControlConn {
         ctl: &mut LoopCtl<DaemonState>,
     ) -> Processed {
         let fd = self.fd.as_raw_fd();
-        let mut at = 0;
-        let mut handled = 0;
-        let processed = loop {
-            if handled == MAX_COMMANDS_PER_TURN {
-                break Processed::More;
-            }
-            match wire::decode_request(&buf[at..]) {
-                Ok(None) => break Processed::Done,
-                Ok(Some((req, used))) => {
-                    at += used;
-                    handled += 1;
-                    if let Request::Attach {
-                        width,
-                        height,
-                        name,
-                    } = &req
-                    {
-                        if st
-                            .attach(fd, self.cred, *width, *height, name, ctl)
-                            .is_err()
-                        {
-                            break Processed::Close;
-                        }
-                        continue;
-                    }
-                    let Ran {
-                        reply,
-                        pushes,
-                        memfd,
-                        ..
-                    } = st.run_request(
-                        Channel::Control {
-                            privileged: self.privileged,
-                        },
-                        &req,
-                    );
-                    let fds: Vec<RawFd> = memfd.iter().map(AsRawFd::as_raw_fd).collect();
-                    let host = st.kds.as_mut().expect("control connections need a KDS");
-                    if send_reply(&mut host.out, fd, &reply, &fds).is_err() {
-                        host.counters.not_reading_closed += 1;
-                        break Processed::Close;
-                    }
-                    st.push_states(pushes, ctl);
-                }
+        let (cred, privileged) = (self.cred, self.privileged);
+        each_command(buf, |req| {
+            let req = match req {
+                Ok(req) => req,
                 Err(e) => {
                     if let Some(host) = st.kds.as_mut() {
                         host.counters.malformed_closed += 1;
                         let _ = send_reply(&mut host.out, fd, &malformed(&e), &[]);
                     }
-                    break Processed::Close;
+                    return false;
                 }
+            };
+            if let Request::Attach {
+                width,
+                height,
+                name,
+            } = &req
+            {
+                return st.attach(fd, cred, *width, *height, name, ctl).is_ok();
             }
-        };
-        buf.drain(..at);
-        processed
+            let Ran {
+                reply,
+                pushes,
+                memfd,
+                ..
+            } = st.run_request(Channel::Control { privileged }, &req);
+            let fds: Vec<RawFd> = memfd.iter().map(AsRawFd::as_raw_fd).collect();
+            let host = st.kds.as_mut().expect("control connections need a KDS");
+            if send_reply(&mut host.out, fd, &reply, &fds).is_err() {
+                host.counters.not_reading_closed += 1;
+                return false;
+            }
+            st.push_states(pushes, ctl);
+            true
+        })
     }
 }
 
