@@ -35,8 +35,8 @@ use crate::sys;
 type Handler = Box<dyn FnMut(&AppEvent) + Send>;
 type Work = Box<dyn FnOnce(&ThreadCtx) + Send>;
 
-/// What the runtime counts, per app.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+/// What the runtime counts, per app (also in `lull-app`'s report, read back by the harness).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RuntimeCounters {
     pub events: u64,
     pub overflow_markers: u64,

@@ -23,13 +23,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::TestDaemon;
-use lull_esm::EsmConfig;
 use lull_kds::wire::{self, request_type, ErrorCode, Reply, Request, WindowInfo, MAX_DATA_LEN};
 use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_linux::daemon::{DaemonReport, DaemonState};
 use lull_linux::evdev::EvdevEncoder;
-use lull_linux::event_loop::{FnSource, LoopCtl, PostAction};
-use lull_linux::kds::{KdsConfig, MAX_COMMANDS_PER_TURN, MAX_CONTROL_CONNECTIONS};
+use lull_linux::kds::{MAX_COMMANDS_PER_TURN, MAX_CONTROL_CONNECTIONS};
 use lull_linux::kds_client::{self, Attachment, KdsAdmin, KdsChannel, KdsClientError};
 use lull_linux::kds_runtime::{AppOptions, KdsApp};
 use lull_linux::sys;
@@ -147,35 +145,8 @@ fn crop(shot: &lull_kds::Pixmap, r: Rect) -> Vec<u32> {
 impl Bench {
     fn start(tag: &str) -> Bench {
         let (ev_r, ev_w) = sys::pipe(false).unwrap();
-        let (probe_r, probe_w) = sys::pipe(true).unwrap();
-        let (tx, probed) = mpsc::channel();
-        let daemon = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-            let socket_path = d.socket_path().with_extension("kds.sock");
-            d.enable_kds(&KdsConfig {
-                socket_path,
-                screen_width: SCREEN_W,
-                screen_height: SCREEN_H,
-                framebuffer: None,
-            })
-            .map_err(io::Error::other)?;
-            d.add_evdev(ev_r)?;
-            let fd = probe_r.as_raw_fd();
-            d.add_source(Box::new(FnSource {
-                fd,
-                f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                    let _owned = &probe_r;
-                    let mut b = [0u8; 64];
-                    while let Ok(n) = sys::read(fd, &mut b) {
-                        if n == 0 {
-                            return PostAction::Remove;
-                        }
-                    }
-                    let _ = tx.send(probe(st));
-                    PostAction::Continue
-                },
-            }))?;
-            Ok(())
-        });
+        let (daemon, probe_w, probed) =
+            TestDaemon::start_kds_probed(tag, SCREEN_W, SCREEN_H, ev_r, probe);
         let kds_path = daemon.kds_path();
         let good = KdsApp::attach(
             &kds_path,

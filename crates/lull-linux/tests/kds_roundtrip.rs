@@ -18,17 +18,14 @@
 
 mod common;
 
-use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use common::TestDaemon;
-use lull_esm::{AppCounters, EsmConfig, EsmCounters};
+use lull_esm::{AppCounters, EsmCounters};
 use lull_linux::daemon::{DaemonReport, DaemonState};
 use lull_linux::evdev::EvdevEncoder;
-use lull_linux::event_loop::{FnSource, LoopCtl, PostAction};
-use lull_linux::kds::KdsConfig;
 use lull_linux::kds_client::KdsAdmin;
 use lull_linux::kds_runtime::{AppOptions, KdsApp};
 use lull_linux::sys;
@@ -103,35 +100,7 @@ struct Bench {
 impl Bench {
     fn start(tag: &str) -> Bench {
         let (ev_r, ev_w) = sys::pipe(false).unwrap();
-        let (probe_r, probe_w) = sys::pipe(true).unwrap();
-        let (tx, probed) = mpsc::channel();
-        let daemon = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-            let socket_path = d.socket_path().with_extension("kds.sock");
-            d.enable_kds(&KdsConfig {
-                socket_path,
-                screen_width: 64,
-                screen_height: 48,
-                framebuffer: None,
-            })
-            .map_err(io::Error::other)?;
-            d.add_evdev(ev_r)?;
-            let fd = probe_r.as_raw_fd();
-            d.add_source(Box::new(FnSource {
-                fd,
-                f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                    let _owned = &probe_r;
-                    let mut b = [0u8; 64];
-                    while let Ok(n) = sys::read(fd, &mut b) {
-                        if n == 0 {
-                            return PostAction::Remove;
-                        }
-                    }
-                    let _ = tx.send(probe(st));
-                    PostAction::Continue
-                },
-            }))?;
-            Ok(())
-        });
+        let (daemon, probe_w, probed) = TestDaemon::start_kds_probed(tag, 64, 48, ev_r, probe);
         let kds_path = daemon.kds_path();
         let app = KdsApp::attach(
             &kds_path,

@@ -171,34 +171,6 @@ pub enum AppError {
     Io(#[from] std::io::Error),
 }
 
-/// The runtime's counters as the report carries them.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
-pub struct RuntimeSummary {
-    pub events: u64,
-    pub overflow_markers: u64,
-    pub dropped_reported: u64,
-    pub unknown_handler: u64,
-    pub state_pushes: u64,
-    pub parks: u64,
-    pub composes: u64,
-    pub draws: u64,
-}
-
-impl From<RuntimeCounters> for RuntimeSummary {
-    fn from(c: RuntimeCounters) -> Self {
-        RuntimeSummary {
-            events: c.events,
-            overflow_markers: c.overflow_markers,
-            dropped_reported: c.dropped_reported,
-            unknown_handler: c.unknown_handler,
-            state_pushes: c.state_pushes,
-            parks: c.parks,
-            composes: c.composes,
-            draws: c.draws,
-        }
-    }
-}
-
 /// The messaging app's part of the report.
 #[derive(Clone, PartialEq, Debug, Default, Serialize, Deserialize)]
 pub struct MessagingAppReport {
@@ -243,7 +215,7 @@ pub struct AppReport {
     pub frame_done_ns: Vec<u64>,
     /// `COMPOSE`/`DRAW` requests the server refused.
     pub draw_errors: u64,
-    pub runtime: RuntimeSummary,
+    pub runtime: RuntimeCounters,
     pub messaging: Option<MessagingAppReport>,
     pub video: Option<VideoAppReport>,
 }
@@ -544,7 +516,7 @@ pub fn run(
         frames_drawn: stats.frames_drawn,
         frame_done_ns: stats.frame_done_ns,
         draw_errors: stats.draw_errors,
-        runtime: counters.into(),
+        runtime: counters,
         messaging,
         video,
     })

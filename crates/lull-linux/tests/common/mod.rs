@@ -2,13 +2,17 @@
 #![allow(dead_code)] // each test binary uses part of this module
 
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
 use std::thread;
 
 use lull_esm::EsmConfig;
-use lull_linux::daemon::{Daemon, DaemonConfig, DaemonReport, Stopper};
+use lull_linux::daemon::{Daemon, DaemonConfig, DaemonReport, DaemonState, Stopper};
+use lull_linux::event_loop::{FnSource, LoopCtl, PostAction};
 use lull_linux::kds::KdsConfig;
+use lull_linux::sys;
 
 /// A daemon running on its own thread until [`TestDaemon::stop`].
 pub struct TestDaemon {
@@ -60,6 +64,48 @@ impl TestDaemon {
             })
             .map_err(io::Error::other)
         })
+    }
+
+    /// As [`TestDaemon::start_kds`], with input from the evdev pipe `evdev` and a probe: each
+    /// byte written to the returned pipe end makes the daemon's loop send `probe` of its state
+    /// on the returned channel, so a test waits for a state by asking, never by sleeping.
+    pub fn start_kds_probed<P: Send + 'static>(
+        tag: &str,
+        width: u32,
+        height: u32,
+        evdev: OwnedFd,
+        probe: fn(&DaemonState) -> P,
+    ) -> (TestDaemon, OwnedFd, mpsc::Receiver<P>) {
+        let (probe_r, probe_w) = sys::pipe(true).unwrap();
+        let (tx, probed) = mpsc::channel();
+        let daemon = TestDaemon::start(tag, EsmConfig::default(), move |d| {
+            let socket_path = d.socket_path().with_extension("kds.sock");
+            d.enable_kds(&KdsConfig {
+                socket_path,
+                screen_width: width,
+                screen_height: height,
+                framebuffer: None,
+            })
+            .map_err(io::Error::other)?;
+            d.add_evdev(evdev)?;
+            let fd = probe_r.as_raw_fd();
+            d.add_source(Box::new(FnSource {
+                fd,
+                f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
+                    let _owned = &probe_r;
+                    let mut b = [0u8; 64];
+                    while let Ok(n) = sys::read(fd, &mut b) {
+                        if n == 0 {
+                            return PostAction::Remove;
+                        }
+                    }
+                    let _ = tx.send(probe(st));
+                    PostAction::Continue
+                },
+            }))?;
+            Ok(())
+        });
+        (daemon, probe_w, probed)
     }
 
     /// The display server's control socket of a daemon from [`TestDaemon::start_kds`].
