@@ -1,41 +1,23 @@
 //! Live: the cgroup freezer stops one thread of a process while its siblings run, reports it
 //! frozen from the kernel's own files, and puts every thread back where it was on release (of
-//! one thread or of the process) and on drop. Needs root and a cgroup hierarchy; each mechanism this machine lacks is skipped.
+//! one thread or of the process) and on drop. Needs root and a cgroup hierarchy; each mechanism
+//! this machine lacks is skipped.
 //!
 //! The threads frozen are dedicated spinners of this test process that touch nothing but their
 //! own atomics, so freezing them cannot stall the test harness.
 
+mod common;
+
+use common::{serial_adoption, wait_until, GIVE_UP};
+
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use lull_linux::freezer::{Freezer, FreezerError, FreezerKind, ThreadHandle};
 use lull_linux::measure::sample;
 use lull_linux::sys::gettid;
-
-/// Adopting a thread moves this whole process between cgroup v2 domains, so tests that adopt
-/// must not overlap.
-static ADOPTING: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    ADOPTING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Upper bound on any wait for the kernel in this file: only keeps a broken kernel from hanging
-/// the run; no assertion depends on how long anything takes.
-const GIVE_UP: Duration = Duration::from_secs(10);
-
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + GIVE_UP;
-    while !cond() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        std::thread::yield_now();
-    }
-}
 
 fn namespace(test: &str) -> String {
     format!("lull-test-{}-{test}", std::process::id())
@@ -133,7 +115,7 @@ fn freeze_and_park(f: &Freezer, h: &ThreadHandle) {
 }
 
 fn freezes_one_thread_only(kind: FreezerKind) {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let Some(mut f) = open("one", kind) else {
         return;
     };
@@ -212,7 +194,7 @@ fn v1_freezes_one_thread_only() {
 }
 
 fn drop_thaws_and_cleans_up(kind: FreezerKind) {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let Some(mut f) = open("drop", kind) else {
         return;
     };
@@ -240,7 +222,7 @@ fn v1_drop_thaws_and_cleans_up() {
 }
 
 fn exited_thread_is_not_an_error(kind: FreezerKind) {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let Some(mut f) = open("exit", kind) else {
         return;
     };
@@ -286,7 +268,7 @@ fn subdirs(dir: &Path) -> Vec<std::path::PathBuf> {
 /// be adopted again; the process stays held until released, then everything is back where it
 /// was and the namespace is empty.
 fn redeclared_thread_is_given_back(kind: FreezerKind) {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let Some(mut f) = open("redeclare", kind) else {
         return;
     };
@@ -351,7 +333,7 @@ fn v1_redeclared_thread_is_given_back() {
 
 #[test]
 fn open_picks_a_mechanism_and_refuses_bad_input() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     assert!(matches!(
         Freezer::open("a/b"),
         Err(FreezerError::BadName { .. })

@@ -9,10 +9,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::TestDaemon;
+use common::{serial_adoption, wait_until, TestDaemon, GIVE_UP};
 use lull_esm::EsmConfig;
 use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_linux::client::EsmClient;
@@ -25,28 +25,6 @@ use lull_linux::kds_runtime::{AppOptions, KdsApp};
 use lull_linux::measure::{sample, sample_thread};
 use lull_linux::sys::gettid;
 use lull_model::{Screen, Stacking, ThreadCategory, Visibility, WindowState};
-
-/// Adopting a thread moves this whole process between cgroup v2 domains, and one process can
-/// be held by one freezer at a time: tests with guiS on must not overlap.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Upper bound on any wait in this file: only keeps a broken kernel or daemon from hanging the
-/// run; no assertion depends on how long anything takes.
-const GIVE_UP: Duration = Duration::from_secs(10);
-
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + GIVE_UP;
-    while !cond() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        std::thread::yield_now();
-    }
-}
 
 /// A test daemon that is stopped when dropped, so a failing test still gives back this process
 /// and removes the freezer's cgroups.
@@ -243,7 +221,7 @@ fn enable_guis_needs_the_display_server() {
 
 #[test]
 fn gate_ignoring_drawing_thread_is_frozen_then_thawed() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let (daemon, status) = start("frozen", GuisConfig::default());
     if !status.kernel_enforced() {
         println!("SKIPPED: {status}");
@@ -346,7 +324,7 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn redeclared_drawing_thread_is_given_back() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     // Made before the daemon so they are dropped (joined) after it, when nothing is frozen.
     let t1 = Spinner::start();
     let t2 = Spinner::start();
@@ -445,7 +423,7 @@ fn asleep(tid: i32) -> bool {
 
 #[test]
 fn cooperative_drawing_thread_parks_and_never_draws_unseen() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let (daemon, status) = start("parks", GuisConfig::default());
     let app = attach(&daemon, "cooperative", true);
     let (frame, drawn) = cooperative_drawer(&app);
@@ -529,7 +507,7 @@ fn cooperative_drawing_thread_parks_and_never_draws_unseen() {
 
 #[test]
 fn guis_off_freezes_nothing() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let config = GuisConfig {
         enabled: false,
         ..GuisConfig::default()
@@ -579,7 +557,7 @@ fn esm_waiting(d: &Running, n: u32) {
 
 #[test]
 fn idle_forcing_turns_the_screen_off_once() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let config = GuisConfig {
         idle_action: IdleAction::ScreenOff,
         ..GuisConfig::default()
@@ -615,7 +593,7 @@ fn idle_forcing_turns_the_screen_off_once() {
 
 #[test]
 fn idle_forcing_waits_while_a_drawing_thread_may_run() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let config = GuisConfig {
         idle_action: IdleAction::ScreenOff,
         ..GuisConfig::default()
@@ -645,7 +623,7 @@ fn idle_forcing_waits_while_a_drawing_thread_may_run() {
 
 #[test]
 fn idle_exec_runs_the_command_with_the_app_count() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let out = std::env::temp_dir().join(format!("lull-test-idle-exec-{}", pid()));
     let _ = std::fs::remove_file(&out);
     let tmp = out.with_extension("tmp");
@@ -681,7 +659,7 @@ fn idle_exec_runs_the_command_with_the_app_count() {
 fn measure_freeze_thaw_latency() {
     use lull_linux::freezer::Freezer;
     const ROUNDS: usize = 200;
-    let _serial = serial();
+    let _serial = serial_adoption();
     let med = |v: &mut Vec<Duration>| {
         v.sort();
         (v[v.len() / 2], v[v.len() * 9 / 10])

@@ -5,8 +5,9 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, MutexGuard};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use lull_esm::EsmConfig;
 use lull_linux::daemon::{Daemon, DaemonConfig, DaemonReport, DaemonState, Stopper};
@@ -118,4 +119,26 @@ impl TestDaemon {
         self.stopper.stop();
         self.handle.join().unwrap()
     }
+}
+
+/// Upper bound on a wait for the kernel or a daemon: only keeps a broken one from hanging the
+/// run; no assertion depends on how long anything takes.
+pub const GIVE_UP: Duration = Duration::from_secs(10);
+
+/// Waits, yielding, until `cond` holds (at most [`GIVE_UP`]).
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + GIVE_UP;
+    while !cond() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        thread::yield_now();
+    }
+}
+
+/// Adopting a thread moves the whole test process between cgroup v2 domains, and one process
+/// can be held by one freezer at a time: tests that adopt hold this while they run.
+pub fn serial_adoption() -> MutexGuard<'static, ()> {
+    static ADOPTING: Mutex<()> = Mutex::new(());
+    ADOPTING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
