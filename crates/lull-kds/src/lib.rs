@@ -5,6 +5,7 @@
 //! - [`compose`]: the compositor of figure 16, flattening a surface's layers by increasing z.
 //! - [`pixmap`]: ARGB pixel grids (flattened surfaces, window buffers, the frame buffer) and the
 //!   bounds-checked 2D draw of figure 17.
+//! - [`figure18`]: seed 000's figure 18 as data, for the examples and tests.
 //! - [`wm`]: the window manager: stacking, foreground/background, covering, screen on/off, and the
 //!   effects each change has on the ESM (input suspended or restored) and on the app.
 //!
@@ -14,6 +15,7 @@
 //! No I/O, no threads, no clock: the daemon in `lull-linux` moves the bytes.
 
 pub mod compose;
+pub mod figure18;
 pub mod geometry;
 pub mod pixmap;
 pub mod present;

@@ -572,35 +572,14 @@ pub fn request_type_of(r: &Request) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compose::{Fill, Layer};
+    use crate::figure18;
     use lull_esm::EsmConfig;
     use lull_model::{EventKind, HandlerId, RawEvent, Stacking, TouchPhase};
 
-    const RED: u32 = 0xffff_0000;
-    const GREEN: u32 = 0xff00_ff00;
     const WM: Channel = Channel::Control { privileged: true };
 
     fn any_thread(_: u32, _: u32) -> bool {
         true
-    }
-
-    fn figure_18() -> Surface {
-        Surface {
-            width: 25,
-            height: 25,
-            layers: vec![
-                Layer {
-                    z: 0,
-                    rect: Rect::new(0, 0, 15, 15),
-                    fill: Fill::Solid(RED),
-                },
-                Layer {
-                    z: 1,
-                    rect: Rect::new(10, 10, 15, 15),
-                    fill: Fill::Solid(GREEN),
-                },
-            ],
-        }
     }
 
     fn setup() -> (Kds, Esm, AppId) {
@@ -622,7 +601,7 @@ mod tests {
             ch,
             &Request::Compose {
                 surface_id: 1,
-                surface: figure_18(),
+                surface: figure18::surface(),
             },
             &any_thread,
         );
@@ -640,18 +619,13 @@ mod tests {
         assert!(matches!(o.reply, Reply::Ok { .. }));
         assert_eq!(kds.take_damage(), Some(Rect::new(37, 27, 25, 25)));
         let s = kds.displayed();
-        for y in 0..80 {
-            for x in 0..100 {
-                let (wx, wy) = (x as i32 - 37, y as i32 - 27);
-                let in_win = (0..25).contains(&wx) && (0..25).contains(&wy);
-                let want = if !in_win {
-                    BACKDROP_ARGB
-                } else if wx >= 10 && wy >= 10 {
-                    GREEN
-                } else if wx < 15 && wy < 15 {
-                    RED
+        for y in 0..80u32 {
+            for x in 0..100u32 {
+                let (wx, wy) = (x.wrapping_sub(37), y.wrapping_sub(27));
+                let want = if wx < 25 && wy < 25 {
+                    figure18::pixel(wx, wy)
                 } else {
-                    0
+                    BACKDROP_ARGB
                 };
                 assert_eq!(s.get(x, y), Some(want), "({x}, {y})");
             }
@@ -681,7 +655,7 @@ mod tests {
             ch,
             &Request::Compose {
                 surface_id: 9,
-                surface: figure_18(),
+                surface: figure18::surface(),
             },
             &any_thread,
         );

@@ -653,23 +653,7 @@ pub fn figure18(config: &Figure18Config) -> Result<Figure18Report, DemoError> {
 mod tests {
     use super::*;
 
-    const RED: u32 = 0xffff_0000;
-    const GREEN: u32 = 0xff00_ff00;
-
-    fn figure18_layers() -> Vec<Layer> {
-        vec![
-            Layer {
-                z: 0,
-                rect: Rect::new(0, 0, 15, 15),
-                fill: Fill::Solid(RED),
-            },
-            Layer {
-                z: 1,
-                rect: Rect::new(10, 10, 15, 15),
-                fill: Fill::Solid(GREEN),
-            },
-        ]
-    }
+    use lull_kds::figure18::{self, GREEN_ARGB as GREEN, RED_ARGB as RED};
 
     #[test]
     fn app_ids_parse_strictly() {
@@ -717,7 +701,7 @@ mod tests {
             height: 15,
             argb: "0xff00ff00".into(),
         };
-        assert_eq!(r.layer().unwrap(), figure18_layers()[1]);
+        assert_eq!(r.layer().unwrap(), figure18::layers()[1]);
         for bad in ["ff00ff00", "0xff00ff0", "0x+f00ff00", "0xff00ff000"] {
             let r = LayerReport {
                 argb: bad.into(),
@@ -734,18 +718,14 @@ mod tests {
             height: 30,
         };
         let window = Rect::new(7, 2, 25, 25);
-        let want = expected_screen(screen, window, &figure18_layers()).unwrap();
-        for y in 0..30 {
-            for x in 0..40 {
-                let (wx, wy) = (x as i32 - 7, y as i32 - 2);
-                let pixel = if !(0..25).contains(&wx) || !(0..25).contains(&wy) {
-                    BACKDROP_ARGB
-                } else if wx >= 10 && wy >= 10 {
-                    GREEN
-                } else if wx < 15 && wy < 15 {
-                    RED
+        let want = expected_screen(screen, window, &figure18::layers()).unwrap();
+        for y in 0..30u32 {
+            for x in 0..40u32 {
+                let (wx, wy) = (x.wrapping_sub(7), y.wrapping_sub(2));
+                let pixel = if wx < 25 && wy < 25 {
+                    figure18::pixel(wx, wy)
                 } else {
-                    0
+                    BACKDROP_ARGB
                 };
                 assert_eq!(want.get(x, y), Some(pixel), "({x}, {y})");
             }
@@ -760,7 +740,7 @@ mod tests {
             width: 40,
             height: 30,
         };
-        let want = expected_screen(screen, Rect::new(7, 2, 25, 25), &figure18_layers()).unwrap();
+        let want = expected_screen(screen, Rect::new(7, 2, 25, 25), &figure18::layers()).unwrap();
         let mut pixels = want.pixels().to_vec();
         // (20, 15) is inside the overlap, where green must lie over red.
         pixels[15 * 40 + 20] = RED;
@@ -781,7 +761,7 @@ mod tests {
             Err(VerifyError::Size { .. })
         ));
         assert!(matches!(
-            expected_screen(screen, Rect::new(30, 2, 25, 25), &figure18_layers()),
+            expected_screen(screen, Rect::new(30, 2, 25, 25), &figure18::layers()),
             Err(VerifyError::Window(_))
         ));
     }

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 
 use common::TestDaemon;
 use lull_esm::EsmConfig;
+use lull_kds::figure18;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_linux::evdev::EvdevEncoder;
 use lull_linux::kds::KdsConfig;
@@ -24,8 +25,6 @@ use serde_json::json;
 
 const SCREEN_W: u32 = 64;
 const SCREEN_H: u32 = 48;
-const RED: u32 = 0xffff_0000;
-const GREEN: u32 = 0xff00_ff00;
 
 /// The static library cargo built for this test: beside the test binary (`target/*/deps`),
 /// else one directory up.
@@ -82,15 +81,11 @@ fn build_c_example(lib_dir: &Path, name: &str) -> PathBuf {
 /// The screen with figure 18 in a 25 × 25 window at (19, 11): green where layer 2 lies, red
 /// where only layer 1 does, transparent elsewhere in the window, backdrop outside.
 fn expected(x: u32, y: u32) -> u32 {
-    let (wx, wy) = (x as i32 - 19, y as i32 - 11);
-    if !(0..25).contains(&wx) || !(0..25).contains(&wy) {
-        BACKDROP_ARGB
-    } else if wx >= 10 && wy >= 10 {
-        GREEN
-    } else if wx < 15 && wy < 15 {
-        RED
+    let (wx, wy) = (x.wrapping_sub(19), y.wrapping_sub(11));
+    if wx < figure18::WINDOW_PX && wy < figure18::WINDOW_PX {
+        figure18::pixel(wx, wy)
     } else {
-        0
+        BACKDROP_ARGB
     }
 }
 

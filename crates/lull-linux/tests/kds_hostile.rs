@@ -23,6 +23,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::TestDaemon;
+use lull_kds::figure18::{self, GREEN_ARGB as GREEN, RED_ARGB as RED};
 use lull_kds::wire::{self, request_type, ErrorCode, Reply, Request, WindowInfo, MAX_DATA_LEN};
 use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_linux::daemon::{DaemonReport, DaemonState};
@@ -50,8 +51,6 @@ const HOSTILE_H: u32 = 30;
 const HOSTILE_RECT: Rect = Rect::new(12, 9, 40, 30);
 /// A screen pixel inside the attacker's window and outside the good app's.
 const HOSTILE_ONLY_PIXEL: (u32, u32) = (13, 10);
-const RED: u32 = 0xffff_0000;
-const GREEN: u32 = 0xff00_ff00;
 const BLUE: u32 = 0xff00_00ff;
 /// The kernel's overflow user and group (`nobody`).
 const NOBODY: u32 = 65_534;
@@ -101,25 +100,6 @@ struct Bench {
     next_x: i32,
 }
 
-fn figure_18() -> Surface {
-    Surface {
-        width: 25,
-        height: 25,
-        layers: vec![
-            Layer {
-                z: 0,
-                rect: Rect::new(0, 0, 15, 15),
-                fill: Fill::Solid(RED),
-            },
-            Layer {
-                z: 1,
-                rect: Rect::new(10, 10, 15, 15),
-                fill: Fill::Solid(GREEN),
-            },
-        ],
-    }
-}
-
 fn solid(width: u32, height: u32, argb: u32) -> Surface {
     Surface {
         width,
@@ -167,7 +147,7 @@ impl Bench {
             .unwrap();
         let (dtx, drawn) = mpsc::channel();
         good.run_on(ThreadCategory::Drawing, move |ctx| {
-            ctx.compose(1, figure_18()).unwrap();
+            ctx.compose(1, figure18::surface()).unwrap();
             ctx.draw(1, 0, 0).unwrap();
             dtx.send(()).unwrap();
         })

@@ -3,7 +3,7 @@
 mod common;
 
 use common::TestDaemon;
-use lull_kds::{Fill, Layer, Rect, Surface};
+use lull_kds::Rect;
 use lull_linux::kds_client::KdsAdmin;
 use lull_linux::kds_runtime::{AppOptions, KdsApp};
 use lull_model::{Stacking, ThreadCategory};
@@ -25,22 +25,7 @@ fn figure_18_through_the_runtime() {
     assert_eq!(app.window(), Rect::new(19, 11, 25, 25));
     let (tx, rx) = std::sync::mpsc::channel();
     app.run_on(ThreadCategory::Drawing, move |ctx| {
-        let s = Surface {
-            width: 25,
-            height: 25,
-            layers: vec![
-                Layer {
-                    z: 0,
-                    rect: Rect::new(0, 0, 15, 15),
-                    fill: Fill::Solid(0xffff0000),
-                },
-                Layer {
-                    z: 1,
-                    rect: Rect::new(10, 10, 15, 15),
-                    fill: Fill::Solid(0xff00ff00),
-                },
-            ],
-        };
+        let s = lull_kds::figure18::surface();
         ctx.compose(1, s).unwrap();
         ctx.draw(1, 0, 0).unwrap();
         tx.send(()).unwrap();
