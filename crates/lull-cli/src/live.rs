@@ -295,11 +295,10 @@ fn experiment_spec(
 
 fn experiment(a: &ExperimentArgs) -> ExitCode {
     let parsed = (|| {
-        Ok::<_, ExperimentError>((
-            experiment::parse_app(&a.app)?,
-            experiment::parse_model(&a.model)?,
-            experiment::parse_scenario(&a.scenario)?,
-        ))
+        let app = experiment::parse_app(&a.app)?;
+        let scenario = experiment::parse_scenario(&a.scenario)?;
+        experiment::check_scenario(app, scenario)?;
+        Ok::<_, ExperimentError>((app, experiment::parse_model(&a.model)?, scenario))
     })();
     let (app, model, scenario) = match parsed {
         Ok(p) => p,
@@ -308,16 +307,6 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if scenario != Scenario::None && app != ExperimentApp::Video {
-        eprintln!(
-            "lull live experiment: {}",
-            ExperimentError::ScenarioNeedsVideo {
-                scenario: scenario.name().into(),
-                app: app.name().into(),
-            }
-        );
-        return ExitCode::from(2);
-    }
     let spec = match experiment_spec(
         app,
         model,
@@ -454,39 +443,19 @@ fn experiment_text(r: &ExperimentReport) -> String {
     t
 }
 
-/// The apps `lull reproduce` runs: seed 000's three, tracking at its middle speed.
-const REPRODUCE_APPS: [ExperimentApp; 3] = [
-    ExperimentApp::Tracking20s,
-    ExperimentApp::Messaging,
-    ExperimentApp::Video,
-];
-/// The baseline the background scenario is compared with: the honest modern display server,
-/// which never polls.
-const REPRODUCE_BACKGROUND_BASELINE: AppModel = AppModel::BlockingMiddleware;
-
 fn show_change(c: Option<f64>) -> String {
     c.map_or_else(|| "n/a".to_owned(), |c| format!("{c:+.1}%"))
 }
 
 /// `lull reproduce`'s live-apps section: each app under every model, then the video in the
-/// background under ESM + KDS + guiS and blocking-middleware.
+/// background under ESM + KDS + guiS and blocking-middleware (`experiment::reproduce`).
 pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
     let binary = experiment::default_app_binary().map_err(|e| e.to_string())?;
+    let stylus = base_trace(None).map_err(|e| e.to_string())?;
+    let r = experiment::reproduce(&binary, &stylus).map_err(|e| e.to_string())?;
     let mut t = String::new();
-    let mut json = serde_json::Map::new();
-    let mut enforcement = None;
-    for app in REPRODUCE_APPS {
-        let mut runs = Vec::new();
-        for model in AppModel::ALL {
-            let spec = experiment_spec(app, model, Scenario::None, Some(&binary), None)?;
-            let r = experiment::run(&spec)
-                .map_err(|e| format!("{} under {}: {e}", app.name(), model.name()))?;
-            if let Some(g) = &r.guis {
-                enforcement.get_or_insert_with(|| g.status.to_string());
-            }
-            runs.push(r);
-        }
-        let _ = writeln!(t, "{} (measured live):", app.name());
+    for a in &r.apps {
+        let _ = writeln!(t, "{} (measured live):", a.app.name());
         let _ = writeln!(
             t,
             "  {:<20} {:>10} {:>10} {:>12} {:>10} {:>9} {:>9} {:>9} {:>7} {:>9}",
@@ -501,7 +470,7 @@ pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
             "frames",
             "delivered"
         );
-        for r in &runs {
+        for r in &a.runs {
             let _ = writeln!(
                 t,
                 "  {:<20} {:>10} {:>10} {:>12} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>7} {:>4}/{:<4}",
@@ -518,9 +487,8 @@ pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
                 r.events.injected
             );
         }
-        let reductions = experiment::reductions(&runs[0], &runs[1..]);
         let _ = writeln!(t, "  ESM+KDS+guiS relative to each baseline:");
-        for c in &reductions {
+        for c in &a.reductions {
             let _ = writeln!(
                 t,
                 "    vs {:<20} latency mean {} p99 {}  wake-ups/s {}  cpu {}",
@@ -531,31 +499,14 @@ pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
                 show_change(c.cpu_ms_change_pct)
             );
         }
-        json.insert(
-            app.name().replace('-', "_"),
-            json!({ "runs": runs, "reductions": reductions }),
-        );
     }
-    let mut bg = Vec::new();
-    for model in [AppModel::EsmKdsGuis, REPRODUCE_BACKGROUND_BASELINE] {
-        let spec = experiment_spec(
-            ExperimentApp::Video,
-            model,
-            Scenario::Background10s,
-            Some(&binary),
-            None,
-        )?;
-        bg.push(
-            experiment::run(&spec)
-                .map_err(|e| format!("video background-10s under {}: {e}", model.name()))?,
-        );
-    }
+    let bg = &r.video_background_10s;
     let _ = writeln!(
         t,
         "video, background-10s: 10 s of the clip in the background (window opens once the app \
          knows and its drawing thread sleeps):"
     );
-    for r in &bg {
+    for r in &bg.runs {
         if let Some(b) = r.background_window {
             let _ = writeln!(
                 t,
@@ -571,8 +522,7 @@ pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
             );
         }
     }
-    let saving = experiment::background_saving(&bg[0], &bg[1]);
-    if let Some(s) = saving {
+    if let Some(s) = bg.saving {
         let _ = writeln!(
             t,
             "  saved by guiS vs {}: drawing {:.1} ms/s, app {:.1} ms/s, server {:.1} ms/s of CPU; \
@@ -584,15 +534,11 @@ pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
             s.frames_per_s_not_drawn
         );
     }
-    if let Some(e) = enforcement {
+    if let Some(e) = &r.enforcement {
         let _ = write!(t, "{e}");
     }
-    json.insert(
-        "video_background_10s".into(),
-        json!({ "runs": bg, "saving": saving }),
-    );
     Ok(crate::reproduce::Section {
         table: t.trim_end().to_owned(),
-        json: Value::Object(json),
+        json: json!(r),
     })
 }

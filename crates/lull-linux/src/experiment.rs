@@ -261,6 +261,48 @@ pub enum ExperimentError {
     Accounting(String),
     #[error("system call: {0}")]
     Io(#[from] std::io::Error),
+    #[error("{what}: {source}")]
+    During {
+        what: String,
+        source: Box<ExperimentError>,
+    },
+}
+
+impl ExperimentError {
+    /// The arguments named no such experiment (a usage error, not a failure to run one).
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            ExperimentError::UnknownApp(_)
+                | ExperimentError::UnknownModel(_)
+                | ExperimentError::UnknownScenario(_)
+                | ExperimentError::ScenarioNeedsVideo { .. }
+        )
+    }
+
+    fn during(self, what: impl Into<String>) -> ExperimentError {
+        ExperimentError::During {
+            what: what.into(),
+            source: Box::new(self),
+        }
+    }
+}
+
+/// A scenario runs only on the app it was written for (`background-10s`: video).
+///
+/// # Errors
+/// [`ExperimentError::ScenarioNeedsVideo`].
+pub fn check_scenario(app: ExperimentApp, scenario: Scenario) -> Result<(), ExperimentError> {
+    match scenario {
+        Scenario::Background10s if app != ExperimentApp::Video => {
+            Err(ExperimentError::ScenarioNeedsVideo {
+                scenario: scenario.name().into(),
+                app: app.name().into(),
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Parses `--app`.
@@ -343,15 +385,10 @@ impl ExperimentSpec {
                 }
             }
         };
+        check_scenario(app, scenario)?;
         let background = match scenario {
             Scenario::None => None,
-            Scenario::Background10s if app == ExperimentApp::Video => Some(BACKGROUND_10S),
-            Scenario::Background10s => {
-                return Err(ExperimentError::ScenarioNeedsVideo {
-                    scenario: scenario.name().into(),
-                    app: app.name().into(),
-                })
-            }
+            Scenario::Background10s => Some(BACKGROUND_10S),
         };
         Ok(ExperimentSpec {
             app_name: app.name().to_owned(),
@@ -744,6 +781,8 @@ struct Stack {
     child: Option<Child>,
     stdin: Option<ChildStdin>,
     stderr: Arc<Mutex<String>>,
+    /// Copies the app's stderr into `stderr`; it returns at the app's end of file.
+    stderr_reader: Option<JoinHandle<()>>,
     stdout_lines: Option<Receiver<String>>,
     driver_stop: Option<Arc<EventFd>>,
     driver: Option<JoinHandle<std::io::Result<()>>>,
@@ -812,6 +851,16 @@ impl Stack {
         }
     }
 
+    /// The app's whole stderr, once it has exited: the reader has copied everything when it
+    /// returns at end of file.
+    fn exited_stderr(&mut self) -> String {
+        if let Some(h) = self.stderr_reader.take() {
+            let _ = h.join();
+        }
+        self.stderr()
+    }
+
+    /// The app's stderr so far.
     fn stderr(&self) -> String {
         self.stderr
             .lock()
@@ -844,11 +893,9 @@ impl Stack {
                     .and_then(|c| c.wait().ok())
                     .map_or_else(|| "unknown status".to_owned(), |s| s.to_string());
                 self.child = None;
-                // The stderr reader may still be copying the last lines.
-                thread::sleep(Duration::from_millis(50));
                 Err(ExperimentError::AppFailed {
                     status,
-                    stderr: self.stderr(),
+                    stderr: self.exited_stderr(),
                 })
             }
         }
@@ -863,6 +910,8 @@ impl Drop for Stack {
 
 /// Longest stderr kept from the app.
 const STDERR_KEEP_BYTES: usize = 64 * 1024;
+/// Bytes per read of the app's stderr (a pipe's atomic-write size, 4 KiB on Linux).
+const STDERR_READ_BYTES: usize = 4096;
 
 fn spawn_app(
     spec: &ExperimentSpec,
@@ -936,10 +985,9 @@ fn spawn_app(
     stack.stdout_lines = Some(rx);
     if let Some(mut err) = stderr {
         let keep = Arc::clone(&stack.stderr);
-        thread::Builder::new()
-            .name("exp-app-stderr".into())
-            .spawn(move || {
-                let mut buf = [0u8; 4096];
+        stack.stderr_reader = Some(thread::Builder::new().name("exp-app-stderr".into()).spawn(
+            move || {
+                let mut buf = [0u8; STDERR_READ_BYTES];
                 while let Ok(n) = err.read(&mut buf) {
                     if n == 0 {
                         return;
@@ -951,7 +999,8 @@ fn spawn_app(
                         k.push_str(&String::from_utf8_lossy(&buf[..n]));
                     }
                 }
-            })?;
+            },
+        )?);
     }
     Ok(())
 }
@@ -1183,7 +1232,7 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         if !status.success() {
             return Err(ExperimentError::AppFailed {
                 status: status.to_string(),
-                stderr: stack.stderr(),
+                stderr: stack.exited_stderr(),
             });
         }
     }
@@ -1331,6 +1380,103 @@ pub fn background_saving(
         app_cpu_ms_per_s_saved: per_s(&b, b.app_cpu_ms) - per_s(&g, g.app_cpu_ms),
         server_cpu_ms_per_s_saved: per_s(&b, b.server_cpu_ms) - per_s(&g, g.server_cpu_ms),
         frames_per_s_not_drawn: per_s(&b, b.frames_drawn as f64) - per_s(&g, g.frames_drawn as f64),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live-apps section of `lull reproduce`.
+
+/// The apps `lull reproduce` runs: seed 000's three, tracking at its middle speed.
+pub const REPRODUCE_APPS: [ExperimentApp; 3] = [
+    ExperimentApp::Tracking20s,
+    ExperimentApp::Messaging,
+    ExperimentApp::Video,
+];
+
+/// The baseline the background scenario is compared with: the honest modern display server,
+/// which never polls.
+pub const REPRODUCE_BACKGROUND_BASELINE: AppModel = AppModel::BlockingMiddleware;
+
+/// One app under every model, ESM + KDS + guiS first, and how it compares with each baseline.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppComparison {
+    pub app: ExperimentApp,
+    pub runs: Vec<ExperimentReport>,
+    pub reductions: Vec<Reduction>,
+}
+
+/// The video's background scenario under ESM + KDS + guiS and [`REPRODUCE_BACKGROUND_BASELINE`].
+#[derive(Clone, Debug, Serialize)]
+pub struct BackgroundComparison {
+    pub runs: Vec<ExperimentReport>,
+    pub saving: Option<BackgroundSaving>,
+}
+
+/// Everything the live-apps section of `lull reproduce` measures.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppsReproduction {
+    pub apps: Vec<AppComparison>,
+    pub video_background_10s: BackgroundComparison,
+    /// How guiS was enforced in the ESM + KDS + guiS runs (`GuisStatus`'s words).
+    pub enforcement: Option<String>,
+}
+
+/// Runs [`REPRODUCE_APPS`] under every model, then the video's background scenario, with the
+/// `lull-app` at `app_binary` and the stylus recording `stylus`.
+///
+/// # Errors
+/// The first experiment that fails, named ([`ExperimentError::During`]).
+pub fn reproduce(app_binary: &Path, stylus: &Trace) -> Result<AppsReproduction, ExperimentError> {
+    let run_one = |app: ExperimentApp, model: AppModel, scenario: Scenario| {
+        ExperimentSpec::standard(app, model, scenario, stylus, app_binary.to_owned())
+            .and_then(|spec| run(&spec))
+            .map_err(|e| {
+                e.during(format!(
+                    "{} under {} ({})",
+                    app.name(),
+                    model.name(),
+                    scenario.name()
+                ))
+            })
+    };
+    let mut apps = Vec::new();
+    let mut enforcement = None;
+    for app in REPRODUCE_APPS {
+        // `AppModel::ALL` starts with ESM + KDS + guiS, the one compared with the others.
+        let runs = AppModel::ALL
+            .into_iter()
+            .map(|model| run_one(app, model, Scenario::None))
+            .collect::<Result<Vec<_>, _>>()?;
+        if enforcement.is_none() {
+            enforcement = runs
+                .iter()
+                .find_map(|r| r.guis.as_ref().map(|g| g.status.to_string()));
+        }
+        let reductions = reductions(&runs[0], &runs[1..]);
+        apps.push(AppComparison {
+            app,
+            runs,
+            reductions,
+        });
+    }
+    let guis = run_one(
+        ExperimentApp::Video,
+        AppModel::EsmKdsGuis,
+        Scenario::Background10s,
+    )?;
+    let baseline = run_one(
+        ExperimentApp::Video,
+        REPRODUCE_BACKGROUND_BASELINE,
+        Scenario::Background10s,
+    )?;
+    let saving = background_saving(&guis, &baseline);
+    Ok(AppsReproduction {
+        apps,
+        video_background_10s: BackgroundComparison {
+            runs: vec![guis, baseline],
+            saving,
+        },
+        enforcement,
     })
 }
 
