@@ -45,9 +45,6 @@ use crate::respondent::{Respondent, RespondentHandle};
 use crate::stack;
 use crate::sys::{self, EventFd};
 
-/// The display server's screen: seed 000's 1080p display.
-pub const SCREEN_W_PX: u32 = 1920;
-pub const SCREEN_H_PX: u32 = 1080;
 /// How long the app may take from start to its ready line (a debug build composing the 1080p
 /// tracking guide on a loaded machine takes about a second).
 pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -367,9 +364,12 @@ impl ExperimentSpec {
         stylus: &Trace,
         app_binary: PathBuf,
     ) -> Result<ExperimentSpec, ExperimentError> {
-        let workload = match app {
-            ExperimentApp::Messaging => messaging_workload(&messaging::SEED000)?,
-            ExperimentApp::Video => {
+        let workload = match (app, app.tracking_span_ns()) {
+            (_, Some(span_ns)) => Workload::Replay {
+                trace: stylus.scaled_to(span_ns)?,
+                span_ns,
+            },
+            (ExperimentApp::Video, None) => {
                 let v = lull_workload::video::SEED000;
                 Workload::Clip {
                     width_px: v.width_px,
@@ -377,13 +377,7 @@ impl ExperimentSpec {
                     clip_ms: v.duration_ms,
                 }
             }
-            tracking => {
-                let span_ns = tracking.tracking_span_ns().unwrap_or(20 * NS_PER_S);
-                Workload::Replay {
-                    trace: stylus.scaled_to(span_ns)?,
-                    span_ns,
-                }
-            }
+            (_, None) => messaging_workload(&messaging::SEED000)?,
         };
         check_scenario(app, scenario)?;
         let background = match scenario {
@@ -1062,11 +1056,10 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
                         socket_path: esm_path,
                         ..DaemonConfig::default()
                     })?;
+                    // Headless, on the default screen: seed 000's 1080p display.
                     d.enable_kds(&KdsConfig {
                         socket_path: kds_path,
-                        screen_width: SCREEN_W_PX,
-                        screen_height: SCREEN_H_PX,
-                        framebuffer: None,
+                        ..KdsConfig::default()
                     })?;
                     if guis {
                         switch_on_guis(&mut d)?;
