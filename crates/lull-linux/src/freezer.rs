@@ -41,7 +41,7 @@ pub const DEFAULT_NAMESPACE: &str = "lull-guis";
 /// How long [`Freezer::release`] waits for an exiting thread to leave a cgroup before it gives up
 /// removing the directory. The kernel unlinks an exiting thread within microseconds of its last
 /// context switch; a second covers a heavily loaded machine without hanging shutdown.
-pub const RELEASE_SETTLE_TIMEOUT_MS: u64 = 1_000;
+const RELEASE_SETTLE_TIMEOUT_MS: u64 = 1_000;
 
 /// Pause between two reads of a kernel status file while waiting for it to change. A running
 /// thread is frozen at its next return to user space, within microseconds, so 100 µs finds the
@@ -132,7 +132,6 @@ fn io_err<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Fre
 pub struct ThreadHandle {
     pub pid: i32,
     pub tid: i32,
-    pub label: String,
     dir: PathBuf,
 }
 
@@ -326,7 +325,12 @@ impl Freezer {
                 }
             }
         }
-        if pid <= 0 || tid <= 0 || !Path::new(&format!("/proc/{pid}/task/{tid}")).exists() {
+        // Negative ids (`pid_t`) name no thread; `sys` takes the unsigned ids the wire carries.
+        let exists = u32::try_from(pid)
+            .ok()
+            .zip(u32::try_from(tid).ok())
+            .is_some_and(|(p, t)| crate::sys::thread_of_process(p, t));
+        if !exists {
             return Err(FreezerError::ThreadNotFound { pid, tid });
         }
         if self
@@ -554,11 +558,7 @@ impl Freezer {
             let procs = dir.join("cgroup.procs");
             if let Err(e) = write_file(&procs, &pid.to_string()) {
                 let _ = fs::remove_dir(&dir);
-                return Err(if e.raw_os_error() == Some(libc::ESRCH) {
-                    FreezerError::ThreadNotFound { pid, tid: pid }
-                } else {
-                    io_err("write", &procs)(e)
-                });
+                return Err(enter_error(e, pid, pid, &procs));
             }
         }
         Ok(Adopted {
@@ -601,20 +601,11 @@ impl Freezer {
             let path = dir.join(file);
             if let Err(e) = write_file(&path, value) {
                 let _ = fs::remove_dir(&dir);
-                return Err(if e.raw_os_error() == Some(libc::ESRCH) {
-                    FreezerError::ThreadNotFound { pid, tid }
-                } else {
-                    io_err("write", &path)(e)
-                });
+                return Err(enter_error(e, pid, tid, &path));
             }
         }
         Ok(AdoptedThread {
-            handle: ThreadHandle {
-                pid,
-                tid,
-                label: label.to_owned(),
-                dir,
-            },
+            handle: ThreadHandle { pid, tid, dir },
             original,
         })
     }
@@ -723,6 +714,15 @@ fn write_frozen(kind: FreezerKind, dir: &Path, frozen: bool) -> Result<(), Freez
 fn write_file(path: &Path, value: &str) -> io::Result<()> {
     let mut f = fs::OpenOptions::new().write(true).open(path)?;
     f.write_all(value.as_bytes())
+}
+
+/// The failure of writing thread `tid` of `pid` to `path` on adoption: `ESRCH` means it exited.
+fn enter_error(e: io::Error, pid: i32, tid: i32, path: &Path) -> FreezerError {
+    if e.raw_os_error() == Some(libc::ESRCH) {
+        FreezerError::ThreadNotFound { pid, tid }
+    } else {
+        io_err("write", path)(e)
+    }
 }
 
 /// Moves process or thread `id` into the cgroup whose `cgroup.procs` or `tasks` is `file`; an id

@@ -147,14 +147,19 @@ pub enum KernelEnforcement {
 }
 
 /// What [`Daemon::enable_guis`] set up; `lulld` prints it and the daemon's report carries it.
-#[derive(Clone, PartialEq, Eq, Debug, Serialize)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 pub struct GuisStatus {
-    pub enabled: bool,
     pub kernel: KernelEnforcement,
     pub idle_action: IdleAction,
 }
 
 impl GuisStatus {
+    /// Whether guiS runs in the daemon at all.
+    #[must_use]
+    pub fn enabled(&self) -> bool {
+        self.kernel != KernelEnforcement::Off
+    }
+
     /// Whether the kernel freezes threads that ignore their gate.
     #[must_use]
     pub fn kernel_enforced(&self) -> bool {
@@ -168,6 +173,18 @@ impl GuisStatus {
             KernelEnforcement::Active { kind, cgroup_root } => Some((*kind, cgroup_root)),
             _ => None,
         }
+    }
+}
+
+impl Serialize for GuisStatus {
+    /// With `enabled` written out, the shape reports have always had.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("GuisStatus", 3)?;
+        st.serialize_field("enabled", &self.enabled())?;
+        st.serialize_field("kernel", &self.kernel)?;
+        st.serialize_field("idle_action", &self.idle_action)?;
+        st.end()
     }
 }
 
@@ -275,6 +292,18 @@ pub(crate) struct GuisHost {
 }
 
 impl GuisHost {
+    fn new(status: GuisStatus, freezer: Option<Freezer>) -> GuisHost {
+        GuisHost {
+            status,
+            freezer,
+            held: BTreeMap::new(),
+            edge: IdleEdge::new(),
+            acting: false,
+            children: Vec::new(),
+            counters: GuisCounters::default(),
+        }
+    }
+
     pub(crate) fn report(&self) -> GuisReport {
         GuisReport {
             status: self.status.clone(),
@@ -298,28 +327,23 @@ impl GuisHost {
         };
         let c = &mut self.counters;
         for t in &mut held.threads {
-            if rules::may_run(t.category, window, false) {
-                if t.frozen {
-                    match freezer.thaw(&t.handle) {
-                        Ok(()) => {
-                            t.frozen = false;
-                            c.thaws += 1;
-                        }
-                        Err(_) => c.freeze_errors += 1,
-                    }
-                }
-            } else if !t.frozen {
-                if parked_in_futex(t.handle.pid, t.handle.tid) {
+            // Only window-gated threads are adopted; whether an event is pending does not
+            // change what table 1 says of them.
+            let allowed =
+                !rules::gated_by_window(t.category) || rules::may_run(t.category, window, false);
+            let done = match (allowed, t.frozen) {
+                (true, true) => freezer.thaw(&t.handle).map(|()| c.thaws += 1),
+                (false, false) if measure::parked_in_futex(t.handle.pid, t.handle.tid) => {
                     c.left_parked += 1;
-                } else {
-                    match freezer.freeze(&t.handle) {
-                        Ok(()) => {
-                            t.frozen = true;
-                            c.freezes += 1;
-                        }
-                        Err(_) => c.freeze_errors += 1,
-                    }
+                    continue;
                 }
+                (false, false) => freezer.freeze(&t.handle).map(|()| c.freezes += 1),
+                // Already as table 1 says.
+                (true, false) | (false, true) => continue,
+            };
+            match done {
+                Ok(()) => t.frozen = !allowed,
+                Err(_) => c.freeze_errors += 1,
             }
         }
     }
@@ -376,8 +400,8 @@ impl GuisHost {
         if let Err(FreezerError::PidReused { .. }) = adopted {
             self.note_pid_reused(pid);
             // The freezer dropped the exited process. This app had no thread of it (else it is
-            // marked now), so it may well have attached from the pid's new process: the
-            // server checked that `tid` belongs to that one.
+            // marked now), and the server accepted `tid` only from the process that attached
+            // the app, still alive (its start time is checked): the pid's new process.
             if self.held.get(&app).is_some_and(|h| !h.pid_reused) {
                 if let Some(f) = self.freezer.as_mut() {
                     adopted = f.adopt(pid, tid, category.name());
@@ -455,7 +479,8 @@ impl GuisHost {
     /// The freezer found that `pid` names another process now and dropped the exited one
     /// without moving that pid. The apps that had threads of it attached from the exited
     /// process: they keep no thread here and adopt nothing more. An app with no thread here
-    /// cannot be told apart (the pid is all the server records) and stays trusted.
+    /// stays trusted: the server records the attaching process's start time and refuses a
+    /// `THREAD` once the pid names another process, so what it declares is the new process's.
     fn note_pid_reused(&mut self, pid: i32) {
         self.counters.pid_reused += 1;
         for h in self
@@ -490,32 +515,6 @@ impl GuisHost {
             Err(_) => self.counters.idle_exec_failed += 1,
         }
     }
-}
-
-/// Whether thread `tid` of `pid` is blocked in a futex wait with no timeout: it cannot run until
-/// another thread wakes it. Any doubt (unreadable file, running thread) says no.
-fn parked_in_futex(pid: i32, tid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall"))
-        .is_ok_and(|text| parse_parked_in_futex(&text))
-}
-
-/// `proc(5)`: `/proc/.../syscall` is the number of the system call the thread is blocked in and
-/// its six arguments in hex (then stack and program counters), `-1 ...` outside a system call,
-/// or `running`.
-fn parse_parked_in_futex(text: &str) -> bool {
-    let mut fields = text.split_whitespace();
-    if fields.next().and_then(|n| n.parse::<i64>().ok()) != Some(libc::SYS_futex) {
-        return false;
-    }
-    let args: Vec<u64> = fields
-        .take(6)
-        .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
-        .collect();
-    let (Some(&op), Some(&timeout)) = (args.get(1), args.get(3)) else {
-        return false;
-    };
-    let cmd = op & !((libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64);
-    (cmd == libc::FUTEX_WAIT as u64 || cmd == libc::FUTEX_WAIT_BITSET as u64) && timeout == 0
 }
 
 /// [`rules::idle_now`] over the apps with a window in `kds`.
@@ -570,10 +569,7 @@ impl DaemonState {
         let (Some(g), Some(k)) = (self.guis.as_mut(), self.kds.as_ref()) else {
             return;
         };
-        if matches!(
-            category,
-            ThreadCategory::Drawing | ThreadCategory::Foreground
-        ) {
+        if rules::gated_by_window(category) {
             let server = k.server();
             let pid = server.pid(app).and_then(|p| i32::try_from(p).ok());
             let tid = i32::try_from(tid).ok();
@@ -671,7 +667,6 @@ impl Daemon {
         }
         if !config.enabled {
             return Ok(GuisStatus {
-                enabled: false,
                 kernel: KernelEnforcement::Off,
                 idle_action: IdleAction::None,
             });
@@ -695,19 +690,10 @@ impl Daemon {
             Err(e) => return Err(DaemonError::Guis(e.to_string())),
         };
         let status = GuisStatus {
-            enabled: true,
             kernel,
             idle_action: config.idle_action.clone(),
         };
-        st.guis = Some(GuisHost {
-            status: status.clone(),
-            freezer,
-            held: BTreeMap::new(),
-            edge: IdleEdge::new(),
-            acting: false,
-            children: Vec::new(),
-            counters: GuisCounters::default(),
-        });
+        st.guis = Some(GuisHost::new(status.clone(), freezer));
         Ok(status)
     }
 }
@@ -756,16 +742,10 @@ pub fn app_stats(windows: &[WindowInfo]) -> Vec<AppStats> {
                 let sample = i32::try_from(tid)
                     .ok()
                     .and_then(|t| measure::sample_thread(pid, t).ok());
-                let usage = sample.map_or_else(CategoryUsage::default, |s| CategoryUsage {
-                    cpu_ms: lull_model::time::ns_to_ms(s.run_ns),
-                    wakeups: s.voluntary,
-                    threads: 1,
-                });
+                let usage = sample.map_or_else(CategoryUsage::default, CategoryUsage::from);
                 if !counted.contains(&tid) {
                     counted.push(tid);
-                    total.cpu_ms += usage.cpu_ms;
-                    total.wakeups += usage.wakeups;
-                    total.threads += usage.threads;
+                    total += usage;
                 }
                 threads.push(ThreadStats {
                     category,
@@ -823,54 +803,38 @@ mod tests {
     }
 
     #[test]
-    fn futex_waits_without_timeout_are_parked() {
-        let nr = libc::SYS_futex;
-        // Condition variable wait (FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG), no timeout.
-        assert!(parse_parked_in_futex(&format!(
-            "{nr} 0x555bd396eaf8 0x89 0x0 0x0 0x0 0xffffffff 0x7f95d053bc98 0x7f95d0641829\n"
-        )));
-        // Plain FUTEX_WAIT, shared.
-        assert!(parse_parked_in_futex(&format!(
-            "{nr} 0x1000 0x0 0x2 0x0 0x0 0x0 0x1 0x2"
-        )));
-        // With a timeout: wakes by itself.
-        assert!(!parse_parked_in_futex(&format!(
-            "{nr} 0x555bd396eaf8 0x89 0x0 0x7f95cbffecc0 0x0 0x7f95ffffffff 0x1 0x2"
-        )));
-        // FUTEX_WAKE is not a wait.
-        assert!(!parse_parked_in_futex(&format!(
-            "{nr} 0x1000 0x81 0x1 0x0 0x0 0x0 0x1 0x2"
-        )));
-        for other in [
-            "running",
-            "-1 0x7ffc 0x5555",
-            "230 0x1 0x0 0x7f95cbdfdce8 0x7f95cbdfdce8 0x0 0x0 0x1 0x2",
-            "",
-            &format!("{nr} 0x1000"),
-        ] {
-            assert!(!parse_parked_in_futex(other), "{other}");
-        }
+    fn status_json_keeps_enabled() {
+        let on = GuisStatus {
+            kernel: KernelEnforcement::Unavailable {
+                reason: "not root".into(),
+            },
+            idle_action: IdleAction::ScreenOff,
+        };
+        let off = GuisStatus {
+            kernel: KernelEnforcement::Off,
+            idle_action: IdleAction::None,
+        };
+        assert_eq!(
+            serde_json::to_string(&on).unwrap(),
+            r#"{"enabled":true,"kernel":{"mode":"unavailable","reason":"not root"},"idle_action":"screen_off"}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&off).unwrap(),
+            r#"{"enabled":false,"kernel":{"mode":"off"},"idle_action":"none"}"#
+        );
     }
 
     /// guiS with a freezer of `kind`, outside a daemon; `None` (printed `SKIPPED`) without one.
     fn host(test: &str, kind: FreezerKind) -> Option<GuisHost> {
         let freezer = freezer::test_support::open(test, kind)?;
-        Some(GuisHost {
-            status: GuisStatus {
-                enabled: true,
-                kernel: KernelEnforcement::Active {
-                    kind,
-                    cgroup_root: freezer.root().to_owned(),
-                },
-                idle_action: IdleAction::None,
+        let status = GuisStatus {
+            kernel: KernelEnforcement::Active {
+                kind,
+                cgroup_root: freezer.root().to_owned(),
             },
-            freezer: Some(freezer),
-            held: BTreeMap::new(),
-            edge: IdleEdge::new(),
-            acting: false,
-            children: Vec::new(),
-            counters: GuisCounters::default(),
-        })
+            idle_action: IdleAction::None,
+        };
+        Some(GuisHost::new(status, Some(freezer)))
     }
 
     const APP: AppId = AppId {

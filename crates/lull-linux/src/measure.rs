@@ -9,9 +9,13 @@
 //!
 //! [`CategoryWindow`] applies the same counters to the threads of GUI applications in any
 //! process (`/proc/PID/task/TID`) and sums them per guiS thread category.
+//!
+//! The other `/proc` readings guiS needs live here too: a process's start time
+//! ([`process_start_ticks`]) and whether a thread is parked in a futex wait.
 
 use std::fs;
 use std::io;
+use std::ops::AddAssign;
 
 use lull_model::time::{ns_to_ms, NS_PER_S};
 use lull_model::ThreadCategory;
@@ -35,6 +39,19 @@ pub struct ThreadSample {
     pub involuntary: u64,
     /// Scheduler state letter from `/proc/.../stat` (`S` = sleeping).
     pub state: char,
+}
+
+impl ThreadSample {
+    /// The counters accrued since `start` (an earlier sample of the same thread); the state is
+    /// this sample's.
+    fn since(self, start: ThreadSample) -> ThreadSample {
+        ThreadSample {
+            run_ns: self.run_ns.saturating_sub(start.run_ns),
+            voluntary: self.voluntary.saturating_sub(start.voluntary),
+            involuntary: self.involuntary.saturating_sub(start.involuntary),
+            state: self.state,
+        }
+    }
 }
 
 fn read(path: String) -> Result<(String, String), MeasureError> {
@@ -68,18 +85,17 @@ const STAT_FIELD_STATE: usize = 3;
 
 /// The fields of a `/proc/PID/stat` or `/proc/PID/task/TID/stat` line this crate uses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct StatFields {
+struct StatFields {
     /// Scheduler state letter (field 3).
-    pub state: Option<char>,
+    state: Option<char>,
     /// Start time in clock ticks since boot (field 22). With the id it names one process or
     /// thread: a later holder of a reused id starts later (to the tick).
-    pub start_ticks: Option<u64>,
+    start_ticks: Option<u64>,
 }
 
 /// Parses a `/proc/.../stat` line. The command name (field 2) is parenthesised but may itself
 /// hold spaces and parentheses, so the numbered fields are counted from after its last `)`.
-#[must_use]
-pub fn parse_stat(text: &str) -> StatFields {
+fn parse_stat(text: &str) -> StatFields {
     let rest: Vec<&str> = text
         .rfind(')')
         .map(|i| text[i + 1..].split_whitespace().collect())
@@ -102,6 +118,32 @@ pub fn process_start_ticks(pid: i32) -> Option<u64> {
     }
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(&text).start_ticks
+}
+
+/// Whether thread `tid` of `pid` is blocked in a futex wait with no timeout: it cannot run until
+/// another thread wakes it. Any doubt (unreadable file, running thread) says no.
+pub(crate) fn parked_in_futex(pid: i32, tid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall"))
+        .is_ok_and(|text| parse_parked_in_futex(&text))
+}
+
+/// `proc(5)`: `/proc/.../syscall` is the number of the system call the thread is blocked in and
+/// its six arguments in hex (then stack and program counters), `-1 ...` outside a system call,
+/// or `running`.
+fn parse_parked_in_futex(text: &str) -> bool {
+    let mut fields = text.split_whitespace();
+    if fields.next().and_then(|n| n.parse::<i64>().ok()) != Some(libc::SYS_futex) {
+        return false;
+    }
+    let args: Vec<u64> = fields
+        .take(6)
+        .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+        .collect();
+    let (Some(&op), Some(&timeout)) = (args.get(1), args.get(3)) else {
+        return false;
+    };
+    let cmd = op & !((libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64);
+    (cmd == libc::FUTEX_WAIT as u64 || cmd == libc::FUTEX_WAIT_BITSET as u64) && timeout == 0
 }
 
 /// The counters of the thread whose `/proc` directory is `dir`, and its start time in clock ticks
@@ -239,6 +281,25 @@ pub struct CategoryUsage {
     pub threads: u32,
 }
 
+impl From<ThreadSample> for CategoryUsage {
+    /// One thread's use as the sample counts it: CPU time and voluntary switches (wake-ups).
+    fn from(s: ThreadSample) -> CategoryUsage {
+        CategoryUsage {
+            cpu_ms: ns_to_ms(s.run_ns),
+            wakeups: s.voluntary,
+            threads: 1,
+        }
+    }
+}
+
+impl AddAssign for CategoryUsage {
+    fn add_assign(&mut self, other: CategoryUsage) {
+        self.cpu_ms += other.cpu_ms;
+        self.wakeups += other.wakeups;
+        self.threads += other.threads;
+    }
+}
+
 /// Per-category usage over a window, one field per [`ThreadCategory`].
 #[derive(Clone, Copy, PartialEq, Debug, Default, serde::Serialize)]
 pub struct CategoryReport {
@@ -356,29 +417,18 @@ impl CategoryWindow {
             window_ns: crate::sys::monotonic_ns().saturating_sub(self.start_ns),
             ..CategoryReport::default()
         };
-        let mut run_ns = [0u64; 4];
         for t in &self.threads {
             out.threads_gone += u32::from(t.gone);
-            let u = out.get_mut(t.category);
-            u.threads += 1;
-            if let (Some((start, _)), Some(last)) = (t.start, t.last) {
-                u.wakeups += last.voluntary.saturating_sub(start.voluntary);
-                run_ns[category_index(t.category)] += last.run_ns.saturating_sub(start.run_ns);
-            }
-        }
-        for c in ThreadCategory::ALL {
-            out.get_mut(c).cpu_ms = ns_to_ms(run_ns[category_index(c)]);
+            *out.get_mut(t.category) += match (t.start, t.last) {
+                (Some((start, _)), Some(last)) => CategoryUsage::from(last.since(start)),
+                // Gone before the window opened: counted, contributing nothing.
+                _ => CategoryUsage {
+                    threads: 1,
+                    ..CategoryUsage::default()
+                },
+            };
         }
         out
-    }
-}
-
-fn category_index(c: ThreadCategory) -> usize {
-    match c {
-        ThreadCategory::Event => 0,
-        ThreadCategory::Drawing => 1,
-        ThreadCategory::Foreground => 2,
-        ThreadCategory::Background => 3,
     }
 }
 
@@ -429,6 +479,36 @@ mod tests {
         assert_eq!(short.start_ticks, None);
         let bad = stat_line("a").replace(" 4242 ", " 42x2 ");
         assert_eq!(parse_stat(&bad).start_ticks, None);
+    }
+
+    #[test]
+    fn futex_waits_without_timeout_are_parked() {
+        let nr = libc::SYS_futex;
+        // Condition variable wait (FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG), no timeout.
+        assert!(parse_parked_in_futex(&format!(
+            "{nr} 0x555bd396eaf8 0x89 0x0 0x0 0x0 0xffffffff 0x7f95d053bc98 0x7f95d0641829\n"
+        )));
+        // Plain FUTEX_WAIT, shared.
+        assert!(parse_parked_in_futex(&format!(
+            "{nr} 0x1000 0x0 0x2 0x0 0x0 0x0 0x1 0x2"
+        )));
+        // With a timeout: wakes by itself.
+        assert!(!parse_parked_in_futex(&format!(
+            "{nr} 0x555bd396eaf8 0x89 0x0 0x7f95cbffecc0 0x0 0x7f95ffffffff 0x1 0x2"
+        )));
+        // FUTEX_WAKE is not a wait.
+        assert!(!parse_parked_in_futex(&format!(
+            "{nr} 0x1000 0x81 0x1 0x0 0x0 0x0 0x1 0x2"
+        )));
+        for other in [
+            "running",
+            "-1 0x7ffc 0x5555",
+            "230 0x1 0x0 0x7f95cbdfdce8 0x7f95cbdfdce8 0x0 0x0 0x1 0x2",
+            "",
+            &format!("{nr} 0x1000"),
+        ] {
+            assert!(!parse_parked_in_futex(other), "{other}");
+        }
     }
 
     #[test]

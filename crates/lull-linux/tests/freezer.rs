@@ -8,20 +8,13 @@
 
 mod common;
 
-use common::{serial_adoption, wait_until, GIVE_UP};
+use common::{cgroup_line, namespace, serial_adoption, subdirs, wait_until, Spinner, GIVE_UP};
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use lull_linux::freezer::{Freezer, FreezerError, FreezerKind, ThreadHandle};
 use lull_linux::measure::sample;
 use lull_linux::sys::gettid;
-
-fn namespace(test: &str) -> String {
-    format!("lull-test-{}-{test}", std::process::id())
-}
 
 fn open(test: &str, kind: FreezerKind) -> Option<Freezer> {
     match Freezer::open_kind(&namespace(test), kind) {
@@ -32,73 +25,6 @@ fn open(test: &str, kind: FreezerKind) -> Option<Freezer> {
         }
         Err(e) => panic!("{kind}: {e}"),
     }
-}
-
-struct Spinner {
-    tid: i32,
-    count: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    join: Option<JoinHandle<()>>,
-}
-
-impl Spinner {
-    fn start() -> Spinner {
-        let count = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (c, s) = (count.clone(), stop.clone());
-        let join = std::thread::spawn(move || {
-            tx.send(gettid()).unwrap();
-            drop(tx);
-            while !s.load(Ordering::Relaxed) {
-                c.fetch_add(1, Ordering::Relaxed);
-            }
-        });
-        let tid = rx.recv().unwrap();
-        Spinner {
-            tid,
-            count,
-            stop,
-            join: Some(join),
-        }
-    }
-
-    fn count(&self) -> u64 {
-        self.count.load(Ordering::Relaxed)
-    }
-
-    fn advances(&self) {
-        let c = self.count();
-        wait_until("spinner advances", || self.count() > c);
-    }
-
-    fn finish(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(j) = self.join.take() {
-            j.join().unwrap();
-        }
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-/// This thread's or another thread's cgroup line for the hierarchy `kind` uses.
-fn cgroup_line(kind: FreezerKind, tid: i32) -> String {
-    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).unwrap();
-    text.lines()
-        .find(|l| match kind {
-            FreezerKind::V2Threaded => l.starts_with("0::"),
-            FreezerKind::V1 => l
-                .split(':')
-                .nth(1)
-                .is_some_and(|c| c.split(',').any(|x| x == "freezer")),
-        })
-        .unwrap()
-        .to_owned()
 }
 
 /// Freezes `h`, waits for the kernel to confirm it and for the thread to be switched out (its
@@ -252,15 +178,6 @@ fn v2_threaded_exited_thread_is_not_an_error() {
 #[test]
 fn v1_exited_thread_is_not_an_error() {
     exited_thread_is_not_an_error(FreezerKind::V1);
-}
-
-/// Subdirectories of `dir`: cgroups left behind.
-fn subdirs(dir: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect()
 }
 
 /// A category re-declared A -> B -> A: each replaced thread is thawed, leaves its cgroup (to the

@@ -6,13 +6,16 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{serial_adoption, wait_until, TestDaemon, GIVE_UP};
+use common::{
+    advances, namespace, serial_adoption, subdirs, thread_cgroups, wait_until, Spinner, TestDaemon,
+    GIVE_UP,
+};
 use lull_esm::EsmConfig;
 use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_linux::client::EsmClient;
@@ -63,7 +66,7 @@ impl Drop for KillOnDrop {
 
 /// A daemon with its display server and guiS as `config` says (the namespace is made unique).
 fn start(tag: &str, mut config: GuisConfig) -> (Running, GuisStatus) {
-    config.freezer_namespace = format!("lull-test-{}-{tag}", std::process::id());
+    config.freezer_namespace = namespace(tag);
     let (tx, rx) = mpsc::channel();
     let d = TestDaemon::start(tag, EsmConfig::default(), move |d| {
         let socket_path = d.socket_path().with_extension("kds.sock");
@@ -130,60 +133,9 @@ fn kernel_frozen(status: &GuisStatus, category: ThreadCategory, tid: i32) -> boo
     }
 }
 
-/// The cgroup lines of a thread of this process (or of another process with `proc_pid`).
+/// The cgroup lines of the process or thread whose `/proc` file is `path`.
 fn cgroups(path: &str) -> String {
     std::fs::read_to_string(path).unwrap()
-}
-
-fn thread_cgroups(tid: i32) -> String {
-    cgroups(&format!("/proc/self/task/{tid}/cgroup"))
-}
-
-/// A plain thread of this process that belongs to no app.
-struct Spinner {
-    tid: i32,
-    count: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    join: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Spinner {
-    fn start() -> Spinner {
-        let count = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = mpsc::channel();
-        let (c, s) = (count.clone(), stop.clone());
-        let join = std::thread::spawn(move || {
-            tx.send(gettid()).unwrap();
-            while !s.load(Ordering::Relaxed) {
-                c.fetch_add(1, Ordering::Relaxed);
-            }
-        });
-        Spinner {
-            tid: rx.recv().unwrap(),
-            count,
-            stop,
-            join: Some(join),
-        }
-    }
-
-    fn count(&self) -> u64 {
-        self.count.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(j) = self.join.take() {
-            let _ = j.join();
-        }
-    }
-}
-
-fn advances(what: &str, count: impl Fn() -> u64) {
-    let c = count();
-    wait_until(what, || count() > c);
 }
 
 /// Hands the app's drawing thread a loop that ignores its gate: it spins on a counter until
@@ -311,15 +263,6 @@ fn gate_ignoring_drawing_thread_is_frozen_then_thawed() {
     assert_eq!(g.released, 1);
     assert!(!root.exists(), "the freezer's cgroups are removed at stop");
     report.accounting.unwrap();
-}
-
-/// Subdirectories of `dir`: cgroups left behind.
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect()
 }
 
 #[test]
@@ -513,7 +456,7 @@ fn guis_off_freezes_nothing() {
         ..GuisConfig::default()
     };
     let (daemon, status) = start("off", config.clone());
-    assert!(!status.enabled);
+    assert!(!status.enabled());
     assert_eq!(status.kernel, KernelEnforcement::Off);
     let app = attach(&daemon, "ungated", false);
     let stop = Arc::new(AtomicBool::new(false));
@@ -528,7 +471,7 @@ fn guis_off_freezes_nothing() {
         count.load(Ordering::Relaxed)
     });
     assert_eq!(thread_cgroups(tid), before);
-    let ns = PathBuf::from(format!("lull-test-{}-off", std::process::id()));
+    let ns = namespace("off");
     for mount in [
         "/sys/fs/cgroup",
         "/sys/fs/cgroup/unified",
@@ -665,7 +608,7 @@ fn measure_freeze_thaw_latency() {
         (v[v.len() / 2], v[v.len() * 9 / 10])
     };
     for kind in [FreezerKind::V2Threaded, FreezerKind::V1] {
-        let ns = format!("lull-test-{}-latency", pid());
+        let ns = namespace("latency");
         let mut f = match Freezer::open_kind(&ns, kind) {
             Ok(f) => f,
             Err(e) => {

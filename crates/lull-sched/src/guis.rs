@@ -29,6 +29,17 @@ pub fn may_run(category: ThreadCategory, window: WindowState, event_pending: boo
     }
 }
 
+/// Whether table 1 gates threads of `category` by their app's window state alone: drawing and
+/// foreground threads. These are the ones an enforcer stops and restarts on window-state changes;
+/// the event thread is gated by the ESM's push, the background thread always runs.
+#[must_use]
+pub fn gated_by_window(category: ThreadCategory) -> bool {
+    matches!(
+        category,
+        ThreadCategory::Drawing | ThreadCategory::Foreground
+    )
+}
+
 /// What guiS knows about one GUI application when it decides whether the device may rest.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct AppActivity {
@@ -178,6 +189,37 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    fn every_window() -> Vec<WindowState> {
+        let mut out = Vec::new();
+        for stacking in [Stacking::Foreground, Stacking::Background] {
+            for visibility in [Visibility::Visible, Visibility::Covered] {
+                for screen in [Screen::On, Screen::Off] {
+                    out.push(w(stacking, visibility, screen));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn gated_by_window_is_where_table_1_depends_on_the_window_alone() {
+        for c in ThreadCategory::ALL {
+            let runs = |pending| {
+                every_window()
+                    .into_iter()
+                    .map(|win| may_run(c, win, pending))
+                    .collect::<Vec<_>>()
+            };
+            let varies = |v: &[bool]| v.iter().any(|&r| r != v[0]);
+            let (idle, pending) = (runs(false), runs(true));
+            assert_eq!(
+                gated_by_window(c),
+                varies(&idle) && idle == pending,
+                "{c:?}"
+            );
         }
     }
 

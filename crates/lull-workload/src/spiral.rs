@@ -34,6 +34,21 @@ pub const TREMOR_PX: f64 = 1.5;
 /// Pause of the hand around a press, 60–180 ms (a deliberate click).
 pub const CLICK_PAUSE_NS: (u64, u64) = (60_000_000, 180_000_000);
 
+/// The point of the spiral A → Z (r = bθ, `SPIRAL_TURNS` turns out to `SPIRAL_OUTER_RADIUS_PX`
+/// around `SPIRAL_CENTRE_PX`) a `fraction` (0 at A, 1 at Z) of its length along, screen px.
+/// The arc length of r = bθ grows as θ², so θ ∝ √fraction.
+#[must_use]
+pub fn point_at(fraction: f64) -> (f64, f64) {
+    let theta_end = SPIRAL_TURNS * std::f64::consts::TAU;
+    let b = SPIRAL_OUTER_RADIUS_PX / theta_end;
+    let theta = theta_end * fraction.sqrt();
+    let r = b * theta;
+    (
+        SPIRAL_CENTRE_PX.0 + r * theta.cos(),
+        SPIRAL_CENTRE_PX.1 + r * theta.sin(),
+    )
+}
+
 /// The recording, with times as a hand would make them (about 14 s); scale it with
 /// [`Trace::scaled_to`].
 #[must_use]
@@ -52,21 +67,16 @@ pub fn stylus_spiral() -> Trace {
         })
         .collect();
 
-    let b = SPIRAL_OUTER_RADIUS_PX / (SPIRAL_TURNS * std::f64::consts::TAU);
-    let theta_end = SPIRAL_TURNS * std::f64::consts::TAU;
     let mut events = Vec::with_capacity(SPIRAL_EVENTS);
     let mut t_ns = 0u64;
     let mut point = (0, 0);
     let mut click = clicks.iter().peekable();
     let mut held_until: Option<usize> = None;
     for m in 0..motions {
-        // Even arc length per report keeps the hand's speed steady along the widening spiral:
-        // s(θ) ∝ θ², so θ ∝ √(fraction of the path).
-        let progress = (m as f64 + rng.next_f64() * 0.5) / motions as f64;
-        let theta = theta_end * progress.sqrt();
-        let r = b * theta;
-        let x = SPIRAL_CENTRE_PX.0 + r * theta.cos() + (rng.next_f64() - 0.5) * 2.0 * TREMOR_PX;
-        let y = SPIRAL_CENTRE_PX.1 + r * theta.sin() + (rng.next_f64() - 0.5) * 2.0 * TREMOR_PX;
+        // Even arc length per report keeps the hand's speed steady along the widening spiral.
+        let (on_x, on_y) = point_at(motion_progress(m, motions, rng.next_f64()));
+        let x = on_x + (rng.next_f64() - 0.5) * 2.0 * TREMOR_PX;
+        let y = on_y + (rng.next_f64() - 0.5) * 2.0 * TREMOR_PX;
         point = (x.round() as i32, y.round() as i32);
         t_ns += jittered(&mut rng, REPORT_INTERVAL_NS);
         events.push(TimedEvent {
@@ -101,6 +111,12 @@ pub fn stylus_spiral() -> Trace {
         });
     }
     Trace { events }
+}
+
+/// How far along the path motion `m` of `motions` is: its share, pushed on by up to half a share
+/// for the hand's uneven pace (`unit` in [0, 1)).
+fn motion_progress(m: usize, motions: usize, unit: f64) -> f64 {
+    (m as f64 + unit * 0.5) / motions as f64
 }
 
 fn touch(phase: TouchPhase, (x, y): (i32, i32)) -> RawEvent {
@@ -170,6 +186,50 @@ mod tests {
             };
             assert!((0..1920).contains(&x) && (0..1080).contains(&y));
         }
+    }
+
+    #[test]
+    fn the_path_runs_from_the_centre_out_to_the_outer_radius() {
+        let near = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).hypot(a.1 - b.1) < 1e-6;
+        assert!(near(point_at(0.0), SPIRAL_CENTRE_PX));
+        // Whole turns end where they started: on the centre's right.
+        let z = (
+            SPIRAL_CENTRE_PX.0 + SPIRAL_OUTER_RADIUS_PX,
+            SPIRAL_CENTRE_PX.1,
+        );
+        assert!(near(point_at(1.0), z));
+    }
+
+    #[test]
+    fn every_motion_lies_on_the_path_within_tremor_and_rounding() {
+        let motions = SPIRAL_EVENTS - 2 * SPIRAL_PRESS_PAIRS;
+        // Per axis: the tremor, half a pixel of rounding, and the sampling step along the path's
+        // stretch a motion may fall in (half a share: under 3 px of path, sampled 32 times).
+        let tolerance = TREMOR_PX + 0.5 + 0.2;
+        let moves = stylus_spiral()
+            .events
+            .into_iter()
+            .filter_map(|e| match e.raw {
+                RawEvent::Touch {
+                    phase: TouchPhase::Move,
+                    x,
+                    y,
+                } => Some((f64::from(x), f64::from(y))),
+                _ => None,
+            });
+        let mut n = 0;
+        for (m, (x, y)) in moves.enumerate() {
+            let off = (0..=32)
+                .map(|k| point_at(motion_progress(m, motions, f64::from(k) / 32.0)))
+                .map(|(px, py)| (x - px).abs().max((y - py).abs()))
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                off <= tolerance,
+                "motion {m} at ({x}, {y}) is {off} px off the path"
+            );
+            n += 1;
+        }
+        assert_eq!(n, motions);
     }
 
     #[test]

@@ -42,8 +42,11 @@ use crate::sys::{self, EventFd};
 
 /// How long after the ready line the video clip's first frame is due: time for the harness to
 /// see the app's threads asleep and open its measurement window first (its settling takes a few
-/// milliseconds; `live::START_LEAD_NS` uses the same lead).
-pub const VIDEO_START_LEAD_NS: u64 = 300_000_000;
+/// milliseconds), the lead `lull live latency` gives its stack too.
+pub const VIDEO_START_LEAD_NS: u64 = crate::live::START_LEAD_NS;
+/// Longest video clip, ms: one hour, like the messaging session's bound. It bounds the report's
+/// per-frame vectors (about 108,000 frames at 29.97 fps) and keeps frame times far from overflow.
+pub const MAX_CLIP_MS: u64 = 3_600 * 1_000;
 
 /// Which app.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -137,7 +140,7 @@ pub struct AppConfig {
     pub hub_fd: Option<RawFd>,
     /// The respondent's address (messaging).
     pub respondent: Option<SocketAddr>,
-    /// Video clip length; default seed 000's 30 s.
+    /// Video clip length, at most [`MAX_CLIP_MS`]; default seed 000's 30 s.
     pub clip_ms: Option<u64>,
     /// Video frame size; default seed 000's 1920 × 1080.
     pub video_size: Option<(u32, u32)>,
@@ -277,13 +280,14 @@ impl<S> Shared<S> {
     }
 }
 
-/// Handling and drawing figures every app keeps.
+/// Handling and drawing figures every app keeps. One entry per handled event and per frame, so
+/// the counts are the lengths.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Stats {
+    /// Per handled event.
     pub latencies_ns: Vec<u64>,
-    pub delivered: u64,
     pub frame_latencies_ns: Vec<u64>,
-    pub frames_drawn: u64,
+    /// Per frame drawn.
     pub frame_done_ns: Vec<u64>,
     pub draw_errors: u64,
 }
@@ -293,15 +297,23 @@ impl Stats {
     pub(crate) fn handled(&mut self, ev: &AppEvent, start_ns: u64) {
         self.latencies_ns
             .push(start_ns.saturating_sub(ev.injected_ns));
-        self.delivered += 1;
     }
 
     /// A frame acknowledged at `done_ns`, showing the events injected at `injected_ns`.
     pub(crate) fn frame(&mut self, done_ns: u64, injected_ns: &[u64]) {
-        self.frames_drawn += 1;
         self.frame_done_ns.push(done_ns);
         self.frame_latencies_ns
             .extend(injected_ns.iter().map(|&i| done_ns.saturating_sub(i)));
+    }
+
+    /// Events handled.
+    pub(crate) fn delivered(&self) -> u64 {
+        self.latencies_ns.len() as u64
+    }
+
+    /// Frames drawn.
+    pub(crate) fn frames_drawn(&self) -> u64 {
+        self.frame_done_ns.len() as u64
     }
 }
 
@@ -509,11 +521,11 @@ pub fn run(
     Ok(AppReport {
         app: cfg.kind,
         model: cfg.model,
-        delivered: stats.delivered,
+        delivered: stats.delivered(),
         dropped_reported: counters.dropped_reported,
+        frames_drawn: stats.frames_drawn(),
         latencies_ns: stats.latencies_ns,
         frame_latencies_ns: stats.frame_latencies_ns,
-        frames_drawn: stats.frames_drawn,
         frame_done_ns: stats.frame_done_ns,
         draw_errors: stats.draw_errors,
         runtime: counters,
@@ -559,7 +571,7 @@ mod tests {
         s.frame(4_000, &[1_000, 2_000]);
         assert_eq!(s.latencies_ns, [500]);
         assert_eq!(s.frame_latencies_ns, [3_000, 2_000]);
-        assert_eq!((s.delivered, s.frames_drawn), (1, 1));
+        assert_eq!((s.delivered(), s.frames_drawn()), (1, 1));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_model::{AppEvent, EventKind, Payload, ThreadCategory};
-use lull_workload::spiral::{SPIRAL_CENTRE_PX, SPIRAL_OUTER_RADIUS_PX, SPIRAL_TURNS};
+use lull_workload::spiral;
 
 use super::{drawn, AppError, Drawn, LiveApp, MessagingAppReport, Shared, Stats, VideoAppReport};
 use crate::kds_runtime::{KdsApp, ThreadCtx};
@@ -33,8 +33,9 @@ const DOT_PX: u32 = 3;
 const STAR_PX: u32 = 15;
 /// Side of a guide dot, px.
 const GUIDE_DOT_PX: u32 = 2;
-/// Guide dots along the spiral: the compositor's layer limit (1024) less the background layer,
-/// rounded down.
+/// Guide dots along the spiral: a round thousand, dense enough to read as a line. One surface
+/// holds them with the background layer (`the_guide_fits_the_compositor`), but the count is not
+/// that layer budget: filling it would move every dot.
 const GUIDE_DOTS: u32 = 1000;
 /// A star's inner radius over its outer radius (a regular five-pointed star: 0.382).
 const STAR_INNER_RATIO: f64 = 0.382;
@@ -175,13 +176,8 @@ fn guide_surface(window: Rect) -> Surface {
         rect: Rect::new(0, 0, window.width, window.height),
         fill: Fill::Solid(BACKGROUND_ARGB),
     }];
-    let theta_end = SPIRAL_TURNS * std::f64::consts::TAU;
-    let b = SPIRAL_OUTER_RADIUS_PX / theta_end;
     for i in 0..GUIDE_DOTS {
-        // Arc length of r = bθ grows as θ², so θ ∝ √(fraction) spaces the dots evenly.
-        let theta = theta_end * (f64::from(i) / f64::from(GUIDE_DOTS)).sqrt();
-        let x = SPIRAL_CENTRE_PX.0 + b * theta * theta.cos();
-        let y = SPIRAL_CENTRE_PX.1 + b * theta * theta.sin();
+        let (x, y) = spiral::point_at(f64::from(i) / f64::from(GUIDE_DOTS));
         let (x, y) = place(window, x.round() as i32, y.round() as i32, GUIDE_DOT_PX);
         layers.push(Layer {
             z: 1,

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use lull_linux::apps::{self, AppConfig, AppKind, AppModel};
+use lull_linux::apps::{self, AppConfig, AppKind, AppModel, MAX_CLIP_MS};
+use lull_linux::kds_demo::MAX_SCREEN_SIDE_PX;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -32,7 +33,7 @@ struct Args {
     #[arg(long)]
     respondent: Option<SocketAddr>,
     /// Video clip length, ms (default: seed 000's 30 s).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIP_MS))]
     clip_ms: Option<u64>,
     /// Video frame size, WIDTHxHEIGHT (default: seed 000's 1920x1080).
     #[arg(long, value_parser = parse_size)]
@@ -59,8 +60,9 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let n = |v: &str| {
         v.parse::<u32>()
             .ok()
-            .filter(|&v| (1..=8192).contains(&v))
-            .ok_or_else(|| format!("{s:?}: sides must be 1..=8192"))
+            // The window is at most the screen, and no screen is larger.
+            .filter(|&v| (1..=MAX_SCREEN_SIDE_PX).contains(&v))
+            .ok_or_else(|| format!("{s:?}: sides must be 1..={MAX_SCREEN_SIDE_PX}"))
     };
     Ok((n(w)?, n(h)?))
 }

@@ -1,17 +1,19 @@
-//! A `lulld` loop on a thread of the test, on a fresh Unix socket.
+//! A `lulld` loop on a thread of the test, on a fresh Unix socket; helpers of the tests that
+//! adopt threads of the test process into the cgroup freezer.
 #![allow(dead_code)] // each test binary uses part of this module
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{mpsc, Mutex, MutexGuard};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use lull_esm::EsmConfig;
 use lull_linux::daemon::{Daemon, DaemonConfig, DaemonReport, DaemonState, Stopper};
 use lull_linux::event_loop::{FnSource, LoopCtl, PostAction};
+use lull_linux::freezer::FreezerKind;
 use lull_linux::kds::KdsConfig;
 use lull_linux::sys;
 
@@ -141,4 +143,101 @@ pub fn serial_adoption() -> MutexGuard<'static, ()> {
     ADOPTING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A cgroup namespace unique to this test process and `tag`.
+pub fn namespace(tag: &str) -> String {
+    format!("lull-test-{}-{tag}", std::process::id())
+}
+
+/// Subdirectories of `dir`: cgroups left behind.
+pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// Every cgroup line of thread `tid` of this process.
+pub fn thread_cgroups(tid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).unwrap()
+}
+
+/// The cgroup line of thread `tid` of this process for the hierarchy `kind` uses.
+pub fn cgroup_line(kind: FreezerKind, tid: i32) -> String {
+    thread_cgroups(tid)
+        .lines()
+        .find(|l| match kind {
+            FreezerKind::V2Threaded => l.starts_with("0::"),
+            FreezerKind::V1 => l
+                .split(':')
+                .nth(1)
+                .is_some_and(|c| c.split(',').any(|x| x == "freezer")),
+        })
+        .unwrap()
+        .to_owned()
+}
+
+/// Waits until `count` has gone up (at most [`GIVE_UP`]): the thread behind it ran.
+pub fn advances(what: &str, count: impl Fn() -> u64) {
+    let c = count();
+    wait_until(what, || count() > c);
+}
+
+/// A thread of this test process, in no app, that spins on its own counter until stopped, so
+/// freezing it cannot stall the test harness.
+pub struct Spinner {
+    pub tid: i32,
+    count: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    join: Option<thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    pub fn start() -> Spinner {
+        let count = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let (c, s) = (count.clone(), stop.clone());
+        let join = thread::spawn(move || {
+            tx.send(sys::gettid()).unwrap();
+            while !s.load(Ordering::Relaxed) {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        Spinner {
+            tid: rx.recv().unwrap(),
+            count,
+            stop,
+            join: Some(join),
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the thread has counted further: it is not frozen.
+    pub fn advances(&self) {
+        advances("spinner advances", || self.count());
+    }
+
+    /// Stops the thread and waits for it to exit.
+    pub fn finish(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(j) = self.join.take() {
+            j.join().unwrap();
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // A failing test may drop it still frozen: joining then would hang the run.
+        if let Some(j) = self.join.take().filter(|_| !thread::panicking()) {
+            let _ = j.join();
+        }
+    }
 }
