@@ -25,7 +25,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lull_model::time::{ns_to_ms, NS_PER_MS, NS_PER_S};
 use lull_model::{AppId, ThreadCategory};
@@ -50,9 +50,6 @@ use crate::sys::{self, EventFd};
 pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the app may take from `stop` to its report (it detaches and joins its threads).
 pub const REPORT_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long the harness waits for the measured threads to fall asleep before opening the window
-/// anyway (a polling baseline may be caught running at any instant).
-pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
 /// From opening the window to the replay's time 0: the driver thread arms its timer.
 pub const REPLAY_LEAD_NS: u64 = 20 * NS_PER_MS;
 /// After the workload's last event (or the clip's end), before the window closes: 15 periods of
@@ -674,22 +671,6 @@ fn totals(threads: &[ThreadUsage]) -> (ByGroup<f64>, ByGroup<u64>) {
     (cpu, wakeups)
 }
 
-fn asleep(p: &Probe) -> bool {
-    measure::sample_thread(p.pid, p.tid).is_ok_and(|s| s.state == 'S')
-}
-
-/// Waits (sleeping 1 ms at a time: the harness is not measured) until every probed thread is
-/// asleep in the kernel, or `timeout`.
-fn settle(probes: &[Probe], timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if probes.iter().all(asleep) {
-            return;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-}
-
 fn sleep_until_ns(at_ns: u64) {
     let now = sys::monotonic_ns();
     if at_ns > now {
@@ -1179,7 +1160,8 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     probes.extend(app_probes);
 
     // The measured window.
-    settle(&probes, SETTLE_TIMEOUT);
+    let ids: Vec<(i32, i32)> = probes.iter().map(|p| (p.pid, p.tid)).collect();
+    measure::wait_asleep(&ids, measure::SETTLE_TIMEOUT);
     let open = mark(&probes);
     let t0 = match (&spec.workload, ready.start_ns) {
         (Workload::Clip { .. }, Some(at)) => at,
@@ -1197,10 +1179,7 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         admin.background(app_id)?;
         sleep_until_ns(sys::monotonic_ns() + BACKGROUND_LEAD_NS);
         if let Some(p) = &drawing_probe {
-            let deadline = Instant::now() + BACKGROUND_ASLEEP_TIMEOUT;
-            while !asleep(p) && Instant::now() < deadline {
-                thread::sleep(Duration::from_millis(1));
-            }
+            measure::wait_asleep(&[(p.pid, p.tid)], BACKGROUND_ASLEEP_TIMEOUT);
         }
         let bg_open = mark(&probes);
         sleep_until_ns(t0 + plan.at_ns + plan.for_ns);

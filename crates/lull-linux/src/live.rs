@@ -18,7 +18,7 @@ use lull_model::time::{ns_to_us, NS_PER_MS, NS_PER_S, NS_PER_US};
 use lull_workload::{Trace, TraceError};
 
 use crate::daemon::{Daemon, DaemonConfig, DaemonError};
-use crate::measure::{MeasureError, StackThread, ThreadDelta, Window};
+use crate::measure::{self, MeasureError, StackThread, ThreadDelta, Window};
 use crate::stack::{self, AppCell, Model, TrackingApp};
 use crate::sys::{self, EventFd};
 
@@ -30,8 +30,6 @@ pub const START_LEAD_NS: u64 = 300 * NS_PER_MS;
 pub const DRAIN_NS: u64 = 2 * NS_PER_S;
 /// Longest idle run accepted.
 pub const MAX_IDLE_S: u64 = 3600;
-/// How long the harness waits for the stack's threads to fall asleep before opening a window.
-const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The workloads of `lull live latency`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
@@ -237,22 +235,6 @@ fn socket_path() -> PathBuf {
     ))
 }
 
-/// Waits (briefly sleeping: this is the harness, outside the measured stack) until every stack
-/// thread is asleep in the kernel, so the window opens on a quiet stack. Gives up after
-/// [`SETTLE_TIMEOUT`] (a polling baseline may be caught running at any instant).
-fn settle(threads: &[StackThread]) {
-    let deadline = std::time::Instant::now() + SETTLE_TIMEOUT;
-    while std::time::Instant::now() < deadline {
-        let all_asleep = threads
-            .iter()
-            .all(|t| crate::measure::sample(t.tid).is_ok_and(|s| s.state == 'S'));
-        if all_asleep {
-            return;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-}
-
 fn thread_err<E: std::fmt::Display>(e: E) -> LiveError {
     LiveError::Thread(e.to_string())
 }
@@ -363,7 +345,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
             // Wait until the daemon has the app in EV_WAIT (asked over a control connection that
             // closes before the window opens).
             let mut control = crate::client::EsmClient::connect(&path).map_err(thread_err)?;
-            let deadline = std::time::Instant::now() + SETTLE_TIMEOUT;
+            let deadline = std::time::Instant::now() + measure::SETTLE_TIMEOUT;
             while control.stats().map_err(thread_err)?.waiting < 1
                 && std::time::Instant::now() < deadline
             {
@@ -411,7 +393,10 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
 
     let start_ns = sys::monotonic_ns() + START_LEAD_NS;
     start_tx.send(start_ns).map_err(thread_err)?;
-    settle(&stack_threads);
+    // The window opens on a quiet stack (this harness thread is outside it).
+    let pid = std::process::id() as i32;
+    let tids: Vec<(i32, i32)> = stack_threads.iter().map(|t| (pid, t.tid)).collect();
+    measure::wait_asleep(&tids, measure::SETTLE_TIMEOUT);
     let window = Window::open(&stack_threads)?;
     if let Some(trace) = &spec.trace {
         let last_ns = start_ns + trace.span_ns() + DRAIN_NS;

@@ -16,6 +16,7 @@
 use std::fs;
 use std::io;
 use std::ops::AddAssign;
+use std::time::{Duration, Instant};
 
 use lull_model::time::{ns_to_ms, NS_PER_S};
 use lull_model::ThreadCategory;
@@ -429,6 +430,32 @@ impl CategoryWindow {
             };
         }
         out
+    }
+}
+
+/// How often [`wait_asleep`] looks; the harness that waits is not the stack it measures.
+const ASLEEP_POLL: Duration = Duration::from_millis(1);
+
+/// How long a harness waits for the threads it measures to fall asleep before opening its window
+/// anyway (a polling baseline may be caught running at any instant).
+pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Waits until every thread `(pid, tid)` is asleep in the kernel (state `S`), so a measurement
+/// window opens on a quiet stack; gives up after `timeout`. Returns whether they all were. A
+/// thread that cannot be read (gone) counts as not asleep.
+pub fn wait_asleep(threads: &[(i32, i32)], timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if threads
+            .iter()
+            .all(|&(pid, tid)| sample_thread(pid, tid).is_ok_and(|s| s.state == 'S'))
+        {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(ASLEEP_POLL);
     }
 }
 
