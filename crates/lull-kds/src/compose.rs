@@ -34,6 +34,22 @@ pub struct Surface {
     pub layers: Vec<Layer>,
 }
 
+impl Surface {
+    /// A `width × height` surface of one colour: one layer covering it.
+    #[must_use]
+    pub fn solid(width: u32, height: u32, argb: u32) -> Surface {
+        Surface {
+            width,
+            height,
+            layers: vec![Layer {
+                z: 0,
+                rect: Rect::new(0, 0, width, height),
+                fill: Fill::Solid(argb),
+            }],
+        }
+    }
+}
+
 /// Why a surface could not be flattened.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, thiserror::Error, Serialize)]
 pub enum ComposeError {

@@ -100,18 +100,6 @@ struct Bench {
     next_x: i32,
 }
 
-fn solid(width: u32, height: u32, argb: u32) -> Surface {
-    Surface {
-        width,
-        height,
-        layers: vec![Layer {
-            z: 0,
-            rect: Rect::new(0, 0, width, height),
-            fill: Fill::Solid(argb),
-        }],
-    }
-}
-
 fn crop(shot: &lull_kds::Pixmap, r: Rect) -> Vec<u32> {
     let mut out = Vec::with_capacity(r.area() as usize);
     for y in r.y..r.y + r.height as i32 {
@@ -575,7 +563,7 @@ fn an_app_command_on_the_control_socket_is_wrong_channel() {
     let mut raw = Raw::connect(&b.kds_path);
     raw.send(&encoded(&Request::Compose {
         surface_id: 1,
-        surface: solid(4, 4, BLUE),
+        surface: Surface::solid(4, 4, BLUE),
     }));
     let ty = assert_error(raw.next(), ErrorCode::WrongChannel, "COMPOSE on control");
     assert_eq!(ty, request_type::COMPOSE);
@@ -601,7 +589,7 @@ fn an_app_command_on_the_control_socket_is_wrong_channel() {
 fn drawing_outside_its_window_is_refused_and_the_channel_keeps_working() {
     let mut b = Bench::start("kds-hostile-outside");
     let mut h = b.hostile();
-    h.channel.compose(1, solid(10, 10, BLUE)).unwrap();
+    h.channel.compose(1, Surface::solid(10, 10, BLUE)).unwrap();
     for (x, y) in [(35, 0), (-1, 0), (0, 25), (i32::MAX, i32::MAX)] {
         assert_eq!(
             code_of(h.channel.draw(1, x, y)),
@@ -627,7 +615,7 @@ fn drawing_outside_its_window_is_refused_and_the_channel_keeps_working() {
 fn a_flood_of_commands_is_served_in_fair_turns_and_in_order() {
     let mut b = Bench::start("kds-hostile-flood");
     let mut h = b.hostile();
-    h.channel.compose(1, solid(10, 10, BLUE)).unwrap();
+    h.channel.compose(1, Surface::solid(10, 10, BLUE)).unwrap();
     // Writes of BATCH commands — more than one turn's worth, so each write is served over two
     // turns — of a valid draw and one refused (outside) alternately, so the replies show the
     // order they were handled in. A batch's replies (each a small message the kernel charges
@@ -692,7 +680,11 @@ fn composing_beyond_its_window_or_its_surface_quota_is_refused() {
         (u32::MAX, 1),
     ] {
         assert_eq!(
-            code_of(h.channel.compose(1, solid(w, hh, BLUE)).map(|_| ())),
+            code_of(
+                h.channel
+                    .compose(1, Surface::solid(w, hh, BLUE))
+                    .map(|_| ())
+            ),
             Some(ErrorCode::Compose),
             "{w}x{hh}"
         );
@@ -709,13 +701,13 @@ fn composing_beyond_its_window_or_its_surface_quota_is_refused() {
     };
     h.channel.compose(1, lying).unwrap();
     for id in 0..lull_kds::server::MAX_SURFACES as u32 {
-        h.channel.compose(id, solid(2, 2, BLUE)).unwrap();
+        h.channel.compose(id, Surface::solid(2, 2, BLUE)).unwrap();
     }
     assert_eq!(
-        code_of(
-            h.channel
-                .compose(lull_kds::server::MAX_SURFACES as u32, solid(2, 2, BLUE))
-        ),
+        code_of(h.channel.compose(
+            lull_kds::server::MAX_SURFACES as u32,
+            Surface::solid(2, 2, BLUE)
+        )),
         Some(ErrorCode::Compose),
         "one surface past the quota"
     );
@@ -882,7 +874,7 @@ fn closing_its_esm_connection_removes_the_app_everywhere() {
         esm,
         ..
     } = h;
-    channel.compose(1, solid(4, 4, BLUE)).unwrap();
+    channel.compose(1, Surface::solid(4, 4, BLUE)).unwrap();
     drop(esm);
     // The server closes the KDS channel too.
     assert_eq!(next_reply(&mut channel), None);
@@ -910,7 +902,7 @@ fn a_draw_naming_another_apps_surface_id_stays_in_the_callers_window() {
         "surface ids are per app"
     );
     h.channel
-        .compose(1, solid(HOSTILE_W, HOSTILE_H, BLUE))
+        .compose(1, Surface::solid(HOSTILE_W, HOSTILE_H, BLUE))
         .unwrap();
     h.channel.draw(1, 0, 0).unwrap();
     let shot = b.admin.snapshot().unwrap();

@@ -105,7 +105,7 @@ pub(crate) fn start(
     let ctx = kds.ctx(ThreadCategory::Drawing);
     ctx.compose(
         SURFACE_BACKGROUND,
-        solid(WINDOW_W_PX, WINDOW_H_PX, BACKGROUND_ARGB),
+        Surface::solid(WINDOW_W_PX, WINDOW_H_PX, BACKGROUND_ARGB),
     )?;
     ctx.draw(SURFACE_BACKGROUND, 0, 0)?;
     let app = Arc::new(Messaging {
@@ -295,18 +295,6 @@ fn draw_loop(ctx: &ThreadCtx, app: &Messaging) {
     }
 }
 
-fn solid(width: u32, height: u32, argb: u32) -> Surface {
-    Surface {
-        width,
-        height,
-        layers: vec![Layer {
-            z: 0,
-            rect: Rect::new(0, 0, width, height),
-            fill: Fill::Solid(argb),
-        }],
-    }
-}
-
 /// A character's block colour: each letter its own hue, darker for the other party.
 fn char_argb(c: char, who: Speaker) -> u32 {
     let i = u32::from(c).wrapping_sub(u32::from('a')) % 26;
@@ -337,7 +325,7 @@ fn blocks(layers: &mut Vec<Layer>, text: &str, who: Speaker, y: i32) {
 }
 
 fn input_surface(text: &str) -> Surface {
-    let mut s = solid(WINDOW_W_PX, INPUT_H_PX, INPUT_BACKGROUND_ARGB);
+    let mut s = Surface::solid(WINDOW_W_PX, INPUT_H_PX, INPUT_BACKGROUND_ARGB);
     let tail = text.len().saturating_sub(LINE_CHARS);
     blocks(
         &mut s.layers,
@@ -361,7 +349,7 @@ fn conversation_surface(conversation: &VecDeque<(Speaker, String)>) -> Surface {
         }
     }
     let first = lines.len().saturating_sub(CONVERSATION_LINES);
-    let mut s = solid(WINDOW_W_PX, CONVERSATION_H_PX, BACKGROUND_ARGB);
+    let mut s = Surface::solid(WINDOW_W_PX, CONVERSATION_H_PX, BACKGROUND_ARGB);
     for (row, (who, line)) in lines[first..].iter().enumerate() {
         let y = (MARGIN_PX + row as u32 * LINE_PITCH_PX) as i32;
         blocks(&mut s.layers, line, *who, y);
