@@ -1,11 +1,48 @@
-//! Scheduling policies as pure code, shared by the simulator and the live stack.
+//! The policy core: scheduling, frequency and placement decisions as pure code, shared by the
+//! simulator and the live daemon.
 //!
+//! - [`class`]: scheduling classes behind [`class::SchedClass`] (CFS as the design brief restates
+//!   it, EEVDF as in Linux 6.6 and later);
+//! - [`governor`]: frequency governors behind [`governor::FreqGovernor`] (ondemand, its Galaxy S4
+//!   configuration, schedutil) and the utilisation they read ([`pelt`]);
+//! - [`idle`]: the idle governor behind [`idle::IdleGovernor`] (menu);
+//! - [`cores`]: core management behind [`cores::CoreManager`] (which cores are online, which
+//!   cluster is active);
+//! - [`placement`]: where a waking task goes and which CPU an idle one pulls from, behind
+//!   [`placement::Placement`];
 //! - [`guis`]: the categorical GUI scheduler's rules (seed 000, chapter 5, table 1), idle forcing
 //!   and the companion-core triage decision.
-//! - [`cfs`]: the Completely Fair Scheduler's arithmetic as the design brief restates it (weights,
-//!   virtual runtime, time slices, wakeup placement, tick and wakeup preemption).
 //!
 //! Nothing here does I/O, reads a clock or spawns a thread: time is passed in.
 
-pub mod cfs;
+pub mod class;
+pub mod cores;
+pub mod governor;
 pub mod guis;
+pub mod idle;
+pub mod ids;
+pub mod pelt;
+pub mod placement;
+
+pub use ids::{CpuId, TaskId};
+
+/// A policy name that is not one of the known ones (a spec's `[policy]` table, a command line).
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[error("unknown {kind} `{name}` (known: {known})")]
+pub struct UnknownPolicy {
+    /// Which policy slot: `scheduler`, `governor`, `cores`, ….
+    pub kind: &'static str,
+    pub name: String,
+    pub known: String,
+}
+
+impl UnknownPolicy {
+    #[must_use]
+    pub fn new(kind: &'static str, name: &str, known: &[&str]) -> UnknownPolicy {
+        UnknownPolicy {
+            kind,
+            name: name.to_owned(),
+            known: known.join(", "),
+        }
+    }
+}

@@ -3,10 +3,15 @@
 //! - [`engine`]: integer-nanosecond event queue, FIFO among simultaneous events, seedable RNG;
 //! - [`platform`]: SoC profiles as data (`platforms/*.toml`): clusters, OPPs, idle states, the
 //!   companion core, interrupt controller, timer, display, board;
-//! - [`spec`]: experiment specs (`experiments/**/*.toml`) and their workloads;
-//! - [`world`]: one run — SoC (power, idle governor, DVFS, cluster switching), kernel (threads,
-//!   per-core CFS run queues via `lull-sched`, ticks, timers, interrupts, context switches, cache
-//!   refill, load balancing) and the framework models, with ESM from `lull-esm`;
+//! - [`spec`]: experiment specs (`experiments/**/*.toml`), their workloads and `[policy]` table;
+//! - `policy`: the `lull-sched` policies a run uses, by name or the platform's defaults;
+//! - `soc`: cores' power states and OPPs, the power model and the 1 ms power meter;
+//! - `kernel`: threads, scheduling through the chosen class and placement, each core's
+//!   execution, ticks, timers, interrupts, idle states, cluster switching and hotplug;
+//! - `userland`: the framework models (pull, vsync-batched, blocking, ESM, ESM+KDS+guiS with
+//!   `lull-esm`) and the app behaviours;
+//! - `pm`: the frequency governor, core management and guiS idle forcing;
+//! - [`world`]: one run, wiring the above to the event queue;
 //! - [`report`]: figures per model (power sampled each 1 ms, energy, latency, residency).
 //!
 //! Figures from here are modelled, never measured. `docs/simulator.md` documents every mechanism
@@ -14,9 +19,15 @@
 
 pub mod costs;
 pub mod engine;
+mod event;
+mod kernel;
 pub mod platform;
+mod pm;
+mod policy;
 pub mod report;
+mod soc;
 pub mod spec;
+mod userland;
 pub mod world;
 
 pub use report::{

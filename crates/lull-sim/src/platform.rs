@@ -80,11 +80,26 @@ pub struct ClusterSwitch {
     pub down_delay_ms: u64,
 }
 
+/// The frequency governor's platform tunables.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Governor {
+    /// Ondemand's `up_threshold`.
     pub up_threshold_pct: u32,
+    /// The sampling period of ondemand and of core management.
     pub sampling_ms: u64,
+    /// The CPU clock's frequency transition latency (`cpuinfo.transition_latency`, from the
+    /// device tree's `clock-latency`); schedutil's rate limit derives from it. 0: unknown.
+    #[serde(default)]
+    pub transition_latency_us: u64,
+}
+
+/// Per-core hotplug (a core manager turning single cores on and off).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hotplug {
+    /// Time from the decision to a core executing.
+    pub online_latency_us: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
@@ -159,6 +174,10 @@ pub struct Cluster {
     pub idle_states: Vec<IdleState>,
     #[serde(default)]
     pub cluster_off: Option<ClusterOff>,
+    /// Performance per MHz relative to the fastest core type (the device tree's
+    /// `capacity-dmips-mhz`, 1024 for the fastest). Absent: the platform has one core type.
+    #[serde(default)]
+    pub capacity_dmips_mhz: Option<u64>,
 }
 
 impl Cluster {
@@ -193,6 +212,9 @@ pub struct Platform {
     pub costs: Costs,
     pub cluster_switch: ClusterSwitch,
     pub governor: Governor,
+    /// Absent: cores cannot be hotplugged one by one.
+    #[serde(default)]
+    pub hotplug: Option<Hotplug>,
     pub display: Display,
     pub board: Board,
     pub clusters: Vec<Cluster>,
@@ -280,6 +302,11 @@ impl Platform {
                         "frequencies must rise strictly and voltages must not fall",
                     ));
                 }
+            }
+            if c.capacity_dmips_mhz
+                .is_some_and(|d| !(1..=1024).contains(&d))
+            {
+                return Err(self.bad(f("capacity_dmips_mhz"), "must be 1..=1024"));
             }
             if c.opps.iter().any(|o| o.khz == 0 || o.mv == 0) {
                 return Err(self.bad(f("opps"), "zero frequency or voltage"));

@@ -75,9 +75,11 @@ pub enum SpecError {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Platform(#[from] PlatformError),
+    #[error("policy.{0}")]
+    Policy(#[from] lull_sched::UnknownPolicy),
 }
 
-fn invalid(field: &'static str, reason: impl Into<String>) -> SpecError {
+pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> SpecError {
     SpecError::Invalid {
         field,
         reason: reason.into(),
@@ -161,6 +163,29 @@ struct RawSpec {
     /// Overrides of the framework path costs (`costs.rs` defaults).
     #[serde(default)]
     framework: FrameworkCosts,
+    /// The kernel's policies by name (each defaults to what the platform runs).
+    #[serde(default)]
+    policy: PolicySpec,
+}
+
+/// A spec's `[policy]` table: which `lull-sched` policy runs each part of the kernel. A missing
+/// entry takes the platform's default ([`crate::policy`]).
+#[derive(Clone, PartialEq, Eq, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySpec {
+    /// Scheduling class: `cfs` (default) or `eevdf`.
+    pub scheduler: Option<String>,
+    /// Frequency governor: `ondemand` (default), `ondemand-galaxy-s4` or `schedutil`.
+    pub governor: Option<String>,
+    /// Idle governor: `menu` (default).
+    pub idle: Option<String>,
+    /// Core management: `tegra-auto` (default with a companion core and automatic switching),
+    /// `all-online` (default otherwise) or `galaxy-s4-hotplug` (needs the platform's `[hotplug]`).
+    pub cores: Option<String>,
+    /// Wakeup placement and balancing: `wake-idle` (default).
+    pub placement: Option<String>,
+    /// EEVDF's base slice in µs (default: the kernel's for the number of cores).
+    pub base_slice_us: Option<u64>,
 }
 
 /// A change of the app's window state at a time (the window manager's foreground/background and
@@ -194,6 +219,8 @@ pub struct Spec {
     pub window: Vec<WindowChange>,
     /// Framework path costs (the `costs.rs` defaults unless the spec overrides them).
     pub framework: FrameworkCosts,
+    /// The kernel's policies as the spec names them.
+    pub policy: PolicySpec,
 }
 
 /// Upper bound on simulated time per run, so a typo cannot ask for a year.
@@ -305,7 +332,8 @@ impl Spec {
         if raw.framework.poll_interval_ns == 0 {
             return Err(invalid("framework.poll_interval_ns", "must be positive"));
         }
-        Ok(Spec {
+        let spec = Spec {
+            policy: raw.policy,
             window: raw.window,
             framework: raw.framework,
             experiment: raw.experiment,
@@ -317,7 +345,10 @@ impl Spec {
             cpu: raw.cpu,
             app: raw.app,
             workload: raw.workload,
-        })
+        };
+        // Every policy name resolves and fits the platform before anything runs.
+        crate::policy::RunPolicies::build(&spec)?;
+        Ok(spec)
     }
 
     /// The timed input events of the workload (empty for video), deterministic in the seed.

@@ -1,0 +1,189 @@
+//! Scheduling classes: which runnable task a CPU runs next, and when the running one must yield.
+//!
+//! A class owns its run queues and the per-task state its rule needs (CFS: virtual runtime;
+//! EEVDF: virtual runtime, lag, virtual deadline and slice). The substrate owns the rest: when a
+//! CPU executes, interrupts, timers, and where a waking task goes ([`crate::placement`]). It
+//! drives a class through [`SchedClass`], the same operations Linux's `struct sched_class` gives
+//! its core (`kernel/sched/sched.h`):
+//!
+//! | here               | Linux (`kernel/sched/fair.c`)                  |
+//! |--------------------|------------------------------------------------|
+//! | `attach`           | `task_fork_fair` / `__sched_fork`              |
+//! | `set_params`       | `reweight_task_fair`, `__setparam_fair`        |
+//! | `enqueue`          | `enqueue_task_fair` (`ENQUEUE_INITIAL`, `ENQUEUE_WAKEUP`) |
+//! | `block`            | `dequeue_task_fair` (`DEQUEUE_SLEEP`)          |
+//! | `migrate`          | `migrate_task_rq_fair` + dequeue/enqueue       |
+//! | `pick_next`        | `pick_next_task_fair` / `set_next_entity`      |
+//! | `put_prev`         | `put_prev_task_fair`                           |
+//! | `update_curr`      | `update_curr`                                  |
+//! | `tick`             | `task_tick_fair`                               |
+//! | `wakeup_preempt`   | `check_preempt_wakeup_fair`                    |
+//!
+//! The life of a task: `attach`, `enqueue(New)`, then any number of turns (`pick_next`,
+//! `update_curr`…, `tick` or `wakeup_preempt` asking for the CPU back, `put_prev`) and sleeps
+//! (`block`, later `enqueue(Wakeup)`), with `migrate` moving it between queues while it waits.
+//!
+//! Implementations: [`cfs::Cfs`] (the design brief's CFS, the simulator's scheduler since its
+//! first version) and [`eevdf::Eevdf`] (Linux 6.6 and later). [`by_name`] builds one.
+
+pub mod cfs;
+
+use std::fmt;
+
+use lull_model::weight::nice_to_weight;
+
+use crate::ids::{CpuId, TaskId};
+
+/// What a fair class needs to know about a task's priority.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FairParams {
+    /// Load weight: `nice_to_weight(nice)`, or a boosted weight.
+    pub weight: u32,
+    /// The request length `sched_setattr` sets for a `SCHED_OTHER` task through `sched_runtime`
+    /// (Linux 6.12 and later, `__setparam_fair`); `None` for the base slice. Classes without a
+    /// per-task slice (CFS) ignore it.
+    pub custom_slice_ns: Option<u64>,
+}
+
+impl FairParams {
+    /// A task at `nice` with the base slice.
+    #[must_use]
+    pub fn nice(nice: i8) -> FairParams {
+        FairParams {
+            weight: nice_to_weight(nice),
+            custom_slice_ns: None,
+        }
+    }
+}
+
+/// Why a task joins a run queue.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Enqueue {
+    /// For the first time (Linux `ENQUEUE_INITIAL`).
+    New,
+    /// After a sleep (Linux `ENQUEUE_WAKEUP`).
+    Wakeup,
+}
+
+/// Why a waiting task moves to another CPU's queue.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Migration {
+    /// Load balancing pulled it.
+    Balance,
+    /// Its CPU (or the CPU's whole cluster) went offline and its queue moved elsewhere.
+    Evacuate,
+}
+
+/// A scheduling class driven by a substrate. See the module documentation for the protocol.
+///
+/// Preconditions are the substrate's to keep; a class may panic when one is broken (a task
+/// enqueued twice, a pick on a CPU that still has a current task), because that is a substrate
+/// bug, never bad input.
+pub trait SchedClass: fmt::Debug {
+    /// The name a spec or a command line uses (`cfs`, `eevdf`).
+    fn name(&self) -> &'static str;
+
+    /// Makes `task` known, not yet queued.
+    fn attach(&mut self, task: TaskId, params: FairParams);
+
+    /// Changes a task's weight or slice, queued, running or asleep.
+    fn set_params(&mut self, task: TaskId, params: FairParams);
+
+    /// Puts a runnable task on `cpu`'s queue. A task whose sleep the class has not finished
+    /// ([`SchedClass::sleeping_on`]) must be enqueued on that CPU.
+    fn enqueue(&mut self, cpu: CpuId, task: TaskId, how: Enqueue);
+
+    /// The task stops being runnable (it sleeps or is frozen); it is `cpu`'s current task or
+    /// waits in its queue.
+    fn block(&mut self, cpu: CpuId, task: TaskId);
+
+    /// Moves a waiting (queued, not current) task from `from`'s queue to `to`'s.
+    fn migrate(&mut self, task: TaskId, from: CpuId, to: CpuId, how: Migration);
+
+    /// Takes the next task off `cpu`'s queue and makes it current. `cpu` has no current task.
+    fn pick_next(&mut self, cpu: CpuId, now_ns: u64) -> Option<TaskId>;
+
+    /// `cpu`'s current task goes back to the queue, still runnable (it was preempted).
+    fn put_prev(&mut self, cpu: CpuId);
+
+    /// `cpu`'s current task (if any) ran `ran_ns` more.
+    fn update_curr(&mut self, cpu: CpuId, ran_ns: u64);
+
+    /// The scheduler tick on `cpu`: true when the current task should yield the CPU.
+    fn tick(&mut self, cpu: CpuId, now_ns: u64) -> bool;
+
+    /// Whether `woken`, just enqueued on `cpu`, should preempt `cpu`'s current task now.
+    fn wakeup_preempt(&mut self, cpu: CpuId, woken: TaskId) -> bool;
+
+    /// `cpu`'s current task.
+    fn current(&self, cpu: CpuId) -> Option<TaskId>;
+
+    /// Runnable tasks waiting in `cpu`'s queue (not the current one, not sleepers the class keeps).
+    fn nr_queued(&self, cpu: CpuId) -> usize;
+
+    /// The waiting task a balancer pulling from `cpu` would take.
+    fn steal_candidate(&self, cpu: CpuId) -> Option<TaskId>;
+
+    /// The CPU whose queue still holds `task` although it sleeps (EEVDF's delayed dequeue), so
+    /// that its wakeup goes back there; `None` for a task that fully left its queue.
+    fn sleeping_on(&self, task: TaskId) -> Option<CpuId>;
+}
+
+/// The class names [`by_name`] knows.
+pub const NAMES: [&str; 1] = ["cfs"];
+
+/// Tunables a class takes from its platform.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ClassConfig {
+    /// CPUs the class schedules.
+    pub cpus: usize,
+    /// The scheduler tick period (EEVDF bounds lag by it).
+    pub tick_ns: u64,
+    /// EEVDF's base slice; `None` for the kernel's default for `cpus`.
+    pub base_slice_ns: Option<u64>,
+}
+
+/// The class called `name`.
+///
+/// # Errors
+/// [`crate::UnknownPolicy`] for a name not in [`NAMES`].
+pub fn by_name(name: &str, cfg: ClassConfig) -> Result<Box<dyn SchedClass>, crate::UnknownPolicy> {
+    match name {
+        "cfs" => Ok(Box::new(cfs::Cfs::new(cfg.cpus))),
+        other => Err(crate::UnknownPolicy::new("scheduler", other, &NAMES)),
+    }
+}
+
+/// A single CPU driven the way a substrate drives it, for the classes' worked examples: every
+/// task always runnable, a tick every `tick_ns`, the current task charged for each tick.
+#[cfg(test)]
+pub(crate) mod testkit {
+    use super::*;
+
+    /// CPU time of each task after `duration_ns` on one CPU. Tasks are enqueued as new at 0.
+    pub fn share_one_cpu(
+        class: &mut dyn SchedClass,
+        params: &[FairParams],
+        tick_ns: u64,
+        duration_ns: u64,
+    ) -> Vec<u64> {
+        let cpu = CpuId(0);
+        for (i, &p) in params.iter().enumerate() {
+            class.attach(TaskId(i), p);
+            class.enqueue(cpu, TaskId(i), Enqueue::New);
+        }
+        let mut ran = vec![0u64; params.len()];
+        let mut now = 0;
+        let mut curr = class.pick_next(cpu, now).expect("tasks are queued");
+        while now < duration_ns {
+            class.update_curr(cpu, tick_ns);
+            ran[curr.0] += tick_ns;
+            now += tick_ns;
+            if class.tick(cpu, now) {
+                class.put_prev(cpu);
+                curr = class.pick_next(cpu, now).expect("tasks are queued");
+            }
+        }
+        ran
+    }
+}

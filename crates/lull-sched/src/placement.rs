@@ -1,0 +1,163 @@
+//! Placement: the CPU a waking task goes to, and the CPU an idle one pulls waiting work from.
+//!
+//! The substrate describes its CPUs as [`CpuState`]s; a [`Placement`] answers from them alone.
+//! [`WakeIdle`] is the rule the simulator has placed with since its first version, a reduced form
+//! of Linux's `select_task_rq_fair` → `select_idle_sibling` (prefer the previous CPU if idle, then
+//! any idle CPU, then the least loaded) and of `newidle_balance` (an idle CPU pulls from the
+//! busiest CPU of its cluster, `find_busiest_queue`).
+
+use std::cmp::Reverse;
+use std::fmt;
+
+use crate::ids::{CpuId, TaskId};
+
+/// One CPU as placement sees it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct CpuState {
+    /// Its cluster (placement and balancing stay within the active cluster).
+    pub cluster: usize,
+    /// In the cluster that is running (the others are switched off as a whole).
+    pub active: bool,
+    /// Powered and schedulable (not hotplugged off).
+    pub online: bool,
+    /// Nothing running, nothing queued, no kernel work pending.
+    pub idle: bool,
+    /// A task is running on it.
+    pub has_current: bool,
+    /// Tasks waiting in its queue.
+    pub nr_queued: usize,
+}
+
+impl CpuState {
+    fn usable(&self) -> bool {
+        self.active && self.online
+    }
+
+    fn load(&self) -> usize {
+        self.nr_queued + usize::from(self.has_current)
+    }
+}
+
+/// A placement policy.
+pub trait Placement: fmt::Debug {
+    /// The name a spec uses.
+    fn name(&self) -> &'static str;
+
+    /// Where `task`, last run on `prev`, goes when it wakes. `cpus` is never empty.
+    fn select_cpu(&self, task: TaskId, prev: CpuId, cpus: &[CpuState]) -> CpuId;
+
+    /// The CPU `cpu`, about to go idle with an empty queue, pulls one waiting task from.
+    fn newidle_source(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId>;
+}
+
+/// The placement names [`by_name`] knows.
+pub const NAMES: [&str; 1] = ["wake-idle"];
+
+/// The placement called `name`.
+///
+/// # Errors
+/// [`crate::UnknownPolicy`] for a name not in [`NAMES`].
+pub fn by_name(name: &str) -> Result<Box<dyn Placement>, crate::UnknownPolicy> {
+    match name {
+        "wake-idle" => Ok(Box::new(WakeIdle)),
+        other => Err(crate::UnknownPolicy::new("placement", other, &NAMES)),
+    }
+}
+
+/// Previous CPU if idle, else the first idle CPU, else the least loaded (ties: the previous CPU,
+/// then the lowest number); new-idle balancing from the busiest CPU of the same cluster.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct WakeIdle;
+
+impl Placement for WakeIdle {
+    fn name(&self) -> &'static str {
+        "wake-idle"
+    }
+
+    fn select_cpu(&self, _task: TaskId, prev: CpuId, cpus: &[CpuState]) -> CpuId {
+        let usable = || (0..cpus.len()).filter(|&c| cpus[c].usable());
+        if usable().next().is_none() {
+            // Only in the instant of a switch: the active cluster's first CPU, which comes up.
+            return CpuId(cpus.iter().position(|c| c.active).unwrap_or(0));
+        }
+        if cpus.get(prev.0).is_some_and(|p| p.usable() && p.idle) {
+            return prev;
+        }
+        if let Some(c) = usable().find(|&c| cpus[c].idle) {
+            return CpuId(c);
+        }
+        usable()
+            .min_by_key(|&c| (cpus[c].load(), c != prev.0, c))
+            .map_or(prev, CpuId)
+    }
+
+    fn newidle_source(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId> {
+        let cluster = cpus[cpu.0].cluster;
+        (0..cpus.len())
+            .filter(|&o| o != cpu.0 && cpus[o].cluster == cluster && cpus[o].online)
+            .filter(|&o| cpus[o].nr_queued > 0 && cpus[o].has_current)
+            .max_by_key(|&o| (cpus[o].nr_queued, Reverse(o)))
+            .map(CpuId)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(idle: bool, queued: usize) -> CpuState {
+        CpuState {
+            cluster: 0,
+            active: true,
+            online: true,
+            idle,
+            has_current: !idle,
+            nr_queued: queued,
+        }
+    }
+
+    #[test]
+    fn a_waking_task_prefers_its_idle_previous_cpu_then_any_idle_one() {
+        let p = WakeIdle;
+        let t = TaskId(0);
+        let cpus = [cpu(true, 0), cpu(false, 1), cpu(true, 0)];
+        assert_eq!(p.select_cpu(t, CpuId(2), &cpus), CpuId(2));
+        assert_eq!(p.select_cpu(t, CpuId(1), &cpus), CpuId(0));
+    }
+
+    #[test]
+    fn without_an_idle_cpu_the_least_loaded_wins_and_ties_go_to_the_previous() {
+        let p = WakeIdle;
+        let t = TaskId(0);
+        let cpus = [cpu(false, 2), cpu(false, 0), cpu(false, 0)];
+        assert_eq!(p.select_cpu(t, CpuId(0), &cpus), CpuId(1));
+        assert_eq!(p.select_cpu(t, CpuId(2), &cpus), CpuId(2));
+    }
+
+    #[test]
+    fn offline_and_inactive_cpus_are_skipped() {
+        let p = WakeIdle;
+        let t = TaskId(0);
+        let mut cpus = [cpu(true, 0), cpu(true, 0)];
+        cpus[0].online = false;
+        assert_eq!(p.select_cpu(t, CpuId(0), &cpus), CpuId(1));
+        cpus[1].active = false;
+        // Nothing usable: the active cluster's first CPU (here the offline one).
+        assert_eq!(p.select_cpu(t, CpuId(1), &cpus), CpuId(0));
+    }
+
+    #[test]
+    fn an_idle_cpu_pulls_from_the_busiest_of_its_cluster() {
+        let p = WakeIdle;
+        let mut cpus = [cpu(true, 0), cpu(false, 1), cpu(false, 3), cpu(false, 3)];
+        assert_eq!(p.newidle_source(CpuId(0), &cpus), Some(CpuId(2)));
+        cpus[2].cluster = 1;
+        assert_eq!(p.newidle_source(CpuId(0), &cpus), Some(CpuId(3)));
+        cpus[3].has_current = false;
+        assert_eq!(p.newidle_source(CpuId(0), &cpus), Some(CpuId(1)));
+        assert_eq!(
+            p.newidle_source(CpuId(1), &[cpu(true, 0), cpu(true, 0)]),
+            None
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! What can happen at an instant of simulated time: the events the engine carries between the
+//! SoC, the kernel, user space and the power manager.
+
+/// One timed event.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Ev {
+    /// The workload's `i`-th input event reaches its device.
+    Inject(u32),
+    /// A core's planned segment of work ends (stale unless `gen` is current).
+    CoreDone { core: usize, gen: u64 },
+    /// A core finished waking (idle exit, cluster switch, hotplug).
+    WakeDone { core: usize, gen: u64 },
+    /// Re-examine a core after a wakeup targeted it.
+    Poke(usize),
+    /// A core's scheduler tick.
+    Tick { core: usize, gen: u64 },
+    /// A thread's timer expires.
+    Timer { tid: usize, gen: u64 },
+    /// The display's vertical sync.
+    Vsync,
+    /// The power manager's sampling period.
+    Governor,
+    /// The spec's `i`-th window-manager change.
+    Window(u32),
+    /// The run ends.
+    End,
+}

@@ -1,0 +1,151 @@
+//! Cores coming and going: switching all work between clusters, and hotplugging single cores of
+//! the active cluster.
+
+use std::collections::VecDeque;
+
+use lull_audit::AuditEventKind;
+use lull_model::time::NS_PER_US;
+use lull_sched::class::Migration;
+use lull_sched::{CpuId, TaskId};
+
+use super::{Cx, KAction, Kernel, TState};
+use crate::event::Ev;
+use crate::soc::CState;
+
+impl Kernel<'_> {
+    /// Takes core `c` offline: its running and waiting threads (and sleepers its queue still
+    /// holds) are handed back for another core, its pending kernel work (but a context switch in
+    /// flight, which is redone) returned.
+    fn offline(
+        &mut self,
+        c: usize,
+        moved: &mut Vec<usize>,
+        cx: &mut Cx<'_, '_>,
+    ) -> Vec<(u64, KAction)> {
+        self.sync(c, cx);
+        self.pelt_mark(c, false, cx);
+        let cpu = CpuId(c);
+        if let Some(t) = self.class.current(cpu) {
+            self.audit_event(c, t.0, AuditEventKind::Preempt, cx);
+            self.class.put_prev(cpu);
+        }
+        for t in 0..self.tasks.len() {
+            let queued =
+                self.tasks[t].state == TState::Runnable || self.tasks[t].state == TState::Running;
+            if (queued && self.tasks[t].core == c) || self.class.sleeping_on(TaskId(t)) == Some(cpu)
+            {
+                moved.push(t);
+            }
+        }
+        let k = &mut self.cpus[c];
+        let work = k
+            .kwork
+            .drain(..)
+            .filter(|(_, a)| *a != KAction::None)
+            .collect();
+        cx.soc.cores[c].state = CState::Offline;
+        k.gen += 1;
+        k.tick_gen += 1;
+        k.tick_armed = false;
+        k.resched = false;
+        work
+    }
+
+    /// Brings core `c` up; it executes after `latency_ns`.
+    fn online(&mut self, c: usize, latency_ns: u64, cx: &mut Cx<'_, '_>) {
+        let now = cx.now();
+        cx.soc.cores[c].state = CState::Waking;
+        let k = &mut self.cpus[c];
+        k.gen += 1;
+        k.last_ran = None;
+        k.idle_since_ns = now;
+        let gen = k.gen;
+        cx.eng
+            .schedule_at(now + latency_ns, Ev::WakeDone { core: c, gen });
+    }
+
+    /// Moves threads taken off other cores to core `to`'s queue.
+    fn rehome(&mut self, moved: Vec<usize>, to: usize) {
+        for t in moved {
+            let from = self.tasks[t].core;
+            let from = self.class.sleeping_on(TaskId(t)).map_or(CpuId(from), |c| c);
+            self.class
+                .migrate(TaskId(t), from, CpuId(to), Migration::Evacuate);
+            if self.tasks[t].state == TState::Running {
+                self.tasks[t].state = TState::Runnable;
+            }
+            self.tasks[t].core = to;
+        }
+    }
+
+    /// Moves all work from the active cluster to cluster `to`: its cores go offline, every core
+    /// of `to` comes up after the platform's switch latency, and the threads wait on the first.
+    pub fn switch_cluster(&mut self, to: usize, cx: &mut Cx<'_, '_>) {
+        if to == cx.soc.active_cluster {
+            return;
+        }
+        self.cluster_switches += 1;
+        let from = cx.soc.active_cluster;
+        let mut moved = Vec::new();
+        let mut moved_work = VecDeque::new();
+        let leaving: Vec<usize> = cx.soc.cluster_cores(from).collect();
+        for c in leaving {
+            moved_work.extend(self.offline(c, &mut moved, cx));
+        }
+        cx.soc.cluster_off[from] = false;
+        cx.soc.active_cluster = to;
+        // Only the spec's main cores and one companion core exist: bring the whole cluster up.
+        let targets: Vec<usize> = cx.soc.cluster_cores(to).collect();
+        let lat = self.plat.cluster_switch.latency_us * NS_PER_US;
+        for &c in &targets {
+            self.online(c, lat, cx);
+        }
+        let first = targets[0];
+        self.cpus[first].kwork.extend(moved_work);
+        self.rehome(moved, first);
+        for th in &mut self.tasks {
+            if cx.soc.cores[th.core].cluster != to {
+                th.core = first;
+            }
+        }
+        // Ticks on the new cores start when they come up (WakeDone arms them).
+    }
+
+    /// Brings the active cluster to `n` online cores (at least one): the highest-numbered go
+    /// offline first, their threads move to the cluster's first core; cores come back after
+    /// `latency_ns`.
+    pub fn set_online(&mut self, n: usize, latency_ns: u64, cx: &mut Cx<'_, '_>) {
+        let cores: Vec<usize> = cx.soc.cluster_cores(cx.soc.active_cluster).collect();
+        let n = n.clamp(1, cores.len());
+        let online: Vec<usize> = cores
+            .iter()
+            .copied()
+            .filter(|&c| cx.soc.cores[c].state != CState::Offline)
+            .collect();
+        if online.len() > n {
+            let first = online[0];
+            let mut moved = Vec::new();
+            for &c in online[n..].iter().rev() {
+                let work = self.offline(c, &mut moved, cx);
+                self.cpus[first].kwork.extend(work);
+            }
+            self.rehome(moved, first);
+            if matches!(cx.soc.cores[first].state, CState::Idle(_)) {
+                self.kick(first, cx);
+            } else if cx.soc.cores[first].state == CState::Busy {
+                cx.eng.schedule_in(0, Ev::Poke(first));
+            }
+        } else {
+            let mut want = n - online.len();
+            for &c in &cores {
+                if want == 0 {
+                    break;
+                }
+                if cx.soc.cores[c].state == CState::Offline {
+                    self.online(c, latency_ns, cx);
+                    want -= 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! A core's execution. Its work is a queue of kernel items (interrupt handlers, the tick, context
+//! switches; each with cycles and an action run when they are done) in front of the running
+//! thread's current compute step. Work is counted in cycles and converted to time at the core's
+//! frequency; a frequency change re-plans the segment in progress.
+
+use lull_audit::AuditEventKind;
+use lull_sched::pelt;
+use lull_sched::CpuId;
+
+use super::{Action, Cx, KAction, Kernel, TState, Userspace};
+use crate::event::Ev;
+use crate::soc::CState;
+
+pub(crate) fn cycles_to_ns(cycles: u64, khz: u64) -> u64 {
+    ((u128::from(cycles) * 1_000_000).div_ceil(u128::from(khz.max(1)))) as u64
+}
+
+pub(crate) fn ns_to_cycles(ns: u64, khz: u64) -> u64 {
+    ((u128::from(ns) * u128::from(khz)) / 1_000_000) as u64
+}
+
+impl Kernel<'_> {
+    /// Accounts the progress of core `c`'s current segment up to now.
+    pub(super) fn sync(&mut self, c: usize, cx: &mut Cx<'_, '_>) {
+        let now = cx.now();
+        if cx.soc.cores[c].state != CState::Busy {
+            self.cpus[c].seg_start_ns = now;
+            return;
+        }
+        let elapsed = now.saturating_sub(self.cpus[c].seg_start_ns);
+        if elapsed == 0 {
+            return;
+        }
+        let khz = cx.soc.khz(c);
+        let cpu = &mut self.cpus[c];
+        let done = if now >= cpu.planned_end_ns {
+            cpu.planned_cycles
+        } else {
+            ns_to_cycles(elapsed, khz).min(cpu.planned_cycles)
+        };
+        cpu.planned_cycles -= done;
+        if cpu.planned_kwork {
+            if let Some(front) = cpu.kwork.front_mut() {
+                front.0 = front.0.saturating_sub(done);
+            }
+        } else if let Some(t) = self.class.current(CpuId(c)) {
+            let th = &mut self.tasks[t.0];
+            th.remaining = th.remaining.saturating_sub(done);
+            th.exec_ns += elapsed;
+            self.class.update_curr(CpuId(c), elapsed);
+        }
+        self.cpus[c].seg_start_ns = now;
+    }
+
+    /// Plans the next `cycles` of work on core `c` (kernel work or the running thread's).
+    fn plan(&mut self, c: usize, cycles: u64, kwork: bool, cx: &mut Cx<'_, '_>) {
+        self.pelt_mark(c, !kwork, cx);
+        let khz = cx.soc.khz(c);
+        let now = cx.now();
+        let cpu = &mut self.cpus[c];
+        cpu.gen += 1;
+        cpu.planned_cycles = cycles;
+        cpu.planned_kwork = kwork;
+        cpu.planned_end_ns = now + cycles_to_ns(cycles, khz);
+        cpu.seg_start_ns = now;
+        let gen = cpu.gen;
+        let end = cpu.planned_end_ns;
+        cx.eng.schedule_at(end, Ev::CoreDone { core: c, gen });
+    }
+
+    /// Brings core `c`'s utilisation signal up to now and records whether thread cycles execute
+    /// from here on.
+    pub(super) fn pelt_mark(&mut self, c: usize, executing: bool, cx: &Cx<'_, '_>) {
+        let scale = pelt::invariance_scale(cx.soc.khz(c), cx.soc.max_khz(c), cx.soc.capacity(c));
+        self.pelt
+            .update(CpuId(c), cx.now(), self.cpus[c].executing, scale);
+        self.cpus[c].executing = executing;
+    }
+
+    /// Core `c`'s utilisation now (PELT, frequency- and capacity-invariant, 0..=1024).
+    pub fn pelt_util(&mut self, c: usize, cx: &Cx<'_, '_>) -> u64 {
+        let executing = self.cpus[c].executing;
+        self.pelt_mark(c, executing, cx);
+        self.pelt.util(CpuId(c))
+    }
+
+    /// Runs core `c` until it must wait for time to pass (a planned segment) or goes idle.
+    pub fn run_core(&mut self, c: usize, u: &mut dyn Userspace, cx: &mut Cx<'_, '_>) {
+        if cx.soc.cores[c].state != CState::Busy {
+            return;
+        }
+        let outer = self.cur_core.replace(c);
+        self.sync(c, cx);
+        self.run_core_loop(c, u, cx);
+        self.cur_core = outer;
+    }
+
+    fn run_core_loop(&mut self, c: usize, u: &mut dyn Userspace, cx: &mut Cx<'_, '_>) {
+        let cpu = CpuId(c);
+        loop {
+            if cx.soc.cores[c].state != CState::Busy {
+                return;
+            }
+            if let Some(&(cy, act)) = self.cpus[c].kwork.front() {
+                if cy > 0 {
+                    self.plan(c, cy, true, cx);
+                    return;
+                }
+                self.cpus[c].kwork.pop_front();
+                self.kaction(c, act, u, cx);
+                continue;
+            }
+            if std::mem::take(&mut self.cpus[c].resched) {
+                if let Some(t) = self.class.current(cpu) {
+                    if self.class.nr_queued(cpu) > 0 {
+                        self.tasks[t.0].state = TState::Runnable;
+                        self.class.put_prev(cpu);
+                        self.audit_event(c, t.0, AuditEventKind::Preempt, cx);
+                    }
+                }
+            }
+            if let Some(t) = self.class.current(cpu).map(|t| t.0) {
+                if self.tasks[t].remaining == 0 && u.freeze_at_scheduling_point(t) {
+                    // guiS at a scheduling point: the window changed under a running thread.
+                    self.tasks[t].state = TState::Frozen;
+                    self.block_current(c, t, cx);
+                    continue;
+                }
+                u.on_cpu(t, cx.now());
+                if self.tasks[t].remaining > 0 {
+                    let r = self.tasks[t].remaining;
+                    self.plan(c, r, false, cx);
+                    return;
+                }
+                match u.next_action(t, self, cx) {
+                    Action::Compute(cy) => self.tasks[t].remaining = cy.max(1),
+                    Action::Sleep(until) => {
+                        self.tasks[t].state = TState::Sleeping;
+                        self.block_current(c, t, cx);
+                        self.arm_timer(t, until, cx);
+                    }
+                    Action::SwapWait(until) => {
+                        self.tasks[t].state = TState::Sleeping;
+                        self.tasks[t].uninterruptible = true;
+                        self.block_current(c, t, cx);
+                        self.arm_timer(t, until, cx);
+                    }
+                    Action::Block => {
+                        self.tasks[t].state = TState::Sleeping;
+                        self.block_current(c, t, cx);
+                    }
+                    Action::EvWait => {
+                        self.tasks[t].state = TState::EvWait;
+                        self.block_current(c, t, cx);
+                    }
+                }
+                continue;
+            }
+            if let Some(t) = self.pick_next(c, cx) {
+                let refill = self.refill_cycles(c, t, cx);
+                let cost = self.plat.costs.context_switch_cycles + refill;
+                let th = &mut self.tasks[t];
+                self.cpus[c].last_ran = Some((th.proc_id, th.cache_kib));
+                th.state = TState::Running;
+                th.core = c;
+                th.switches += 1;
+                self.cpus[c].kwork.push_back((cost, KAction::None));
+                self.audit_event(c, t, AuditEventKind::SwitchIn, cx);
+                continue;
+            }
+            self.enter_idle(c, u, cx);
+            return;
+        }
+    }
+
+    fn kaction(&mut self, c: usize, act: KAction, u: &mut dyn Userspace, cx: &mut Cx<'_, '_>) {
+        match act {
+            KAction::None => {}
+            KAction::TickCheck => {
+                self.cpus[c].freq_event = true;
+                if self.class.tick(CpuId(c), cx.now()) {
+                    self.cpus[c].resched = true;
+                }
+            }
+            KAction::TimerWake { tid, gen } => {
+                if self.tasks[tid].timer_gen == gen {
+                    self.tasks[tid].timer_at = None;
+                    self.tasks[tid].uninterruptible = false;
+                    self.wake(tid, &*u, cx);
+                }
+            }
+            KAction::Device(w) => u.device_work(w, self, cx),
+        }
+    }
+
+    /// Cycles the incoming thread spends reloading what an unrelated predecessor evicted.
+    pub(crate) fn refill_cycles(&self, c: usize, t: usize, cx: &Cx<'_, '_>) -> u64 {
+        let Some((prev_proc, prev_kib)) = self.cpus[c].last_ran else {
+            return 0;
+        };
+        let th = &self.tasks[t];
+        if prev_proc == th.proc_id {
+            return 0;
+        }
+        let costs = &self.plat.costs;
+        let kib = th.cache_kib.min(prev_kib).min(costs.l2_kib);
+        let lines = kib * 1024 / costs.cache_line_bytes;
+        let ns = lines * costs.dram_latency_ns / costs.refill_mlp;
+        ns_to_cycles(ns, cx.soc.khz(c))
+    }
+
+    /// Sets core `c`'s OPP, re-planning the segment in progress at the new speed.
+    pub fn set_opp(&mut self, c: usize, opp: usize, cx: &mut Cx<'_, '_>) {
+        if cx.soc.cores[c].opp == opp {
+            return;
+        }
+        self.sync(c, cx);
+        let executing = self.cpus[c].executing;
+        self.pelt_mark(c, executing, cx);
+        cx.soc.cores[c].opp = opp;
+        if cx.soc.cores[c].state == CState::Busy {
+            let (cy, kw) = (self.cpus[c].planned_cycles, self.cpus[c].planned_kwork);
+            self.plan(c, cy, kw, cx);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_conversions_round_up_to_whole_cycles() {
+        assert_eq!(cycles_to_ns(1, 1_000_000), 1);
+        assert_eq!(cycles_to_ns(3, 2_000_000), 2);
+        assert_eq!(ns_to_cycles(1_000, 2_000_000), 2_000);
+    }
+}

@@ -1,0 +1,276 @@
+//! The simulated kernel: threads, their scheduling through a `lull-sched` class and placement
+//! policy, each core's execution (interrupt and kernel work in front of the running thread's
+//! compute), ticks, timers, the idle governor, frequency changes, cluster switching and hotplug.
+//!
+//! - [`exec`]: a core's work in cycles, converted to time at its frequency; context switches and
+//!   the cache-refill penalty; frequency changes;
+//! - [`sched`]: wakeup, blocking, picking, new-idle balancing, guiS freezing — through
+//!   [`lull_sched::class::SchedClass`] and [`lull_sched::placement::Placement`];
+//! - [`irq`]: interrupts, ticks and timers;
+//! - [`cpuidle`]: entering and leaving idle states through [`lull_sched::idle::IdleGovernor`];
+//! - [`cores`]: cluster switching and hotplug;
+//! - [`audit`]: the scheduling events in `lull-audit`'s record format.
+//!
+//! What threads do is user space's business ([`Userspace`]): the kernel asks it for a thread's
+//! next [`Action`] and hands it device work when the kernel part of an interrupt is done.
+
+mod audit;
+mod cores;
+mod cpuidle;
+mod exec;
+mod irq;
+mod sched;
+
+use std::collections::VecDeque;
+
+use lull_audit::AuditRecord;
+use lull_sched::class::SchedClass;
+use lull_sched::idle::IdleGovernor;
+use lull_sched::pelt::PeltSet;
+use lull_sched::placement::Placement;
+
+use crate::engine::Engine;
+use crate::event::Ev;
+use crate::platform::Platform;
+use crate::soc::Soc;
+
+#[cfg(test)]
+pub(crate) use exec::ns_to_cycles;
+
+/// The parts of the machine a kernel operation may touch besides the kernel: the clock and
+/// event queue, and the SoC.
+#[derive(Debug)]
+pub(crate) struct Cx<'a, 's> {
+    pub eng: &'a mut Engine<Ev>,
+    pub soc: &'a mut Soc<'s>,
+}
+
+impl Cx<'_, '_> {
+    pub fn now(&self) -> u64 {
+        self.eng.now_ns()
+    }
+}
+
+/// What a thread does next, as its behaviour tells the kernel.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Action {
+    /// Run this many cycles.
+    Compute(u64),
+    /// Sleep until this time (a timer wakes it; so may another thread).
+    Sleep(u64),
+    /// Blocked in the buffer swap until this time: input does not wake it (uninterruptible).
+    SwapWait(u64),
+    /// Block until another thread wakes it.
+    Block,
+    /// Park in the ESM's `EV_WAIT` until an event is pushed to it.
+    EvWait,
+}
+
+/// Device work whose kernel part (the interrupt handler) has finished: the rest is user space's.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum DeviceWork {
+    /// The workload's `i`-th input event, read by the driver.
+    Input(u32),
+    /// The display's vsync interrupt.
+    Vsync,
+}
+
+/// Kernel work queued on a core; its action runs when its cycles are done.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum KAction {
+    None,
+    Device(DeviceWork),
+    TimerWake { tid: usize, gen: u64 },
+    TickCheck,
+}
+
+/// User space as the kernel sees it: the behaviour of every thread and the guiS gate.
+pub(crate) trait Userspace {
+    /// The next action of thread `t`, which is running on a core; it may wake other threads.
+    fn next_action(&mut self, t: usize, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) -> Action;
+
+    /// Device work whose interrupt handler has run.
+    fn device_work(&mut self, w: DeviceWork, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>);
+
+    /// guiS holds thread `t`: it may not run now.
+    fn gated_off(&self, t: usize) -> bool;
+
+    /// Whether a running thread with no compute left is to be frozen at this scheduling point
+    /// (guiS: the window changed under it).
+    fn freeze_at_scheduling_point(&self, t: usize) -> bool;
+
+    /// Thread `t` is on a core at `now`.
+    fn on_cpu(&mut self, t: usize, now: u64);
+
+    /// A device interrupt user space has asked for (the next vsync), if any.
+    fn next_device_interrupt_ns(&self, now: u64) -> Option<u64>;
+}
+
+/// A thread's scheduling state.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum TState {
+    Running,
+    Runnable,
+    Sleeping,
+    EvWait,
+    Frozen,
+}
+
+/// A thread as the kernel keeps it.
+#[derive(Debug)]
+pub(crate) struct Task {
+    pub name: &'static str,
+    pub proc_id: u32,
+    pub nice: i8,
+    /// Time run so far and switch-ins, for reports and audit records.
+    pub exec_ns: u64,
+    pub switches: u32,
+    pub cache_kib: u64,
+    pub state: TState,
+    /// The core it runs on, waits on, or last ran on.
+    pub core: usize,
+    /// Cycles left of its current compute step.
+    pub remaining: u64,
+    pub timer_gen: u64,
+    pub timer_at: Option<u64>,
+    /// Blocked where only its timer wakes it (the buffer swap).
+    pub uninterruptible: bool,
+    /// Enqueued at least once (the first enqueue is a fork's).
+    started: bool,
+}
+
+/// A core as the kernel runs it.
+#[derive(Debug)]
+pub(crate) struct Cpu {
+    gen: u64,
+    seg_start_ns: u64,
+    planned_end_ns: u64,
+    planned_cycles: u64,
+    planned_kwork: bool,
+    kwork: VecDeque<(u64, KAction)>,
+    resched: bool,
+    /// (process, hot set in KiB) of the last thread switched in.
+    last_ran: Option<(u32, u64)>,
+    tick_gen: u64,
+    tick_armed: bool,
+    idle_since_ns: u64,
+    /// The idle governor's prediction when the core last went idle (its cluster-off vote).
+    predicted_ns: u64,
+    /// Whether thread cycles are executing (for the PELT signal).
+    executing: bool,
+    /// A scheduler event happened since the frequency governor last looked.
+    freq_event: bool,
+}
+
+/// The policies the kernel runs with.
+#[derive(Debug)]
+pub(crate) struct Policies {
+    pub class: Box<dyn SchedClass>,
+    pub placement: Box<dyn Placement>,
+    pub idle: Box<dyn IdleGovernor>,
+}
+
+/// The kernel of one run.
+#[derive(Debug)]
+pub(crate) struct Kernel<'s> {
+    plat: &'s Platform,
+    pub tasks: Vec<Task>,
+    pub cpus: Vec<Cpu>,
+    class: Box<dyn SchedClass>,
+    placement: Box<dyn Placement>,
+    idle_gov: Box<dyn IdleGovernor>,
+    /// Per-core utilisation (schedutil reads it).
+    pub pelt: PeltSet,
+    /// The core whose run loop is executing (a wakeup there needs no poke).
+    cur_core: Option<usize>,
+    /// Device interrupts go to the companion core (guiS forced idle).
+    irq_to_companion: bool,
+    pub cluster_switches: u64,
+    audit: Option<Vec<AuditRecord>>,
+    audit_seq: Vec<u64>,
+}
+
+impl<'s> Kernel<'s> {
+    pub fn new(plat: &'s Platform, cores: usize, p: Policies) -> Kernel<'s> {
+        Kernel {
+            plat,
+            tasks: Vec::new(),
+            cpus: (0..cores)
+                .map(|_| Cpu {
+                    gen: 0,
+                    seg_start_ns: 0,
+                    planned_end_ns: 0,
+                    planned_cycles: 0,
+                    planned_kwork: false,
+                    kwork: VecDeque::new(),
+                    resched: false,
+                    last_ran: None,
+                    tick_gen: 0,
+                    tick_armed: false,
+                    idle_since_ns: 0,
+                    predicted_ns: lull_sched::idle::NO_PREDICTION_NS,
+                    executing: false,
+                    freq_event: false,
+                })
+                .collect(),
+            class: p.class,
+            placement: p.placement,
+            idle_gov: p.idle,
+            pelt: PeltSet::new(cores),
+            cur_core: None,
+            irq_to_companion: false,
+            cluster_switches: 0,
+            audit: None,
+            audit_seq: Vec::new(),
+        }
+    }
+
+    /// Creates a thread (asleep until its first wakeup) and returns its index.
+    pub fn add_task(
+        &mut self,
+        name: &'static str,
+        proc_id: u32,
+        nice: i8,
+        cache_kib: u64,
+    ) -> usize {
+        let t = self.tasks.len();
+        self.tasks.push(Task {
+            name,
+            proc_id,
+            nice,
+            exec_ns: 0,
+            switches: 0,
+            cache_kib,
+            state: TState::Sleeping,
+            core: 0,
+            remaining: 0,
+            timer_gen: 0,
+            timer_at: None,
+            uninterruptible: false,
+            started: false,
+        });
+        self.class.attach(
+            lull_sched::TaskId(t),
+            lull_sched::class::FairParams::nice(nice),
+        );
+        t
+    }
+
+    /// Makes thread `t` the last one core `c` ran (tests of the cache-refill model).
+    #[cfg(test)]
+    pub fn set_last_ran(&mut self, c: usize, t: usize) {
+        self.cpus[c].last_ran = Some((self.tasks[t].proc_id, self.tasks[t].cache_kib));
+    }
+
+    /// Routes device interrupts to the companion core (guiS forced idle) or the active cluster.
+    pub fn route_irqs_to_companion(&mut self, yes: bool) {
+        self.irq_to_companion = yes;
+    }
+
+    /// Takes the per-core "a scheduler event happened" flags (schedutil's update hook).
+    pub fn take_freq_events(&mut self) -> Vec<usize> {
+        (0..self.cpus.len())
+            .filter(|&c| std::mem::take(&mut self.cpus[c].freq_event))
+            .collect()
+    }
+}

@@ -1,0 +1,141 @@
+//! Scheduling: wakeups, blocking, guiS freezing, picking the next thread and new-idle balancing,
+//! each decided by the run's [`lull_sched`] policies (the class keeps the run queues).
+
+use lull_audit::AuditEventKind;
+use lull_sched::class::{Enqueue, Migration};
+use lull_sched::placement::CpuState;
+use lull_sched::{CpuId, TaskId};
+
+use super::{Cx, Kernel, TState, Userspace};
+use crate::event::Ev;
+use crate::soc::CState;
+
+impl Kernel<'_> {
+    /// Makes thread `t` runnable, unless guiS holds it: core selection, class placement,
+    /// preemption check.
+    pub fn wake(&mut self, t: usize, u: &dyn Userspace, cx: &mut Cx<'_, '_>) {
+        self.wake_gated(t, true, u, cx);
+    }
+
+    /// As [`Kernel::wake`]; `gate` false at thread creation, when every thread runs its
+    /// initialisation (the event thread must reach `esm_wait` before guiS gates it).
+    pub fn wake_gated(&mut self, t: usize, gate: bool, u: &dyn Userspace, cx: &mut Cx<'_, '_>) {
+        match self.tasks[t].state {
+            TState::Running | TState::Runnable => return,
+            TState::Sleeping | TState::EvWait | TState::Frozen => {}
+        }
+        if self.tasks[t].uninterruptible {
+            return;
+        }
+        if gate && u.gated_off(t) {
+            self.tasks[t].state = TState::Frozen;
+            return;
+        }
+        if self.tasks[t].timer_at.take().is_some() {
+            self.tasks[t].timer_gen += 1;
+        }
+        let c = self.select_core(t, cx);
+        let how = if std::mem::replace(&mut self.tasks[t].started, true) {
+            Enqueue::Wakeup
+        } else {
+            Enqueue::New
+        };
+        self.class.enqueue(CpuId(c), TaskId(t), how);
+        self.tasks[t].state = TState::Runnable;
+        self.tasks[t].core = c;
+        self.cpus[c].freq_event = true;
+        self.audit_event(c, t, AuditEventKind::Unblock, cx);
+        match cx.soc.cores[c].state {
+            CState::Idle(_) => self.kick(c, cx),
+            CState::Busy => {
+                if self.class.wakeup_preempt(CpuId(c), TaskId(t)) {
+                    self.cpus[c].resched = true;
+                }
+                if self.cur_core != Some(c) {
+                    cx.eng.schedule_in(0, Ev::Poke(c));
+                }
+            }
+            CState::Waking | CState::Offline => {}
+        }
+    }
+
+    /// Core `c`'s running thread `t` stops running (its state is already set).
+    pub(super) fn block_current(&mut self, c: usize, t: usize, cx: &mut Cx<'_, '_>) {
+        self.class.block(CpuId(c), TaskId(t));
+        self.cpus[c].freq_event = true;
+        self.audit_event(c, t, AuditEventKind::Block, cx);
+    }
+
+    /// guiS after a window change: every waiting thread `hold` picks leaves its queue, frozen.
+    pub fn freeze_waiting(&mut self, hold: impl Fn(usize) -> bool, cx: &mut Cx<'_, '_>) {
+        for c in 0..self.cpus.len() {
+            for t in 0..self.tasks.len() {
+                if self.tasks[t].state == TState::Runnable && self.tasks[t].core == c && hold(t) {
+                    self.class.block(CpuId(c), TaskId(t));
+                    self.tasks[t].state = TState::Frozen;
+                    self.audit_event(c, t, AuditEventKind::Block, cx);
+                }
+            }
+        }
+    }
+
+    /// Threads that are running or waiting to run.
+    pub fn is_runnable(&self, t: usize) -> bool {
+        matches!(self.tasks[t].state, TState::Running | TState::Runnable)
+    }
+
+    /// Whether thread `t` is frozen by guiS.
+    pub fn is_frozen(&self, t: usize) -> bool {
+        self.tasks[t].state == TState::Frozen
+    }
+
+    /// The next thread for core `c`, pulling one from the busiest core of its cluster first if
+    /// its own queue is empty (new-idle balance).
+    pub(super) fn pick_next(&mut self, c: usize, cx: &mut Cx<'_, '_>) -> Option<usize> {
+        let cpu = CpuId(c);
+        if self.class.nr_queued(cpu) == 0 {
+            let states = self.cpu_states(cx);
+            if let Some(from) = self.placement.newidle_source(cpu, &states) {
+                let t = self
+                    .class
+                    .steal_candidate(from)
+                    .expect("a balancing source has a waiting task");
+                self.class.migrate(t, from, cpu, Migration::Balance);
+                self.tasks[t.0].core = c;
+            }
+        }
+        self.class.pick_next(cpu, cx.now()).map(|t| t.0)
+    }
+
+    fn is_idle_core(&self, c: usize, cx: &Cx<'_, '_>) -> bool {
+        cx.soc.cores[c].state != CState::Offline
+            && self.class.current(CpuId(c)).is_none()
+            && self.class.nr_queued(CpuId(c)) == 0
+            && self.cpus[c].kwork.is_empty()
+    }
+
+    fn cpu_states(&self, cx: &Cx<'_, '_>) -> Vec<CpuState> {
+        (0..self.cpus.len())
+            .map(|c| CpuState {
+                cluster: cx.soc.cores[c].cluster,
+                active: cx.soc.cores[c].cluster == cx.soc.active_cluster,
+                online: cx.soc.cores[c].state != CState::Offline,
+                idle: self.is_idle_core(c, cx),
+                has_current: self.class.current(CpuId(c)).is_some(),
+                nr_queued: self.class.nr_queued(CpuId(c)),
+            })
+            .collect()
+    }
+
+    /// The core a waking thread goes to: back to the queue the class still keeps it on (EEVDF's
+    /// delayed dequeue), else where placement says.
+    fn select_core(&self, t: usize, cx: &Cx<'_, '_>) -> usize {
+        if let Some(c) = self.class.sleeping_on(TaskId(t)) {
+            return c.0;
+        }
+        let states = self.cpu_states(cx);
+        self.placement
+            .select_cpu(TaskId(t), CpuId(self.tasks[t].core), &states)
+            .0
+    }
+}

@@ -1,0 +1,312 @@
+//! The SoC: its cores' power states and operating points, the clusters, the power model and the
+//! power meter.
+//!
+//! The kernel drives each core's state machine (offline, idle in a state, waking, busy) and its
+//! OPP; this module keeps them, says what they cost, and accounts time and energy: power is
+//! piecewise constant between events, integrated exactly for energy and sampled at every 1 ms
+//! boundary as the seed's monitor sampled the board.
+
+use std::collections::BTreeMap;
+
+use lull_model::time::NS_PER_MS;
+
+use crate::platform::Platform;
+use crate::spec::CpuSpec;
+
+/// A core's power state.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum CState {
+    Offline,
+    Idle(usize),
+    Waking,
+    Busy,
+}
+
+/// A core state as residency is kept; named only for the report, so the per-event accounting
+/// allocates nothing.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum StateKey {
+    Offline,
+    Waking,
+    Busy { khz: u64 },
+    Idle(usize),
+    ClusterOff,
+}
+
+/// One core of the SoC.
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub name: String,
+    pub cluster: usize,
+    pub state: CState,
+    pub opp: usize,
+    /// Busy time since the power manager last sampled.
+    pub busy_window_ns: u64,
+    residency_ns: BTreeMap<StateKey, u64>,
+}
+
+#[derive(Debug)]
+struct Meter {
+    last_ns: u64,
+    energy_uj: f64,
+    next_sample_ns: u64,
+    sample_sum_mw: f64,
+    /// Sum of the samples' fixed part (rest of board + display).
+    fixed_sum_mw: f64,
+    samples: u64,
+    max_mw: f64,
+}
+
+/// The SoC of one run: the spec's main cores and, if allowed, the companion core.
+#[derive(Debug)]
+pub(crate) struct Soc<'s> {
+    pub plat: &'s Platform,
+    pub cores: Vec<Core>,
+    /// Per cluster: in its coupled power-down state (every core voted for it).
+    pub cluster_off: Vec<bool>,
+    pub active_cluster: usize,
+    pub main_cluster: usize,
+    pub companion: Option<usize>,
+    /// Current power draw, recomputed after every event.
+    power_uw: f64,
+    meter: Meter,
+}
+
+impl<'s> Soc<'s> {
+    pub fn new(plat: &'s Platform, cpu: CpuSpec) -> Soc<'s> {
+        let main_cluster = plat.main_cluster();
+        let companion = if cpu.companion {
+            plat.companion_cluster()
+        } else {
+            None
+        };
+        let mut cores = Vec::new();
+        for (ci, cl) in plat.clusters.iter().enumerate() {
+            let n = if ci == main_cluster {
+                cpu.main_cores as usize
+            } else if Some(ci) == companion {
+                1
+            } else {
+                continue;
+            };
+            for k in 0..n {
+                cores.push(Core {
+                    name: format!("{}{}", cl.name, k),
+                    cluster: ci,
+                    // Cores start asleep in their deepest state: nothing has run on them and the
+                    // idle governor has no timer in view.
+                    state: if ci == main_cluster {
+                        CState::Idle(cl.idle_states.len() - 1)
+                    } else {
+                        CState::Offline
+                    },
+                    opp: cl.opps.len() - 1,
+                    busy_window_ns: 0,
+                    residency_ns: BTreeMap::new(),
+                });
+            }
+        }
+        Soc {
+            plat,
+            cores,
+            cluster_off: vec![false; plat.clusters.len()],
+            active_cluster: main_cluster,
+            main_cluster,
+            companion,
+            power_uw: 0.0,
+            meter: Meter {
+                last_ns: 0,
+                energy_uj: 0.0,
+                next_sample_ns: NS_PER_MS,
+                sample_sum_mw: 0.0,
+                fixed_sum_mw: 0.0,
+                samples: 0,
+                max_mw: 0.0,
+            },
+        }
+    }
+
+    /// The frequency core `c` runs at.
+    pub fn khz(&self, c: usize) -> u64 {
+        let core = &self.cores[c];
+        self.plat.clusters[core.cluster].opps[core.opp].khz
+    }
+
+    /// The top frequency of core `c`'s cluster.
+    pub fn max_khz(&self, c: usize) -> u64 {
+        let cl = &self.plat.clusters[self.cores[c].cluster];
+        cl.opps.last().map_or(0, |o| o.khz)
+    }
+
+    /// Core `c`'s capacity, 1..=1024: its cluster's performance at its top frequency against
+    /// the fastest cluster's (Linux `arch_scale_cpu_capacity` from `capacity-dmips-mhz` and the
+    /// top frequencies).
+    pub fn capacity(&self, c: usize) -> u64 {
+        let perf = |cl: &crate::platform::Cluster| {
+            cl.capacity_dmips_mhz.unwrap_or(1024) * cl.opps.last().map_or(0, |o| o.khz)
+        };
+        let best = self
+            .plat
+            .clusters
+            .iter()
+            .map(perf)
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        (perf(&self.plat.clusters[self.cores[c].cluster]) * 1024 / best).max(1)
+    }
+
+    /// Cores of cluster `ci`, in order.
+    pub fn cluster_cores(&self, ci: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.cores.len()).filter(move |&c| self.cores[c].cluster == ci)
+    }
+
+    /// Accounts the time since the last call at the power drawn since then: meter samples,
+    /// energy, each core's state residency and busy window. `fixed_mw` is the rest of the board
+    /// and the display as they were over that time.
+    pub fn account(&mut self, now: u64, fixed_mw: f64) -> u64 {
+        let dt = now - self.meter.last_ns;
+        if dt == 0 {
+            return 0;
+        }
+        let p = self.power_uw;
+        let m = &mut self.meter;
+        while m.next_sample_ns <= now {
+            let mw = p / 1000.0;
+            m.sample_sum_mw += mw;
+            m.fixed_sum_mw += fixed_mw;
+            m.samples += 1;
+            if mw > m.max_mw {
+                m.max_mw = mw;
+            }
+            m.next_sample_ns += NS_PER_MS;
+        }
+        m.energy_uj += p * dt as f64 / 1e9;
+        for c in &mut self.cores {
+            let key = match c.state {
+                CState::Offline => StateKey::Offline,
+                CState::Waking => StateKey::Waking,
+                CState::Busy => {
+                    c.busy_window_ns += dt;
+                    StateKey::Busy {
+                        khz: self.plat.clusters[c.cluster].opps[c.opp].khz,
+                    }
+                }
+                CState::Idle(_) if self.cluster_off[c.cluster] => StateKey::ClusterOff,
+                CState::Idle(s) => StateKey::Idle(s),
+            };
+            *c.residency_ns.entry(key).or_insert(0) += dt;
+        }
+        self.meter.last_ns = now;
+        dt
+    }
+
+    /// Recomputes the power draw from the cores' states, with `fixed_mw` for the rest of the
+    /// board and the display.
+    pub fn update_power(&mut self, fixed_mw: f64) {
+        let mut p = fixed_mw * 1000.0;
+        for (ci, cl) in self.plat.clusters.iter().enumerate() {
+            if self.cluster_off[ci] {
+                continue;
+            }
+            let mut powered = false;
+            let mut max_opp = 0;
+            for core in self.cores.iter().filter(|k| k.cluster == ci) {
+                let opp = cl.opps[core.opp];
+                match core.state {
+                    CState::Offline => {}
+                    CState::Busy => {
+                        powered = true;
+                        max_opp = max_opp.max(core.opp);
+                        p += cl.dynamic_uw(opp) + cl.core_leak_uw(opp);
+                    }
+                    // Coming out of an idle state or a cluster switch: powered, not yet
+                    // executing; the restore work's dynamic energy is not modelled.
+                    CState::Waking => {
+                        powered = true;
+                        max_opp = max_opp.max(core.opp);
+                        p += cl.core_leak_uw(opp);
+                    }
+                    CState::Idle(s) => {
+                        powered = true;
+                        max_opp = max_opp.max(core.opp);
+                        if !cl.idle_states[s].core_gated {
+                            p += cl.core_leak_uw(opp);
+                        }
+                    }
+                }
+            }
+            if powered {
+                p += cl.cluster_leak_uw(cl.opps[max_opp]);
+            }
+        }
+        self.power_uw = p;
+    }
+
+    /// Mean of the 1 ms power samples.
+    pub fn power_mw_mean(&self) -> f64 {
+        if self.meter.samples > 0 {
+            self.meter.sample_sum_mw / self.meter.samples as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// The CPU clusters' share of [`Soc::power_mw_mean`].
+    pub fn cpu_power_mw_mean(&self) -> f64 {
+        if self.meter.samples == 0 {
+            return 0.0;
+        }
+        (self.meter.sample_sum_mw - self.meter.fixed_sum_mw) / self.meter.samples as f64
+    }
+
+    pub fn power_mw_max_1ms(&self) -> f64 {
+        self.meter.max_mw
+    }
+
+    pub fn energy_mj(&self) -> f64 {
+        self.meter.energy_uj / 1000.0
+    }
+
+    /// Per core, time in each named state (ms); per cluster, busy time at each frequency (ms).
+    #[allow(clippy::type_complexity)]
+    pub fn residency_ms(
+        &self,
+    ) -> (
+        BTreeMap<String, BTreeMap<String, f64>>,
+        BTreeMap<String, BTreeMap<String, f64>>,
+    ) {
+        let mut residency = BTreeMap::new();
+        let mut freq: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+        for c in &self.cores {
+            let cluster = &self.plat.clusters[c.cluster];
+            let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
+            for (&key, &ns) in &c.residency_ns {
+                let name = match key {
+                    StateKey::Offline => "offline".to_owned(),
+                    StateKey::Waking => "waking".to_owned(),
+                    StateKey::Busy { khz } => format!("busy@{khz}kHz"),
+                    StateKey::Idle(s) => cluster.idle_states[s].name.clone(),
+                    StateKey::ClusterOff => cluster
+                        .cluster_off
+                        .as_ref()
+                        .map_or_else(|| "cluster-off".to_owned(), |o| o.name.clone()),
+                };
+                *by_name.entry(name).or_insert(0) += ns;
+            }
+            let mut m = BTreeMap::new();
+            for (k, &v) in &by_name {
+                m.insert(k.clone(), v as f64 / 1e6);
+                if let Some(khz) = k.strip_prefix("busy@") {
+                    *freq
+                        .entry(cluster.name.clone())
+                        .or_default()
+                        .entry(khz.to_owned())
+                        .or_insert(0.0) += v as f64 / 1e6;
+                }
+            }
+            residency.insert(c.name.clone(), m);
+        }
+        (residency, freq)
+    }
+}

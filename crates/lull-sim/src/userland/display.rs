@@ -1,0 +1,130 @@
+//! The display: vsync, double buffering with swap interval 1, the compositor of the baselines,
+//! and frames becoming ready (drawn or decoded).
+
+use lull_model::time::NS_PER_S;
+
+use super::{Op, Userland};
+use crate::event::Ev;
+use crate::kernel::{Action, Cx, DeviceWork, Kernel};
+use crate::spec::Model;
+
+/// What a drawing thread does about the frame ([`Userland::frame_due`]).
+pub(super) enum FrameDue {
+    No,
+    Wait(Action),
+    Draw,
+}
+
+impl Userland<'_> {
+    fn refresh_hz(&self) -> u64 {
+        u64::from(self.spec.platform.display.refresh_hz)
+    }
+
+    fn refresh_index(&self, now: u64) -> u64 {
+        now * self.refresh_hz() / NS_PER_S
+    }
+
+    /// The next vsync after `now`.
+    pub(super) fn next_vsync_ns(&self, now: u64) -> u64 {
+        let hz = self.refresh_hz();
+        let k = now * hz / NS_PER_S + 1;
+        (k * NS_PER_S).div_ceil(hz)
+    }
+
+    /// Double buffering with swap interval 1 (the EGL default): a frame was already posted in
+    /// this refresh period, so the drawing thread waits for the next vsync before drawing again.
+    fn swap_wait(&self, now: u64) -> Option<Action> {
+        (self.last_post_refresh == Some(self.refresh_index(now)))
+            .then(|| Action::SwapWait(self.next_vsync_ns(now)))
+    }
+
+    /// Whether a drawing thread owes a frame (input dirtied it or a video frame is ready), and
+    /// if so whether it may draw now (which takes the owed frame) or must first wait for vsync.
+    pub(super) fn frame_due(&mut self, now: u64) -> FrameDue {
+        if !(self.dirty || self.frame_ready) {
+            return FrameDue::No;
+        }
+        if let Some(wait) = self.swap_wait(now) {
+            return FrameDue::Wait(wait);
+        }
+        self.dirty = false;
+        self.frame_ready = false;
+        FrameDue::Draw
+    }
+
+    /// A frame goes out now (KDS composes it in the drawing thread, with no extra hop).
+    pub(super) fn mark_posted(&mut self, now: u64) {
+        self.last_post_refresh = Some(self.refresh_index(now));
+    }
+
+    /// Thread `t` wants to run at the next vsync.
+    pub(super) fn request_vsync(&mut self, t: usize, cx: &mut Cx<'_, '_>) {
+        if !self.vsync_waiters.contains(&t) {
+            self.vsync_waiters.push(t);
+        }
+        if !self.vsync_scheduled {
+            self.vsync_scheduled = true;
+            let at = self.next_vsync_ns(cx.now());
+            cx.eng.schedule_at(at, Ev::Vsync);
+        }
+    }
+
+    /// The vsync interrupt fires.
+    pub fn vsync(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        self.vsync_scheduled = false;
+        let cy = k.irq_cost() + k.wakeup_cycles();
+        k.device_irq(cy, DeviceWork::Vsync, self, cx);
+    }
+
+    /// The vsync handler wakes every thread that asked for it.
+    pub(super) fn vsync_handled(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        let waiters = std::mem::take(&mut self.vsync_waiters);
+        for t in waiters {
+            self.threads[t].vsync_fired = true;
+            k.wake(t, &*self, cx);
+        }
+    }
+
+    /// An app posts a frame to the compositor.
+    pub(super) fn post_frame(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        self.mark_posted(cx.now());
+        self.frames_posted += 1;
+        if let Some(c) = self.compositor {
+            k.wake(c, &*self, cx);
+        }
+    }
+
+    /// The baselines' compositor (SurfaceFlinger): one pass per posted frame.
+    pub(super) fn compositor(&mut self, t: usize) -> Option<Action> {
+        if self.frames_posted > 0 {
+            self.frames_posted -= 1;
+            self.push_ops(t, [Op::Compute(self.spec.framework.compose_cycles)]);
+            return None;
+        }
+        Some(Action::Block)
+    }
+
+    /// A decoded video frame is ready to show.
+    pub(super) fn frame_ready(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        self.frame_ready = true;
+        match self.model {
+            // The pull app finds it at its next poll, the vsync app at its next vsync.
+            Model::Pull16ms | Model::VsyncBatched => {}
+            Model::BlockingMiddleware | Model::Esm => {
+                if let Some(a) = self.app {
+                    k.wake(a, &*self, cx);
+                }
+            }
+            Model::EsmKdsGuis => {
+                if let Some(d) = self.drawing {
+                    k.wake(d, &*self, cx);
+                }
+            }
+        }
+    }
+
+    /// Whether the video is still playing at `now`.
+    pub(super) fn video_playing(&self, now: u64) -> bool {
+        self.video_frames > 0 && now < self.video_frames * self.video_period_ns
+    }
+}
