@@ -4,10 +4,11 @@
 //! weighing y times the next with y³² = ½ (a half-life of 32 periods), and scales what runs by
 //! the frequency and the CPU's capacity, so `util_avg` is frequency- and CPU-invariant: 1024 means
 //! the biggest CPU busy at its top frequency. [`Pelt`] follows `___update_load_sum`,
-//! `accumulate_sum`, `decay_load` and `__accumulate_pelt_segments` in integer arithmetic with
-//! the kernel's constants, for the running (utilisation) signal only.
+//! `accumulate_sum`, `decay_load`, `__accumulate_pelt_segments` and the PELT clock
+//! (`update_rq_clock_pelt`) in integer arithmetic with the kernel's constants, for the running
+//! (utilisation) signal only.
 
-use crate::ids::CpuId;
+use crate::ids::{CpuId, TaskId};
 
 /// Full capacity (Linux `SCHED_CAPACITY_SCALE`).
 pub const CAPACITY_SCALE: u64 = 1024;
@@ -78,9 +79,9 @@ fn accumulate_segments(periods: u64, d1: u64, d3: u64) -> u64 {
     c1 + c2 + d3
 }
 
-/// One CPU's utilisation signal.
+/// The decaying sum itself, on the PELT clock.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct Pelt {
+struct Signal {
     last_update_ns: u64,
     util_sum: u64,
     /// Time into the current period, in units of 1024 ns.
@@ -88,12 +89,11 @@ pub struct Pelt {
     util_avg: u64,
 }
 
-impl Pelt {
-    /// Advances the signal to `now_ns`; since the last update the CPU was `running` at
-    /// `scale` / 1024 of full capacity (frequency × capacity invariance; 1024 when unscaled).
-    pub fn update(&mut self, now_ns: u64, running: bool, scale: u64) {
-        let delta_ns = now_ns.saturating_sub(self.last_update_ns);
-        let delta = delta_ns >> 10;
+impl Signal {
+    /// Advances to `now_ns` of the PELT clock, running or not since the last update
+    /// (`___update_load_sum` and `___update_load_avg`).
+    fn advance(&mut self, now_ns: u64, running: bool) {
+        let delta = now_ns.saturating_sub(self.last_update_ns) >> 10;
         if delta == 0 {
             return;
         }
@@ -108,19 +108,61 @@ impl Pelt {
         }
         self.period_contrib = d % PERIOD_US;
         if running {
-            // Linux adds `contrib << SCHED_CAPACITY_SHIFT` and makes the scaling by slowing the
-            // PELT clock (`update_rq_clock_pelt`); scaling the contribution instead agrees with it
-            // while busy stretches are short against the 32 ms half-life.
-            self.util_sum += contrib * scale.min(CAPACITY_SCALE);
+            self.util_sum += contrib * CAPACITY_SCALE;
         }
         let divider = LOAD_AVG_MAX - PERIOD_US + self.period_contrib;
         self.util_avg = self.util_sum / divider;
+    }
+}
+
+/// One CPU's utilisation signal with its own clock.
+///
+/// Invariance comes from the clock, as in Linux (`update_rq_clock_pelt`): while the CPU runs at
+/// `scale` / 1024 of the biggest CPU's top speed, the PELT clock advances that much slower, so a
+/// task's utilisation measures the work it did, not the time it took. When the CPU goes idle the
+/// clock catches up with task time (`_update_idle_rq_clock_pelt`), and the catch-up decays the
+/// signal, unless the CPU was saturated (no idle time it could have had at full speed), in which
+/// case the gap is "lost idle time" and the signal keeps its level.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Pelt {
+    /// Task time at the last update.
+    last_task_ns: u64,
+    /// The raw PELT clock (`rq->clock_pelt`) and the idle time lost while saturated
+    /// (`rq->lost_idle_time`); the signal runs on their difference (`rq_clock_pelt`).
+    clock_pelt_ns: u64,
+    lost_idle_ns: u64,
+    /// Whether the interval before the last update was busy (an idle update then syncs).
+    was_running: bool,
+    signal: Signal,
+}
+
+/// A saturated signal: the sum of an always-running CPU (the kernel's `divider` in
+/// `update_idle_rq_clock_pelt`).
+const SATURATED_SUM: u64 = ((LOAD_AVG_MAX - PERIOD_US) << 10) - LOAD_AVG_MAX;
+
+impl Pelt {
+    /// Advances the signal to task time `now_ns`; since the last update the CPU was `running`
+    /// at `scale` / 1024 of full capacity (frequency × capacity invariance; 1024 when unscaled).
+    pub fn update(&mut self, now_ns: u64, running: bool, scale: u64) {
+        let delta = now_ns.saturating_sub(self.last_task_ns);
+        if running {
+            self.clock_pelt_ns += delta * scale.min(CAPACITY_SCALE) / CAPACITY_SCALE;
+        } else {
+            if self.was_running && self.signal.util_sum >= SATURATED_SUM {
+                self.lost_idle_ns += self.last_task_ns.saturating_sub(self.clock_pelt_ns);
+            }
+            self.clock_pelt_ns = now_ns;
+        }
+        self.last_task_ns = now_ns;
+        self.was_running = running;
+        let clock = self.clock_pelt_ns.saturating_sub(self.lost_idle_ns);
+        self.signal.advance(clock, running);
     }
 
     /// Utilisation, 0..=1024.
     #[must_use]
     pub fn util(&self) -> u64 {
-        self.util_avg.min(CAPACITY_SCALE)
+        self.signal.util_avg.min(CAPACITY_SCALE)
     }
 }
 
@@ -135,27 +177,184 @@ pub fn invariance_scale(khz: u64, max_khz: u64, capacity: u64) -> u64 {
     (khz.min(max_khz) * CAPACITY_SCALE / max_khz) * capacity.min(CAPACITY_SCALE) / CAPACITY_SCALE
 }
 
-/// The utilisation of several CPUs, one [`Pelt`] each.
+/// Margin under which util_est does not move (`UTIL_EST_MARGIN`, 1 % of capacity).
+const UTIL_EST_MARGIN: u64 = CAPACITY_SCALE / 100;
+/// The util_est moving average's weight, 1/4 (`UTIL_EST_WEIGHT_SHIFT`).
+const UTIL_EST_WEIGHT_SHIFT: u32 = 2;
+
+/// One task's utilisation: its own signal on the clock of the CPU it is attached to, and its
+/// estimated utilisation (`util_est`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+struct TaskPelt {
+    signal: Signal,
+    /// The CPU whose utilisation includes this task's (it stays there while it sleeps, as
+    /// Linux's blocked load does).
+    cpu: Option<CpuId>,
+    /// On a run queue (runnable or running): its util_est counts in the CPU's.
+    enqueued: bool,
+    /// The moving average of its utilisation at the end of each activation.
+    util_est: u64,
+    /// Whether it has run since its last enqueue (`UTIL_AVG_UNCHANGED` cleared).
+    ran: bool,
+}
+
+/// One CPU's clock, its CFS run queue's signal and the util_est of its enqueued tasks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+struct CpuPelt {
+    clock: Pelt,
+    util_est: u64,
+}
+
+/// Per-entity load tracking over several CPUs and the tasks that run on them, as schedutil
+/// reads it (`cpu_util`: the larger of the run queue's utilisation and the util_est of its
+/// enqueued tasks, capped at the CPU's capacity).
+///
+/// A task's utilisation follows it: it is added to a CPU's when the task is enqueued there and
+/// taken away when it migrates (`attach_entity_load_avg`, `detach_entity_load_avg`), and it stays
+/// (decaying) while the task sleeps. A new task starts with half the CPU's spare capacity
+/// (`post_init_entity_util_avg`). util_est is updated when a task sleeps (`util_est_update`:
+/// an increase is taken at once, a decrease at a quarter, changes within 1 % ignored; the check
+/// against the task's runnable signal is left out, there being no runnable signal here).
 #[derive(Clone, Debug)]
 pub struct PeltSet {
-    cpus: Vec<Pelt>,
+    cpus: Vec<CpuPelt>,
+    tasks: Vec<TaskPelt>,
 }
 
 impl PeltSet {
     #[must_use]
     pub fn new(cpus: usize) -> PeltSet {
         PeltSet {
-            cpus: vec![Pelt::default(); cpus],
+            cpus: vec![CpuPelt::default(); cpus],
+            tasks: Vec::new(),
         }
     }
 
-    pub fn update(&mut self, cpu: CpuId, now_ns: u64, running: bool, scale: u64) {
-        self.cpus[cpu.0].update(now_ns, running, scale);
+    fn task(&mut self, t: TaskId) -> &mut TaskPelt {
+        if self.tasks.len() <= t.0 {
+            self.tasks.resize(t.0 + 1, TaskPelt::default());
+        }
+        &mut self.tasks[t.0]
     }
 
+    /// Advances `cpu`'s clock and run-queue signal to task time `now_ns`; since the last update
+    /// `running` ran there (none: idle or kernel work) at `scale` / 1024 of full capacity.
+    pub fn update_cpu(&mut self, cpu: CpuId, now_ns: u64, running: Option<TaskId>, scale: u64) {
+        self.cpus[cpu.0]
+            .clock
+            .update(now_ns, running.is_some(), scale);
+        if let Some(t) = running {
+            let clock = self.cpus[cpu.0].clock.signal.last_update_ns;
+            let tp = self.task(t);
+            tp.signal.advance(clock, true);
+            tp.ran = true;
+        }
+    }
+
+    /// Takes `t`'s utilisation off the CPU it is attached to.
+    fn detach(&mut self, t: TaskId) {
+        let Some(cpu) = self.tasks[t.0].cpu.take() else {
+            return;
+        };
+        let rq = &mut self.cpus[cpu.0].clock.signal;
+        let sig = &mut self.tasks[t.0].signal;
+        sig.advance(rq.last_update_ns, false);
+        rq.util_sum = rq.util_sum.saturating_sub(sig.util_sum);
+        rq.util_avg = rq.util_avg.saturating_sub(sig.util_avg);
+    }
+
+    /// Adds `t`'s utilisation to `cpu`'s, aligned to the run queue's period.
+    fn attach(&mut self, t: TaskId, cpu: CpuId) {
+        let rq = self.cpus[cpu.0].clock.signal;
+        let divider = LOAD_AVG_MAX - PERIOD_US + rq.period_contrib;
+        let tp = &mut self.tasks[t.0];
+        tp.signal.last_update_ns = rq.last_update_ns;
+        tp.signal.period_contrib = rq.period_contrib;
+        tp.signal.util_sum = tp.signal.util_avg * divider;
+        tp.cpu = Some(cpu);
+        let q = &mut self.cpus[cpu.0].clock.signal;
+        q.util_sum += tp.signal.util_sum;
+        q.util_avg = (q.util_avg + tp.signal.util_avg).min(CAPACITY_SCALE);
+    }
+
+    /// `t` joins `cpu`'s run queue (new, woken or migrated), `cpu`'s clock being current.
+    pub fn enqueue(&mut self, cpu: CpuId, t: TaskId) {
+        let tp = *self.task(t);
+        match tp.cpu {
+            Some(c) if c == cpu => {
+                let clock = self.cpus[cpu.0].clock.signal.last_update_ns;
+                self.tasks[t.0].signal.advance(clock, false);
+            }
+            Some(_) => {
+                self.detach(t);
+                self.attach(t, cpu);
+            }
+            None if tp.signal == Signal::default() => {
+                // A new task: half the spare capacity (post_init_entity_util_avg).
+                let spare = CAPACITY_SCALE.saturating_sub(self.cpus[cpu.0].clock.util());
+                self.tasks[t.0].signal.util_avg = spare / 2;
+                self.attach(t, cpu);
+            }
+            None => self.attach(t, cpu),
+        }
+        let tp = &mut self.tasks[t.0];
+        if !tp.enqueued {
+            tp.enqueued = true;
+            tp.ran = false;
+            let ue = tp.util_est;
+            self.cpus[cpu.0].util_est += ue;
+        }
+    }
+
+    /// `t` leaves `cpu`'s run queue: to sleep (its utilisation stays, util_est learns from the
+    /// activation) or to migrate (both go with it).
+    pub fn dequeue(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
+        let tp = *self.task(t);
+        if tp.enqueued {
+            self.cpus[cpu.0].util_est = self.cpus[cpu.0].util_est.saturating_sub(tp.util_est);
+            self.tasks[t.0].enqueued = false;
+        }
+        if sleep {
+            let clock = self.cpus[cpu.0].clock.signal.last_update_ns;
+            self.tasks[t.0].signal.advance(clock, false);
+            if tp.ran {
+                self.learn(t, cpu);
+            }
+        } else {
+            self.detach(t);
+        }
+    }
+
+    /// `util_est_update` for an activation that just ended.
+    fn learn(&mut self, t: TaskId, cpu: CpuId) {
+        let _ = cpu;
+        let tp = &mut self.tasks[t.0];
+        let dequeued = tp.signal.util_avg.min(CAPACITY_SCALE);
+        let ewma = tp.util_est;
+        if ewma <= dequeued {
+            tp.util_est = dequeued;
+            return;
+        }
+        let diff = ewma - dequeued;
+        if diff < UTIL_EST_MARGIN {
+            return;
+        }
+        tp.util_est = ((ewma << UTIL_EST_WEIGHT_SHIFT) - diff) >> UTIL_EST_WEIGHT_SHIFT;
+    }
+
+    /// `cpu`'s utilisation for frequency selection, 0..=`capacity`.
     #[must_use]
-    pub fn util(&self, cpu: CpuId) -> u64 {
-        self.cpus[cpu.0].util()
+    pub fn cpu_util(&self, cpu: CpuId, capacity: u64) -> u64 {
+        let c = &self.cpus[cpu.0];
+        c.clock.util().max(c.util_est).min(capacity)
+    }
+
+    /// A task's utilisation (its own signal), 0..=1024.
+    #[must_use]
+    pub fn task_util(&self, t: TaskId) -> u64 {
+        self.tasks
+            .get(t.0)
+            .map_or(0, |tp| tp.signal.util_avg.min(CAPACITY_SCALE))
     }
 }
 
@@ -211,16 +410,76 @@ mod tests {
     }
 
     #[test]
-    fn running_slower_counts_for_less() {
-        let (mut fast, mut slow) = (Pelt::default(), Pelt::default());
+    fn work_not_time_counts_at_a_lower_speed() {
         let half = invariance_scale(500_000, 1_000_000, 1024);
         assert_eq!(half, 512);
-        for t in 1..=500 {
-            fast.update(t * 1_000_000, true, 1024);
-            slow.update(t * 1_000_000, true, half);
+        // The same 1 ms of work per 8 ms: at half speed it takes 2 ms of the 8, and its
+        // utilisation matches the full-speed run's, not twice it.
+        let (mut fast, mut slow) = (Pelt::default(), Pelt::default());
+        let ms = 1_000_000;
+        for k in 0..300 {
+            let t0 = k * 8 * ms;
+            fast.update(t0 + ms, true, 1024);
+            fast.update(t0 + 8 * ms, false, 1024);
+            slow.update(t0 + 2 * ms, true, half);
+            slow.update(t0 + 8 * ms, false, half);
         }
-        assert!((slow.util() as f64 / fast.util() as f64 - 0.5).abs() < 0.02);
+        let (f, s) = (fast.util(), slow.util());
+        assert!((s as f64 / f as f64 - 1.0).abs() < 0.1, "{f} vs {s}");
+        // A CPU that never idles reaches full utilisation whatever its speed, only later.
+        let mut busy = Pelt::default();
+        for t in 1..=2000 {
+            busy.update(t * ms, true, half);
+        }
+        assert!(busy.util() >= 1000, "{}", busy.util());
         // A LITTLE CPU (capacity 539 of 1024, Exynos 5422) at its top frequency.
         assert_eq!(invariance_scale(1_400_000, 1_400_000, 539), 539);
+    }
+
+    fn set_run(p: &mut PeltSet, cpu: usize, t: usize, from_ms: u64, to_ms: u64) {
+        let ms = 1_000_000;
+        p.update_cpu(CpuId(cpu), from_ms * ms, None, 1024);
+        p.update_cpu(CpuId(cpu), to_ms * ms, Some(TaskId(t)), 1024);
+    }
+
+    #[test]
+    fn a_new_task_starts_with_half_the_spare_capacity_and_its_utilisation_follows_it() {
+        let mut p = PeltSet::new(2);
+        let (a, b) = (TaskId(0), TaskId(1));
+        p.enqueue(CpuId(0), a);
+        assert_eq!(p.task_util(a), 512);
+        assert_eq!(p.cpu_util(CpuId(0), 1024), 512);
+        // A second new task gets half of what is left.
+        p.enqueue(CpuId(0), b);
+        assert_eq!(p.task_util(b), 256);
+        // b moves to CPU 1 and takes its utilisation along.
+        p.dequeue(CpuId(0), b, false);
+        p.update_cpu(CpuId(1), 0, None, 1024);
+        p.enqueue(CpuId(1), b);
+        assert_eq!(p.cpu_util(CpuId(0), 1024), 512);
+        assert_eq!(p.cpu_util(CpuId(1), 1024), 256);
+    }
+
+    #[test]
+    fn util_est_keeps_a_periodic_task_visible_while_it_sleeps() {
+        let mut p = PeltSet::new(1);
+        let t = TaskId(0);
+        let cpu = CpuId(0);
+        // 4 ms of work every 16 ms for a second.
+        for k in 0..62 {
+            p.update_cpu(cpu, k * 16_000_000, None, 1024);
+            p.enqueue(cpu, t);
+            set_run(&mut p, 0, 0, k * 16, k * 16 + 4);
+            p.dequeue(cpu, t, true);
+        }
+        let est = p.tasks[0].util_est;
+        // The average of a 25 % duty cycle is about 256; at the end of each activation the
+        // signal is at its peak, which util_est keeps.
+        assert!(est > 256 && est < 450, "{est}");
+        // Woken again after a long sleep, the CPU's utilisation is at least the estimate.
+        p.update_cpu(cpu, 2_000_000_000, None, 1024);
+        assert!(p.cpu_util(cpu, 1024) < 20);
+        p.enqueue(cpu, t);
+        assert_eq!(p.cpu_util(cpu, 1024), est);
     }
 }

@@ -63,7 +63,11 @@ impl RunPolicies {
             ClassConfig {
                 cpus,
                 tick_ns: NS_PER_S / u64::from(plat.timer.hz),
-                base_slice_ns: p.base_slice_us.map(|us| us * NS_PER_US),
+                // The kernel scales its base slice by the CPUs online at boot: the main cores.
+                base_slice_ns: Some(p.base_slice_us.map_or_else(
+                    || class::eevdf::default_base_slice_ns(spec.cpu.main_cores as usize),
+                    |us| us * NS_PER_US,
+                )),
             },
         )?;
         let governor = governor::by_name(

@@ -75,7 +75,7 @@ pub enum SpecError {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Platform(#[from] PlatformError),
-    #[error("policy.{0}")]
+    #[error("policy: {0}")]
     Policy(#[from] lull_sched::UnknownPolicy),
 }
 
@@ -553,6 +553,65 @@ scale_to_ms = 10000
                 field: "framework.poll_interval_ns",
                 ..
             })
+        ));
+    }
+
+    #[test]
+    fn policies_are_named_checked_and_fit_the_platform() {
+        let s = Spec::parse(GOOD).expect("valid");
+        assert_eq!(s.policy, PolicySpec::default());
+        let with = |table: &str| Spec::parse(&format!("{GOOD}\n[policy]\n{table}\n"));
+        let ok =
+            with("governor = \"schedutil\"\ncores = \"all-online\"\nplacement = \"wake-idle\"")
+                .expect("valid policies");
+        assert_eq!(ok.policy.governor.as_deref(), Some("schedutil"));
+        let unknown = |table: &str, kind: &str| match with(table) {
+            Err(SpecError::Policy(e)) => assert_eq!(e.kind, kind, "{table}"),
+            other => panic!("{table}: {other:?}"),
+        };
+        unknown("scheduler = \"bfs\"", "scheduler");
+        unknown("governor = \"performance\"", "governor");
+        unknown("idle = \"ladder\"", "idle governor");
+        unknown("placement = \"random\"", "placement");
+        unknown("cores = \"sometimes\"", "cores");
+        let msg = with("scheduler = \"bfs\"").err().map(|e| e.to_string());
+        assert_eq!(
+            msg.as_deref(),
+            Some("policy: unknown scheduler `bfs` (known: cfs, eevdf)")
+        );
+        // The Tegra switch needs the companion core the spec allows.
+        let no_companion = GOOD.replace("companion = true", "companion = false");
+        assert!(matches!(
+            Spec::parse(&format!(
+                "{no_companion}\n[policy]\ncores = \"tegra-auto\"\n"
+            )),
+            Err(SpecError::Policy(_))
+        ));
+        // The Jetson TK1 profile has no per-core hotplug latency.
+        assert!(matches!(
+            with("cores = \"galaxy-s4-hotplug\""),
+            Err(SpecError::Invalid {
+                field: "policy.cores",
+                ..
+            })
+        ));
+        assert!(matches!(
+            with("base_slice_us = 3000"),
+            Err(SpecError::Invalid {
+                field: "policy.base_slice_us",
+                ..
+            })
+        ));
+        assert!(matches!(
+            with("scheduler = \"eevdf\"\nbase_slice_us = 0"),
+            Err(SpecError::Invalid {
+                field: "policy.base_slice_us",
+                ..
+            })
+        ));
+        assert!(matches!(
+            with("colour = \"red\""),
+            Err(SpecError::Syntax(_))
         ));
     }
 

@@ -68,6 +68,25 @@ fn every_model_handles_every_event_and_reports_sane_figures() {
 }
 
 #[test]
+fn tracking_runs_under_eevdf_and_schedutil_with_every_event_handled() {
+    let path = format!(
+        "{}/../../experiments/marz/tracking-20s.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("shipped spec exists");
+    let spec = Spec::parse(&format!(
+        "{text}\n[policy]\nscheduler = \"eevdf\"\ngovernor = \"schedutil\"\n"
+    ))
+    .expect("valid with a policy table");
+    let r = run_spec(&spec).expect("runs");
+    assert_eq!(r.models.len(), 5);
+    for (m, x) in &r.models {
+        assert_eq!(x.events_handled, x.events_injected, "{m}");
+        assert_eq!(x.events_injected, 1614, "{m}");
+    }
+}
+
+#[test]
 fn a_different_seed_changes_the_messaging_workload() {
     let a = load("messaging");
     let mut b = a.clone();

@@ -24,9 +24,11 @@
 //! (`block`, later `enqueue(Wakeup)`), with `migrate` moving it between queues while it waits.
 //!
 //! Implementations: [`cfs::Cfs`] (the design brief's CFS, the simulator's scheduler since its
-//! first version) and [`eevdf::Eevdf`] (Linux 6.6 and later). [`by_name`] builds one.
+//! first version) and [`eevdf::Eevdf`] (EEVDF, Linux's fair class since 6.6, with 6.18's behaviour
+//! and defaults). [`by_name`] builds one.
 
 pub mod cfs;
+pub mod eevdf;
 
 use std::fmt;
 
@@ -130,16 +132,18 @@ pub trait SchedClass: fmt::Debug {
 }
 
 /// The class names [`by_name`] knows.
-pub const NAMES: [&str; 1] = ["cfs"];
+pub const NAMES: [&str; 2] = ["cfs", "eevdf"];
 
 /// Tunables a class takes from its platform.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct ClassConfig {
     /// CPUs the class schedules.
     pub cpus: usize,
-    /// The scheduler tick period (EEVDF bounds lag by it).
+    /// The scheduler tick period (EEVDF bounds lag by it: `TICK_NSEC` in `entity_lag`).
     pub tick_ns: u64,
-    /// EEVDF's base slice; `None` for the kernel's default for `cpus`.
+    /// EEVDF's base slice (`sysctl_sched_base_slice`, the request length of a task without a
+    /// custom slice); `None` for the kernel's default for `cpus`,
+    /// [`eevdf::default_base_slice_ns`] (0.7 ms × (1 + ilog2(min(cpus, 8)))). CFS ignores it.
     pub base_slice_ns: Option<u64>,
 }
 
@@ -150,6 +154,9 @@ pub struct ClassConfig {
 pub fn by_name(name: &str, cfg: ClassConfig) -> Result<Box<dyn SchedClass>, crate::UnknownPolicy> {
     match name {
         "cfs" => Ok(Box::new(cfs::Cfs::new(cfg.cpus))),
+        "eevdf" => Ok(Box::new(eevdf::Eevdf::new(
+            eevdf::EevdfConfig::for_machine(cfg.cpus, cfg.tick_ns, cfg.base_slice_ns),
+        ))),
         other => Err(crate::UnknownPolicy::new("scheduler", other, &NAMES)),
     }
 }

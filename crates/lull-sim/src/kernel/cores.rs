@@ -23,7 +23,7 @@ impl Kernel<'_> {
         cx: &mut Cx<'_, '_>,
     ) -> Vec<(u64, KAction)> {
         self.sync(c, cx);
-        self.pelt_mark(c, false, cx);
+        self.pelt_mark(c, None, cx);
         let cpu = CpuId(c);
         if let Some(t) = self.class.current(cpu) {
             self.audit_event(c, t.0, AuditEventKind::Preempt, cx);
@@ -71,6 +71,8 @@ impl Kernel<'_> {
             let from = self.class.sleeping_on(TaskId(t)).map_or(CpuId(from), |c| c);
             self.class
                 .migrate(TaskId(t), from, CpuId(to), Migration::Evacuate);
+            self.pelt.dequeue(from, TaskId(t), false);
+            self.pelt.enqueue(CpuId(to), TaskId(t));
             if self.tasks[t].state == TState::Running {
                 self.tasks[t].state = TState::Runnable;
             }

@@ -43,7 +43,7 @@ impl Kernel<'_> {
     /// Core `c` has nothing to run: the idle governor picks a state; the cluster powers down
     /// when every online core of it votes so.
     pub(super) fn enter_idle(&mut self, c: usize, u: &dyn Userspace, cx: &mut Cx<'_, '_>) {
-        self.pelt_mark(c, false, cx);
+        self.pelt_mark(c, None, cx);
         let now = cx.now();
         let until = self.next_timer_on(c, u, cx).saturating_sub(now);
         let ci = cx.soc.cores[c].cluster;

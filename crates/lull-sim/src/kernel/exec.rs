@@ -5,7 +5,7 @@
 
 use lull_audit::AuditEventKind;
 use lull_sched::pelt;
-use lull_sched::CpuId;
+use lull_sched::{CpuId, TaskId};
 
 use super::{Action, Cx, KAction, Kernel, TState, Userspace};
 use crate::event::Ev;
@@ -54,7 +54,12 @@ impl Kernel<'_> {
 
     /// Plans the next `cycles` of work on core `c` (kernel work or the running thread's).
     fn plan(&mut self, c: usize, cycles: u64, kwork: bool, cx: &mut Cx<'_, '_>) {
-        self.pelt_mark(c, !kwork, cx);
+        let running = if kwork {
+            None
+        } else {
+            self.class.current(CpuId(c)).map(|t| t.0)
+        };
+        self.pelt_mark(c, running, cx);
         let khz = cx.soc.khz(c);
         let now = cx.now();
         let cpu = &mut self.cpus[c];
@@ -68,20 +73,26 @@ impl Kernel<'_> {
         cx.eng.schedule_at(end, Ev::CoreDone { core: c, gen });
     }
 
-    /// Brings core `c`'s utilisation signal up to now and records whether thread cycles execute
-    /// from here on.
-    pub(super) fn pelt_mark(&mut self, c: usize, executing: bool, cx: &Cx<'_, '_>) {
+    /// Brings core `c`'s utilisation signals up to now and records which thread's cycles
+    /// execute from here on.
+    pub(super) fn pelt_mark(&mut self, c: usize, running: Option<usize>, cx: &Cx<'_, '_>) {
         let scale = pelt::invariance_scale(cx.soc.khz(c), cx.soc.max_khz(c), cx.soc.capacity(c));
-        self.pelt
-            .update(CpuId(c), cx.now(), self.cpus[c].executing, scale);
-        self.cpus[c].executing = executing;
+        let before = self.cpus[c].running_task.map(TaskId);
+        self.pelt.update_cpu(CpuId(c), cx.now(), before, scale);
+        self.cpus[c].running_task = running;
     }
 
-    /// Core `c`'s utilisation now (PELT, frequency- and capacity-invariant, 0..=1024).
+    /// Brings core `c`'s utilisation signals up to now, nothing changing.
+    pub(super) fn pelt_sync(&mut self, c: usize, cx: &Cx<'_, '_>) {
+        let running = self.cpus[c].running_task;
+        self.pelt_mark(c, running, cx);
+    }
+
+    /// Core `c`'s utilisation now for frequency selection (PELT with util_est, frequency- and
+    /// capacity-invariant, 0..=its capacity).
     pub fn pelt_util(&mut self, c: usize, cx: &Cx<'_, '_>) -> u64 {
-        let executing = self.cpus[c].executing;
-        self.pelt_mark(c, executing, cx);
-        self.pelt.util(CpuId(c))
+        self.pelt_sync(c, cx);
+        self.pelt.cpu_util(CpuId(c), cx.soc.capacity(c))
     }
 
     /// Runs core `c` until it must wait for time to pass (a planned segment) or goes idle.
@@ -215,8 +226,7 @@ impl Kernel<'_> {
             return;
         }
         self.sync(c, cx);
-        let executing = self.cpus[c].executing;
-        self.pelt_mark(c, executing, cx);
+        self.pelt_sync(c, cx);
         cx.soc.cores[c].opp = opp;
         if cx.soc.cores[c].state == CState::Busy {
             let (cy, kw) = (self.cpus[c].planned_cycles, self.cpus[c].planned_kwork);

@@ -156,8 +156,8 @@ pub(crate) struct Cpu {
     idle_since_ns: u64,
     /// The idle governor's prediction when the core last went idle (its cluster-off vote).
     predicted_ns: u64,
-    /// Whether thread cycles are executing (for the PELT signal).
-    executing: bool,
+    /// The thread whose cycles execute (none: idle or kernel work), for the PELT signals.
+    running_task: Option<usize>,
     /// A scheduler event happened since the frequency governor last looked.
     freq_event: bool,
 }
@@ -209,7 +209,7 @@ impl<'s> Kernel<'s> {
                     tick_armed: false,
                     idle_since_ns: 0,
                     predicted_ns: lull_sched::idle::NO_PREDICTION_NS,
-                    executing: false,
+                    running_task: None,
                     freq_event: false,
                 })
                 .collect(),

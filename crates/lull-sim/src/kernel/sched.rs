@@ -41,6 +41,8 @@ impl Kernel<'_> {
             Enqueue::New
         };
         self.class.enqueue(CpuId(c), TaskId(t), how);
+        self.pelt_sync(c, cx);
+        self.pelt.enqueue(CpuId(c), TaskId(t));
         self.tasks[t].state = TState::Runnable;
         self.tasks[t].core = c;
         self.cpus[c].freq_event = true;
@@ -62,6 +64,8 @@ impl Kernel<'_> {
     /// Core `c`'s running thread `t` stops running (its state is already set).
     pub(super) fn block_current(&mut self, c: usize, t: usize, cx: &mut Cx<'_, '_>) {
         self.class.block(CpuId(c), TaskId(t));
+        self.pelt_sync(c, cx);
+        self.pelt.dequeue(CpuId(c), TaskId(t), true);
         self.cpus[c].freq_event = true;
         self.audit_event(c, t, AuditEventKind::Block, cx);
     }
@@ -72,6 +76,7 @@ impl Kernel<'_> {
             for t in 0..self.tasks.len() {
                 if self.tasks[t].state == TState::Runnable && self.tasks[t].core == c && hold(t) {
                     self.class.block(CpuId(c), TaskId(t));
+                    self.pelt.dequeue(CpuId(c), TaskId(t), true);
                     self.tasks[t].state = TState::Frozen;
                     self.audit_event(c, t, AuditEventKind::Block, cx);
                 }
@@ -101,6 +106,9 @@ impl Kernel<'_> {
                     .steal_candidate(from)
                     .expect("a balancing source has a waiting task");
                 self.class.migrate(t, from, cpu, Migration::Balance);
+                self.pelt.dequeue(from, t, false);
+                self.pelt_sync(c, cx);
+                self.pelt.enqueue(cpu, t);
                 self.tasks[t.0].core = c;
             }
         }
