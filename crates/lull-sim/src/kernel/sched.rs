@@ -35,6 +35,9 @@ impl Kernel<'_> {
             self.tasks[t].timer_gen += 1;
         }
         let c = self.select_core(t, cx);
+        // The class places the task against the current task's up-to-date virtual time, as
+        // Linux's enqueue and wakeup-preemption paths call `update_curr` first.
+        self.sync(c, cx);
         let how = if std::mem::replace(&mut self.tasks[t].started, true) {
             Enqueue::Wakeup
         } else {
