@@ -13,7 +13,11 @@
 //! not ask. A gated thread still obeys the ordinary rules: a sleeping thread runs only once its
 //! sleep condition is resolved (the seed's "all four threads abide by the same scheduling rules").
 
-use lull_model::{ThreadCategory, WindowState};
+use std::collections::BTreeMap;
+
+use lull_model::{AppId, ThreadCategory, WindowState};
+
+use crate::seam::{Action, Fact, SeamPolicy, ThreadRef};
 
 /// Whether guiS lets a thread of `category` run, given its app's window state and whether the ESM
 /// has pushed an event to the app that its event thread has not finished (figure 22: the ESM sets
@@ -158,6 +162,85 @@ pub fn irq_target(idle_forced: bool) -> IrqTarget {
 #[must_use]
 pub fn triage_wakes_main(listeners: usize) -> bool {
     listeners > 0
+}
+
+/// Table 1 on the policy seam: each declared drawing and foreground thread is frozen while its
+/// app's window state forbids it and thawed while it allows it, asked again at every window
+/// change of the app. The event thread (gated by the ESM's push) and background threads (always
+/// allowed) are not the seam's; threads of apps that declared nothing are never touched. A
+/// category declared again with another thread releases the old one; an app that leaves releases
+/// all of its.
+#[derive(Clone, Debug, Default)]
+pub struct Table1 {
+    apps: BTreeMap<AppId, GatedApp>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct GatedApp {
+    /// Unknown until the substrate says.
+    window: Option<WindowState>,
+    threads: Vec<(ThreadCategory, ThreadRef)>,
+}
+
+impl Table1 {
+    #[must_use]
+    pub fn new() -> Table1 {
+        Table1::default()
+    }
+
+    fn ask(category: ThreadCategory, thread: ThreadRef, window: WindowState) -> Action {
+        if may_run(category, window, false) {
+            Action::Thaw { thread }
+        } else {
+            Action::Freeze { thread }
+        }
+    }
+}
+
+impl SeamPolicy for Table1 {
+    fn name(&self) -> &'static str {
+        "guis"
+    }
+
+    fn on_fact(&mut self, _now_ns: u64, fact: &Fact, out: &mut Vec<Action>) {
+        match *fact {
+            Fact::ThreadDeclared {
+                app,
+                thread,
+                category,
+            } if gated_by_window(category) => {
+                let a = self.apps.entry(app).or_default();
+                match a.threads.iter_mut().find(|(c, _)| *c == category) {
+                    Some((_, t)) if *t == thread => {}
+                    Some((_, t)) => {
+                        out.push(Action::Release { thread: *t });
+                        *t = thread;
+                    }
+                    None => a.threads.push((category, thread)),
+                }
+                if let Some(w) = a.window {
+                    out.push(Self::ask(category, thread, w));
+                }
+            }
+            Fact::WindowChanged { app, window } => {
+                let a = self.apps.entry(app).or_default();
+                a.window = Some(window);
+                out.extend(a.threads.iter().map(|&(c, t)| Self::ask(c, t, window)));
+            }
+            Fact::AppGone { app } => {
+                if let Some(a) = self.apps.remove(&app) {
+                    out.extend(
+                        a.threads
+                            .iter()
+                            .map(|&(_, thread)| Action::Release { thread }),
+                    );
+                }
+            }
+            Fact::ThreadDeclared { .. }
+            | Fact::InputPushed { .. }
+            | Fact::HandlerFinished { .. } => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -380,6 +463,128 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!(e.is_idle(), levels.last().copied().unwrap_or(false));
+        }
+    }
+
+    #[test]
+    fn table_1_on_the_seam_freezes_and_thaws_declared_threads_with_the_window() {
+        use crate::seam::{Action, Fact, SeamPolicy, ThreadRef};
+        use lull_model::AppId;
+        let app = AppId {
+            index: 0,
+            generation: 1,
+        };
+        let draw = ThreadRef { pid: 10, tid: 11 };
+        let fg = ThreadRef { pid: 10, tid: 12 };
+        let ev = ThreadRef { pid: 10, tid: 13 };
+        let mut p = Table1::new();
+        let mut out = Vec::new();
+        let declare = |thread, category| Fact::ThreadDeclared {
+            app,
+            thread,
+            category,
+        };
+        // Before the window is known nothing is asked; event threads are never the seam's.
+        p.on_fact(0, &declare(draw, ThreadCategory::Drawing), &mut out);
+        p.on_fact(0, &declare(ev, ThreadCategory::Event), &mut out);
+        assert!(out.is_empty());
+        p.on_fact(
+            0,
+            &Fact::WindowChanged {
+                app,
+                window: WindowState::FRONT,
+            },
+            &mut out,
+        );
+        assert_eq!(out, vec![Action::Thaw { thread: draw }]);
+        out.clear();
+        p.on_fact(0, &declare(fg, ThreadCategory::Foreground), &mut out);
+        assert_eq!(out, vec![Action::Thaw { thread: fg }]);
+        // Covered: the drawing thread stops, the foreground thread runs on.
+        out.clear();
+        let covered = w(Stacking::Foreground, Visibility::Covered, Screen::On);
+        p.on_fact(
+            1,
+            &Fact::WindowChanged {
+                app,
+                window: covered,
+            },
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            vec![Action::Freeze { thread: draw }, Action::Thaw { thread: fg }]
+        );
+        // Behind: both stop; asked again at every change (levels, not edges).
+        out.clear();
+        let back = w(Stacking::Background, Visibility::Covered, Screen::On);
+        p.on_fact(2, &Fact::WindowChanged { app, window: back }, &mut out);
+        p.on_fact(3, &Fact::WindowChanged { app, window: back }, &mut out);
+        assert_eq!(
+            out,
+            vec![
+                Action::Freeze { thread: draw },
+                Action::Freeze { thread: fg },
+                Action::Freeze { thread: draw },
+                Action::Freeze { thread: fg },
+            ]
+        );
+        // Declared again with another thread: the old one is released, the new one gated.
+        out.clear();
+        let draw2 = ThreadRef { pid: 10, tid: 14 };
+        p.on_fact(4, &declare(draw2, ThreadCategory::Drawing), &mut out);
+        assert_eq!(
+            out,
+            vec![
+                Action::Release { thread: draw },
+                Action::Freeze { thread: draw2 }
+            ]
+        );
+        // Input facts change nothing of table 1's window gating.
+        out.clear();
+        p.on_fact(5, &Fact::InputPushed { app }, &mut out);
+        p.on_fact(5, &Fact::HandlerFinished { app }, &mut out);
+        assert!(out.is_empty());
+        p.on_fact(6, &Fact::AppGone { app }, &mut out);
+        assert_eq!(
+            out,
+            vec![
+                Action::Release { thread: draw2 },
+                Action::Release { thread: fg }
+            ]
+        );
+    }
+
+    #[test]
+    fn table_1_on_the_seam_matches_may_run_for_every_window() {
+        use crate::seam::{Action, Fact, SeamPolicy, ThreadRef};
+        use lull_model::AppId;
+        let app = AppId {
+            index: 3,
+            generation: 0,
+        };
+        for category in [ThreadCategory::Drawing, ThreadCategory::Foreground] {
+            for win in every_window() {
+                let mut p = Table1::new();
+                let mut out = Vec::new();
+                let thread = ThreadRef { pid: 1, tid: 2 };
+                p.on_fact(0, &Fact::WindowChanged { app, window: win }, &mut out);
+                p.on_fact(
+                    0,
+                    &Fact::ThreadDeclared {
+                        app,
+                        thread,
+                        category,
+                    },
+                    &mut out,
+                );
+                let want = if may_run(category, win, false) {
+                    Action::Thaw { thread }
+                } else {
+                    Action::Freeze { thread }
+                };
+                assert_eq!(out, vec![want], "{category:?} {win:?}");
+            }
         }
     }
 }

@@ -11,7 +11,9 @@
 //! - [`placement`]: where a waking task goes and which CPU an idle one pulls from, behind
 //!   [`placement::Placement`];
 //! - [`guis`]: the categorical GUI scheduler's rules (seed 000, chapter 5, table 1), idle forcing
-//!   and the companion-core triage decision.
+//!   and the companion-core triage decision, and table 1 as a policy on the seam;
+//! - [`seam`]: the live policy seam: facts the framework knows in, per-thread actions out
+//!   ([`seam::SeamPolicy`]).
 //!
 //! Nothing here does I/O, reads a clock or spawns a thread: time is passed in.
 
@@ -23,6 +25,7 @@ pub mod idle;
 pub mod ids;
 pub mod pelt;
 pub mod placement;
+pub mod seam;
 
 pub use ids::{CpuId, TaskId};
 

@@ -1,0 +1,229 @@
+//! The policy seam: facts only the framework knows in, per-thread actions out.
+//!
+//! The daemon (or the simulator) tells a [`SeamPolicy`] what happened — an input event was pushed
+//! to an app's event thread, an app came to the front or went behind, a handler finished, an app
+//! declared one of its threads or left — and the policy answers with [`Action`]s on threads and
+//! CPUs: a nice level, a custom slice, a CPU mask, freeze or thaw, a CPU weight, a frequency
+//! request. The substrate applies them with what it has (the live actuator in `lulld`:
+//! `setpriority`, `sched_setattr`, `sched_setaffinity`, cgroup v2, cpufreq) and counts for each
+//! kind what was applied, refused or not available.
+//!
+//! Actions are levels, not edges: a policy may ask again for what it asked before, and the
+//! substrate makes it so (or leaves it so). A freeze the substrate had to put off (the thread
+//! was parked where freezing it would stall its siblings) is asked again at the next fact.
+//!
+//! Policies: [`crate::guis::Table1`] (seed 000's table 1). UCSG, the interactive boost and
+//! seed 004's toggling plug in the same way.
+
+use std::fmt;
+
+use lull_model::{AppId, ThreadCategory, WindowState};
+
+use crate::ids::CpuId;
+
+/// A thread by the substrate's numbers: process and thread ids live, process and thread indices
+/// in the simulator.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct ThreadRef {
+    pub pid: i32,
+    pub tid: i32,
+}
+
+/// A set of CPUs, bit `n` for CPU `n` (CPUs 0 to 63).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct CpuMask(pub u64);
+
+impl CpuMask {
+    /// The CPUs listed.
+    #[must_use]
+    pub fn of(cpus: &[CpuId]) -> CpuMask {
+        CpuMask(
+            cpus.iter()
+                .filter(|c| c.0 < 64)
+                .fold(0, |m, c| m | 1 << c.0),
+        )
+    }
+
+    #[must_use]
+    pub fn contains(self, cpu: CpuId) -> bool {
+        cpu.0 < 64 && self.0 & (1 << cpu.0) != 0
+    }
+
+    /// The CPUs in the mask, ascending.
+    pub fn cpus(self) -> impl Iterator<Item = CpuId> {
+        (0..64).filter(move |&c| self.0 & (1 << c) != 0).map(CpuId)
+    }
+}
+
+/// Something the framework knows happened.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Fact {
+    /// An app declared one of its threads and its category (the KDS `THREAD` request).
+    ThreadDeclared {
+        app: AppId,
+        thread: ThreadRef,
+        category: ThreadCategory,
+    },
+    /// An app's window state changed (front/back, covered, screen on/off), or was first known.
+    WindowChanged { app: AppId, window: WindowState },
+    /// An input event was pushed to the app's event thread.
+    InputPushed { app: AppId },
+    /// The app's event thread finished its handler and waits for the next event.
+    HandlerFinished { app: AppId },
+    /// The app left: its threads are no longer the policy's.
+    AppGone { app: AppId },
+}
+
+/// What a policy asks of the substrate.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Action {
+    /// `setpriority(PRIO_PROCESS, tid, nice)`.
+    Nice { thread: ThreadRef, nice: i8 },
+    /// `sched_setattr` with `sched_runtime` for a fair task (Linux 6.12+): the thread's slice.
+    Slice { thread: ThreadRef, slice_ns: u64 },
+    /// `sched_setaffinity(tid, mask)`.
+    Affinity { thread: ThreadRef, cpus: CpuMask },
+    /// Stop the thread until [`Action::Thaw`] (cgroup freezer).
+    Freeze { thread: ThreadRef },
+    /// Let a frozen thread run (a thread never frozen is left as it is).
+    Thaw { thread: ThreadRef },
+    /// The thread's cgroup v2 `cpu.weight` (1..=10000, 100 the default).
+    CpuWeight { thread: ThreadRef, weight: u16 },
+    /// Ask for at least `khz` on `cpu`'s frequency domain (cpufreq).
+    Frequency { cpu: CpuId, khz: u64 },
+    /// The policy no longer manages the thread: undo what was done to it (thawed, its nice,
+    /// slice, mask and cgroup as they were before the first action).
+    Release { thread: ThreadRef },
+}
+
+/// The kinds of [`Action`], for counting.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum ActionKind {
+    Nice,
+    Slice,
+    Affinity,
+    Freeze,
+    Thaw,
+    CpuWeight,
+    Frequency,
+    Release,
+}
+
+impl ActionKind {
+    pub const ALL: [ActionKind; 8] = [
+        ActionKind::Nice,
+        ActionKind::Slice,
+        ActionKind::Affinity,
+        ActionKind::Freeze,
+        ActionKind::Thaw,
+        ActionKind::CpuWeight,
+        ActionKind::Frequency,
+        ActionKind::Release,
+    ];
+
+    /// The name reports use.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ActionKind::Nice => "nice",
+            ActionKind::Slice => "slice",
+            ActionKind::Affinity => "affinity",
+            ActionKind::Freeze => "freeze",
+            ActionKind::Thaw => "thaw",
+            ActionKind::CpuWeight => "cpu_weight",
+            ActionKind::Frequency => "frequency",
+            ActionKind::Release => "release",
+        }
+    }
+}
+
+impl Action {
+    #[must_use]
+    pub fn kind(&self) -> ActionKind {
+        match self {
+            Action::Nice { .. } => ActionKind::Nice,
+            Action::Slice { .. } => ActionKind::Slice,
+            Action::Affinity { .. } => ActionKind::Affinity,
+            Action::Freeze { .. } => ActionKind::Freeze,
+            Action::Thaw { .. } => ActionKind::Thaw,
+            Action::CpuWeight { .. } => ActionKind::CpuWeight,
+            Action::Frequency { .. } => ActionKind::Frequency,
+            Action::Release { .. } => ActionKind::Release,
+        }
+    }
+
+    /// The thread it acts on, if it acts on one.
+    #[must_use]
+    pub fn thread(&self) -> Option<ThreadRef> {
+        match *self {
+            Action::Nice { thread, .. }
+            | Action::Slice { thread, .. }
+            | Action::Affinity { thread, .. }
+            | Action::Freeze { thread }
+            | Action::Thaw { thread }
+            | Action::CpuWeight { thread, .. }
+            | Action::Release { thread } => Some(thread),
+            Action::Frequency { .. } => None,
+        }
+    }
+}
+
+/// A policy on the seam.
+pub trait SeamPolicy: fmt::Debug {
+    /// The name the daemon's options and reports use.
+    fn name(&self) -> &'static str;
+
+    /// What to do about `fact`, known at `now_ns`; actions go to `out`.
+    fn on_fact(&mut self, now_ns: u64, fact: &Fact, out: &mut Vec<Action>);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_list_their_cpus() {
+        let m = CpuMask::of(&[CpuId(0), CpuId(3), CpuId(64)]);
+        assert_eq!(m, CpuMask(0b1001));
+        assert!(m.contains(CpuId(3)) && !m.contains(CpuId(1)) && !m.contains(CpuId(64)));
+        assert_eq!(m.cpus().collect::<Vec<_>>(), vec![CpuId(0), CpuId(3)]);
+    }
+
+    #[test]
+    fn every_action_has_its_kind_and_thread() {
+        let t = ThreadRef { pid: 1, tid: 2 };
+        let all = [
+            Action::Nice {
+                thread: t,
+                nice: -5,
+            },
+            Action::Slice {
+                thread: t,
+                slice_ns: 100_000,
+            },
+            Action::Affinity {
+                thread: t,
+                cpus: CpuMask(1),
+            },
+            Action::Freeze { thread: t },
+            Action::Thaw { thread: t },
+            Action::CpuWeight {
+                thread: t,
+                weight: 100,
+            },
+            Action::Frequency {
+                cpu: CpuId(0),
+                khz: 1,
+            },
+            Action::Release { thread: t },
+        ];
+        let kinds: Vec<ActionKind> = all.iter().map(Action::kind).collect();
+        assert_eq!(kinds, ActionKind::ALL.to_vec());
+        assert!(all
+            .iter()
+            .all(|a| (a.thread() == Some(t)) == (a.kind() != ActionKind::Frequency)));
+        let names: std::collections::BTreeSet<_> =
+            ActionKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names.len(), ActionKind::ALL.len());
+    }
+}
