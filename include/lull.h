@@ -10,7 +10,8 @@
  *
  * The display server's client API (kds_*, below) has its own rules on threads; see there.
  *
- * Link with liblull_linux (cdylib .so or staticlib .a, built by `cargo build -p lull-linux`).
+ * Link with liblull (-llull: the cdylib .so or staticlib .a of the lull-client crate, built by
+ * `cargo build -p lull-client`).
  */
 #ifndef LULL_H
 #define LULL_H

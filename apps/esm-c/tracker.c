@@ -4,8 +4,8 @@
  * latency (handler start - injection). Stops after N events (argv[1], default: forever) or when
  * the daemon goes away.
  *
- *   cargo build -p lull-linux
- *   cc -O2 -Iinclude apps/esm-c/tracker.c target/debug/liblull_linux.a -lpthread -ldl -lm -o tracker
+ *   cargo build -p lull-client -p lulld
+ *   cc -O2 -Iinclude apps/esm-c/tracker.c target/debug/liblull.a -lpthread -ldl -lm -o tracker
  *   target/debug/lulld --socket /tmp/esm.sock --replay traces/stylus-spiral.trace &
  *   ./tracker 100 /tmp/esm.sock
  */

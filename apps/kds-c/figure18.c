@@ -13,8 +13,8 @@
  * window coordinates (the surface fills the window and is drawn at its origin); argb is a hex
  * string. Errors go to stderr with exit status 1. `lull kds demo figure18` builds and runs it.
  *
- *   cargo build -p lull-linux
- *   cc -std=c11 -Iinclude apps/kds-c/figure18.c target/debug/liblull_linux.a \
+ *   cargo build -p lull-client
+ *   cc -std=c11 -Iinclude apps/kds-c/figure18.c target/debug/liblull.a \
  *      -lpthread -ldl -lm -o figure18
  *   ./figure18 [--socket PATH]      (default: $LULL_KDS_SOCKET, else lulld's default socket)
  */

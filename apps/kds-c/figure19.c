@@ -8,9 +8,9 @@
  * then each key event prints {"key":CODE,"pressed":0|1}. A line (or end of file) on stdin makes
  * it detach and exit 0. Errors go to stderr with exit status 1.
  *
- *   cargo build -p lull-linux
+ *   cargo build -p lull-client
  *   cc -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude apps/kds-c/figure19.c \
- *      target/debug/liblull_linux.a -lpthread -ldl -lm -o figure19
+ *      target/debug/liblull.a -lpthread -ldl -lm -o figure19
  *   ./figure19 [--socket PATH]
  */
 #include <pthread.h>

@@ -1,7 +1,7 @@
 //! IPSA, the scheduler event archiver of seed 002, as pure code, and the analyses of seed 004.
 //!
 //! Everything here is deterministic: readers take `&[u8]` or `&str`, writers append to a
-//! `Vec<u8>`, time is `u64` nanoseconds passed in. The live recorder (`lull-linux::audit`) and the
+//! `Vec<u8>`, time is `u64` nanoseconds passed in. The live recorder (`lull-lab::audit`) and the
 //! simulator write the same [`log`] format through [`log::LogEncoder`].
 //!
 //! - [`record`]: one audit entry ([`AuditRecord`], [`ENTRY_SIZE`] bytes encoded).

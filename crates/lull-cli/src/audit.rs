@@ -1,5 +1,5 @@
 //! `lull audit …`: the scheduler audit (seed 002's IPSA) and its analyses (seed 004's TLP).
-//! Parsing and printing only; the work is in `lull-audit` and `lull-linux::audit`.
+//! Parsing and printing only; the work is in `lull-audit` and `lull-lab::audit`.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -15,12 +15,12 @@ use lull_audit::footprint::{
     footprint, SEED_CONTROL_BYTES, SEED_ENTRIES_PER_RING, SEED_ENTRY_SIZE, SEED_RINGS,
 };
 use lull_audit::tlp::TaskFilter;
-use lull_linux::audit::experiments::{
+use lull_lab::audit::experiments::{
     self, Benchmark, Condition, PerturbationConfig, PerturbationReport, ValidationConfig,
     ValidationReport, CONDITION_NAMES,
 };
-use lull_linux::audit::files;
-use lull_linux::audit::recorder::{self, Extraction, RecorderConfig};
+use lull_lab::audit::files;
+use lull_lab::audit::recorder::{self, Extraction, RecorderConfig};
 use serde_json::json;
 
 /// `println!` that ends quietly when stdout is closed (`| head`) instead of panicking.
@@ -70,7 +70,7 @@ pub struct RecordArgs {
     #[arg(long, conflicts_with = "interval_ms")]
     poll: bool,
     /// tracefs trace clock ("mono" keeps event times comparable with CLOCK_MONOTONIC).
-    #[arg(long, default_value = lull_linux::audit::tracefs::DEFAULT_TRACE_CLOCK)]
+    #[arg(long, default_value = lull_os::tracefs::DEFAULT_TRACE_CLOCK)]
     trace_clock: String,
     /// Entries per CPU ring (E).
     #[arg(long, default_value_t = recorder::DEFAULT_RING_ENTRIES as u64, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
@@ -163,7 +163,7 @@ pub struct PerturbationArgs {
     #[arg(long, value_delimiter = ',', value_parser = benchmark_parser())]
     bench: Vec<Benchmark>,
     /// tracefs trace clock of the recorder.
-    #[arg(long, default_value = lull_linux::audit::tracefs::DEFAULT_TRACE_CLOCK)]
+    #[arg(long, default_value = lull_os::tracefs::DEFAULT_TRACE_CLOCK)]
     trace_clock: String,
     /// Only these conditions (comma-separated).
     #[arg(long, value_delimiter = ',', value_parser = condition_parser())]
@@ -349,7 +349,7 @@ fn fmt_opt(v: Option<f64>) -> String {
 }
 
 fn record(a: RecordArgs) -> ExitCode {
-    if let Err(e) = lull_linux::audit::tracefs::available() {
+    if let Err(e) = lull_os::tracefs::available() {
         return fail(e);
     }
     let file = match File::create(&a.out) {
@@ -564,7 +564,7 @@ fn export(a: &ExportArgs, input: &files::Input) -> ExitCode {
 /// The validation table as printed.
 pub fn validation_table(r: &ValidationReport) -> String {
     let mut t = String::new();
-    let _ = writeln!(t, "Seed 002 §3.1 validation, measured on this machine ({} matrix products of {}² per task; tasks pinned to CPU {})", r.matmul_reps, lull_linux::audit::workload::MATMUL_N, experiments::BENCH_CPU);
+    let _ = writeln!(t, "Seed 002 §3.1 validation, measured on this machine ({} matrix products of {}² per task; tasks pinned to CPU {})", r.matmul_reps, lull_lab::audit::workload::MATMUL_N, experiments::BENCH_CPU);
     let _ = writeln!(
         t,
         "{:<7} {:>3} {:>5} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",

@@ -1,4 +1,4 @@
-//! `lull guis …`: guiS on this machine. The accounting is `lull_linux::guis`'s; this parses and
+//! `lull guis …`: guiS on this machine. The accounting is `lull_lab::guis_stats`'s; this parses and
 //! prints.
 
 use std::fmt::Write as _;
@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use lull_linux::capi_kds::default_kds_socket;
-use lull_linux::guis::{self, AppStats};
+use lull::kds_client::default_kds_socket;
+use lull_lab::guis_stats::{self, AppStats};
 
 #[derive(Subcommand, Debug)]
 pub enum GuisCommand {
@@ -32,7 +32,7 @@ pub fn run(cmd: GuisCommand) -> ExitCode {
     match cmd {
         GuisCommand::Stats(a) => {
             let path = a.kds_socket.unwrap_or_else(default_kds_socket);
-            match guis::stats(&path) {
+            match guis_stats::stats(&path) {
                 Ok(s) if a.json => {
                     println!(
                         "{}",

@@ -1,13 +1,13 @@
 //! `lull kds …`: the display server's window manager, snapshots, and the figure-18 demonstration.
-//! The work is `lull_linux::kds_demo`'s; this parses and prints.
+//! The work is `lull_lab::kds_demo`'s; this parses and prints.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use lull_linux::capi_kds::default_kds_socket;
-use lull_linux::kds_demo::{self, AppId, Figure18Config, Figure18Report, Screen, WmAction};
+use lull::kds_client::default_kds_socket;
+use lull_lab::kds_demo::{self, AppId, Figure18Config, Figure18Report, Screen, WmAction};
 
 #[derive(Subcommand, Debug)]
 pub enum KdsCommand {
@@ -90,7 +90,7 @@ pub struct SnapshotArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum DemoCommand {
-    /// Seed 000's figure 18: builds apps/kds-c/figure18.c (cc, against liblull_linux.a beside
+    /// Seed 000's figure 18: builds apps/kds-c/figure18.c (cc, against liblull.a beside
     /// this executable), runs it against a private headless display server, checks every
     /// pixel of the screen and saves it.
     Figure18(Figure18Args),

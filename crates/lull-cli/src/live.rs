@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use lull_linux::apps::AppModel;
-use lull_linux::experiment::{
+use lull_lab::apps::AppModel;
+use lull_lab::experiment::{
     self, ExperimentApp, ExperimentError, ExperimentReport, ExperimentSpec, LatencyStats, Scenario,
 };
-use lull_linux::live::{self, LiveError, LiveReport, RunSpec, Workload};
-use lull_linux::stack::Model;
+use lull_lab::live::{self, LiveError, LiveReport, RunSpec, Workload};
+use lull_lab::stack::Model;
 use lull_workload::Trace;
 use serde_json::{json, Value};
 
@@ -57,7 +57,7 @@ pub struct ExperimentArgs {
 #[derive(Args, Debug)]
 pub struct ChannelArgs {
     /// One-way trips per channel.
-    #[arg(long, default_value_t = lull_linux::channel::DEFAULT_TRIPS,
+    #[arg(long, default_value_t = lull_lab::channel::DEFAULT_TRIPS,
           value_parser = clap::value_parser!(u32).range(2..=10_000_000))]
     trips: u32,
     /// Print JSON: [{"channel","trips","p50_us","p99_us","mean_us"},…].
@@ -174,7 +174,7 @@ fn fail(e: &LiveError) -> ExitCode {
 }
 
 fn channel(a: &ChannelArgs) -> ExitCode {
-    match lull_linux::channel::measure(a.trips) {
+    match lull_lab::channel::measure(a.trips) {
         Ok(r) if a.json => {
             println!("{}", crate::to_json(&r));
             ExitCode::SUCCESS

@@ -10,9 +10,7 @@ mod sim;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use lull_linux::bench::{
-    self, ComposeBench, ComposeBenchConfig, DispatchBench, DispatchBenchConfig,
-};
+use lull_lab::bench::{self, ComposeBench, ComposeBenchConfig, DispatchBench, DispatchBenchConfig};
 
 #[derive(Parser, Debug)]
 #[command(

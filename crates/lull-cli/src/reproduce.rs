@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use lull_linux::bench::{self, DispatchBenchConfig};
+use lull_lab::bench::{self, DispatchBenchConfig};
 use serde_json::{json, Value};
 
 /// One experiment's printed table and JSON, or why it could not run on this machine.

@@ -12,7 +12,7 @@
 //! - [`server`]: the server's state machine: attached apps, surfaces, window buffers and the
 //!   screen they stack into; each request applied with its effects on the ESM.
 //!
-//! No I/O, no threads, no clock: the daemon in `lull-linux` moves the bytes.
+//! No I/O, no threads, no clock: the daemon in `lulld` moves the bytes.
 
 pub mod compose;
 pub mod figure18;

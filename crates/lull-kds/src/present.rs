@@ -4,7 +4,7 @@
 //! [`FbFormat`] mirrors what `linux/fb.h` tells about a frame buffer's memory: resolution, bits per
 //! pixel, bytes per line and one [`Channel`] (the kernel's `fb_bitfield`) per colour. [`present`]
 //! writes `damage ∩ pixmap ∩ screen` into a byte buffer laid out that way; the caller owns the
-//! buffer (an `mmap` of `/dev/fb0` in `lull-linux`, or a `Vec` in tests).
+//! buffer (an `mmap` of `/dev/fb0` in `lull-os`, or a `Vec` in tests).
 //!
 //! Pixels are packed little-endian, as fbdev stores them on little-endian machines (x86, Arm).
 

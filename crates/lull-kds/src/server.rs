@@ -5,7 +5,7 @@
 //! returns the reply plus what the caller must do next (push window states to apps, close the
 //! channel). The ESM is passed in so that the window manager's effects — input handlers set aside
 //! on background, put back on foreground (figures 26–27) — and `ESM_REGISTER` take effect in the
-//! same step. The daemon in `lull-linux` owns the sockets; everything here is pure, so the command
+//! same step. The daemon in `lulld` owns the sockets; everything here is pure, so the command
 //! handlers are fuzzed in-process (`tests/fuzz_commands.rs`).
 
 use std::collections::BTreeMap;

@@ -1,0 +1,492 @@
+//! The display server's client side: `kds_connect` (figure 14) and the commands of figures 18–19
+//! for Rust programs, plus the window-manager requests for tools such as `lull kds`.
+//!
+//! [`attach`] connects to the control socket, sends `ATTACH`, and receives the app's private
+//! channel and its event thread's ESM connection as descriptors; the control connection is then
+//! closed, as in the seed. [`KdsChannel::request`] sends one command and waits for its reply;
+//! `WINDOW_STATE` messages that arrive meanwhile are kept for [`KdsChannel::take_states`].
+//! [`crate::kds_runtime`] builds the four KDS threads on top of this.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use lull_kds::wire::{self, ErrorCode, Reply, Request, WindowInfo};
+use lull_kds::{Pixmap, Rect, Surface};
+use lull_model::{AppId, EventKind, HandlerId, Screen, ThreadCategory, WindowState};
+use lull_os::sys;
+
+use crate::client::{ClientError, EsmClient};
+
+/// Errors of talking to the display server.
+#[derive(Debug, thiserror::Error)]
+pub enum KdsClientError {
+    #[error("cannot connect to the display server at {path}: {source} (is lulld running with its display server?)")]
+    Connect { path: PathBuf, source: io::Error },
+    #[error("the display server closed the connection")]
+    ServerGone,
+    #[error("the display server refused {request}: {message} ({code:?})")]
+    Refused {
+        request: u32,
+        code: Option<ErrorCode>,
+        message: String,
+    },
+    #[error("the display server sent a malformed message: {0}")]
+    Wire(#[from] wire::WireError),
+    #[error("the display server sent {got} where {want} was expected")]
+    Unexpected {
+        got: &'static str,
+        want: &'static str,
+    },
+    #[error("ATTACHED arrived with {0} descriptors instead of 2")]
+    MissingDescriptors(usize),
+    #[error("the app is detaching; the call was not made")]
+    Stopping,
+    #[error("the event thread's ESM connection failed: {0}")]
+    Esm(#[from] ClientError),
+    #[error("socket error talking to the display server: {0}")]
+    Io(#[from] io::Error),
+}
+
+fn reply_name(r: &Reply) -> &'static str {
+    match r {
+        Reply::Attached { .. } => "ATTACHED",
+        Reply::Ok { .. } => "OK",
+        Reply::Error { .. } => "ERROR",
+        Reply::Composed { .. } => "COMPOSED",
+        Reply::WindowState(_) => "WINDOW_STATE",
+        Reply::Snapshot { .. } => "SNAPSHOT",
+        Reply::Windows(_) => "WINDOWS",
+    }
+}
+
+/// A framed stream to the server: sends requests, reads whole replies with their descriptors.
+#[derive(Debug)]
+struct Stream {
+    fd: OwnedFd,
+    inbuf: Vec<u8>,
+    fds: Vec<OwnedFd>,
+    out: Vec<u8>,
+}
+
+impl Stream {
+    fn new(fd: OwnedFd) -> Stream {
+        Stream {
+            fd,
+            inbuf: Vec::new(),
+            fds: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, req: &Request) -> Result<(), KdsClientError> {
+        self.out.clear();
+        wire::encode_request(req, &mut self.out);
+        let mut sent = 0;
+        while sent < self.out.len() {
+            match sys::write_all_once(self.fd.as_raw_fd(), &self.out[sent..]) {
+                Ok(n) => sent += n,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)) => {
+                    return Err(KdsClientError::ServerGone)
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next whole message, blocking.
+    fn recv(&mut self) -> Result<Reply, KdsClientError> {
+        loop {
+            if let Some((reply, used)) = wire::decode_reply(&self.inbuf)? {
+                self.inbuf.drain(..used);
+                return Ok(reply);
+            }
+            let mut chunk = [0u8; 4096];
+            let (n, fds) = match sys::recv_with_fds(self.fd.as_raw_fd(), &mut chunk) {
+                Ok(r) => r,
+                Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
+                    return Err(KdsClientError::ServerGone)
+                }
+                Err(e) => return Err(e.into()),
+            };
+            self.fds.extend(fds);
+            if n == 0 {
+                return Err(KdsClientError::ServerGone);
+            }
+            self.inbuf.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+/// Turns an `ERROR` reply into [`KdsClientError::Refused`].
+pub(crate) fn refused(reply: Reply) -> Result<Reply, KdsClientError> {
+    match reply {
+        Reply::Error {
+            request_type,
+            code,
+            message,
+        } => Err(KdsClientError::Refused {
+            request: request_type,
+            code: ErrorCode::from_u32(code),
+            message,
+        }),
+        other => Ok(other),
+    }
+}
+
+/// Where `kds_connect(NULL, …)` and `lull kds` connect: `$LULL_KDS_SOCKET`, else the default
+/// control socket (`kds.sock` beside the ESM socket).
+#[must_use]
+pub fn default_kds_socket() -> PathBuf {
+    std::env::var_os("LULL_KDS_SOCKET")
+        .filter(|p| !p.is_empty())
+        .map_or_else(sys::default_kds_socket_path, PathBuf::from)
+}
+
+/// An app's private channel to the display server.
+#[derive(Debug)]
+pub struct KdsChannel {
+    stream: Stream,
+    states: Vec<WindowState>,
+}
+
+impl KdsChannel {
+    /// Sends `req` and returns its reply; window states pushed meanwhile are kept.
+    ///
+    /// # Errors
+    /// [`KdsClientError::Refused`] for an `ERROR` reply; others when the channel fails.
+    pub fn request(&mut self, req: &Request) -> Result<Reply, KdsClientError> {
+        self.stream.send(req)?;
+        loop {
+            match self.stream.recv()? {
+                Reply::WindowState(s) => self.states.push(s),
+                other => return refused(other),
+            }
+        }
+    }
+
+    /// Sends `req` without waiting for its reply (the runtime's channel thread reads it).
+    ///
+    /// # Errors
+    /// [`KdsClientError::ServerGone`] or a socket error.
+    pub fn send(&mut self, req: &Request) -> Result<(), KdsClientError> {
+        self.stream.send(req)
+    }
+
+    /// The next message from the server, blocking: a reply or a window-state push.
+    ///
+    /// # Errors
+    /// [`KdsClientError::ServerGone`] when the server closed the channel.
+    pub fn next_message(&mut self) -> Result<Reply, KdsClientError> {
+        self.stream.recv()
+    }
+
+    /// Window states pushed since the last call, oldest first.
+    pub fn take_states(&mut self) -> Vec<WindowState> {
+        std::mem::take(&mut self.states)
+    }
+
+    /// `COMPOSE` (figure 16): flatten `surface` into the server-side slot `surface_id`.
+    ///
+    /// # Errors
+    /// As [`KdsChannel::request`].
+    pub fn compose(&mut self, surface_id: u32, surface: Surface) -> Result<(), KdsClientError> {
+        match self.request(&Request::Compose {
+            surface_id,
+            surface,
+        })? {
+            Reply::Composed { .. } => Ok(()),
+            other => Err(unexpected(&other, "COMPOSED")),
+        }
+    }
+
+    /// `DRAW` (figure 17): the flattened surface at `(x, y)` of the window.
+    ///
+    /// # Errors
+    /// As [`KdsChannel::request`]; [`ErrorCode::OutsideWindow`] for a draw leaving the window.
+    pub fn draw(&mut self, surface_id: u32, x: i32, y: i32) -> Result<(), KdsClientError> {
+        self.expect_ok(&Request::Draw { surface_id, x, y })
+    }
+
+    /// `esm_register` through the display server (figure 19), so the server can set the handler
+    /// aside while the app is in the background.
+    ///
+    /// # Errors
+    /// As [`KdsChannel::request`].
+    pub fn esm_register(
+        &mut self,
+        kind: EventKind,
+        handler: Option<HandlerId>,
+    ) -> Result<(), KdsClientError> {
+        self.expect_ok(&Request::EsmRegister { kind, handler })
+    }
+
+    /// Declares that kernel thread `tid` runs the app's `category` thread.
+    ///
+    /// # Errors
+    /// As [`KdsChannel::request`].
+    pub fn declare_thread(
+        &mut self,
+        category: ThreadCategory,
+        tid: u32,
+    ) -> Result<(), KdsClientError> {
+        self.expect_ok(&Request::Thread { category, tid })
+    }
+
+    /// `DETACH`: the window and registrations go; the server closes the channel.
+    ///
+    /// # Errors
+    /// As [`KdsChannel::request`].
+    pub fn detach(mut self) -> Result<(), KdsClientError> {
+        self.expect_ok(&Request::Detach)
+    }
+
+    fn expect_ok(&mut self, req: &Request) -> Result<(), KdsClientError> {
+        match self.request(req)? {
+            Reply::Ok { .. } => Ok(()),
+            other => Err(unexpected(&other, "OK")),
+        }
+    }
+
+    /// Splits the channel into a reading half and a writing half, for a runtime whose channel
+    /// thread reads while other threads send. Window states already seen are returned too.
+    ///
+    /// # Errors
+    /// The kernel's error duplicating the descriptor.
+    pub fn split(self) -> Result<(ChannelReader, ChannelWriter, Vec<WindowState>), KdsClientError> {
+        let writer = ChannelWriter {
+            stream: Stream::new(self.stream.fd.try_clone()?),
+        };
+        Ok((
+            ChannelReader {
+                stream: self.stream,
+            },
+            writer,
+            self.states,
+        ))
+    }
+
+    /// The channel's descriptor (for tests that misbehave on purpose).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn raw_fd(&self) -> i32 {
+        self.stream.fd.as_raw_fd()
+    }
+}
+
+/// The reading half of a split [`KdsChannel`].
+#[derive(Debug)]
+pub struct ChannelReader {
+    stream: Stream,
+}
+
+impl ChannelReader {
+    /// The next message, blocking.
+    ///
+    /// # Errors
+    /// [`KdsClientError::ServerGone`] when the server closed the channel.
+    pub fn next_message(&mut self) -> Result<Reply, KdsClientError> {
+        self.stream.recv()
+    }
+}
+
+/// The writing half of a split [`KdsChannel`].
+#[derive(Debug)]
+pub struct ChannelWriter {
+    stream: Stream,
+}
+
+impl ChannelWriter {
+    /// Sends one request whole.
+    ///
+    /// # Errors
+    /// [`KdsClientError::ServerGone`] or a socket error.
+    pub fn send(&mut self, req: &Request) -> Result<(), KdsClientError> {
+        self.stream.send(req)
+    }
+
+    /// Shuts the channel down both ways, which ends the reader's blocking read and tells the
+    /// server the app has gone.
+    pub fn shutdown(&self) {
+        sys::shutdown(self.stream.fd.as_raw_fd());
+    }
+}
+
+fn unexpected(got: &Reply, want: &'static str) -> KdsClientError {
+    KdsClientError::Unexpected {
+        got: reply_name(got),
+        want,
+    }
+}
+
+/// What `ATTACH` gives an app.
+#[derive(Debug)]
+pub struct Attachment {
+    /// The app's id, the same in the ESM and the display server.
+    pub app: AppId,
+    /// The app's window on the screen.
+    pub window: Rect,
+    pub channel: KdsChannel,
+    /// The event thread's ESM connection, already attached to `app`.
+    pub esm: EsmClient,
+}
+
+/// `kds_connect` (figure 14): asks the server at `path` for a `width × height` window (0 × 0:
+/// the whole screen) labelled `name`.
+///
+/// # Errors
+/// [`KdsClientError::Connect`] when nothing listens there, [`KdsClientError::Refused`] when
+/// the server declines.
+pub fn attach(
+    path: &Path,
+    width: u32,
+    height: u32,
+    name: &str,
+) -> Result<Attachment, KdsClientError> {
+    let fd = sys::stream_connect(path).map_err(|source| KdsClientError::Connect {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut control = Stream::new(fd);
+    control.send(&Request::Attach {
+        width,
+        height,
+        name: wire::truncate_utf8(name, wire::MAX_NAME_LEN).to_owned(),
+    })?;
+    let (app, window) = match refused(control.recv()?)? {
+        Reply::Attached { app, window } => (app, window),
+        other => return Err(unexpected(&other, "ATTACHED")),
+    };
+    let fds = std::mem::take(&mut control.fds);
+    let count = fds.len();
+    let mut fds = fds.into_iter();
+    let (Some(chan), Some(esm), None) = (fds.next(), fds.next(), fds.next()) else {
+        return Err(KdsClientError::MissingDescriptors(count));
+    };
+    // The seed closes the control device once attached (figure 14).
+    drop(control);
+    let esm = EsmClient::from_fd(esm)?;
+    Ok(Attachment {
+        app,
+        window,
+        channel: KdsChannel {
+            stream: Stream::new(chan),
+            states: Vec::new(),
+        },
+        esm,
+    })
+}
+
+/// The window manager's view of the server: a control connection for `lull kds` and for tests.
+#[derive(Debug)]
+pub struct KdsAdmin {
+    stream: Stream,
+}
+
+impl KdsAdmin {
+    /// Connects to the control socket at `path`.
+    ///
+    /// # Errors
+    /// [`KdsClientError::Connect`].
+    pub fn connect(path: &Path) -> Result<KdsAdmin, KdsClientError> {
+        let fd = sys::stream_connect(path).map_err(|source| KdsClientError::Connect {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(KdsAdmin {
+            stream: Stream::new(fd),
+        })
+    }
+
+    fn request(&mut self, req: &Request) -> Result<Reply, KdsClientError> {
+        self.stream.send(req)?;
+        refused(self.stream.recv()?)
+    }
+
+    fn expect_ok(&mut self, req: &Request) -> Result<(), KdsClientError> {
+        match self.request(req)? {
+            Reply::Ok { .. } => Ok(()),
+            other => Err(unexpected(&other, "OK")),
+        }
+    }
+
+    /// Brings `app` to the front (figure 27).
+    ///
+    /// # Errors
+    /// [`ErrorCode::NoWindow`], [`ErrorCode::NotPermitted`], or a channel failure.
+    pub fn foreground(&mut self, app: AppId) -> Result<(), KdsClientError> {
+        self.expect_ok(&Request::WmForeground { app })
+    }
+
+    /// Sends `app` to the background (figure 26).
+    ///
+    /// # Errors
+    /// As [`KdsAdmin::foreground`].
+    pub fn background(&mut self, app: AppId) -> Result<(), KdsClientError> {
+        self.expect_ok(&Request::WmBackground { app })
+    }
+
+    /// Covers or uncovers `app` with a system decoration.
+    ///
+    /// # Errors
+    /// As [`KdsAdmin::foreground`].
+    pub fn cover(&mut self, app: AppId, covered: bool) -> Result<(), KdsClientError> {
+        self.expect_ok(&Request::WmCover { app, covered })
+    }
+
+    /// Lights or darkens the screen.
+    ///
+    /// # Errors
+    /// As [`KdsAdmin::foreground`].
+    pub fn set_screen(&mut self, screen: Screen) -> Result<(), KdsClientError> {
+        self.expect_ok(&Request::WmScreen { screen })
+    }
+
+    /// Every window, bottom to top.
+    ///
+    /// # Errors
+    /// As [`KdsAdmin::foreground`].
+    pub fn windows(&mut self) -> Result<Vec<WindowInfo>, KdsClientError> {
+        match self.request(&Request::ListWindows)? {
+            Reply::Windows(w) => Ok(w),
+            other => Err(unexpected(&other, "WINDOWS")),
+        }
+    }
+
+    /// The screen as displayed.
+    ///
+    /// # Errors
+    /// As [`KdsAdmin::foreground`]; [`KdsClientError::MissingDescriptors`] without the memfd.
+    pub fn snapshot(&mut self) -> Result<Pixmap, KdsClientError> {
+        let (width, height) = match self.request(&Request::Snapshot)? {
+            Reply::Snapshot { width, height } => (width, height),
+            other => return Err(unexpected(&other, "SNAPSHOT")),
+        };
+        let mut fds = std::mem::take(&mut self.stream.fds);
+        if fds.len() != 1 {
+            return Err(KdsClientError::MissingDescriptors(fds.len()));
+        }
+        let file = std::fs::File::from(fds.remove(0));
+        let len = u64::from(width) * u64::from(height) * 4;
+        if file.metadata()?.len() != len {
+            return Err(KdsClientError::Refused {
+                request: wire::request_type::SNAPSHOT,
+                code: None,
+                message: format!("the snapshot memfd does not hold {width}x{height} pixels"),
+            });
+        }
+        let mut bytes = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
+        // The server's write left the shared file offset at the end: read from 0.
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut bytes, 0)?;
+        let pixels: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Pixmap::from_pixels(width, height, pixels).map_err(|e| KdsClientError::Refused {
+            request: wire::request_type::SNAPSHOT,
+            code: None,
+            message: format!("snapshot does not match its size: {e}"),
+        })
+    }
+}

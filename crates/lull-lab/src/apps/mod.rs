@@ -1,0 +1,588 @@
+//! The three live apps of seed 000 chapter 6 — stylus tracking, text messaging, video — as real
+//! programs (the `lull-app` binary) that attach to the display server, take their input through
+//! one of the four delivery models, and draw real pixels through the KDS.
+//!
+//! **Input.** Under `esm-kds-guis` the handlers are registered with [`KdsApp::esm_register`] and
+//! run on the runtime's event thread, pushed by the ESM. Under a baseline the events come from
+//! the harness's hub (`stack::run_hub`) over the inherited `SOCK_SEQPACKET` descriptor
+//! `--hub-fd`, and the app's own loop thread runs that model's app loop
+//! ([`stack::run_baseline_app`]: pull-16ms polls every 16 ms, vsync-batched blocks and ticks
+//! frames while animating, blocking-middleware blocks); that thread is declared to the server as
+//! the app's event thread. Every handler's first act is reading `CLOCK_MONOTONIC`: latency =
+//! handler start − the event's injection stamp.
+//!
+//! **Drawing.** Every model draws through the KDS on the runtime's drawing thread; guiS (the
+//! runtime's gates, plus the freezer in the daemon) is on only under `esm-kds-guis`. A handler
+//! records what changed and wakes the drawing thread, which composes and draws it; the time the
+//! `DRAW` is acknowledged is the frame's, and injection → that time is the event's frame latency.
+//!
+//! **Process interface** (the harness, `crate::experiment`, is the other side): after attaching,
+//! registering and connecting, the app prints one line `{"ready":true,"app":"app1.0","pid":N,
+//! "start_ns":T|null}` (`start_ns`: when the video clip's first frame is due, monotonic ns) and
+//! runs until it reads `stop` on stdin (or end of file); then it detaches and prints its
+//! [`AppReport`] as one line of JSON. On an error it prints the message on stderr and exits 1.
+
+pub mod messaging;
+pub mod tracking;
+pub mod video;
+
+use std::io::{BufRead, Write};
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use lull::kds_client::KdsClientError;
+use lull::kds_runtime::{AppOptions, KdsApp, RuntimeCounters};
+use lull_model::{AppEvent, EventKind, ThreadCategory};
+use lull_os::sys::{self, EventFd};
+use serde::{Deserialize, Serialize};
+
+use crate::stack::{self, BaselineHandler, Model};
+
+/// How long after the ready line the video clip's first frame is due: time for the harness to
+/// see the app's threads asleep and open its measurement window first (its settling takes a few
+/// milliseconds), the lead `lull live latency` gives its stack too.
+pub const VIDEO_START_LEAD_NS: u64 = crate::live::START_LEAD_NS;
+/// Longest video clip, ms: one hour, like the messaging session's bound. It bounds the report's
+/// per-frame vectors (about 108,000 frames at 29.97 fps) and keeps frame times far from overflow.
+pub const MAX_CLIP_MS: u64 = 3_600 * 1_000;
+
+/// Which app.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AppKind {
+    Tracking,
+    Messaging,
+    Video,
+}
+
+impl AppKind {
+    pub const ALL: [AppKind; 3] = [AppKind::Tracking, AppKind::Messaging, AppKind::Video];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            AppKind::Tracking => "tracking",
+            AppKind::Messaging => "messaging",
+            AppKind::Video => "video",
+        }
+    }
+
+    #[must_use]
+    pub fn from_name(s: &str) -> Option<AppKind> {
+        AppKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// The delivery model an app runs under: ESM + KDS + guiS, or one of the three baselines (KDS for
+/// drawing, no guiS, input from a hub).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum AppModel {
+    #[serde(rename = "esm-kds-guis")]
+    EsmKdsGuis,
+    #[serde(rename = "pull-16ms")]
+    Pull16ms,
+    #[serde(rename = "vsync-batched")]
+    VsyncBatched,
+    #[serde(rename = "blocking-middleware")]
+    BlockingMiddleware,
+}
+
+impl AppModel {
+    pub const ALL: [AppModel; 4] = [
+        AppModel::EsmKdsGuis,
+        AppModel::Pull16ms,
+        AppModel::VsyncBatched,
+        AppModel::BlockingMiddleware,
+    ];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            AppModel::EsmKdsGuis => "esm-kds-guis",
+            AppModel::Pull16ms => "pull-16ms",
+            AppModel::VsyncBatched => "vsync-batched",
+            AppModel::BlockingMiddleware => "blocking-middleware",
+        }
+    }
+
+    #[must_use]
+    pub fn from_name(s: &str) -> Option<AppModel> {
+        AppModel::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    /// The baseline's hub and app loop (`None` for ESM + KDS + guiS).
+    #[must_use]
+    pub fn baseline(self) -> Option<Model> {
+        match self {
+            AppModel::EsmKdsGuis => None,
+            AppModel::Pull16ms => Some(Model::Pull16ms),
+            AppModel::VsyncBatched => Some(Model::VsyncBatched),
+            AppModel::BlockingMiddleware => Some(Model::BlockingMiddleware),
+        }
+    }
+
+    /// Whether the runtime's guiS gates are on.
+    #[must_use]
+    pub fn guis(self) -> bool {
+        self == AppModel::EsmKdsGuis
+    }
+}
+
+/// Everything `lull-app` is told on its command line.
+#[derive(Clone, Debug)]
+pub struct AppConfig {
+    pub kind: AppKind,
+    pub model: AppModel,
+    pub kds_socket: PathBuf,
+    /// The inherited hub descriptor (baselines).
+    pub hub_fd: Option<RawFd>,
+    /// The respondent's address (messaging).
+    pub respondent: Option<SocketAddr>,
+    /// Video clip length, at most [`MAX_CLIP_MS`]; default seed 000's 30 s.
+    pub clip_ms: Option<u64>,
+    /// Video frame size; default seed 000's 1920 × 1080.
+    pub video_size: Option<(u32, u32)>,
+    /// Seed of the video decoder's residuals.
+    pub seed: u64,
+}
+
+/// Errors of an app.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("display server: {0}")]
+    Kds(#[from] KdsClientError),
+    #[error("{model} needs --hub-fd (the harness's hub connection)")]
+    MissingHubFd { model: &'static str },
+    #[error("--hub-fd {fd}: {why}")]
+    BadHubFd { fd: RawFd, why: String },
+    #[error("--hub-fd is only for the baselines, not {0}")]
+    UnexpectedHubFd(&'static str),
+    #[error("messaging needs --respondent ADDR")]
+    MissingRespondent,
+    #[error("cannot connect to the respondent at {addr}: {source}")]
+    Respondent {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("video: {0}")]
+    Video(String),
+    #[error("the app loop thread failed: {0}")]
+    Loop(String),
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The messaging app's part of the report.
+#[derive(Clone, PartialEq, Debug, Default, Serialize, Deserialize)]
+pub struct MessagingAppReport {
+    pub sent: u64,
+    pub replies: u64,
+    /// Send → reply handled, per reply.
+    pub reply_rtt_ns: Vec<u64>,
+    /// Messages that could not be written to the respondent.
+    pub send_errors: u64,
+}
+
+/// The video app's part of the report.
+#[derive(Clone, PartialEq, Debug, Default, Serialize, Deserialize)]
+pub struct VideoAppReport {
+    /// Frames in the clip.
+    pub frames: u64,
+    pub decoded: u64,
+    /// Frames drawn (the drawing thread draws the newest decoded frame; a frame decoded while
+    /// the previous one was still being drawn replaces it undrawn).
+    pub drawn: u64,
+    pub decode_ns_mean: f64,
+    /// Frames whose decoding finished after the next frame was due.
+    pub late: u64,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// The final line of `lull-app`.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct AppReport {
+    pub app: AppKind,
+    pub model: AppModel,
+    pub delivered: u64,
+    /// Events the app was told it lost (ESM overflow markers).
+    pub dropped_reported: u64,
+    pub latencies_ns: Vec<u64>,
+    /// Injection → the `DRAW` showing that event's change acknowledged (events that change the
+    /// display: every touch event, key presses).
+    pub frame_latencies_ns: Vec<u64>,
+    pub frames_drawn: u64,
+    /// When each frame's last `DRAW` was acknowledged (monotonic ns).
+    pub frame_done_ns: Vec<u64>,
+    /// `COMPOSE`/`DRAW` requests the server refused.
+    pub draw_errors: u64,
+    pub runtime: RuntimeCounters,
+    pub messaging: Option<MessagingAppReport>,
+    pub video: Option<VideoAppReport>,
+}
+
+/// The ready line.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Ready {
+    pub ready: bool,
+    /// The app's id, as `app<index>.<generation>`.
+    pub app: String,
+    pub pid: u32,
+    /// When the clip's first frame is due (video), monotonic ns.
+    pub start_ns: Option<u64>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the apps share.
+
+/// A mutex-protected state and the condition variable its threads wait on.
+#[derive(Debug, Default)]
+pub(crate) struct Shared<S> {
+    state: Mutex<S>,
+    wake: Condvar,
+}
+
+impl<S> Shared<S> {
+    pub(crate) fn new(s: S) -> Shared<S> {
+        Shared {
+            state: Mutex::new(s),
+            wake: Condvar::new(),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, S> {
+        // Every update of an app's state is a few assignments made under the lock without
+        // calls that panic, so a poisoned lock still guards consistent data.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Blocks (no timeout) until `ready` holds; `ready` is checked under the lock.
+    pub(crate) fn wait_until<'a>(
+        &self,
+        mut g: MutexGuard<'a, S>,
+        mut ready: impl FnMut(&mut S) -> bool,
+    ) -> MutexGuard<'a, S> {
+        while !ready(&mut g) {
+            g = self
+                .wake
+                .wait(g)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        g
+    }
+
+    pub(crate) fn notify(&self) {
+        self.wake.notify_all();
+    }
+}
+
+/// Handling and drawing figures every app keeps. One entry per handled event and per frame, so
+/// the counts are the lengths.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Stats {
+    /// Per handled event.
+    pub latencies_ns: Vec<u64>,
+    pub frame_latencies_ns: Vec<u64>,
+    /// Per frame drawn.
+    pub frame_done_ns: Vec<u64>,
+    pub draw_errors: u64,
+}
+
+impl Stats {
+    /// An event whose handler started at `start_ns`.
+    pub(crate) fn handled(&mut self, ev: &AppEvent, start_ns: u64) {
+        self.latencies_ns
+            .push(start_ns.saturating_sub(ev.injected_ns));
+    }
+
+    /// A frame acknowledged at `done_ns`, showing the events injected at `injected_ns`.
+    pub(crate) fn frame(&mut self, done_ns: u64, injected_ns: &[u64]) {
+        self.frame_done_ns.push(done_ns);
+        self.frame_latencies_ns
+            .extend(injected_ns.iter().map(|&i| done_ns.saturating_sub(i)));
+    }
+
+    /// Events handled.
+    pub(crate) fn delivered(&self) -> u64 {
+        self.latencies_ns.len() as u64
+    }
+
+    /// Frames drawn.
+    pub(crate) fn frames_drawn(&self) -> u64 {
+        self.frame_done_ns.len() as u64
+    }
+}
+
+/// What a `COMPOSE`/`DRAW` result means for the drawing loop.
+pub(crate) enum Drawn {
+    Ok,
+    /// Refused by the server (counted); the loop carries on.
+    Refused,
+    /// The app is stopping or the server has gone: return.
+    Stop,
+}
+
+pub(crate) fn drawn(r: Result<(), KdsClientError>) -> Drawn {
+    match r {
+        Ok(()) => Drawn::Ok,
+        Err(KdsClientError::Refused { .. }) => Drawn::Refused,
+        Err(_) => Drawn::Stop,
+    }
+}
+
+/// One app's logic, driven by whichever delivery model runs it.
+pub(crate) trait LiveApp: Send + Sync + 'static {
+    /// The kinds its handlers take.
+    fn kinds(&self) -> &'static [EventKind];
+    /// The handler; `start_ns` is the clock read as its first act.
+    fn on_event(&self, ev: &AppEvent, start_ns: u64);
+    /// The pull model's poll of the app's other inputs (after its input socket).
+    fn on_poll(&self) {}
+    /// Makes the app's own waits return (drawing, network), before the runtime stops.
+    fn stop(&self);
+    /// The figures, once stopped.
+    fn report(&self) -> (Stats, Option<MessagingAppReport>, Option<VideoAppReport>);
+}
+
+/// A baseline's loop calling an app's handlers.
+struct LoopHandler(Arc<dyn LiveApp>);
+
+impl BaselineHandler for LoopHandler {
+    fn on_event(&mut self, ev: &AppEvent) {
+        let start_ns = sys::monotonic_ns();
+        self.0.on_event(ev, start_ns);
+    }
+
+    fn on_poll(&mut self) {
+        self.0.on_poll();
+    }
+}
+
+/// Takes ownership of the inherited hub descriptor after checking it names a socket.
+fn adopt_hub_fd(fd: RawFd) -> Result<OwnedFd, AppError> {
+    let bad = |why: String| AppError::BadHubFd { fd, why };
+    if fd < 3 {
+        return Err(bad("standard streams are not a hub connection".into()));
+    }
+    let target = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .map_err(|e| bad(format!("not an open descriptor ({e})")))?;
+    if !target.to_string_lossy().starts_with("socket:") {
+        return Err(bad(format!("is {}, not a socket", target.display())));
+    }
+    // SAFETY: the descriptor is open (checked above), was inherited for this purpose, and
+    // nothing else in this process refers to it; the OwnedFd becomes its only owner.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The baseline's app loop on a thread of its own.
+struct AppLoop {
+    stop: Arc<EventFd>,
+    handle: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+fn start_loop(
+    model: Model,
+    hub: OwnedFd,
+    app: Arc<dyn LiveApp>,
+    kds: &KdsApp,
+) -> Result<AppLoop, AppError> {
+    let stop = Arc::new(EventFd::new()?);
+    let s = Arc::clone(&stop);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("app-loop".into())
+        .spawn(move || {
+            let _ = tx.send(sys::gettid());
+            stack::run_baseline_app(model, hub, LoopHandler(app), &s).map(|_| ())
+        })?;
+    let tid = rx
+        .recv()
+        .map_err(|_| AppError::Loop("the loop thread ended at once".into()))?;
+    kds.declare_thread(ThreadCategory::Event, tid)?;
+    Ok(AppLoop { stop, handle })
+}
+
+/// Window size an app asks for (0 × 0: the whole screen).
+fn window_size(cfg: &AppConfig) -> (u32, u32) {
+    match cfg.kind {
+        AppKind::Tracking => (0, 0),
+        AppKind::Messaging => (messaging::WINDOW_W_PX, messaging::WINDOW_H_PX),
+        AppKind::Video => cfg.video_size.unwrap_or((
+            lull_workload::video::SEED000.width_px,
+            lull_workload::video::SEED000.height_px,
+        )),
+    }
+}
+
+/// Runs one app: attach, set up, print the ready line on `out`, run until `stop` on `input`,
+/// detach, and return the report (the caller prints it).
+///
+/// # Errors
+/// [`AppError`] when the app cannot be set up.
+pub fn run(
+    cfg: &AppConfig,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> Result<AppReport, AppError> {
+    let baseline = cfg.model.baseline();
+    let hub = match (baseline, cfg.hub_fd) {
+        (Some(_), Some(fd)) => Some(adopt_hub_fd(fd)?),
+        (Some(_), None) => {
+            return Err(AppError::MissingHubFd {
+                model: cfg.model.name(),
+            })
+        }
+        (None, Some(_)) => return Err(AppError::UnexpectedHubFd(cfg.model.name())),
+        (None, None) => None,
+    };
+    let (width, height) = window_size(cfg);
+    let kds = KdsApp::attach(
+        &cfg.kds_socket,
+        &AppOptions {
+            width,
+            height,
+            name: cfg.kind.name().to_owned(),
+            guis: cfg.model.guis(),
+        },
+    )?;
+    let mut start_ns = None;
+    let app: Arc<dyn LiveApp> = match cfg.kind {
+        AppKind::Tracking => tracking::start(&kds)?,
+        AppKind::Messaging => {
+            let addr = cfg.respondent.ok_or(AppError::MissingRespondent)?;
+            messaging::start(&kds, addr, cfg.model == AppModel::Pull16ms)?
+        }
+        AppKind::Video => {
+            let mut params = lull_workload::video::SEED000;
+            params.width_px = width;
+            params.height_px = height;
+            if let Some(ms) = cfg.clip_ms {
+                params.duration_ms = ms;
+            }
+            let at = sys::monotonic_ns() + VIDEO_START_LEAD_NS;
+            start_ns = Some(at);
+            video::start(&kds, params, cfg.seed, at)?
+        }
+    };
+    let app_loop = match (baseline, hub) {
+        (Some(model), Some(hub)) => Some(start_loop(model, hub, Arc::clone(&app), &kds)?),
+        _ => {
+            for &kind in app.kinds() {
+                let a = Arc::clone(&app);
+                kds.esm_register(kind, move |ev| {
+                    let start_ns = sys::monotonic_ns();
+                    a.on_event(ev, start_ns);
+                })?;
+            }
+            None
+        }
+    };
+    let ready = Ready {
+        ready: true,
+        app: kds.app().to_string(),
+        pid: std::process::id(),
+        start_ns,
+    };
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string(&ready).map_err(std::io::Error::other)?
+    )?;
+    out.flush()?;
+
+    // Until `stop` (or the harness closing our stdin).
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line)? == 0 || line.trim() == "stop" {
+            break;
+        }
+    }
+
+    let mut loop_error = None;
+    if let Some(l) = app_loop {
+        let _ = l.stop.signal();
+        match l.handle.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => loop_error = Some(e.to_string()),
+            Err(_) => loop_error = Some("panicked".into()),
+        }
+    }
+    app.stop();
+    let counters = kds.detach()?;
+    if let Some(e) = loop_error {
+        return Err(AppError::Loop(e));
+    }
+    let (stats, messaging, video) = app.report();
+    Ok(AppReport {
+        app: cfg.kind,
+        model: cfg.model,
+        delivered: stats.delivered(),
+        dropped_reported: counters.dropped_reported,
+        frames_drawn: stats.frames_drawn(),
+        latencies_ns: stats.latencies_ns,
+        frame_latencies_ns: stats.frame_latencies_ns,
+        frame_done_ns: stats.frame_done_ns,
+        draw_errors: stats.draw_errors,
+        runtime: counters,
+        messaging,
+        video,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in AppKind::ALL {
+            assert_eq!(AppKind::from_name(k.name()), Some(k));
+        }
+        for m in AppModel::ALL {
+            assert_eq!(AppModel::from_name(m.name()), Some(m));
+            assert_eq!(
+                serde_json::to_string(&m).unwrap(),
+                format!("\"{}\"", m.name())
+            );
+        }
+        assert_eq!(AppModel::EsmKdsGuis.baseline(), None);
+        assert_eq!(AppModel::Pull16ms.baseline(), Some(Model::Pull16ms));
+        assert_eq!(AppModel::from_name("esm"), None);
+    }
+
+    #[test]
+    fn stats_measure_from_injection() {
+        let mut s = Stats::default();
+        let ev = AppEvent {
+            seq: lull_model::EventSeq(0),
+            kind: EventKind::Key,
+            payload: lull_model::Payload::Key {
+                code: 30,
+                pressed: true,
+            },
+            injected_ns: 1_000,
+        };
+        s.handled(&ev, 1_500);
+        s.frame(4_000, &[1_000, 2_000]);
+        assert_eq!(s.latencies_ns, [500]);
+        assert_eq!(s.frame_latencies_ns, [3_000, 2_000]);
+        assert_eq!((s.delivered(), s.frames_drawn()), (1, 1));
+    }
+
+    #[test]
+    fn a_hub_fd_must_be_an_open_socket() {
+        assert!(matches!(
+            adopt_hub_fd(1),
+            Err(AppError::BadHubFd { fd: 1, .. })
+        ));
+        assert!(matches!(
+            adopt_hub_fd(1 << 20),
+            Err(AppError::BadHubFd { .. })
+        ));
+    }
+}

@@ -1,0 +1,285 @@
+//! Benchmark children. Each runs in a forked process (so the recorder, which counts its own
+//! process's threads rather than logging them, logs it) and is reaped with `wait4`, whose
+//! `rusage` is the getrusage figure seed 002 compares against.
+//!
+//! The child only computes, issues `write`/`read` system calls on descriptors prepared by the
+//! parent, reads the clock and calls `_exit`: nothing that allocates or takes a lock, which is
+//! what a child forked from a multi-threaded process may safely do.
+
+use std::ffi::CString;
+use std::hint::black_box;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use lull_os::sys::monotonic_ns;
+use serde::Serialize;
+
+/// Side of the matrices of the compute benchmark: 3 × 128² doubles = 384 KiB, resident in L2,
+/// so the benchmark is compute-bound like seed 002's matrixMultiply.
+pub const MATMUL_N: usize = 128;
+
+/// What a child does.
+#[derive(Debug, Clone)]
+pub enum Workload {
+    /// `reps` products of two `MATMUL_N`² matrices (seed 002 §3.1's matrixMultiply).
+    MatMul { reps: u32 },
+    /// `count` single-byte appends to `path` (seed 002 §3.2's I/O benchmark).
+    Append { path: CString, count: u64 },
+    /// `rounds` one-byte round trips between this child and a grandchild over two pipes: every
+    /// round is two wakeups and two context switches, a scheduler-event generator.
+    PingPong { rounds: u64 },
+    /// Spin until `until_ns` on CLOCK_MONOTONIC (a busy thread for TLP).
+    Spin { until_ns: u64 },
+}
+
+/// A reaped child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ChildRun {
+    pub pid: u32,
+    pub exit_status: i32,
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+}
+
+/// Matrices allocated before the fork.
+#[derive(Debug)]
+pub struct Matrices {
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+}
+
+impl Default for Matrices {
+    fn default() -> Self {
+        let n = MATMUL_N;
+        Matrices {
+            a: (0..n * n).map(|i| (i % 7) as f64 * 0.5).collect(),
+            b: (0..n * n).map(|i| (i % 5) as f64 * 0.25).collect(),
+            c: vec![0.0; n * n],
+        }
+    }
+}
+
+/// One product `c = a × b` (i-k-j order, vectorisable inner loop).
+pub fn matmul_once(m: &mut Matrices) {
+    let n = MATMUL_N;
+    m.c.iter_mut().for_each(|v| *v = 0.0);
+    for i in 0..n {
+        for k in 0..n {
+            let aik = m.a[i * n + k];
+            let (row_b, row_c) = (&m.b[k * n..(k + 1) * n], &mut m.c[i * n..(i + 1) * n]);
+            for (cv, bv) in row_c.iter_mut().zip(row_b) {
+                *cv += aik * bv;
+            }
+        }
+    }
+    black_box(&m.c);
+}
+
+fn child_main(w: &Workload, m: &mut Matrices) -> i32 {
+    match w {
+        Workload::MatMul { reps } => {
+            for _ in 0..*reps {
+                matmul_once(m);
+            }
+            0
+        }
+        Workload::Append { path, count } => {
+            // SAFETY: path is a valid C string prepared before the fork.
+            let fd = unsafe {
+                libc::open(
+                    path.as_ptr(),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND,
+                    0o600,
+                )
+            };
+            if fd < 0 {
+                return 2;
+            }
+            let byte = [b'x'];
+            for _ in 0..*count {
+                // SAFETY: one valid byte from a live buffer.
+                if unsafe { libc::write(fd, byte.as_ptr().cast(), 1) } != 1 {
+                    return 3;
+                }
+            }
+            // SAFETY: fd is ours.
+            unsafe { libc::close(fd) };
+            0
+        }
+        Workload::PingPong { rounds } => pingpong(*rounds),
+        Workload::Spin { until_ns } => {
+            let mut x = 0u64;
+            while monotonic_ns() < *until_ns {
+                for _ in 0..1000 {
+                    x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+            0
+        }
+    }
+}
+
+fn pingpong(rounds: u64) -> i32 {
+    let mut ab = [0i32; 2];
+    let mut ba = [0i32; 2];
+    // SAFETY: out-arrays of two descriptors each.
+    if unsafe { libc::pipe(ab.as_mut_ptr()) } != 0 || unsafe { libc::pipe(ba.as_mut_ptr()) } != 0 {
+        return 4;
+    }
+    // SAFETY: this child is single-threaded; the grandchild only does read/write/_exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return 5;
+    }
+    let mut b = [0u8; 1];
+    if pid == 0 {
+        for _ in 0..rounds {
+            // SAFETY: one-byte transfers on our pipes.
+            unsafe {
+                if libc::read(ab[0], b.as_mut_ptr().cast(), 1) != 1
+                    || libc::write(ba[1], b.as_ptr().cast(), 1) != 1
+                {
+                    libc::_exit(6);
+                }
+            }
+        }
+        // SAFETY: leaves the grandchild at once.
+        unsafe { libc::_exit(0) };
+    }
+    for _ in 0..rounds {
+        // SAFETY: as above.
+        unsafe {
+            if libc::write(ab[1], b.as_ptr().cast(), 1) != 1
+                || libc::read(ba[0], b.as_mut_ptr().cast(), 1) != 1
+            {
+                return 7;
+            }
+        }
+    }
+    let mut status = 0;
+    // SAFETY: reaps our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    0
+}
+
+/// How a child is scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// Fair scheduling at this nice value.
+    Nice(i32),
+    /// `SCHED_FIFO` at this real-time priority: runs whenever it is runnable, ahead of all fair
+    /// tasks (the kernel still keeps 5 % of each second for them).
+    Fifo(i32),
+}
+
+/// Forks a child running `w`, pinned to `cpu` when given, at `prio` when given.
+pub fn spawn(
+    w: &Workload,
+    m: &mut Matrices,
+    cpu: Option<usize>,
+    prio: Option<Priority>,
+) -> std::io::Result<u32> {
+    // SAFETY: the child runs only async-signal-safe work (see the module comment) and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // Drop every inherited descriptor (tracefs buffers of a running recorder among them: a
+        // tracefs instance cannot be removed while any process holds one of its files open).
+        // SAFETY: close_range on our own descriptor table.
+        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+        if let Some(c) = cpu {
+            // SAFETY: cpu_set_t is plain data.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(c, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+        }
+        match prio {
+            // SAFETY: plain system calls on ourselves with a valid sched_param.
+            Some(Priority::Nice(n)) => unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, 0, n);
+            },
+            Some(Priority::Fifo(p)) => unsafe {
+                let param = libc::sched_param { sched_priority: p };
+                libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
+            },
+            None => {}
+        }
+        let code = child_main(w, m);
+        // SAFETY: leaves the child without running the parent's destructors or atexit hooks.
+        unsafe { libc::_exit(code) };
+    }
+    Ok(pid as u32)
+}
+
+/// Reaps `pid` and returns its resource usage.
+pub fn reap(pid: u32) -> std::io::Result<ChildRun> {
+    let mut status = 0;
+    // SAFETY: rusage is plain data filled by the kernel.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits for our own child with valid out-pointers.
+        let r = unsafe { libc::wait4(pid as i32, &mut status, 0, &mut ru) };
+        if r == pid as i32 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    let exit_status = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    Ok(ChildRun {
+        pid,
+        exit_status,
+        utime_ns: tv(ru.ru_utime),
+        stime_ns: tv(ru.ru_stime),
+        nvcsw: ru.ru_nvcsw as u64,
+        nivcsw: ru.ru_nivcsw as u64,
+    })
+}
+
+/// Runs the workloads concurrently (each with its CPU), returns their runs and the wall time
+/// from the first fork to the last reap.
+pub fn run_all(
+    ws: &[(Workload, Option<usize>)],
+    m: &mut Matrices,
+    prio: Option<Priority>,
+) -> std::io::Result<(Vec<ChildRun>, u64)> {
+    let t0 = monotonic_ns();
+    let mut pids = Vec::new();
+    for (w, cpu) in ws {
+        pids.push(spawn(w, m, *cpu, prio)?);
+    }
+    let mut runs = Vec::new();
+    for p in pids {
+        let r = reap(p)?;
+        if r.exit_status != 0 {
+            return Err(std::io::Error::other(format!(
+                "benchmark child {p} exited with status {}",
+                r.exit_status
+            )));
+        }
+        runs.push(r);
+    }
+    Ok((runs, monotonic_ns() - t0))
+}
+
+/// A path for the append benchmark's file, as a path and as the C string the child opens.
+pub fn append_path(dir: &Path) -> (std::path::PathBuf, CString) {
+    let p = dir.join(format!("lull-audit-append-{}.dat", std::process::id()));
+    let c = CString::new(p.as_os_str().as_bytes())
+        .unwrap_or_else(|_| c"/tmp/lull-audit-append.dat".to_owned());
+    (p, c)
+}

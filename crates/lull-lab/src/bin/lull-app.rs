@@ -1,0 +1,101 @@
+//! `lull-app`: the live apps of seed 000 chapter 6 (tracking, messaging, video) as programs that
+//! attach to the display server and take their input through one delivery model. Started by
+//! `lull live experiment`; the process interface is described in `lull_lab::apps`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use lull_lab::apps::{self, AppConfig, AppKind, AppModel, MAX_CLIP_MS};
+use lull_lab::kds_demo::MAX_SCREEN_SIDE_PX;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lull-app",
+    version,
+    about = "A live app (tracking, messaging, video) under one delivery model; run by `lull live experiment`"
+)]
+struct Args {
+    /// tracking, messaging or video.
+    #[arg(value_parser = parse_kind)]
+    app: AppKind,
+    /// esm-kds-guis, pull-16ms, vsync-batched or blocking-middleware.
+    #[arg(long, value_parser = parse_model)]
+    model: AppModel,
+    /// The display server's control socket.
+    #[arg(long)]
+    kds_socket: PathBuf,
+    /// The inherited connection to the harness's hub (baselines only).
+    #[arg(long)]
+    hub_fd: Option<i32>,
+    /// The respondent's address (messaging), e.g. 127.0.0.1:7000.
+    #[arg(long)]
+    respondent: Option<SocketAddr>,
+    /// Video clip length, ms (default: seed 000's 30 s).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIP_MS))]
+    clip_ms: Option<u64>,
+    /// Video frame size, WIDTHxHEIGHT (default: seed 000's 1920x1080).
+    #[arg(long, value_parser = parse_size)]
+    video_size: Option<(u32, u32)>,
+    /// Seed of the video decoder's residuals.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+fn parse_kind(s: &str) -> Result<AppKind, String> {
+    AppKind::from_name(s).ok_or_else(|| format!("{s:?}: expected tracking, messaging or video"))
+}
+
+fn parse_model(s: &str) -> Result<AppModel, String> {
+    AppModel::from_name(s).ok_or_else(|| {
+        format!("{s:?}: expected esm-kds-guis, pull-16ms, vsync-batched or blocking-middleware")
+    })
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT"))?;
+    let n = |v: &str| {
+        v.parse::<u32>()
+            .ok()
+            // The window is at most the screen, and no screen is larger.
+            .filter(|&v| (1..=MAX_SCREEN_SIDE_PX).contains(&v))
+            .ok_or_else(|| format!("{s:?}: sides must be 1..={MAX_SCREEN_SIDE_PX}"))
+    };
+    Ok((n(w)?, n(h)?))
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    let cfg = AppConfig {
+        kind: a.app,
+        model: a.model,
+        kds_socket: a.kds_socket,
+        hub_fd: a.hub_fd,
+        respondent: a.respondent,
+        clip_ms: a.clip_ms,
+        video_size: a.video_size,
+        seed: a.seed,
+    };
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut out = std::io::stdout();
+    match apps::run(&cfg, &mut input, &mut out) {
+        Ok(report) => match serde_json::to_string(&report) {
+            Ok(line) => {
+                println!("{line}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("lull-app: cannot write the report: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(e) => {
+            eprintln!("lull-app {}: {e}", a.app.name());
+            ExitCode::FAILURE
+        }
+    }
+}

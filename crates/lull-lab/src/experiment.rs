@@ -1,0 +1,1541 @@
+//! `lull live experiment`: one of the three live apps (`crate::apps`, the `lull-app` binary)
+//! under one delivery model, end to end on this machine, with latency, frames, and CPU time and
+//! wake-ups per guiS thread category read from the kernel.
+//!
+//! The harness runs, as threads of this process: the daemon (`lulld`'s loop with its display
+//! server on a headless 1920 × 1080 screen, plus guiS for `esm-kds-guis`), the device driver
+//! replaying the workload into an evdev pipe (read by the daemon under `esm-kds-guis`, by the
+//! hub under a baseline), the baseline's hub, and for messaging the respondent. The app is a
+//! separate process: `lull-app`, given the hub's connection by inheritance. The harness waits
+//! for the app's ready line, waits until every measured thread is asleep, opens the measurement
+//! window, starts the replay (or lets the clip start), waits for the workload's end plus
+//! [`TAIL_NS`], closes the window, sends `stop`, and reads the app's report.
+//!
+//! Measured threads: every thread of the app, by the category it declared to the display server
+//! (`WindowInfo::threads`; threads it did not declare — the runtime's channel thread, the main
+//! thread, and under a baseline the runtime's unused event thread — are `other`), and the
+//! daemon and hub threads as `server`. The driver stands for the input device and the
+//! respondent for the remote party; the driver is listed but not counted, the respondent is not
+//! measured.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use lull::kds_client::{KdsAdmin, KdsClientError};
+use lull_model::time::{ns_to_ms, NS_PER_MS, NS_PER_S};
+use lull_model::{AppId, ThreadCategory};
+use lull_os::procfs::{self, ThreadSample};
+use lull_os::sys::{self, EventFd};
+use lull_workload::messaging::{self, MessagingError, MessagingParams};
+use lull_workload::{Trace, TraceError};
+use lulld::daemon::{Daemon, DaemonConfig, DaemonError, DaemonReport, Stopper};
+use lulld::guis::{GuisConfig, GuisReport, GuisStatus, IdleAction};
+use lulld::kds::KdsConfig;
+use lulld::replay::ReplayCounters;
+use serde::Serialize;
+
+use crate::apps::{AppKind, AppModel, AppReport, Ready};
+use crate::live::LatencyUs;
+use crate::measure;
+use crate::respondent::{Respondent, RespondentHandle};
+use crate::stack;
+
+/// How long the app may take from start to its ready line (a debug build composing the 1080p
+/// tracking guide on a loaded machine takes about a second).
+pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the app may take from `stop` to its report (it detaches and joins its threads).
+pub const REPORT_TIMEOUT: Duration = Duration::from_secs(30);
+/// From opening the window to the replay's time 0: the driver thread arms its timer.
+pub const REPLAY_LEAD_NS: u64 = 20 * NS_PER_MS;
+/// After the workload's last event (or the clip's end), before the window closes: 15 periods of
+/// pull-16ms, so every model's app has handled and drawn its last input.
+pub const TAIL_NS: u64 = 250 * NS_PER_MS;
+/// From the `WM_BACKGROUND` reply to opening the background window: the app's threads learn the
+/// new state (a push, microseconds) and any request in flight at the change completes (one frame
+/// at most, tens of milliseconds at 1080p), so the window holds the steady background state.
+pub const BACKGROUND_LEAD_NS: u64 = 300 * NS_PER_MS;
+/// After the lead, how long the harness waits for the drawing thread to be asleep.
+pub const BACKGROUND_ASLEEP_TIMEOUT: Duration = Duration::from_secs(1);
+/// Seed 000's session for the messaging app.
+pub const MESSAGING_SEED: u64 = 0;
+/// The `background-10s` scenario: to the background 10 s into the clip, back 10 s later.
+pub const BACKGROUND_10S: BackgroundPlan = BackgroundPlan {
+    at_ns: 10 * NS_PER_S,
+    for_ns: 10 * NS_PER_S,
+};
+
+/// The apps of `lull live experiment --app`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+pub enum ExperimentApp {
+    #[serde(rename = "tracking-10s")]
+    Tracking10s,
+    #[serde(rename = "tracking-20s")]
+    Tracking20s,
+    #[serde(rename = "tracking-60s")]
+    Tracking60s,
+    #[serde(rename = "messaging")]
+    Messaging,
+    #[serde(rename = "video")]
+    Video,
+}
+
+impl ExperimentApp {
+    pub const ALL: [ExperimentApp; 5] = [
+        ExperimentApp::Tracking10s,
+        ExperimentApp::Tracking20s,
+        ExperimentApp::Tracking60s,
+        ExperimentApp::Messaging,
+        ExperimentApp::Video,
+    ];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ExperimentApp::Tracking10s => "tracking-10s",
+            ExperimentApp::Tracking20s => "tracking-20s",
+            ExperimentApp::Tracking60s => "tracking-60s",
+            ExperimentApp::Messaging => "messaging",
+            ExperimentApp::Video => "video",
+        }
+    }
+
+    #[must_use]
+    pub fn from_name(s: &str) -> Option<ExperimentApp> {
+        ExperimentApp::ALL.into_iter().find(|a| a.name() == s)
+    }
+
+    #[must_use]
+    pub fn kind(self) -> AppKind {
+        match self {
+            ExperimentApp::Tracking10s
+            | ExperimentApp::Tracking20s
+            | ExperimentApp::Tracking60s => AppKind::Tracking,
+            ExperimentApp::Messaging => AppKind::Messaging,
+            ExperimentApp::Video => AppKind::Video,
+        }
+    }
+
+    /// The length the stylus recording is scaled to (seed 000, chapter 6).
+    fn tracking_span_ns(self) -> Option<u64> {
+        match self {
+            ExperimentApp::Tracking10s => Some(10 * NS_PER_S),
+            ExperimentApp::Tracking20s => Some(20 * NS_PER_S),
+            ExperimentApp::Tracking60s => Some(60 * NS_PER_S),
+            _ => None,
+        }
+    }
+}
+
+/// `--scenario`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+pub enum Scenario {
+    #[serde(rename = "none")]
+    None,
+    /// The video app goes to the background 10 s into the clip for 10 s.
+    #[serde(rename = "background-10s")]
+    Background10s,
+}
+
+impl Scenario {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::None => "none",
+            Scenario::Background10s => "background-10s",
+        }
+    }
+
+    #[must_use]
+    pub fn from_name(s: &str) -> Option<Scenario> {
+        [Scenario::None, Scenario::Background10s]
+            .into_iter()
+            .find(|x| x.name() == s)
+    }
+}
+
+/// When the app is sent to the background, from the workload's time 0, and for how long.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+pub struct BackgroundPlan {
+    pub at_ns: u64,
+    pub for_ns: u64,
+}
+
+/// What the app is fed.
+#[derive(Clone, Debug)]
+pub enum Workload {
+    /// Input events replayed through the device (tracking: the stylus recording; messaging: the
+    /// simulated keyboard), over `span_ns` from time 0 (at least the trace's span: a messaging
+    /// session goes on after its last key while the user reads the reply).
+    Replay { trace: Trace, span_ns: u64 },
+    /// The video clip; no input.
+    Clip {
+        width_px: u32,
+        height_px: u32,
+        clip_ms: u64,
+    },
+}
+
+impl Workload {
+    /// From time 0 to the last event or the clip's end.
+    #[must_use]
+    pub fn span_ns(&self) -> u64 {
+        match self {
+            Workload::Replay { trace, span_ns } => trace.span_ns().max(*span_ns),
+            Workload::Clip { clip_ms, .. } => clip_ms * NS_PER_MS,
+        }
+    }
+}
+
+/// Everything one run needs.
+#[derive(Clone, Debug)]
+pub struct ExperimentSpec {
+    /// The name the report carries (`tracking-20s`, ...).
+    pub app_name: String,
+    pub kind: AppKind,
+    pub model: AppModel,
+    pub scenario: Scenario,
+    pub workload: Workload,
+    pub background: Option<BackgroundPlan>,
+    /// The `lull-app` executable.
+    pub app_binary: PathBuf,
+    /// Seed of the video decoder.
+    pub seed: u64,
+}
+
+/// Errors of an experiment.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error("unknown app {0:?}; expected one of tracking-10s, tracking-20s, tracking-60s, messaging, video")]
+    UnknownApp(String),
+    #[error("unknown model {0:?}; expected one of esm-kds-guis, pull-16ms, vsync-batched, blocking-middleware")]
+    UnknownModel(String),
+    #[error("unknown scenario {0:?}; expected none or background-10s")]
+    UnknownScenario(String),
+    #[error("scenario {scenario} is for the video app, not {app}")]
+    ScenarioNeedsVideo { scenario: String, app: String },
+    #[error(
+        "the background plan ({at_ms} ms + {for_ms} ms) does not fit in the {span_ms} ms workload"
+    )]
+    BackgroundOutsideWorkload {
+        at_ms: u64,
+        for_ms: u64,
+        span_ms: u64,
+    },
+    #[error("the trace holds {0:?}, which has no evdev form; apps take input events only")]
+    NotInput(lull_model::RawEvent),
+    #[error("cannot find the lull-app program at {path}: {why} (build it with `cargo build -p lull-lab`, or pass --app-binary)")]
+    AppBinary { path: PathBuf, why: String },
+    #[error("trace: {0}")]
+    Trace(#[from] TraceError),
+    #[error("messaging session: {0}")]
+    Messaging(#[from] MessagingError),
+    #[error("daemon: {0}")]
+    Daemon(#[from] DaemonError),
+    #[error("display server: {0}")]
+    Kds(#[from] KdsClientError),
+    #[error("cannot start {path}: {source}")]
+    Spawn {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the app failed ({status}): {stderr}")]
+    AppFailed { status: String, stderr: String },
+    #[error("the app broke the protocol: {0}")]
+    AppProtocol(String),
+    #[error("the display server lists no window of the app's process {0}")]
+    NoWindow(u32),
+    #[error("a harness thread failed: {0}")]
+    Thread(String),
+    #[error("the ESM's accounting is broken: {0}")]
+    Accounting(String),
+    #[error("system call: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{what}: {source}")]
+    During {
+        what: String,
+        source: Box<ExperimentError>,
+    },
+}
+
+impl ExperimentError {
+    /// The arguments named no such experiment (a usage error, not a failure to run one).
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            ExperimentError::UnknownApp(_)
+                | ExperimentError::UnknownModel(_)
+                | ExperimentError::UnknownScenario(_)
+                | ExperimentError::ScenarioNeedsVideo { .. }
+        )
+    }
+
+    fn during(self, what: impl Into<String>) -> ExperimentError {
+        ExperimentError::During {
+            what: what.into(),
+            source: Box::new(self),
+        }
+    }
+}
+
+/// A scenario runs only on the app it was written for (`background-10s`: video).
+///
+/// # Errors
+/// [`ExperimentError::ScenarioNeedsVideo`].
+pub fn check_scenario(app: ExperimentApp, scenario: Scenario) -> Result<(), ExperimentError> {
+    match scenario {
+        Scenario::Background10s if app != ExperimentApp::Video => {
+            Err(ExperimentError::ScenarioNeedsVideo {
+                scenario: scenario.name().into(),
+                app: app.name().into(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Parses `--app`.
+///
+/// # Errors
+/// [`ExperimentError::UnknownApp`].
+pub fn parse_app(s: &str) -> Result<ExperimentApp, ExperimentError> {
+    ExperimentApp::from_name(s).ok_or_else(|| ExperimentError::UnknownApp(s.to_owned()))
+}
+
+/// Parses `--model`.
+///
+/// # Errors
+/// [`ExperimentError::UnknownModel`].
+pub fn parse_model(s: &str) -> Result<AppModel, ExperimentError> {
+    AppModel::from_name(s).ok_or_else(|| ExperimentError::UnknownModel(s.to_owned()))
+}
+
+/// Parses `--scenario`.
+///
+/// # Errors
+/// [`ExperimentError::UnknownScenario`].
+pub fn parse_scenario(s: &str) -> Result<Scenario, ExperimentError> {
+    Scenario::from_name(s).ok_or_else(|| ExperimentError::UnknownScenario(s.to_owned()))
+}
+
+/// `lull-app` beside the running executable (`target/release/lull` → `target/release/lull-app`).
+///
+/// # Errors
+/// [`ExperimentError::AppBinary`] when it is not there.
+pub fn default_app_binary() -> Result<PathBuf, ExperimentError> {
+    let exe = std::env::current_exe()?;
+    let path = exe.with_file_name("lull-app");
+    check_app_binary(&path)?;
+    Ok(path)
+}
+
+fn check_app_binary(path: &Path) -> Result<(), ExperimentError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(ExperimentError::AppBinary {
+            path: path.to_owned(),
+            why: "not a file".into(),
+        }),
+        Err(e) => Err(ExperimentError::AppBinary {
+            path: path.to_owned(),
+            why: e.to_string(),
+        }),
+    }
+}
+
+impl ExperimentSpec {
+    /// Seed 000's experiment: the stylus recording `stylus` scaled to 10, 20 or 60 s; the
+    /// messaging session of `messaging::SEED000`; the 30 s 1080p clip at 29.97 fps.
+    ///
+    /// # Errors
+    /// [`ExperimentError`] for a scenario on another app than video, or workload errors.
+    pub fn standard(
+        app: ExperimentApp,
+        model: AppModel,
+        scenario: Scenario,
+        stylus: &Trace,
+        app_binary: PathBuf,
+    ) -> Result<ExperimentSpec, ExperimentError> {
+        let workload = match (app, app.tracking_span_ns()) {
+            (_, Some(span_ns)) => Workload::Replay {
+                trace: stylus.scaled_to(span_ns)?,
+                span_ns,
+            },
+            (ExperimentApp::Video, None) => {
+                let v = lull_workload::video::SEED000;
+                Workload::Clip {
+                    width_px: v.width_px,
+                    height_px: v.height_px,
+                    clip_ms: v.duration_ms,
+                }
+            }
+            (_, None) => messaging_workload(&messaging::SEED000)?,
+        };
+        check_scenario(app, scenario)?;
+        let background = match scenario {
+            Scenario::None => None,
+            Scenario::Background10s => Some(BACKGROUND_10S),
+        };
+        Ok(ExperimentSpec {
+            app_name: app.name().to_owned(),
+            kind: app.kind(),
+            model,
+            scenario,
+            workload,
+            background,
+            app_binary,
+            seed: 0,
+        })
+    }
+
+    /// A messaging experiment on a session of `params` (tests use short ones).
+    ///
+    /// # Errors
+    /// As [`messaging::messaging_trace`].
+    pub fn messaging(
+        params: &MessagingParams,
+        model: AppModel,
+        app_binary: PathBuf,
+    ) -> Result<ExperimentSpec, ExperimentError> {
+        Ok(ExperimentSpec {
+            app_name: "messaging".into(),
+            kind: AppKind::Messaging,
+            model,
+            scenario: Scenario::None,
+            workload: messaging_workload(params)?,
+            background: None,
+            app_binary,
+            seed: 0,
+        })
+    }
+}
+
+/// The keys of a messaging session, over the whole session (its reading pauses included).
+fn messaging_workload(params: &MessagingParams) -> Result<Workload, ExperimentError> {
+    let session = messaging::messaging_session(params, MESSAGING_SEED)?;
+    Ok(Workload::Replay {
+        trace: session.keys,
+        span_ns: session.end_ns,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report.
+
+/// Latency statistics in µs (nearest-rank percentiles) and the sample count.
+#[derive(Clone, Copy, PartialEq, Debug, Default, Serialize)]
+pub struct LatencyStats {
+    #[serde(flatten)]
+    pub us: LatencyUs,
+    pub count: usize,
+}
+
+impl LatencyStats {
+    #[must_use]
+    pub fn of(samples_ns: &[u64]) -> LatencyStats {
+        LatencyStats {
+            us: LatencyUs::of(samples_ns),
+            count: samples_ns.len(),
+        }
+    }
+}
+
+/// Whom a measured thread works for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Group {
+    Event,
+    Drawing,
+    Foreground,
+    Background,
+    /// App threads of no declared category (the runtime's channel thread, the main thread).
+    Other,
+    /// The daemon (ESM + display server) and the baseline's hub.
+    Server,
+    /// The replay driver, standing for the input device: listed, not counted.
+    Device,
+}
+
+impl From<ThreadCategory> for Group {
+    fn from(c: ThreadCategory) -> Group {
+        match c {
+            ThreadCategory::Event => Group::Event,
+            ThreadCategory::Drawing => Group::Drawing,
+            ThreadCategory::Foreground => Group::Foreground,
+            ThreadCategory::Background => Group::Background,
+        }
+    }
+}
+
+/// A figure per group of threads; `total` is the app's threads and the server's.
+#[derive(Clone, Copy, PartialEq, Debug, Default, Serialize)]
+pub struct ByGroup<T> {
+    pub event: T,
+    pub drawing: T,
+    pub foreground: T,
+    pub background: T,
+    pub other: T,
+    pub server: T,
+    pub total: T,
+}
+
+impl<T: Copy + std::ops::AddAssign> ByGroup<T> {
+    fn add(&mut self, g: Group, v: T) {
+        let slot = match g {
+            Group::Event => &mut self.event,
+            Group::Drawing => &mut self.drawing,
+            Group::Foreground => &mut self.foreground,
+            Group::Background => &mut self.background,
+            Group::Other => &mut self.other,
+            Group::Server => &mut self.server,
+            Group::Device => return,
+        };
+        *slot += v;
+        self.total += v;
+    }
+}
+
+/// One thread's share of a window.
+#[derive(Clone, PartialEq, Debug, Serialize)]
+pub struct ThreadUsage {
+    pub group: Group,
+    /// The thread's name (`kds-drawing`, `app-loop`, `lull-daemon`, ...).
+    pub name: String,
+    pub tid: i32,
+    pub wakeups: u64,
+    pub wakeups_per_s: f64,
+    pub involuntary_switches: u64,
+    pub cpu_ms: f64,
+}
+
+/// Every injected event is delivered or dropped.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+pub struct Events {
+    /// Written to the device by the driver.
+    pub injected: u64,
+    /// Handled by the app.
+    pub delivered: u64,
+    /// `injected − delivered`: never handled, for any reason.
+    pub dropped: u64,
+    /// Of those, the ones the stack counted: ESM overflow markers, events the hub could not
+    /// forward.
+    pub dropped_counted: u64,
+}
+
+/// The app in the background (scenario `background-10s`): the window opens once the app knows
+/// it is in the background and its drawing thread is asleep, and closes when it is brought back.
+#[derive(Clone, Copy, PartialEq, Debug, Default, Serialize)]
+pub struct BackgroundWindow {
+    pub drawing_cpu_ms: f64,
+    pub foreground_cpu_ms: f64,
+    pub background_cpu_ms: f64,
+    /// Every thread of the app.
+    pub app_cpu_ms: f64,
+    /// The daemon (composing and drawing frames) and the hub.
+    pub server_cpu_ms: f64,
+    /// Frames whose `DRAW` was acknowledged inside the window.
+    pub frames_drawn: u64,
+    /// Of every thread of the app.
+    pub wakeups: u64,
+    pub drawing_wakeups: u64,
+    pub window_s: f64,
+}
+
+/// The messaging app's network figures.
+#[derive(Clone, PartialEq, Debug, Serialize)]
+pub struct MessagingSummary {
+    pub sent: u64,
+    pub replies: u64,
+    /// Message written → reply handled.
+    pub reply_rtt_us: LatencyStats,
+    pub send_errors: u64,
+    /// Messages the respondent answered.
+    pub respondent_messages: u64,
+}
+
+/// The video app's figures.
+#[derive(Clone, PartialEq, Debug, Serialize)]
+pub struct VideoSummary {
+    pub width_px: u32,
+    pub height_px: u32,
+    pub frames: u64,
+    pub decoded: u64,
+    pub drawn: u64,
+    /// Decoded after the next frame was due.
+    pub late: u64,
+    pub decode_ms_mean: f64,
+}
+
+/// The result of one run, as `lull live experiment --json` prints it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExperimentReport {
+    pub app: String,
+    pub model: AppModel,
+    pub scenario: Scenario,
+    /// Injection → handler start.
+    pub latency_us: LatencyStats,
+    /// Injection → the `DRAW` showing the event acknowledged.
+    pub frame_latency_us: LatencyStats,
+    /// Of the app's threads and the server's, per second of the window.
+    pub wakeups_per_s: f64,
+    pub cpu_ms: ByGroup<f64>,
+    pub wakeups: ByGroup<u64>,
+    /// Frames the app drew (acknowledged `DRAW` passes of its drawing thread).
+    pub frames_drawn: u64,
+    pub events: Events,
+    pub window_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_window: Option<BackgroundWindow>,
+    pub messaging: Option<MessagingSummary>,
+    pub video: Option<VideoSummary>,
+    /// guiS in the daemon (`esm-kds-guis` only): whether the kernel enforced table 1 (and why
+    /// not), and what it did (threads adopted, frozen, left parked in their gate, ...).
+    pub guis: Option<GuisReport>,
+    /// `COMPOSE`/`DRAW` requests the server refused.
+    pub draw_errors: u64,
+    pub threads: Vec<ThreadUsage>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring threads of any process.
+
+#[derive(Clone, Debug)]
+struct Probe {
+    group: Group,
+    name: String,
+    pid: i32,
+    tid: i32,
+}
+
+#[derive(Clone, Debug)]
+struct Mark {
+    at_ns: u64,
+    samples: Vec<Option<ThreadSample>>,
+}
+
+fn mark(probes: &[Probe]) -> Mark {
+    let at_ns = sys::monotonic_ns();
+    Mark {
+        at_ns,
+        samples: probes
+            .iter()
+            .map(|p| procfs::sample_thread(p.pid, p.tid).ok())
+            .collect(),
+    }
+}
+
+/// Per-thread differences between two marks (a thread unreadable at either end counts zero).
+fn usage(probes: &[Probe], a: &Mark, b: &Mark) -> Vec<ThreadUsage> {
+    let secs = b.at_ns.saturating_sub(a.at_ns) as f64 / NS_PER_S as f64;
+    probes
+        .iter()
+        .zip(a.samples.iter().zip(&b.samples))
+        .map(|(p, (sa, sb))| {
+            let (wakeups, involuntary, run_ns) = match (sa, sb) {
+                (Some(x), Some(y)) => (
+                    y.voluntary.saturating_sub(x.voluntary),
+                    y.involuntary.saturating_sub(x.involuntary),
+                    y.run_ns.saturating_sub(x.run_ns),
+                ),
+                _ => (0, 0, 0),
+            };
+            ThreadUsage {
+                group: p.group,
+                name: p.name.clone(),
+                tid: p.tid,
+                wakeups,
+                wakeups_per_s: if secs > 0.0 {
+                    wakeups as f64 / secs
+                } else {
+                    0.0
+                },
+                involuntary_switches: involuntary,
+                cpu_ms: ns_to_ms(run_ns),
+            }
+        })
+        .collect()
+}
+
+fn totals(threads: &[ThreadUsage]) -> (ByGroup<f64>, ByGroup<u64>) {
+    let mut cpu = ByGroup::default();
+    let mut wakeups = ByGroup::default();
+    for t in threads {
+        cpu.add(t.group, t.cpu_ms);
+        wakeups.add(t.group, t.wakeups);
+    }
+    (cpu, wakeups)
+}
+
+fn sleep_until_ns(at_ns: u64) {
+    let now = sys::monotonic_ns();
+    if at_ns > now {
+        thread::sleep(Duration::from_nanos(at_ns - now));
+    }
+}
+
+/// The threads of process `pid`, grouped by the categories it declared.
+fn app_probes(pid: u32, declared: &[Option<u32>; 4]) -> Result<Vec<Probe>, ExperimentError> {
+    let mut out = Vec::new();
+    let dir = format!("/proc/{pid}/task");
+    let mut tids: Vec<i32> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    for tid in tids {
+        let group = ThreadCategory::ALL
+            .into_iter()
+            .zip(declared)
+            .find(|(_, t)| **t == u32::try_from(tid).ok())
+            .map_or(Group::Other, |(c, _)| c.into());
+        let name = std::fs::read_to_string(format!("{dir}/{tid}/comm"))
+            .map_or_else(|_| "?".to_owned(), |s| s.trim().to_owned());
+        out.push(Probe {
+            group,
+            name,
+            pid: pid as i32,
+            tid,
+        });
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stack.
+
+fn socket_paths() -> (PathBuf, PathBuf) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(std::env::temp_dir, PathBuf::from);
+    let stem = format!(
+        "lull-exp-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    (
+        dir.join(format!("{stem}.sock")),
+        dir.join(format!("{stem}.kds.sock")),
+    )
+}
+
+/// A freezer namespace of this run alone (concurrent runs each need their own cgroup).
+fn freezer_namespace() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "lull-exp-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Switches guiS on in the daemon for the `esm-kds-guis` model: kernel enforcement of table 1
+/// (the cgroup freezer, which needs root; without it the status says why and only the apps'
+/// gates apply) and idle forcing, counted only.
+fn switch_on_guis(d: &mut Daemon) -> Result<GuisStatus, DaemonError> {
+    d.enable_guis(&GuisConfig {
+        enabled: true,
+        freezer_namespace: freezer_namespace(),
+        idle_action: IdleAction::None,
+    })
+}
+
+fn thread_err<E: std::fmt::Display>(e: E) -> ExperimentError {
+    ExperimentError::Thread(e.to_string())
+}
+
+/// Everything running for one experiment; dropping it stops and joins all of it.
+#[derive(Default)]
+struct Stack {
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<String>>,
+    /// Copies the app's stderr into `stderr`; it returns at the app's end of file.
+    stderr_reader: Option<JoinHandle<()>>,
+    stdout_lines: Option<Receiver<String>>,
+    driver_stop: Option<Arc<EventFd>>,
+    driver: Option<JoinHandle<std::io::Result<()>>>,
+    hub_stop: Option<Arc<EventFd>>,
+    hub: Option<JoinHandle<std::io::Result<u64>>>,
+    daemon_stop: Option<Stopper>,
+    daemon: Option<JoinHandle<Result<DaemonReport, DaemonError>>>,
+    respondent: Option<RespondentHandle>,
+}
+
+/// What the stack's threads said when stopped.
+struct Stopped {
+    daemon: Option<DaemonReport>,
+    hub_unsent: u64,
+    respondent_messages: u64,
+    error: Option<ExperimentError>,
+}
+
+impl Stack {
+    fn stop_all(&mut self) -> Stopped {
+        let mut error = None;
+        if let Some(mut c) = self.child.take() {
+            // Only on an error path: the normal path has waited for the app already.
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        self.stdin = None;
+        for s in [self.driver_stop.take(), self.hub_stop.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = s.signal();
+        }
+        if let Some(s) = self.daemon_stop.take() {
+            s.stop();
+        }
+        if let Some(h) = self.driver.take() {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => error = Some(thread_err(format!("driver: {e}"))),
+                Err(_) => error = Some(thread_err("the driver panicked")),
+            }
+        }
+        let mut hub_unsent = 0;
+        if let Some(h) = self.hub.take() {
+            match h.join() {
+                Ok(Ok(n)) => hub_unsent = n,
+                Ok(Err(e)) => error = Some(thread_err(format!("hub: {e}"))),
+                Err(_) => error = Some(thread_err("the hub panicked")),
+            }
+        }
+        let mut daemon = None;
+        if let Some(h) = self.daemon.take() {
+            match h.join() {
+                Ok(Ok(r)) => daemon = Some(r),
+                Ok(Err(e)) => error = Some(ExperimentError::Daemon(e)),
+                Err(_) => error = Some(thread_err("the daemon panicked")),
+            }
+        }
+        let respondent_messages = self.respondent.take().map_or(0, |r| r.stop().messages);
+        Stopped {
+            daemon,
+            hub_unsent,
+            respondent_messages,
+            error,
+        }
+    }
+
+    /// The app's whole stderr, once it has exited: the reader has copied everything when it
+    /// returns at end of file.
+    fn exited_stderr(&mut self) -> String {
+        if let Some(h) = self.stderr_reader.take() {
+            let _ = h.join();
+        }
+        self.stderr()
+    }
+
+    /// The app's stderr so far.
+    fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .trim()
+            .to_owned()
+    }
+
+    /// The app's next line on stdout; its exit or silence is an error naming its stderr.
+    fn next_line(
+        &mut self,
+        timeout: Duration,
+        waiting_for: &str,
+    ) -> Result<String, ExperimentError> {
+        let rx = self
+            .stdout_lines
+            .as_ref()
+            .ok_or_else(|| ExperimentError::AppProtocol("stdout is gone".into()))?;
+        match rx.recv_timeout(timeout) {
+            Ok(line) => Ok(line),
+            Err(RecvTimeoutError::Timeout) => Err(ExperimentError::AppProtocol(format!(
+                "no {waiting_for} within {} s; stderr: {}",
+                timeout.as_secs(),
+                self.stderr()
+            ))),
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self
+                    .child
+                    .as_mut()
+                    .and_then(|c| c.wait().ok())
+                    .map_or_else(|| "unknown status".to_owned(), |s| s.to_string());
+                self.child = None;
+                Err(ExperimentError::AppFailed {
+                    status,
+                    stderr: self.exited_stderr(),
+                })
+            }
+        }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = self.stop_all();
+    }
+}
+
+/// Longest stderr kept from the app.
+const STDERR_KEEP_BYTES: usize = 64 * 1024;
+/// Bytes per read of the app's stderr (a pipe's atomic-write size, 4 KiB on Linux).
+const STDERR_READ_BYTES: usize = 4096;
+
+fn spawn_app(
+    spec: &ExperimentSpec,
+    kds_path: &Path,
+    hub_fd: Option<&OwnedFd>,
+    respondent: Option<std::net::SocketAddr>,
+    stack: &mut Stack,
+) -> Result<(), ExperimentError> {
+    let mut cmd = Command::new(&spec.app_binary);
+    cmd.arg(spec.kind.name())
+        .arg("--model")
+        .arg(spec.model.name())
+        .arg("--kds-socket")
+        .arg(kds_path)
+        .arg("--seed")
+        .arg(spec.seed.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(addr) = respondent {
+        cmd.arg("--respondent").arg(addr.to_string());
+    }
+    if let Workload::Clip {
+        width_px,
+        height_px,
+        clip_ms,
+    } = spec.workload
+    {
+        cmd.arg("--video-size")
+            .arg(format!("{width_px}x{height_px}"))
+            .arg("--clip-ms")
+            .arg(clip_ms.to_string());
+    }
+    if let Some(fd) = hub_fd {
+        let raw = fd.as_raw_fd();
+        cmd.arg("--hub-fd").arg(raw.to_string());
+        use std::os::unix::process::CommandExt;
+        // SAFETY: runs in the child between fork and exec and makes one async-signal-safe
+        // system call on a descriptor number the child inherited; the parent's descriptor keeps
+        // its close-on-exec flag, so no other child gets the hub's connection.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(raw, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().map_err(|source| ExperimentError::Spawn {
+        path: spec.app_binary.clone(),
+        source,
+    })?;
+    stack.stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    stack.child = Some(child);
+    let (tx, rx) = mpsc::channel();
+    if let Some(out) = stdout {
+        thread::Builder::new()
+            .name("exp-app-stdout".into())
+            .spawn(move || {
+                for line in BufReader::new(out).lines() {
+                    let Ok(line) = line else { return };
+                    if tx.send(line).is_err() {
+                        return;
+                    }
+                }
+            })?;
+    }
+    stack.stdout_lines = Some(rx);
+    if let Some(mut err) = stderr {
+        let keep = Arc::clone(&stack.stderr);
+        stack.stderr_reader = Some(thread::Builder::new().name("exp-app-stderr".into()).spawn(
+            move || {
+                let mut buf = [0u8; STDERR_READ_BYTES];
+                while let Ok(n) = err.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    let mut k = keep
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if k.len() < STDERR_KEEP_BYTES {
+                        k.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    }
+                }
+            },
+        )?);
+    }
+    Ok(())
+}
+
+/// Runs one experiment and measures it.
+///
+/// # Errors
+/// [`ExperimentError`] when the stack or the app cannot be set up, the app fails, or the ESM's
+/// accounting breaks.
+#[allow(clippy::too_many_lines)] // one sequence of steps, in the order the module docs give
+pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
+    check_app_binary(&spec.app_binary)?;
+    let span_ns = spec.workload.span_ns();
+    if let Some(b) = spec.background {
+        if b.at_ns.saturating_add(b.for_ns) > span_ns {
+            return Err(ExperimentError::BackgroundOutsideWorkload {
+                at_ms: b.at_ns / NS_PER_MS,
+                for_ms: b.for_ns / NS_PER_MS,
+                span_ms: span_ns / NS_PER_MS,
+            });
+        }
+    }
+    let trace = match &spec.workload {
+        Workload::Replay { trace: t, .. } => {
+            if let Some(e) = t
+                .events
+                .iter()
+                .find(|e| !lull_esm::interpret(e.raw).0.is_input())
+            {
+                return Err(ExperimentError::NotInput(e.raw));
+            }
+            Some(t.clone())
+        }
+        Workload::Clip { .. } => None,
+    };
+    let baseline = spec.model.baseline();
+    let (esm_path, kds_path) = socket_paths();
+    let mut stack = Stack::default();
+    let me = std::process::id() as i32;
+    let mut probes: Vec<Probe> = Vec::new();
+    // The device: the same pipe in every model, written by the driver.
+    let (device_r, device_w) = sys::pipe(false)?;
+    let mut device_r = Some(device_r);
+
+    // The daemon, built on its own thread (its sources are not `Send`).
+    {
+        let (up_tx, up_rx) = mpsc::channel();
+        let evdev = if baseline.is_none() {
+            device_r.take()
+        } else {
+            None
+        };
+        let guis = spec.model.guis();
+        let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
+        stack.daemon = Some(thread::Builder::new().name("lull-daemon".into()).spawn(
+            move || {
+                let built = (|| {
+                    let mut d = Daemon::bind(&DaemonConfig {
+                        socket_path: esm_path,
+                        ..DaemonConfig::default()
+                    })?;
+                    // Headless, on the default screen: seed 000's 1080p display.
+                    d.enable_kds(&KdsConfig {
+                        socket_path: kds_path,
+                        ..KdsConfig::default()
+                    })?;
+                    if guis {
+                        switch_on_guis(&mut d)?;
+                    }
+                    if let Some(fd) = evdev {
+                        d.add_evdev(fd)?;
+                    }
+                    Ok::<_, DaemonError>(d)
+                })();
+                match built {
+                    Ok(d) => {
+                        let _ = up_tx.send(Ok((d.stopper(), sys::gettid())));
+                        d.run()
+                    }
+                    Err(e) => {
+                        let _ = up_tx.send(Err(e.to_string()));
+                        Err(e)
+                    }
+                }
+            },
+        )?);
+        let (stopper, tid) = up_rx
+            .recv()
+            .map_err(thread_err)?
+            .map_err(|e| ExperimentError::Thread(format!("daemon: {e}")))?;
+        stack.daemon_stop = Some(stopper);
+        probes.push(Probe {
+            group: Group::Server,
+            name: "lull-daemon".into(),
+            pid: me,
+            tid,
+        });
+    }
+
+    // The baseline's hub.
+    let mut app_end = None;
+    if let Some(model) = baseline {
+        let (hub_end, end) = sys::seqpacket_pair()?;
+        app_end = Some(end);
+        let stop = Arc::new(EventFd::new()?);
+        let s = Arc::clone(&stop);
+        let device = device_r
+            .take()
+            .ok_or_else(|| thread_err("the device is taken"))?;
+        let (tx, rx) = mpsc::channel();
+        stack.hub = Some(
+            thread::Builder::new()
+                .name("lull-hub".into())
+                .spawn(move || {
+                    let _ = tx.send(sys::gettid());
+                    stack::run_hub(model, device, hub_end, &s)
+                })?,
+        );
+        stack.hub_stop = Some(stop);
+        probes.push(Probe {
+            group: Group::Server,
+            name: "lull-hub".into(),
+            pid: me,
+            tid: rx.recv().map_err(thread_err)?,
+        });
+    }
+
+    // The driver: replays the workload into the device from the instant it is given.
+    let (start_tx, start_rx) = mpsc::channel::<u64>();
+    let (replay_tx, replay_rx) = mpsc::channel::<ReplayCounters>();
+    {
+        let stop = Arc::new(EventFd::new()?);
+        let s = Arc::clone(&stop);
+        let (tx, rx) = mpsc::channel();
+        let trace = trace.clone();
+        stack.driver = Some(thread::Builder::new().name("lull-driver".into()).spawn(
+            move || {
+                let _ = tx.send(sys::gettid());
+                let Ok(start_ns) = start_rx.recv() else {
+                    return Ok(());
+                };
+                stack::run_driver(trace.as_ref(), start_ns, device_w, &s, replay_tx)
+            },
+        )?);
+        stack.driver_stop = Some(stop);
+        probes.push(Probe {
+            group: Group::Device,
+            name: "lull-driver".into(),
+            pid: me,
+            tid: rx.recv().map_err(thread_err)?,
+        });
+    }
+
+    // The respondent (messaging).
+    let respondent = if spec.kind == AppKind::Messaging {
+        let r = Respondent::bind("127.0.0.1:0")?.spawn()?;
+        let addr = r.local_addr();
+        stack.respondent = Some(r);
+        Some(addr)
+    } else {
+        None
+    };
+
+    // The app.
+    spawn_app(spec, &kds_path, app_end.as_ref(), respondent, &mut stack)?;
+    drop(app_end);
+    let line = stack.next_line(READY_TIMEOUT, "ready line")?;
+    let ready: Ready = serde_json::from_str(&line)
+        .map_err(|e| ExperimentError::AppProtocol(format!("ready line {line:?}: {e}")))?;
+    let mut admin = KdsAdmin::connect(&kds_path)?;
+    let window = admin
+        .windows()?
+        .into_iter()
+        .find(|w| w.pid == ready.pid)
+        .ok_or(ExperimentError::NoWindow(ready.pid))?;
+    let app_id: AppId = window.app;
+    let app_probes = app_probes(ready.pid, &window.threads)?;
+    let drawing_probe = app_probes
+        .iter()
+        .find(|p| p.group == Group::Drawing)
+        .cloned();
+    probes.extend(app_probes);
+
+    // The measured window.
+    let ids: Vec<(i32, i32)> = probes.iter().map(|p| (p.pid, p.tid)).collect();
+    measure::wait_asleep(&ids, measure::SETTLE_TIMEOUT);
+    let open = mark(&probes);
+    let t0 = match (&spec.workload, ready.start_ns) {
+        (Workload::Clip { .. }, Some(at)) => at,
+        (Workload::Clip { .. }, None) => {
+            return Err(ExperimentError::AppProtocol(
+                "the video app's ready line has no start_ns".into(),
+            ))
+        }
+        (Workload::Replay { .. }, _) => sys::monotonic_ns() + REPLAY_LEAD_NS,
+    };
+    start_tx.send(t0).map_err(thread_err)?;
+    let mut background = None;
+    if let Some(plan) = spec.background {
+        sleep_until_ns(t0 + plan.at_ns);
+        admin.background(app_id)?;
+        sleep_until_ns(sys::monotonic_ns() + BACKGROUND_LEAD_NS);
+        if let Some(p) = &drawing_probe {
+            measure::wait_asleep(&[(p.pid, p.tid)], BACKGROUND_ASLEEP_TIMEOUT);
+        }
+        let bg_open = mark(&probes);
+        sleep_until_ns(t0 + plan.at_ns + plan.for_ns);
+        let bg_close = mark(&probes);
+        admin.foreground(app_id)?;
+        background = Some((bg_open, bg_close));
+    }
+    drop(admin);
+    sleep_until_ns(t0 + span_ns + TAIL_NS);
+    let close = mark(&probes);
+
+    // Stop the app and read its report.
+    if let Some(mut stdin) = stack.stdin.take() {
+        writeln!(stdin, "stop")?;
+        stdin.flush()?;
+    }
+    let line = stack.next_line(REPORT_TIMEOUT, "report")?;
+    let report: AppReport = serde_json::from_str(&line)
+        .map_err(|e| ExperimentError::AppProtocol(format!("report line: {e}")))?;
+    if let Some(mut c) = stack.child.take() {
+        let status = c.wait()?;
+        if !status.success() {
+            return Err(ExperimentError::AppFailed {
+                status: status.to_string(),
+                stderr: stack.exited_stderr(),
+            });
+        }
+    }
+    let stopped = stack.stop_all();
+    if let Some(e) = stopped.error {
+        return Err(e);
+    }
+    if let Some(d) = &stopped.daemon {
+        d.accounting.clone().map_err(ExperimentError::Accounting)?;
+    }
+
+    // The report.
+    let threads = usage(&probes, &open, &close);
+    let window_ns = close.at_ns.saturating_sub(open.at_ns);
+    let window_s = window_ns as f64 / NS_PER_S as f64;
+    let (cpu_ms, wakeups) = totals(&threads);
+    let injected = replay_rx.try_recv().map_or(0, |c| c.injected);
+    let delivered = report.delivered;
+    let background_window = background.map(|(a, b)| {
+        let t = usage(&probes, &a, &b);
+        let (cpu, wk) = totals(&t);
+        BackgroundWindow {
+            drawing_cpu_ms: cpu.drawing,
+            foreground_cpu_ms: cpu.foreground,
+            background_cpu_ms: cpu.background,
+            app_cpu_ms: cpu.total - cpu.server,
+            server_cpu_ms: cpu.server,
+            frames_drawn: report
+                .frame_done_ns
+                .iter()
+                .filter(|&&t| t >= a.at_ns && t <= b.at_ns)
+                .count() as u64,
+            wakeups: wk.total - wk.server,
+            drawing_wakeups: wk.drawing,
+            window_s: b.at_ns.saturating_sub(a.at_ns) as f64 / NS_PER_S as f64,
+        }
+    });
+    Ok(ExperimentReport {
+        app: spec.app_name.clone(),
+        model: spec.model,
+        scenario: spec.scenario,
+        latency_us: LatencyStats::of(&report.latencies_ns),
+        frame_latency_us: LatencyStats::of(&report.frame_latencies_ns),
+        wakeups_per_s: if window_s > 0.0 {
+            wakeups.total as f64 / window_s
+        } else {
+            0.0
+        },
+        cpu_ms,
+        wakeups,
+        frames_drawn: report.frames_drawn,
+        events: Events {
+            injected,
+            delivered,
+            dropped: injected.saturating_sub(delivered),
+            dropped_counted: report.dropped_reported + stopped.hub_unsent,
+        },
+        window_s,
+        background_window,
+        messaging: report.messaging.as_ref().map(|m| MessagingSummary {
+            sent: m.sent,
+            replies: m.replies,
+            reply_rtt_us: LatencyStats::of(&m.reply_rtt_ns),
+            send_errors: m.send_errors,
+            respondent_messages: stopped.respondent_messages,
+        }),
+        video: report.video.as_ref().map(|v| VideoSummary {
+            width_px: v.width,
+            height_px: v.height,
+            frames: v.frames,
+            decoded: v.decoded,
+            drawn: v.drawn,
+            late: v.late,
+            decode_ms_mean: v.decode_ns_mean / NS_PER_MS as f64,
+        }),
+        guis: stopped.daemon.as_ref().and_then(|d| d.guis.clone()),
+        draw_errors: report.draw_errors,
+        threads,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparisons.
+
+/// ESM + KDS + guiS against one baseline on the same app, each figure as the change of ESM +
+/// KDS + guiS's relative to the baseline's, in percent (`live::change_pct`: −100 = needs none of
+/// it); `None` where the baseline's figure is zero or absent.
+#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
+pub struct Reduction {
+    pub baseline: AppModel,
+    pub latency_mean_change_pct: Option<f64>,
+    pub latency_p99_change_pct: Option<f64>,
+    pub wakeups_per_s_change_pct: Option<f64>,
+    pub cpu_ms_change_pct: Option<f64>,
+}
+
+/// `guis` against each of `baselines`.
+#[must_use]
+pub fn reductions(guis: &ExperimentReport, baselines: &[ExperimentReport]) -> Vec<Reduction> {
+    let change = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => crate::live::change_pct(a, b),
+        _ => None,
+    };
+    baselines
+        .iter()
+        .map(|b| Reduction {
+            baseline: b.model,
+            latency_mean_change_pct: change(guis.latency_us.us.mean, b.latency_us.us.mean),
+            latency_p99_change_pct: change(guis.latency_us.us.p99, b.latency_us.us.p99),
+            wakeups_per_s_change_pct: crate::live::change_pct(guis.wakeups_per_s, b.wakeups_per_s),
+            cpu_ms_change_pct: crate::live::change_pct(guis.cpu_ms.total, b.cpu_ms.total),
+        })
+        .collect()
+}
+
+/// What keeping the app's drawing thread parked in the background saved, against a baseline
+/// that kept drawing: differences of the baseline's figures minus ESM + KDS + guiS's over their
+/// background windows, per second of window (the windows differ by milliseconds).
+#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
+pub struct BackgroundSaving {
+    pub baseline: AppModel,
+    pub drawing_cpu_ms_per_s_saved: f64,
+    pub app_cpu_ms_per_s_saved: f64,
+    pub server_cpu_ms_per_s_saved: f64,
+    pub frames_per_s_not_drawn: f64,
+}
+
+/// `None` unless both reports carry a background window.
+#[must_use]
+pub fn background_saving(
+    guis: &ExperimentReport,
+    baseline: &ExperimentReport,
+) -> Option<BackgroundSaving> {
+    let (g, b) = (guis.background_window?, baseline.background_window?);
+    let per_s = |w: &BackgroundWindow, v: f64| {
+        if w.window_s > 0.0 {
+            v / w.window_s
+        } else {
+            0.0
+        }
+    };
+    Some(BackgroundSaving {
+        baseline: baseline.model,
+        drawing_cpu_ms_per_s_saved: per_s(&b, b.drawing_cpu_ms) - per_s(&g, g.drawing_cpu_ms),
+        app_cpu_ms_per_s_saved: per_s(&b, b.app_cpu_ms) - per_s(&g, g.app_cpu_ms),
+        server_cpu_ms_per_s_saved: per_s(&b, b.server_cpu_ms) - per_s(&g, g.server_cpu_ms),
+        frames_per_s_not_drawn: per_s(&b, b.frames_drawn as f64) - per_s(&g, g.frames_drawn as f64),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live-apps section of `lull reproduce`.
+
+/// The apps `lull reproduce` runs: seed 000's three, tracking at its middle speed.
+pub const REPRODUCE_APPS: [ExperimentApp; 3] = [
+    ExperimentApp::Tracking20s,
+    ExperimentApp::Messaging,
+    ExperimentApp::Video,
+];
+
+/// The baseline the background scenario is compared with: the honest modern display server,
+/// which never polls.
+pub const REPRODUCE_BACKGROUND_BASELINE: AppModel = AppModel::BlockingMiddleware;
+
+/// One app under every model, ESM + KDS + guiS first, and how it compares with each baseline.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppComparison {
+    pub app: ExperimentApp,
+    pub runs: Vec<ExperimentReport>,
+    pub reductions: Vec<Reduction>,
+}
+
+/// The video's background scenario under ESM + KDS + guiS and [`REPRODUCE_BACKGROUND_BASELINE`].
+#[derive(Clone, Debug, Serialize)]
+pub struct BackgroundComparison {
+    pub runs: Vec<ExperimentReport>,
+    pub saving: Option<BackgroundSaving>,
+}
+
+/// Everything the live-apps section of `lull reproduce` measures.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppsReproduction {
+    pub apps: Vec<AppComparison>,
+    pub video_background_10s: BackgroundComparison,
+    /// How guiS was enforced in the ESM + KDS + guiS runs (`GuisStatus`'s words).
+    pub enforcement: Option<String>,
+}
+
+/// Runs [`REPRODUCE_APPS`] under every model, then the video's background scenario, with the
+/// `lull-app` at `app_binary` and the stylus recording `stylus`.
+///
+/// # Errors
+/// The first experiment that fails, named ([`ExperimentError::During`]).
+pub fn reproduce(app_binary: &Path, stylus: &Trace) -> Result<AppsReproduction, ExperimentError> {
+    let run_one = |app: ExperimentApp, model: AppModel, scenario: Scenario| {
+        ExperimentSpec::standard(app, model, scenario, stylus, app_binary.to_owned())
+            .and_then(|spec| run(&spec))
+            .map_err(|e| {
+                e.during(format!(
+                    "{} under {} ({})",
+                    app.name(),
+                    model.name(),
+                    scenario.name()
+                ))
+            })
+    };
+    let mut apps = Vec::new();
+    let mut enforcement = None;
+    for app in REPRODUCE_APPS {
+        // `AppModel::ALL` starts with ESM + KDS + guiS, the one compared with the others.
+        let runs = AppModel::ALL
+            .into_iter()
+            .map(|model| run_one(app, model, Scenario::None))
+            .collect::<Result<Vec<_>, _>>()?;
+        if enforcement.is_none() {
+            enforcement = runs
+                .iter()
+                .find_map(|r| r.guis.as_ref().map(|g| g.status.to_string()));
+        }
+        let reductions = reductions(&runs[0], &runs[1..]);
+        apps.push(AppComparison {
+            app,
+            runs,
+            reductions,
+        });
+    }
+    let guis = run_one(
+        ExperimentApp::Video,
+        AppModel::EsmKdsGuis,
+        Scenario::Background10s,
+    )?;
+    let baseline = run_one(
+        ExperimentApp::Video,
+        REPRODUCE_BACKGROUND_BASELINE,
+        Scenario::Background10s,
+    )?;
+    let saving = background_saving(&guis, &baseline);
+    Ok(AppsReproduction {
+        apps,
+        video_background_10s: BackgroundComparison {
+            runs: vec![guis, baseline],
+            saving,
+        },
+        enforcement,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for a in ExperimentApp::ALL {
+            assert_eq!(parse_app(a.name()).unwrap(), a);
+        }
+        assert!(matches!(
+            parse_app("tracking"),
+            Err(ExperimentError::UnknownApp(_))
+        ));
+        assert!(matches!(
+            parse_model("esm"),
+            Err(ExperimentError::UnknownModel(_))
+        ));
+        assert_eq!(
+            parse_scenario("background-10s").unwrap(),
+            Scenario::Background10s
+        );
+        assert!(matches!(
+            parse_scenario("bg"),
+            Err(ExperimentError::UnknownScenario(_))
+        ));
+    }
+
+    #[test]
+    fn the_background_scenario_is_for_video_only() {
+        let stylus = lull_workload::spiral::stylus_spiral();
+        let e = ExperimentSpec::standard(
+            ExperimentApp::Tracking20s,
+            AppModel::EsmKdsGuis,
+            Scenario::Background10s,
+            &stylus,
+            PathBuf::from("lull-app"),
+        );
+        assert!(matches!(e, Err(ExperimentError::ScenarioNeedsVideo { .. })));
+        let v = ExperimentSpec::standard(
+            ExperimentApp::Video,
+            AppModel::Pull16ms,
+            Scenario::Background10s,
+            &stylus,
+            PathBuf::from("lull-app"),
+        )
+        .unwrap();
+        assert_eq!(v.background, Some(BACKGROUND_10S));
+        assert_eq!(v.workload.span_ns(), 30 * NS_PER_S);
+        let t = ExperimentSpec::standard(
+            ExperimentApp::Tracking10s,
+            AppModel::Pull16ms,
+            Scenario::None,
+            &stylus,
+            PathBuf::from("lull-app"),
+        )
+        .unwrap();
+        assert_eq!(t.workload.span_ns(), 10 * NS_PER_S);
+    }
+
+    #[test]
+    fn groups_sum_without_the_device() {
+        let t = |group, cpu_ms, wakeups| ThreadUsage {
+            group,
+            name: String::new(),
+            tid: 0,
+            wakeups,
+            wakeups_per_s: 0.0,
+            involuntary_switches: 0,
+            cpu_ms,
+        };
+        let (cpu, wk) = totals(&[
+            t(Group::Drawing, 2.0, 3),
+            t(Group::Server, 1.0, 5),
+            t(Group::Device, 100.0, 100),
+            t(Group::Drawing, 1.0, 1),
+        ]);
+        assert_eq!((cpu.drawing, cpu.server, cpu.total), (3.0, 1.0, 4.0));
+        assert_eq!((wk.drawing, wk.server, wk.total), (4, 5, 9));
+    }
+
+    #[test]
+    fn a_missing_app_binary_is_named() {
+        let e = check_app_binary(Path::new("/nonexistent/lull-app")).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/lull-app"), "{e}");
+    }
+}

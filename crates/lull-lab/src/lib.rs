@@ -1,0 +1,32 @@
+//! Lull's lab: the whole live stack run and measured on this machine — the daemon (`lulld`), its
+//! clients (`lull-client`) and the baselines they are compared with.
+//!
+//! - [`stack`]: the four delivery paths (ESM and the three baselines' hubs and apps) fed by the
+//!   same device and app handler; [`live`] measures their latency, wake-ups and CPU time
+//!   (`lull live latency`, `lull live idle`); [`channel`] compares daemon → app channels.
+//! - [`apps`] (binary `lull-app`): seed 000's three apps as real display-server clients;
+//!   [`experiment`] runs them end to end (`lull live experiment`), with [`respondent`] answering
+//!   the messaging app.
+//! - [`measure`]: measurement windows over the kernel's per-thread counters, alone or summed per
+//!   guiS thread category; [`guis_stats`]: the same counters for the apps of a running `lulld`
+//!   (`lull guis stats`).
+//! - [`kds_demo`]: `lull kds` — the window manager's requests, snapshots ([`png`]), and figure 18
+//!   as a C program against a private display server.
+//! - [`bench`](mod@bench): the in-process ESM dispatch and KDS compose benchmarks.
+//! - [`audit`]: the live IPSA recorder and the seed-002 experiments.
+//!
+//! The tests that run the daemon with real clients live here too, in `tests/`: this is the crate
+//! that depends on both.
+
+pub mod apps;
+pub mod audit;
+pub mod bench;
+pub mod channel;
+pub mod experiment;
+pub mod guis_stats;
+pub mod kds_demo;
+pub mod live;
+pub mod measure;
+pub mod png;
+pub mod respondent;
+pub mod stack;

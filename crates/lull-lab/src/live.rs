@@ -1,0 +1,544 @@
+//! `lull live latency` and `lull live idle`: run one delivery model end to end on this machine
+//! and measure latency, wake-ups and CPU time from the kernel.
+//!
+//! The stack's parts — device driver, daemon or hub, app — are threads of this process talking
+//! over the same pipes and Unix sockets they would use as separate processes (`lulld` runs the
+//! same daemon standalone). Every thread of the stack is measured through
+//! `/proc/self/task/TID/{schedstat,status}` (see [`crate::measure`]); the thread that runs the
+//! harness is not part of the stack and is not counted.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use lull_model::stats::nearest_rank;
+use lull_model::time::{ns_to_us, NS_PER_MS, NS_PER_S, NS_PER_US};
+use lull_os::procfs::MeasureError;
+use lull_os::sys::{self, EventFd};
+use lull_workload::{Trace, TraceError};
+use lulld::daemon::{Daemon, DaemonConfig, DaemonError};
+
+use crate::measure::{self, StackThread, ThreadDelta, Window};
+use crate::stack::{self, AppCell, Model, TrackingApp};
+
+/// Time between starting the stack's threads and the first injected event, so every thread is
+/// set up and asleep before the measured window opens.
+pub const START_LEAD_NS: u64 = 300 * NS_PER_MS;
+/// How long after the last event the harness waits for the app before declaring the rest lost:
+/// many pull periods.
+pub const DRAIN_NS: u64 = 2 * NS_PER_S;
+/// Longest idle run accepted.
+pub const MAX_IDLE_S: u64 = 3600;
+
+/// The workloads of `lull live latency`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
+pub enum Workload {
+    #[serde(rename = "tracking-10s")]
+    Tracking10s,
+    #[serde(rename = "tracking-20s")]
+    Tracking20s,
+    #[serde(rename = "tracking-60s")]
+    Tracking60s,
+}
+
+impl Workload {
+    pub const ALL: [Workload; 3] = [
+        Workload::Tracking10s,
+        Workload::Tracking20s,
+        Workload::Tracking60s,
+    ];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Tracking10s => "tracking-10s",
+            Workload::Tracking20s => "tracking-20s",
+            Workload::Tracking60s => "tracking-60s",
+        }
+    }
+
+    #[must_use]
+    pub fn from_name(s: &str) -> Option<Workload> {
+        Workload::ALL.into_iter().find(|w| w.name() == s)
+    }
+
+    /// The length the stylus recording is scaled to (seed 000, chapter 6).
+    #[must_use]
+    pub fn span_ns(self) -> u64 {
+        match self {
+            Workload::Tracking10s => 10 * NS_PER_S,
+            Workload::Tracking20s => 20 * NS_PER_S,
+            Workload::Tracking60s => 60 * NS_PER_S,
+        }
+    }
+}
+
+/// Errors of a live run.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error(
+        "unknown model {0:?}; expected one of esm, pull-16ms, vsync-batched, blocking-middleware"
+    )]
+    UnknownModel(String),
+    #[error("unknown workload {0:?}; expected one of tracking-10s, tracking-20s, tracking-60s")]
+    UnknownWorkload(String),
+    #[error("idle seconds must be 1..={MAX_IDLE_S}, got {0}")]
+    BadSeconds(u64),
+    #[error("trace: {0}")]
+    Trace(#[from] TraceError),
+    #[error("cannot read trace {path}: {source}")]
+    TraceFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the trace holds {0:?}, which has no evdev form; live tracking replays input only")]
+    NotInput(lull_model::RawEvent),
+    #[error("measuring threads: {0}")]
+    Measure(#[from] MeasureError),
+    #[error("daemon: {0}")]
+    Daemon(#[from] DaemonError),
+    #[error("system call: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("a stack thread failed: {0}")]
+    Thread(String),
+}
+
+/// Parses `--model`.
+///
+/// # Errors
+/// [`LiveError::UnknownModel`].
+pub fn parse_model(s: &str) -> Result<Model, LiveError> {
+    Model::from_name(s).ok_or_else(|| LiveError::UnknownModel(s.to_owned()))
+}
+
+/// Parses `--workload`.
+///
+/// # Errors
+/// [`LiveError::UnknownWorkload`].
+pub fn parse_workload(s: &str) -> Result<Workload, LiveError> {
+    Workload::from_name(s).ok_or_else(|| LiveError::UnknownWorkload(s.to_owned()))
+}
+
+/// Loads a trace file (the shipped one is `traces/stylus-spiral.trace`).
+///
+/// # Errors
+/// [`LiveError::TraceFile`] or [`LiveError::Trace`].
+pub fn load_trace(path: &std::path::Path) -> Result<Trace, LiveError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LiveError::TraceFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(Trace::parse(&text)?)
+}
+
+/// Latency statistics in microseconds; `None` when nothing was delivered.
+#[derive(Clone, Copy, PartialEq, Debug, Default, serde::Serialize)]
+pub struct LatencyUs {
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl LatencyUs {
+    /// Statistics of `samples_ns` (nearest-rank percentiles).
+    #[must_use]
+    pub fn of(samples_ns: &[u64]) -> LatencyUs {
+        if samples_ns.is_empty() {
+            return LatencyUs::default();
+        }
+        let mut s = samples_ns.to_vec();
+        s.sort_unstable();
+        let rank = |percent| nearest_rank(&s, percent).map(ns_to_us);
+        let mean = s.iter().map(|&v| v as f64).sum::<f64>() / s.len() as f64 / NS_PER_US as f64;
+        LatencyUs {
+            mean: Some(mean),
+            p50: rank(50),
+            p99: rank(99),
+            max: Some(ns_to_us(s[s.len() - 1])),
+        }
+    }
+}
+
+/// The result of one run, in the shape `lull live … --json` prints.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LiveReport {
+    pub model: Model,
+    /// A workload name, or `idle-<S>s`.
+    pub workload: String,
+    pub events_injected: u64,
+    pub events_delivered: u64,
+    /// Injected events whose handler never ran (lost anywhere on the path).
+    pub events_dropped: u64,
+    pub latency_us: LatencyUs,
+    /// Wake-ups of all the stack's threads together, per second of the measured window.
+    pub wakeups_per_s: f64,
+    /// CPU time of all the stack's threads together over the window.
+    pub cpu_ms: f64,
+    pub window_s: f64,
+    /// Per thread: role, wake-ups, wake-ups per second, CPU time.
+    pub threads: Vec<ThreadDelta>,
+}
+
+/// Everything a run needs.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub model: Model,
+    /// `None`: an idle run of `idle_s` seconds.
+    pub trace: Option<Trace>,
+    pub workload_name: String,
+    pub idle_s: u64,
+}
+
+impl RunSpec {
+    /// A latency run of `workload` on the stylus recording `base`.
+    ///
+    /// # Errors
+    /// [`LiveError::Trace`] when the trace cannot be scaled.
+    pub fn latency(model: Model, workload: Workload, base: &Trace) -> Result<RunSpec, LiveError> {
+        Ok(RunSpec {
+            model,
+            trace: Some(base.scaled_to(workload.span_ns())?),
+            workload_name: workload.name().to_owned(),
+            idle_s: 0,
+        })
+    }
+
+    /// An idle run.
+    ///
+    /// # Errors
+    /// [`LiveError::BadSeconds`] outside `1..=MAX_IDLE_S`.
+    pub fn idle(model: Model, seconds: u64) -> Result<RunSpec, LiveError> {
+        if !(1..=MAX_IDLE_S).contains(&seconds) {
+            return Err(LiveError::BadSeconds(seconds));
+        }
+        Ok(RunSpec {
+            model,
+            trace: None,
+            workload_name: format!("idle-{seconds}s"),
+            idle_s: seconds,
+        })
+    }
+}
+
+fn socket_path() -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(std::env::temp_dir, PathBuf::from);
+    dir.join(format!(
+        "lull-live-{}-{}.sock",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+fn thread_err<E: std::fmt::Display>(e: E) -> LiveError {
+    LiveError::Thread(e.to_string())
+}
+
+/// Runs one model on one workload (or idle) and measures it.
+///
+/// # Errors
+/// [`LiveError`] when the stack cannot be set up or measured.
+pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
+    if let Some(trace) = &spec.trace {
+        if let Some(e) = trace
+            .events
+            .iter()
+            .find(|e| !lull_esm::interpret(e.raw).0.is_input())
+        {
+            return Err(LiveError::NotInput(e.raw));
+        }
+    }
+    let expected = spec.trace.as_ref().map_or(0, |t| t.events.len() as u64);
+    let (device_r, device_w) = sys::pipe(false)?;
+    let (tid_tx, tid_rx) = mpsc::channel::<StackThread>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (replay_tx, replay_rx) = mpsc::channel();
+    let (start_tx, start_rx) = mpsc::channel::<u64>();
+    let driver_stop = Arc::new(EventFd::new()?);
+    let app_cell: AppCell = Arc::new(Mutex::new(None));
+    let app = TrackingApp::new(expected, done_tx);
+    let mut handles: Vec<thread::JoinHandle<Result<(), LiveError>>> = Vec::new();
+    let mut stops: Vec<Box<dyn Fn()>> = Vec::new();
+    let mut stack_threads = Vec::new();
+
+    // The device driver, the same in every model.
+    {
+        let stop = Arc::clone(&driver_stop);
+        let trace = spec.trace.clone();
+        let tid_tx = tid_tx.clone();
+        handles.push(
+            thread::Builder::new()
+                .name("lull-driver".into())
+                .spawn(move || {
+                    let _ = tid_tx.send(StackThread::current("driver"));
+                    let start_ns = start_rx.recv().map_err(thread_err)?;
+                    stack::run_driver(trace.as_ref(), start_ns, device_w, &stop, replay_tx)?;
+                    Ok(())
+                })?,
+        );
+        let s = Arc::clone(&driver_stop);
+        stops.push(Box::new(move || {
+            let _ = s.signal();
+        }));
+        stack_threads.push(tid_rx.recv().map_err(thread_err)?);
+    }
+
+    match spec.model {
+        Model::Esm => {
+            let path = socket_path();
+            let tx = tid_tx.clone();
+            let (up_tx, up_rx) = mpsc::channel::<Result<lulld::daemon::Stopper, LiveError>>();
+            let daemon_path = path.clone();
+            // The daemon is built on its own thread (its sources are not `Send`); the harness
+            // gets back only the stopper, or the set-up error.
+            handles.push(
+                thread::Builder::new()
+                    .name("lull-daemon".into())
+                    .spawn(move || {
+                        let built = Daemon::bind(&DaemonConfig {
+                            socket_path: daemon_path,
+                            ..DaemonConfig::default()
+                        })
+                        .map_err(LiveError::from)
+                        .and_then(|mut d| {
+                            d.add_evdev(device_r).map(|()| d).map_err(LiveError::from)
+                        });
+                        let daemon = match built {
+                            Ok(d) => d,
+                            Err(e) => {
+                                let _ = up_tx.send(Err(thread_err(&e)));
+                                return Err(e);
+                            }
+                        };
+                        let _ = up_tx.send(Ok(daemon.stopper()));
+                        let _ = tx.send(StackThread::current("daemon"));
+                        let report = daemon.run()?;
+                        report.accounting.map_err(LiveError::Thread)?;
+                        Ok(())
+                    })?,
+            );
+            let stopper = up_rx.recv().map_err(thread_err)??;
+            stack_threads.push(tid_rx.recv().map_err(thread_err)?);
+            stops.push(Box::new(move || stopper.stop()));
+            let cell = Arc::clone(&app_cell);
+            let tx = tid_tx.clone();
+            let (ready_tx, ready_rx) = mpsc::channel::<()>();
+            let app_path = path.clone();
+            handles.push(
+                thread::Builder::new()
+                    .name("lull-app".into())
+                    .spawn(move || {
+                        let _ = tx.send(StackThread::current("app"));
+                        stack::run_esm_app(&app_path, app, &cell, || {
+                            let _ = ready_tx.send(());
+                        })
+                        .map_err(thread_err)
+                    })?,
+            );
+            stack_threads.push(tid_rx.recv().map_err(thread_err)?);
+            ready_rx.recv().map_err(thread_err)?;
+            // Wait until the daemon has the app in EV_WAIT (asked over a control connection that
+            // closes before the window opens).
+            let mut control = lull::client::EsmClient::connect(&path).map_err(thread_err)?;
+            let deadline = std::time::Instant::now() + measure::SETTLE_TIMEOUT;
+            while control.stats().map_err(thread_err)?.waiting < 1
+                && std::time::Instant::now() < deadline
+            {
+                thread::sleep(Duration::from_millis(1));
+            }
+            drop(control);
+        }
+        baseline => {
+            let (hub_end, app_end) = sys::seqpacket_pair()?;
+            let hub_stop = Arc::new(EventFd::new()?);
+            let app_stop = Arc::new(EventFd::new()?);
+            let (s, tx) = (Arc::clone(&hub_stop), tid_tx.clone());
+            handles.push(
+                thread::Builder::new()
+                    .name("lull-hub".into())
+                    .spawn(move || {
+                        let _ = tx.send(StackThread::current("hub"));
+                        stack::run_hub(baseline, device_r, hub_end, &s)?;
+                        Ok(())
+                    })?,
+            );
+            stack_threads.push(tid_rx.recv().map_err(thread_err)?);
+            let (s, tx, cell) = (Arc::clone(&app_stop), tid_tx.clone(), Arc::clone(&app_cell));
+            handles.push(
+                thread::Builder::new()
+                    .name("lull-app".into())
+                    .spawn(move || {
+                        let _ = tx.send(StackThread::current("app"));
+                        let app = stack::run_baseline_app(baseline, app_end, app, &s)?;
+                        *cell
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(app);
+                        Ok(())
+                    })?,
+            );
+            stack_threads.push(tid_rx.recv().map_err(thread_err)?);
+            stops.push(Box::new(move || {
+                let _ = hub_stop.signal();
+            }));
+            stops.push(Box::new(move || {
+                let _ = app_stop.signal();
+            }));
+        }
+    }
+
+    let start_ns = sys::monotonic_ns() + START_LEAD_NS;
+    start_tx.send(start_ns).map_err(thread_err)?;
+    // The window opens on a quiet stack (this harness thread is outside it).
+    let pid = std::process::id() as i32;
+    let tids: Vec<(i32, i32)> = stack_threads.iter().map(|t| (pid, t.tid)).collect();
+    measure::wait_asleep(&tids, measure::SETTLE_TIMEOUT);
+    let window = Window::open(&stack_threads)?;
+    if let Some(trace) = &spec.trace {
+        let last_ns = start_ns + trace.span_ns() + DRAIN_NS;
+        let wait = Duration::from_nanos(last_ns.saturating_sub(sys::monotonic_ns()));
+        let _ = done_rx.recv_timeout(wait);
+    } else {
+        thread::sleep(Duration::from_secs(spec.idle_s));
+    }
+    let measured = window.close();
+    for stop in &stops {
+        stop();
+    }
+    let mut thread_error = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => thread_error = Some(e),
+            Err(_) => thread_error = Some(LiveError::Thread("a stack thread panicked".into())),
+        }
+    }
+    if let Some(e) = thread_error {
+        return Err(e);
+    }
+    let (threads, window_ns) = measured?;
+    let injected = replay_rx
+        .try_recv()
+        .map_or(0, |c: lulld::replay::ReplayCounters| c.injected);
+    let app = app_cell
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    let (delivered, latencies) = app.map_or((0, Vec::new()), |a| (a.delivered, a.latencies_ns));
+    let window_s = window_ns as f64 / NS_PER_S as f64;
+    let wakeups: u64 = threads.iter().map(|t| t.wakeups).sum();
+    Ok(LiveReport {
+        model: spec.model,
+        workload: spec.workload_name.clone(),
+        events_injected: injected,
+        events_delivered: delivered,
+        events_dropped: injected.saturating_sub(delivered),
+        latency_us: LatencyUs::of(&latencies),
+        wakeups_per_s: if window_s > 0.0 {
+            wakeups as f64 / window_s
+        } else {
+            0.0
+        },
+        cpu_ms: threads.iter().map(|t| t.cpu_ms).sum(),
+        window_s,
+        threads,
+    })
+}
+
+/// ESM's figure relative to a baseline's, in percent (-100 = ESM needs none of it); `None` when
+/// the baseline's figure is zero.
+#[must_use]
+pub fn change_pct(esm: f64, baseline: f64) -> Option<f64> {
+    (baseline > 0.0).then(|| 100.0 * (esm / baseline - 1.0))
+}
+
+/// Idle wake-ups per second of a baseline and of ESM.
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
+pub struct IdleWakeups {
+    pub baseline: f64,
+    pub esm: f64,
+}
+
+/// ESM against one baseline, each in percent by [`change_pct`].
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
+pub struct EsmVsBaseline {
+    pub baseline: Model,
+    /// Change of the mean latency under input.
+    pub mean_latency_change_pct: Option<f64>,
+    /// Change of the wake-ups per second under input.
+    pub wakeups_change_pct: Option<f64>,
+    pub idle_wakeups_per_s: IdleWakeups,
+    pub idle_wakeups_change_pct: Option<f64>,
+}
+
+/// ESM against every baseline, from one latency run and one idle run per model; `latency[i]` and
+/// `idle[i]` are of the same model, and the ESM's come first (as in [`Model::ALL`]).
+#[must_use]
+pub fn esm_vs_baselines(latency: &[LiveReport], idle: &[LiveReport]) -> Vec<EsmVsBaseline> {
+    let (Some(esm), Some(esm_idle)) = (latency.first(), idle.first()) else {
+        return Vec::new();
+    };
+    latency
+        .iter()
+        .zip(idle)
+        .skip(1)
+        .map(|(b, bi)| EsmVsBaseline {
+            baseline: b.model,
+            mean_latency_change_pct: change_pct(
+                esm.latency_us.mean.unwrap_or(0.0),
+                b.latency_us.mean.unwrap_or(0.0),
+            ),
+            wakeups_change_pct: change_pct(esm.wakeups_per_s, b.wakeups_per_s),
+            idle_wakeups_per_s: IdleWakeups {
+                baseline: bi.wakeups_per_s,
+                esm: esm_idle.wakeups_per_s,
+            },
+            idle_wakeups_change_pct: change_pct(esm_idle.wakeups_per_s, bi.wakeups_per_s),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let s: Vec<u64> = (1..=100).map(|i| i * 1000).collect();
+        let l = LatencyUs::of(&s);
+        assert_eq!(l.p50, Some(50.0));
+        assert_eq!(l.p99, Some(99.0));
+        assert_eq!(l.max, Some(100.0));
+        assert_eq!(l.mean, Some(50.5));
+        assert_eq!(LatencyUs::of(&[]), LatencyUs::default());
+    }
+
+    #[test]
+    fn changes_are_relative_to_the_baseline_and_undefined_against_zero() {
+        assert_eq!(change_pct(25.0, 100.0), Some(-75.0));
+        assert_eq!(change_pct(0.0, 125.0), Some(-100.0));
+        assert_eq!(change_pct(0.0, 0.0), None);
+    }
+
+    #[test]
+    fn bad_arguments_are_named() {
+        assert!(matches!(
+            parse_model("push"),
+            Err(LiveError::UnknownModel(_))
+        ));
+        assert!(matches!(
+            parse_workload("tracking-5s"),
+            Err(LiveError::UnknownWorkload(_))
+        ));
+        assert!(matches!(
+            RunSpec::idle(Model::Esm, 0),
+            Err(LiveError::BadSeconds(0))
+        ));
+        assert_eq!(parse_model("vsync-batched").unwrap(), Model::VsyncBatched);
+    }
+}

@@ -1,0 +1,589 @@
+//! The four delivery paths the live measurements compare, all fed by the same device and ending
+//! in the same application handler.
+//!
+//! **Device.** In every model a driver thread replays the workload ([`ReplaySource`]) and writes
+//! each event as an evdev packet, stamped with its injection time, into a pipe: the device queue,
+//! exactly what a `/dev/input/eventN` descriptor offers a reader.
+//!
+//! **App.** Every model's application runs [`TrackingApp::on_event`] on each event; its first act
+//! is to read the clock, so latency = handler start − injection stamp.
+//!
+//! What differs is the path between the two:
+//! - `esm`: `lulld` (the [`Daemon`](lulld::daemon::Daemon)) reads the device queue with its evdev
+//!   source and pushes each event to the app's event thread, which blocks in
+//!   [`EsmClient::wait`](lull::client::EsmClient::wait). One hop, no timeout.
+//! - `pull-16ms` (seed 000's pull model): a hub polls the device queue every 16 ms and forwards
+//!   what it finds to the app's socket; the app polls its socket every 16 ms.
+//! - `vsync-batched` (Android-like): the hub blocks on the device queue; key and touch down/up go
+//!   out at once, moves wait for the next 60 Hz frame; the app blocks in its looper and, while
+//!   animating (it handled input since the last frame), ticks every frame.
+//! - `blocking-middleware` (X11/Wayland-like): the hub blocks on the device queue and forwards
+//!   each event over a socket; the app blocks on that socket. Two hops, two queues, no timeouts.
+
+use std::cell::RefCell;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::rc::Rc;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+
+use lull_esm::interpret;
+use lull_model::time::NS_PER_MS;
+use lull_model::{AppEvent, EventKind, EventSeq, HandlerId, RawEvent};
+use lull_os::evdev::{EvdevEncoder, EvdevSource};
+use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source};
+use lull_os::protocol::{DaemonMsg, MAX_MESSAGE};
+use lull_os::sys::{self, monotonic_ns, EventFd, TimerFd};
+use lull_workload::Trace;
+use lulld::replay::{ReplayCounters, ReplaySource};
+
+/// Seed 000's polling interval: 16 ms, about one 60 Hz frame.
+pub const PULL_PERIOD_NS: u64 = 16 * NS_PER_MS;
+/// Where in the hub's 16 ms period the app polls. 1 ms after the hub — the phase most favourable
+/// to the baseline short of racing the hub: an event the hub picks up reaches the handler about
+/// 1 ms later instead of up to a whole period later.
+pub const PULL_APP_PHASE_NS: u64 = NS_PER_MS;
+/// A 60 Hz display's frame period (Android's vsync).
+pub const VSYNC_PERIOD_NS: u64 = 16_666_667;
+
+/// The delivery model under test.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
+pub enum Model {
+    #[serde(rename = "esm")]
+    Esm,
+    #[serde(rename = "pull-16ms")]
+    Pull16ms,
+    #[serde(rename = "vsync-batched")]
+    VsyncBatched,
+    #[serde(rename = "blocking-middleware")]
+    BlockingMiddleware,
+}
+
+impl Model {
+    pub const ALL: [Model; 4] = [
+        Model::Esm,
+        Model::Pull16ms,
+        Model::VsyncBatched,
+        Model::BlockingMiddleware,
+    ];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Esm => "esm",
+            Model::Pull16ms => "pull-16ms",
+            Model::VsyncBatched => "vsync-batched",
+            Model::BlockingMiddleware => "blocking-middleware",
+        }
+    }
+
+    #[must_use]
+    pub fn from_name(s: &str) -> Option<Model> {
+        Model::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// The application every model runs: a stylus tracker that records, for each event, the time
+/// from injection to the start of its handler.
+#[derive(Debug)]
+pub struct TrackingApp {
+    pub latencies_ns: Vec<u64>,
+    pub delivered: u64,
+    /// Events the app was told it lost (overflow markers), where the model reports them.
+    pub dropped_reported: u64,
+    pub last_point: Option<(i32, i32)>,
+    pub frames: u64,
+    expected: u64,
+    done: Option<Sender<()>>,
+}
+
+impl TrackingApp {
+    /// An app that signals `done` once it has handled (or been told it lost) `expected` events.
+    #[must_use]
+    pub fn new(expected: u64, done: Sender<()>) -> TrackingApp {
+        TrackingApp {
+            latencies_ns: Vec::with_capacity(expected as usize),
+            delivered: 0,
+            dropped_reported: 0,
+            last_point: None,
+            frames: 0,
+            expected,
+            done: Some(done),
+        }
+    }
+
+    /// The handler, shared by all models.
+    pub fn on_event(&mut self, ev: &AppEvent) {
+        let start_ns = monotonic_ns();
+        self.latencies_ns
+            .push(start_ns.saturating_sub(ev.injected_ns));
+        self.delivered += 1;
+        if let lull_model::Payload::Point { x, y } = ev.payload {
+            self.last_point = Some((x, y));
+        }
+        self.check_done();
+    }
+
+    /// The overflow marker's handler.
+    pub fn on_overflow(&mut self, dropped: u64) {
+        self.dropped_reported += dropped;
+        self.check_done();
+    }
+
+    /// A frame of the vsync model's app (drawing the stroke so far; nothing to draw here).
+    pub fn on_frame(&mut self) {
+        self.frames += 1;
+    }
+
+    fn check_done(&mut self) {
+        if self.delivered + self.dropped_reported >= self.expected {
+            if let Some(tx) = self.done.take() {
+                let _ = tx.send(());
+            }
+        }
+    }
+}
+
+/// The kinds the tracking app registers for.
+pub const TRACKING_KINDS: [EventKind; 3] = [
+    EventKind::TouchMotion,
+    EventKind::TouchPress,
+    EventKind::TouchRelease,
+];
+
+/// Shared with the stack's threads: the app's results.
+pub type AppCell = Arc<std::sync::Mutex<Option<TrackingApp>>>;
+
+// ---------------------------------------------------------------------------------------------
+// The device driver.
+
+/// Runs the device driver on this thread: replays `trace` from `start_ns` into `device_w` as
+/// evdev packets, until `stop` is signalled. Sends its replay counters to `report` when the last
+/// event is written.
+///
+/// # Errors
+/// The kernel's error setting up the loop.
+pub fn run_driver(
+    trace: Option<&Trace>,
+    start_ns: u64,
+    device_w: OwnedFd,
+    stop: &EventFd,
+    report: Sender<ReplayCounters>,
+) -> io::Result<()> {
+    struct Driver {
+        w: OwnedFd,
+        enc: EvdevEncoder,
+        buf: Vec<u8>,
+        write_errors: u64,
+    }
+    let mut lp: EventLoop<Driver> = EventLoop::new()?;
+    lp.insert(stop_source(stop.raw()))?;
+    if let Some(trace) = trace {
+        let src = ReplaySource::new(
+            trace,
+            start_ns,
+            Box::new(|d: &mut Driver, _: &mut LoopCtl<Driver>, raw, t| {
+                d.buf.clear();
+                if d.enc.encode(raw, t, &mut d.buf).is_err()
+                    || sys::write_all_once(d.w.as_raw_fd(), &d.buf)
+                        .map_or(true, |n| n != d.buf.len())
+                {
+                    d.write_errors += 1;
+                }
+            }),
+            Box::new(move |_: &mut Driver, c| {
+                let _ = report.send(c);
+            }),
+        )?;
+        lp.insert(Box::new(src))?;
+    }
+    let mut st = Driver {
+        w: device_w,
+        enc: EvdevEncoder::new(),
+        buf: Vec::new(),
+        write_errors: 0,
+    };
+    lp.run(&mut st)
+}
+
+fn stop_source<S>(fd: RawFd) -> Box<dyn Source<S>> {
+    Box::new(FnSource {
+        fd,
+        f: move |_: &mut S, ctl: &mut LoopCtl<S>| {
+            let mut b = [0u8; 8];
+            let _ = sys::read(fd, &mut b);
+            ctl.stop();
+            PostAction::Continue
+        },
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// ESM: the app side (the daemon is `lulld::daemon::Daemon`).
+
+/// Runs the ESM model's app on this thread: connect, register the tracking handlers, and call
+/// `esm_wait` until the daemon goes away.
+///
+/// # Errors
+/// A client error other than the daemon going away at the end.
+pub fn run_esm_app(
+    socket: &std::path::Path,
+    app: TrackingApp,
+    cell: &AppCell,
+    ready: impl FnOnce(),
+) -> Result<(), lull::client::ClientError> {
+    let shared = Rc::new(RefCell::new(app));
+    let mut client = lull::client::EsmClient::connect(socket)?;
+    for kind in TRACKING_KINDS {
+        let a = Rc::clone(&shared);
+        client.register(kind, move |ev| a.borrow_mut().on_event(ev))?;
+    }
+    let a = Rc::clone(&shared);
+    client.on_overflow(move |dropped, _, _| a.borrow_mut().on_overflow(dropped));
+    ready();
+    let result = loop {
+        match client.wait() {
+            Ok(_) => {}
+            Err(lull::client::ClientError::DaemonGone) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    drop(client);
+    let app = Rc::try_unwrap(shared).map(RefCell::into_inner).ok();
+    *cell
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = app;
+    result
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baselines: hubs.
+
+struct Hub {
+    to_app: OwnedFd,
+    seq: u64,
+    buf: Vec<u8>,
+    /// Moves held for the next frame (vsync model).
+    batch: Vec<(RawEvent, u64)>,
+    vsync: Option<TimerFd>,
+    vsync_armed: bool,
+    dropped: u64,
+}
+
+impl Hub {
+    /// Packages `raw` the way the ESM's interpreter does and sends it to the app.
+    fn forward(&mut self, raw: RawEvent, stamp_ns: u64) {
+        let (kind, payload) = interpret(raw);
+        let event = AppEvent {
+            seq: EventSeq(self.seq),
+            kind,
+            payload,
+            injected_ns: stamp_ns,
+        };
+        self.seq += 1;
+        DaemonMsg::Event {
+            handler: HandlerId(0),
+            event,
+        }
+        .encode(&mut self.buf);
+        if sys::send_msg(self.to_app.as_raw_fd(), &self.buf).is_err() {
+            self.dropped += 1;
+        }
+    }
+
+    fn flush(&mut self) {
+        for (raw, t) in std::mem::take(&mut self.batch) {
+            self.forward(raw, t);
+        }
+    }
+}
+
+/// Whether `timer` has expired since last asked (consuming the expirations).
+fn fired(timer: Option<&TimerFd>) -> bool {
+    timer.map_or(0, |t| t.take_expirations().unwrap_or(0)) > 0
+}
+
+fn next_boundary(now_ns: u64, period_ns: u64, phase_ns: u64) -> u64 {
+    let base = now_ns.saturating_sub(phase_ns);
+    (base / period_ns + 1) * period_ns + phase_ns
+}
+
+/// Runs a baseline hub on this thread until `stop`: reads the device queue `device_r` and
+/// forwards to the app over `to_app` (a non-blocking `SOCK_SEQPACKET` end). Returns the events
+/// it could not forward.
+///
+/// # Errors
+/// The kernel's error setting up the loop.
+pub fn run_hub(
+    model: Model,
+    device_r: OwnedFd,
+    to_app: OwnedFd,
+    stop: &EventFd,
+) -> io::Result<u64> {
+    sys::set_nonblocking(to_app.as_raw_fd(), true)?;
+    let mut lp: EventLoop<Hub> = EventLoop::new()?;
+    lp.insert(stop_source(stop.raw()))?;
+    let mut hub = Hub {
+        to_app,
+        seq: 0,
+        buf: Vec::with_capacity(MAX_MESSAGE),
+        batch: Vec::new(),
+        vsync: None,
+        vsync_armed: false,
+        dropped: 0,
+    };
+    match model {
+        Model::Esm => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the ESM model has no hub",
+            ))
+        }
+        Model::BlockingMiddleware => {
+            let src = EvdevSource::new(device_r, |h: &mut Hub, _: &mut LoopCtl<Hub>, raw, t| {
+                h.forward(raw, t)
+            })?;
+            lp.insert(Box::new(src))?;
+        }
+        Model::VsyncBatched => {
+            let timer = TimerFd::new()?;
+            let tfd = timer.raw();
+            hub.vsync = Some(timer);
+            let src = EvdevSource::new(device_r, |h: &mut Hub, _: &mut LoopCtl<Hub>, raw, t| {
+                let (kind, _) = interpret(raw);
+                if matches!(kind, EventKind::TouchMotion | EventKind::Mouse) {
+                    h.batch.push((raw, t));
+                    if !h.vsync_armed {
+                        let at = next_boundary(monotonic_ns(), VSYNC_PERIOD_NS, 0);
+                        if let Some(v) = &h.vsync {
+                            h.vsync_armed = v.set_abs(at, 0).is_ok();
+                        }
+                    }
+                } else {
+                    // Order is kept: moves before a press or release go out with it.
+                    h.flush();
+                    h.forward(raw, t);
+                }
+            })?;
+            lp.insert(Box::new(src))?;
+            lp.insert(Box::new(FnSource {
+                fd: tfd,
+                f: |h: &mut Hub, _: &mut LoopCtl<Hub>| {
+                    if fired(h.vsync.as_ref()) {
+                        h.vsync_armed = false;
+                        h.flush();
+                    }
+                    PostAction::Continue
+                },
+            }))?;
+        }
+        Model::Pull16ms => {
+            let timer = TimerFd::new()?;
+            timer.set_abs(
+                next_boundary(monotonic_ns(), PULL_PERIOD_NS, 0),
+                PULL_PERIOD_NS,
+            )?;
+            let tfd = timer.raw();
+            // The device queue is read only when the timer fires: the source is driven by the
+            // tick, never registered on its own descriptor.
+            let mut device =
+                EvdevSource::new(device_r, |h: &mut Hub, _: &mut LoopCtl<Hub>, raw, t| {
+                    h.forward(raw, t)
+                })?;
+            lp.insert(Box::new(FnSource {
+                fd: tfd,
+                f: move |h: &mut Hub, ctl: &mut LoopCtl<Hub>| {
+                    let _ = timer.take_expirations();
+                    let _ = device.ready(h, ctl);
+                    PostAction::Continue
+                },
+            }))?;
+        }
+    }
+    lp.run(&mut hub)?;
+    Ok(hub.dropped)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baselines: apps.
+
+/// What a baseline app loop calls: the app's handlers. The loop itself (how it waits, when it
+/// reads its socket, when it ticks) is the model's.
+pub trait BaselineHandler {
+    /// An event from the hub. The handler's first act should be reading the clock (latency).
+    fn on_event(&mut self, ev: &AppEvent);
+    /// A frame tick of the vsync model's looper (sent while animating).
+    fn on_frame(&mut self) {}
+    /// The pull model's periodic poll, after the socket was drained: where a polling app
+    /// checks its other inputs (a network socket, say).
+    fn on_poll(&mut self) {}
+}
+
+impl BaselineHandler for TrackingApp {
+    fn on_event(&mut self, ev: &AppEvent) {
+        TrackingApp::on_event(self, ev);
+    }
+
+    fn on_frame(&mut self) {
+        TrackingApp::on_frame(self);
+    }
+}
+
+struct BaselineApp<H> {
+    app: H,
+    from_hub: OwnedFd,
+    frame: Option<TimerFd>,
+    frame_armed: bool,
+    input_since_frame: bool,
+    hub_gone: bool,
+}
+
+impl<H: BaselineHandler> BaselineApp<H> {
+    /// Handles every message waiting on the socket (non-blocking).
+    fn drain(&mut self) {
+        let mut buf = [0u8; MAX_MESSAGE];
+        loop {
+            match sys::recv_msg(self.from_hub.as_raw_fd(), &mut buf) {
+                Ok((0, _)) => {
+                    self.hub_gone = true;
+                    return;
+                }
+                Ok((n, false)) => {
+                    if let Ok(DaemonMsg::Event { event, .. }) = DaemonMsg::decode(&buf[..n]) {
+                        self.app.on_event(&event);
+                        self.input_since_frame = true;
+                    }
+                }
+                Ok((_, true)) => {}
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn request_frame(&mut self) {
+        if self.frame_armed || !self.input_since_frame {
+            return;
+        }
+        if let Some(f) = &self.frame {
+            self.frame_armed = f
+                .set_abs(next_boundary(monotonic_ns(), VSYNC_PERIOD_NS, 0), 0)
+                .is_ok();
+        }
+    }
+}
+
+/// The app's socket, for the apps that block on it: handle what arrived, ask for a frame (a no-op
+/// without a frame timer), and stop when the hub has gone.
+fn socket_source<H: BaselineHandler + 'static>(sock: RawFd) -> Box<dyn Source<BaselineApp<H>>> {
+    Box::new(FnSource {
+        fd: sock,
+        f: |a: &mut BaselineApp<H>, ctl: &mut LoopCtl<BaselineApp<H>>| {
+            a.drain();
+            a.request_frame();
+            if a.hub_gone {
+                ctl.stop();
+                return PostAction::Remove;
+            }
+            PostAction::Continue
+        },
+    })
+}
+
+/// Runs a baseline app loop on this thread, calling `app`'s handlers, until the hub closes its
+/// end (or `stop`). Returns the app.
+///
+/// # Errors
+/// The kernel's error setting up the loop.
+pub fn run_baseline_app<H: BaselineHandler + 'static>(
+    model: Model,
+    from_hub: OwnedFd,
+    app: H,
+    stop: &EventFd,
+) -> io::Result<H> {
+    sys::set_nonblocking(from_hub.as_raw_fd(), true)?;
+    let sock = from_hub.as_raw_fd();
+    let mut lp: EventLoop<BaselineApp<H>> = EventLoop::new()?;
+    lp.insert(stop_source(stop.raw()))?;
+    let mut st = BaselineApp {
+        app,
+        from_hub,
+        frame: None,
+        frame_armed: false,
+        input_since_frame: false,
+        hub_gone: false,
+    };
+    match model {
+        Model::Esm => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the ESM app uses the client library",
+            ))
+        }
+        Model::BlockingMiddleware => {
+            lp.insert(socket_source(sock))?;
+        }
+        Model::VsyncBatched => {
+            let timer = TimerFd::new()?;
+            let tfd = timer.raw();
+            st.frame = Some(timer);
+            lp.insert(socket_source(sock))?;
+            lp.insert(Box::new(FnSource {
+                fd: tfd,
+                f: |a: &mut BaselineApp<H>, _: &mut LoopCtl<BaselineApp<H>>| {
+                    if fired(a.frame.as_ref()) {
+                        a.frame_armed = false;
+                        a.app.on_frame();
+                        // Keep ticking while input keeps coming; stop after a quiet frame.
+                        a.request_frame();
+                        a.input_since_frame = false;
+                    }
+                    PostAction::Continue
+                },
+            }))?;
+        }
+        Model::Pull16ms => {
+            let timer = TimerFd::new()?;
+            timer.set_abs(
+                next_boundary(monotonic_ns(), PULL_PERIOD_NS, PULL_APP_PHASE_NS),
+                PULL_PERIOD_NS,
+            )?;
+            let tfd = timer.raw();
+            lp.insert(Box::new(FnSource {
+                fd: tfd,
+                f: move |a: &mut BaselineApp<H>, ctl: &mut LoopCtl<BaselineApp<H>>| {
+                    let _ = timer.take_expirations();
+                    a.drain();
+                    a.app.on_poll();
+                    if a.hub_gone {
+                        ctl.stop();
+                    }
+                    PostAction::Continue
+                },
+            }))?;
+        }
+    }
+    lp.run(&mut st)?;
+    Ok(st.app)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_are_strictly_after_now_on_the_phased_grid() {
+        assert_eq!(next_boundary(0, 16, 0), 16);
+        assert_eq!(next_boundary(16, 16, 0), 32);
+        assert_eq!(next_boundary(17, 16, 1), 33);
+        assert_eq!(next_boundary(0, 16, 1), 17);
+        assert_eq!(next_boundary(1, 16, 1), 17);
+    }
+
+    #[test]
+    fn model_names_round_trip() {
+        for m in Model::ALL {
+            assert_eq!(Model::from_name(m.name()), Some(m));
+        }
+        assert_eq!(Model::from_name("pull"), None);
+    }
+}

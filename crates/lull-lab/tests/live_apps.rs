@@ -1,0 +1,172 @@
+//! The live apps end to end, shortened: a 100-event stylus trace over 1 s, a one-message
+//! messaging session, a 2 s video at 320 × 180 — each under every delivery model — and the
+//! background scenario, shortened. Only deterministic conditions are asserted: every injected
+//! event is delivered or dropped, frames are drawn, and with guiS the video's drawing thread
+//! draws nothing and is never woken while the app is in the background, where a baseline keeps
+//! drawing.
+
+use std::path::PathBuf;
+
+use lull_lab::apps::{AppKind, AppModel};
+use lull_lab::experiment::{
+    self, BackgroundPlan, ExperimentReport, ExperimentSpec, Scenario, Workload,
+};
+use lull_model::time::{NS_PER_MS, NS_PER_S};
+use lull_workload::messaging::MessagingParams;
+use lull_workload::Trace;
+
+/// Events of the shortened stylus trace, and its length.
+const TRACKING_EVENTS: usize = 100;
+const TRACKING_SPAN_NS: u64 = NS_PER_S;
+/// The shortened clip.
+const VIDEO_W_PX: u32 = 320;
+const VIDEO_H_PX: u32 = 180;
+const VIDEO_CLIP_MS: u64 = 2_000;
+/// Shortened background scenario: 0.5 s into the clip, for 1.2 s (the window is 0.3 s shorter:
+/// `experiment::BACKGROUND_LEAD_NS`).
+const BACKGROUND: BackgroundPlan = BackgroundPlan {
+    at_ns: 500 * NS_PER_MS,
+    for_ns: 1_200 * NS_PER_MS,
+};
+/// One message of three characters, then a reading pause past the end of the session.
+const ONE_MESSAGE: MessagingParams = MessagingParams {
+    duration_ms: 1_000,
+    read_pause_ms: 900,
+    chars_min: 3,
+    chars_max: 3,
+    key_interval_ms: 40,
+    key_hold_ms: 20,
+    reply_delay_ms: 50,
+};
+
+fn app_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_lull-app"))
+}
+
+fn run(spec: &ExperimentSpec) -> ExperimentReport {
+    let r = experiment::run(spec)
+        .unwrap_or_else(|e| panic!("{} under {}: {e}", spec.app_name, spec.model.name()));
+    eprintln!(
+        "{} {}: events {:?}, frames {}, latency mean {:?} µs, wake-ups/s {:.1}, cpu {:?}",
+        r.app,
+        r.model.name(),
+        r.events,
+        r.frames_drawn,
+        r.latency_us.us.mean,
+        r.wakeups_per_s,
+        r.cpu_ms
+    );
+    r
+}
+
+fn accounted(r: &ExperimentReport, expected: u64) {
+    let e = r.events;
+    assert_eq!(e.injected, expected, "{} {}", r.app, r.model.name());
+    assert_eq!(
+        e.delivered + e.dropped,
+        e.injected,
+        "{} {}: {e:?}",
+        r.app,
+        r.model.name()
+    );
+    assert!(e.dropped_counted <= e.dropped, "{e:?}");
+}
+
+fn video_spec(model: AppModel, background: Option<BackgroundPlan>) -> ExperimentSpec {
+    ExperimentSpec {
+        app_name: "video".into(),
+        kind: AppKind::Video,
+        model,
+        scenario: if background.is_some() {
+            Scenario::Background10s
+        } else {
+            Scenario::None
+        },
+        workload: Workload::Clip {
+            width_px: VIDEO_W_PX,
+            height_px: VIDEO_H_PX,
+            clip_ms: VIDEO_CLIP_MS,
+        },
+        background,
+        app_binary: app_binary(),
+        seed: 1,
+    }
+}
+
+#[test]
+fn tracking_under_every_model() {
+    let mut trace = lull_workload::spiral::stylus_spiral();
+    trace.events.truncate(TRACKING_EVENTS);
+    let trace: Trace = trace.scaled_to(TRACKING_SPAN_NS).unwrap();
+    for model in AppModel::ALL {
+        let spec = ExperimentSpec {
+            app_name: "tracking-short".into(),
+            kind: AppKind::Tracking,
+            model,
+            scenario: Scenario::None,
+            workload: Workload::Replay {
+                trace: trace.clone(),
+                span_ns: TRACKING_SPAN_NS,
+            },
+            background: None,
+            app_binary: app_binary(),
+            seed: 0,
+        };
+        let r = run(&spec);
+        accounted(&r, TRACKING_EVENTS as u64);
+        assert!(r.frames_drawn > 0, "{r:?}");
+        assert_eq!(r.draw_errors, 0, "{r:?}");
+        if model == AppModel::EsmKdsGuis {
+            // The tracking app gives its foreground and background threads no work: events,
+            // replies and draws must not wake them (each waiter has its own condition variable).
+            assert_eq!(r.wakeups.foreground, 0, "{:?}", r.wakeups);
+            assert_eq!(r.wakeups.background, 0, "{:?}", r.wakeups);
+        }
+    }
+}
+
+#[test]
+fn messaging_under_every_model() {
+    let keys = lull_workload::messaging::messaging_trace(&ONE_MESSAGE, experiment::MESSAGING_SEED)
+        .unwrap()
+        .events
+        .len() as u64;
+    assert_eq!(keys, 8, "three characters and Enter, pressed and released");
+    for model in AppModel::ALL {
+        let spec = ExperimentSpec::messaging(&ONE_MESSAGE, model, app_binary()).unwrap();
+        let r = run(&spec);
+        accounted(&r, keys);
+        assert!(r.frames_drawn > 0, "{r:?}");
+        assert!(r.messaging.is_some());
+    }
+}
+
+#[test]
+fn video_under_the_polling_baselines() {
+    for model in [AppModel::Pull16ms, AppModel::VsyncBatched] {
+        let r = run(&video_spec(model, None));
+        accounted(&r, 0);
+        assert!(r.frames_drawn > 0, "{r:?}");
+        assert!(r.video.as_ref().is_some_and(|v| v.decoded > 0), "{r:?}");
+    }
+}
+
+#[test]
+fn in_the_background_guis_draws_nothing_and_a_baseline_keeps_drawing() {
+    let guis = run(&video_spec(AppModel::EsmKdsGuis, Some(BACKGROUND)));
+    let base = run(&video_spec(AppModel::BlockingMiddleware, Some(BACKGROUND)));
+    for r in [&guis, &base] {
+        accounted(r, 0);
+        assert!(r.frames_drawn > 0, "{r:?}");
+    }
+    let (g, b) = (
+        guis.background_window.unwrap(),
+        base.background_window.unwrap(),
+    );
+    eprintln!("background window: guiS {g:?}\nblocking-middleware {b:?}");
+    assert_eq!(g.frames_drawn, 0, "{g:?}");
+    assert_eq!(g.drawing_wakeups, 0, "{g:?}");
+    assert!(b.frames_drawn > 0, "{b:?}");
+    // Decoding goes on in the background under both.
+    assert!(guis.video.as_ref().is_some_and(|v| v.decoded > 0));
+}

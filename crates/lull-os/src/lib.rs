@@ -1,0 +1,25 @@
+//! Lull's OS layer on stock Linux: what the daemon (`lulld`), the client library (`lull-client`)
+//! and the lab (`lull-lab`) need from the kernel, and the wire protocol they speak.
+//!
+//! - [`sys`]: thin, safe wrappers over the system calls the live stack uses (clock, epoll,
+//!   timerfd, eventfd, pipes, Unix sockets, descriptor passing).
+//! - [`event_loop`]: the handler-per-descriptor loop over epoll, blocking with no timeout, that
+//!   the daemon and the baselines' hubs and apps run.
+//! - [`protocol`]: the messages between `lulld` and its ESM clients (and between a baseline hub
+//!   and its app).
+//! - [`evdev`]: Linux input events from any descriptor, decoded per `SYN_REPORT` packet.
+//! - [`fbdev`]: the frame buffer device the display server presents to.
+//! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on.
+//! - [`procfs`]: `/proc` readings — a thread's CPU time, wake-ups and state, a process's start
+//!   time, a thread parked in a futex wait.
+//!
+//! The cgroup freezer is not here: only guiS in `lulld` freezes threads, so it lives in that
+//! crate (`lulld::freezer`).
+
+pub mod evdev;
+pub mod event_loop;
+pub mod fbdev;
+pub mod procfs;
+pub mod protocol;
+pub mod sys;
+pub mod tracefs;

@@ -1,0 +1,741 @@
+//! Thin, safe wrappers over the few Linux system calls the live stack needs: the monotonic clock,
+//! epoll, timerfd, eventfd, pipes and `SOCK_SEQPACKET` Unix sockets.
+//!
+//! Every `unsafe` block here is a single system call on file descriptors this module owns or
+//! borrows, with buffers whose length is passed alongside.
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use lull_model::time::NS_PER_S;
+
+fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn cvt_size(ret: libc::ssize_t) -> io::Result<usize> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock every stamp of the live stack uses, in every
+/// process (it is system-wide, so stamps taken in different processes compare).
+#[must_use]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * NS_PER_S + ts.tv_nsec as u64
+}
+
+/// The calling thread's kernel id (for `/proc/self/task/TID`).
+#[must_use]
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+fn timespec_of(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / NS_PER_S) as libc::time_t,
+        tv_nsec: (ns % NS_PER_S) as _,
+    }
+}
+
+/// An epoll instance.
+#[derive(Debug)]
+pub struct Epoll {
+    fd: OwnedFd,
+}
+
+impl Epoll {
+    /// # Errors
+    /// The kernel's error from `epoll_create1`.
+    pub fn new() -> io::Result<Epoll> {
+        // SAFETY: plain syscall; the returned fd is owned from here on.
+        let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: `fd` was just returned by the kernel and nobody else owns it.
+        Ok(Epoll {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// Watches `fd` for readability (and hang-up, which epoll always reports), tagged `token`.
+    ///
+    /// # Errors
+    /// The kernel's error from `epoll_ctl`.
+    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        // SAFETY: `ev` is a valid epoll_event; the kernel copies it.
+        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+
+    /// Stops watching `fd`.
+    ///
+    /// # Errors
+    /// The kernel's error from `epoll_ctl`.
+    pub fn delete(&self, fd: RawFd) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: as in `add`.
+        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) })?;
+        Ok(())
+    }
+
+    /// Blocks until at least one watched fd is ready — with no timeout (`-1`): the caller sleeps
+    /// in the kernel until there is data. Returns the tokens of the ready fds in `out`.
+    /// `EINTR` is retried.
+    ///
+    /// # Errors
+    /// The kernel's error from `epoll_wait`.
+    pub fn wait_forever(&self, out: &mut Vec<u64>) -> io::Result<()> {
+        self.wait(out, -1)
+    }
+
+    /// The tokens of the fds ready now, without sleeping (timeout 0).
+    ///
+    /// # Errors
+    /// The kernel's error from `epoll_wait`.
+    pub fn ready_now(&self, out: &mut Vec<u64>) -> io::Result<()> {
+        self.wait(out, 0)
+    }
+
+    fn wait(&self, out: &mut Vec<u64>, timeout_ms: i32) -> io::Result<()> {
+        const MAX_EVENTS: usize = 64;
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS];
+        loop {
+            // SAFETY: `evs` has room for MAX_EVENTS entries, the count we pass.
+            let n = unsafe {
+                libc::epoll_wait(
+                    self.fd.as_raw_fd(),
+                    evs.as_mut_ptr(),
+                    MAX_EVENTS as i32,
+                    timeout_ms,
+                )
+            };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            out.clear();
+            out.extend(evs[..n as usize].iter().map(|e| e.u64));
+            return Ok(());
+        }
+    }
+}
+
+/// A `CLOCK_MONOTONIC` timerfd.
+#[derive(Debug)]
+pub struct TimerFd {
+    fd: OwnedFd,
+}
+
+impl TimerFd {
+    /// # Errors
+    /// The kernel's error from `timerfd_create`.
+    pub fn new() -> io::Result<TimerFd> {
+        // SAFETY: plain syscall; the fd is owned from here on.
+        let fd = cvt(unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_CLOEXEC | libc::TFD_NONBLOCK,
+            )
+        })?;
+        // SAFETY: fresh fd from the kernel.
+        Ok(TimerFd {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// Arms the timer to expire at the absolute monotonic time `at_ns` (TFD_TIMER_ABSTIME), then
+    /// every `interval_ns` if non-zero. A time already past expires at once.
+    ///
+    /// # Errors
+    /// The kernel's error from `timerfd_settime`.
+    pub fn set_abs(&self, at_ns: u64, interval_ns: u64) -> io::Result<()> {
+        // An all-zero it_value would disarm; the earliest real time is 1 ns.
+        let spec = libc::itimerspec {
+            it_interval: timespec_of(interval_ns),
+            it_value: timespec_of(at_ns.max(1)),
+        };
+        // SAFETY: `spec` is valid; the old value is not requested.
+        cvt(unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Consumes the expirations counted so far (0 when none: the fd is non-blocking).
+    ///
+    /// # Errors
+    /// Any read error but `EAGAIN`.
+    pub fn take_expirations(&self) -> io::Result<u64> {
+        read_u64(self.fd.as_raw_fd())
+    }
+
+    #[must_use]
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// An eventfd, used to wake a blocked loop (stop requests).
+#[derive(Debug)]
+pub struct EventFd {
+    fd: OwnedFd,
+}
+
+impl EventFd {
+    /// # Errors
+    /// The kernel's error from `eventfd`.
+    pub fn new() -> io::Result<EventFd> {
+        // SAFETY: plain syscall.
+        let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })?;
+        // SAFETY: fresh fd from the kernel.
+        Ok(EventFd {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// Adds one to the counter, waking whoever waits on the fd.
+    ///
+    /// # Errors
+    /// The kernel's error from `write`.
+    pub fn signal(&self) -> io::Result<()> {
+        let one = 1u64.to_ne_bytes();
+        write_all_once(self.fd.as_raw_fd(), &one).map(|_| ())
+    }
+
+    /// Reads and resets the counter (0 when it was 0).
+    ///
+    /// # Errors
+    /// Any read error but `EAGAIN`.
+    pub fn take(&self) -> io::Result<u64> {
+        read_u64(self.fd.as_raw_fd())
+    }
+
+    #[must_use]
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+fn read_u64(fd: RawFd) -> io::Result<u64> {
+    let mut buf = [0u8; 8];
+    match read(fd, &mut buf) {
+        Ok(8) => Ok(u64::from_ne_bytes(buf)),
+        Ok(_) => Ok(0),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// `read(2)`, retrying `EINTR`.
+///
+/// # Errors
+/// The kernel's error, including `WouldBlock` on a non-blocking fd with nothing to read.
+pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for `buf.len()` bytes.
+        match cvt_size(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// One `write(2)` (retrying `EINTR`); returns the bytes written.
+///
+/// # Errors
+/// The kernel's error.
+pub fn write_all_once(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for `buf.len()` bytes.
+        match cvt_size(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) }) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// A pipe: (read end, write end), both close-on-exec; the read end non-blocking if asked.
+///
+/// # Errors
+/// The kernel's error from `pipe2`.
+pub fn pipe(read_nonblocking: bool) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: both fds were just returned by the kernel.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    if read_nonblocking {
+        set_nonblocking(r.as_raw_fd(), true)?;
+    }
+    Ok((r, w))
+}
+
+/// Sets or clears `O_NONBLOCK`.
+///
+/// # Errors
+/// The kernel's error from `fcntl`.
+pub fn set_nonblocking(fd: RawFd, on: bool) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL on a descriptor; no pointers.
+    let flags = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
+    let flags = if on {
+        flags | libc::O_NONBLOCK
+    } else {
+        flags & !libc::O_NONBLOCK
+    };
+    // SAFETY: as above.
+    cvt(unsafe { libc::fcntl(fd, libc::F_SETFL, flags) })?;
+    Ok(())
+}
+
+/// A connected pair of `SOCK_SEQPACKET` Unix sockets (message boundaries kept, EOF on close).
+///
+/// # Errors
+/// The kernel's error from `socketpair`.
+pub fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    unix_pair(libc::SOCK_SEQPACKET)
+}
+
+/// A connected pair of `SOCK_STREAM` Unix sockets: a display server's private channel.
+///
+/// # Errors
+/// The kernel's error from `socketpair`.
+pub fn stream_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    unix_pair(libc::SOCK_STREAM)
+}
+
+fn unix_pair(ty: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for two descriptors.
+    cvt(unsafe { libc::socketpair(libc::AF_UNIX, ty | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) })?;
+    // SAFETY: both fds were just returned by the kernel.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn sockaddr_un(path: &Path) -> io::Result<(libc::sockaddr_un, libc::socklen_t)> {
+    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.is_empty() || bytes.len() >= addr.sun_path.len() || bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "socket path {} must be 1..{} bytes without NUL",
+                path.display(),
+                addr.sun_path.len() - 1
+            ),
+        ));
+    }
+    for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
+        *d = *s as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
+    Ok((addr, len as libc::socklen_t))
+}
+
+fn unix_socket(ty: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall.
+    let fd = cvt(unsafe { libc::socket(libc::AF_UNIX, ty | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: fresh fd.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A listening `SOCK_SEQPACKET` socket bound at `path` (non-blocking accept).
+///
+/// # Errors
+/// The kernel's error from `socket`, `bind` or `listen`, or a path too long for `sun_path`.
+pub fn seqpacket_listen(path: &Path) -> io::Result<OwnedFd> {
+    unix_listen(path, libc::SOCK_SEQPACKET)
+}
+
+/// A listening `SOCK_STREAM` Unix socket bound at `path` (non-blocking accept): the display
+/// server's control socket, whose messages carry their own length.
+///
+/// # Errors
+/// As [`seqpacket_listen`].
+pub fn stream_listen(path: &Path) -> io::Result<OwnedFd> {
+    unix_listen(path, libc::SOCK_STREAM)
+}
+
+/// Connects a blocking `SOCK_STREAM` Unix socket to `path`.
+///
+/// # Errors
+/// The kernel's error from `socket` or `connect`.
+pub fn stream_connect(path: &Path) -> io::Result<OwnedFd> {
+    unix_connect(path, libc::SOCK_STREAM)
+}
+
+fn unix_listen(path: &Path, ty: libc::c_int) -> io::Result<OwnedFd> {
+    let fd = unix_socket(ty)?;
+    let (addr, len) = sockaddr_un(path)?;
+    // SAFETY: `addr` is a valid sockaddr_un of length `len`.
+    cvt(unsafe { libc::bind(fd.as_raw_fd(), (&raw const addr).cast(), len) })?;
+    // Backlog: connections not yet accepted; the loop accepts as soon as one arrives.
+    const BACKLOG: i32 = 64;
+    // SAFETY: plain syscall on our socket.
+    cvt(unsafe { libc::listen(fd.as_raw_fd(), BACKLOG) })?;
+    set_nonblocking(fd.as_raw_fd(), true)?;
+    Ok(fd)
+}
+
+/// Connects a blocking `SOCK_SEQPACKET` socket to `path`.
+///
+/// # Errors
+/// The kernel's error from `socket` or `connect`.
+pub fn seqpacket_connect(path: &Path) -> io::Result<OwnedFd> {
+    unix_connect(path, libc::SOCK_SEQPACKET)
+}
+
+fn unix_connect(path: &Path, ty: libc::c_int) -> io::Result<OwnedFd> {
+    let fd = unix_socket(ty)?;
+    let (addr, len) = sockaddr_un(path)?;
+    loop {
+        // SAFETY: `addr` is a valid sockaddr_un of length `len`.
+        let r = unsafe { libc::connect(fd.as_raw_fd(), (&raw const addr).cast(), len) };
+        match cvt(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+            Ok(_) => return Ok(fd),
+        }
+    }
+}
+
+/// Accepts one pending connection, non-blocking; `None` when there is none.
+///
+/// # Errors
+/// The kernel's error from `accept4`, except `EAGAIN`.
+pub fn accept(listener: BorrowedFd<'_>) -> io::Result<Option<OwnedFd>> {
+    loop {
+        // SAFETY: no address is requested.
+        let r = unsafe {
+            libc::accept4(
+                listener.as_raw_fd(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            )
+        };
+        match cvt(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(e),
+            // SAFETY: fresh fd from the kernel.
+            Ok(fd) => return Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) })),
+        }
+    }
+}
+
+/// Sends one message (`MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, not a signal).
+/// Returns `WouldBlock` on a full non-blocking socket.
+///
+/// # Errors
+/// The kernel's error from `send`.
+pub fn send_msg(fd: RawFd, msg: &[u8]) -> io::Result<()> {
+    loop {
+        // SAFETY: `msg` is valid for its length.
+        let r = unsafe { libc::send(fd, msg.as_ptr().cast(), msg.len(), libc::MSG_NOSIGNAL) };
+        match cvt_size(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+            Ok(_) => return Ok(()),
+        }
+    }
+}
+
+/// Receives one message into `buf`; returns its length (0 = the peer closed). A message longer
+/// than `buf` is reported with `truncated = true` (`MSG_TRUNC`).
+///
+/// # Errors
+/// The kernel's error from `recv`, including `WouldBlock` on a non-blocking socket.
+pub fn recv_msg(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, bool)> {
+    loop {
+        // SAFETY: `buf` is valid for its length. MSG_TRUNC makes the kernel return the real
+        // length of a longer message, so truncation is detected rather than silently accepted.
+        let r = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
+        match cvt_size(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+            Ok(n) => return Ok((n.min(buf.len()), n > buf.len())),
+        }
+    }
+}
+
+/// Most descriptors one message carries (`ATTACHED` passes two).
+pub const MAX_PASSED_FDS: usize = 4;
+
+/// Sends `bytes` with `fds` attached as `SCM_RIGHTS` (`MSG_NOSIGNAL | MSG_DONTWAIT`). Returns the
+/// bytes sent, which on a stream socket may be fewer than asked.
+///
+/// # Errors
+/// The kernel's error from `sendmsg`, `WouldBlock` on a full socket; `InvalidInput` for more
+/// than [`MAX_PASSED_FDS`] descriptors.
+pub fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> io::Result<usize> {
+    if fds.len() > MAX_PASSED_FDS {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "too many descriptors for one message",
+        ));
+    }
+    let mut iov = libc::iovec {
+        iov_base: bytes.as_ptr() as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    // u64-aligned room for the control message.
+    let mut cbuf = [0u64; 8];
+    // SAFETY: msghdr is plain data; zeroed is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    if !fds.is_empty() {
+        let payload = std::mem::size_of_val(fds);
+        // SAFETY: CMSG_SPACE only computes a size.
+        let space = unsafe { libc::CMSG_SPACE(payload as u32) } as usize;
+        debug_assert!(space <= std::mem::size_of_val(&cbuf));
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = space;
+        // SAFETY: msg_control points at `space` bytes we own; CMSG_FIRSTHDR returns a pointer
+        // inside it, CMSG_DATA one past its header, with room for `payload` bytes.
+        unsafe {
+            let c = libc::CMSG_FIRSTHDR(&raw const msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(payload as u32) as usize;
+            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(c).cast(), fds.len());
+        }
+    }
+    loop {
+        // SAFETY: `msg` points at live buffers for the call.
+        let r =
+            unsafe { libc::sendmsg(fd, &raw const msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+        match cvt_size(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Receives into `buf` and collects any `SCM_RIGHTS` descriptors that came with the bytes
+/// (`MSG_CMSG_CLOEXEC`). Returns `(bytes, fds)`; 0 bytes with no fds means the peer closed.
+/// Descriptors beyond [`MAX_PASSED_FDS`] are closed by the kernel (`MSG_CTRUNC`) and reported
+/// as an error, so a hostile peer cannot make the reader leak them.
+///
+/// # Errors
+/// The kernel's error from `recvmsg`, including `WouldBlock` on a non-blocking socket.
+pub fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut cbuf = [0u64; 8];
+    // SAFETY: msghdr is plain data; zeroed is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&cbuf);
+    let n = loop {
+        // SAFETY: `msg` points at live buffers for the call.
+        let r = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_CMSG_CLOEXEC) };
+        match cvt_size(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
+    let mut fds = Vec::new();
+    // SAFETY: the kernel filled msg_control with `msg_controllen` bytes of control messages;
+    // CMSG_FIRSTHDR/NXTHDR walk them within that length, and each SCM_RIGHTS payload holds
+    // (cmsg_len - CMSG_LEN(0)) / sizeof(int) descriptors that are now ours.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&raw const msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(c).cast::<RawFd>();
+                let count =
+                    ((*c).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+                for i in 0..count {
+                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+                }
+            }
+            c = libc::CMSG_NXTHDR(&raw const msg, c);
+        }
+    }
+    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "peer passed more descriptors than a message may carry",
+        ));
+    }
+    Ok((n, fds))
+}
+
+/// `shutdown(fd, SHUT_RDWR)`: ends reads blocked on the socket and tells the peer; errors (a
+/// socket already shut) are of no interest.
+pub fn shutdown(fd: RawFd) {
+    // SAFETY: plain syscall, no pointers.
+    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+}
+
+/// The credentials of a Unix socket's peer as the kernel recorded them at `connect`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
+pub struct PeerCred {
+    pub pid: i32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// `SO_PEERCRED`.
+///
+/// # Errors
+/// The kernel's error from `getsockopt`.
+pub fn peer_cred(fd: RawFd) -> io::Result<PeerCred> {
+    // SAFETY: ucred is plain data.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid out-pointers of the size given.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &raw mut len,
+        )
+    })?;
+    Ok(PeerCred {
+        pid: cred.pid,
+        uid: cred.uid,
+        gid: cred.gid,
+    })
+}
+
+/// The effective user id of this process.
+#[must_use]
+pub fn geteuid() -> u32 {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// An anonymous memory file holding `bytes`, sealed against further writes and resizing, so the
+/// receiver can map it without the sender changing it underneath.
+///
+/// # Errors
+/// The kernel's error from `memfd_create`, `write` or `fcntl`.
+pub fn sealed_memfd(name: &str, bytes: &[u8]) -> io::Result<OwnedFd> {
+    let cname = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "memfd name holds NUL"))?;
+    // SAFETY: a valid C string and flags.
+    let fd = cvt(unsafe {
+        libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
+    })?;
+    // SAFETY: fresh fd from the kernel.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut file = std::fs::File::from(fd);
+    std::io::Write::write_all(&mut file, bytes)?;
+    let fd = OwnedFd::from(file);
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl on our fd, no pointers.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+    Ok(fd)
+}
+
+/// Whether thread `tid` belongs to process `pid` (`/proc/PID/task/TID` exists).
+#[must_use]
+pub fn thread_of_process(pid: u32, tid: u32) -> bool {
+    pid != 0 && tid != 0 && Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
+}
+
+/// Runtime directory for the daemon's socket: `$XDG_RUNTIME_DIR/lull` when set, else `/run/lull`.
+#[must_use]
+pub fn default_socket_path() -> std::path::PathBuf {
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(
+            || std::path::PathBuf::from("/run"),
+            std::path::PathBuf::from,
+        );
+    dir.join("lull").join("esm.sock")
+}
+
+/// The display server's control socket: `kds.sock` beside [`default_socket_path`].
+#[must_use]
+pub fn default_kds_socket_path() -> std::path::PathBuf {
+    default_socket_path().with_file_name("kds.sock")
+}
+
+/// Blocks `SIGINT` and `SIGTERM` for the calling thread (and threads it spawns later) and returns
+/// a signalfd that becomes readable when one arrives, so a loop can stop cleanly on them.
+///
+/// # Errors
+/// The kernel's error from `sigprocmask` or `signalfd`.
+pub fn termination_signalfd() -> io::Result<OwnedFd> {
+    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it in place.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t; the signal numbers are valid.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+    }
+    // SAFETY: `set` is initialised; the old mask is not requested.
+    cvt(unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) })?;
+    // SAFETY: -1 asks for a new signalfd for `set`.
+    let fd = cvt(unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })?;
+    // SAFETY: fresh fd from the kernel.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Opens a file read-only and non-blocking (an evdev device node).
+///
+/// # Errors
+/// The kernel's error from `open`.
+pub fn open_read_nonblocking(path: &Path) -> io::Result<OwnedFd> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    Ok(OwnedFd::from(f))
+}
+
+/// `EVIOCSCLOCKID`, `_IOW('E', 0xa0, int)` in `linux/input.h`.
+const EVIOCSCLOCKID: libc::c_ulong = 0x4004_45a0;
+
+/// Asks an evdev device to stamp its events with `CLOCK_MONOTONIC` (the kernel's default is
+/// `CLOCK_REALTIME`), so stamps compare with the rest of the stack. Fails with `ENOTTY` on
+/// anything that is not an evdev device (a pipe), where the writer chose the clock.
+///
+/// # Errors
+/// The kernel's error from `ioctl`.
+pub fn evdev_use_monotonic(fd: RawFd) -> io::Result<()> {
+    let clock: libc::c_int = libc::CLOCK_MONOTONIC;
+    // SAFETY: EVIOCSCLOCKID reads one int from the pointer, which is valid for the call.
+    cvt(unsafe { libc::ioctl(fd, EVIOCSCLOCKID, &clock) })?;
+    Ok(())
+}

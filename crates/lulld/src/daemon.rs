@@ -1,0 +1,650 @@
+//! `lulld`: the ESM daemon. One event loop, blocked in `epoll_wait(-1)`, hosting
+//! [`lull_esm::Esm`]; clients connect over a `SOCK_SEQPACKET` Unix socket.
+//!
+//! Each connection is one application: it is attached to the ESM when it connects and removed —
+//! registrations and private queue with it — when its socket closes for any reason (exit, crash,
+//! protocol error). Event sources (evdev, replay, datagram socket, timer) inject into the ESM;
+//! each push goes out at once as one packet on the app's socket. The ESM pushes an app at most one
+//! item per `Wait`, so a socket never holds more than one event and the daemon never blocks on a
+//! write; an app whose socket is nevertheless full is not reading and is dropped (counted).
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use lull_esm::{AppState, Delivery, Esm, EsmConfig, EsmError, Push};
+use lull_model::{AppId, RawEvent};
+use lull_os::evdev::EvdevSource;
+use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source, Token};
+use lull_os::protocol::{ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_MESSAGE};
+use lull_os::sys::{self, EventFd, TimerFd};
+use lull_workload::Trace;
+
+use crate::kds::{KdsConfig, KdsHost, KdsReport};
+use crate::replay::{ReplayCounters, ReplaySource};
+
+/// The daemon's own counters (the ESM's are in [`lull_esm::EsmCounters`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct DaemonCounters {
+    pub connections: u64,
+    pub disconnections: u64,
+    /// Connections closed because they sent a message the parser rejected.
+    pub malformed_rejected: u64,
+    /// Connections closed because their socket was full (the app was not reading).
+    pub not_reading_dropped: u64,
+    /// Loop wake-ups (returns from `epoll_wait`).
+    pub loop_wakeups: u64,
+    /// Sources removed because their descriptor ended (device gone, writer closed).
+    pub sources_ended: u64,
+}
+
+/// Errors of setting up or running the daemon.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("cannot create the socket directory {path}: {source}")]
+    SocketDir { path: PathBuf, source: io::Error },
+    #[error("another daemon already listens on {0}")]
+    AlreadyRunning(PathBuf),
+    #[error("cannot listen on {path}: {source}")]
+    Bind { path: PathBuf, source: io::Error },
+    #[error("display server: {0}")]
+    Kds(String),
+    #[error("guiS: {0}")]
+    Guis(String),
+    #[error("ESM configuration: {0}")]
+    Esm(#[from] EsmError),
+    #[error("event loop: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// How to start a daemon.
+#[derive(Clone, Debug)]
+pub struct DaemonConfig {
+    pub socket_path: PathBuf,
+    pub esm: EsmConfig,
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        DaemonConfig {
+            socket_path: sys::default_socket_path(),
+            esm: EsmConfig::default(),
+        }
+    }
+}
+
+struct Conn {
+    fd: OwnedFd,
+    token: Token,
+}
+
+/// Which source is closing an app: its own source is unregistered by returning `Remove`, every
+/// other one through the loop's control.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Closer {
+    /// The app's ESM connection source is running.
+    EsmSource,
+    /// The app's KDS private-channel source is running.
+    KdsSource,
+    /// Any other source.
+    Other,
+}
+
+/// Everything the daemon's sources share.
+pub struct DaemonState {
+    pub(crate) esm: Esm,
+    conns: HashMap<AppId, Conn>,
+    buf: Vec<u8>,
+    pushes: Vec<Push>,
+    counters: DaemonCounters,
+    replays: Vec<ReplayCounters>,
+    /// The display server, when enabled ([`Daemon::enable_kds`]).
+    pub(crate) kds: Option<KdsHost>,
+    /// guiS, when enabled ([`Daemon::enable_guis`]).
+    pub(crate) guis: Option<crate::guis::GuisHost>,
+}
+
+impl std::fmt::Debug for DaemonState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DaemonState({} apps, {:?})",
+            self.conns.len(),
+            self.counters
+        )
+    }
+}
+
+impl DaemonState {
+    fn stats(&self) -> StatsReply {
+        let waiting = self
+            .esm
+            .apps()
+            .filter(|&a| self.esm.state(a) == Ok(AppState::EvWait))
+            .count();
+        let registrations: usize = lull_model::EventKind::ALL
+            .iter()
+            .map(|&k| self.esm.listeners(k))
+            .sum();
+        StatsReply {
+            apps: self.conns.len() as u32,
+            waiting: waiting as u32,
+            registrations: registrations as u32,
+            queued_events: self.esm.total_queued_events(),
+            counters: self.esm.counters(),
+        }
+    }
+
+    /// The ESM, for components hosted in the daemon's loop (the display server suspends and
+    /// restores an app's input handlers through it).
+    #[must_use]
+    pub fn esm(&self) -> &Esm {
+        &self.esm
+    }
+
+    /// Mutable access to the ESM (see [`DaemonState::esm`]). Injecting must go through
+    /// [`DaemonState::inject`], which also delivers the pushes.
+    pub fn esm_mut(&mut self) -> &mut Esm {
+        &mut self.esm
+    }
+
+    /// The daemon's counters so far.
+    #[must_use]
+    pub fn counters(&self) -> DaemonCounters {
+        self.counters
+    }
+
+    /// Sends `msg` to `app`; a full or broken socket drops the app.
+    fn send(&mut self, app: AppId, msg: DaemonMsg, ctl: &mut LoopCtl<DaemonState>) {
+        let Some(conn) = self.conns.get(&app) else {
+            return;
+        };
+        msg.encode(&mut self.buf);
+        match sys::send_msg(conn.fd.as_raw_fd(), &self.buf) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.counters.not_reading_dropped += 1;
+                self.disconnect(app, Some(ctl), Closer::Other);
+            }
+            Err(_) => self.disconnect(app, Some(ctl), Closer::Other),
+        }
+    }
+
+    fn send_delivery(&mut self, push: Push, ctl: &mut LoopCtl<DaemonState>) {
+        let msg = match push.delivery {
+            Delivery::Event { handler, event } => DaemonMsg::Event { handler, event },
+            Delivery::Overflow {
+                dropped,
+                first,
+                last,
+            } => DaemonMsg::Overflow {
+                dropped,
+                first,
+                last,
+            },
+        };
+        self.send(push.app, msg, ctl);
+    }
+
+    /// Removes `app` everywhere: from the ESM, with its socket, and from the display server with
+    /// its window and channel if it attached there. Sources other than `closer`'s own are
+    /// unregistered through `ctl` (`None` only at shutdown).
+    pub(crate) fn disconnect(
+        &mut self,
+        app: AppId,
+        mut ctl: Option<&mut LoopCtl<DaemonState>>,
+        closer: Closer,
+    ) {
+        if let Some(host) = self.kds.as_mut() {
+            if let Some(token) = host.detach(app) {
+                if closer != Closer::KdsSource {
+                    if let Some(ctl) = ctl.as_deref_mut() {
+                        ctl.remove(token);
+                    }
+                }
+            }
+        }
+        if let Some(conn) = self.conns.remove(&app) {
+            if closer != Closer::EsmSource {
+                if let Some(ctl) = ctl.as_deref_mut() {
+                    ctl.remove(conn.token);
+                }
+            }
+            let _ = self.esm.remove_app(app);
+            self.counters.disconnections += 1;
+        }
+        self.guis_app_gone(app, ctl);
+    }
+
+    /// Adds `fd` as the ESM connection of `app` (already in the ESM) and greets it.
+    pub(crate) fn add_connection(
+        &mut self,
+        app: AppId,
+        fd: OwnedFd,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) {
+        let raw = fd.as_raw_fd();
+        let token = ctl.insert(Box::new(FnSource {
+            fd: raw,
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| st.serve(app, ctl),
+        }));
+        self.conns.insert(app, Conn { fd, token });
+        self.counters.connections += 1;
+        let bound = u32::try_from(self.esm.queue_bound()).unwrap_or(u32::MAX);
+        self.send(
+            app,
+            DaemonMsg::Welcome {
+                app,
+                queue_bound: bound,
+            },
+            ctl,
+        );
+    }
+
+    /// The interrupt path: interpret and dispatch `raw` stamped `stamp_ns`, then write the pushes.
+    pub fn inject(&mut self, raw: RawEvent, stamp_ns: u64, ctl: &mut LoopCtl<DaemonState>) {
+        let mut pushes = std::mem::take(&mut self.pushes);
+        self.esm.inject(raw, stamp_ns, |p| pushes.push(p));
+        for p in pushes.drain(..) {
+            self.send_delivery(p, ctl);
+        }
+        self.pushes = pushes;
+    }
+
+    fn handle(&mut self, app: AppId, msg: ClientMsg, ctl: &mut LoopCtl<DaemonState>) {
+        match msg {
+            ClientMsg::Register { kind, handler } => {
+                // The connection's app is attached for as long as the connection lives.
+                let _ = self.esm.register(app, kind, handler);
+                self.send(app, DaemonMsg::Registered, ctl);
+            }
+            ClientMsg::Wait => {
+                if let Ok(Some(push)) = self.esm.wait(app) {
+                    self.send_delivery(push, ctl);
+                }
+                self.guis_after_wait(app, ctl);
+            }
+            ClientMsg::Stats => {
+                let s = self.stats();
+                self.send(app, DaemonMsg::Stats(s), ctl);
+            }
+        }
+    }
+
+    /// Reads every pending message of `app`; returns `Remove` when the connection is gone.
+    fn serve(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
+        let mut buf = [0u8; MAX_MESSAGE];
+        loop {
+            let Some(fd) = self.conns.get(&app).map(|c| c.fd.as_raw_fd()) else {
+                return PostAction::Remove;
+            };
+            match sys::recv_msg(fd, &mut buf) {
+                Ok((0, false)) => {
+                    self.disconnect(app, Some(ctl), Closer::EsmSource);
+                    return PostAction::Remove;
+                }
+                Ok((n, truncated)) => {
+                    let parsed = if truncated {
+                        Err(lull_os::protocol::ProtocolError::TooLong)
+                    } else {
+                        ClientMsg::decode(&buf[..n])
+                    };
+                    match parsed {
+                        Ok(msg) => self.handle(app, msg, ctl),
+                        Err(_) => {
+                            self.counters.malformed_rejected += 1;
+                            DaemonMsg::Error(ErrorCode::Malformed).encode(&mut self.buf);
+                            let _ = sys::send_msg(fd, &self.buf);
+                            self.disconnect(app, Some(ctl), Closer::EsmSource);
+                            return PostAction::Remove;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return PostAction::Continue,
+                Err(_) => {
+                    self.disconnect(app, Some(ctl), Closer::EsmSource);
+                    return PostAction::Remove;
+                }
+            }
+        }
+    }
+}
+
+/// Counts a source's end (end of file or error) in [`DaemonCounters::sources_ended`].
+struct CountEnd<T>(T);
+
+impl<T: Source<DaemonState>> Source<DaemonState> for CountEnd<T> {
+    fn fd(&self) -> std::os::fd::RawFd {
+        self.0.fd()
+    }
+    fn ready(&mut self, st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
+        let action = self.0.ready(st, ctl);
+        if action == PostAction::Remove {
+            st.counters.sources_ended += 1;
+        }
+        action
+    }
+}
+
+/// Makes a running daemon's loop return.
+#[derive(Clone, Debug)]
+pub struct Stopper(Arc<EventFd>);
+
+impl Stopper {
+    /// Asks the daemon to stop; it closes every connection and removes its socket file.
+    pub fn stop(&self) {
+        let _ = self.0.signal();
+    }
+}
+
+/// What a daemon did, returned when it stops.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DaemonReport {
+    pub counters: DaemonCounters,
+    pub esm: lull_esm::EsmCounters,
+    pub replays: Vec<ReplayCounters>,
+    /// The display server's counters, when it ran.
+    pub kds: Option<KdsReport>,
+    /// guiS's status and counters, when it ran.
+    pub guis: Option<crate::guis::GuisReport>,
+    /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
+    pub accounting: Result<(), String>,
+}
+
+/// The daemon: loop, state and listening socket.
+pub struct Daemon {
+    lp: EventLoop<DaemonState>,
+    state: DaemonState,
+    stop: Arc<EventFd>,
+    socket_path: PathBuf,
+    _listener: Rc<OwnedFd>,
+}
+
+impl std::fmt::Debug for Daemon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Daemon({})", self.socket_path.display())
+    }
+}
+
+fn prepare_socket_path(
+    path: &Path,
+    probe: fn(&Path) -> io::Result<OwnedFd>,
+) -> Result<(), DaemonError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| DaemonError::SocketDir {
+                path: dir.to_owned(),
+                source,
+            })?;
+    }
+    if path.exists() {
+        // A live daemon answers; a stale socket file from a crashed one refuses and is replaced.
+        if probe(path).is_ok() {
+            return Err(DaemonError::AlreadyRunning(path.to_owned()));
+        }
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+impl Daemon {
+    /// Creates the ESM and listens on the configured socket path.
+    ///
+    /// # Errors
+    /// [`DaemonError`] when the path is taken by a live daemon or cannot be bound.
+    pub fn bind(config: &DaemonConfig) -> Result<Daemon, DaemonError> {
+        let esm = Esm::new(config.esm)?;
+        prepare_socket_path(&config.socket_path, sys::seqpacket_connect)?;
+        let listener = Rc::new(
+            sys::seqpacket_listen(&config.socket_path).map_err(|source| DaemonError::Bind {
+                path: config.socket_path.clone(),
+                source,
+            })?,
+        );
+        let mut lp = EventLoop::new()?;
+        let stop = Arc::new(EventFd::new()?);
+        let stop_fd = stop.raw();
+        lp.insert(Box::new(FnSource {
+            fd: stop_fd,
+            f: move |_: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                let mut b = [0u8; 8];
+                let _ = sys::read(stop_fd, &mut b);
+                ctl.stop();
+                PostAction::Continue
+            },
+        }))?;
+        let l = Rc::clone(&listener);
+        lp.insert(Box::new(FnSource {
+            fd: listener.as_raw_fd(),
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                while let Ok(Some(fd)) = sys::accept(l.as_fd()) {
+                    let app = st.esm.add_app();
+                    st.add_connection(app, fd, ctl);
+                }
+                PostAction::Continue
+            },
+        }))?;
+        Ok(Daemon {
+            lp,
+            state: DaemonState {
+                esm,
+                conns: HashMap::new(),
+                buf: Vec::with_capacity(MAX_MESSAGE),
+                pushes: Vec::new(),
+                counters: DaemonCounters::default(),
+                replays: Vec::new(),
+                kds: None,
+                guis: None,
+            },
+            stop,
+            socket_path: config.socket_path.clone(),
+            _listener: listener,
+        })
+    }
+
+    #[must_use]
+    pub fn socket_path(&self) -> &Path {
+        &self.socket_path
+    }
+
+    /// A handle that stops the daemon from any thread.
+    #[must_use]
+    pub fn stopper(&self) -> Stopper {
+        Stopper(Arc::clone(&self.stop))
+    }
+
+    /// Adds an evdev source: `struct input_event` records from `fd` (a `/dev/input/eventN`, or a
+    /// pipe), each packet's events injected stamped with the packet's time.
+    ///
+    /// # Errors
+    /// The kernel's error registering the descriptor.
+    pub fn add_evdev(&mut self, fd: OwnedFd) -> io::Result<()> {
+        let src = EvdevSource::new(
+            fd,
+            |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>, raw, t| {
+                st.inject(raw, t, ctl);
+            },
+        )?;
+        self.lp.insert(Box::new(CountEnd(src)))?;
+        Ok(())
+    }
+
+    /// Adds a replay of `trace` whose time 0 is the monotonic instant `start_ns`.
+    ///
+    /// # Errors
+    /// The kernel's error from the timerfd calls.
+    pub fn add_replay(&mut self, trace: &Trace, start_ns: u64) -> io::Result<()> {
+        let src = ReplaySource::new(
+            trace,
+            start_ns,
+            Box::new(
+                |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>, raw, t| {
+                    st.inject(raw, t, ctl);
+                },
+            ),
+            Box::new(|st: &mut DaemonState, c| st.replays.push(c)),
+        )?;
+        self.lp.insert(Box::new(src))?;
+        Ok(())
+    }
+
+    /// Adds a timer source that injects `RawEvent::Timer { id }` at the monotonic instant
+    /// `first_ns`, then every `interval_ns` if non-zero.
+    ///
+    /// # Errors
+    /// The kernel's error from the timerfd calls.
+    pub fn add_timer(&mut self, id: u32, first_ns: u64, interval_ns: u64) -> io::Result<()> {
+        let timer = TimerFd::new()?;
+        timer.set_abs(first_ns, interval_ns)?;
+        let fd = timer.raw();
+        self.lp.insert(Box::new(FnSource {
+            fd,
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                let n = timer.take_expirations().unwrap_or(0);
+                for _ in 0..n {
+                    st.inject(RawEvent::Timer { id }, sys::monotonic_ns(), ctl);
+                }
+                if interval_ns == 0 && n > 0 {
+                    PostAction::Remove
+                } else {
+                    PostAction::Continue
+                }
+            },
+        }))?;
+        Ok(())
+    }
+
+    /// Adds a network source: every datagram (or stream read) arriving on `fd` from a peer is
+    /// injected as `RawEvent::Net { channel, len }`.
+    ///
+    /// # Errors
+    /// The kernel's error registering the descriptor.
+    pub fn add_net(&mut self, fd: OwnedFd, channel: u32) -> io::Result<()> {
+        sys::set_nonblocking(fd.as_raw_fd(), true)?;
+        let raw = fd.as_raw_fd();
+        let mut buf = vec![0u8; 65_536];
+        self.lp.insert(Box::new(FnSource {
+            fd: raw,
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                let _keep = &fd;
+                loop {
+                    match sys::read(raw, &mut buf) {
+                        Ok(0) => {
+                            st.counters.sources_ended += 1;
+                            return PostAction::Remove;
+                        }
+                        Ok(n) => {
+                            let len = u32::try_from(n).unwrap_or(u32::MAX);
+                            st.inject(RawEvent::Net { channel, len }, sys::monotonic_ns(), ctl);
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            return PostAction::Continue
+                        }
+                        Err(_) => {
+                            st.counters.sources_ended += 1;
+                            return PostAction::Remove;
+                        }
+                    }
+                }
+            },
+        }))?;
+        Ok(())
+    }
+
+    /// Adds any source to the daemon's loop: it runs with the daemon's state, so it can inject
+    /// events ([`DaemonState::inject`]) or change registrations ([`DaemonState::esm_mut`]).
+    ///
+    /// # Errors
+    /// The kernel's error registering the descriptor.
+    pub fn add_source(&mut self, source: Box<dyn Source<DaemonState>>) -> io::Result<Token> {
+        self.lp.insert(source)
+    }
+
+    /// Stops the daemon when any data arrives on `fd` (a signalfd for `SIGINT`/`SIGTERM`, a pipe).
+    ///
+    /// # Errors
+    /// The kernel's error registering the descriptor.
+    pub fn add_stop_fd(&mut self, fd: OwnedFd) -> io::Result<()> {
+        let raw = fd.as_raw_fd();
+        self.lp.insert(Box::new(FnSource {
+            fd: raw,
+            f: move |_: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                let _keep = &fd;
+                let mut b = [0u8; 256];
+                let _ = sys::read(raw, &mut b);
+                ctl.stop();
+                PostAction::Continue
+            },
+        }))?;
+        Ok(())
+    }
+
+    /// Runs until stopped, then closes every connection and removes the socket file.
+    ///
+    /// # Errors
+    /// The event loop's error.
+    pub fn run(mut self) -> Result<DaemonReport, DaemonError> {
+        let result = self.lp.run(&mut self.state);
+        self.state.counters.loop_wakeups = self.lp.wakeups;
+        let report = DaemonReport {
+            counters: self.state.counters,
+            esm: self.state.esm.counters(),
+            replays: self.state.replays.clone(),
+            kds: self.state.kds.as_ref().map(KdsHost::report),
+            guis: self.state.guis.as_ref().map(crate::guis::GuisHost::report),
+            accounting: self.state.esm.check_accounting(),
+        };
+        let apps: Vec<AppId> = self.state.conns.keys().copied().collect();
+        for app in apps {
+            self.state.disconnect(app, None, Closer::Other);
+        }
+        if let Some(guis) = self.state.guis.take() {
+            guis.close();
+        }
+        let _ = std::fs::remove_file(&self.socket_path);
+        if let Some(host) = &self.state.kds {
+            let _ = std::fs::remove_file(&host.socket_path);
+        }
+        result?;
+        Ok(report)
+    }
+
+    /// Runs the display server in this daemon's loop: listens on `config.socket_path` for apps
+    /// to `ATTACH` (see [`crate::kds`]).
+    ///
+    /// # Errors
+    /// [`DaemonError`] when the socket is taken or cannot be bound, or the screen or frame
+    /// buffer cannot be set up.
+    pub fn enable_kds(&mut self, config: &KdsConfig) -> Result<(), DaemonError> {
+        let host = KdsHost::new(config).map_err(DaemonError::Kds)?;
+        prepare_socket_path(&config.socket_path, sys::stream_connect)?;
+        let listener = Rc::new(sys::stream_listen(&config.socket_path).map_err(|source| {
+            DaemonError::Bind {
+                path: config.socket_path.clone(),
+                source,
+            }
+        })?);
+        self.lp
+            .insert(Box::new(crate::kds::control_listener(listener)))?;
+        self.state.kds = Some(host);
+        Ok(())
+    }
+
+    /// Mutable access to the state before the loop runs (to set hooks).
+    pub fn state_mut(&mut self) -> &mut DaemonState {
+        &mut self.state
+    }
+
+    /// Registered sources (listener, stop, event sources, connections).
+    #[must_use]
+    pub fn sources(&self) -> usize {
+        self.lp.len()
+    }
+}

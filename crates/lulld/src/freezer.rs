@@ -1,0 +1,1096 @@
+//! guiS gating enforced by the kernel: freezing and thawing single threads of another process
+//! with the cgroup freezer, while the process's other threads keep running.
+//!
+//! What the kernel allows (checked on Linux 6.18 with cgroup v2 and v1 mounted side by side):
+//! - cgroup v2 moves whole processes between domain cgroups (`cgroup.procs`); `cgroup.threads`
+//!   moves a thread only inside one threaded subtree. So the process first gets a domain of its
+//!   own, `<namespace>/<pid>`, and each adopted thread a child made `threaded` (one-way). Making a
+//!   child threaded needs the parent domain to have no domain controllers enabled and no populated
+//!   domain children; the no-internal-process rule does not bind, so the other threads stay in the
+//!   domain itself, which turns `domain threaded`. `cgroup.freeze` on one threaded child stops
+//!   just its thread; `cgroup.events` says `frozen 1` once every task in it is trapped (an empty
+//!   frozen cgroup reads frozen too). Writing the pid to its old `cgroup.procs` brings every
+//!   thread back at once, thawed.
+//! - cgroup v1 lets any thread id be written to any freezer cgroup's `tasks`, so only the thread
+//!   moves; `freezer.state` reads `FREEZING` until every task is frozen. A v1-frozen thread cannot
+//!   even die of `SIGKILL` until it is thawed.
+//! - Either way a thread started by an adopted thread begins in its cgroup, frozen with it, and a
+//!   thread that exits stays charged to its cgroup for a moment after it is joined (`rmdir` says
+//!   `EBUSY`), so removal retries within a bound. A frozen thread that holds a lock its siblings
+//!   need stalls them: freeze only threads that guiS would not run anyway.
+//! - Pids are reused once their process has exited, so the process's start time
+//!   (`/proc/PID/stat`) is recorded at its first adoption and compared before another of its
+//!   threads is adopted and before it is released: a pid that names another process by then is
+//!   never written to a cgroup file.
+//!
+//! [`Freezer::release_thread`] gives back one thread (for a re-declared thread),
+//! [`Freezer::release`] the whole process. [`Freezer::open`] prefers cgroup v2 (the maintained
+//! interface, and the only one on systems without v1 hierarchies) and falls back to the v1
+//! freezer.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The cgroup directory name [`Freezer::open`] callers use unless they need several freezers.
+pub const DEFAULT_NAMESPACE: &str = "lull-guis";
+
+/// How long [`Freezer::release`] waits for an exiting thread to leave a cgroup before it gives up
+/// removing the directory. The kernel unlinks an exiting thread within microseconds of its last
+/// context switch; a second covers a heavily loaded machine without hanging shutdown.
+const RELEASE_SETTLE_TIMEOUT_MS: u64 = 1_000;
+
+/// Pause between two reads of a kernel status file while waiting for it to change. A running
+/// thread is frozen at its next return to user space, within microseconds, so 100 µs finds the
+/// change on the first or second re-read without spinning a core.
+const SETTLE_POLL_INTERVAL_US: u64 = 100;
+
+/// Longest namespace or label accepted; cgroup names are file names, and these are joined with a
+/// thread id, so 64 leaves ample room under `NAME_MAX` (255).
+const NAME_MAX_LEN: usize = 64;
+
+/// Which kernel mechanism a [`Freezer`] uses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FreezerKind {
+    /// cgroup v2: the process in a domain cgroup of its own, each adopted thread in a threaded
+    /// child, `cgroup.freeze` / `cgroup.events`.
+    V2Threaded,
+    /// cgroup v1 freezer hierarchy: each adopted thread in a cgroup of its own, `freezer.state`.
+    V1,
+}
+
+impl fmt::Display for FreezerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FreezerKind::V2Threaded => "cgroup v2 threaded subtree",
+            FreezerKind::V1 => "cgroup v1 freezer",
+        })
+    }
+}
+
+/// Why a thread could not be adopted, frozen, thawed or released.
+#[derive(Debug, thiserror::Error)]
+pub enum FreezerError {
+    #[error("bad {what} {name:?}: use 1-64 characters from A-Z a-z 0-9 _ -")]
+    BadName { what: &'static str, name: String },
+    #[error("no per-thread freezer here: {}", reasons(.tried))]
+    Unavailable { tried: Vec<(FreezerKind, String)> },
+    #[error("{} already exists: another freezer uses namespace {namespace:?}, or one did not clean up", .path.display())]
+    NamespaceInUse { namespace: String, path: PathBuf },
+    #[error("thread {tid} of process {pid} not found")]
+    ThreadNotFound { pid: i32, tid: i32 },
+    #[error("thread {tid} of process {pid} is already adopted")]
+    AlreadyAdopted { pid: i32, tid: i32 },
+    #[error("thread {tid} of process {pid} is not held by this freezer")]
+    NotAdopted { pid: i32, tid: i32 },
+    #[error("process {pid} exited and its pid now names another process: its cgroups were removed, nothing was moved by pid")]
+    PidReused { pid: i32 },
+    #[error("process {pid} is in {} of cgroup type {cgroup_type:?}: it already uses threaded cgroups (or another freezer holds it)", .path.display())]
+    AlreadyThreaded {
+        pid: i32,
+        path: PathBuf,
+        cgroup_type: String,
+    },
+    #[error("{} has no {what}", .path.display())]
+    Parse { path: PathBuf, what: &'static str },
+    #[error("{op} {}: {source}", .path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("thread {tid}: the kernel did not report it {want} within {timeout_ms} ms")]
+    Timeout {
+        tid: i32,
+        want: &'static str,
+        timeout_ms: u64,
+    },
+}
+
+fn reasons(tried: &[(FreezerKind, String)]) -> String {
+    tried
+        .iter()
+        .map(|(k, why)| format!("{k}: {why}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn io_err<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> FreezerError + 'a {
+    move |source| FreezerError::Io {
+        op,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// One adopted thread: what [`Freezer::freeze`] and [`Freezer::thaw`] act on.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ThreadHandle {
+    pub pid: i32,
+    pub tid: i32,
+    dir: PathBuf,
+}
+
+impl ThreadHandle {
+    /// The thread's own cgroup directory.
+    #[must_use]
+    pub fn cgroup_dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+#[derive(Debug)]
+struct AdoptedThread {
+    handle: ThreadHandle,
+    /// v1: the thread's freezer cgroup before adoption. v2: unused (the process's is kept).
+    original: PathBuf,
+}
+
+#[derive(Debug)]
+struct Adopted {
+    /// `<namespace>/<pid>`.
+    dir: PathBuf,
+    /// v2: the process's cgroup before adoption.
+    original: PathBuf,
+    /// The process's start time (clock ticks since boot) when first adopted: a pid is reused
+    /// once its process has exited, so the pid alone cannot say it is still the same process.
+    start_ticks: u64,
+    threads: Vec<AdoptedThread>,
+}
+
+/// Whether a pid still names the process that was adopted.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Identity {
+    Same,
+    /// No such process any more: nothing to move.
+    Gone,
+    /// Another process has the pid now: it must not be moved.
+    Reused,
+}
+
+fn identity(pid: i32, start_ticks: u64) -> Identity {
+    match lull_os::procfs::process_start_ticks(pid) {
+        Some(t) if t == start_ticks => Identity::Same,
+        Some(_) => Identity::Reused,
+        None => Identity::Gone,
+    }
+}
+
+/// Freezes and thaws single threads of other processes (or of this one) through the cgroup
+/// freezer. Dropping it thaws every thread, moves them back where they came from and removes
+/// every cgroup it made.
+#[derive(Debug)]
+pub struct Freezer {
+    kind: FreezerKind,
+    /// Mount point of the hierarchy used.
+    mount: PathBuf,
+    /// Where the hierarchy's path `/` is in the mount (the mount's root, when not `/`).
+    mount_root: String,
+    /// `<mount>/<namespace>`.
+    root: PathBuf,
+    adopted: BTreeMap<i32, Adopted>,
+}
+
+impl Freezer {
+    /// Creates `<cgroup root>/<namespace>` in the cgroup v2 hierarchy if it can freeze threads
+    /// here, else in the v1 freezer hierarchy.
+    ///
+    /// # Errors
+    /// [`FreezerError::BadName`] for a namespace that is not a plain name,
+    /// [`FreezerError::NamespaceInUse`] when the directory exists, and
+    /// [`FreezerError::Unavailable`] (with each mechanism's reason) when neither works, e.g. not
+    /// root or no cgroup file system.
+    pub fn open(namespace: &str) -> Result<Freezer, FreezerError> {
+        let mut tried = Vec::new();
+        for kind in [FreezerKind::V2Threaded, FreezerKind::V1] {
+            match Freezer::open_kind(namespace, kind) {
+                Ok(f) => return Ok(f),
+                Err(FreezerError::Unavailable { tried: mut t }) => tried.append(&mut t),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(FreezerError::Unavailable { tried })
+    }
+
+    /// As [`Freezer::open`], with one mechanism only.
+    ///
+    /// # Errors
+    /// As [`Freezer::open`].
+    pub fn open_kind(namespace: &str, kind: FreezerKind) -> Result<Freezer, FreezerError> {
+        check_name("namespace", namespace)?;
+        let unavailable = |why: String| FreezerError::Unavailable {
+            tried: vec![(kind, why)],
+        };
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+            .map_err(|e| unavailable(format!("cannot read /proc/self/mountinfo: {e}")))?;
+        let mounts = parse_mountinfo(&mountinfo);
+        let (mount, probe_file) = match kind {
+            FreezerKind::V2Threaded => (
+                mounts.iter().find(|m| m.fstype == "cgroup2"),
+                "cgroup.freeze",
+            ),
+            FreezerKind::V1 => (
+                mounts
+                    .iter()
+                    .find(|m| m.fstype == "cgroup" && m.super_opts.iter().any(|o| o == "freezer")),
+                "freezer.state",
+            ),
+        };
+        let mount = mount.ok_or_else(|| unavailable("no such hierarchy is mounted".into()))?;
+        let root = mount.point.join(namespace);
+        match fs::create_dir(&root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(FreezerError::NamespaceInUse {
+                    namespace: namespace.to_owned(),
+                    path: root,
+                })
+            }
+            Err(e) => return Err(unavailable(format!("mkdir {}: {e}", root.display()))),
+        }
+        // cgroup v2 before 5.2 has no freezer; a v1 hierarchy without it has no freezer.state.
+        let extra = match kind {
+            FreezerKind::V2Threaded => "cgroup.type",
+            FreezerKind::V1 => "tasks",
+        };
+        for f in [probe_file, extra] {
+            if !root.join(f).exists() {
+                let _ = fs::remove_dir(&root);
+                return Err(unavailable(format!("{} has no {f}", root.display())));
+            }
+        }
+        Ok(Freezer {
+            kind,
+            mount: mount.point.clone(),
+            mount_root: mount.root.clone(),
+            root,
+            adopted: BTreeMap::new(),
+        })
+    }
+
+    #[must_use]
+    pub fn kind(&self) -> FreezerKind {
+        self.kind
+    }
+
+    /// `<cgroup root>/<namespace>`.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether this freezer holds process `pid` (v2: the process is in `<namespace>/<pid>`),
+    /// with or without threads: [`Freezer::release`] gives it back.
+    #[must_use]
+    pub fn holds(&self, pid: i32) -> bool {
+        self.adopted.contains_key(&pid)
+    }
+
+    /// The threads of `pid` this freezer holds.
+    #[must_use]
+    pub fn handles(&self, pid: i32) -> Vec<ThreadHandle> {
+        self.adopted
+            .get(&pid)
+            .map(|a| a.threads.iter().map(|t| t.handle.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Moves thread `tid` of process `pid` into a freezable cgroup of its own,
+    /// `<namespace>/<pid>/<label>-<tid>`, thawed. With cgroup v2 the first adoption of a process
+    /// also moves the whole process into `<namespace>/<pid>` (its other threads stay there,
+    /// running); [`Freezer::release`] moves it back. The process's start time is recorded then,
+    /// and checked before each later adoption of one of its threads and before any release.
+    ///
+    /// # Errors
+    /// [`FreezerError::BadName`], [`FreezerError::ThreadNotFound`],
+    /// [`FreezerError::AlreadyAdopted`], [`FreezerError::AlreadyThreaded`] (v2: the process
+    /// already lives in a threaded subtree), [`FreezerError::PidReused`] (the held process has
+    /// exited and `pid` names another one: the held entry is dropped and its cgroups removed
+    /// without moving `pid`), or the kernel's refusal as [`FreezerError::Io`].
+    pub fn adopt(&mut self, pid: i32, tid: i32, label: &str) -> Result<ThreadHandle, FreezerError> {
+        check_name("label", label)?;
+        if let Some(a) = self.adopted.get(&pid) {
+            match identity(pid, a.start_ticks) {
+                Identity::Same => {}
+                Identity::Gone => return Err(FreezerError::ThreadNotFound { pid, tid }),
+                Identity::Reused => {
+                    if let Some(a) = self.adopted.remove(&pid) {
+                        let _ = self.release_adopted(pid, a);
+                    }
+                    return Err(FreezerError::PidReused { pid });
+                }
+            }
+        }
+        // Negative ids (`pid_t`) name no thread; `sys` takes the unsigned ids the wire carries.
+        let exists = u32::try_from(pid)
+            .ok()
+            .zip(u32::try_from(tid).ok())
+            .is_some_and(|(p, t)| lull_os::sys::thread_of_process(p, t));
+        if !exists {
+            return Err(FreezerError::ThreadNotFound { pid, tid });
+        }
+        if self
+            .adopted
+            .get(&pid)
+            .is_some_and(|a| a.threads.iter().any(|t| t.handle.tid == tid))
+        {
+            return Err(FreezerError::AlreadyAdopted { pid, tid });
+        }
+        let fresh = !self.adopted.contains_key(&pid);
+        if fresh {
+            let entry = self.enter_process(pid)?;
+            self.adopted.insert(pid, entry);
+        }
+        let result = self.enter_thread(pid, tid, label);
+        match result {
+            Ok(t) => {
+                let handle = t.handle.clone();
+                if let Some(a) = self.adopted.get_mut(&pid) {
+                    a.threads.push(t);
+                }
+                Ok(handle)
+            }
+            Err(e) => {
+                if fresh {
+                    if let Some(a) = self.adopted.remove(&pid) {
+                        let _ = self.release_adopted(pid, a);
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Asks the kernel to freeze the thread. Idempotent. The thread stops at its next return to
+    /// user space; [`Freezer::wait_settled`] waits for the kernel to confirm it.
+    ///
+    /// # Errors
+    /// [`FreezerError::NotAdopted`], or the write's failure.
+    pub fn freeze(&self, h: &ThreadHandle) -> Result<(), FreezerError> {
+        self.set_frozen(h, true)
+    }
+
+    /// Lets the thread run again. Idempotent.
+    ///
+    /// # Errors
+    /// As [`Freezer::freeze`].
+    pub fn thaw(&self, h: &ThreadHandle) -> Result<(), FreezerError> {
+        self.set_frozen(h, false)
+    }
+
+    /// Whether the kernel reports the thread's cgroup frozen now (v2: `frozen 1` in
+    /// `cgroup.events`; v1: `freezer.state` is `FROZEN`, not `FREEZING`).
+    ///
+    /// # Errors
+    /// [`FreezerError::NotAdopted`], or the file cannot be read or parsed.
+    pub fn is_frozen(&self, h: &ThreadHandle) -> Result<bool, FreezerError> {
+        self.check_held(h)?;
+        match self.kind {
+            FreezerKind::V2Threaded => {
+                let path = h.dir.join("cgroup.events");
+                let text = fs::read_to_string(&path).map_err(io_err("read", &path))?;
+                parse_events_frozen(&text).ok_or(FreezerError::Parse {
+                    path,
+                    what: "frozen field",
+                })
+            }
+            FreezerKind::V1 => {
+                let path = h.dir.join("freezer.state");
+                let text = fs::read_to_string(&path).map_err(io_err("read", &path))?;
+                Ok(text.trim() == "FROZEN")
+            }
+        }
+    }
+
+    /// Re-reads the kernel's status until [`Freezer::is_frozen`] equals `frozen`, for at most
+    /// `timeout`.
+    ///
+    /// # Errors
+    /// [`FreezerError::Timeout`] when the kernel has not settled in time (a thread in
+    /// uninterruptible sleep freezes only when it wakes), or as [`Freezer::is_frozen`].
+    pub fn wait_settled(
+        &self,
+        h: &ThreadHandle,
+        frozen: bool,
+        timeout: Duration,
+    ) -> Result<(), FreezerError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.is_frozen(h)? == frozen {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(FreezerError::Timeout {
+                    tid: h.tid,
+                    want: if frozen { "frozen" } else { "thawed" },
+                    timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            std::thread::sleep(Duration::from_micros(SETTLE_POLL_INTERVAL_US));
+        }
+    }
+
+    /// Thaws every adopted thread of `pid`, moves the process (v2) or its threads (v1) back to
+    /// the cgroups they came from, and removes its cgroups. Threads or a process that exited are
+    /// not an error; a pid this freezer does not hold is nothing to do. The process is moved by
+    /// its pid only while the pid has the start time recorded at adoption; otherwise only what
+    /// the kernel lists inside this freezer's own cgroups is moved out.
+    ///
+    /// # Errors
+    /// [`FreezerError::PidReused`] when `pid` names another process now (the clean-up is done
+    /// all the same); else the first failure, the rest of the clean-up still attempted.
+    pub fn release(&mut self, pid: i32) -> Result<(), FreezerError> {
+        match self.adopted.remove(&pid) {
+            Some(a) => self.release_adopted(pid, a),
+            None => Ok(()),
+        }
+    }
+
+    /// Gives back one adopted thread: thaws it, moves it (and any thread it started) back to the
+    /// process's domain `<namespace>/<pid>` (v2) or to the freezer cgroup it came from (v1), and
+    /// removes its cgroup. The process stays held, even with no thread left, until
+    /// [`Freezer::release`]. A thread this freezer does not hold is nothing to do.
+    ///
+    /// # Errors
+    /// [`FreezerError::PidReused`] when `pid` names another process now: the whole process is
+    /// then released as [`Freezer::release`] does. Else the first failure, the rest still tried.
+    pub fn release_thread(&mut self, pid: i32, tid: i32) -> Result<(), FreezerError> {
+        let Some(a) = self.adopted.get_mut(&pid) else {
+            return Ok(());
+        };
+        let Some(i) = a.threads.iter().position(|t| t.handle.tid == tid) else {
+            return Ok(());
+        };
+        if identity(pid, a.start_ticks) == Identity::Reused {
+            return self.release(pid);
+        }
+        let t = a.threads.remove(i);
+        let domain = a.dir.clone();
+        self.release_thread_of(&domain, &t)
+    }
+
+    /// Releases every process and removes the namespace directory, reporting the first failure
+    /// (dropping does the same silently).
+    ///
+    /// # Errors
+    /// As [`Freezer::release`], or the namespace directory cannot be removed.
+    pub fn close(mut self) -> Result<(), FreezerError> {
+        self.release_all()
+    }
+
+    fn release_all(&mut self) -> Result<(), FreezerError> {
+        let mut first = Ok(());
+        while let Some((pid, a)) = self.adopted.pop_first() {
+            keep_first(&mut first, self.release_adopted(pid, a));
+        }
+        keep_first(&mut first, remove_dir_settled(&self.root));
+        first
+    }
+
+    fn check_held(&self, h: &ThreadHandle) -> Result<(), FreezerError> {
+        let held = self
+            .adopted
+            .get(&h.pid)
+            .is_some_and(|a| a.threads.iter().any(|t| t.handle == *h));
+        if held {
+            Ok(())
+        } else {
+            Err(FreezerError::NotAdopted {
+                pid: h.pid,
+                tid: h.tid,
+            })
+        }
+    }
+
+    fn set_frozen(&self, h: &ThreadHandle, frozen: bool) -> Result<(), FreezerError> {
+        self.check_held(h)?;
+        write_frozen(self.kind, &h.dir, frozen)
+    }
+
+    /// The directory of a cgroup path as `/proc/PID/cgroup` gives it.
+    fn dir_of(&self, cgroup_path: &str) -> PathBuf {
+        let rel = if self.mount_root == "/" {
+            cgroup_path
+        } else {
+            cgroup_path
+                .strip_prefix(self.mount_root.as_str())
+                .unwrap_or(cgroup_path)
+        };
+        self.mount.join(rel.trim_start_matches('/'))
+    }
+
+    fn enter_process(&self, pid: i32) -> Result<Adopted, FreezerError> {
+        let dir = self.root.join(pid.to_string());
+        let start_ticks = lull_os::procfs::process_start_ticks(pid)
+            .ok_or(FreezerError::ThreadNotFound { pid, tid: pid })?;
+        let original = match self.kind {
+            FreezerKind::V2Threaded => {
+                let path = PathBuf::from(format!("/proc/{pid}/cgroup"));
+                let text = fs::read_to_string(&path).map_err(io_err("read", &path))?;
+                let cg = cgroup_path_of(&text, None).ok_or(FreezerError::Parse {
+                    path,
+                    what: "cgroup v2 line (0::)",
+                })?;
+                let original = self.dir_of(&cg);
+                // The root cgroup has no cgroup.type; any other type than a plain domain means
+                // the process's threads are already spread over a threaded subtree.
+                let type_path = original.join("cgroup.type");
+                if type_path.exists() {
+                    let t = fs::read_to_string(&type_path).map_err(io_err("read", &type_path))?;
+                    if t.trim() != "domain" {
+                        return Err(FreezerError::AlreadyThreaded {
+                            pid,
+                            path: original,
+                            cgroup_type: t.trim().to_owned(),
+                        });
+                    }
+                }
+                original
+            }
+            FreezerKind::V1 => PathBuf::new(),
+        };
+        fs::create_dir(&dir).map_err(io_err("mkdir", &dir))?;
+        if self.kind == FreezerKind::V2Threaded {
+            let procs = dir.join("cgroup.procs");
+            if let Err(e) = write_file(&procs, &pid.to_string()) {
+                let _ = fs::remove_dir(&dir);
+                return Err(enter_error(e, pid, pid, &procs));
+            }
+        }
+        Ok(Adopted {
+            dir,
+            original,
+            start_ticks,
+            threads: Vec::new(),
+        })
+    }
+
+    fn enter_thread(&self, pid: i32, tid: i32, label: &str) -> Result<AdoptedThread, FreezerError> {
+        let Some(process) = self.adopted.get(&pid) else {
+            return Err(FreezerError::NotAdopted { pid, tid });
+        };
+        let dir = process.dir.join(format!("{label}-{tid}"));
+        let original = match self.kind {
+            FreezerKind::V2Threaded => PathBuf::new(),
+            FreezerKind::V1 => {
+                let path = PathBuf::from(format!("/proc/{pid}/task/{tid}/cgroup"));
+                let text = match fs::read_to_string(&path) {
+                    Ok(t) => t,
+                    Err(_) => return Err(FreezerError::ThreadNotFound { pid, tid }),
+                };
+                let cg = cgroup_path_of(&text, Some("freezer")).ok_or(FreezerError::Parse {
+                    path,
+                    what: "freezer line",
+                })?;
+                self.dir_of(&cg)
+            }
+        };
+        fs::create_dir(&dir).map_err(io_err("mkdir", &dir))?;
+        let steps: &[(&str, String)] = match self.kind {
+            FreezerKind::V2Threaded => &[
+                ("cgroup.type", "threaded".to_owned()),
+                ("cgroup.threads", tid.to_string()),
+            ],
+            FreezerKind::V1 => &[("tasks", tid.to_string())],
+        };
+        for (file, value) in steps {
+            let path = dir.join(file);
+            if let Err(e) = write_file(&path, value) {
+                let _ = fs::remove_dir(&dir);
+                return Err(enter_error(e, pid, tid, &path));
+            }
+        }
+        Ok(AdoptedThread {
+            handle: ThreadHandle { pid, tid, dir },
+            original,
+        })
+    }
+
+    /// Thaws `t`, moves every thread in its cgroup out (to `domain`, v2; to where `t` came from,
+    /// v1) and removes the cgroup. Only ids the kernel lists in `t`'s cgroup are written, so
+    /// nothing outside it can be moved.
+    fn release_thread_of(&self, domain: &Path, t: &AdoptedThread) -> Result<(), FreezerError> {
+        let leaf = &t.handle.dir;
+        let mut first = ignore_gone(write_frozen(self.kind, leaf, false));
+        let (members, dest) = match self.kind {
+            // Inside one threaded subtree a thread moves alone, by `cgroup.threads`.
+            FreezerKind::V2Threaded => (leaf.join("cgroup.threads"), domain.join("cgroup.threads")),
+            FreezerKind::V1 => (
+                leaf.join("tasks"),
+                existing_ancestor(&t.original, &self.mount).join("tasks"),
+            ),
+        };
+        for id in read_ids(&members) {
+            keep_first(&mut first, move_id(&dest, id));
+        }
+        keep_first(&mut first, remove_dir_settled(leaf));
+        first
+    }
+
+    fn release_adopted(&self, pid: i32, a: Adopted) -> Result<(), FreezerError> {
+        let who = identity(pid, a.start_ticks);
+        let mut first = Ok(());
+        for t in &a.threads {
+            keep_first(
+                &mut first,
+                ignore_gone(write_frozen(self.kind, &t.handle.dir, false)),
+            );
+        }
+        match self.kind {
+            FreezerKind::V2Threaded => {
+                let target = existing_ancestor(&a.original, &self.mount);
+                let procs = target.join("cgroup.procs");
+                // By pid only while it is still the adopted process: a reused pid names a process
+                // that was never ours. (Without one, the sweep below moves whatever is left.)
+                if who == Identity::Same {
+                    keep_first(&mut first, move_id(&procs, pid));
+                }
+                // What the kernel lists in our cgroups is there because of us (the adopted
+                // process, or processes forked by adopted threads): send it along.
+                let dirs = a.threads.iter().map(|t| t.handle.dir.clone());
+                for dir in dirs.chain([a.dir.clone()]) {
+                    for other in read_ids(&dir.join("cgroup.procs")) {
+                        keep_first(&mut first, move_id(&procs, other));
+                    }
+                }
+            }
+            FreezerKind::V1 => {
+                for t in &a.threads {
+                    let tasks = existing_ancestor(&t.original, &self.mount).join("tasks");
+                    // Threads started by the adopted one are in its cgroup too.
+                    for id in read_ids(&t.handle.dir.join("tasks")) {
+                        keep_first(&mut first, move_id(&tasks, id));
+                    }
+                }
+            }
+        }
+        for t in &a.threads {
+            keep_first(&mut first, remove_dir_settled(&t.handle.dir));
+        }
+        keep_first(&mut first, remove_dir_settled(&a.dir));
+        if who == Identity::Reused {
+            return Err(FreezerError::PidReused { pid });
+        }
+        first
+    }
+}
+
+impl Drop for Freezer {
+    fn drop(&mut self) {
+        let _ = self.release_all();
+    }
+}
+
+fn keep_first(first: &mut Result<(), FreezerError>, next: Result<(), FreezerError>) {
+    if first.is_ok() {
+        *first = next;
+    }
+}
+
+/// A cgroup that is gone (its last thread exited and something removed it) needs no thawing.
+fn ignore_gone(r: Result<(), FreezerError>) -> Result<(), FreezerError> {
+    match r {
+        Err(FreezerError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+fn write_frozen(kind: FreezerKind, dir: &Path, frozen: bool) -> Result<(), FreezerError> {
+    let (file, value) = match (kind, frozen) {
+        (FreezerKind::V2Threaded, true) => ("cgroup.freeze", "1"),
+        (FreezerKind::V2Threaded, false) => ("cgroup.freeze", "0"),
+        (FreezerKind::V1, true) => ("freezer.state", "FROZEN"),
+        (FreezerKind::V1, false) => ("freezer.state", "THAWED"),
+    };
+    let path = dir.join(file);
+    write_file(&path, value).map_err(io_err("write", &path))
+}
+
+/// One `write(2)` of `value` to an existing kernel file (cgroup files take one value per write).
+fn write_file(path: &Path, value: &str) -> io::Result<()> {
+    let mut f = fs::OpenOptions::new().write(true).open(path)?;
+    f.write_all(value.as_bytes())
+}
+
+/// The failure of writing thread `tid` of `pid` to `path` on adoption: `ESRCH` means it exited.
+fn enter_error(e: io::Error, pid: i32, tid: i32, path: &Path) -> FreezerError {
+    if e.raw_os_error() == Some(libc::ESRCH) {
+        FreezerError::ThreadNotFound { pid, tid }
+    } else {
+        io_err("write", path)(e)
+    }
+}
+
+/// Moves process or thread `id` into the cgroup whose `cgroup.procs` or `tasks` is `file`; an id
+/// that no longer exists has nothing to move.
+fn move_id(file: &Path, id: i32) -> Result<(), FreezerError> {
+    match write_file(file, &id.to_string()) {
+        Err(e) if e.raw_os_error() != Some(libc::ESRCH) => Err(io_err("write", file)(e)),
+        _ => Ok(()),
+    }
+}
+
+fn read_ids(file: &Path) -> Vec<i32> {
+    fs::read_to_string(file)
+        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// `dir` if it still exists, else its nearest existing ancestor inside the hierarchy (the cgroup
+/// a process came from may have been removed while we held it).
+fn existing_ancestor(dir: &Path, mount: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|d| d.starts_with(mount) && d.is_dir())
+        .map_or_else(|| mount.to_owned(), Path::to_owned)
+}
+
+/// Removes an empty cgroup directory, retrying while the kernel still counts an exiting thread in
+/// it (`EBUSY`), up to [`RELEASE_SETTLE_TIMEOUT_MS`]. A directory already gone is fine.
+fn remove_dir_settled(dir: &Path) -> Result<(), FreezerError> {
+    let deadline = Instant::now() + Duration::from_millis(RELEASE_SETTLE_TIMEOUT_MS);
+    loop {
+        match fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_micros(SETTLE_POLL_INTERVAL_US));
+            }
+            Err(e) => return Err(io_err("rmdir", dir)(e)),
+        }
+    }
+}
+
+fn check_name(what: &'static str, name: &str) -> Result<(), FreezerError> {
+    let ok = !name.is_empty()
+        && name.len() <= NAME_MAX_LEN
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(FreezerError::BadName {
+            what,
+            name: name.to_owned(),
+        })
+    }
+}
+
+/// One line of `/proc/self/mountinfo`, the fields this module needs.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Mount {
+    root: String,
+    point: PathBuf,
+    fstype: String,
+    super_opts: Vec<String>,
+}
+
+/// `proc(5)`: `id parent major:minor root point options [optional...] - fstype source super`.
+fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let (pre, post) = line.split_once(" - ")?;
+            let pre: Vec<&str> = pre.split(' ').collect();
+            let post: Vec<&str> = post.split(' ').collect();
+            Some(Mount {
+                root: unescape_octal(pre.get(3)?),
+                point: PathBuf::from(unescape_octal(pre.get(4)?)),
+                fstype: (*post.first()?).to_owned(),
+                super_opts: post.get(2)?.split(',').map(str::to_owned).collect(),
+            })
+        })
+        .collect()
+}
+
+/// mountinfo writes space, tab, newline and backslash as `\ooo`.
+fn unescape_octal(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let code = if b[i] == b'\\' && i + 4 <= b.len() {
+            std::str::from_utf8(&b[i + 1..i + 4])
+                .ok()
+                .and_then(|o| u8::from_str_radix(o, 8).ok())
+        } else {
+            None
+        };
+        match code {
+            Some(c) => {
+                out.push(c);
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The path in `/proc/PID/cgroup` text of the v2 hierarchy (`controller` = `None`, line
+/// `0::PATH`) or of the v1 hierarchy holding `controller`.
+fn cgroup_path_of(text: &str, controller: Option<&str>) -> Option<String> {
+    text.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let id = parts.next()?;
+        let controllers = parts.next()?;
+        let path = parts.next()?;
+        let hit = match controller {
+            None => id == "0" && controllers.is_empty(),
+            Some(c) => controllers.split(',').any(|x| x == c),
+        };
+        hit.then(|| path.to_owned())
+    })
+}
+
+/// The `frozen` field of a v2 `cgroup.events` file.
+fn parse_events_frozen(text: &str) -> Option<bool> {
+    text.lines()
+        .find_map(|l| match l.strip_prefix("frozen ")?.trim() {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        })
+}
+
+/// Helpers for the unit tests here and in `guis` that adopt threads of the test process.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::sync::{Mutex, MutexGuard};
+    use std::time::Duration;
+
+    use super::{Freezer, FreezerError, FreezerKind};
+
+    /// Adopting moves the whole test process between cgroup v2 domains: tests that adopt must
+    /// not overlap.
+    static ADOPTING: Mutex<()> = Mutex::new(());
+
+    pub(crate) fn serial() -> MutexGuard<'static, ()> {
+        ADOPTING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Upper bound on any wait: keeps a broken kernel from hanging the run; no assertion
+    /// depends on how long anything takes.
+    pub(crate) const GIVE_UP: Duration = Duration::from_secs(10);
+
+    /// A freezer with a namespace unique to this test process and `test`, or `None` (printing
+    /// `SKIPPED`) where the mechanism is unavailable (not root, no such hierarchy).
+    pub(crate) fn open(test: &str, kind: FreezerKind) -> Option<Freezer> {
+        let ns = format!("lull-unit-{}-{test}", std::process::id());
+        match Freezer::open_kind(&ns, kind) {
+            Ok(f) => Some(f),
+            Err(e @ FreezerError::Unavailable { .. }) => {
+                println!("SKIPPED: {e}");
+                None
+            }
+            Err(e) => panic!("{kind}: {e}"),
+        }
+    }
+
+    /// Every cgroup line of thread `tid` of this process.
+    pub(crate) fn thread_cgroups(tid: i32) -> String {
+        std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).unwrap()
+    }
+
+    /// Subdirectories of `dir` (cgroups left behind).
+    pub(crate) fn subdirs(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect()
+    }
+
+    /// A thread of this test process blocked in `read(2)` on a socket (not a futex wait, so
+    /// guiS freezes it rather than leaving it parked), echoing each byte it gets. It uses no
+    /// CPU, so it does not disturb the timing-sensitive tests running beside it.
+    pub(crate) struct Sleeper {
+        pub(crate) tid: i32,
+        stream: UnixStream,
+    }
+
+    impl Sleeper {
+        pub(crate) fn start() -> Sleeper {
+            let (ours, mut theirs) = UnixStream::pair().unwrap();
+            // Only a bound on a broken kernel: a frozen thread answers when thawed.
+            ours.set_read_timeout(Some(GIVE_UP)).unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                tx.send(lull_os::sys::gettid()).unwrap();
+                let mut b = [0u8];
+                while theirs.read_exact(&mut b).is_ok() && theirs.write_all(&b).is_ok() {}
+            });
+            Sleeper {
+                tid: rx.recv().unwrap(),
+                stream: ours,
+            }
+        }
+
+        /// Sends the thread a byte and reads it back: the thread ran, so it is not frozen.
+        pub(crate) fn answers(&self) {
+            (&self.stream).write_all(&[1]).unwrap();
+            let mut b = [0u8];
+            (&self.stream)
+                .read_exact(&mut b)
+                .expect("the thread answers (it is not frozen)");
+        }
+    }
+
+    // Dropping a `Sleeper` closes the socket and its thread ends (once thawed); it is not
+    // joined, so a failed test that drops one still frozen does not hang.
+
+    impl Freezer {
+        /// Makes the recorded start time of `pid` wrong, as if the process had exited and its
+        /// pid been reused: the only way to reach that path deterministically.
+        pub(crate) fn forge_start_ticks(&mut self, pid: i32) {
+            if let Some(a) = self.adopted.get_mut(&pid) {
+                a.start_ticks = a.start_ticks.wrapping_add(1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A held process whose pid has another start time is never written to a cgroup file: the
+    /// next adoption and a release report `PidReused`, the entry goes and its cgroups are
+    /// removed (here the "other" process is this one, still inside them, so the sweep of what
+    /// the kernel lists in our own cgroups brings it back).
+    fn reused_pid_is_dropped(kind: FreezerKind) {
+        use test_support::{open, serial, subdirs, thread_cgroups, Sleeper, GIVE_UP};
+        let _serial = serial();
+        let Some(mut f) = open("reuse", kind) else {
+            return;
+        };
+        let pid = std::process::id() as i32;
+        let (a, b) = (Sleeper::start(), Sleeper::start());
+        let before = [a.tid, b.tid].map(thread_cgroups);
+
+        let h = f.adopt(pid, a.tid, "drawing").unwrap();
+        f.freeze(&h).unwrap();
+        f.wait_settled(&h, true, GIVE_UP).unwrap();
+        f.forge_start_ticks(pid);
+        assert!(matches!(
+            f.adopt(pid, b.tid, "foreground"),
+            Err(FreezerError::PidReused { pid: p }) if p == pid
+        ));
+        assert!(!f.holds(pid));
+        assert!(subdirs(f.root()).is_empty());
+        a.answers();
+        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+
+        f.adopt(pid, a.tid, "drawing").unwrap();
+        f.forge_start_ticks(pid);
+        assert!(matches!(
+            f.release(pid),
+            Err(FreezerError::PidReused { .. })
+        ));
+        assert!(!f.holds(pid));
+        assert!(subdirs(f.root()).is_empty());
+        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+
+        f.adopt(pid, a.tid, "drawing").unwrap();
+        f.forge_start_ticks(pid);
+        assert!(matches!(
+            f.release_thread(pid, a.tid),
+            Err(FreezerError::PidReused { .. })
+        ));
+        assert!(!f.holds(pid));
+        assert!(subdirs(f.root()).is_empty());
+        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+        f.close().unwrap();
+    }
+
+    #[test]
+    fn v2_threaded_reused_pid_is_dropped() {
+        reused_pid_is_dropped(FreezerKind::V2Threaded);
+    }
+
+    #[test]
+    fn v1_reused_pid_is_dropped() {
+        reused_pid_is_dropped(FreezerKind::V1);
+    }
+
+    #[test]
+    fn names_are_plain_file_names() {
+        for good in ["lull-guis", "drawing", "a_1", &"x".repeat(NAME_MAX_LEN)] {
+            assert!(check_name("label", good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "cgroup.procs",
+            "sp ace",
+            "é",
+            &"x".repeat(NAME_MAX_LEN + 1),
+        ] {
+            assert!(
+                matches!(check_name("label", bad), Err(FreezerError::BadName { .. })),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            Freezer::open("../escape"),
+            Err(FreezerError::BadName {
+                what: "namespace",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn mountinfo_finds_both_hierarchies() {
+        let text = "\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime shared:9 - cgroup cgroup rw,name=systemd
+41 31 0:38 /inner /sys/fs/cgroup/uni\\040fied rw,relatime - cgroup2 cgroup2 rw
+garbage line
+";
+        let m = parse_mountinfo(text);
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[1].point, Path::new("/sys/fs/cgroup/freezer"));
+        assert_eq!(m[1].super_opts, ["rw", "freezer"]);
+        assert_eq!(m[2].fstype, "cgroup");
+        assert_eq!(m[3].fstype, "cgroup2");
+        assert_eq!(m[3].root, "/inner");
+        assert_eq!(m[3].point, Path::new("/sys/fs/cgroup/uni fied"));
+        assert_eq!(unescape_octal("a\\134b\\"), "a\\b\\");
+    }
+
+    #[test]
+    fn proc_cgroup_lines() {
+        let text =
+            "9:name=systemd:/\n6:freezer:/a/b\n4:memory:/x\n3:cpu,cpuacct:/c\n0::/user.slice/s\n";
+        assert_eq!(cgroup_path_of(text, None).as_deref(), Some("/user.slice/s"));
+        assert_eq!(
+            cgroup_path_of(text, Some("freezer")).as_deref(),
+            Some("/a/b")
+        );
+        assert_eq!(cgroup_path_of(text, Some("cpuacct")).as_deref(), Some("/c"));
+        assert_eq!(cgroup_path_of(text, Some("pids")), None);
+        assert_eq!(cgroup_path_of("6:freezer:/\n", None), None);
+    }
+
+    #[test]
+    fn events_frozen_field() {
+        assert_eq!(parse_events_frozen("populated 1\nfrozen 1\n"), Some(true));
+        assert_eq!(parse_events_frozen("populated 0\nfrozen 0\n"), Some(false));
+        assert_eq!(parse_events_frozen("populated 1\n"), None);
+        assert_eq!(parse_events_frozen("frozen 2\n"), None);
+    }
+}

@@ -1,0 +1,755 @@
+//! The display server inside `lulld`: the sockets around the pure [`lull_kds::server::Kds`].
+//!
+//! - **Control socket** (`SOCK_STREAM`, default `$XDG_RUNTIME_DIR/lull/kds.sock`): the seed's
+//!   `kds_control_device` (figure 14). The kernel records each peer's credentials at `connect`
+//!   (`SO_PEERCRED`). `ATTACH` on it creates the app: its window, its ESM registration, and two
+//!   new socket pairs whose client ends travel back with `ATTACHED` as `SCM_RIGHTS` descriptors —
+//!   the private KDS channel and the event thread's ESM connection. No path names them, so no
+//!   other process can reach them. Window-manager requests, `SNAPSHOT` and `LIST_WINDOWS` are
+//!   served here too, to peers running as the daemon's user or root.
+//! - **Private channel** (`SOCK_STREAM`): every further command of that app. A command acts only
+//!   on the app whose channel carried it; a malformed one gets `ERROR` and the channel closes.
+//!
+//! The app is one app to both servers: when its KDS channel or its ESM connection closes, both
+//! go, with its window. Replies and `WINDOW_STATE` pushes are small and written without waiting;
+//! a client whose socket is full is not reading and is dropped (counted), so no client can stall
+//! the loop. Screen pixels leave only as a sealed memfd (`SNAPSHOT`).
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use lull_kds::server::{Channel, Kds, KdsCounters, DEFAULT_SCREEN_HEIGHT, DEFAULT_SCREEN_WIDTH};
+use lull_kds::wire::{self, ErrorCode, Reply, Request};
+use lull_kds::Rect;
+use lull_model::{AppId, WindowState};
+use lull_os::event_loop::{FnSource, LoopCtl, PostAction, Token};
+use lull_os::fbdev::FrameBuffer;
+use lull_os::procfs;
+use lull_os::sys::{self, PeerCred};
+
+use crate::daemon::{Closer, DaemonState};
+
+/// Bytes read from a channel per `read` call, and per readiness: a client that keeps its channel
+/// full is served one chunk per turn of the loop, so input and other clients interleave with it.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Commands handled from one channel per turn of the loop. A well-behaved app sends one to a
+/// few per frame; a client that sends more (64 KiB holds about 5,400 `DRAW`s, each of which may
+/// restack a full-screen window) has the rest handled in later turns, after the other ready
+/// descriptors — input among them — have been served.
+pub const MAX_COMMANDS_PER_TURN: usize = 64;
+
+/// Control connections open at once. A control connection only attaches or runs the window
+/// manager, so a few dozen are plenty; beyond this a new one is closed at once (counted).
+pub const MAX_CONTROL_CONNECTIONS: usize = 64;
+
+/// Bytes a control connection may have buffered: the largest control request (`ATTACH` with a
+/// name of `MAX_NAME_LEN` bytes) is well under this, so more is a misbehaving peer.
+const MAX_CONTROL_BUFFER: usize = 4096;
+
+/// How to run the display server.
+#[derive(Clone, Debug)]
+pub struct KdsConfig {
+    pub socket_path: PathBuf,
+    pub screen_width: u32,
+    pub screen_height: u32,
+    /// A Linux frame-buffer device to show the screen on (`/dev/fb0`); `None` runs headless,
+    /// with the screen only in memory (and in `SNAPSHOT`).
+    pub framebuffer: Option<PathBuf>,
+}
+
+impl Default for KdsConfig {
+    fn default() -> Self {
+        KdsConfig {
+            socket_path: sys::default_kds_socket_path(),
+            screen_width: DEFAULT_SCREEN_WIDTH,
+            screen_height: DEFAULT_SCREEN_HEIGHT,
+            framebuffer: None,
+        }
+    }
+}
+
+/// The socket layer's own counters (the server's are in [`KdsCounters`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct KdsHostCounters {
+    pub control_connections: u64,
+    /// Channels closed after a message the decoder refused.
+    pub malformed_closed: u64,
+    /// Clients dropped because their socket was full.
+    pub not_reading_closed: u64,
+    /// Frame-buffer presentations that failed (the screen stays correct in memory).
+    pub present_errors: u64,
+    /// Control connections closed at once because [`MAX_CONTROL_CONNECTIONS`] were open, or
+    /// because the daemon was out of descriptors.
+    pub control_refused: u64,
+    /// Control connections closed for buffering more than a control request can be.
+    pub control_oversized_closed: u64,
+    /// `ATTACH`es refused because the app's channels could not be made.
+    pub attach_resource_errors: u64,
+    /// Turns that ended with commands left for later ([`MAX_COMMANDS_PER_TURN`]).
+    pub turns_deferred: u64,
+}
+
+/// How far a turn on a channel got through its buffered commands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Processed {
+    /// Every complete command was handled.
+    Done,
+    /// [`MAX_COMMANDS_PER_TURN`] were handled; complete commands may be left.
+    More,
+    /// The channel must close.
+    Close,
+}
+
+/// Everything the daemon reports about its display server when it stops.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct KdsReport {
+    pub server: KdsCounters,
+    pub host: KdsHostCounters,
+}
+
+struct PrivateChannel {
+    fd: OwnedFd,
+    token: Token,
+    inbuf: Vec<u8>,
+    /// The last turn stopped at [`MAX_COMMANDS_PER_TURN`]: `inbuf` may hold complete commands.
+    deferred: bool,
+    /// The attaching process's start time (`/proc/PID/stat`), read at `ATTACH`: with the pid it
+    /// names that one process, so a `THREAD` after the process exited and its pid was reused is
+    /// refused. `None` when it could not be read (the process was already gone).
+    pid_start_ticks: Option<u64>,
+}
+
+/// Called with every window-state change the display server pushes to an app (guiS listens).
+pub type WindowStateHook = Box<dyn FnMut(AppId, WindowState)>;
+
+/// The display server's part of the daemon's state.
+pub struct KdsHost {
+    kds: Kds,
+    channels: HashMap<AppId, PrivateChannel>,
+    fb: Option<FrameBuffer>,
+    counters: KdsHostCounters,
+    out: Vec<u8>,
+    pub(crate) on_window_state: Option<WindowStateHook>,
+    pub(crate) socket_path: PathBuf,
+    /// Control connections open now.
+    control_open: usize,
+}
+
+impl std::fmt::Debug for KdsHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KdsHost({} apps)", self.channels.len())
+    }
+}
+
+impl KdsHost {
+    pub(crate) fn new(config: &KdsConfig) -> Result<KdsHost, String> {
+        let kds = Kds::new(config.screen_width, config.screen_height).map_err(|e| {
+            format!(
+                "screen {}x{}: {e}",
+                config.screen_width, config.screen_height
+            )
+        })?;
+        let fb = match &config.framebuffer {
+            None => None,
+            Some(path) => {
+                let fb = FrameBuffer::open(path).map_err(|e| e.to_string())?;
+                Some(fb)
+            }
+        };
+        let mut host = KdsHost {
+            kds,
+            channels: HashMap::new(),
+            fb,
+            counters: KdsHostCounters::default(),
+            out: Vec::with_capacity(256),
+            on_window_state: None,
+            socket_path: config.socket_path.clone(),
+            control_open: 0,
+        };
+        host.present(Some(Rect::new(
+            0,
+            0,
+            config.screen_width,
+            config.screen_height,
+        )));
+        Ok(host)
+    }
+
+    /// The server state (windows, screen, threads each app declared).
+    #[must_use]
+    pub fn server(&self) -> &Kds {
+        &self.kds
+    }
+
+    /// Control connections open now.
+    #[must_use]
+    pub fn control_connections_open(&self) -> usize {
+        self.control_open
+    }
+
+    #[must_use]
+    pub fn report(&self) -> KdsReport {
+        KdsReport {
+            server: self.kds.counters(),
+            host: self.counters,
+        }
+    }
+
+    /// Forgets `app` (its window and channel); returns its channel's source token.
+    pub(crate) fn detach(&mut self, app: AppId) -> Option<Token> {
+        let ch = self.channels.remove(&app)?;
+        self.kds.detach(app);
+        let damage = self.kds.take_damage();
+        self.present(damage);
+        Some(ch.token)
+    }
+
+    fn present(&mut self, damage: Option<Rect>) {
+        let (Some(fb), Some(d)) = (self.fb.as_mut(), damage) else {
+            return;
+        };
+        if fb.present(&self.kds.displayed(), d).is_err() {
+            self.counters.present_errors += 1;
+        }
+    }
+}
+
+/// Encodes `reply` and writes it to `fd` with `fds` attached, whole or not at all as far as the
+/// reader can tell: a short write means the client is not reading and its channel must close.
+fn send_reply(out: &mut Vec<u8>, fd: RawFd, reply: &Reply, fds: &[RawFd]) -> io::Result<()> {
+    out.clear();
+    wire::encode_reply(reply, out);
+    let n = sys::send_with_fds(fd, out, fds)?;
+    if n == out.len() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "client socket full",
+        ))
+    }
+}
+
+/// One turn on a channel. Commands put off in the last turn (`deferred`) are handled first,
+/// without reading; otherwise one chunk of at most `chunk` bytes is read into `inbuf` and
+/// `process` handles what is buffered. So at most one partial message plus one chunk is ever
+/// buffered, and one client gets one chunk per turn of the (level-triggered) loop, which calls
+/// again while more is waiting. End of file and read errors are [`Processed::Close`].
+fn channel_turn(
+    fd: RawFd,
+    inbuf: &mut Vec<u8>,
+    deferred: bool,
+    chunk: usize,
+    process: impl FnOnce(&mut Vec<u8>) -> Processed,
+) -> Processed {
+    if deferred {
+        return process(inbuf);
+    }
+    let start = inbuf.len();
+    inbuf.resize(start + chunk, 0);
+    let read = sys::read(fd, &mut inbuf[start..]);
+    inbuf.truncate(start + *read.as_ref().unwrap_or(&0));
+    match read {
+        Ok(0) => Processed::Close,
+        Ok(_) => process(inbuf),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Processed::Done,
+        Err(_) => Processed::Close,
+    }
+}
+
+/// Decodes the complete commands at the front of `buf`, at most [`MAX_COMMANDS_PER_TURN`], hands
+/// each to `handle` and drops it from `buf`. `handle` returns `false` when the channel must
+/// close; it is handed a message the decoder refused too, after which the channel closes.
+fn each_command(
+    buf: &mut Vec<u8>,
+    mut handle: impl FnMut(Result<Request, wire::WireError>) -> bool,
+) -> Processed {
+    let mut at = 0;
+    let mut handled = 0;
+    let processed = loop {
+        if handled == MAX_COMMANDS_PER_TURN {
+            break Processed::More;
+        }
+        match wire::decode_request(&buf[at..]) {
+            Ok(None) => break Processed::Done,
+            Ok(Some((req, used))) => {
+                at += used;
+                handled += 1;
+                if !handle(Ok(req)) {
+                    break Processed::Close;
+                }
+            }
+            Err(e) => {
+                handle(Err(e));
+                break Processed::Close;
+            }
+        }
+    };
+    buf.drain(..at);
+    processed
+}
+
+impl DaemonState {
+    /// The display server, when the daemon runs one.
+    #[must_use]
+    pub fn kds(&self) -> Option<&KdsHost> {
+        self.kds.as_ref()
+    }
+
+    /// Sets what runs on every window-state change (guiS).
+    pub fn set_window_state_hook(&mut self, hook: WindowStateHook) {
+        if let Some(k) = self.kds.as_mut() {
+            k.on_window_state = Some(hook);
+        }
+    }
+
+    /// Pushes each `(app, state)` to the app's private channel and to the hook.
+    fn push_states(&mut self, pushes: Vec<(AppId, WindowState)>, ctl: &mut LoopCtl<DaemonState>) {
+        // guiS freezes and thaws before the apps hear of the change, while their cooperative
+        // threads are still where the old state put them.
+        self.guis_window_states(&pushes);
+        let Some(host) = self.kds.as_mut() else {
+            return;
+        };
+        let mut gone = Vec::new();
+        for (app, state) in pushes {
+            if let Some(hook) = host.on_window_state.as_mut() {
+                hook(app, state);
+            }
+            let Some(ch) = host.channels.get(&app) else {
+                continue;
+            };
+            if send_reply(
+                &mut host.out,
+                ch.fd.as_raw_fd(),
+                &Reply::WindowState(state),
+                &[],
+            )
+            .is_err()
+            {
+                host.counters.not_reading_closed += 1;
+                gone.push(app);
+            }
+        }
+        for app in gone {
+            self.disconnect(app, Some(ctl), Closer::Other);
+        }
+        self.guis_evaluate_idle(ctl);
+    }
+
+    /// Runs a window-manager request on the daemon's own behalf (guiS's idle action) exactly as
+    /// a privileged control connection's: ESM effects, then the state pushes.
+    pub(crate) fn kds_wm_request(&mut self, req: &Request, ctl: &mut LoopCtl<DaemonState>) {
+        if self.kds.is_none() {
+            return;
+        }
+        let Ran { pushes, .. } = self.run_request(Channel::Control { privileged: true }, req);
+        self.push_states(pushes, ctl);
+    }
+
+    /// Runs one request from `channel`; returns the reply and what to do after sending it.
+    fn run_request(&mut self, channel: Channel, req: &Request) -> Ran {
+        let host = self
+            .kds
+            .as_mut()
+            .expect("KDS requests arrive only with a KDS");
+        let pinned = match channel {
+            Channel::Private(app) => host.channels.get(&app).and_then(|c| c.pid_start_ticks),
+            Channel::Control { .. } => None,
+        };
+        // A thread of the attaching process, and that process still the one that attached.
+        let same_process = |pid: u32, tid: u32| {
+            sys::thread_of_process(pid, tid)
+                && pinned.is_some()
+                && i32::try_from(pid)
+                    .ok()
+                    .and_then(procfs::process_start_ticks)
+                    == pinned
+        };
+        let outcome = host.kds.handle(&mut self.esm, channel, req, &same_process);
+        let damage = host.kds.take_damage();
+        host.present(damage);
+        let memfd = if outcome.snapshot {
+            let px = host.kds.displayed();
+            let bytes: Vec<u8> = px.pixels().iter().flat_map(|p| p.to_le_bytes()).collect();
+            sys::sealed_memfd("lull-kds-snapshot", &bytes).ok()
+        } else {
+            None
+        };
+        let reply = match (outcome.snapshot, &memfd) {
+            (true, None) => Reply::Error {
+                request_type: wire::request_type::SNAPSHOT,
+                code: ErrorCode::Resources as u32,
+                message: "the server could not create the snapshot's memfd".into(),
+            },
+            _ => outcome.reply,
+        };
+        Ran {
+            reply,
+            pushes: outcome.pushes,
+            detach: outcome.detach,
+            memfd,
+        }
+    }
+
+    /// Serves the private channel of `app`.
+    fn serve_private(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
+        let Some(host) = self.kds.as_mut() else {
+            return PostAction::Remove;
+        };
+        let Some(ch) = host.channels.get_mut(&app) else {
+            return PostAction::Remove;
+        };
+        let fd = ch.fd.as_raw_fd();
+        let mut inbuf = std::mem::take(&mut ch.inbuf);
+        let deferred = std::mem::take(&mut ch.deferred);
+        let processed = channel_turn(fd, &mut inbuf, deferred, READ_CHUNK, |buf| {
+            self.process_private(app, buf, ctl)
+        });
+        if processed == Processed::Close {
+            self.disconnect(app, Some(ctl), Closer::KdsSource);
+            return PostAction::Remove;
+        }
+        let Some(host) = self.kds.as_mut() else {
+            return PostAction::Remove;
+        };
+        let Some(ch) = host.channels.get_mut(&app) else {
+            return PostAction::Remove;
+        };
+        ch.inbuf = inbuf;
+        if processed == Processed::More {
+            ch.deferred = true;
+            host.counters.turns_deferred += 1;
+            PostAction::Again
+        } else {
+            PostAction::Continue
+        }
+    }
+
+    /// Handles the complete messages in `buf`, at most [`MAX_COMMANDS_PER_TURN`].
+    fn process_private(
+        &mut self,
+        app: AppId,
+        buf: &mut Vec<u8>,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) -> Processed {
+        each_command(buf, |req| {
+            let req = match req {
+                Ok(req) => req,
+                Err(e) => {
+                    if let Some(host) = self.kds.as_mut() {
+                        host.counters.malformed_closed += 1;
+                        if let Some(ch) = host.channels.get(&app) {
+                            let _ =
+                                send_reply(&mut host.out, ch.fd.as_raw_fd(), &malformed(&e), &[]);
+                        }
+                    }
+                    return false;
+                }
+            };
+            let Ran {
+                reply,
+                pushes,
+                detach,
+                ..
+            } = self.run_request(Channel::Private(app), &req);
+            let Some(host) = self.kds.as_mut() else {
+                return false;
+            };
+            let Some(fd) = host.channels.get(&app).map(|c| c.fd.as_raw_fd()) else {
+                return false;
+            };
+            if send_reply(&mut host.out, fd, &reply, &[]).is_err() {
+                host.counters.not_reading_closed += 1;
+                return false;
+            }
+            self.push_states(pushes, ctl);
+            if let (Request::Thread { category, tid }, Reply::Ok { .. }) = (&req, &reply) {
+                self.guis_thread_declared(app, *category, *tid, ctl);
+            }
+            detach.is_none()
+        })
+    }
+
+    /// `ATTACH` from a control connection: creates the app and sends it its channels.
+    fn attach(
+        &mut self,
+        control_fd: RawFd,
+        cred: PeerCred,
+        width: u32,
+        height: u32,
+        name: &str,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) -> io::Result<()> {
+        // The channels first: once the window manager has taken the app in, other apps' states
+        // have changed, and every later path must still tell them.
+        let made = (|| -> io::Result<_> {
+            let (srv_chan, cli_chan) = sys::stream_pair()?;
+            let (srv_esm, cli_esm) = sys::seqpacket_pair()?;
+            sys::set_nonblocking(srv_chan.as_raw_fd(), true)?;
+            sys::set_nonblocking(srv_esm.as_raw_fd(), true)?;
+            Ok((srv_chan, cli_chan, srv_esm, cli_esm))
+        })();
+        let host = self.kds.as_mut().expect("attach needs a KDS");
+        let (srv_chan, cli_chan, srv_esm, cli_esm) = match made {
+            Ok(fds) => fds,
+            Err(e) => {
+                host.counters.attach_resource_errors += 1;
+                let reply = Reply::Error {
+                    request_type: wire::request_type::ATTACH,
+                    code: ErrorCode::Resources as u32,
+                    message: format!("the server could not create the app's channels: {e}"),
+                };
+                return send_reply(&mut host.out, control_fd, &reply, &[]);
+            }
+        };
+        let app = self.esm.add_app();
+        let pid = u32::try_from(cred.pid).unwrap_or(0);
+        let attached = host
+            .kds
+            .attach(&mut self.esm, app, pid, width, height, name);
+        let (window, pushes) = match attached {
+            Ok(ok) => ok,
+            Err(e) => {
+                let _ = self.esm.remove_app(app);
+                let reply = Reply::Error {
+                    request_type: wire::request_type::ATTACH,
+                    code: e.code as u32,
+                    message: e.message,
+                };
+                return send_reply(&mut host.out, control_fd, &reply, &[]);
+            }
+        };
+        let damage = host.kds.take_damage();
+        host.present(damage);
+        let raw = srv_chan.as_raw_fd();
+        let token = ctl.insert(Box::new(FnSource {
+            fd: raw,
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                st.serve_private(app, ctl)
+            },
+        }));
+        host.channels.insert(
+            app,
+            PrivateChannel {
+                fd: srv_chan,
+                token,
+                inbuf: Vec::new(),
+                deferred: false,
+                pid_start_ticks: i32::try_from(pid)
+                    .ok()
+                    .and_then(procfs::process_start_ticks),
+            },
+        );
+        // The event thread's ESM connection: an ordinary ESM client of the daemon, already
+        // greeted, so the app needs no path to the ESM socket.
+        self.add_connection(app, srv_esm, ctl);
+        let host = self.kds.as_mut().expect("present");
+        let reply = Reply::Attached { app, window };
+        let sent = send_reply(
+            &mut host.out,
+            control_fd,
+            &reply,
+            &[cli_chan.as_raw_fd(), cli_esm.as_raw_fd()],
+        );
+        // Our copies of the client ends close here; the client holds its own.
+        drop((cli_chan, cli_esm));
+        if let Err(e) = sent {
+            // The app is gone before it knew it had come; the apps its arrival sent to the
+            // background are told all the same.
+            self.disconnect(app, Some(ctl), Closer::Other);
+            self.push_states(pushes, ctl);
+            return Err(e);
+        }
+        self.push_states(pushes, ctl);
+        Ok(())
+    }
+}
+
+/// A request run, and what remains to do after its reply is sent.
+struct Ran {
+    reply: Reply,
+    /// Window states to push to apps.
+    pushes: Vec<(AppId, WindowState)>,
+    /// The app detached: close its channels.
+    detach: Option<AppId>,
+    /// `SNAPSHOT`: the memfd of pixels to send with the reply.
+    memfd: Option<OwnedFd>,
+}
+
+fn malformed(e: &wire::WireError) -> Reply {
+    Reply::Error {
+        request_type: match e {
+            wire::WireError::UnknownType(t) => *t,
+            wire::WireError::TooLong(_) => 0,
+            wire::WireError::Truncated { ty, .. }
+            | wire::WireError::TrailingBytes { ty, .. }
+            | wire::WireError::BadValue { ty, .. } => *ty,
+        },
+        code: ErrorCode::Malformed as u32,
+        message: e.to_string(),
+    }
+}
+
+/// One connection to the control socket.
+struct ControlConn {
+    fd: OwnedFd,
+    cred: PeerCred,
+    privileged: bool,
+    inbuf: Vec<u8>,
+    /// As [`PrivateChannel::deferred`].
+    deferred: bool,
+}
+
+impl ControlConn {
+    /// Serves what arrived, [`MAX_CONTROL_BUFFER`] bytes and [`MAX_COMMANDS_PER_TURN`] commands
+    /// at most per turn; `Remove` when the connection is done.
+    fn ready(&mut self, st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
+        let fd = self.fd.as_raw_fd();
+        let mut inbuf = std::mem::take(&mut self.inbuf);
+        let deferred = std::mem::take(&mut self.deferred);
+        let mut processed = channel_turn(fd, &mut inbuf, deferred, MAX_CONTROL_BUFFER, |buf| {
+            self.process(st, buf, ctl)
+        });
+        self.inbuf = inbuf;
+        if processed == Processed::Done && self.inbuf.len() > MAX_CONTROL_BUFFER {
+            // What is left is one unfinished request longer than any control request.
+            if let Some(host) = st.kds.as_mut() {
+                host.counters.control_oversized_closed += 1;
+            }
+            processed = Processed::Close;
+        }
+        if processed == Processed::Close {
+            if let Some(host) = st.kds.as_mut() {
+                host.control_open = host.control_open.saturating_sub(1);
+            }
+            PostAction::Remove
+        } else if processed == Processed::More {
+            self.deferred = true;
+            if let Some(host) = st.kds.as_mut() {
+                host.counters.turns_deferred += 1;
+            }
+            PostAction::Again
+        } else {
+            PostAction::Continue
+        }
+    }
+
+    /// Handles the complete messages in `buf`, at most [`MAX_COMMANDS_PER_TURN`].
+    fn process(
+        &mut self,
+        st: &mut DaemonState,
+        buf: &mut Vec<u8>,
+        ctl: &mut LoopCtl<DaemonState>,
+    ) -> Processed {
+        let fd = self.fd.as_raw_fd();
+        let (cred, privileged) = (self.cred, self.privileged);
+        each_command(buf, |req| {
+            let req = match req {
+                Ok(req) => req,
+                Err(e) => {
+                    if let Some(host) = st.kds.as_mut() {
+                        host.counters.malformed_closed += 1;
+                        let _ = send_reply(&mut host.out, fd, &malformed(&e), &[]);
+                    }
+                    return false;
+                }
+            };
+            if let Request::Attach {
+                width,
+                height,
+                name,
+            } = &req
+            {
+                return st.attach(fd, cred, *width, *height, name, ctl).is_ok();
+            }
+            let Ran {
+                reply,
+                pushes,
+                memfd,
+                ..
+            } = st.run_request(Channel::Control { privileged }, &req);
+            let fds: Vec<RawFd> = memfd.iter().map(AsRawFd::as_raw_fd).collect();
+            let host = st.kds.as_mut().expect("control connections need a KDS");
+            if send_reply(&mut host.out, fd, &reply, &fds).is_err() {
+                host.counters.not_reading_closed += 1;
+                return false;
+            }
+            st.push_states(pushes, ctl);
+            true
+        })
+    }
+}
+
+/// The control socket's listening source: accepts and records each peer's credentials.
+pub(crate) fn control_listener(
+    listener: Rc<OwnedFd>,
+) -> FnSource<impl FnMut(&mut DaemonState, &mut LoopCtl<DaemonState>) -> PostAction> {
+    let fd = listener.as_raw_fd();
+    // A descriptor held in reserve: when `accept` fails for want of descriptors, it is given up
+    // to accept the waiting connection and close it, or the level-triggered listener would
+    // stay readable and the loop would spin.
+    let mut reserve: Option<OwnedFd> = reserve_fd();
+    FnSource {
+        fd,
+        f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+            loop {
+                let conn = match sys::accept(listener.as_fd()) {
+                    Ok(Some(conn)) => conn,
+                    Ok(None) => break,
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                        if let Some(host) = st.kds.as_mut() {
+                            host.counters.control_refused += 1;
+                        }
+                        drop(reserve.take());
+                        drop(sys::accept(listener.as_fd()));
+                        reserve = reserve_fd();
+                        if reserve.is_none() {
+                            break;
+                        }
+                        continue;
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+                    Err(_) => break,
+                };
+                let Some(host) = st.kds.as_mut() else {
+                    continue;
+                };
+                if host.control_open >= MAX_CONTROL_CONNECTIONS {
+                    host.counters.control_refused += 1;
+                    continue;
+                }
+                let Ok(cred) = sys::peer_cred(conn.as_raw_fd()) else {
+                    continue;
+                };
+                let privileged = cred.uid == 0 || cred.uid == sys::geteuid();
+                host.counters.control_connections += 1;
+                host.control_open += 1;
+                let raw = conn.as_raw_fd();
+                let mut cc = ControlConn {
+                    fd: conn,
+                    cred,
+                    privileged,
+                    inbuf: Vec::new(),
+                    deferred: false,
+                };
+                ctl.insert(Box::new(FnSource {
+                    fd: raw,
+                    f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                        cc.ready(st, ctl)
+                    },
+                }));
+            }
+            PostAction::Continue
+        },
+    }
+}
+
+/// A descriptor to give up when the daemon runs out of them (`/dev/null`, read-only).
+fn reserve_fd() -> Option<OwnedFd> {
+    std::fs::File::open("/dev/null").ok().map(OwnedFd::from)
+}

@@ -1,0 +1,274 @@
+//! `lulld`: the ESM daemon. Listens on a Unix socket for applications, reads the configured event
+//! sources, and pushes each event to the apps registered for it. Blocks in the kernel with no
+//! timeout while nothing happens; stops on SIGINT or SIGTERM.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use lull_esm::EsmConfig;
+use lull_model::time::NS_PER_MS;
+use lull_os::sys;
+use lulld::daemon::{Daemon, DaemonConfig};
+use lulld::freezer::DEFAULT_NAMESPACE;
+use lulld::guis::{GuisConfig, IdleAction};
+use lulld::kds::KdsConfig;
+
+/// Delay between start-up and a replay's time 0, so clients started alongside can connect.
+const REPLAY_LEAD_NS: u64 = 1_000 * NS_PER_MS;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lulld",
+    version,
+    about = "The ESM daemon: push delivery of input, network and timer events"
+)]
+struct Args {
+    /// Socket path (default: $XDG_RUNTIME_DIR/lull/esm.sock, else /run/lull/esm.sock).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Events one app's private queue may hold before the overflow marker.
+    #[arg(long, default_value_t = lull_esm::DEFAULT_QUEUE_BOUND as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    queue_bound: u32,
+    /// An evdev device (or any file of `struct input_event` records) to read; repeatable.
+    /// `auto` opens every /dev/input/event* there is.
+    #[arg(long)]
+    evdev: Vec<String>,
+    /// A `lull-trace 1` file to inject at its times, starting one second after start-up.
+    #[arg(long)]
+    replay: Option<PathBuf>,
+    /// A UDP address to receive network messages on (e.g. 127.0.0.1:7000); each datagram is a
+    /// `net_message` event on --net-channel.
+    #[arg(long)]
+    udp: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    net_channel: u32,
+    /// Inject a `timer` event (id 0) every this many milliseconds. Off by default: a periodic
+    /// timer wakes the daemon even when nothing happens.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    timer_ms: Option<u64>,
+    /// Run without the display server (ESM only).
+    #[arg(long)]
+    no_kds: bool,
+    /// The display server's control socket (default: kds.sock beside the ESM socket).
+    #[arg(long)]
+    kds_socket: Option<PathBuf>,
+    /// Screen size of the display server, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+    screen: (u32, u32),
+    /// A frame-buffer device to show the screen on; `auto` uses /dev/fb0 when there is one.
+    /// Without it the display server runs headless (the screen lives in memory; `lull kds
+    /// snapshot` saves it).
+    #[arg(long)]
+    framebuffer: Option<String>,
+    /// guiS in the daemon: threads that table 1 forbids are frozen by the kernel (when root and
+    /// a cgroup freezer exist) and idle is forced. Default: on with the display server. `off`
+    /// gates nothing in the daemon; each app's runtime gates are its own option.
+    #[arg(long, value_enum)]
+    guis: Option<OnOff>,
+    /// What guiS does the moment every GUI app is idle: none, screen-off, or exec:CMD (run with
+    /// `sh -c`, LULL_IDLE_APPS set to the number of apps).
+    #[arg(long, value_parser = parse_idle_action)]
+    idle_action: Option<IdleAction>,
+    /// The cgroup directory guiS's freezer creates (1-64 of A-Z a-z 0-9 _ -).
+    #[arg(long)]
+    guis_namespace: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+fn parse_idle_action(s: &str) -> Result<IdleAction, String> {
+    s.parse().map_err(|e: lulld::guis::GuisError| e.to_string())
+}
+
+/// guiS's configuration from the flags, or why the combination makes no sense.
+fn guis_config(args: &Args) -> Result<Option<GuisConfig>, String> {
+    let on = match (args.guis, args.no_kds) {
+        (Some(OnOff::On), true) => {
+            return Err("--guis on needs the display server; drop --no-kds".into())
+        }
+        (Some(OnOff::On), false) | (None, false) => true,
+        (Some(OnOff::Off), _) | (None, true) => false,
+    };
+    if !on && (args.idle_action.is_some() || args.guis_namespace.is_some()) {
+        return Err(
+            "--idle-action and --guis-namespace need guiS on (it is off with --guis off or --no-kds)"
+                .into(),
+        );
+    }
+    Ok(on.then(|| GuisConfig {
+        enabled: true,
+        freezer_namespace: args
+            .guis_namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned()),
+        idle_action: args.idle_action.clone().unwrap_or_default(),
+    }))
+}
+
+/// `WIDTHxHEIGHT`, each 1..=8192.
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT, e.g. 1920x1080"))?;
+    let dim = |v: &str| {
+        v.parse::<u32>()
+            .ok()
+            .filter(|n| (1..=8192).contains(n))
+            .ok_or_else(|| format!("{s:?}: each side must be a whole number from 1 to 8192"))
+    };
+    Ok((dim(w)?, dim(h)?))
+}
+
+/// The frame buffer to use: `auto` is /dev/fb0 when present, headless otherwise.
+fn framebuffer_path(spec: Option<&str>) -> Option<PathBuf> {
+    match spec {
+        None => None,
+        Some("auto") => {
+            let fb0 = PathBuf::from("/dev/fb0");
+            if fb0.exists() {
+                Some(fb0)
+            } else {
+                eprintln!("lulld: no /dev/fb0 on this machine; the display server runs headless");
+                None
+            }
+        }
+        Some(p) => Some(PathBuf::from(p)),
+    }
+}
+
+fn evdev_paths(specs: &[String]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for s in specs {
+        if s == "auto" {
+            let found: Vec<PathBuf> = std::fs::read_dir("/dev/input")
+                .map(|d| {
+                    d.filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| {
+                            p.file_name()
+                                .is_some_and(|n| n.to_string_lossy().starts_with("event"))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if found.is_empty() {
+                eprintln!(
+                    "lulld: no /dev/input/event* devices on this machine; the evdev source is off"
+                );
+            }
+            out.extend(found);
+        } else {
+            out.push(PathBuf::from(s));
+        }
+    }
+    Ok(out)
+}
+
+fn setup(args: &Args) -> Result<Daemon, String> {
+    let config = DaemonConfig {
+        socket_path: args.socket.clone().unwrap_or_else(sys::default_socket_path),
+        esm: EsmConfig {
+            queue_bound: args.queue_bound as usize,
+        },
+    };
+    let guis = guis_config(args)?;
+    let signals = sys::termination_signalfd().map_err(|e| format!("signals: {e}"))?;
+    let mut d = Daemon::bind(&config).map_err(|e| e.to_string())?;
+    if !args.no_kds {
+        let kds = KdsConfig {
+            socket_path: args
+                .kds_socket
+                .clone()
+                .unwrap_or_else(|| config.socket_path.with_file_name("kds.sock")),
+            screen_width: args.screen.0,
+            screen_height: args.screen.1,
+            framebuffer: framebuffer_path(args.framebuffer.as_deref()),
+        };
+        d.enable_kds(&kds).map_err(|e| e.to_string())?;
+        eprintln!(
+            "lulld: display server on {} ({}x{}, {})",
+            kds.socket_path.display(),
+            kds.screen_width,
+            kds.screen_height,
+            kds.framebuffer
+                .as_ref()
+                .map_or_else(|| "headless".to_owned(), |p| p.display().to_string())
+        );
+        match &guis {
+            Some(config) => {
+                let status = d.enable_guis(config).map_err(|e| e.to_string())?;
+                eprintln!("lulld: {status}");
+            }
+            None => eprintln!(
+                "lulld: guiS off: the daemon freezes nothing and forces no idle \
+                 (apps' runtime gates are per app)"
+            ),
+        }
+    }
+    d.add_stop_fd(signals).map_err(|e| e.to_string())?;
+    for p in evdev_paths(&args.evdev)? {
+        let fd = sys::open_read_nonblocking(&p)
+            .map_err(|e| format!("cannot open evdev device {}: {e}", p.display()))?;
+        if let Err(e) = sys::evdev_use_monotonic(fd.as_raw_fd()) {
+            eprintln!(
+                "lulld: {}: cannot switch its stamps to CLOCK_MONOTONIC ({e}); \
+                 its records must already carry monotonic times",
+                p.display()
+            );
+        }
+        d.add_evdev(fd).map_err(|e| e.to_string())?;
+        eprintln!("lulld: evdev source {}", p.display());
+    }
+    if let Some(path) = &args.replay {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let trace =
+            lull_workload::Trace::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        d.add_replay(&trace, sys::monotonic_ns() + REPLAY_LEAD_NS)
+            .map_err(|e| e.to_string())?;
+    }
+    if let Some(addr) = &args.udp {
+        let sock =
+            std::net::UdpSocket::bind(addr).map_err(|e| format!("cannot bind UDP {addr}: {e}"))?;
+        d.add_net(OwnedFd::from(sock), args.net_channel)
+            .map_err(|e| e.to_string())?;
+    }
+    if let Some(ms) = args.timer_ms {
+        let period = ms * NS_PER_MS;
+        d.add_timer(0, sys::monotonic_ns() + period, period)
+            .map_err(|e| e.to_string())?;
+    }
+    eprintln!("lulld: listening on {}", d.socket_path().display());
+    Ok(d)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let daemon = match setup(&args) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("lulld: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match daemon.run() {
+        Ok(report) => {
+            eprintln!(
+                "lulld: stopped; {}",
+                serde_json::to_string(&report).unwrap_or_default()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("lulld: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

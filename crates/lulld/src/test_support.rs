@@ -1,0 +1,246 @@
+//! For tests (feature `test-support`): a `lulld` loop on a thread of the test, on a fresh Unix
+//! socket; helpers of the tests that adopt threads of the test process into the cgroup freezer.
+//! Used by this crate's tests and by `lull-lab`'s, which run the daemon with real clients.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use lull_esm::EsmConfig;
+use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
+use lull_os::sys;
+
+use crate::daemon::{Daemon, DaemonConfig, DaemonReport, DaemonState, Stopper};
+use crate::freezer::FreezerKind;
+use crate::kds::KdsConfig;
+
+/// A daemon running on its own thread until [`TestDaemon::stop`].
+#[derive(Debug)]
+pub struct TestDaemon {
+    pub path: PathBuf,
+    stopper: Stopper,
+    handle: thread::JoinHandle<DaemonReport>,
+}
+
+impl TestDaemon {
+    /// Binds a daemon with `esm` on a socket named after `tag` (unique per process and call),
+    /// lets `setup` add its sources, and runs it. Returns once the daemon is accepting.
+    pub fn start(
+        tag: &str,
+        esm: EsmConfig,
+        setup: impl FnOnce(&mut Daemon) -> io::Result<()> + Send + 'static,
+    ) -> TestDaemon {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "lull-test-{tag}-{}-{}.sock",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let socket_path = path.clone();
+        let handle = thread::spawn(move || {
+            let mut d = Daemon::bind(&DaemonConfig { socket_path, esm }).unwrap();
+            setup(&mut d).unwrap();
+            tx.send(d.stopper()).unwrap();
+            d.run().unwrap()
+        });
+        let stopper = rx.recv().unwrap();
+        TestDaemon {
+            path,
+            stopper,
+            handle,
+        }
+    }
+
+    /// A daemon with its display server on a headless `width × height` screen; the control
+    /// socket is `self.kds_path()`.
+    pub fn start_kds(tag: &str, width: u32, height: u32) -> TestDaemon {
+        TestDaemon::start(tag, EsmConfig::default(), move |d| {
+            let socket_path = d.socket_path().with_extension("kds.sock");
+            d.enable_kds(&KdsConfig {
+                socket_path,
+                screen_width: width,
+                screen_height: height,
+                framebuffer: None,
+            })
+            .map_err(io::Error::other)
+        })
+    }
+
+    /// As [`TestDaemon::start_kds`], with input from the evdev pipe `evdev` and a probe: each
+    /// byte written to the returned pipe end makes the daemon's loop send `probe` of its state
+    /// on the returned channel, so a test waits for a state by asking, never by sleeping.
+    pub fn start_kds_probed<P: Send + 'static>(
+        tag: &str,
+        width: u32,
+        height: u32,
+        evdev: OwnedFd,
+        probe: fn(&DaemonState) -> P,
+    ) -> (TestDaemon, OwnedFd, mpsc::Receiver<P>) {
+        let (probe_r, probe_w) = sys::pipe(true).unwrap();
+        let (tx, probed) = mpsc::channel();
+        let daemon = TestDaemon::start(tag, EsmConfig::default(), move |d| {
+            let socket_path = d.socket_path().with_extension("kds.sock");
+            d.enable_kds(&KdsConfig {
+                socket_path,
+                screen_width: width,
+                screen_height: height,
+                framebuffer: None,
+            })
+            .map_err(io::Error::other)?;
+            d.add_evdev(evdev)?;
+            let fd = probe_r.as_raw_fd();
+            d.add_source(Box::new(FnSource {
+                fd,
+                f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
+                    let _owned = &probe_r;
+                    let mut b = [0u8; 64];
+                    while let Ok(n) = sys::read(fd, &mut b) {
+                        if n == 0 {
+                            return PostAction::Remove;
+                        }
+                    }
+                    let _ = tx.send(probe(st));
+                    PostAction::Continue
+                },
+            }))?;
+            Ok(())
+        });
+        (daemon, probe_w, probed)
+    }
+
+    /// The display server's control socket of a daemon from [`TestDaemon::start_kds`].
+    pub fn kds_path(&self) -> PathBuf {
+        self.path.with_extension("kds.sock")
+    }
+
+    /// Stops the daemon and returns its report.
+    pub fn stop(self) -> DaemonReport {
+        self.stopper.stop();
+        self.handle.join().unwrap()
+    }
+}
+
+/// Upper bound on a wait for the kernel or a daemon: only keeps a broken one from hanging the
+/// run; no assertion depends on how long anything takes.
+pub const GIVE_UP: Duration = Duration::from_secs(10);
+
+/// Waits, yielding, until `cond` holds (at most [`GIVE_UP`]).
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + GIVE_UP;
+    while !cond() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        thread::yield_now();
+    }
+}
+
+/// Adopting a thread moves the whole test process between cgroup v2 domains, and one process
+/// can be held by one freezer at a time: tests that adopt hold this while they run.
+pub fn serial_adoption() -> MutexGuard<'static, ()> {
+    static ADOPTING: Mutex<()> = Mutex::new(());
+    ADOPTING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A cgroup namespace unique to this test process and `tag`.
+pub fn namespace(tag: &str) -> String {
+    format!("lull-test-{}-{tag}", std::process::id())
+}
+
+/// Subdirectories of `dir`: cgroups left behind.
+pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// Every cgroup line of thread `tid` of this process.
+pub fn thread_cgroups(tid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).unwrap()
+}
+
+/// The cgroup line of thread `tid` of this process for the hierarchy `kind` uses.
+pub fn cgroup_line(kind: FreezerKind, tid: i32) -> String {
+    thread_cgroups(tid)
+        .lines()
+        .find(|l| match kind {
+            FreezerKind::V2Threaded => l.starts_with("0::"),
+            FreezerKind::V1 => l
+                .split(':')
+                .nth(1)
+                .is_some_and(|c| c.split(',').any(|x| x == "freezer")),
+        })
+        .unwrap()
+        .to_owned()
+}
+
+/// Waits until `count` has gone up (at most [`GIVE_UP`]): the thread behind it ran.
+pub fn advances(what: &str, count: impl Fn() -> u64) {
+    let c = count();
+    wait_until(what, || count() > c);
+}
+
+/// A thread of this test process, in no app, that spins on its own counter until stopped, so
+/// freezing it cannot stall the test harness.
+#[derive(Debug)]
+pub struct Spinner {
+    pub tid: i32,
+    count: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    join: Option<thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    pub fn start() -> Spinner {
+        let count = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let (c, s) = (count.clone(), stop.clone());
+        let join = thread::spawn(move || {
+            tx.send(sys::gettid()).unwrap();
+            while !s.load(Ordering::Relaxed) {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        Spinner {
+            tid: rx.recv().unwrap(),
+            count,
+            stop,
+            join: Some(join),
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the thread has counted further: it is not frozen.
+    pub fn advances(&self) {
+        advances("spinner advances", || self.count());
+    }
+
+    /// Stops the thread and waits for it to exit.
+    pub fn finish(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(j) = self.join.take() {
+            j.join().unwrap();
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // A failing test may drop it still frozen: joining then would hang the run.
+        if let Some(j) = self.join.take().filter(|_| !thread::panicking()) {
+            let _ = j.join();
+        }
+    }
+}

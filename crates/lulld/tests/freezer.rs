@@ -1,0 +1,290 @@
+//! Live: the cgroup freezer stops one thread of a process while its siblings run, reports it
+//! frozen from the kernel's own files, and puts every thread back where it was on release (of
+//! one thread or of the process) and on drop. Needs root and a cgroup hierarchy; each mechanism
+//! this machine lacks is skipped.
+//!
+//! The threads frozen are dedicated spinners of this test process that touch nothing but their
+//! own atomics, so freezing them cannot stall the test harness.
+
+use lulld::test_support::{
+    cgroup_line, namespace, serial_adoption, subdirs, wait_until, Spinner, GIVE_UP,
+};
+
+use std::path::Path;
+
+use lull_os::procfs::sample;
+use lull_os::sys::gettid;
+use lulld::freezer::{Freezer, FreezerError, FreezerKind, ThreadHandle};
+
+fn open(test: &str, kind: FreezerKind) -> Option<Freezer> {
+    match Freezer::open_kind(&namespace(test), kind) {
+        Ok(f) => Some(f),
+        Err(e @ FreezerError::Unavailable { .. }) => {
+            println!("SKIPPED: {e}");
+            None
+        }
+        Err(e) => panic!("{kind}: {e}"),
+    }
+}
+
+/// Freezes `h`, waits for the kernel to confirm it and for the thread to be switched out (its
+/// voluntary context switches rise: it blocked in the freezer), so its CPU time is final.
+fn freeze_and_park(f: &Freezer, h: &ThreadHandle) {
+    let before = sample(h.tid).unwrap().voluntary;
+    f.freeze(h).unwrap();
+    f.freeze(h).unwrap();
+    f.wait_settled(h, true, GIVE_UP).unwrap();
+    assert!(f.is_frozen(h).unwrap());
+    wait_until("frozen thread leaves the CPU", || {
+        sample(h.tid).unwrap().voluntary > before
+    });
+}
+
+fn freezes_one_thread_only(kind: FreezerKind) {
+    let _serial = serial_adoption();
+    let Some(mut f) = open("one", kind) else {
+        return;
+    };
+    assert_eq!(f.kind(), kind);
+    let pid = std::process::id() as i32;
+    let me = gettid();
+    let a = Spinner::start();
+    let b = Spinner::start();
+    let cg_before = [a.tid, b.tid, me].map(|t| cgroup_line(kind, t));
+
+    let ha = f.adopt(pid, a.tid, "drawing").unwrap();
+    let hb = f.adopt(pid, b.tid, "background").unwrap();
+    assert!(matches!(
+        f.adopt(pid, a.tid, "drawing"),
+        Err(FreezerError::AlreadyAdopted { .. })
+    ));
+    assert!(ha.cgroup_dir().is_dir() && hb.cgroup_dir().is_dir());
+    assert!(!f.is_frozen(&ha).unwrap());
+    assert!(!f.is_frozen(&hb).unwrap());
+    f.thaw(&ha).unwrap();
+    a.advances();
+
+    freeze_and_park(&f, &ha);
+    let (count, run_ns) = (a.count(), sample(a.tid).unwrap().run_ns);
+    // A fixed amount of work elsewhere: the sibling in the same process counts a million more
+    // and this thread burns a fixed number of loop rounds.
+    let b0 = b.count();
+    wait_until("sibling runs while A is frozen", || {
+        b.count() > b0 + 1_000_000
+    });
+    let mut x = 0u64;
+    for i in 0..10_000_000u64 {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+    }
+    assert_eq!(a.count(), count, "frozen thread ran");
+    assert_eq!(
+        sample(a.tid).unwrap().run_ns,
+        run_ns,
+        "frozen thread got CPU time"
+    );
+    assert!(!f.is_frozen(&hb).unwrap());
+
+    f.thaw(&ha).unwrap();
+    f.thaw(&ha).unwrap();
+    f.wait_settled(&ha, false, GIVE_UP).unwrap();
+    assert!(!f.is_frozen(&ha).unwrap());
+    a.advances();
+
+    // Release while frozen: thawed, back in the original cgroups, directories gone.
+    freeze_and_park(&f, &ha);
+    f.release(pid).unwrap();
+    a.advances();
+    assert_eq!([a.tid, b.tid, me].map(|t| cgroup_line(kind, t)), cg_before);
+    assert!(!ha.cgroup_dir().exists() && !hb.cgroup_dir().exists());
+    assert!(!ha.cgroup_dir().parent().unwrap().exists());
+    assert!(matches!(
+        f.freeze(&ha),
+        Err(FreezerError::NotAdopted { .. })
+    ));
+    f.release(pid).unwrap();
+    let root = f.root().to_owned();
+    f.close().unwrap();
+    assert!(!root.exists());
+    a.finish();
+    b.finish();
+}
+
+#[test]
+fn v2_threaded_freezes_one_thread_only() {
+    freezes_one_thread_only(FreezerKind::V2Threaded);
+}
+
+#[test]
+fn v1_freezes_one_thread_only() {
+    freezes_one_thread_only(FreezerKind::V1);
+}
+
+fn drop_thaws_and_cleans_up(kind: FreezerKind) {
+    let _serial = serial_adoption();
+    let Some(mut f) = open("drop", kind) else {
+        return;
+    };
+    let pid = std::process::id() as i32;
+    let a = Spinner::start();
+    let before = cgroup_line(kind, a.tid);
+    let h = f.adopt(pid, a.tid, "foreground").unwrap();
+    freeze_and_park(&f, &h);
+    let root = f.root().to_owned();
+    drop(f);
+    a.advances();
+    assert_eq!(cgroup_line(kind, a.tid), before);
+    assert!(!root.exists());
+    a.finish();
+}
+
+#[test]
+fn v2_threaded_drop_thaws_and_cleans_up() {
+    drop_thaws_and_cleans_up(FreezerKind::V2Threaded);
+}
+
+#[test]
+fn v1_drop_thaws_and_cleans_up() {
+    drop_thaws_and_cleans_up(FreezerKind::V1);
+}
+
+fn exited_thread_is_not_an_error(kind: FreezerKind) {
+    let _serial = serial_adoption();
+    let Some(mut f) = open("exit", kind) else {
+        return;
+    };
+    let pid = std::process::id() as i32;
+    let a = Spinner::start();
+    let tid = a.tid;
+    let h = f.adopt(pid, tid, "event").unwrap();
+    freeze_and_park(&f, &h);
+    f.thaw(&h).unwrap();
+    a.finish();
+    let task = format!("/proc/self/task/{tid}");
+    wait_until("exited thread leaves /proc", || !Path::new(&task).exists());
+    f.release(pid).unwrap();
+    assert!(!h.cgroup_dir().exists());
+    assert!(matches!(
+        f.adopt(pid, tid, "event"),
+        Err(FreezerError::ThreadNotFound { .. })
+    ));
+    f.close().unwrap();
+}
+
+#[test]
+fn v2_threaded_exited_thread_is_not_an_error() {
+    exited_thread_is_not_an_error(FreezerKind::V2Threaded);
+}
+
+#[test]
+fn v1_exited_thread_is_not_an_error() {
+    exited_thread_is_not_an_error(FreezerKind::V1);
+}
+
+/// A category re-declared A -> B -> A: each replaced thread is thawed, leaves its cgroup (to the
+/// process's domain with v2, to where it came from with v1) and the cgroup is removed, so A can
+/// be adopted again; the process stays held until released, then everything is back where it
+/// was and the namespace is empty.
+fn redeclared_thread_is_given_back(kind: FreezerKind) {
+    let _serial = serial_adoption();
+    let Some(mut f) = open("redeclare", kind) else {
+        return;
+    };
+    let pid = std::process::id() as i32;
+    let me = gettid();
+    let a = Spinner::start();
+    let b = Spinner::start();
+    let before = [a.tid, b.tid, me].map(|t| cgroup_line(kind, t));
+    let domain = f.root().join(pid.to_string());
+
+    let ha = f.adopt(pid, a.tid, "drawing").unwrap();
+    freeze_and_park(&f, &ha);
+    f.release_thread(pid, a.tid).unwrap();
+    a.advances();
+    assert!(!ha.cgroup_dir().exists());
+    assert!(f.holds(pid) && f.handles(pid).is_empty());
+    assert!(matches!(
+        f.freeze(&ha),
+        Err(FreezerError::NotAdopted { .. })
+    ));
+    match kind {
+        FreezerKind::V1 => assert_eq!(cgroup_line(kind, a.tid), before[0]),
+        FreezerKind::V2Threaded => {
+            let line = cgroup_line(kind, a.tid);
+            assert!(line.ends_with(&format!("/{}", pid)), "{line}");
+            assert!(domain.is_dir());
+        }
+    }
+    // Not held (any more): nothing to do.
+    f.release_thread(pid, a.tid).unwrap();
+
+    let hb = f.adopt(pid, b.tid, "drawing").unwrap();
+    freeze_and_park(&f, &hb);
+    f.release_thread(pid, b.tid).unwrap();
+    b.advances();
+    assert!(!hb.cgroup_dir().exists());
+
+    let ha = f.adopt(pid, a.tid, "drawing").unwrap();
+    assert_eq!(f.handles(pid), std::slice::from_ref(&ha));
+    freeze_and_park(&f, &ha);
+    f.release(pid).unwrap();
+    a.advances();
+    assert!(!f.holds(pid));
+    assert_eq!([a.tid, b.tid, me].map(|t| cgroup_line(kind, t)), before);
+    assert!(subdirs(f.root()).is_empty(), "{:?}", subdirs(f.root()));
+    let root = f.root().to_owned();
+    f.close().unwrap();
+    assert!(!root.exists());
+    a.finish();
+    b.finish();
+}
+
+#[test]
+fn v2_threaded_redeclared_thread_is_given_back() {
+    redeclared_thread_is_given_back(FreezerKind::V2Threaded);
+}
+
+#[test]
+fn v1_redeclared_thread_is_given_back() {
+    redeclared_thread_is_given_back(FreezerKind::V1);
+}
+
+#[test]
+fn open_picks_a_mechanism_and_refuses_bad_input() {
+    let _serial = serial_adoption();
+    assert!(matches!(
+        Freezer::open("a/b"),
+        Err(FreezerError::BadName { .. })
+    ));
+    let ns = namespace("open");
+    let f = match Freezer::open(&ns) {
+        Ok(f) => f,
+        Err(e @ FreezerError::Unavailable { .. }) => {
+            println!("SKIPPED: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    println!("freezer kind: {}", f.kind());
+    assert!(matches!(
+        Freezer::open_kind(&ns, f.kind()),
+        Err(FreezerError::NamespaceInUse { .. })
+    ));
+    let mut f = f;
+    let pid = std::process::id() as i32;
+    assert!(matches!(
+        f.adopt(pid, 1 << 23, "event"),
+        Err(FreezerError::ThreadNotFound { .. })
+    ));
+    assert!(matches!(
+        f.adopt(pid, gettid(), "no/slash"),
+        Err(FreezerError::BadName { .. })
+    ));
+    // A failed adoption leaves nothing behind.
+    assert!(std::fs::read_dir(f.root()).unwrap().all(|e| {
+        let name = e.unwrap().file_name();
+        !name
+            .to_string_lossy()
+            .starts_with(|c: char| c.is_ascii_digit())
+    }));
+    f.close().unwrap();
+}
