@@ -93,8 +93,12 @@ impl Menu {
         if history.len() < MENU_INTERVALS {
             return NO_PREDICTION_NS;
         }
-        let mut v: Vec<u64> = history.iter().copied().collect();
-        v.sort_unstable();
+        let mut all = [0u64; MENU_INTERVALS];
+        for (slot, &x) in all.iter_mut().zip(history) {
+            *slot = x;
+        }
+        all.sort_unstable();
+        let mut v = &all[..];
         while v.len() >= MENU_INTERVALS * 3 / 4 {
             let n = v.len() as f64;
             let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
@@ -102,7 +106,7 @@ impl Menu {
             if mean * mean > 36.0 * var || var <= STEADY_VARIANCE_NS2 {
                 return mean as u64;
             }
-            v.pop();
+            v = &v[..v.len() - 1];
         }
         NO_PREDICTION_NS
     }

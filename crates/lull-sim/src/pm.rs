@@ -18,6 +18,8 @@ pub(crate) struct PowerManager {
     governor: Box<dyn FreqGovernor>,
     cores: Box<dyn CoreManager>,
     period_ns: u64,
+    /// Per core: a scheduler event happened since the last look (kept to reuse its memory).
+    touched: Vec<bool>,
 }
 
 impl PowerManager {
@@ -30,7 +32,13 @@ impl PowerManager {
             governor,
             cores,
             period_ns: sampling_ms * NS_PER_MS,
+            touched: Vec::new(),
         }
+    }
+
+    /// Whether the governor reads utilisation (the kernel then tracks it).
+    pub fn reads_utilisation(&self) -> bool {
+        self.governor.trigger() == Trigger::SchedEvents
     }
 
     /// Arms the first sampling period.
@@ -73,8 +81,8 @@ impl PowerManager {
             .zip(loads_pct)
             .map(|(&c, &busy_pct)| CpuLoad {
                 busy_pct,
-                util: k.pelt_util(c, cx),
-                capacity: cx.soc.capacity(c),
+                util: k.cpu_util(c, cx),
+                capacity: cx.soc.cores[c].capacity,
             })
             .collect();
         let opps_khz: Vec<u64> = cx.soc.plat.clusters[ci]
@@ -148,12 +156,21 @@ impl PowerManager {
     /// After an event: a governor driven by scheduler events looks at every domain one of whose
     /// cores had one.
     pub fn after_event(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
-        let touched = k.take_freq_events();
-        if touched.is_empty() || self.governor.trigger() != Trigger::SchedEvents {
+        if self.governor.trigger() != Trigger::SchedEvents {
+            return;
+        }
+        let mut any = false;
+        self.touched.clear();
+        for c in 0..cx.soc.cores.len() {
+            let t = k.take_freq_event(c);
+            any |= t;
+            self.touched.push(t);
+        }
+        if !any {
             return;
         }
         for (domain, members) in Self::active_domains(cx) {
-            if members.iter().any(|c| touched.contains(c)) {
+            if members.iter().any(|&c| self.touched[c]) {
                 let loads = vec![0; members.len()];
                 self.update_domain(domain, &members, &loads, k, cx);
             }

@@ -38,11 +38,19 @@ enum StateKey {
 pub(crate) struct Core {
     pub name: String,
     pub cluster: usize,
+    /// Its cluster's top frequency.
+    pub max_khz: u64,
+    /// Its performance at the top frequency against the fastest core's, 1..=1024 (Linux
+    /// `arch_scale_cpu_capacity`, from `capacity-dmips-mhz` and the top frequencies).
+    pub capacity: u64,
     pub state: CState,
     pub opp: usize,
     /// Busy time since the power manager last sampled.
     pub busy_window_ns: u64,
-    residency_ns: BTreeMap<StateKey, u64>,
+    /// Time in each state, in order of first entry; `last` is the slot of the latest state
+    /// (most events leave a core's state unchanged).
+    residency_ns: Vec<(StateKey, u64)>,
+    last: usize,
 }
 
 #[derive(Debug)]
@@ -80,6 +88,10 @@ impl<'s> Soc<'s> {
         } else {
             None
         };
+        let perf = |cl: &crate::platform::Cluster| {
+            cl.capacity_dmips_mhz.unwrap_or(1024) * cl.opps.last().map_or(0, |o| o.khz)
+        };
+        let best = plat.clusters.iter().map(perf).max().unwrap_or(1).max(1);
         let mut cores = Vec::new();
         for (ci, cl) in plat.clusters.iter().enumerate() {
             let n = if ci == main_cluster {
@@ -93,6 +105,8 @@ impl<'s> Soc<'s> {
                 cores.push(Core {
                     name: format!("{}{}", cl.name, k),
                     cluster: ci,
+                    max_khz: cl.opps.last().map_or(0, |o| o.khz),
+                    capacity: (perf(cl) * 1024 / best).max(1),
                     // Cores start asleep in their deepest state: nothing has run on them and the
                     // idle governor has no timer in view.
                     state: if ci == main_cluster {
@@ -102,7 +116,8 @@ impl<'s> Soc<'s> {
                     },
                     opp: cl.opps.len() - 1,
                     busy_window_ns: 0,
-                    residency_ns: BTreeMap::new(),
+                    residency_ns: Vec::new(),
+                    last: 0,
                 });
             }
         }
@@ -130,30 +145,6 @@ impl<'s> Soc<'s> {
     pub fn khz(&self, c: usize) -> u64 {
         let core = &self.cores[c];
         self.plat.clusters[core.cluster].opps[core.opp].khz
-    }
-
-    /// The top frequency of core `c`'s cluster.
-    pub fn max_khz(&self, c: usize) -> u64 {
-        let cl = &self.plat.clusters[self.cores[c].cluster];
-        cl.opps.last().map_or(0, |o| o.khz)
-    }
-
-    /// Core `c`'s capacity, 1..=1024: its cluster's performance at its top frequency against
-    /// the fastest cluster's (Linux `arch_scale_cpu_capacity` from `capacity-dmips-mhz` and the
-    /// top frequencies).
-    pub fn capacity(&self, c: usize) -> u64 {
-        let perf = |cl: &crate::platform::Cluster| {
-            cl.capacity_dmips_mhz.unwrap_or(1024) * cl.opps.last().map_or(0, |o| o.khz)
-        };
-        let best = self
-            .plat
-            .clusters
-            .iter()
-            .map(perf)
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        (perf(&self.plat.clusters[self.cores[c].cluster]) * 1024 / best).max(1)
     }
 
     /// Cores of cluster `ci`, in order.
@@ -195,7 +186,16 @@ impl<'s> Soc<'s> {
                 CState::Idle(_) if self.cluster_off[c.cluster] => StateKey::ClusterOff,
                 CState::Idle(s) => StateKey::Idle(s),
             };
-            *c.residency_ns.entry(key).or_insert(0) += dt;
+            if c.residency_ns.get(c.last).is_none_or(|&(k, _)| k != key) {
+                c.last = match c.residency_ns.iter().position(|&(k, _)| k == key) {
+                    Some(i) => i,
+                    None => {
+                        c.residency_ns.push((key, 0));
+                        c.residency_ns.len() - 1
+                    }
+                };
+            }
+            c.residency_ns[c.last].1 += dt;
         }
         self.meter.last_ns = now;
         dt
@@ -281,7 +281,7 @@ impl<'s> Soc<'s> {
         for c in &self.cores {
             let cluster = &self.plat.clusters[c.cluster];
             let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
-            for (&key, &ns) in &c.residency_ns {
+            for &(key, ns) in &c.residency_ns {
                 let name = match key {
                     StateKey::Offline => "offline".to_owned(),
                     StateKey::Waking => "waking".to_owned(),

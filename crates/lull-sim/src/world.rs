@@ -48,6 +48,10 @@ impl<'s> World<'s> {
                 idle: p.idle,
             },
         );
+        let pm = PowerManager::new(p.governor, p.cores, spec.platform.governor.sampling_ms);
+        if pm.reads_utilisation() {
+            kernel.track_utilisation();
+        }
         let user = Userland::new(spec, model, &mut kernel)?;
         Ok(World {
             spec,
@@ -55,7 +59,7 @@ impl<'s> World<'s> {
             soc,
             kernel,
             user,
-            pm: PowerManager::new(p.governor, p.cores, spec.platform.governor.sampling_ms),
+            pm,
             end_ns,
         })
     }

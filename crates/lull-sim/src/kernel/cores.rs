@@ -23,7 +23,7 @@ impl Kernel<'_> {
         cx: &mut Cx<'_, '_>,
     ) -> Vec<(u64, KAction)> {
         self.sync(c, cx);
-        self.pelt_mark(c, None, cx);
+        self.util_mark(c, None, cx);
         let cpu = CpuId(c);
         if let Some(t) = self.class.current(cpu) {
             self.audit_event(c, t.0, AuditEventKind::Preempt, cx);
@@ -65,14 +65,13 @@ impl Kernel<'_> {
     }
 
     /// Moves threads taken off other cores to core `to`'s queue.
-    fn rehome(&mut self, moved: Vec<usize>, to: usize) {
+    fn rehome(&mut self, moved: Vec<usize>, to: usize, cx: &Cx<'_, '_>) {
         for t in moved {
             let from = self.tasks[t].core;
             let from = self.class.sleeping_on(TaskId(t)).map_or(CpuId(from), |c| c);
             self.class
                 .migrate(TaskId(t), from, CpuId(to), Migration::Evacuate);
-            self.pelt.dequeue(from, TaskId(t), false);
-            self.pelt.enqueue(CpuId(to), TaskId(t));
+            self.util_migrate(t, from.0, to, cx);
             if self.tasks[t].state == TState::Running {
                 self.tasks[t].state = TState::Runnable;
             }
@@ -104,7 +103,7 @@ impl Kernel<'_> {
         }
         let first = targets[0];
         self.cpus[first].kwork.extend(moved_work);
-        self.rehome(moved, first);
+        self.rehome(moved, first, cx);
         for th in &mut self.tasks {
             if cx.soc.cores[th.core].cluster != to {
                 th.core = first;
@@ -131,7 +130,7 @@ impl Kernel<'_> {
                 let work = self.offline(c, &mut moved, cx);
                 self.cpus[first].kwork.extend(work);
             }
-            self.rehome(moved, first);
+            self.rehome(moved, first, cx);
             if matches!(cx.soc.cores[first].state, CState::Idle(_)) {
                 self.kick(first, cx);
             } else if cx.soc.cores[first].state == CState::Busy {

@@ -3,7 +3,7 @@
 //! exit latency.
 
 use lull_model::time::NS_PER_US;
-use lull_sched::idle::{IdleStateParams, NO_PREDICTION_NS};
+use lull_sched::idle::NO_PREDICTION_NS;
 use lull_sched::CpuId;
 
 use super::{Cx, Kernel, Userspace};
@@ -43,20 +43,12 @@ impl Kernel<'_> {
     /// Core `c` has nothing to run: the idle governor picks a state; the cluster powers down
     /// when every online core of it votes so.
     pub(super) fn enter_idle(&mut self, c: usize, u: &dyn Userspace, cx: &mut Cx<'_, '_>) {
-        self.pelt_mark(c, None, cx);
+        self.util_mark(c, None, cx);
         let now = cx.now();
         let until = self.next_timer_on(c, u, cx).saturating_sub(now);
         let ci = cx.soc.cores[c].cluster;
         let cl = &cx.soc.plat.clusters[ci];
-        let states: Vec<IdleStateParams> = cl
-            .idle_states
-            .iter()
-            .map(|s| IdleStateParams {
-                target_residency_ns: s.residency_us * NS_PER_US,
-                exit_latency_ns: s.exit_us * NS_PER_US,
-            })
-            .collect();
-        let choice = self.idle_gov.select(CpuId(c), &states, until);
+        let choice = self.idle_gov.select(CpuId(c), &self.idle_states[ci], until);
         cx.soc.cores[c].state = CState::Idle(choice.state);
         let cpu = &mut self.cpus[c];
         cpu.idle_since_ns = now;

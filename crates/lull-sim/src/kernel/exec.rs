@@ -4,8 +4,7 @@
 //! frequency; a frequency change re-plans the segment in progress.
 
 use lull_audit::AuditEventKind;
-use lull_sched::pelt;
-use lull_sched::{CpuId, TaskId};
+use lull_sched::CpuId;
 
 use super::{Action, Cx, KAction, Kernel, TState, Userspace};
 use crate::event::Ev;
@@ -59,7 +58,7 @@ impl Kernel<'_> {
         } else {
             self.class.current(CpuId(c)).map(|t| t.0)
         };
-        self.pelt_mark(c, running, cx);
+        self.util_mark(c, running, cx);
         let khz = cx.soc.khz(c);
         let now = cx.now();
         let cpu = &mut self.cpus[c];
@@ -71,28 +70,6 @@ impl Kernel<'_> {
         let gen = cpu.gen;
         let end = cpu.planned_end_ns;
         cx.eng.schedule_at(end, Ev::CoreDone { core: c, gen });
-    }
-
-    /// Brings core `c`'s utilisation signals up to now and records which thread's cycles
-    /// execute from here on.
-    pub(super) fn pelt_mark(&mut self, c: usize, running: Option<usize>, cx: &Cx<'_, '_>) {
-        let scale = pelt::invariance_scale(cx.soc.khz(c), cx.soc.max_khz(c), cx.soc.capacity(c));
-        let before = self.cpus[c].running_task.map(TaskId);
-        self.pelt.update_cpu(CpuId(c), cx.now(), before, scale);
-        self.cpus[c].running_task = running;
-    }
-
-    /// Brings core `c`'s utilisation signals up to now, nothing changing.
-    pub(super) fn pelt_sync(&mut self, c: usize, cx: &Cx<'_, '_>) {
-        let running = self.cpus[c].running_task;
-        self.pelt_mark(c, running, cx);
-    }
-
-    /// Core `c`'s utilisation now for frequency selection (PELT with util_est, frequency- and
-    /// capacity-invariant, 0..=its capacity).
-    pub fn pelt_util(&mut self, c: usize, cx: &Cx<'_, '_>) -> u64 {
-        self.pelt_sync(c, cx);
-        self.pelt.cpu_util(CpuId(c), cx.soc.capacity(c))
     }
 
     /// Runs core `c` until it must wait for time to pass (a planned segment) or goes idle.
@@ -226,7 +203,7 @@ impl Kernel<'_> {
             return;
         }
         self.sync(c, cx);
-        self.pelt_sync(c, cx);
+        self.util_sync(c, cx);
         cx.soc.cores[c].opp = opp;
         if cx.soc.cores[c].state == CState::Busy {
             let (cy, kw) = (self.cpus[c].planned_cycles, self.cpus[c].planned_kwork);

@@ -9,6 +9,7 @@
 //! - [`irq`]: interrupts, ticks and timers;
 //! - [`cpuidle`]: entering and leaving idle states through [`lull_sched::idle::IdleGovernor`];
 //! - [`cores`]: cluster switching and hotplug;
+//! - [`util`]: utilisation tracking (PELT) for governors that read it;
 //! - [`audit`]: the scheduling events in `lull-audit`'s record format.
 //!
 //! What threads do is user space's business ([`Userspace`]): the kernel asks it for a thread's
@@ -20,14 +21,16 @@ mod cpuidle;
 mod exec;
 mod irq;
 mod sched;
+mod util;
 
 use std::collections::VecDeque;
 
 use lull_audit::AuditRecord;
+use lull_model::time::NS_PER_US;
 use lull_sched::class::SchedClass;
-use lull_sched::idle::IdleGovernor;
+use lull_sched::idle::{IdleGovernor, IdleStateParams};
 use lull_sched::pelt::PeltSet;
-use lull_sched::placement::Placement;
+use lull_sched::placement::{CpuState, Placement};
 
 use crate::engine::Engine;
 use crate::event::Ev;
@@ -179,8 +182,12 @@ pub(crate) struct Kernel<'s> {
     class: Box<dyn SchedClass>,
     placement: Box<dyn Placement>,
     idle_gov: Box<dyn IdleGovernor>,
-    /// Per-core utilisation (schedutil reads it).
-    pub pelt: PeltSet,
+    /// Per-task and per-core utilisation, when the governor reads it.
+    pelt: Option<PeltSet>,
+    /// Per cluster, its idle states as the idle governor sees them.
+    idle_states: Vec<Vec<IdleStateParams>>,
+    /// The cores as placement sees them, rebuilt at each decision (kept to reuse its memory).
+    cpu_view: Vec<CpuState>,
     /// The core whose run loop is executing (a wakeup there needs no poke).
     cur_core: Option<usize>,
     /// Device interrupts go to the companion core (guiS forced idle).
@@ -216,7 +223,21 @@ impl<'s> Kernel<'s> {
             class: p.class,
             placement: p.placement,
             idle_gov: p.idle,
-            pelt: PeltSet::new(cores),
+            pelt: None,
+            idle_states: plat
+                .clusters
+                .iter()
+                .map(|cl| {
+                    cl.idle_states
+                        .iter()
+                        .map(|s| IdleStateParams {
+                            target_residency_ns: s.residency_us * NS_PER_US,
+                            exit_latency_ns: s.exit_us * NS_PER_US,
+                        })
+                        .collect()
+                })
+                .collect(),
+            cpu_view: Vec::with_capacity(cores),
             cur_core: None,
             irq_to_companion: false,
             cluster_switches: 0,
@@ -267,10 +288,8 @@ impl<'s> Kernel<'s> {
         self.irq_to_companion = yes;
     }
 
-    /// Takes the per-core "a scheduler event happened" flags (schedutil's update hook).
-    pub fn take_freq_events(&mut self) -> Vec<usize> {
-        (0..self.cpus.len())
-            .filter(|&c| std::mem::take(&mut self.cpus[c].freq_event))
-            .collect()
+    /// Takes core `c`'s "a scheduler event happened" flag (schedutil's update hook).
+    pub fn take_freq_event(&mut self, c: usize) -> bool {
+        std::mem::take(&mut self.cpus[c].freq_event)
     }
 }

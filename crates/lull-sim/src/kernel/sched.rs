@@ -44,8 +44,7 @@ impl Kernel<'_> {
             Enqueue::New
         };
         self.class.enqueue(CpuId(c), TaskId(t), how);
-        self.pelt_sync(c, cx);
-        self.pelt.enqueue(CpuId(c), TaskId(t));
+        self.util_enqueue(c, t, cx);
         self.tasks[t].state = TState::Runnable;
         self.tasks[t].core = c;
         self.cpus[c].freq_event = true;
@@ -67,8 +66,7 @@ impl Kernel<'_> {
     /// Core `c`'s running thread `t` stops running (its state is already set).
     pub(super) fn block_current(&mut self, c: usize, t: usize, cx: &mut Cx<'_, '_>) {
         self.class.block(CpuId(c), TaskId(t));
-        self.pelt_sync(c, cx);
-        self.pelt.dequeue(CpuId(c), TaskId(t), true);
+        self.util_sleep(c, t, cx);
         self.cpus[c].freq_event = true;
         self.audit_event(c, t, AuditEventKind::Block, cx);
     }
@@ -79,7 +77,7 @@ impl Kernel<'_> {
             for t in 0..self.tasks.len() {
                 if self.tasks[t].state == TState::Runnable && self.tasks[t].core == c && hold(t) {
                     self.class.block(CpuId(c), TaskId(t));
-                    self.pelt.dequeue(CpuId(c), TaskId(t), true);
+                    self.util_sleep(c, t, cx);
                     self.tasks[t].state = TState::Frozen;
                     self.audit_event(c, t, AuditEventKind::Block, cx);
                 }
@@ -102,16 +100,14 @@ impl Kernel<'_> {
     pub(super) fn pick_next(&mut self, c: usize, cx: &mut Cx<'_, '_>) -> Option<usize> {
         let cpu = CpuId(c);
         if self.class.nr_queued(cpu) == 0 {
-            let states = self.cpu_states(cx);
-            if let Some(from) = self.placement.newidle_source(cpu, &states) {
+            self.refresh_cpu_view(cx);
+            if let Some(from) = self.placement.newidle_source(cpu, &self.cpu_view) {
                 let t = self
                     .class
                     .steal_candidate(from)
                     .expect("a balancing source has a waiting task");
                 self.class.migrate(t, from, cpu, Migration::Balance);
-                self.pelt.dequeue(from, t, false);
-                self.pelt_sync(c, cx);
-                self.pelt.enqueue(cpu, t);
+                self.util_migrate(t.0, from.0, c, cx);
                 self.tasks[t.0].core = c;
             }
         }
@@ -125,28 +121,30 @@ impl Kernel<'_> {
             && self.cpus[c].kwork.is_empty()
     }
 
-    fn cpu_states(&self, cx: &Cx<'_, '_>) -> Vec<CpuState> {
-        (0..self.cpus.len())
-            .map(|c| CpuState {
-                cluster: cx.soc.cores[c].cluster,
-                active: cx.soc.cores[c].cluster == cx.soc.active_cluster,
-                online: cx.soc.cores[c].state != CState::Offline,
-                idle: self.is_idle_core(c, cx),
-                has_current: self.class.current(CpuId(c)).is_some(),
-                nr_queued: self.class.nr_queued(CpuId(c)),
-            })
-            .collect()
+    /// The cores as placement sees them now.
+    fn refresh_cpu_view(&mut self, cx: &Cx<'_, '_>) {
+        let mut view = std::mem::take(&mut self.cpu_view);
+        view.clear();
+        view.extend((0..self.cpus.len()).map(|c| CpuState {
+            cluster: cx.soc.cores[c].cluster,
+            active: cx.soc.cores[c].cluster == cx.soc.active_cluster,
+            online: cx.soc.cores[c].state != CState::Offline,
+            idle: self.is_idle_core(c, cx),
+            has_current: self.class.current(CpuId(c)).is_some(),
+            nr_queued: self.class.nr_queued(CpuId(c)),
+        }));
+        self.cpu_view = view;
     }
 
     /// The core a waking thread goes to: back to the queue the class still keeps it on (EEVDF's
     /// delayed dequeue), else where placement says.
-    fn select_core(&self, t: usize, cx: &Cx<'_, '_>) -> usize {
+    fn select_core(&mut self, t: usize, cx: &Cx<'_, '_>) -> usize {
         if let Some(c) = self.class.sleeping_on(TaskId(t)) {
             return c.0;
         }
-        let states = self.cpu_states(cx);
+        self.refresh_cpu_view(cx);
         self.placement
-            .select_cpu(TaskId(t), CpuId(self.tasks[t].core), &states)
+            .select_cpu(TaskId(t), CpuId(self.tasks[t].core), &self.cpu_view)
             .0
     }
 }
