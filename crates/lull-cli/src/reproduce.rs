@@ -50,16 +50,40 @@ const SECTIONS: &[(&str, &str, Runner)] = &[
         "Seed-000 experiments on a modelled Jetson TK1: power, energy, latency (modelled)",
         marz_sim_section,
     ),
+    (
+        "marz_policies",
+        "Seed-000 experiments under the seed's kernel (CFS + ondemand) and today's Linux (EEVDF + schedutil) (modelled)",
+        policies_section,
+    ),
 ];
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
-const TO_COME: &[(&str, &str)] = &[(
-    "UCSG on a modelled big.LITTLE phone; VT-CFS interactive boost",
-    "scheduler policies",
-)];
+const TO_COME: &[(&str, &str)] = &[
+    (
+        "UCSG on a modelled Galaxy S4 (seed 001)",
+        "the UCSG policy and a big.LITTLE platform profile",
+    ),
+    (
+        "VT-CFS and the interactive boost (seed 003)",
+        "the VT-CFS class, the boost policy and a Tegra 250 profile",
+    ),
+    (
+        "seed 004's controller interface and big/LITTLE toggling",
+        "the live controller and an Odroid-XU3 profile",
+    ),
+    (
+        "the simulator validated against this machine's kernel",
+        "rt-app workloads and an x86-64 platform profile",
+    ),
+];
 
 fn marz_sim_section() -> Result<Section, String> {
     let (table, json) = crate::sim::marz_section()?;
+    Ok(Section { table, json })
+}
+
+fn policies_section() -> Result<Section, String> {
+    let (table, json) = crate::sim::policies_section()?;
     Ok(Section { table, json })
 }
 

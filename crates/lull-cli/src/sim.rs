@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// DIR/<experiment>-<model>.audit.
     #[arg(long, value_name = "DIR")]
     audit_dir: Option<PathBuf>,
+    /// Override a slot of the spec's [policy] table, e.g. `--policy scheduler=eevdf --policy
+    /// governor=schedutil` (slots: scheduler, governor, idle, cores, placement, base_slice_us).
+    #[arg(long, value_name = "SLOT=NAME")]
+    policy: Vec<String>,
 }
 
 fn load(path: &Path) -> Result<Spec, String> {
@@ -139,6 +143,18 @@ pub fn run(cmd: SimCommand) -> ExitCode {
             if let Some(seed) = args.seed {
                 spec.seed = seed;
             }
+            for p in &args.policy {
+                let Some((slot, name)) = p.split_once('=') else {
+                    eprintln!(
+                        "lull sim run: --policy {p:?}: expected SLOT=NAME, e.g. scheduler=eevdf"
+                    );
+                    return ExitCode::FAILURE;
+                };
+                if let Err(e) = spec.set_policy(slot, name) {
+                    eprintln!("lull sim run: --policy {p}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
             if let Some(dir) = &args.audit_dir {
                 if let Err(e) = write_audit_logs(&spec, dir) {
                     eprintln!("lull sim run: {e}");
@@ -223,4 +239,73 @@ pub fn marz_section() -> Result<(String, Value), String> {
         sim_events as f64 / secs.max(1e-9)
     );
     Ok((text, Value::Object(all)))
+}
+
+/// The policy sets `lull reproduce` compares: the seed's kernel and today's Linux.
+const POLICY_SETS: [(&str, &str, &str); 2] = [
+    ("cfs+ondemand", "cfs", "ondemand"),
+    ("eevdf+schedutil", "eevdf", "schedutil"),
+];
+
+/// `lull reproduce`'s section: every seed-000 spec under the seed's kernel policies (CFS and
+/// ondemand, the simulator's defaults) and under today's Linux (EEVDF and schedutil), for
+/// ESM+KDS+guiS and the pull model.
+///
+/// # Errors
+/// A message when the directory or a spec cannot be read or run.
+pub fn policies_section() -> Result<(String, Value), String> {
+    let dir = Path::new(MARZ_DIR);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{MARZ_DIR}: {e} (run from the repository root)"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let mut text = String::new();
+    let _ = write!(text, "{:<14} {:<14}", "experiment", "model");
+    for (set, _, _) in POLICY_SETS {
+        let _ = write!(
+            text,
+            " | {set:<15} {:>8} {:>8} {:>8}",
+            "power mW", "lat mean", "lat p99"
+        );
+    }
+    text.push('\n');
+    let mut all = serde_json::Map::new();
+    for p in &paths {
+        let base = load(p)?;
+        let mut runs = Vec::new();
+        for (set, scheduler, governor) in POLICY_SETS {
+            let mut spec = base.clone();
+            spec.set_policy("scheduler", scheduler)
+                .and_then(|()| spec.set_policy("governor", governor))
+                .map_err(|e| format!("{}: {e}", p.display()))?;
+            let r = run_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
+            runs.push((set, r));
+        }
+        let mut per_set = serde_json::Map::new();
+        for (set, r) in &runs {
+            per_set.insert((*set).to_owned(), to_value(r));
+        }
+        all.insert(base.experiment.clone(), Value::Object(per_set));
+        for model in ["esm-kds-guis", "esm", "pull-16ms"] {
+            if !runs[0].1.models.contains_key(model) {
+                continue;
+            }
+            let _ = write!(text, "{:<14} {model:<14}", base.experiment);
+            for (_, r) in &runs {
+                let m = &r.models[model];
+                let _ = write!(
+                    text,
+                    " | {:<15} {:>8.1} {:>8} {:>8}",
+                    "",
+                    m.power_mw_mean,
+                    fmt_opt(m.latency_ms.mean),
+                    fmt_opt(m.latency_ms.p99)
+                );
+            }
+            text.push('\n');
+        }
+    }
+    Ok((text.trim_end().to_owned(), Value::Object(all)))
 }

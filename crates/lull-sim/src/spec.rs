@@ -351,6 +351,46 @@ impl Spec {
         Ok(spec)
     }
 
+    /// Names the policy of one `[policy]` slot (`scheduler`, `governor`, `idle`, `cores`,
+    /// `placement`, `base_slice_us`), as a command line overrides a spec; the spec is checked
+    /// again as a whole.
+    ///
+    /// # Errors
+    /// [`SpecError::Invalid`] for an unknown slot or a base slice that is not a number;
+    /// whatever [`Spec::parse`] would say of the resulting `[policy]` table.
+    pub fn set_policy(&mut self, slot: &str, name: &str) -> Result<(), SpecError> {
+        let mut p = self.policy.clone();
+        let name = Some(name.to_owned());
+        match slot {
+            "scheduler" => p.scheduler = name,
+            "governor" => p.governor = name,
+            "idle" => p.idle = name,
+            "cores" => p.cores = name,
+            "placement" => p.placement = name,
+            "base_slice_us" => {
+                let us = name
+                    .as_deref()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| invalid("policy.base_slice_us", "must be a whole number of µs"))?;
+                p.base_slice_us = Some(us);
+            }
+            other => {
+                return Err(invalid(
+                    "policy",
+                    format!(
+                        "unknown slot `{other}` (known: scheduler, governor, idle, cores, placement, base_slice_us)"
+                    ),
+                ))
+            }
+        }
+        let before = std::mem::replace(&mut self.policy, p);
+        if let Err(e) = crate::policy::RunPolicies::build(self) {
+            self.policy = before;
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// The timed input events of the workload (empty for video), deterministic in the seed.
     ///
     /// # Errors
@@ -613,6 +653,38 @@ scale_to_ms = 10000
             with("colour = \"red\""),
             Err(SpecError::Syntax(_))
         ));
+    }
+
+    #[test]
+    fn a_command_line_may_name_policies_slot_by_slot() {
+        let mut s = Spec::parse(GOOD).expect("valid");
+        s.set_policy("scheduler", "eevdf").expect("known");
+        s.set_policy("base_slice_us", "3000")
+            .expect("eevdf has one");
+        assert_eq!(s.policy.scheduler.as_deref(), Some("eevdf"));
+        assert_eq!(s.policy.base_slice_us, Some(3000));
+        assert!(matches!(
+            s.set_policy("governor", "turbo"),
+            Err(SpecError::Policy(_))
+        ));
+        assert!(matches!(
+            s.set_policy("colour", "red"),
+            Err(SpecError::Invalid {
+                field: "policy",
+                ..
+            })
+        ));
+        assert!(matches!(
+            s.set_policy("base_slice_us", "soon"),
+            Err(SpecError::Invalid { .. })
+        ));
+        // A refused change leaves the spec as it was.
+        assert_eq!(s.policy.governor, None);
+        assert!(
+            s.set_policy("scheduler", "cfs").is_err(),
+            "cfs has no base slice"
+        );
+        assert_eq!(s.policy.scheduler.as_deref(), Some("eevdf"));
     }
 
     #[test]
