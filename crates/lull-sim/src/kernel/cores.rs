@@ -10,6 +10,7 @@ use lull_sched::{CpuId, TaskId};
 
 use super::{Cx, KAction, Kernel, TState};
 use crate::event::Ev;
+use crate::platform::FreqDomain;
 use crate::soc::CState;
 
 impl Kernel<'_> {
@@ -51,9 +52,20 @@ impl Kernel<'_> {
         work
     }
 
-    /// Brings core `c` up; it executes after `latency_ns`.
+    /// Brings core `c` up; it executes after `latency_ns`, at its cluster's frequency when the
+    /// cluster shares one clock.
     fn online(&mut self, c: usize, latency_ns: u64, cx: &mut Cx<'_, '_>) {
         let now = cx.now();
+        let ci = cx.soc.cores[c].cluster;
+        if cx.soc.plat.clusters[ci].freq_domain == FreqDomain::Cluster {
+            let sibling = cx
+                .soc
+                .cluster_cores(ci)
+                .find(|&k| k != c && cx.soc.cores[k].state != CState::Offline);
+            if let Some(k) = sibling {
+                cx.soc.cores[c].opp = cx.soc.cores[k].opp;
+            }
+        }
         cx.soc.cores[c].state = CState::Waking;
         let k = &mut self.cpus[c];
         k.gen += 1;
