@@ -31,7 +31,8 @@ mod userland;
 pub mod world;
 
 pub use report::{
-    latency_change_ms, power_reduction_pct, run_model, run_model_with_audit, run_spec,
-    seed_000_reported, ExperimentResult, LatencyStats, ModelResult,
+    latency_change_ms, power_reduction_pct, seed_000_reported, ExperimentResult, LatencyStats,
+    ModelResult,
 };
 pub use spec::{Model, Spec, SpecError};
+pub use world::{run_model, run_model_with_audit, run_spec};

@@ -10,7 +10,85 @@ use lull_sched::governor::{self, FreqGovernor, GovernorConfig};
 use lull_sched::idle::{self, IdleGovernor};
 use lull_sched::placement::{self, Placement};
 
-use crate::spec::{invalid, Spec, SpecError};
+use serde::Deserialize;
+
+use crate::platform::Platform;
+
+/// A spec's `[policy]` table: which `lull-sched` policy runs each part of the kernel. A missing
+/// entry takes the platform's default.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySpec {
+    /// Scheduling class: `cfs` (default) or `eevdf`.
+    pub scheduler: Option<String>,
+    /// Frequency governor: `ondemand` (default), `ondemand-galaxy-s4` or `schedutil`.
+    pub governor: Option<String>,
+    /// Idle governor: `menu` (default).
+    pub idle: Option<String>,
+    /// Core management: `tegra-auto` (default with a companion core and automatic switching),
+    /// `all-online` (default otherwise) or `galaxy-s4-hotplug` (needs the platform's `[hotplug]`).
+    pub cores: Option<String>,
+    /// Wakeup placement and balancing: `wake-idle` (default).
+    pub placement: Option<String>,
+    /// EEVDF's base slice in µs (default: the kernel's for the number of cores).
+    pub base_slice_us: Option<u64>,
+}
+
+/// Why a `[policy]` table cannot run.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum PolicyError {
+    /// A name that is not one of the slot's.
+    Unknown(lull_sched::UnknownPolicy),
+    /// A slot that does not exist, a bad number, or a policy the platform cannot run.
+    Invalid { field: &'static str, reason: String },
+}
+
+impl From<lull_sched::UnknownPolicy> for PolicyError {
+    fn from(e: lull_sched::UnknownPolicy) -> PolicyError {
+        PolicyError::Unknown(e)
+    }
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> PolicyError {
+    PolicyError::Invalid {
+        field,
+        reason: reason.into(),
+    }
+}
+
+impl PolicySpec {
+    /// Names the policy of one slot (`scheduler`, `governor`, `idle`, `cores`, `placement`,
+    /// `base_slice_us`).
+    ///
+    /// # Errors
+    /// [`PolicyError::Invalid`] for an unknown slot or a base slice that is not a number.
+    pub fn set(&mut self, slot: &str, name: &str) -> Result<(), PolicyError> {
+        let name = Some(name.to_owned());
+        match slot {
+            "scheduler" => self.scheduler = name,
+            "governor" => self.governor = name,
+            "idle" => self.idle = name,
+            "cores" => self.cores = name,
+            "placement" => self.placement = name,
+            "base_slice_us" => {
+                let us = name
+                    .as_deref()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| invalid("policy.base_slice_us", "must be a whole number of µs"))?;
+                self.base_slice_us = Some(us);
+            }
+            other => {
+                return Err(invalid(
+                    "policy",
+                    format!(
+                        "unknown slot `{other}` (known: scheduler, governor, idle, cores, placement, base_slice_us)"
+                    ),
+                ))
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Built policies for one run.
 #[derive(Debug)]
@@ -23,9 +101,9 @@ pub(crate) struct RunPolicies {
 }
 
 /// Whether the platform's automatic cluster switch runs by default.
-fn default_cores(spec: &Spec) -> &'static str {
-    let companion = spec.cpu.companion && spec.platform.companion_cluster().is_some();
-    if companion && spec.platform.cluster_switch.auto {
+fn default_cores(plat: &Platform, companion_allowed: bool) -> &'static str {
+    let companion = companion_allowed && plat.companion_cluster().is_some();
+    if companion && plat.cluster_switch.auto {
         "tegra-auto"
     } else {
         "all-online"
@@ -33,21 +111,25 @@ fn default_cores(spec: &Spec) -> &'static str {
 }
 
 impl RunPolicies {
-    /// Builds the policies `spec` names.
+    /// Builds the policies `p` names for a run on `main_cores` of `plat`'s main cluster and,
+    /// if `companion_allowed`, its companion core.
     ///
     /// # Errors
-    /// [`SpecError::Policy`] for an unknown name; [`SpecError::Invalid`] for a policy the
+    /// [`PolicyError::Unknown`] for an unknown name; [`PolicyError::Invalid`] for a policy the
     /// platform cannot run (hotplug without a `[hotplug]` latency, a base slice for CFS).
-    pub fn build(spec: &Spec) -> Result<RunPolicies, SpecError> {
-        let p = &spec.policy;
-        let plat = &spec.platform;
+    pub fn build(
+        p: &PolicySpec,
+        plat: &Platform,
+        main_cores: u32,
+        companion_allowed: bool,
+    ) -> Result<RunPolicies, PolicyError> {
         let main = plat.main_cluster();
-        let companion = if spec.cpu.companion {
+        let companion = if companion_allowed {
             plat.companion_cluster()
         } else {
             None
         };
-        let cpus = spec.cpu.main_cores as usize + usize::from(companion.is_some());
+        let cpus = main_cores as usize + usize::from(companion.is_some());
         let scheduler = p.scheduler.as_deref().unwrap_or("cfs");
         if p.base_slice_us.is_some() && scheduler != "eevdf" {
             return Err(invalid(
@@ -65,7 +147,7 @@ impl RunPolicies {
                 tick_ns: NS_PER_S / u64::from(plat.timer.hz),
                 // The kernel scales its base slice by the CPUs online at boot: the main cores.
                 base_slice_ns: Some(p.base_slice_us.map_or_else(
-                    || class::eevdf::default_base_slice_ns(spec.cpu.main_cores as usize),
+                    || class::eevdf::default_base_slice_ns(main_cores as usize),
                     |us| us * NS_PER_US,
                 )),
             },
@@ -83,7 +165,10 @@ impl RunPolicies {
                 transition_latency_ns: plat.governor.transition_latency_us * NS_PER_US,
             },
         )?;
-        let cores_name = p.cores.as_deref().unwrap_or_else(|| default_cores(spec));
+        let cores_name = p
+            .cores
+            .as_deref()
+            .unwrap_or_else(|| default_cores(plat, companion_allowed));
         if cores_name == "galaxy-s4-hotplug" && plat.hotplug.is_none() {
             return Err(invalid(
                 "policy.cores",

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use lull_model::stats::nearest_rank;
 use serde::Serialize;
 
-use crate::spec::{Model, Spec, SpecError};
-use crate::world::World;
+use crate::spec::Model;
 
 /// Latency from event injection to handler start, in milliseconds; `None` when no event was
 /// handled (the video experiment).
@@ -96,33 +95,6 @@ impl ExperimentResult {
     }
 }
 
-/// Runs every model of `spec`.
-///
-/// # Errors
-/// A [`SpecError`] if the workload cannot be built.
-pub fn run_spec(spec: &Spec) -> Result<ExperimentResult, SpecError> {
-    let mut models = BTreeMap::new();
-    for &m in &spec.models {
-        let r = run_model(spec, m)?;
-        models.insert(m.name().to_owned(), r);
-    }
-    Ok(ExperimentResult {
-        experiment: spec.experiment.clone(),
-        description: spec.description.clone(),
-        platform: spec.platform.name.clone(),
-        seed: spec.seed,
-        models,
-    })
-}
-
-/// Runs one model of `spec`.
-///
-/// # Errors
-/// As [`run_spec`].
-pub fn run_model(spec: &Spec, model: Model) -> Result<ModelResult, SpecError> {
-    Ok(World::new(spec, model)?.run())
-}
-
 /// Power reduction of `ours` against `base`, in percent of `base` (positive = ours uses less).
 #[must_use]
 pub fn power_reduction_pct(base: &ModelResult, ours: &ModelResult) -> f64 {
@@ -152,19 +124,4 @@ pub fn seed_000_reported(experiment: &str) -> Option<&'static str> {
 #[must_use]
 pub fn latency_change_ms(base: &ModelResult, ours: &ModelResult) -> Option<f64> {
     Some(ours.latency_ms.mean? - base.latency_ms.mean?)
-}
-
-/// Runs one model of `spec` and returns its scheduling events in the audit log format of
-/// `lull-audit` as well, so the audit analyses (TLP, scheduling latency) apply to simulated runs.
-///
-/// # Errors
-/// As [`run_spec`].
-pub fn run_model_with_audit(
-    spec: &Spec,
-    model: Model,
-) -> Result<(ModelResult, lull_audit::AuditLog), SpecError> {
-    let mut w = World::new(spec, model)?;
-    w.record_audit();
-    let (r, log) = w.run_with_audit();
-    Ok((r, log.expect("audit recording was switched on")))
 }

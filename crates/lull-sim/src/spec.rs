@@ -10,6 +10,8 @@ use lull_workload::{TimedEvent, Trace, TraceError};
 
 use crate::costs::FrameworkCosts;
 use crate::platform::{Platform, PlatformError};
+pub use crate::policy::PolicySpec;
+use crate::policy::{PolicyError, RunPolicies};
 
 /// The shipped stylus-spiral recording (seed 000, figure 30).
 pub const STYLUS_SPIRAL_TRACE: &str = include_str!("../../../traces/stylus-spiral.trace");
@@ -79,7 +81,16 @@ pub enum SpecError {
     Policy(#[from] lull_sched::UnknownPolicy),
 }
 
-pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> SpecError {
+impl From<PolicyError> for SpecError {
+    fn from(e: PolicyError) -> SpecError {
+        match e {
+            PolicyError::Unknown(u) => SpecError::Policy(u),
+            PolicyError::Invalid { field, reason } => SpecError::Invalid { field, reason },
+        }
+    }
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> SpecError {
     SpecError::Invalid {
         field,
         reason: reason.into(),
@@ -166,26 +177,6 @@ struct RawSpec {
     /// The kernel's policies by name (each defaults to what the platform runs).
     #[serde(default)]
     policy: PolicySpec,
-}
-
-/// A spec's `[policy]` table: which `lull-sched` policy runs each part of the kernel. A missing
-/// entry takes the platform's default ([`crate::policy`]).
-#[derive(Clone, PartialEq, Eq, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PolicySpec {
-    /// Scheduling class: `cfs` (default) or `eevdf`.
-    pub scheduler: Option<String>,
-    /// Frequency governor: `ondemand` (default), `ondemand-galaxy-s4` or `schedutil`.
-    pub governor: Option<String>,
-    /// Idle governor: `menu` (default).
-    pub idle: Option<String>,
-    /// Core management: `tegra-auto` (default with a companion core and automatic switching),
-    /// `all-online` (default otherwise) or `galaxy-s4-hotplug` (needs the platform's `[hotplug]`).
-    pub cores: Option<String>,
-    /// Wakeup placement and balancing: `wake-idle` (default).
-    pub placement: Option<String>,
-    /// EEVDF's base slice in µs (default: the kernel's for the number of cores).
-    pub base_slice_us: Option<u64>,
 }
 
 /// A change of the app's window state at a time (the window manager's foreground/background and
@@ -347,7 +338,7 @@ impl Spec {
             workload: raw.workload,
         };
         // Every policy name resolves and fits the platform before anything runs.
-        crate::policy::RunPolicies::build(&spec)?;
+        spec.policies()?;
         Ok(spec)
     }
 
@@ -360,35 +351,26 @@ impl Spec {
     /// whatever [`Spec::parse`] would say of the resulting `[policy]` table.
     pub fn set_policy(&mut self, slot: &str, name: &str) -> Result<(), SpecError> {
         let mut p = self.policy.clone();
-        let name = Some(name.to_owned());
-        match slot {
-            "scheduler" => p.scheduler = name,
-            "governor" => p.governor = name,
-            "idle" => p.idle = name,
-            "cores" => p.cores = name,
-            "placement" => p.placement = name,
-            "base_slice_us" => {
-                let us = name
-                    .as_deref()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .ok_or_else(|| invalid("policy.base_slice_us", "must be a whole number of µs"))?;
-                p.base_slice_us = Some(us);
-            }
-            other => {
-                return Err(invalid(
-                    "policy",
-                    format!(
-                        "unknown slot `{other}` (known: scheduler, governor, idle, cores, placement, base_slice_us)"
-                    ),
-                ))
-            }
-        }
+        p.set(slot, name)?;
         let before = std::mem::replace(&mut self.policy, p);
-        if let Err(e) = crate::policy::RunPolicies::build(self) {
+        if let Err(e) = self.policies() {
             self.policy = before;
             return Err(e);
         }
         Ok(())
+    }
+
+    /// The policies this spec's runs use, built from its `[policy]` table.
+    ///
+    /// # Errors
+    /// As [`Spec::parse`] for the `[policy]` table.
+    pub(crate) fn policies(&self) -> Result<RunPolicies, SpecError> {
+        Ok(RunPolicies::build(
+            &self.policy,
+            &self.platform,
+            self.cpu.main_cores,
+            self.cpu.companion,
+        )?)
     }
 
     /// The timed input events of the workload (empty for video), deterministic in the seed.

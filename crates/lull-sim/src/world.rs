@@ -3,6 +3,8 @@
 //! [`crate::kernel`], [`crate::userland`], [`crate::pm`]); the policies come from
 //! [`crate::policy`].
 
+use std::collections::BTreeMap;
+
 use lull_audit::AuditLog;
 use lull_model::time::NS_PER_MS;
 
@@ -11,8 +13,7 @@ use crate::event::Ev;
 use crate::kernel::{Cx, Kernel, Policies};
 use crate::platform::ClusterKind;
 use crate::pm::PowerManager;
-use crate::policy::RunPolicies;
-use crate::report::{LatencyStats, ModelResult};
+use crate::report::{ExperimentResult, LatencyStats, ModelResult};
 use crate::soc::Soc;
 use crate::spec::{Model, Spec, SpecError};
 use crate::userland::Userland;
@@ -37,7 +38,7 @@ impl<'s> World<'s> {
     /// run on its platform.
     pub fn new(spec: &'s Spec, model: Model) -> Result<World<'s>, SpecError> {
         let end_ns = spec.duration_ns()?;
-        let p = RunPolicies::build(spec)?;
+        let p = spec.policies()?;
         let soc = Soc::new(&spec.platform, spec.cpu);
         let mut kernel = Kernel::new(
             &spec.platform,
@@ -178,6 +179,48 @@ impl<'s> World<'s> {
                 .join("+"),
         }
     }
+}
+
+/// Runs every model of `spec`.
+///
+/// # Errors
+/// A [`SpecError`] if the workload cannot be built.
+pub fn run_spec(spec: &Spec) -> Result<ExperimentResult, SpecError> {
+    let mut models = BTreeMap::new();
+    for &m in &spec.models {
+        let r = run_model(spec, m)?;
+        models.insert(m.name().to_owned(), r);
+    }
+    Ok(ExperimentResult {
+        experiment: spec.experiment.clone(),
+        description: spec.description.clone(),
+        platform: spec.platform.name.clone(),
+        seed: spec.seed,
+        models,
+    })
+}
+
+/// Runs one model of `spec`.
+///
+/// # Errors
+/// As [`run_spec`].
+pub fn run_model(spec: &Spec, model: Model) -> Result<ModelResult, SpecError> {
+    Ok(World::new(spec, model)?.run())
+}
+
+/// Runs one model of `spec` and returns its scheduling events in the audit log format of
+/// `lull-audit` as well, so the audit analyses (TLP, scheduling latency) apply to simulated runs.
+///
+/// # Errors
+/// As [`run_spec`].
+pub fn run_model_with_audit(
+    spec: &Spec,
+    model: Model,
+) -> Result<(ModelResult, lull_audit::AuditLog), SpecError> {
+    let mut w = World::new(spec, model)?;
+    w.record_audit();
+    let (r, log) = w.run_with_audit();
+    Ok((r, log.expect("audit recording was switched on")))
 }
 
 #[cfg(test)]
