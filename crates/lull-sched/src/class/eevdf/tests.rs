@@ -1,0 +1,792 @@
+//! EEVDF's worked examples and properties.
+
+use super::*;
+use crate::class::testkit::share_one_cpu;
+use crate::class::{by_name, ClassConfig};
+
+const CPU: CpuId = CpuId(0);
+const TICK_NS: u64 = 1_000_000;
+
+/// One CPU, a 1 ms tick, the default base slice for one CPU (0.7 ms).
+fn one_cpu() -> Eevdf {
+    Eevdf::new(EevdfConfig::for_machine(1, TICK_NS, None))
+}
+
+fn with_features(cpus: usize, features: Features) -> Eevdf {
+    Eevdf::new(EevdfConfig {
+        features,
+        ..EevdfConfig::for_machine(cpus, TICK_NS, Some(NORMALIZED_BASE_SLICE_NS))
+    })
+}
+
+fn custom(slice_ns: u64) -> FairParams {
+    FairParams {
+        custom_slice_ns: Some(slice_ns),
+        ..FairParams::nice(0)
+    }
+}
+
+fn attach_all(class: &mut Eevdf, params: &[FairParams]) -> Vec<TaskId> {
+    (0..params.len())
+        .map(|i| {
+            class.attach(TaskId(i), params[i]);
+            TaskId(i)
+        })
+        .collect()
+}
+
+#[test]
+fn a_sleeper_owed_time_is_placed_left_of_v_and_a_new_task_gets_half_a_slice() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 3]);
+    let (a, b, c) = (t[0], t[1], t[2]);
+    // A and C start at V = 0 with half a 0.7 ms slice: deadline 0.35 ms.
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, c, Enqueue::New);
+    assert_eq!(eevdf.deadline(c), Some(350_000));
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.put_prev(CPU);
+    // V = (300 000 + 0) / 2 = 150 000: A has run ahead, C is eligible.
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(c));
+    // C sleeps at once, owed V − v = 150 000.
+    eevdf.block(CPU, c);
+    assert_eq!(eevdf.saved_lag(c), Some(150_000));
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
+    eevdf.update_curr(CPU, 1_000_000);
+    // A alone: v = 1 300 000, a new request to 2 000 000.
+    assert_eq!(eevdf.deadline(a), Some(2_000_000));
+    // B is new: placed at V = 1 300 000, deadline half a slice on: 1 650 000.
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.vruntime(b), Some(1_300_000));
+    assert_eq!(eevdf.deadline(b), Some(1_650_000));
+    // C wakes. W = 2048 (A and B), V = 1 300 000. Its lag is inflated by
+    // (W + w) / W = 3072 / 2048: 150 000 × 1.5 = 225 000, so v = 1 075 000 and
+    // d = v + 700 000 = 1 775 000 (a full request).
+    eevdf.enqueue(CPU, c, Enqueue::Wakeup);
+    assert_eq!(eevdf.vruntime(c), Some(1_075_000));
+    assert_eq!(eevdf.deadline(c), Some(1_775_000));
+    // Joining moved V to (1 300 000 × 2 + 1 075 000) / 3 = 1 225 000: C's lag is 150 000
+    // again, what it slept with.
+    assert_eq!(eevdf.avg_vruntime(CPU), 1_225_000);
+    // A (1 300 000) is past V, B too; C is the eligible one: it preempts.
+    assert_eq!(eevdf.is_eligible(a), Some(false));
+    assert!(eevdf.wakeup_preempt(CPU, c));
+    eevdf.check_invariants();
+}
+
+#[test]
+fn a_sleeper_that_ran_ahead_is_placed_right_of_v() {
+    // Without DELAY_DEQUEUE (Linux 6.6 to 6.11) a task that sleeps ahead of V leaves at once
+    // and keeps its negative lag; with it, the same task waits on the queue (see
+    // `a_sleeper_that_owes_service_stays_queued_until_picked_or_woken`).
+    let features = Features {
+        delay_dequeue: false,
+        ..Features::LINUX_6_18
+    };
+    let mut eevdf = with_features(1, features);
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 3]);
+    let (a, b, c) = (t[0], t[1], t[2]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    // A runs a whole slice: v = 700 000 passes its deadline 350 000, a new request starts
+    // and the tick asks for the CPU back.
+    eevdf.update_curr(CPU, 700_000);
+    assert_eq!(eevdf.deadline(a), Some(1_400_000));
+    assert!(eevdf.tick(CPU, 700_000));
+    // A sleeps at V = 350 000, 350 000 ahead (within the bound 0.7 + 1 ms).
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.saved_lag(a), Some(-350_000));
+    assert_eq!(eevdf.sleeping_on(a), None);
+    assert_eq!(eevdf.pick_next(CPU, 700_000), Some(b));
+    eevdf.update_curr(CPU, 1_000_000);
+    eevdf.enqueue(CPU, c, Enqueue::New);
+    // A wakes: W = 2048, V = 1 000 000, lag −350 000 × 3072 / 2048 = −525 000, so
+    // v = 1 525 000 and d = 2 225 000.
+    eevdf.enqueue(CPU, a, Enqueue::Wakeup);
+    assert_eq!(eevdf.vruntime(a), Some(1_525_000));
+    assert_eq!(eevdf.deadline(a), Some(2_225_000));
+    // V' = (1 000 000 × 2 + 1 525 000) / 3 = 1 175 000: A is 350 000 ahead again.
+    assert_eq!(eevdf.avg_vruntime(CPU), 1_175_000);
+    assert_eq!(eevdf.is_eligible(a), Some(false));
+    assert!(!eevdf.wakeup_preempt(CPU, a));
+
+    // The kernel's defaults keep the same sleeper on the queue instead.
+    let mut linux = one_cpu();
+    let t = attach_all(&mut linux, &[FairParams::nice(0); 2]);
+    linux.enqueue(CPU, t[0], Enqueue::New);
+    linux.enqueue(CPU, t[1], Enqueue::New);
+    assert_eq!(linux.pick_next(CPU, 0), Some(t[0]));
+    linux.update_curr(CPU, 700_000);
+    linux.block(CPU, t[0]);
+    assert_eq!(linux.sleeping_on(t[0]), Some(CPU));
+}
+
+#[test]
+fn nice_0_and_nice_5_share_a_cpu_1024_to_335() {
+    for tick_ns in [1_000_000, 4_000_000] {
+        let mut eevdf = Eevdf::new(EevdfConfig::for_machine(1, tick_ns, None));
+        let ran = share_one_cpu(
+            &mut eevdf,
+            &[FairParams::nice(0), FairParams::nice(5)],
+            tick_ns,
+            20_000_000_000,
+        );
+        let ratio = ran[0] as f64 / ran[1] as f64;
+        // Turns end at ticks, so the split is exact only on average: within 2 %.
+        assert!(
+            (ratio / (1024.0 / 335.0) - 1.0).abs() < 0.02,
+            "tick {tick_ns}: {ran:?} = {ratio}"
+        );
+    }
+}
+
+#[test]
+fn the_pick_is_the_earliest_deadline_among_eligible_tasks() {
+    let mut eevdf = one_cpu();
+    // A: base slice 0.7 ms; B: 3 ms; C: 0.1 ms. All nice 0, all new at V = 0, deadlines at
+    // half a slice: 350 000, 1 500 000, 50 000.
+    let t = attach_all(
+        &mut eevdf,
+        &[FairParams::nice(0), custom(3_000_000), custom(100_000)],
+    );
+    let (a, b, c) = (t[0], t[1], t[2]);
+    for &task in &t {
+        eevdf.enqueue(CPU, task, Enqueue::New);
+    }
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(c));
+    // C runs 150 000: past its deadline, a new 0.1 ms request to 250 000.
+    eevdf.update_curr(CPU, 150_000);
+    assert_eq!(eevdf.deadline(c), Some(250_000));
+    assert!(eevdf.tick(CPU, 150_000));
+    eevdf.put_prev(CPU);
+    // V = 150 000 × 1024 / 3072 = 50 000. C has the earliest deadline (250 000) but is past
+    // V; of A (350 000) and B (1 500 000), both at 0, A's deadline is earlier.
+    assert_eq!(eevdf.avg_vruntime(CPU), 50_000);
+    assert_eq!(
+        [a, b, c].map(|x| eevdf.is_eligible(x)),
+        [Some(true), Some(true), Some(false)]
+    );
+    assert_eq!(eevdf.pick_next(CPU, 150_000), Some(a));
+    // A's protection ends at the shortest slice still queued, C's 0.1 ms: at
+    // min(350 000, 0 + 100 000) = 100 000 (`set_protect_slice` with RUN_TO_PARITY).
+    assert_eq!(eevdf.protected_until(CPU), Some(100_000));
+    // Eligible exactly at V: A at 75 000, V = (75 000 + 0 + 150 000) / 3 = 75 000.
+    eevdf.update_curr(CPU, 75_000);
+    assert_eq!(eevdf.avg_vruntime(CPU), 75_000);
+    assert_eq!(eevdf.is_eligible(a), Some(true));
+    // One more nanosecond: Σ(v_i − v0)·w_i = 225 001 × 1024 < (v − v0)·W = 75 001 × 3072.
+    eevdf.update_curr(CPU, 1);
+    assert_eq!(eevdf.is_eligible(a), Some(false));
+    // Still protected (75 001 < 100 000), so the tick lets A run …
+    assert!(!eevdf.tick(CPU, 225_001));
+    // … until it reaches 100 000.
+    eevdf.update_curr(CPU, 24_999);
+    assert!(eevdf.tick(CPU, 250_000));
+    eevdf.check_invariants();
+}
+
+/// A and B (nice 0, 0.7 ms) take a turn each, then A is picked again at V = 350 000 with a
+/// fresh request to 1 050 000 and protected to its deadline.
+fn a_protected_to_its_deadline(eevdf: &mut Eevdf) -> (TaskId, TaskId) {
+    let (a, b) = (TaskId(0), TaskId(1));
+    eevdf.attach(a, FairParams::nice(0));
+    eevdf.attach(b, FairParams::nice(0));
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 350_000);
+    assert!(eevdf.tick(CPU, 350_000));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 350_000), Some(b));
+    eevdf.update_curr(CPU, 350_000);
+    assert!(eevdf.tick(CPU, 700_000));
+    eevdf.put_prev(CPU);
+    // Both at V = 350 000 with deadlines 1 050 000: the tie goes to A, queued first.
+    assert_eq!(eevdf.pick_next(CPU, 700_000), Some(a));
+    assert_eq!(eevdf.protected_until(CPU), Some(1_050_000));
+    (a, b)
+}
+
+#[test]
+fn run_to_parity_protects_the_current_task_until_preempt_short_overrides_it() {
+    for preempt_short in [true, false] {
+        let features = Features {
+            preempt_short,
+            ..Features::LINUX_6_18
+        };
+        let mut eevdf = with_features(1, features);
+        let (a, _) = a_protected_to_its_deadline(&mut eevdf);
+        // C is new: at V = 350 000, deadline 700 000, earlier than A's and eligible. Without
+        // protection it would be the pick; A is eligible and protected, so it keeps the CPU.
+        let (c, s) = (TaskId(2), TaskId(3));
+        eevdf.attach(c, FairParams::nice(0));
+        eevdf.enqueue(CPU, c, Enqueue::New);
+        assert_eq!(eevdf.deadline(c), Some(700_000));
+        assert_eq!(eevdf.is_eligible(c), Some(true));
+        assert!(!eevdf.wakeup_preempt(CPU, c));
+        // S asks for 0.1 ms requests: deadline 350 000 + 50 000. A shorter slice than A's
+        // lifts the protection for the check, and S is the pick (`do_preempt_short`).
+        eevdf.attach(s, custom(100_000));
+        eevdf.enqueue(CPU, s, Enqueue::New);
+        assert_eq!(eevdf.deadline(s), Some(400_000));
+        assert_eq!(eevdf.wakeup_preempt(CPU, s), preempt_short);
+        if preempt_short {
+            // What was left of A's protection is cancelled (`cancel_protect_slice`).
+            assert_eq!(eevdf.protected_until(CPU), eevdf.vruntime(a));
+            eevdf.put_prev(CPU);
+            assert_eq!(eevdf.pick_next(CPU, 700_000), Some(s));
+        } else {
+            assert_eq!(eevdf.protected_until(CPU), Some(1_050_000));
+        }
+        eevdf.check_invariants();
+    }
+}
+
+#[test]
+fn a_shorter_slice_that_does_not_preempt_shortens_the_protection() {
+    let mut eevdf = with_features(2, Features::LINUX_6_18);
+    let (a, b, s) = (TaskId(0), TaskId(1), TaskId(2));
+    eevdf.attach(a, FairParams::nice(0));
+    eevdf.attach(b, FairParams::nice(0));
+    eevdf.attach(s, custom(100_000));
+    // S, a 0.1 ms task, ran alone on CPU 1 and slept owing nothing (lag 0).
+    let cpu1 = CpuId(1);
+    eevdf.enqueue(cpu1, s, Enqueue::New);
+    assert_eq!(eevdf.pick_next(cpu1, 0), Some(s));
+    eevdf.block(cpu1, s);
+    assert_eq!(eevdf.saved_lag(s), Some(0));
+    // On CPU 0, B runs 300 000 ahead of A (A is put back unrun so that B goes first).
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(b));
+    eevdf.update_curr(CPU, 300_000);
+    assert!(!eevdf.tick(CPU, 300_000));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
+    assert_eq!(eevdf.protected_until(CPU), Some(350_000));
+    eevdf.update_curr(CPU, 220_000);
+    // V = (220 000 + 300 000) / 2 = 260 000. S wakes here at V: v = 260 000,
+    // d = 360 000. Unprotected, the pick is still A (eligible, deadline 350 000 < 360 000),
+    // so no preemption, but A's protection now ends 0.1 ms on: 220 000 + 100 000.
+    eevdf.enqueue(CPU, s, Enqueue::Wakeup);
+    assert_eq!(eevdf.vruntime(s), Some(260_000));
+    assert_eq!(eevdf.deadline(s), Some(360_000));
+    assert!(!eevdf.wakeup_preempt(CPU, s));
+    assert_eq!(eevdf.protected_until(CPU), Some(320_000));
+    eevdf.update_curr(CPU, 99_999);
+    assert!(!eevdf.tick(CPU, 619_999));
+    eevdf.update_curr(CPU, 1);
+    assert!(eevdf.tick(CPU, 620_000));
+    eevdf.check_invariants();
+}
+
+#[test]
+fn a_sleeper_that_owes_service_stays_queued_until_picked_or_woken() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let (a, s) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, s, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(s));
+    eevdf.update_curr(CPU, 300_000);
+    // S sleeps 150 000 ahead of V = 150 000: not eligible, so it stays (DELAY_DEQUEUE).
+    eevdf.block(CPU, s);
+    assert_eq!(eevdf.sleeping_on(s), Some(CPU));
+    assert_eq!(eevdf.current(CPU), None);
+    assert_eq!(eevdf.nr_queued(CPU), 1);
+    assert_eq!(eevdf.steal_candidate(CPU), Some(a));
+    // Still counted in V.
+    assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
+    eevdf.check_invariants();
+
+    // a) A runs 400 000 (new request to 1 100 000; S still counts as queued, so the tick
+    //    asks for the CPU). V = (400 000 + 300 000) / 2 = 350 000: S is eligible now and
+    //    the pick finds it; its dequeue finishes with lag 50 000, zeroed (DELAY_ZERO), and
+    //    the pick goes on to A.
+    let mut picked = eevdf.clone();
+    picked.update_curr(CPU, 400_000);
+    assert!(picked.tick(CPU, 700_000));
+    let mut woken_late = picked.clone();
+    picked.put_prev(CPU);
+    assert_eq!(picked.pick_next(CPU, 700_000), Some(a));
+    assert_eq!(picked.sleeping_on(s), None);
+    assert_eq!(picked.saved_lag(s), Some(0));
+    assert_eq!(picked.avg_vruntime(CPU), 400_000);
+    picked.check_invariants();
+
+    // b) S wakes while it still owes: V = (0 + 300 000) / 2 = 150 000, lag −150 000. It is
+    //    requeued where it was, deadline and all, and does not preempt.
+    let mut woken_early = eevdf.clone();
+    woken_early.enqueue(CPU, s, Enqueue::Wakeup);
+    assert_eq!(woken_early.sleeping_on(s), None);
+    assert_eq!(woken_early.vruntime(s), Some(300_000));
+    assert_eq!(woken_early.deadline(s), Some(350_000));
+    assert_eq!(woken_early.nr_queued(CPU), 1);
+    assert!(!woken_early.wakeup_preempt(CPU, s));
+    woken_early.check_invariants();
+
+    // c) S wakes once its lag has turned positive (50 000 in case a): DELAY_ZERO places it
+    //    afresh at the V of the others (A alone, 400 000) with a new request.
+    woken_late.enqueue(CPU, s, Enqueue::Wakeup);
+    assert_eq!(woken_late.vruntime(s), Some(400_000));
+    assert_eq!(woken_late.deadline(s), Some(1_100_000));
+    woken_late.check_invariants();
+}
+
+#[test]
+fn custom_slices_are_clamped_and_the_base_slice_follows_the_cpu_count() {
+    let by_cpus = [1, 2, 4, 8, 16].map(default_base_slice_ns);
+    assert_eq!(
+        by_cpus,
+        [700_000, 1_400_000, 2_100_000, 2_800_000, 2_800_000]
+    );
+    assert_eq!(default_base_slice_ns(3), 1_400_000);
+    assert_eq!(default_base_slice_ns(0), 700_000);
+    let config = EevdfConfig::for_machine(4, 4_000_000, None);
+    assert_eq!(
+        (config.base_slice_ns, config.tick_ns),
+        (2_100_000, 4_000_000)
+    );
+    let config = EevdfConfig::for_machine(4, 4_000_000, Some(3_000_000));
+    assert_eq!(config.base_slice_ns, 3_000_000);
+
+    let mut eevdf = Eevdf::new(config);
+    for (i, asked) in [
+        Some(10_000),
+        Some(5_000_000),
+        Some(1_000_000_000),
+        Some(0),
+        None,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        eevdf.attach(
+            TaskId(i),
+            FairParams {
+                custom_slice_ns: asked,
+                ..FairParams::nice(0)
+            },
+        );
+    }
+    let slices = (0..5).map(|i| eevdf.slice_ns(TaskId(i)).unwrap());
+    assert_eq!(
+        slices.collect::<Vec<_>>(),
+        [100_000, 5_000_000, 100_000_000, 3_000_000, 3_000_000]
+    );
+    // `sched_setattr` with `sched_runtime` 0 goes back to the base slice.
+    eevdf.set_params(TaskId(1), FairParams::nice(0));
+    assert_eq!(eevdf.slice_ns(TaskId(1)), Some(3_000_000));
+
+    let cfg = ClassConfig {
+        cpus: 2,
+        tick_ns: TICK_NS,
+        base_slice_ns: None,
+    };
+    assert_eq!(by_name("eevdf", cfg).map(|c| c.name()), Ok("eevdf"));
+}
+
+#[test]
+fn migration_keeps_the_lag_and_the_request_under_way() {
+    let mut eevdf = Eevdf::new(EevdfConfig::for_machine(2, TICK_NS, Some(700_000)));
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 4]);
+    let (a, b, c, d) = (t[0], t[1], t[2], t[3]);
+    let cpu1 = CpuId(1);
+    // CPU 1: D alone has run 1 ms (v = 1 000 000).
+    eevdf.enqueue(cpu1, d, Enqueue::New);
+    assert_eq!(eevdf.pick_next(cpu1, 0), Some(d));
+    eevdf.update_curr(cpu1, 1_000_000);
+    // CPU 0: A runs 300 000 of its 350 000 request and is put back.
+    for &x in &[a, b, c] {
+        eevdf.enqueue(CPU, x, Enqueue::New);
+    }
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    // The balancer's candidate is the task least recently queued or picked: C (A was
+    // picked after C was queued). `detach_tasks` starts from that end of `cfs_tasks`.
+    assert_eq!(eevdf.steal_candidate(CPU), Some(c));
+    // Moving A: V = 300 000 / 3 = 100 000, lag −200 000, 50 000 left of its request.
+    // On CPU 1, V = 1 000 000, W = 1024: lag × 2048 / 1024 = −400 000, so
+    // v = 1 400 000 and d = v + 50 000. Balancing and evacuation move it alike.
+    let mut evacuated = eevdf.clone();
+    eevdf.migrate(a, CPU, cpu1, Migration::Balance);
+    evacuated.migrate(a, CPU, cpu1, Migration::Evacuate);
+    for class in [&eevdf, &evacuated] {
+        assert_eq!(class.vruntime(a), Some(1_400_000));
+        assert_eq!(class.deadline(a), Some(1_450_000));
+        // V' = (1 000 000 + 1 400 000) / 2: A is 200 000 ahead, as it left.
+        assert_eq!(class.avg_vruntime(cpu1), 1_200_000);
+        assert_eq!(class.nr_queued(cpu1), 1);
+        assert_eq!(class.steal_candidate(CPU), Some(c));
+        class.check_invariants();
+    }
+}
+
+#[test]
+fn reweighting_scales_the_lag_and_leaves_v_in_place() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 600_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 600_000), Some(b));
+    // A waits 300 000 ahead of V = 300 000 with 700 000 of its request (to 1 300 000) left.
+    assert_eq!(eevdf.avg_vruntime(CPU), 300_000);
+    assert_eq!(eevdf.deadline(a), Some(1_300_000));
+    // Nice 5 (1024 → 335): the lag w·(V − v) = −300 000 × 1024 stays, so V − v′ =
+    // −300 000 × 1024 / 335 = −917 014.93: v′ = 1 217 015 (to the nearest ns). The deadline
+    // stays as far from V in real time: 1 000 000 × 1024 / 335 = 3 056 716.4 past V.
+    eevdf.set_params(a, FairParams::nice(5));
+    assert_eq!(eevdf.vruntime(a), Some(1_217_015));
+    assert_eq!(eevdf.deadline(a), Some(3_356_716));
+    // (0 × 1024 + 1 217 015 × 335) / 1359 = 300 000.02: V has not moved.
+    assert_eq!(eevdf.avg_vruntime(CPU), 300_000);
+    // The current task made lighter (nice 1, 820) is asked to give the CPU back
+    // (`prio_changed_fair`). B's lag 300 000.02 × 1024 / 820: v′ = −74 634.
+    assert!(!eevdf.tick(CPU, 600_000));
+    eevdf.set_params(b, FairParams::nice(1));
+    assert!(eevdf.tick(CPU, 600_000));
+    assert_eq!(eevdf.vruntime(b), Some((-74_634i64) as u64));
+    assert_eq!(eevdf.avg_vruntime(CPU), 300_000);
+    // A is frozen while it waits: it leaves at once with its lag, V − v′ = −917 015.
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.saved_lag(a), Some(-917_015));
+    // Asleep, only the saved lag is scaled back: −917 015 × 335 / 1024 = −300 000.02.
+    eevdf.set_params(a, FairParams::nice(0));
+    assert_eq!(eevdf.saved_lag(a), Some(-300_000));
+    eevdf.check_invariants();
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    const TASKS: usize = 5;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Wake {
+            task: usize,
+            cpu: usize,
+            act: bool,
+        },
+        Block {
+            task: usize,
+        },
+        Run {
+            cpu: usize,
+            ran_ns: u64,
+        },
+        Pick {
+            cpu: usize,
+        },
+        PutPrev {
+            cpu: usize,
+        },
+        Tick {
+            cpu: usize,
+        },
+        Params {
+            task: usize,
+            nice: i8,
+            slice_ns: Option<u64>,
+        },
+        Steal {
+            from: usize,
+            evacuate: bool,
+        },
+        MoveSleeper {
+            task: usize,
+        },
+    }
+
+    fn ops(cpus: usize) -> impl Strategy<Value = Vec<Op>> {
+        let op = prop_oneof![
+            3 => (0..TASKS, 0..cpus, any::<bool>())
+                .prop_map(|(task, cpu, act)| Op::Wake { task, cpu, act }),
+            2 => (0..TASKS).prop_map(|task| Op::Block { task }),
+            4 => (0..cpus, 0u64..3_000_000).prop_map(|(cpu, ran_ns)| Op::Run { cpu, ran_ns }),
+            2 => (0..cpus).prop_map(|cpu| Op::Pick { cpu }),
+            1 => (0..cpus).prop_map(|cpu| Op::PutPrev { cpu }),
+            3 => (0..cpus).prop_map(|cpu| Op::Tick { cpu }),
+            2 => (0..TASKS, -20i8..=19, proptest::option::of(0u64..200_000_000))
+                .prop_map(|(task, nice, slice_ns)| Op::Params { task, nice, slice_ns }),
+            1 => (0..cpus, any::<bool>()).prop_map(|(from, evacuate)| Op::Steal { from, evacuate }),
+            1 => (0..TASKS).prop_map(|task| Op::MoveSleeper { task }),
+        ];
+        proptest::collection::vec(op, 1..200)
+    }
+
+    fn features() -> impl Strategy<Value = Features> {
+        any::<[bool; 7]>().prop_map(|f| Features {
+            place_lag: f[0],
+            place_deadline_initial: f[1],
+            place_rel_deadline: f[2],
+            run_to_parity: f[3],
+            preempt_short: f[4],
+            delay_dequeue: f[5],
+            delay_zero: f[6],
+        })
+    }
+
+    /// What the class answered, to compare runs.
+    #[derive(Clone, PartialEq, Eq, Debug)]
+    enum Seen {
+        Picked(Option<TaskId>),
+        Said(bool),
+        Stole(Option<TaskId>),
+    }
+
+    /// A substrate keeping the protocol: where each runnable task is queued.
+    struct Driver {
+        class: Eevdf,
+        cpus: usize,
+        runnable: [Option<CpuId>; TASKS],
+        started: [bool; TASKS],
+        seen: Vec<Seen>,
+    }
+
+    impl Driver {
+        fn new(cpus: usize, features: Features, origin: u64, params: &[FairParams]) -> Driver {
+            let config = EevdfConfig {
+                features,
+                ..EevdfConfig::for_machine(cpus, TICK_NS, None)
+            };
+            let mut class = Eevdf::with_origin(config, origin);
+            for (i, &p) in params.iter().enumerate() {
+                class.attach(TaskId(i), p);
+            }
+            Driver {
+                class,
+                cpus,
+                runnable: [None; TASKS],
+                started: [false; TASKS],
+                seen: Vec::new(),
+            }
+        }
+
+        fn pick(&mut self, cpu: CpuId) {
+            let picked = self.class.pick_next(cpu, 0);
+            if let Some(t) = picked {
+                assert_eq!(
+                    self.runnable[t.0],
+                    Some(cpu),
+                    "picked a task not runnable here"
+                );
+            }
+            self.seen.push(Seen::Picked(picked));
+        }
+
+        fn apply(&mut self, op: &Op) {
+            let other = |c: usize, cpus: usize| CpuId((c + 1) % cpus);
+            match *op {
+                Op::Wake { task, cpu, act } if self.runnable[task].is_none() => {
+                    let t = TaskId(task);
+                    let cpu = self.class.sleeping_on(t).unwrap_or(CpuId(cpu));
+                    let how = if self.started[task] {
+                        Enqueue::Wakeup
+                    } else {
+                        Enqueue::New
+                    };
+                    self.class.enqueue(cpu, t, how);
+                    self.runnable[task] = Some(cpu);
+                    self.started[task] = true;
+                    let preempt = self.class.wakeup_preempt(cpu, t);
+                    self.seen.push(Seen::Said(preempt));
+                    if preempt && act {
+                        self.class.put_prev(cpu);
+                        self.pick(cpu);
+                    }
+                }
+                Op::Block { task } => {
+                    if let Some(cpu) = self.runnable[task].take() {
+                        self.class.block(cpu, TaskId(task));
+                    }
+                }
+                Op::Run { cpu, ran_ns } => self.class.update_curr(CpuId(cpu), ran_ns),
+                Op::Pick { cpu } if self.class.current(CpuId(cpu)).is_none() => {
+                    self.pick(CpuId(cpu));
+                }
+                Op::PutPrev { cpu } => self.class.put_prev(CpuId(cpu)),
+                Op::Tick { cpu } => {
+                    let cpu = CpuId(cpu);
+                    let yield_now = self.class.tick(cpu, 0);
+                    self.seen.push(Seen::Said(yield_now));
+                    if yield_now {
+                        self.class.put_prev(cpu);
+                        self.pick(cpu);
+                    }
+                }
+                Op::Params {
+                    task,
+                    nice,
+                    slice_ns,
+                } => self.set_params(TaskId(task), nice, slice_ns),
+                Op::Steal { from, evacuate } if self.cpus > 1 => {
+                    let from = CpuId(from);
+                    let stolen = self.class.steal_candidate(from);
+                    self.seen.push(Seen::Stole(stolen));
+                    if let Some(t) = stolen {
+                        assert_eq!(self.runnable[t.0], Some(from));
+                        assert_ne!(self.class.current(from), Some(t));
+                        let to = other(from.0, self.cpus);
+                        let how = if evacuate {
+                            Migration::Evacuate
+                        } else {
+                            Migration::Balance
+                        };
+                        self.class.migrate(t, from, to, how);
+                        self.runnable[t.0] = Some(to);
+                    }
+                }
+                Op::MoveSleeper { task } if self.cpus > 1 => {
+                    let t = TaskId(task);
+                    if let Some(from) = self.class.sleeping_on(t) {
+                        let to = other(from.0, self.cpus);
+                        self.class.migrate(t, from, to, Migration::Evacuate);
+                        assert_eq!(self.class.sleeping_on(t), Some(to));
+                    }
+                }
+                _ => {}
+            }
+            self.check();
+        }
+
+        /// A reweight of a task on a queue leaves V where it was, unless its lag had to be
+        /// clamped: V is compared as the class reports it (rounded down to whole
+        /// nanoseconds), so it may read 1 ns off when the exact value sits near a whole
+        /// nanosecond; v′ itself is rounded to the nearest nanosecond, which moves the exact
+        /// V by less than w′/W′ < 1 ns.
+        fn set_params(&mut self, t: TaskId, nice: i8, slice_ns: Option<u64>) {
+            let params = FairParams {
+                custom_slice_ns: slice_ns,
+                ..FairParams::nice(nice)
+            };
+            let before = *self.class.ent(t);
+            let cpu = match before.at {
+                At::Queued(c) | At::Current(c) | At::Delayed(c) => Some(c),
+                At::Off => None,
+            };
+            let measured = cpu.map(|c| {
+                let v0 = self.class.avg_vruntime(c);
+                let lag = v0.wrapping_sub(before.vruntime) as i64;
+                let unclamped = lag.abs() + 1 < self.class.lag_limit(c, t);
+                (c, v0, lag, unclamped)
+            });
+            self.class.set_params(t, params);
+            let after = *self.class.ent(t);
+            match measured {
+                Some((c, v0, lag, true)) => {
+                    let v1 = self.class.avg_vruntime(c);
+                    let moved = v1.wrapping_sub(v0) as i64;
+                    assert!(moved.abs() <= 1, "V moved by {moved} ns");
+                    // w′·lag′ = w·lag up to the rounding of v′ (< 1 ns of w′), of V
+                    // before and after (< 1 ns of w and of w′).
+                    let (w, w1) = (i128::from(before.weight), i128::from(after.weight));
+                    let lag1 = i128::from(v1.wrapping_sub(after.vruntime) as i64);
+                    let err = (w1 * lag1 - w * i128::from(lag)).abs();
+                    assert!(err <= 2 * w1 + w, "lag·w moved by {err}");
+                }
+                Some((_, _, _, false)) => {}
+                None => {
+                    let scaled = i128::from(before.vlag) * i128::from(before.weight)
+                        / i128::from(after.weight);
+                    assert_eq!(i128::from(after.vlag), scaled);
+                }
+            }
+        }
+
+        fn check(&self) {
+            self.class.check_invariants();
+            for i in 0..self.cpus {
+                let cpu = CpuId(i);
+                let here = self.runnable.iter().filter(|&&c| c == Some(cpu)).count();
+                let class_count =
+                    self.class.nr_queued(cpu) + usize::from(self.class.current(cpu).is_some());
+                assert_eq!(class_count, here, "{cpu:?} runnable count");
+                // Σ w_i·(V − v_i) over the queue. V is the weighted mean, so the sum is 0
+                // but for V's rounding down to a whole nanosecond: in (−W, 0]. What this
+                // checks is that the sums V is computed from (relative keys against a
+                // moving reference point) agree with the entities after every operation.
+                let avg = self.class.avg_vruntime(cpu);
+                let rq = &self.class.rqs[i];
+                let (mut lag_sum, mut weight) = (0i128, 0i128);
+                for &t in rq.curr.iter().chain(rq.tree.iter()) {
+                    let e = self.class.ent(t);
+                    lag_sum +=
+                        i128::from(e.weight) * i128::from(avg.wrapping_sub(e.vruntime) as i64);
+                    weight += i128::from(e.weight);
+                }
+                assert!(
+                    lag_sum <= 0 && (weight == 0 || lag_sum > -weight),
+                    "{cpu:?}: Σ w·lag = {lag_sum}, W = {weight}"
+                );
+            }
+            for (i, &at) in self.runnable.iter().enumerate() {
+                let t = TaskId(i);
+                if at.is_none() {
+                    assert!((0..self.cpus).all(|c| self.class.current(CpuId(c)) != Some(t)));
+                } else {
+                    assert_eq!(self.class.sleeping_on(t), None);
+                }
+            }
+        }
+    }
+
+    fn params() -> impl Strategy<Value = Vec<FairParams>> {
+        proptest::collection::vec(
+            (-20i8..=19, proptest::option::of(0u64..200_000_000)).prop_map(
+                |(nice, custom_slice_ns)| FairParams {
+                    custom_slice_ns,
+                    ..FairParams::nice(nice)
+                },
+            ),
+            TASKS,
+        )
+    }
+
+    proptest! {
+        /// One CPU: Σ w·lag stays 0 to V's rounding and reweights keep V, whatever the
+        /// sequence of wakeups, blocks, runs, picks, put-backs, ticks and reweights.
+        #[test]
+        fn lags_balance_and_reweights_keep_v_on_one_cpu(
+            features in features(),
+            params in params(),
+            ops in ops(1),
+        ) {
+            let mut driver = Driver::new(1, features, INITIAL_VRUNTIME, &params);
+            for op in &ops {
+                driver.apply(op);
+            }
+        }
+
+        /// Two CPUs with migrations: no panic while the protocol is kept, and the same
+        /// answers when virtual time starts where Linux starts it, 2^20 ns before wrapping.
+        #[test]
+        fn decisions_do_not_depend_on_where_virtual_time_starts(
+            features in features(),
+            params in params(),
+            ops in ops(2),
+        ) {
+            let mut plain = Driver::new(2, features, INITIAL_VRUNTIME, &params);
+            let mut wrapping = Driver::new(2, features, (1u64 << 20).wrapping_neg(), &params);
+            for op in &ops {
+                plain.apply(op);
+                wrapping.apply(op);
+            }
+            prop_assert_eq!(&plain.seen, &wrapping.seen);
+        }
+    }
+}
