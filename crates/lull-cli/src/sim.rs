@@ -207,18 +207,23 @@ fn write_audit_logs(spec: &Spec, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `lull reproduce`'s section: every spec under `experiments/marz/`, in name order.
-///
-/// # Errors
-/// A message when the directory or a spec cannot be read.
-pub fn marz_section() -> Result<(String, Value), String> {
-    let dir = Path::new(MARZ_DIR);
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+/// The specs under `experiments/marz/`, in name order.
+fn marz_specs() -> Result<Vec<PathBuf>, String> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(Path::new(MARZ_DIR))
         .map_err(|e| format!("{MARZ_DIR}: {e} (run from the repository root)"))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     paths.sort();
+    Ok(paths)
+}
+
+/// `lull reproduce`'s section: every spec under `experiments/marz/`, in name order.
+///
+/// # Errors
+/// A message when the directory or a spec cannot be read.
+pub fn marz_section() -> Result<(String, Value), String> {
+    let paths = marz_specs()?;
     let started = std::time::Instant::now();
     let mut text = String::new();
     let mut all = serde_json::Map::new();
@@ -254,13 +259,7 @@ const POLICY_SETS: [(&str, &str, &str); 2] = [
 /// # Errors
 /// A message when the directory or a spec cannot be read or run.
 pub fn policies_section() -> Result<(String, Value), String> {
-    let dir = Path::new(MARZ_DIR);
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{MARZ_DIR}: {e} (run from the repository root)"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
+    let paths = marz_specs()?;
     let mut text = String::new();
     let _ = write!(text, "{:<14} {:<14}", "experiment", "model");
     for (set, _, _) in POLICY_SETS {

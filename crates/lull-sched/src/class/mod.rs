@@ -194,3 +194,49 @@ pub(crate) mod testkit {
         ran
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::share_one_cpu;
+    use super::*;
+
+    #[test]
+    fn nice_0_and_nice_5_share_a_cpu_1024_to_335_under_every_class() {
+        for name in NAMES {
+            for tick_ns in [1_000_000, 4_000_000] {
+                let cfg = ClassConfig {
+                    cpus: 1,
+                    tick_ns,
+                    base_slice_ns: None,
+                };
+                let mut class = by_name(name, cfg).expect("a known class");
+                let ran = share_one_cpu(
+                    class.as_mut(),
+                    &[FairParams::nice(0), FairParams::nice(5)],
+                    tick_ns,
+                    20_000_000_000,
+                );
+                let ratio = ran[0] as f64 / ran[1] as f64;
+                // Turns end at ticks, so the split is exact only on average: within 2 %.
+                assert!(
+                    (ratio / (1024.0 / 335.0) - 1.0).abs() < 0.02,
+                    "{name}, tick {tick_ns}: {ran:?} = {ratio}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_classes_are_refused_with_the_known_names() {
+        let cfg = ClassConfig {
+            cpus: 1,
+            tick_ns: 4_000_000,
+            base_slice_ns: None,
+        };
+        let e = by_name("bfs", cfg).err().map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some("unknown scheduler `bfs` (known: cfs, eevdf)")
+        );
+    }
+}

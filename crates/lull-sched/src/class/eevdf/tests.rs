@@ -1,7 +1,6 @@
 //! EEVDF's worked examples and properties.
 
 use super::*;
-use crate::class::testkit::share_one_cpu;
 use crate::class::{by_name, ClassConfig};
 
 const CPU: CpuId = CpuId(0);
@@ -121,25 +120,6 @@ fn a_sleeper_that_ran_ahead_is_placed_right_of_v() {
     linux.update_curr(CPU, 700_000);
     linux.block(CPU, t[0]);
     assert_eq!(linux.sleeping_on(t[0]), Some(CPU));
-}
-
-#[test]
-fn nice_0_and_nice_5_share_a_cpu_1024_to_335() {
-    for tick_ns in [1_000_000, 4_000_000] {
-        let mut eevdf = Eevdf::new(EevdfConfig::for_machine(1, tick_ns, None));
-        let ran = share_one_cpu(
-            &mut eevdf,
-            &[FairParams::nice(0), FairParams::nice(5)],
-            tick_ns,
-            20_000_000_000,
-        );
-        let ratio = ran[0] as f64 / ran[1] as f64;
-        // Turns end at ticks, so the split is exact only on average: within 2 %.
-        assert!(
-            (ratio / (1024.0 / 335.0) - 1.0).abs() < 0.02,
-            "tick {tick_ns}: {ran:?} = {ratio}"
-        );
-    }
 }
 
 #[test]
