@@ -48,7 +48,25 @@ pub trait Placement: fmt::Debug {
 
     /// The CPU `cpu`, about to go idle with an empty queue, pulls one waiting task from.
     fn newidle_source(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId>;
+
+    /// How often a busy CPU of a cluster of `cluster_cpus` balances at its tick.
+    fn busy_balance_interval_ns(&self, cluster_cpus: usize) -> u64;
+
+    /// At `cpu`'s periodic balance (it runs a task): the CPU to pull one waiting task from, if
+    /// the imbalance is worth a migration.
+    fn tick_balance_source(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId>;
+
+    /// At `cpu`'s tick: an idle CPU to wake so that it pulls from `cpu` (Linux's NOHZ idle
+    /// balancing: idle CPUs sleep without a tick, so a busy one kicks them).
+    fn idle_balance_target(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId>;
 }
+
+/// A sched domain's balance interval per CPU in it, in ms (Linux `sd_init`: `balance_interval =
+/// sd_weight`, in ms).
+pub const BALANCE_INTERVAL_MS_PER_CPU: u64 = 1;
+/// How much less often a busy CPU balances than an idle one (Linux `sd_init`: `busy_factor =
+/// 16`).
+pub const BUSY_FACTOR: u64 = 16;
 
 /// The placement names [`by_name`] knows.
 pub const NAMES: [&str; 1] = ["wake-idle"];
@@ -65,7 +83,11 @@ pub fn by_name(name: &str) -> Result<Box<dyn Placement>, crate::UnknownPolicy> {
 }
 
 /// Previous CPU if idle, else the first idle CPU, else the least loaded (ties: the previous CPU,
-/// then the lowest number); new-idle balancing from the busiest CPU of the same cluster.
+/// then the lowest number); new-idle balancing from the busiest CPU of the same cluster; at a busy
+/// CPU's periodic balance, one task pulled from a CPU of its cluster with at least two tasks more
+/// (Linux `calculate_imbalance` with spare capacity: half the difference in running tasks); at
+/// every tick of a CPU with tasks waiting, the first idle CPU of its cluster kicked to pull
+/// (`nohz_balancer_kick`, `find_new_ilb`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct WakeIdle;
 
@@ -97,6 +119,31 @@ impl Placement for WakeIdle {
             .filter(|&o| o != cpu.0 && cpus[o].cluster == cluster && cpus[o].online)
             .filter(|&o| cpus[o].nr_queued > 0 && cpus[o].has_current)
             .max_by_key(|&o| (cpus[o].nr_queued, Reverse(o)))
+            .map(CpuId)
+    }
+
+    fn busy_balance_interval_ns(&self, cluster_cpus: usize) -> u64 {
+        cluster_cpus.max(1) as u64 * BALANCE_INTERVAL_MS_PER_CPU * BUSY_FACTOR * 1_000_000
+    }
+
+    fn tick_balance_source(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId> {
+        let here = cpus[cpu.0];
+        (0..cpus.len())
+            .filter(|&o| o != cpu.0 && cpus[o].cluster == here.cluster && cpus[o].online)
+            .filter(|&o| cpus[o].nr_queued > 0 && cpus[o].load() >= here.load() + 2)
+            .max_by_key(|&o| (cpus[o].load(), Reverse(o)))
+            .map(CpuId)
+    }
+
+    fn idle_balance_target(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId> {
+        let here = cpus[cpu.0];
+        if here.nr_queued == 0 {
+            return None;
+        }
+        (0..cpus.len())
+            .find(|&o| {
+                o != cpu.0 && cpus[o].cluster == here.cluster && cpus[o].usable() && cpus[o].idle
+            })
             .map(CpuId)
     }
 }
@@ -159,5 +206,28 @@ mod tests {
             p.newidle_source(CpuId(1), &[cpu(true, 0), cpu(true, 0)]),
             None
         );
+    }
+
+    #[test]
+    fn a_busy_cpu_pulls_only_where_a_migration_evens_the_load() {
+        let p = WakeIdle;
+        // Loads 1, 2, 3 (running + queued).
+        let cpus = [cpu(false, 0), cpu(false, 1), cpu(false, 2)];
+        assert_eq!(p.tick_balance_source(CpuId(0), &cpus), Some(CpuId(2)));
+        assert_eq!(p.tick_balance_source(CpuId(1), &cpus), None);
+        assert_eq!(p.tick_balance_source(CpuId(2), &cpus), None);
+        // 4 CPUs: 4 ms × 16 when busy.
+        assert_eq!(p.busy_balance_interval_ns(4), 64_000_000);
+    }
+
+    #[test]
+    fn a_cpu_with_waiting_tasks_kicks_the_first_idle_cpu_of_its_cluster() {
+        let p = WakeIdle;
+        let mut cpus = [cpu(false, 1), cpu(false, 0), cpu(true, 0), cpu(true, 0)];
+        assert_eq!(p.idle_balance_target(CpuId(0), &cpus), Some(CpuId(2)));
+        assert_eq!(p.idle_balance_target(CpuId(1), &cpus), None);
+        cpus[2].online = false;
+        cpus[3].cluster = 1;
+        assert_eq!(p.idle_balance_target(CpuId(0), &cpus), None);
     }
 }

@@ -169,6 +169,7 @@ impl Kernel<'_> {
                 if self.class.tick(CpuId(c), cx.now()) {
                     self.cpus[c].resched = true;
                 }
+                self.tick_balance(c, cx);
             }
             KAction::TimerWake { tid, gen } => {
                 if self.tasks[tid].timer_gen == gen {

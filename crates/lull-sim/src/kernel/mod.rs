@@ -163,6 +163,8 @@ pub(crate) struct Cpu {
     running_task: Option<usize>,
     /// A scheduler event happened since the frequency governor last looked.
     freq_event: bool,
+    /// When this core next balances at its tick.
+    next_balance_ns: u64,
 }
 
 /// The policies the kernel runs with.
@@ -218,6 +220,7 @@ impl<'s> Kernel<'s> {
                     predicted_ns: lull_sched::idle::NO_PREDICTION_NS,
                     running_task: None,
                     freq_event: false,
+                    next_balance_ns: 0,
                 })
                 .collect(),
             class: p.class,

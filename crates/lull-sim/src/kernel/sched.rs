@@ -114,6 +114,38 @@ impl Kernel<'_> {
         self.class.pick_next(cpu, cx.now()).map(|t| t.0)
     }
 
+    /// Load balancing at core `c`'s tick: an idle core of its cluster is woken to pull when `c`
+    /// has threads waiting, and once per balance interval `c` itself pulls one thread from a
+    /// core with at least two more.
+    pub(super) fn tick_balance(&mut self, c: usize, cx: &mut Cx<'_, '_>) {
+        let cpu = CpuId(c);
+        if self.class.current(cpu).is_none() {
+            return;
+        }
+        self.refresh_cpu_view(cx);
+        if let Some(idle) = self.placement.idle_balance_target(cpu, &self.cpu_view) {
+            self.kick(idle.0, cx);
+        }
+        let now = cx.now();
+        if now < self.cpus[c].next_balance_ns {
+            return;
+        }
+        let cluster_cpus = cx.soc.cluster_cores(cx.soc.cores[c].cluster).count();
+        self.cpus[c].next_balance_ns = now + self.placement.busy_balance_interval_ns(cluster_cpus);
+        let Some(from) = self.placement.tick_balance_source(cpu, &self.cpu_view) else {
+            return;
+        };
+        let Some(t) = self.class.steal_candidate(from) else {
+            return;
+        };
+        self.class.migrate(t, from, cpu, Migration::Balance);
+        self.util_migrate(t.0, from.0, c, cx);
+        self.tasks[t.0].core = c;
+        if self.class.wakeup_preempt(cpu, t) {
+            self.cpus[c].resched = true;
+        }
+    }
+
     fn is_idle_core(&self, c: usize, cx: &Cx<'_, '_>) -> bool {
         cx.soc.cores[c].state != CState::Offline
             && self.class.current(CpuId(c)).is_none()
