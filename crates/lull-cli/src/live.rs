@@ -428,6 +428,14 @@ fn experiment_text(r: &ExperimentReport) -> String {
     if let Some(g) = &r.guis {
         let _ = writeln!(t, "{}", g.status);
     }
+    if let Some(s) = &r.seam {
+        let _ = writeln!(
+            t,
+            "seam ({}): actuator {}",
+            s.policies.join(", "),
+            s.actuator
+        );
+    }
     let _ = writeln!(t, "threads:");
     for th in &r.threads {
         let _ = writeln!(

@@ -38,6 +38,7 @@ use lulld::daemon::{Daemon, DaemonConfig, DaemonError, DaemonReport, Stopper};
 use lulld::guis::{GuisConfig, GuisReport, GuisStatus, IdleAction};
 use lulld::kds::KdsConfig;
 use lulld::replay::ReplayCounters;
+use lulld::seam::SeamReport;
 use serde::Serialize;
 
 use crate::apps::{AppKind, AppModel, AppReport, Ready};
@@ -597,6 +598,9 @@ pub struct ExperimentReport {
     /// guiS in the daemon (`esm-kds-guis` only): whether the kernel enforced table 1 (and why
     /// not), and what it did (threads adopted, frozen, left parked in their gate, ...).
     pub guis: Option<GuisReport>,
+    /// The policy seam in the daemon (`esm-kds-guis` only): the policies that ran (table 1) and
+    /// what the actuator did per action kind — applied, put off, refused, unavailable here.
+    pub seam: Option<SeamReport>,
     /// `COMPOSE`/`DRAW` requests the server refused.
     pub draw_errors: u64,
     pub threads: Vec<ThreadUsage>,
@@ -1282,6 +1286,7 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
             decode_ms_mean: v.decode_ns_mean / NS_PER_MS as f64,
         }),
         guis: stopped.daemon.as_ref().and_then(|d| d.guis.clone()),
+        seam: stopped.daemon.as_ref().and_then(|d| d.seam.clone()),
         draw_errors: report.draw_errors,
         threads,
     })

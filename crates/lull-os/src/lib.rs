@@ -2,7 +2,8 @@
 //! and the lab (`lull-lab`) need from the kernel, and the wire protocol they speak.
 //!
 //! - [`sys`]: thin, safe wrappers over the system calls the live stack uses (clock, epoll,
-//!   timerfd, eventfd, pipes, Unix sockets, descriptor passing).
+//!   timerfd, eventfd, pipes, Unix sockets, descriptor passing, and one thread's nice value,
+//!   `sched_setattr` attributes and CPU mask, refused with a typed `Errno`).
 //! - [`event_loop`]: the handler-per-descriptor loop over epoll, blocking with no timeout, that
 //!   the daemon and the baselines' hubs and apps run.
 //! - [`protocol`]: the messages between `lulld` and its ESM clients (and between a baseline hub
@@ -10,11 +11,11 @@
 //! - [`evdev`]: Linux input events from any descriptor, decoded per `SYN_REPORT` packet.
 //! - [`fbdev`]: the frame buffer device the display server presents to.
 //! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on.
-//! - [`procfs`]: `/proc` readings — a thread's CPU time, wake-ups and state, a process's start
-//!   time, a thread parked in a futex wait.
+//! - [`procfs`]: `/proc` readings — a thread's CPU time, wake-ups, state and nice value, a
+//!   process's start time, a thread parked in a futex wait.
 //!
-//! The cgroup freezer is not here: only guiS in `lulld` freezes threads, so it lives in that
-//! crate (`lulld::freezer`).
+//! The cgroup freezer is not here: only the policy actuator in `lulld` freezes threads, so it
+//! lives in that crate (`lulld::freezer`).
 
 pub mod evdev;
 pub mod event_loop;

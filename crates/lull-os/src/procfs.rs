@@ -8,8 +8,9 @@
 //! (Involuntary switches are preemptions of a running thread, not wake-ups, and are counted
 //! apart.) The measurement windows built on these readings are the lab's (`lull_lab::measure`).
 //!
-//! guiS in `lulld` reads a process's start time ([`process_start_ticks`]), to tell a process from
-//! a later one that reused its id, and whether a thread is parked ([`parked_in_futex`]).
+//! The policy actuator in `lulld` reads a process's start time ([`process_start_ticks`]), to tell
+//! a process from a later one that reused its id, and whether a thread is parked
+//! ([`parked_in_futex`]); its tests read a thread's nice value back ([`thread_nice`]).
 
 use std::fs;
 use std::io;
@@ -74,6 +75,8 @@ const STAT_FIELD_STARTTIME: usize = 22;
 /// Field of `/proc/.../stat` holding the state letter (`proc(5)`, field 3), the first one after
 /// the parenthesised command name.
 const STAT_FIELD_STATE: usize = 3;
+/// Field of `/proc/.../stat` holding the nice value (`proc(5)`, field 19).
+const STAT_FIELD_NICE: usize = 19;
 
 /// The fields of a `/proc/PID/stat` or `/proc/PID/task/TID/stat` line this crate uses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -83,6 +86,8 @@ struct StatFields {
     /// Start time in clock ticks since boot (field 22). With the id it names one process or
     /// thread: a later holder of a reused id starts later (to the tick).
     start_ticks: Option<u64>,
+    /// Nice value (field 19).
+    nice: Option<i32>,
 }
 
 /// Parses a `/proc/.../stat` line. The command name (field 2) is parenthesised but may itself
@@ -97,6 +102,9 @@ fn parse_stat(text: &str) -> StatFields {
         start_ticks: rest
             .get(STAT_FIELD_STARTTIME - STAT_FIELD_STATE)
             .and_then(|f| f.parse().ok()),
+        nice: rest
+            .get(STAT_FIELD_NICE - STAT_FIELD_STATE)
+            .and_then(|f| f.parse().ok()),
     }
 }
 
@@ -110,6 +118,14 @@ pub fn process_start_ticks(pid: i32) -> Option<u64> {
     }
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(&text).start_ticks
+}
+
+/// Nice value of thread `tid` of process `pid` as the kernel reports it in
+/// `/proc/PID/task/TID/stat`; `None` when the thread is gone.
+#[must_use]
+pub fn thread_nice(pid: i32, tid: i32) -> Option<i32> {
+    let text = fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+    parse_stat(&text).nice
 }
 
 /// Whether thread `tid` of `pid` is blocked in a futex wait with no timeout: it cannot run until
@@ -192,16 +208,14 @@ mod tests {
     use super::*;
     use crate::sys::gettid;
 
-    /// A `/proc/PID/stat` line for command name `comm`, state `R` and start time 4242; the
-    /// other numbers are the field numbers, so a miscount shows.
+    /// A `/proc/PID/stat` line for command name `comm`, state `R`, nice −7 and start time
+    /// 4242; the other numbers are the field numbers, so a miscount shows.
     fn stat_line(comm: &str) -> String {
         let tail: Vec<String> = (4..=52)
-            .map(|n| {
-                if n == 22 {
-                    "4242".into()
-                } else {
-                    n.to_string()
-                }
+            .map(|n| match n {
+                19 => "-7".into(),
+                22 => "4242".into(),
+                _ => n.to_string(),
             })
             .collect();
         format!("1234 ({comm}) R {}\n", tail.join(" "))
@@ -223,6 +237,7 @@ mod tests {
             let f = parse_stat(&stat_line(comm));
             assert_eq!(f.state, Some('R'), "{comm:?}");
             assert_eq!(f.start_ticks, Some(4242), "{comm:?}");
+            assert_eq!(f.nice, Some(-7), "{comm:?}");
         }
         // Truncated or malformed: nothing invented.
         assert_eq!(parse_stat(""), StatFields::default());
@@ -232,7 +247,7 @@ mod tests {
         );
         let short = parse_stat("1234 (a) S 4 5 6");
         assert_eq!(short.state, Some('S'));
-        assert_eq!(short.start_ticks, None);
+        assert_eq!((short.start_ticks, short.nice), (None, None));
         let bad = stat_line("a").replace(" 4242 ", " 42x2 ");
         assert_eq!(parse_stat(&bad).start_ticks, None);
     }

@@ -1,8 +1,10 @@
 //! Thin, safe wrappers over the few Linux system calls the live stack needs: the monotonic clock,
-//! epoll, timerfd, eventfd, pipes and `SOCK_SEQPACKET` Unix sockets.
+//! epoll, timerfd, eventfd, pipes and `SOCK_SEQPACKET` Unix sockets, and one thread's scheduling
+//! (its nice value, `sched_setattr`'s attributes, its CPU mask) with the kernel's refusal as a
+//! typed [`Errno`].
 //!
 //! Every `unsafe` block here is a single system call on file descriptors this module owns or
-//! borrows, with buffers whose length is passed alongside.
+//! borrows, or on a thread id, with buffers whose length is passed alongside.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -738,4 +740,408 @@ pub fn evdev_use_monotonic(fd: RawFd) -> io::Result<()> {
     // SAFETY: EVIOCSCLOCKID reads one int from the pointer, which is valid for the call.
     cvt(unsafe { libc::ioctl(fd, EVIOCSCLOCKID, &clock) })?;
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// One thread's scheduling: what the policy actuator in `lulld` sets (nice, the fair class's
+// custom slice, the CPU mask).
+
+/// What the kernel said when it refused a call: its `errno`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Errno(pub i32);
+
+impl Errno {
+    pub const EPERM: Errno = Errno(libc::EPERM);
+    pub const ESRCH: Errno = Errno(libc::ESRCH);
+    pub const EINVAL: Errno = Errno(libc::EINVAL);
+
+    /// The `errno` the last failed call of this thread left.
+    fn last() -> Errno {
+        Errno(io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    }
+
+    /// The symbolic name (`EPERM`, `ESRCH`, `EINVAL`, …), `None` for a value not listed here.
+    #[must_use]
+    pub fn name(self) -> Option<&'static str> {
+        let name = match self.0 {
+            libc::EPERM => "EPERM",
+            libc::ENOENT => "ENOENT",
+            libc::ESRCH => "ESRCH",
+            libc::EINTR => "EINTR",
+            libc::EIO => "EIO",
+            libc::ENXIO => "ENXIO",
+            libc::E2BIG => "E2BIG",
+            libc::EBADF => "EBADF",
+            libc::EAGAIN => "EAGAIN",
+            libc::ENOMEM => "ENOMEM",
+            libc::EACCES => "EACCES",
+            libc::EFAULT => "EFAULT",
+            libc::EBUSY => "EBUSY",
+            libc::EEXIST => "EEXIST",
+            libc::EXDEV => "EXDEV",
+            libc::ENODEV => "ENODEV",
+            libc::ENOTDIR => "ENOTDIR",
+            libc::EISDIR => "EISDIR",
+            libc::EINVAL => "EINVAL",
+            libc::ENFILE => "ENFILE",
+            libc::EMFILE => "EMFILE",
+            libc::ENOSPC => "ENOSPC",
+            libc::EROFS => "EROFS",
+            libc::EDOM => "EDOM",
+            libc::ERANGE => "ERANGE",
+            libc::ENAMETOOLONG => "ENAMETOOLONG",
+            libc::ENOSYS => "ENOSYS",
+            libc::ENOTEMPTY => "ENOTEMPTY",
+            libc::ENODATA => "ENODATA",
+            libc::EOVERFLOW => "EOVERFLOW",
+            libc::EOPNOTSUPP => "EOPNOTSUPP",
+            libc::ETIMEDOUT => "ETIMEDOUT",
+            libc::ESTALE => "ESTALE",
+            libc::ECANCELED => "ECANCELED",
+            _ => return None,
+        };
+        Some(name)
+    }
+}
+
+impl std::fmt::Display for Errno {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = io::Error::from_raw_os_error(self.0);
+        match self.name() {
+            Some(name) => write!(f, "{name} ({text})"),
+            None => write!(f, "errno {} ({text})", self.0),
+        }
+    }
+}
+
+impl std::error::Error for Errno {}
+
+impl From<Errno> for io::Error {
+    fn from(e: Errno) -> io::Error {
+        io::Error::from_raw_os_error(e.0)
+    }
+}
+
+/// A thread id for the calls below: 0 would name the calling thread and a negative one a
+/// process group, so only positive ids are passed on (`EINVAL` otherwise).
+fn thread_id(tid: i32) -> Result<libc::pid_t, Errno> {
+    if tid > 0 {
+        Ok(tid)
+    } else {
+        Err(Errno::EINVAL)
+    }
+}
+
+/// `setpriority(PRIO_PROCESS, tid, nice)`: on Linux, the nice value of the one thread `tid`.
+/// Lowering it below what it was needs `CAP_SYS_NICE` (or `RLIMIT_NICE`).
+///
+/// # Errors
+/// The kernel's `errno`: `ESRCH` (no such thread), `EPERM`/`EACCES` (not allowed); `EINVAL` for
+/// an id that is not positive.
+pub fn set_thread_nice(tid: i32, nice: i32) -> Result<(), Errno> {
+    let who = libc::id_t::try_from(thread_id(tid)?).map_err(|_| Errno::EINVAL)?;
+    // SAFETY: plain syscall, no pointers.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, who, nice) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// The scheduling attributes of one thread (`struct sched_attr`, `sched(7)`), as far as this
+/// crate uses them: the version-0 fields, without utilisation clamps.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SchedAttr {
+    /// `SCHED_OTHER`, `SCHED_BATCH`, `SCHED_IDLE`, `SCHED_FIFO`, `SCHED_RR`, `SCHED_DEADLINE`.
+    pub policy: u32,
+    /// `SCHED_FLAG_*`; of these only `SCHED_FLAG_RESET_ON_FORK` describes a fair thread.
+    pub flags: u64,
+    pub nice: i32,
+    /// The real-time priority (0 for the fair policies).
+    pub priority: u32,
+    /// For a fair thread, its slice: what `sched_getattr` reports and, since Linux 6.12, a
+    /// custom slice `sched_setattr` sets (0 there means the default slice). For
+    /// `SCHED_DEADLINE`, the runtime.
+    pub runtime_ns: u64,
+    pub deadline_ns: u64,
+    pub period_ns: u64,
+}
+
+impl SchedAttr {
+    /// Whether the policy is one of the fair class's (`SCHED_OTHER`, `SCHED_BATCH`,
+    /// `SCHED_IDLE`), whose threads have a nice value and a slice.
+    #[must_use]
+    pub fn is_fair(&self) -> bool {
+        [libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE]
+            .iter()
+            .any(|&p| u32::try_from(p) == Ok(self.policy))
+    }
+}
+
+/// `SCHED_ATTR_SIZE_VER0` (`include/uapi/linux/sched/types.h`): the size of the fields
+/// [`SchedAttr`] carries.
+const SCHED_ATTR_SIZE_VER0: u32 = 48;
+
+/// `sched_getattr(tid, …)`.
+///
+/// # Errors
+/// The kernel's `errno` (`ESRCH`: no such thread).
+pub fn sched_getattr(tid: i32) -> Result<SchedAttr, Errno> {
+    let tid = thread_id(tid)?;
+    let mut a = libc::sched_attr {
+        size: 0,
+        sched_policy: 0,
+        sched_flags: 0,
+        sched_nice: 0,
+        sched_priority: 0,
+        sched_runtime: 0,
+        sched_deadline: 0,
+        sched_period: 0,
+    };
+    // SAFETY: `a` is a valid, writable `struct sched_attr` of at least the size passed; the
+    // kernel writes at most that many bytes.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            tid,
+            &raw mut a,
+            SCHED_ATTR_SIZE_VER0 as libc::c_uint,
+            0 as libc::c_uint,
+        )
+    };
+    if r < 0 {
+        return Err(Errno::last());
+    }
+    Ok(SchedAttr {
+        policy: a.sched_policy,
+        flags: a.sched_flags,
+        nice: a.sched_nice,
+        priority: a.sched_priority,
+        runtime_ns: a.sched_runtime,
+        deadline_ns: a.sched_deadline,
+        period_ns: a.sched_period,
+    })
+}
+
+/// `sched_setattr(tid, attr, 0)` with the version-0 fields of `attr`.
+///
+/// # Errors
+/// The kernel's `errno`: `ESRCH`, `EPERM` (not allowed), `EINVAL` (attributes it refuses).
+pub fn sched_setattr(tid: i32, attr: &SchedAttr) -> Result<(), Errno> {
+    let tid = thread_id(tid)?;
+    let mut a = libc::sched_attr {
+        size: SCHED_ATTR_SIZE_VER0,
+        sched_policy: attr.policy,
+        sched_flags: attr.flags,
+        sched_nice: attr.nice,
+        sched_priority: attr.priority,
+        sched_runtime: attr.runtime_ns,
+        sched_deadline: attr.deadline_ns,
+        sched_period: attr.period_ns,
+    };
+    // SAFETY: `a` is a valid `struct sched_attr` whose `size` says how much the kernel reads.
+    let r = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &raw mut a, 0 as libc::c_uint) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// Bits in one word of a CPU mask as the kernel reads it (an array of `unsigned long`).
+const CPU_MASK_WORD_BITS: usize = libc::c_ulong::BITS as usize;
+/// CPUs a [`CpuSet`] can name: glibc's `CPU_SETSIZE`.
+pub const CPU_SET_SIZE: usize = 1024;
+
+/// A set of CPUs for [`sched_getaffinity`] and [`sched_setaffinity`] (CPUs 0 to
+/// [`CPU_SET_SIZE`] − 1).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct CpuSet {
+    words: [libc::c_ulong; CPU_SET_SIZE / CPU_MASK_WORD_BITS],
+}
+
+impl CpuSet {
+    #[must_use]
+    pub fn empty() -> CpuSet {
+        CpuSet {
+            words: [0; CPU_SET_SIZE / CPU_MASK_WORD_BITS],
+        }
+    }
+
+    /// CPUs 0 to 63, bit `n` for CPU `n`.
+    #[must_use]
+    pub fn from_mask(mask: u64) -> CpuSet {
+        let mut s = CpuSet::empty();
+        for cpu in (0..64).filter(|c| mask & (1 << c) != 0) {
+            s.insert(cpu);
+        }
+        s
+    }
+
+    /// Adds `cpu` (ignored beyond [`CPU_SET_SIZE`]).
+    pub fn insert(&mut self, cpu: usize) {
+        if cpu < CPU_SET_SIZE {
+            self.words[cpu / CPU_MASK_WORD_BITS] |= 1 << (cpu % CPU_MASK_WORD_BITS);
+        }
+    }
+
+    #[must_use]
+    pub fn contains(&self, cpu: usize) -> bool {
+        cpu < CPU_SET_SIZE
+            && self.words[cpu / CPU_MASK_WORD_BITS] & (1 << (cpu % CPU_MASK_WORD_BITS)) != 0
+    }
+
+    /// CPUs 0 to 63 of the set as a bit mask.
+    #[must_use]
+    pub fn low_mask(&self) -> u64 {
+        (0..64)
+            .filter(|&c| self.contains(c))
+            .fold(0, |m, c| m | 1 << c)
+    }
+
+    /// The CPUs in the set, ascending.
+    pub fn cpus(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..CPU_SET_SIZE).filter(|&c| self.contains(c))
+    }
+}
+
+/// `sched_getaffinity(tid)`: the CPUs thread `tid` may run on.
+///
+/// # Errors
+/// The kernel's `errno` (`ESRCH`: no such thread).
+pub fn sched_getaffinity(tid: i32) -> Result<CpuSet, Errno> {
+    let tid = thread_id(tid)?;
+    let mut set = CpuSet::empty();
+    // SAFETY: `set.words` is writable for the size passed; the kernel writes at most that many
+    // bytes (the raw call returns how many; the rest stays zero).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            tid,
+            std::mem::size_of_val(&set.words),
+            set.words.as_mut_ptr(),
+        )
+    };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(set)
+    }
+}
+
+/// `sched_setaffinity(tid, set)`: the kernel keeps the CPUs of `set` that the thread's cpuset
+/// allows and that are online.
+///
+/// # Errors
+/// The kernel's `errno`: `ESRCH`, `EPERM`, `EINVAL` (no CPU of `set` is allowed and online).
+pub fn sched_setaffinity(tid: i32, set: &CpuSet) -> Result<(), Errno> {
+    let tid = thread_id(tid)?;
+    // SAFETY: `set.words` is readable for the size passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setaffinity,
+            tid,
+            std::mem::size_of_val(&set.words),
+            set.words.as_ptr(),
+        )
+    };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// `pidfd_open(pid, 0)` (Linux 5.3+): a descriptor naming process `pid` for as long as it is
+/// open — after the process exits it names no other, even when the pid is reused.
+///
+/// # Errors
+/// The kernel's `errno`: `ESRCH` (no such process), `ENOSYS` (a kernel without pidfds),
+/// `EINVAL` for a pid that is not positive.
+pub fn pidfd_open(pid: i32) -> Result<OwnedFd, Errno> {
+    let pid = thread_id(pid)?;
+    // SAFETY: plain syscall; flags 0; the returned fd is owned from here on.
+    let r = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_uint) };
+    if r < 0 {
+        return Err(Errno::last());
+    }
+    let fd = RawFd::try_from(r).map_err(|_| Errno::EINVAL)?;
+    // SAFETY: a fresh descriptor from the kernel that nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Whether the process a pidfd names has exited (the descriptor polls readable then). Any
+/// doubt (the poll fails) says it has.
+#[must_use]
+pub fn pidfd_exited(pidfd: BorrowedFd<'_>) -> bool {
+    let mut p = libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, count 1, no waiting.
+    let r = unsafe { libc::poll(&raw mut p, 1, 0) };
+    r != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_names() {
+        assert_eq!(Errno::ESRCH.name(), Some("ESRCH"));
+        assert_eq!(Errno(libc::EPERM).name(), Some("EPERM"));
+        assert_eq!(Errno(4095).name(), None);
+        assert!(Errno::EINVAL.to_string().starts_with("EINVAL ("));
+        assert!(Errno(4095).to_string().starts_with("errno 4095 ("));
+    }
+
+    #[test]
+    fn cpu_sets_hold_their_cpus() {
+        let s = CpuSet::from_mask(0b1010_0001);
+        assert_eq!(s.cpus().collect::<Vec<_>>(), [0, 5, 7]);
+        assert_eq!(s.low_mask(), 0b1010_0001);
+        let mut big = CpuSet::empty();
+        big.insert(1000);
+        big.insert(CPU_SET_SIZE);
+        assert!(big.contains(1000) && !big.contains(CPU_SET_SIZE));
+        assert_eq!(big.low_mask(), 0);
+    }
+
+    #[test]
+    fn a_pidfd_says_when_its_process_exits() {
+        use std::os::fd::AsFd;
+        let own = pidfd_open(std::process::id() as i32).unwrap();
+        assert!(!pidfd_exited(own.as_fd()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let fd = pidfd_open(child.id() as i32).unwrap();
+        child.wait().unwrap();
+        assert!(pidfd_exited(fd.as_fd()));
+        assert_eq!(pidfd_open(0).err(), Some(Errno::EINVAL));
+    }
+
+    /// The calling thread's own attributes and mask read back as the kernel reports them in
+    /// `/proc` (no privilege needed: nothing is changed).
+    #[test]
+    fn own_thread_reads_back() {
+        let me = gettid();
+        let attr = sched_getattr(me).unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{me}/stat")).unwrap();
+        let after_name: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .collect();
+        // Field 19 (nice) and 41 (policy), counted from field 3 right after the name.
+        assert_eq!(after_name[19 - 3].parse::<i32>().unwrap(), attr.nice);
+        assert_eq!(after_name[41 - 3].parse::<u32>().unwrap(), attr.policy);
+        let set = sched_getaffinity(me).unwrap();
+        assert!(set.cpus().count() >= 1);
+        sched_setaffinity(me, &set).unwrap();
+        assert_eq!(sched_getaffinity(me).unwrap(), set);
+        // Ids that are not positive name no one thread.
+        assert_eq!(sched_getattr(0), Err(Errno::EINVAL));
+        assert_eq!(set_thread_nice(-1, 0), Err(Errno::EINVAL));
+        assert_eq!(sched_setaffinity(0, &set), Err(Errno::EINVAL));
+    }
 }

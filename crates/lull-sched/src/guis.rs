@@ -474,9 +474,12 @@ mod tests {
             index: 0,
             generation: 1,
         };
-        let draw = ThreadRef { pid: 10, tid: 11 };
-        let fg = ThreadRef { pid: 10, tid: 12 };
-        let ev = ThreadRef { pid: 10, tid: 13 };
+        let thread = |tid| ThreadRef {
+            pid: 10,
+            tid,
+            process_start_ticks: 4242,
+        };
+        let (draw, fg, ev) = (thread(11), thread(12), thread(13));
         let mut p = Table1::new();
         let mut out = Vec::new();
         let declare = |thread, category| Fact::ThreadDeclared {
@@ -531,7 +534,7 @@ mod tests {
         );
         // Declared again with another thread: the old one is released, the new one gated.
         out.clear();
-        let draw2 = ThreadRef { pid: 10, tid: 14 };
+        let draw2 = thread(14);
         p.on_fact(4, &declare(draw2, ThreadCategory::Drawing), &mut out);
         assert_eq!(
             out,
@@ -556,6 +559,51 @@ mod tests {
     }
 
     #[test]
+    fn table_1_on_the_seam_tells_threads_apart_by_their_process_start_time() {
+        use crate::seam::{Action, Fact, SeamPolicy, ThreadRef};
+        use lull_model::AppId;
+        let app = AppId {
+            index: 2,
+            generation: 0,
+        };
+        let back = w(Stacking::Background, Visibility::Covered, Screen::On);
+        let old = ThreadRef {
+            pid: 10,
+            tid: 11,
+            process_start_ticks: 100,
+        };
+        // The same ids in a process started later: another thread.
+        let new = ThreadRef {
+            process_start_ticks: 250,
+            ..old
+        };
+        let mut p = Table1::new();
+        let mut out = Vec::new();
+        p.on_fact(0, &Fact::WindowChanged { app, window: back }, &mut out);
+        for thread in [old, old, new] {
+            p.on_fact(
+                1,
+                &Fact::ThreadDeclared {
+                    app,
+                    thread,
+                    category: ThreadCategory::Drawing,
+                },
+                &mut out,
+            );
+        }
+        assert_eq!(
+            out,
+            vec![
+                Action::Freeze { thread: old },
+                // Declared again as itself: only asked again.
+                Action::Freeze { thread: old },
+                Action::Release { thread: old },
+                Action::Freeze { thread: new },
+            ]
+        );
+    }
+
+    #[test]
     fn table_1_on_the_seam_matches_may_run_for_every_window() {
         use crate::seam::{Action, Fact, SeamPolicy, ThreadRef};
         use lull_model::AppId;
@@ -567,7 +615,11 @@ mod tests {
             for win in every_window() {
                 let mut p = Table1::new();
                 let mut out = Vec::new();
-                let thread = ThreadRef { pid: 1, tid: 2 };
+                let thread = ThreadRef {
+                    pid: 1,
+                    tid: 2,
+                    process_start_ticks: 7,
+                };
                 p.on_fact(0, &Fact::WindowChanged { app, window: win }, &mut out);
                 p.on_fact(
                     0,

@@ -5,8 +5,10 @@
 //! declared one of its threads or left — and the policy answers with [`Action`]s on threads and
 //! CPUs: a nice level, a custom slice, a CPU mask, freeze or thaw, a CPU weight, a frequency
 //! request. The substrate applies them with what it has (the live actuator in `lulld`:
-//! `setpriority`, `sched_setattr`, `sched_setaffinity`, cgroup v2, cpufreq) and counts for each
-//! kind what was applied, refused or not available.
+//! `setpriority`, `sched_setattr`, `sched_setaffinity`, the cgroup freezer, cgroup v2
+//! `cpu.weight`, cpufreq) and counts for each kind what was applied, refused (by the kernel's
+//! errno, or because the thread's process is no longer the one its [`ThreadRef`] names) or not
+//! available on the machine.
 //!
 //! Actions are levels, not edges: a policy may ask again for what it asked before, and the
 //! substrate makes it so (or leaves it so). A freeze the substrate had to put off (the thread
@@ -23,10 +25,17 @@ use crate::ids::CpuId;
 
 /// A thread by the substrate's numbers: process and thread ids live, process and thread indices
 /// in the simulator.
+///
+/// A process id is reused once its process has exited, so live a pid alone cannot say which
+/// process it names: `process_start_ticks` is the process's start time (clock ticks since boot,
+/// field 22 of `/proc/PID/stat`) as the substrate knew it when the thread was declared, and the
+/// live actuator refuses any action on a thread whose process no longer has that start time.
+/// The simulator, whose ids are never reused, puts 0.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct ThreadRef {
     pub pid: i32,
     pub tid: i32,
+    pub process_start_ticks: u64,
 }
 
 /// A set of CPUs, bit `n` for CPU `n` (CPUs 0 to 63).
@@ -85,7 +94,9 @@ pub enum Action {
     Affinity { thread: ThreadRef, cpus: CpuMask },
     /// Stop the thread until [`Action::Thaw`] (cgroup freezer).
     Freeze { thread: ThreadRef },
-    /// Let a frozen thread run (a thread never frozen is left as it is).
+    /// Let the thread run: a frozen thread is thawed, one that is not stays as it runs. (The
+    /// live actuator takes the thread into its freezer at the first touch either way, so that a
+    /// later freeze is one write.)
     Thaw { thread: ThreadRef },
     /// The thread's cgroup v2 `cpu.weight` (1..=10000, 100 the default).
     CpuWeight { thread: ThreadRef, weight: u16 },
@@ -191,7 +202,11 @@ mod tests {
 
     #[test]
     fn every_action_has_its_kind_and_thread() {
-        let t = ThreadRef { pid: 1, tid: 2 };
+        let t = ThreadRef {
+            pid: 1,
+            tid: 2,
+            process_start_ticks: 3,
+        };
         let all = [
             Action::Nice {
                 thread: t,

@@ -103,8 +103,10 @@ pub struct DaemonState {
     replays: Vec<ReplayCounters>,
     /// The display server, when enabled ([`Daemon::enable_kds`]).
     pub(crate) kds: Option<KdsHost>,
-    /// guiS, when enabled ([`Daemon::enable_guis`]).
+    /// guiS's idle forcing, when enabled ([`Daemon::enable_guis`]).
     pub(crate) guis: Option<crate::guis::GuisHost>,
+    /// The policy seam and its actuator, while a policy runs (table 1, with guiS on).
+    pub(crate) seam: Option<crate::seam::SeamHost>,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -174,6 +176,9 @@ impl DaemonState {
     }
 
     fn send_delivery(&mut self, push: Push, ctl: &mut LoopCtl<DaemonState>) {
+        // Told before the packet goes, so what a policy asks of the event thread is in place
+        // when it wakes.
+        self.seam_input_pushed(&push);
         let msg = match push.delivery {
             Delivery::Event { handler, event } => DaemonMsg::Event { handler, event },
             Delivery::Overflow {
@@ -216,7 +221,8 @@ impl DaemonState {
             let _ = self.esm.remove_app(app);
             self.counters.disconnections += 1;
         }
-        self.guis_app_gone(app, ctl);
+        self.seam_app_gone(app);
+        self.guis_app_gone(ctl);
     }
 
     /// Adds `fd` as the ESM connection of `app` (already in the ESM) and greets it.
@@ -233,6 +239,7 @@ impl DaemonState {
         }));
         self.conns.insert(app, Conn { fd, token });
         self.counters.connections += 1;
+        self.seam_app_connected(app);
         let bound = u32::try_from(self.esm.queue_bound()).unwrap_or(u32::MAX);
         self.send(
             app,
@@ -262,6 +269,7 @@ impl DaemonState {
                 self.send(app, DaemonMsg::Registered, ctl);
             }
             ClientMsg::Wait => {
+                self.seam_wait(app);
                 if let Ok(Some(push)) = self.esm.wait(app) {
                     self.send_delivery(push, ctl);
                 }
@@ -350,6 +358,9 @@ pub struct DaemonReport {
     pub kds: Option<KdsReport>,
     /// guiS's status and counters, when it ran.
     pub guis: Option<crate::guis::GuisReport>,
+    /// The policy seam, when a policy ran (guiS on): its policies and the actuator's counts per
+    /// action kind.
+    pub seam: Option<crate::seam::SeamReport>,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
     pub accounting: Result<(), String>,
 }
@@ -442,6 +453,7 @@ impl Daemon {
                 replays: Vec::new(),
                 kds: None,
                 guis: None,
+                seam: None,
             },
             stop,
             socket_path: config.socket_path.clone(),
@@ -598,12 +610,16 @@ impl Daemon {
             esm: self.state.esm.counters(),
             replays: self.state.replays.clone(),
             kds: self.state.kds.as_ref().map(KdsHost::report),
-            guis: self.state.guis.as_ref().map(crate::guis::GuisHost::report),
+            guis: self.state.guis_report(),
+            seam: self.state.seam_report(),
             accounting: self.state.esm.check_accounting(),
         };
         let apps: Vec<AppId> = self.state.conns.keys().copied().collect();
         for app in apps {
             self.state.disconnect(app, None, Closer::Other);
+        }
+        if let Some(seam) = self.state.seam.take() {
+            seam.close();
         }
         if let Some(guis) = self.state.guis.take() {
             guis.close();

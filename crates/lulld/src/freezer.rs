@@ -103,6 +103,8 @@ pub enum FreezerError {
         path: PathBuf,
         source: io::Error,
     },
+    #[error("{what} is a cgroup v2 file; this is the cgroup v1 freezer")]
+    NotV2 { what: &'static str },
     #[error("thread {tid}: the kernel did not report it {want} within {timeout_ms} ms")]
     Timeout {
         tid: i32,
@@ -193,6 +195,9 @@ pub struct Freezer {
     /// `<mount>/<namespace>`.
     root: PathBuf,
     adopted: BTreeMap<i32, Adopted>,
+    /// `cgroup.subtree_control` files outside the namespace where [`Freezer::set_cpu_weight`]
+    /// enabled the cpu controller: disabled again when the freezer closes.
+    cpu_enabled: Vec<PathBuf>,
 }
 
 impl Freezer {
@@ -269,6 +274,7 @@ impl Freezer {
             mount_root: mount.root.clone(),
             root,
             adopted: BTreeMap::new(),
+            cpu_enabled: Vec::new(),
         })
     }
 
@@ -488,7 +494,70 @@ impl Freezer {
             keep_first(&mut first, self.release_adopted(pid, a));
         }
         keep_first(&mut first, remove_dir_settled(&self.root));
+        // As it was before: the kernel refuses (EBUSY) while another cgroup below uses the
+        // controller, and then it stays on.
+        while let Some(file) = self.cpu_enabled.pop() {
+            let _ = write_file(&file, "-cpu");
+        }
         first
+    }
+
+    /// Why `cpu.weight` cannot be set on adopted threads here, or `None` when it can: it is a
+    /// cgroup v2 file, and the cpu controller must be available to the namespace (listed in its
+    /// parent's `cgroup.controllers`; a controller bound to a v1 hierarchy is not).
+    #[must_use]
+    pub fn cpu_weight_unavailable(&self) -> Option<String> {
+        if self.kind == FreezerKind::V1 {
+            return Some(FreezerError::NotV2 { what: "cpu.weight" }.to_string());
+        }
+        let parent = self.root.parent().unwrap_or(&self.mount);
+        let path = parent.join("cgroup.controllers");
+        match fs::read_to_string(&path) {
+            Ok(t) if t.split_whitespace().any(|c| c == "cpu") => None,
+            Ok(t) => Some(format!(
+                "the cpu controller is not in cgroup v2 here: {} lists {}; cpu is bound to a \
+                 cgroup v1 hierarchy or disabled",
+                path.display(),
+                if t.trim().is_empty() {
+                    "none"
+                } else {
+                    t.trim()
+                }
+            )),
+            Err(e) => Some(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+
+    /// Sets the `cpu.weight` (1–10000, 100 the default) of an adopted thread's own cgroup
+    /// (cgroup v2), first enabling the cpu controller where it is not yet on the way down:
+    /// `+cpu` in `cgroup.subtree_control` of the namespace's parent, of the namespace and of
+    /// the process's domain `<namespace>/<pid>` (cpu is a threaded controller, so it may be
+    /// enabled in a threaded domain). What was enabled outside the namespace is disabled again
+    /// when the freezer closes. The weight goes with the thread's cgroup when it is given back.
+    ///
+    /// # Errors
+    /// [`FreezerError::NotAdopted`], [`FreezerError::NotV2`], or the kernel's refusal of a write
+    /// as [`FreezerError::Io`] (`EINVAL` for a weight out of range).
+    pub fn set_cpu_weight(&mut self, h: &ThreadHandle, weight: u16) -> Result<(), FreezerError> {
+        self.check_held(h)?;
+        if self.kind != FreezerKind::V2Threaded {
+            return Err(FreezerError::NotV2 { what: "cpu.weight" });
+        }
+        let domain = h.dir.parent().unwrap_or(&self.root).to_owned();
+        let parent = self.root.parent().unwrap_or(&self.mount).to_owned();
+        for dir in [parent.clone(), self.root.clone(), domain] {
+            let file = dir.join("cgroup.subtree_control");
+            let text = fs::read_to_string(&file).map_err(io_err("read", &file))?;
+            if text.split_whitespace().any(|c| c == "cpu") {
+                continue;
+            }
+            write_file(&file, "+cpu").map_err(io_err("write", &file))?;
+            if dir == parent {
+                self.cpu_enabled.push(file);
+            }
+        }
+        let path = h.dir.join("cpu.weight");
+        write_file(&path, &weight.to_string()).map_err(io_err("write", &path))
     }
 
     fn check_held(&self, h: &ThreadHandle) -> Result<(), FreezerError> {

@@ -5,20 +5,23 @@
 //!   `lull-client`) park the drawing thread while its app cannot be seen, the foreground thread
 //!   while it is not in front; the event thread runs only when the ESM pushed it an event. They
 //!   are per app (`AppOptions::guis`).
-//! - **Kernel half** ([`Daemon::enable_guis`]): when an app declares its drawing or foreground
-//!   thread (`THREAD`), the daemon adopts that thread into the cgroup freezer
-//!   ([`crate::freezer`]). On every window-state change of the app, before the state is pushed
-//!   to it, each adopted thread that table 1 forbids is frozen and each it allows is thawed. Only
-//!   declared drawing and foreground threads are ever touched: the event thread is gated by the
-//!   ESM's push, the background thread always runs, and a process that declared nothing (not a
-//!   GUI app) is never moved (the fair-scheduling compatibility mode). A category re-declared
-//!   with another thread gives the old thread back ([`Freezer::release_thread`]); a process is
-//!   given back once the freezer holds no thread of it for another app. A pid whose process
-//!   exited and was reused is never moved ([`GuisCounters::pid_reused`]). Everything happens in
-//!   the daemon's loop as a consequence of a message; there is no timer and no polling.
-//! - **Idle forcing**: after every ESM `Wait` of a GUI app, window-state change, thread
-//!   declaration and detach, [`rules::idle_now`] is evaluated over the attached apps and fed to an
-//!   [`IdleEdge`]; on the rising edge the [`IdleAction`] runs once.
+//! - **Kernel half** ([`Daemon::enable_guis`]): table 1 is a policy on the seam,
+//!   `lull_sched::guis::Table1`, which the daemon tells what it knows ([`crate::seam`]) and whose
+//!   actions the [`crate::actuator`] applies with the cgroup freezer ([`crate::freezer`]). When
+//!   an app declares its drawing or foreground thread (`THREAD`), the thread is taken into the
+//!   freezer as `<namespace>/<pid>/<category>-<tid>`; on every window-state change of the app,
+//!   before the state is pushed to it, each such thread that table 1 forbids is frozen and each it
+//!   allows is thawed. Only declared drawing and foreground threads are ever touched: the event
+//!   thread is gated by the ESM's push, the background thread always runs, and a process that
+//!   declared nothing (not a GUI app) is never moved (the fair-scheduling compatibility mode). A
+//!   category re-declared with another thread gives the old thread back; a process is given back
+//!   once the freezer holds no thread of it. A thread whose process is no longer the one that
+//!   attached (its start time changed: the pid was reused) is never acted on
+//!   ([`GuisCounters::pid_reused`]). Everything happens in the daemon's loop as a consequence of a
+//!   message; there is no timer and no polling.
+//! - **Idle forcing** (here, `GuisHost`): after every ESM `Wait` of a GUI app, window-state
+//!   change, thread declaration and detach, [`rules::idle_now`] is evaluated over the attached
+//!   apps and fed to an [`IdleEdge`]; on the rising edge the [`IdleAction`] runs once.
 //! - **Accounting** is outside the daemon: `lull_lab::guis_stats` reads CPU time and wake-ups of
 //!   every declared thread, per app and category, from `/proc`.
 //!
@@ -29,20 +32,19 @@
 //! until its app may draw again, so every other thread of the app — the background thread, which
 //! table 1 always runs, and `detach` — would wait that long. The daemon never waits for an app
 //! and a thaw depends only on the window manager, so nothing deadlocks, but the stall breaks
-//! table 1. So guiS freezes a forbidden thread only when it is not parked: a thread the kernel
-//! reports blocked in a futex wait with no timeout (`/proc/PID/task/TID/syscall`) — where the
-//! runtime's gate, its wait for work and its wait for a reply all block — cannot run until
+//! table 1. So the actuator freezes a forbidden thread only when it is not parked: a thread the
+//! kernel reports blocked in a futex wait with no timeout (`/proc/PID/task/TID/syscall`) — where
+//! the runtime's gate, its wait for work and its wait for a reply all block — cannot run until
 //! another thread of its app wakes it, and the runtime's own threads then re-check their gate and
-//! park. Such a thread is left alone (counted in [`GuisCounters::left_parked`]) and re-examined
-//! at the app's next window-state change. Threads that ignore the gate are running, runnable or
-//! asleep in anything else (`nanosleep`, a futex with a timeout, I/O) and are frozen.
-//! What remains: a thread running at the instant of the change may be frozen inside one of the
-//! runtime's short state-mutex sections (a gate-ignoring loop that polls
-//! `ThreadCtx::should_stop` is the likely case); its app's other threads then wait until it may
-//! run again. And a thread that ignored its gate but was itself waiting on a futex at the change
-//! runs unfrozen if woken before the next change.
+//! park. Such a thread is left alone (counted in [`GuisCounters::left_parked`]) and, since table
+//! 1's actions are levels, asked about again at the app's next window-state change. Threads that
+//! ignore the gate are running, runnable or asleep in anything else (`nanosleep`, a futex with a
+//! timeout, I/O) and are frozen. What remains: a thread running at the instant of the change may
+//! be frozen inside one of the runtime's short state-mutex sections (a gate-ignoring loop that
+//! polls `ThreadCtx::should_stop` is the likely case); its app's other threads then wait until it
+//! may run again. And a thread that ignored its gate but was itself waiting on a futex at the
+//! change runs unfrozen if woken before the next change.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -53,12 +55,13 @@ use lull_kds::server::Kds;
 use lull_kds::wire::Request;
 use lull_model::{AppId, Screen, ThreadCategory, WindowState};
 use lull_os::event_loop::LoopCtl;
-use lull_os::procfs;
-use lull_sched::guis::{self as rules, GuiApp, IdleEdge};
+use lull_sched::guis::{self as rules, GuiApp, IdleEdge, Table1};
 use serde::Serialize;
 
+use crate::actuator::{Actuator, FreezerCounters};
 use crate::daemon::{Daemon, DaemonError, DaemonState};
-use crate::freezer::{self, Freezer, FreezerError, FreezerKind, ThreadHandle};
+use crate::freezer::{self, Freezer, FreezerError, FreezerKind};
+use crate::seam::SeamHost;
 
 /// Environment variable an [`IdleAction::Exec`] command gets: how many GUI apps were idle.
 pub const IDLE_APPS_ENV: &str = "LULL_IDLE_APPS";
@@ -211,13 +214,15 @@ impl fmt::Display for GuisStatus {
     }
 }
 
-/// What guiS did in the daemon.
+/// What guiS did in the daemon. The first nine are the actuator's ([`FreezerCounters`]: what it
+/// did with the freezer on table 1's behalf), the rest idle forcing's.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
 pub struct GuisCounters {
     /// Drawing and foreground threads moved into the freezer.
     pub adopted: u64,
-    /// Declared threads the freezer could not take (exited already, process already in a
-    /// threaded cgroup, ...); they run ungated by the kernel.
+    /// Declared threads the freezer could not take (exited already, their process gone or no
+    /// longer the one that attached, already in a threaded cgroup, ...); they run ungated by
+    /// the kernel.
     pub adopt_failed: u64,
     pub freezes: u64,
     pub thaws: u64,
@@ -231,8 +236,9 @@ pub struct GuisCounters {
     /// Failed releases of a process or of a single re-declared thread.
     pub release_errors: u64,
     /// Times an adopted process was found to have exited and its pid to name another process
-    /// (start time in `/proc/PID/stat` changed): guiS removed its cgroups without moving that
-    /// pid, and adopts nothing more for the apps that had threads of it.
+    /// (start time in `/proc/PID/stat` changed): its cgroups were removed without moving that
+    /// pid, and nothing more is done to the threads of the apps attached from it (their
+    /// `ThreadRef`s carry the exited process's start time).
     pub pid_reused: u64,
     pub idle_evaluations: u64,
     /// Entries into idle: the idle action ran this many times.
@@ -258,42 +264,22 @@ pub enum GuisError {
     BadIdleAction(String),
 }
 
-/// One adopted thread.
-#[derive(Debug)]
-struct Held {
-    category: ThreadCategory,
-    handle: ThreadHandle,
-    /// What guiS last asked the kernel.
-    frozen: bool,
-}
-
-#[derive(Debug)]
-struct HeldApp {
-    pid: i32,
-    /// `pid` turned out to name another process: nothing more is adopted for this app.
-    pid_reused: bool,
-    threads: Vec<Held>,
-}
-
-/// guiS's part of the daemon's state.
+/// guiS's part of the daemon's state: idle forcing. (Table 1 is the seam's, [`crate::seam`].)
 #[derive(Debug)]
 pub(crate) struct GuisHost {
     status: GuisStatus,
-    freezer: Option<Freezer>,
-    held: BTreeMap<AppId, HeldApp>,
     edge: IdleEdge,
     /// The idle action is running (its window-manager request re-enters the evaluation).
     acting: bool,
     children: Vec<Child>,
+    /// Idle forcing's counters; the freezer's come from the actuator.
     counters: GuisCounters,
 }
 
 impl GuisHost {
-    fn new(status: GuisStatus, freezer: Option<Freezer>) -> GuisHost {
+    fn new(status: GuisStatus) -> GuisHost {
         GuisHost {
             status,
-            freezer,
-            held: BTreeMap::new(),
             edge: IdleEdge::new(),
             acting: false,
             children: Vec::new(),
@@ -301,193 +287,39 @@ impl GuisHost {
         }
     }
 
-    pub(crate) fn report(&self) -> GuisReport {
+    /// The report, with what the actuator did with the freezer on table 1's behalf.
+    pub(crate) fn report(&self, freezer: FreezerCounters) -> GuisReport {
+        let FreezerCounters {
+            adopted,
+            adopt_failed,
+            freezes,
+            thaws,
+            left_parked,
+            freeze_errors,
+            released,
+            release_errors,
+            pid_reused,
+        } = freezer;
         GuisReport {
             status: self.status.clone(),
-            counters: self.counters,
+            counters: GuisCounters {
+                adopted,
+                adopt_failed,
+                freezes,
+                thaws,
+                left_parked,
+                freeze_errors,
+                released,
+                release_errors,
+                pid_reused,
+                ..self.counters
+            },
         }
     }
 
-    /// Thaws and gives back every process, removes the freezer's cgroups and reaps the idle
-    /// commands that have finished (the others are left to run).
+    /// Reaps the idle commands that have finished (the others are left to run).
     pub(crate) fn close(mut self) {
         self.reap_children();
-        if let Some(f) = self.freezer.take() {
-            let _ = f.close();
-        }
-    }
-
-    /// Table 1 for the adopted threads of `app` in window state `window`.
-    fn enforce(&mut self, app: AppId, window: WindowState) {
-        let (Some(freezer), Some(held)) = (self.freezer.as_ref(), self.held.get_mut(&app)) else {
-            return;
-        };
-        let c = &mut self.counters;
-        for t in &mut held.threads {
-            // Only window-gated threads are adopted; whether an event is pending does not
-            // change what table 1 says of them.
-            let allowed =
-                !rules::gated_by_window(t.category) || rules::may_run(t.category, window, false);
-            let done = match (allowed, t.frozen) {
-                (true, true) => freezer.thaw(&t.handle).map(|()| c.thaws += 1),
-                (false, false) if procfs::parked_in_futex(t.handle.pid, t.handle.tid) => {
-                    c.left_parked += 1;
-                    continue;
-                }
-                (false, false) => freezer.freeze(&t.handle).map(|()| c.freezes += 1),
-                // Already as table 1 says.
-                (true, false) | (false, true) => continue,
-            };
-            match done {
-                Ok(()) => t.frozen = !allowed,
-                Err(_) => c.freeze_errors += 1,
-            }
-        }
-    }
-
-    /// Adopts thread `tid` of `pid` as `app`'s `category` thread and applies table 1 to it.
-    fn adopt(
-        &mut self,
-        app: AppId,
-        pid: i32,
-        category: ThreadCategory,
-        tid: i32,
-        window: WindowState,
-    ) {
-        if self.freezer.is_none() {
-            return;
-        }
-        let entry = self.held.entry(app).or_insert_with(|| HeldApp {
-            pid,
-            pid_reused: false,
-            threads: Vec::new(),
-        });
-        if entry.pid_reused {
-            self.counters.adopt_failed += 1;
-            return;
-        }
-        let replaced = match entry.threads.iter().position(|t| t.category == category) {
-            Some(i) if entry.threads[i].handle.tid == tid => return,
-            Some(i) => Some(entry.threads.remove(i)),
-            None => None,
-        };
-        let Some(freezer) = self.freezer.as_mut() else {
-            return;
-        };
-        if let Some(old) = replaced {
-            // Declared again with another thread: the old one is no longer gated. Give it back
-            // (thawed, out of its cgroup, which goes) so the freezer no longer counts it and a
-            // client that keeps re-declaring cannot pile up cgroups.
-            match freezer.release_thread(old.handle.pid, old.handle.tid) {
-                Ok(()) => {}
-                Err(FreezerError::PidReused { .. }) => {
-                    self.counters.adopt_failed += 1;
-                    self.note_pid_reused(pid);
-                    // Its thread of the exited process was taken out of the list above.
-                    if let Some(h) = self.held.get_mut(&app) {
-                        h.pid_reused = true;
-                        h.threads.clear();
-                    }
-                    return;
-                }
-                Err(_) => self.counters.release_errors += 1,
-            }
-        }
-        let mut adopted = freezer.adopt(pid, tid, category.name());
-        if let Err(FreezerError::PidReused { .. }) = adopted {
-            self.note_pid_reused(pid);
-            // The freezer dropped the exited process. This app had no thread of it (else it is
-            // marked now), and the server accepted `tid` only from the process that attached
-            // the app, still alive (its start time is checked): the pid's new process.
-            if self.held.get(&app).is_some_and(|h| !h.pid_reused) {
-                if let Some(f) = self.freezer.as_mut() {
-                    adopted = f.adopt(pid, tid, category.name());
-                }
-            }
-        }
-        match adopted {
-            Ok(handle) => {
-                self.counters.adopted += 1;
-                if let Some(entry) = self.held.get_mut(&app) {
-                    entry.threads.push(Held {
-                        category,
-                        handle,
-                        frozen: false,
-                    });
-                }
-                self.enforce(app, window);
-            }
-            Err(_) => {
-                self.counters.adopt_failed += 1;
-                // The thread replaced above may have been the process's last one here: give the
-                // process back now rather than when its app leaves.
-                if self
-                    .freezer
-                    .as_ref()
-                    .is_some_and(|f| f.handles(pid).is_empty())
-                {
-                    self.release_process(pid);
-                }
-            }
-        }
-    }
-
-    /// `app` left: its threads are given back, and its process too once the freezer holds no
-    /// thread of it (no other app of the same process has threads adopted).
-    fn forget(&mut self, app: AppId) {
-        let (Some(freezer), Some(gone)) = (self.freezer.as_mut(), self.held.remove(&app)) else {
-            return;
-        };
-        if gone.pid_reused {
-            return;
-        }
-        let others = freezer
-            .handles(gone.pid)
-            .iter()
-            .any(|h| !gone.threads.iter().any(|t| t.handle == *h));
-        if !others {
-            self.release_process(gone.pid);
-            return;
-        }
-        for t in &gone.threads {
-            match freezer.release_thread(t.handle.pid, t.handle.tid) {
-                Ok(()) => {}
-                Err(FreezerError::PidReused { .. }) => {
-                    self.note_pid_reused(gone.pid);
-                    return;
-                }
-                Err(_) => self.counters.release_errors += 1,
-            }
-        }
-    }
-
-    /// Gives process `pid` back (thawed, in its original cgroups), if the freezer holds it.
-    fn release_process(&mut self, pid: i32) {
-        let Some(freezer) = self.freezer.as_mut().filter(|f| f.holds(pid)) else {
-            return;
-        };
-        match freezer.release(pid) {
-            Ok(()) => self.counters.released += 1,
-            Err(FreezerError::PidReused { .. }) => self.note_pid_reused(pid),
-            Err(_) => self.counters.release_errors += 1,
-        }
-    }
-
-    /// The freezer found that `pid` names another process now and dropped the exited one
-    /// without moving that pid. The apps that had threads of it attached from the exited
-    /// process: they keep no thread here and adopt nothing more. An app with no thread here
-    /// stays trusted: the server records the attaching process's start time and refuses a
-    /// `THREAD` once the pid names another process, so what it declares is the new process's.
-    fn note_pid_reused(&mut self, pid: i32) {
-        self.counters.pid_reused += 1;
-        for h in self
-            .held
-            .values_mut()
-            .filter(|h| h.pid == pid && !h.threads.is_empty())
-        {
-            h.pid_reused = true;
-            h.threads.clear();
-        }
     }
 
     fn reap_children(&mut self) {
@@ -546,46 +378,21 @@ fn idle_level(esm: &Esm, kds: &Kds) -> bool {
 }
 
 impl DaemonState {
-    /// Window states about to be pushed: table 1 for each app's adopted threads.
-    pub(crate) fn guis_window_states(&mut self, pushes: &[(AppId, WindowState)]) {
-        if let Some(g) = self.guis.as_mut() {
-            for &(app, window) in pushes {
-                g.enforce(app, window);
-            }
-        }
-    }
-
-    /// `app` declared `tid` as its `category` thread (the server accepted it).
-    pub(crate) fn guis_thread_declared(
-        &mut self,
-        app: AppId,
-        category: ThreadCategory,
-        tid: u32,
-        ctl: &mut LoopCtl<DaemonState>,
-    ) {
-        let (Some(g), Some(k)) = (self.guis.as_mut(), self.kds.as_ref()) else {
-            return;
-        };
-        if rules::gated_by_window(category) {
-            let server = k.server();
-            let pid = server.pid(app).and_then(|p| i32::try_from(p).ok());
-            let tid = i32::try_from(tid).ok();
-            if let (Some(pid), Some(tid), Ok(window)) = (pid, tid, server.wm().state(app)) {
-                g.adopt(app, pid, category, tid, window);
-            }
-        }
-        self.guis_evaluate_idle(ctl);
-    }
-
-    /// `app` left the daemon; `ctl` is `None` at shutdown (no idle action then).
-    pub(crate) fn guis_app_gone(&mut self, app: AppId, ctl: Option<&mut LoopCtl<DaemonState>>) {
-        let Some(g) = self.guis.as_mut() else {
-            return;
-        };
-        g.forget(app);
+    /// An app left the daemon; `ctl` is `None` at shutdown (no idle action then).
+    pub(crate) fn guis_app_gone(&mut self, ctl: Option<&mut LoopCtl<DaemonState>>) {
         if let Some(ctl) = ctl {
             self.guis_evaluate_idle(ctl);
         }
+    }
+
+    /// guiS's report, with the actuator's counters.
+    pub(crate) fn guis_report(&self) -> Option<GuisReport> {
+        let freezer = self
+            .seam
+            .as_ref()
+            .map(|s| s.actuator.counters())
+            .unwrap_or_default();
+        self.guis.as_ref().map(|g| g.report(freezer))
     }
 
     /// `app` sent `Wait`: it was running until now, and may be waiting now.
@@ -644,8 +451,8 @@ impl DaemonState {
 }
 
 impl Daemon {
-    /// Runs guiS in this daemon: kernel enforcement of table 1 when a cgroup freezer is
-    /// available here, idle forcing always (see the module docs). Call after
+    /// Runs guiS in this daemon: table 1 on the policy seam, enforced by the kernel when a cgroup
+    /// freezer is available here, and idle forcing always (see the module docs). Call after
     /// [`Daemon::enable_kds`]. With `config.enabled` off it sets up nothing and says so.
     ///
     /// # Errors
@@ -674,7 +481,7 @@ impl Daemon {
                     kind: f.kind(),
                     cgroup_root: f.root().to_owned(),
                 };
-                (Some(f), kernel)
+                (Ok(f), kernel)
             }
             Err(e @ FreezerError::Unavailable { .. }) => {
                 let reason = if lull_os::sys::geteuid() == 0 {
@@ -682,7 +489,10 @@ impl Daemon {
                 } else {
                     format!("not root, and the cgroup freezer needs root: {e}")
                 };
-                (None, KernelEnforcement::Unavailable { reason })
+                (
+                    Err(reason.clone()),
+                    KernelEnforcement::Unavailable { reason },
+                )
             }
             Err(e) => return Err(DaemonError::Guis(e.to_string())),
         };
@@ -690,7 +500,11 @@ impl Daemon {
             kernel,
             idle_action: config.idle_action.clone(),
         };
-        st.guis = Some(GuisHost::new(status.clone(), freezer));
+        st.seam = Some(SeamHost::new(
+            vec![Box::new(Table1::new())],
+            Actuator::new(freezer),
+        ));
+        st.guis = Some(GuisHost::new(status.clone()));
         Ok(status)
     }
 }
@@ -740,159 +554,6 @@ mod tests {
             serde_json::to_string(&off).unwrap(),
             r#"{"enabled":false,"kernel":{"mode":"off"},"idle_action":"none"}"#
         );
-    }
-
-    /// guiS with a freezer of `kind`, outside a daemon; `None` (printed `SKIPPED`) without one.
-    fn host(test: &str, kind: FreezerKind) -> Option<GuisHost> {
-        let freezer = freezer::test_support::open(test, kind)?;
-        let status = GuisStatus {
-            kernel: KernelEnforcement::Active {
-                kind,
-                cgroup_root: freezer.root().to_owned(),
-            },
-            idle_action: IdleAction::None,
-        };
-        Some(GuisHost::new(status, Some(freezer)))
-    }
-
-    const APP: AppId = AppId {
-        index: 1,
-        generation: 0,
-    };
-
-    const BACKGROUND: WindowState = WindowState {
-        stacking: lull_model::Stacking::Background,
-        ..WindowState::FRONT
-    };
-
-    /// Waits until the kernel reports adopted thread `tid` of `pid` frozen.
-    fn settled_frozen(g: &GuisHost, pid: i32, tid: i32) {
-        let f = g.freezer.as_ref().unwrap();
-        let h = f.handles(pid).into_iter().find(|h| h.tid == tid).unwrap();
-        f.wait_settled(&h, true, freezer::test_support::GIVE_UP)
-            .unwrap();
-    }
-
-    /// Drawing declared T1, T2, T1 while table 1 forbids drawing: each adopted spinner is
-    /// frozen, each replaced one thawed and given back, so the third declaration adopts T1
-    /// again; when the app leaves the process is released and back where it was, no cgroup
-    /// left.
-    fn redeclaring_gives_threads_back(kind: FreezerKind) {
-        use freezer::test_support::{serial, subdirs, thread_cgroups, Sleeper};
-        let _serial = serial();
-        let Some(mut g) = host("guis-redeclare", kind) else {
-            return;
-        };
-        let pid = std::process::id() as i32;
-        let (t1, t2) = (Sleeper::start(), Sleeper::start());
-        let before = [t1.tid, t2.tid, lull_os::sys::gettid()].map(thread_cgroups);
-        let root = g.status.freezer().unwrap().1.to_owned();
-        let leaf = |tid: i32| root.join(pid.to_string()).join(format!("drawing-{tid}"));
-        for (tid, old) in [(t1.tid, None), (t2.tid, Some(&t1)), (t1.tid, Some(&t2))] {
-            g.adopt(APP, pid, ThreadCategory::Drawing, tid, BACKGROUND);
-            assert!(leaf(tid).is_dir());
-            settled_frozen(&g, pid, tid);
-            if let Some(old) = old {
-                old.answers();
-                assert!(!leaf(old.tid).exists());
-            }
-            // Re-declaring the same thread changes nothing.
-            g.adopt(APP, pid, ThreadCategory::Drawing, tid, BACKGROUND);
-        }
-        let f = g.freezer.as_ref().unwrap();
-        assert_eq!(f.handles(pid).len(), 1);
-        g.forget(APP);
-        t1.answers();
-        assert!(!g.freezer.as_ref().unwrap().holds(pid));
-        assert_eq!(
-            [t1.tid, t2.tid, lull_os::sys::gettid()].map(thread_cgroups),
-            before
-        );
-        assert!(subdirs(&root).is_empty(), "{:?}", subdirs(&root));
-        let c = g.counters;
-        assert_eq!(
-            (c.adopted, c.adopt_failed, c.freezes, c.thaws),
-            (3, 0, 3, 0)
-        );
-        assert_eq!((c.released, c.release_errors, c.pid_reused), (1, 0, 0));
-        g.close();
-        assert!(!root.exists());
-    }
-
-    #[test]
-    fn v2_threaded_redeclaring_gives_threads_back() {
-        redeclaring_gives_threads_back(FreezerKind::V2Threaded);
-    }
-
-    #[test]
-    fn v1_redeclaring_gives_threads_back() {
-        redeclaring_gives_threads_back(FreezerKind::V1);
-    }
-
-    /// When the freezer finds a pid naming another process (simulated by altering the recorded
-    /// start time), guiS counts it, stops trusting the apps that had threads of the exited
-    /// process, and lets an app without any (one attached from the new process) adopt afresh.
-    fn reused_pid_is_counted_and_not_trusted(kind: FreezerKind) {
-        use freezer::test_support::{serial, subdirs, thread_cgroups, Sleeper};
-        let _serial = serial();
-        let Some(mut g) = host("guis-reuse", kind) else {
-            return;
-        };
-        let (app2, app3) = (AppId { index: 2, ..APP }, AppId { index: 3, ..APP });
-        let pid = std::process::id() as i32;
-        let (t1, t2) = (Sleeper::start(), Sleeper::start());
-        let before = [t1.tid, t2.tid, lull_os::sys::gettid()].map(thread_cgroups);
-        let root = g.status.freezer().unwrap().1.to_owned();
-        let holds = |g: &GuisHost| g.freezer.as_ref().unwrap().holds(pid);
-
-        // Found on re-declaration (giving back the replaced thread).
-        g.adopt(APP, pid, ThreadCategory::Drawing, t1.tid, BACKGROUND);
-        settled_frozen(&g, pid, t1.tid);
-        g.freezer.as_mut().unwrap().forge_start_ticks(pid);
-        g.adopt(APP, pid, ThreadCategory::Drawing, t2.tid, BACKGROUND);
-        t1.answers();
-        assert!(!holds(&g));
-        assert!(subdirs(&root).is_empty());
-        assert_eq!((g.counters.pid_reused, g.counters.adopt_failed), (1, 1));
-
-        // A new app of the pid adopts afresh; then found on another app's adoption.
-        g.adopt(app2, pid, ThreadCategory::Foreground, t2.tid, BACKGROUND);
-        settled_frozen(&g, pid, t2.tid);
-        g.freezer.as_mut().unwrap().forge_start_ticks(pid);
-        g.adopt(app3, pid, ThreadCategory::Drawing, t1.tid, BACKGROUND);
-        t2.answers();
-        let handles = g.freezer.as_ref().unwrap().handles(pid);
-        assert_eq!(handles.iter().map(|h| h.tid).collect::<Vec<_>>(), [t1.tid]);
-        assert_eq!(g.counters.pid_reused, 2);
-
-        // Untrusted apps adopt and release nothing; the trusted one releases its process.
-        g.adopt(APP, pid, ThreadCategory::Foreground, t2.tid, BACKGROUND);
-        g.adopt(app2, pid, ThreadCategory::Drawing, t2.tid, BACKGROUND);
-        g.forget(APP);
-        g.forget(app2);
-        assert!(holds(&g));
-        g.forget(app3);
-        t1.answers();
-        assert!(!holds(&g));
-        assert!(subdirs(&root).is_empty(), "{:?}", subdirs(&root));
-        assert_eq!(
-            [t1.tid, t2.tid, lull_os::sys::gettid()].map(thread_cgroups),
-            before
-        );
-        let c = g.counters;
-        assert_eq!((c.adopted, c.adopt_failed, c.pid_reused), (3, 3, 2));
-        assert_eq!((c.released, c.release_errors), (1, 0));
-        g.close();
-    }
-
-    #[test]
-    fn v2_threaded_reused_pid_is_counted_and_not_trusted() {
-        reused_pid_is_counted_and_not_trusted(FreezerKind::V2Threaded);
-    }
-
-    #[test]
-    fn v1_reused_pid_is_counted_and_not_trusted() {
-        reused_pid_is_counted_and_not_trusted(FreezerKind::V1);
     }
 }
 

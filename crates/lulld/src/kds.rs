@@ -185,6 +185,13 @@ impl KdsHost {
         &self.kds
     }
 
+    /// The start time (`/proc/PID/stat`) of the process that attached `app`, read at `ATTACH`:
+    /// with the pid it names that one process.
+    #[must_use]
+    pub fn pid_start_ticks(&self, app: AppId) -> Option<u64> {
+        self.channels.get(&app).and_then(|c| c.pid_start_ticks)
+    }
+
     /// Control connections open now.
     #[must_use]
     pub fn control_connections_open(&self) -> usize {
@@ -309,9 +316,9 @@ impl DaemonState {
 
     /// Pushes each `(app, state)` to the app's private channel and to the hook.
     fn push_states(&mut self, pushes: Vec<(AppId, WindowState)>, ctl: &mut LoopCtl<DaemonState>) {
-        // guiS freezes and thaws before the apps hear of the change, while their cooperative
-        // threads are still where the old state put them.
-        self.guis_window_states(&pushes);
+        // The seam's policies hear of the change (and guiS freezes and thaws) before the apps
+        // do, while their cooperative threads are still where the old state put them.
+        self.seam_window_states(&pushes);
         let Some(host) = self.kds.as_mut() else {
             return;
         };
@@ -469,7 +476,8 @@ impl DaemonState {
             }
             self.push_states(pushes, ctl);
             if let (Request::Thread { category, tid }, Reply::Ok { .. }) = (&req, &reply) {
-                self.guis_thread_declared(app, *category, *tid, ctl);
+                self.seam_thread_declared(app, *category, *tid);
+                self.guis_evaluate_idle(ctl);
             }
             detach.is_none()
         })

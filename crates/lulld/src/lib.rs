@@ -4,19 +4,27 @@
 //! - [`daemon`]: the ESM host — the loop, the apps' connections, the event sources (evdev,
 //!   [`replay`], datagram socket, timer).
 //! - [`kds`]: the display server's sockets and presentation around the pure `lull_kds::server`.
-//! - [`guis`]: guiS's kernel half — table 1 enforced with the cgroup [`freezer`], idle forcing.
+//! - [`seam`]: the policy seam — the facts the daemon knows told to the seam's policies
+//!   (`lull_sched::guis::Table1` with guiS on), their actions applied by the [`actuator`].
+//! - [`actuator`]: applies the seam's actions with what Linux offers (nice, `sched_setattr`,
+//!   affinity, the cgroup [`freezer`], cgroup v2 `cpu.weight`, cpufreq) and reports per action
+//!   kind what was applied, refused or unavailable here.
+//! - [`guis`]: guiS in the daemon — its configuration, status and counters, and idle forcing
+//!   (table 1 itself runs on the seam).
 //! - [`freezer`]: freezing and thawing single threads of another process. It lives here, not in
-//!   `lull-os`, because guiS in this daemon is its only user.
+//!   `lull-os`, because the actuator in this daemon is its only user.
 //!
 //! The daemon speaks to its clients only through the wire formats of `lull_os::protocol` and
 //! `lull_kds::wire`; it does not use the client library (`lull-client`). Tests that run the
 //! daemon with real clients are in `lull-lab`, the crate that depends on both; `test_support`
 //! (feature `test-support`) runs a daemon on a test's thread for them.
 
+pub mod actuator;
 pub mod daemon;
 pub mod freezer;
 pub mod guis;
 pub mod kds;
 pub mod replay;
+pub mod seam;
 #[cfg(feature = "test-support")]
 pub mod test_support;

@@ -112,6 +112,28 @@ fn guis_config(args: &Args) -> Result<Option<GuisConfig>, String> {
     }))
 }
 
+/// `, freeze, thaw; frequency unavailable here (…)`: what the actuator can do besides the
+/// syscalls every Linux has, and why not the rest.
+fn actuator_availability(r: &lulld::actuator::ActuatorReport) -> String {
+    use lull_sched::seam::ActionKind;
+    let mut out = String::new();
+    for k in [
+        ActionKind::Freeze,
+        ActionKind::Thaw,
+        ActionKind::CpuWeight,
+        ActionKind::Frequency,
+    ] {
+        if r.kind(k).unavailable_reason.is_none() {
+            out.push_str(", ");
+            out.push_str(k.name());
+        }
+    }
+    for (k, why) in r.unavailable_here() {
+        out.push_str(&format!("; {} unavailable here ({why})", k.name()));
+    }
+    out
+}
+
 /// `WIDTHxHEIGHT`, each 1..=8192.
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = s
@@ -205,6 +227,13 @@ fn setup(args: &Args) -> Result<Daemon, String> {
             Some(config) => {
                 let status = d.enable_guis(config).map_err(|e| e.to_string())?;
                 eprintln!("lulld: {status}");
+                if let Some(seam) = d.state_mut().seam_report() {
+                    eprintln!(
+                        "lulld: policy seam: {}; actuator: nice, slice, affinity, release{}",
+                        seam.policies.join(", "),
+                        actuator_availability(&seam.actuator)
+                    );
+                }
             }
             None => eprintln!(
                 "lulld: guiS off: the daemon freezes nothing and forces no idle \

@@ -1,0 +1,270 @@
+//! guiS's table 1 through the seam: `Table1` told the facts the daemon tells it, its actions
+//! applied by the actuator to live threads of this test process, with each freezer kind this
+//! machine has (`SKIPPED` for the others).
+
+use super::*;
+use crate::freezer::test_support::{self, serial, subdirs, thread_cgroups, Sleeper};
+use crate::freezer::FreezerKind;
+use lull_sched::guis::Table1;
+
+const APP: AppId = AppId {
+    index: 1,
+    generation: 0,
+};
+
+const BACKGROUND: WindowState = WindowState {
+    stacking: lull_model::Stacking::Background,
+    ..WindowState::FRONT
+};
+
+/// Table 1 on the seam with a freezer of `kind`, outside a daemon; `None` (printed `SKIPPED`)
+/// without one.
+fn host(test: &str, kind: FreezerKind) -> Option<SeamHost> {
+    let freezer = test_support::open(test, kind)?;
+    Some(SeamHost::new(
+        vec![Box::new(Table1::new())],
+        Actuator::new(Ok(freezer)),
+    ))
+}
+
+fn pid() -> i32 {
+    std::process::id() as i32
+}
+
+/// Thread `tid` of this process as the daemon names it for an app attached while the process's
+/// start time reads as the actuator reads it now.
+fn named_now(s: &SeamHost, tid: i32) -> ThreadRef {
+    ThreadRef {
+        pid: pid(),
+        tid,
+        process_start_ticks: s.actuator.start_ticks_seen(pid()),
+    }
+}
+
+fn holds(s: &SeamHost) -> bool {
+    s.actuator.freezer().unwrap().holds(pid())
+}
+
+/// Waits until the kernel reports the adopted thread `tid` of this process frozen.
+fn settled_frozen(s: &SeamHost, tid: i32) {
+    let f = s.actuator.freezer().unwrap();
+    let h = f.handles(pid()).into_iter().find(|h| h.tid == tid).unwrap();
+    f.wait_settled(&h, true, test_support::GIVE_UP).unwrap();
+}
+
+fn background(s: &mut SeamHost, app: AppId) {
+    s.tell(
+        0,
+        &Fact::WindowChanged {
+            app,
+            window: BACKGROUND,
+        },
+    );
+}
+
+/// Drawing declared T1, T2, T1 while table 1 forbids drawing: each adopted thread is frozen,
+/// each replaced one thawed and given back (its process stays held: the release and the new
+/// adoption are one batch), so the third declaration adopts T1 again; when the app leaves the
+/// process is released and back where it was, no cgroup left.
+fn redeclaring_gives_threads_back(kind: FreezerKind) {
+    let _serial = serial();
+    let Some(mut s) = host("seam-redeclare", kind) else {
+        return;
+    };
+    let (t1, t2) = (Sleeper::start(), Sleeper::start());
+    let before = [t1.tid, t2.tid, sys::gettid()].map(thread_cgroups);
+    let root = s.actuator.freezer().unwrap().root().to_owned();
+    let leaf = |tid: i32| root.join(pid().to_string()).join(format!("drawing-{tid}"));
+    background(&mut s, APP);
+    for (tid, old) in [(t1.tid, None), (t2.tid, Some(&t1)), (t1.tid, Some(&t2))] {
+        s.declare(1, APP, ThreadCategory::Drawing, named_now(&s, tid));
+        assert!(leaf(tid).is_dir());
+        settled_frozen(&s, tid);
+        if let Some(old) = old {
+            old.answers();
+            assert!(!leaf(old.tid).exists());
+        }
+        // Declared again as itself: asked again, and it already is as asked.
+        s.declare(1, APP, ThreadCategory::Drawing, named_now(&s, tid));
+    }
+    assert_eq!(s.actuator.freezer().unwrap().handles(pid()).len(), 1);
+    s.app_gone(2, APP);
+    t1.answers();
+    assert!(!holds(&s));
+    assert_eq!([t1.tid, t2.tid, sys::gettid()].map(thread_cgroups), before);
+    assert!(subdirs(&root).is_empty(), "{:?}", subdirs(&root));
+    let c = s.actuator.counters();
+    assert_eq!(
+        (c.adopted, c.adopt_failed, c.freezes, c.thaws),
+        (3, 0, 3, 0)
+    );
+    assert_eq!((c.released, c.release_errors, c.pid_reused), (1, 0, 0));
+    let r = s.report().actuator;
+    assert_eq!((r.freeze.applied, r.release.applied), (6, 3));
+    assert_eq!(r.freeze.refused_total() + r.release.refused_total(), 0);
+    s.close();
+    assert!(!root.exists());
+}
+
+#[test]
+fn v2_threaded_redeclaring_gives_threads_back() {
+    redeclaring_gives_threads_back(FreezerKind::V2Threaded);
+}
+
+#[test]
+fn v1_redeclaring_gives_threads_back() {
+    redeclaring_gives_threads_back(FreezerKind::V1);
+}
+
+/// When the process the actuator holds turns out to have exited and its pid to name another
+/// process (simulated: `forge_pid_reuse`), it is counted and dropped without acting on the pid;
+/// the apps attached from the exited process — whose threads carry its start time — adopt and
+/// release nothing more; an app attached from the new process adopts afresh.
+fn reused_pid_is_counted_and_not_trusted(kind: FreezerKind) {
+    let _serial = serial();
+    let Some(mut s) = host("seam-reuse", kind) else {
+        return;
+    };
+    let (app2, app3) = (AppId { index: 2, ..APP }, AppId { index: 3, ..APP });
+    let (t1, t2) = (Sleeper::start(), Sleeper::start());
+    let before = [t1.tid, t2.tid, sys::gettid()].map(thread_cgroups);
+    let root = s.actuator.freezer().unwrap().root().to_owned();
+    for app in [APP, app2, app3] {
+        background(&mut s, app);
+    }
+    let first = |tid| named_now(&s, tid);
+    let (first_t1, first_t2) = (first(t1.tid), first(t2.tid));
+
+    // Found on re-declaration (giving back the replaced thread).
+    s.declare(1, APP, ThreadCategory::Drawing, first_t1);
+    settled_frozen(&s, t1.tid);
+    s.actuator.forge_pid_reuse(pid());
+    s.declare(1, APP, ThreadCategory::Drawing, first_t2);
+    t1.answers();
+    assert!(!holds(&s));
+    assert!(subdirs(&root).is_empty());
+    let c = s.actuator.counters();
+    assert_eq!((c.pid_reused, c.adopt_failed), (1, 1));
+
+    // An app of the pid's new process adopts afresh; then found on another app's adoption.
+    let second_t2 = named_now(&s, t2.tid);
+    s.declare(1, app2, ThreadCategory::Foreground, second_t2);
+    settled_frozen(&s, t2.tid);
+    s.actuator.forge_pid_reuse(pid());
+    s.declare(1, app3, ThreadCategory::Drawing, named_now(&s, t1.tid));
+    t2.answers();
+    let handles = s.actuator.freezer().unwrap().handles(pid());
+    assert_eq!(handles.iter().map(|h| h.tid).collect::<Vec<_>>(), [t1.tid]);
+    assert_eq!(s.actuator.counters().pid_reused, 2);
+
+    // Apps of exited processes adopt and release nothing; the current one releases its process.
+    s.declare(1, APP, ThreadCategory::Foreground, first_t2);
+    s.declare(1, app2, ThreadCategory::Drawing, second_t2);
+    s.app_gone(2, APP);
+    s.app_gone(2, app2);
+    assert!(holds(&s));
+    s.app_gone(2, app3);
+    t1.answers();
+    assert!(!holds(&s));
+    assert!(subdirs(&root).is_empty(), "{:?}", subdirs(&root));
+    assert_eq!([t1.tid, t2.tid, sys::gettid()].map(thread_cgroups), before);
+    let c = s.actuator.counters();
+    assert_eq!((c.adopted, c.adopt_failed, c.pid_reused), (3, 3, 2));
+    assert_eq!((c.released, c.release_errors), (1, 0));
+    let r = s.report().actuator;
+    assert_eq!((r.freeze.applied, r.freeze.refused_as("stale")), (3, 3));
+    assert_eq!((r.release.applied, r.release.refused_as("stale")), (1, 5));
+    s.close();
+}
+
+#[test]
+fn v2_threaded_reused_pid_is_counted_and_not_trusted() {
+    reused_pid_is_counted_and_not_trusted(FreezerKind::V2Threaded);
+}
+
+#[test]
+fn v1_reused_pid_is_counted_and_not_trusted() {
+    reused_pid_is_counted_and_not_trusted(FreezerKind::V1);
+}
+
+/// The facts of the event path: a push marks the app's handler as running, its next `Wait`
+/// finishes it (once); a `Wait` with no push before it is not a finished handler. Table 1 asks
+/// nothing of them, so the actuator is never called.
+#[test]
+fn pushes_and_waits_become_input_and_handler_facts() {
+    #[derive(Debug, Default)]
+    struct Recorder(std::rc::Rc<std::cell::RefCell<Vec<Fact>>>);
+    impl SeamPolicy for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn on_fact(&mut self, _now_ns: u64, fact: &Fact, _out: &mut Vec<Action>) {
+            self.0.borrow_mut().push(*fact);
+        }
+    }
+    let seen = std::rc::Rc::default();
+    let mut s = SeamHost::new(
+        vec![
+            Box::new(Recorder(std::rc::Rc::clone(&seen))),
+            Box::new(Table1::new()),
+        ],
+        Actuator::new(Err("none in this test".into())),
+    );
+    let other = AppId {
+        index: 1,
+        generation: 1,
+    };
+    s.connected(APP);
+    s.waited(0, APP);
+    s.input_pushed(1, APP);
+    // The slot's next owner is another app: its Wait finishes nothing of APP's.
+    s.waited(2, other);
+    s.waited(3, APP);
+    s.waited(4, APP);
+    assert_eq!(
+        *seen.borrow(),
+        [
+            Fact::InputPushed { app: APP },
+            Fact::HandlerFinished { app: APP }
+        ]
+    );
+    assert_eq!(s.report().policies, ["recorder", "guis"]);
+    let r = s.report().actuator;
+    for k in lull_sched::seam::ActionKind::ALL {
+        let k = r.kind(k);
+        assert_eq!(k.applied + k.put_off + k.unavailable + k.refused_total(), 0);
+    }
+}
+
+/// What the seam adds to the event path with table 1 on: per push, the `InputPushed` fact (the
+/// slot mark, every policy told, nothing to apply) and, at the app's next `Wait`, the
+/// `HandlerFinished` fact — measured on this machine without the clock reads (the daemon reads
+/// `CLOCK_MONOTONIC` once per fact, about 20 ns through the vDSO). Prints ns per push and `Wait`;
+/// asserts nothing about time. Run with `--release --ignored --nocapture`.
+#[test]
+#[ignore = "measurement; run by hand"]
+fn push_path_cost() {
+    const ROUNDS: u32 = 1_000_000;
+    let mut s = SeamHost::new(
+        vec![Box::new(Table1::new())],
+        Actuator::new(Err("none in this measurement".into())),
+    );
+    let apps: Vec<AppId> = (0..8)
+        .map(|index| AppId {
+            index,
+            generation: 0,
+        })
+        .collect();
+    for &app in &apps {
+        s.connected(app);
+        background(&mut s, app);
+    }
+    let start = std::time::Instant::now();
+    for r in 0..ROUNDS {
+        let app = apps[r as usize % apps.len()];
+        s.input_pushed(u64::from(r), std::hint::black_box(app));
+        s.waited(u64::from(r), std::hint::black_box(app));
+    }
+    let ns = start.elapsed().as_nanos() as f64 / f64::from(ROUNDS);
+    println!("{ns:.1} ns per push and Wait (table 1, 8 apps)");
+}
