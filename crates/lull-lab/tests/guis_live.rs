@@ -253,12 +253,12 @@ fn gate_ignoring_drawing_thread_is_frozen_then_thawed() {
     let report = daemon.stop();
     let g = report.guis.unwrap().counters;
     println!("{g:?}");
-    assert_eq!(g.adopted, 2, "drawing and foreground threads");
-    assert_eq!(g.adopt_failed, 0);
-    assert_eq!(g.freezes, 1);
-    assert_eq!(g.thaws, 1);
-    assert_eq!(g.freeze_errors, 0);
-    assert_eq!(g.released, 1);
+    assert_eq!(g.freezer.adopted, 2, "drawing and foreground threads");
+    assert_eq!(g.freezer.adopt_failed, 0);
+    assert_eq!(g.freezer.freezes, 1);
+    assert_eq!(g.freezer.thaws, 1);
+    assert_eq!(g.freezer.freeze_errors, 0);
+    assert_eq!(g.freezer.released, 1);
     assert!(!root.exists(), "the freezer's cgroups are removed at stop");
     report.accounting.unwrap();
 }
@@ -324,10 +324,17 @@ fn redeclared_drawing_thread_is_given_back() {
     let g = daemon.stop().guis.unwrap().counters;
     println!("{g:?}");
     // The runtime's drawing and foreground threads, then T1, T2, T1.
-    assert_eq!(g.adopted, 5);
-    assert_eq!(g.adopt_failed, 0);
-    assert_eq!(g.freezes, 3);
-    assert_eq!((g.released, g.release_errors, g.pid_reused), (1, 0, 0));
+    assert_eq!(g.freezer.adopted, 5);
+    assert_eq!(g.freezer.adopt_failed, 0);
+    assert_eq!(g.freezer.freezes, 3);
+    assert_eq!(
+        (
+            g.freezer.released,
+            g.freezer.release_errors,
+            g.freezer.pid_reused
+        ),
+        (1, 0, 0)
+    );
     assert!(!root.exists());
 }
 
@@ -437,10 +444,13 @@ fn cooperative_drawing_thread_parks_and_never_draws_unseen() {
     let g = report.guis.unwrap().counters;
     println!("{g:?}");
     if status.kernel_enforced() {
-        assert_eq!(g.freezes, 0, "cooperative threads park; none is frozen");
-        assert_eq!(g.adopted, 2);
+        assert_eq!(
+            g.freezer.freezes, 0,
+            "cooperative threads park; none is frozen"
+        );
+        assert_eq!(g.freezer.adopted, 2);
         // Drawing and foreground in the background, drawing when covered and screen off.
-        assert_eq!(g.left_parked, 4);
+        assert_eq!(g.freezer.left_parked, 4);
     } else {
         println!("SKIPPED (kernel part): {status}");
     }

@@ -214,32 +214,12 @@ impl fmt::Display for GuisStatus {
     }
 }
 
-/// What guiS did in the daemon. The first nine are the actuator's ([`FreezerCounters`]: what it
-/// did with the freezer on table 1's behalf), the rest idle forcing's.
+/// What guiS did in the daemon: what the actuator did with the freezer on table 1's behalf
+/// ([`FreezerCounters`], written out beside the rest in the report), and idle forcing's counts.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
 pub struct GuisCounters {
-    /// Drawing and foreground threads moved into the freezer.
-    pub adopted: u64,
-    /// Declared threads the freezer could not take (exited already, their process gone or no
-    /// longer the one that attached, already in a threaded cgroup, ...); they run ungated by
-    /// the kernel.
-    pub adopt_failed: u64,
-    pub freezes: u64,
-    pub thaws: u64,
-    /// Forbidden threads found parked in a futex wait and left to their gate, not frozen.
-    pub left_parked: u64,
-    /// Writes to the freezer that failed (freeze or thaw).
-    pub freeze_errors: u64,
-    /// Processes given back (moved to their original cgroups): when their last app with
-    /// adopted threads left, or when a re-declaration left none of their threads adopted.
-    pub released: u64,
-    /// Failed releases of a process or of a single re-declared thread.
-    pub release_errors: u64,
-    /// Times an adopted process was found to have exited and its pid to name another process
-    /// (start time in `/proc/PID/stat` changed): its cgroups were removed without moving that
-    /// pid, and nothing more is done to the threads of the apps attached from it (their
-    /// `ThreadRef`s carry the exited process's start time).
-    pub pid_reused: u64,
+    #[serde(flatten)]
+    pub freezer: FreezerCounters,
     pub idle_evaluations: u64,
     /// Entries into idle: the idle action ran this many times.
     pub idle_forced: u64,
@@ -289,29 +269,10 @@ impl GuisHost {
 
     /// The report, with what the actuator did with the freezer on table 1's behalf.
     pub(crate) fn report(&self, freezer: FreezerCounters) -> GuisReport {
-        let FreezerCounters {
-            adopted,
-            adopt_failed,
-            freezes,
-            thaws,
-            left_parked,
-            freeze_errors,
-            released,
-            release_errors,
-            pid_reused,
-        } = freezer;
         GuisReport {
             status: self.status.clone(),
             counters: GuisCounters {
-                adopted,
-                adopt_failed,
-                freezes,
-                thaws,
-                left_parked,
-                freeze_errors,
-                released,
-                release_errors,
-                pid_reused,
+                freezer,
                 ..self.counters
             },
         }
