@@ -377,7 +377,7 @@ scale_to_ms = 5000
         );
     }
 
-    fn idle_spec(main_cores: u32) -> Spec {
+    pub(super) fn idle_spec(main_cores: u32) -> Spec {
         let mut s = spec();
         s.cpu.main_cores = main_cores;
         s.cpu.companion = false;
@@ -577,35 +577,14 @@ scale_to_ms = 5000
 /// Runs with the policies of the `[policy]` table.
 #[cfg(test)]
 mod policy_tests {
+    use super::tests::idle_spec;
     use super::*;
     use crate::platform::Hotplug;
     use crate::spec::{PolicySpec, Spec, WorkloadSpec};
 
-    const IDLE: &str = r#"
-experiment = "policies"
-description = "policies"
-platform = "jetson-tk1"
-seed = 3
-models = ["esm"]
-tail_ms = 0
-[cpu]
-main_cores = 4
-companion = false
-[app]
-handler_cycles = 150000
-draw_cycles = 400000
-cache_kib = 256
-[workload]
-kind = "video"
-duration_ms = 1000
-fps_milli = 1
-width = 1
-height = 1
-decode_cycles_per_frame = 1
-"#;
-
+    /// Four main cores, no companion, nothing to do for a second.
     fn idle() -> Spec {
-        Spec::parse(IDLE).expect("valid")
+        idle_spec(4)
     }
 
     fn with_policy(mut s: Spec, policy: PolicySpec) -> Spec {
