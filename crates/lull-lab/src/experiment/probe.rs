@@ -1,0 +1,99 @@
+//! Measuring threads of any process: CPU time and wake-ups between two marks, from `/proc`.
+
+use super::*;
+
+#[derive(Clone, Debug)]
+pub(super) struct Probe {
+    pub(super) group: Group,
+    pub(super) name: String,
+    pub(super) pid: i32,
+    pub(super) tid: i32,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Mark {
+    pub(super) at_ns: u64,
+    pub(super) samples: Vec<Option<ThreadSample>>,
+}
+
+pub(super) fn mark(probes: &[Probe]) -> Mark {
+    let at_ns = sys::monotonic_ns();
+    Mark {
+        at_ns,
+        samples: probes
+            .iter()
+            .map(|p| procfs::sample_thread(p.pid, p.tid).ok())
+            .collect(),
+    }
+}
+
+/// Per-thread differences between two marks (a thread unreadable at either end counts zero).
+pub(super) fn usage(probes: &[Probe], a: &Mark, b: &Mark) -> Vec<ThreadUsage> {
+    let secs = b.at_ns.saturating_sub(a.at_ns) as f64 / NS_PER_S as f64;
+    probes
+        .iter()
+        .zip(a.samples.iter().zip(&b.samples))
+        .map(|(p, (sa, sb))| {
+            let (wakeups, involuntary, run_ns) = match (sa, sb) {
+                (Some(x), Some(y)) => (
+                    y.voluntary.saturating_sub(x.voluntary),
+                    y.involuntary.saturating_sub(x.involuntary),
+                    y.run_ns.saturating_sub(x.run_ns),
+                ),
+                _ => (0, 0, 0),
+            };
+            ThreadUsage {
+                group: p.group,
+                name: p.name.clone(),
+                tid: p.tid,
+                wakeups,
+                wakeups_per_s: if secs > 0.0 {
+                    wakeups as f64 / secs
+                } else {
+                    0.0
+                },
+                involuntary_switches: involuntary,
+                cpu_ms: ns_to_ms(run_ns),
+            }
+        })
+        .collect()
+}
+
+pub(super) fn totals(threads: &[ThreadUsage]) -> (ByGroup<f64>, ByGroup<u64>) {
+    let mut cpu = ByGroup::default();
+    let mut wakeups = ByGroup::default();
+    for t in threads {
+        cpu.add(t.group, t.cpu_ms);
+        wakeups.add(t.group, t.wakeups);
+    }
+    (cpu, wakeups)
+}
+
+/// The threads of process `pid`, grouped by the categories it declared.
+pub(super) fn app_probes(
+    pid: u32,
+    declared: &[Option<u32>; 4],
+) -> Result<Vec<Probe>, ExperimentError> {
+    let mut out = Vec::new();
+    let dir = format!("/proc/{pid}/task");
+    let mut tids: Vec<i32> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    for tid in tids {
+        let group = ThreadCategory::ALL
+            .into_iter()
+            .zip(declared)
+            .find(|(_, t)| **t == u32::try_from(tid).ok())
+            .map_or(Group::Other, |(c, _)| c.into());
+        let name = std::fs::read_to_string(format!("{dir}/{tid}/comm"))
+            .map_or_else(|_| "?".to_owned(), |s| s.trim().to_owned());
+        out.push(Probe {
+            group,
+            name,
+            pid: pid as i32,
+            tid,
+        });
+    }
+    Ok(out)
+}
