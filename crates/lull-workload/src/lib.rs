@@ -9,10 +9,13 @@
 //! - [`video`]: the video test's frame timing and a deterministic synthetic decoder whose
 //!   per-frame work stands in for software H.264 decoding.
 //!
+//! - [`rtapp`]: rt-app JSON workloads, rt-app log files and the per-thread summary of both.
+//!
 //! Pure code: the reader takes a `&str`, never a path.
 
 pub mod messaging;
 pub mod rng;
+pub mod rtapp;
 pub mod spiral;
 pub mod trace;
 pub mod video;
