@@ -5,6 +5,7 @@ mod guis;
 mod kds;
 mod live;
 mod reproduce;
+mod rtapp;
 mod sim;
 
 use std::process::ExitCode;

@@ -20,6 +20,22 @@ pub const MARZ_DIR: &str = "experiments/marz";
 pub enum SimCommand {
     /// Run every model of an experiment spec on its modelled platform.
     Run(RunArgs),
+    /// Run an rt-app workload (JSON) on a modelled platform and print each thread's CPU time,
+    /// periods, wake-up latency and slack.
+    Rtapp(crate::rtapp::RtAppArgs),
+}
+
+/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
+pub fn emit(text: &str, cmd: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{cmd}: writing the results: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -132,6 +148,7 @@ pub fn to_value(r: &ExperimentResult) -> Value {
 
 pub fn run(cmd: SimCommand) -> ExitCode {
     match cmd {
+        SimCommand::Rtapp(args) => crate::rtapp::run(&args),
         SimCommand::Run(args) => {
             let mut spec = match load(&args.spec) {
                 Ok(s) => s,
@@ -171,16 +188,7 @@ pub fn run(cmd: SimCommand) -> ExitCode {
                     } else {
                         table(&r)
                     };
-                    // A closed pipe (`| head`) is not an error worth a panic.
-                    let mut out = std::io::stdout().lock();
-                    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                        Ok(()) => ExitCode::SUCCESS,
-                        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                        Err(e) => {
-                            eprintln!("lull sim run: writing the results: {e}");
-                            ExitCode::FAILURE
-                        }
-                    }
+                    emit(&text, "lull sim run")
                 }
                 Err(e) => {
                     eprintln!("lull sim run: {e}");

@@ -26,11 +26,14 @@ pub struct CpuState {
     pub has_current: bool,
     /// Tasks waiting in its queue.
     pub nr_queued: usize,
+    /// The task being placed may run here (its CPU affinity). Views for balancing, which place
+    /// no particular task, set it everywhere.
+    pub allowed: bool,
 }
 
 impl CpuState {
     fn usable(&self) -> bool {
-        self.active && self.online
+        self.active && self.online && self.allowed
     }
 
     fn load(&self) -> usize {
@@ -99,8 +102,14 @@ impl Placement for WakeIdle {
     fn select_cpu(&self, _task: TaskId, prev: CpuId, cpus: &[CpuState]) -> CpuId {
         let usable = || (0..cpus.len()).filter(|&c| cpus[c].usable());
         if usable().next().is_none() {
-            // Only in the instant of a switch: the active cluster's first CPU, which comes up.
-            return CpuId(cpus.iter().position(|c| c.active).unwrap_or(0));
+            // Only in the instant of a switch (or with an affinity outside the active cluster):
+            // the first allowed CPU of the active cluster, which comes up.
+            return CpuId(
+                cpus.iter()
+                    .position(|c| c.active && c.allowed)
+                    .or_else(|| cpus.iter().position(|c| c.active))
+                    .unwrap_or(0),
+            );
         }
         if cpus.get(prev.0).is_some_and(|p| p.usable() && p.idle) {
             return prev;
@@ -160,6 +169,7 @@ mod tests {
             idle,
             has_current: !idle,
             nr_queued: queued,
+            allowed: true,
         }
     }
 

@@ -43,6 +43,9 @@ pub struct ThreadRef {
 pub struct CpuMask(pub u64);
 
 impl CpuMask {
+    /// Every CPU (the affinity of a task nobody restricted).
+    pub const ALL: CpuMask = CpuMask(u64::MAX);
+
     /// The CPUs listed.
     #[must_use]
     pub fn of(cpus: &[CpuId]) -> CpuMask {

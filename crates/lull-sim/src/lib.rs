@@ -12,6 +12,7 @@
 //!   `lull-esm`) and the app behaviours;
 //! - `pm`: the frequency governor, core management and guiS idle forcing;
 //! - [`world`]: one run, wiring the above to the event queue;
+//! - [`rtapp`]: rt-app workloads run on the same kernel, logged as rt-app logs its periods;
 //! - [`report`]: figures per model (power sampled each 1 ms, energy, latency, residency).
 //!
 //! Figures from here are modelled, never measured. `docs/simulator.md` documents every mechanism
@@ -25,6 +26,7 @@ pub mod platform;
 mod pm;
 mod policy;
 pub mod report;
+pub mod rtapp;
 mod soc;
 pub mod spec;
 mod userland;

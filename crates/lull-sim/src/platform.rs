@@ -8,6 +8,10 @@ use serde::Deserialize;
 
 /// The shipped Jetson TK1 profile.
 pub const JETSON_TK1_TOML: &str = include_str!("../../../platforms/jetson-tk1.toml");
+/// The shipped plain x86-64 profile.
+pub const X86_64_TOML: &str = include_str!("../../../platforms/x86-64.toml");
+/// The names of the shipped profiles, for [`Platform::by_name`].
+pub const SHIPPED: [&str; 2] = ["jetson-tk1", "x86-64"];
 
 /// Why a platform profile was rejected.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -239,6 +243,49 @@ impl Platform {
     #[must_use]
     pub fn jetson_tk1() -> Platform {
         Platform::parse(JETSON_TK1_TOML).expect("the shipped Jetson TK1 profile is valid")
+    }
+
+    /// The shipped profile called `name`.
+    #[must_use]
+    pub fn by_name(name: &str) -> Option<Platform> {
+        let text = match name {
+            "jetson-tk1" => JETSON_TK1_TOML,
+            "x86-64" => X86_64_TOML,
+            _ => return None,
+        };
+        Some(Platform::parse(text).expect("the shipped profiles are valid"))
+    }
+
+    /// This profile with a machine's own facts: `cores` identical cores at `mhz`, ticking at
+    /// `hz`, with `idle_states` (shallow to deep); for a one-cluster profile such as `x86-64`.
+    ///
+    /// # Errors
+    /// [`PlatformError::Invalid`] if the result does not validate (no idle state, a zero
+    /// frequency, a multi-cluster profile).
+    pub fn with_machine(
+        mut self,
+        cores: u32,
+        hz: u32,
+        mhz: u64,
+        idle_states: Vec<IdleState>,
+    ) -> Result<Platform, PlatformError> {
+        if self.clusters.len() != 1 {
+            return Err(self.bad("clusters", "machine facts fit a one-cluster profile only"));
+        }
+        if mhz == 0 {
+            return Err(self.bad("clusters.opps", "the machine's frequency must be positive"));
+        }
+        self.timer.hz = hz;
+        let c = &mut self.clusters[0];
+        c.cores = cores;
+        let mv = c.opps.last().map_or(1000, |o| o.mv);
+        c.opps = vec![Opp {
+            khz: mhz * 1000,
+            mv,
+        }];
+        c.idle_states = idle_states;
+        self.validate()?;
+        Ok(self)
     }
 
     fn bad(&self, field: impl Into<String>, reason: impl Into<String>) -> PlatformError {

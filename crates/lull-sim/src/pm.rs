@@ -10,9 +10,18 @@ use crate::event::Ev;
 use crate::kernel::{Cx, Kernel};
 use crate::platform::FreqDomain;
 use crate::soc::CState;
-use crate::userland::Userland;
 
 /// The power manager of one run.
+
+/// guiS's idle forcing as the power manager drives it at each sampling period; user spaces
+/// without guiS (rt-app workloads) do nothing.
+pub(crate) trait IdleForcing {
+    /// guiS's forced idle begins or ends.
+    fn set_idle_forced(&mut self, forced: bool, k: &mut Kernel<'_>);
+    /// Forces idle if guiS's conditions hold.
+    fn maybe_force_idle(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>);
+}
+
 #[derive(Debug)]
 pub(crate) struct PowerManager {
     governor: Box<dyn FreqGovernor>,
@@ -104,7 +113,7 @@ impl PowerManager {
     }
 
     /// The end of a sampling period.
-    pub fn sample(&mut self, k: &mut Kernel<'_>, u: &mut Userland<'_>, cx: &mut Cx<'_, '_>) {
+    pub fn sample(&mut self, k: &mut Kernel<'_>, u: &mut dyn IdleForcing, cx: &mut Cx<'_, '_>) {
         let window = self.period_ns;
         let load =
             |cx: &Cx<'_, '_>, c: usize| (cx.soc.cores[c].busy_window_ns * 100 / window).min(100);

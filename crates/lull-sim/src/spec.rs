@@ -67,7 +67,7 @@ pub enum SpecError {
     Syntax(String),
     #[error("unknown model `{0}` (known: pull-16ms, vsync-batched, blocking-middleware, esm, esm-kds-guis)")]
     UnknownModel(String),
-    #[error("unknown platform `{0}` (known: jetson-tk1)")]
+    #[error("unknown platform `{0}` (known: jetson-tk1, x86-64)")]
     UnknownPlatform(String),
     #[error("unknown trace `{0}` (known: stylus-spiral)")]
     UnknownTrace(String),
@@ -224,9 +224,9 @@ impl Spec {
     /// A [`SpecError`] naming the first problem.
     pub fn parse(text: &str) -> Result<Spec, SpecError> {
         let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Syntax(e.to_string()))?;
-        let platform = match raw.platform.as_str() {
-            "jetson-tk1" => Platform::jetson_tk1(),
-            other => return Err(SpecError::UnknownPlatform(other.to_owned())),
+        let platform = match Platform::by_name(&raw.platform) {
+            Some(p) => p,
+            None => return Err(SpecError::UnknownPlatform(raw.platform.clone())),
         };
         if raw.experiment.is_empty() {
             return Err(invalid("experiment", "empty name"));

@@ -144,7 +144,7 @@ impl<'s> World<'s> {
             .kernel
             .tasks
             .iter()
-            .map(|t| (t.name.to_owned(), t.exec_ns as f64 / 1e6))
+            .map(|t| (t.name.to_string(), t.exec_ns as f64 / 1e6))
             .collect();
         ModelResult {
             power_mw_mean: self.soc.power_mw_mean(),

@@ -274,9 +274,14 @@ impl SchedClass for Cfs {
         self.rqs[cpu.0].queue.len()
     }
 
-    fn steal_candidate(&self, cpu: CpuId) -> Option<TaskId> {
-        // The task that would run last here.
-        self.rqs[cpu.0].queue.last().map(|&(_, t)| t)
+    fn steal_candidate(&self, cpu: CpuId, movable: &dyn Fn(TaskId) -> bool) -> Option<TaskId> {
+        // The movable task that would run last here.
+        self.rqs[cpu.0]
+            .queue
+            .iter()
+            .rev()
+            .map(|&(_, t)| t)
+            .find(|&t| movable(t))
     }
 
     fn sleeping_on(&self, _task: TaskId) -> Option<CpuId> {
@@ -306,7 +311,7 @@ mod tests {
         assert!(cfs.wakeup_preempt(cpu, b));
         cfs.put_prev(cpu);
         assert_eq!(cfs.nr_queued(cpu), 2);
-        assert_eq!(cfs.steal_candidate(cpu), Some(a));
+        assert_eq!(cfs.steal_candidate(cpu, &|_| true), Some(a));
         assert_eq!(cfs.pick_next(cpu, 3_000_000), Some(b));
         // Balancing keeps a's distance to its queue's minimum on the new queue (minimum 0).
         cfs.migrate(a, cpu, CpuId(1), Migration::Balance);

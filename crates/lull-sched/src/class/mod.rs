@@ -123,8 +123,9 @@ pub trait SchedClass: fmt::Debug {
     /// Runnable tasks waiting in `cpu`'s queue (not the current one, not sleepers the class keeps).
     fn nr_queued(&self, cpu: CpuId) -> usize;
 
-    /// The waiting task a balancer pulling from `cpu` would take.
-    fn steal_candidate(&self, cpu: CpuId) -> Option<TaskId>;
+    /// The waiting task a balancer pulling from `cpu` would take among those `movable` accepts
+    /// (the destination is in their affinity: Linux's `can_migrate_task`).
+    fn steal_candidate(&self, cpu: CpuId, movable: &dyn Fn(TaskId) -> bool) -> Option<TaskId>;
 
     /// The CPU whose queue still holds `task` although it sleeps (EEVDF's delayed dequeue), so
     /// that its wakeup goes back there; `None` for a task that fully left its queue.

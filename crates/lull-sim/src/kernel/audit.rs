@@ -39,7 +39,7 @@ impl Kernel<'_> {
             tgid: AUDIT_TGID_BASE + th.proc_id,
             tid: AUDIT_TID_BASE + t as u32,
             switches: th.switches,
-            comm: Comm::new(th.name),
+            comm: Comm::new(&th.name),
             cpu: c as u16,
             ring: c as u16,
             rq_len: self.class.nr_queued(CpuId(c)).min(usize::from(u16::MAX)) as u16,

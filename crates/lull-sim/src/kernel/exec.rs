@@ -51,6 +51,13 @@ impl Kernel<'_> {
         self.cpus[c].seg_start_ns = now;
     }
 
+    /// Accounts every core's progress up to now (at the end of a run).
+    pub fn sync_all(&mut self, cx: &mut Cx<'_, '_>) {
+        for c in 0..self.cpus.len() {
+            self.sync(c, cx);
+        }
+    }
+
     /// Plans the next `cycles` of work on core `c` (kernel work or the running thread's).
     fn plan(&mut self, c: usize, cycles: u64, kwork: bool, cx: &mut Cx<'_, '_>) {
         let running = if kwork {
@@ -126,6 +133,12 @@ impl Kernel<'_> {
                         self.tasks[t].state = TState::Sleeping;
                         self.block_current(c, t, cx);
                         self.arm_timer(t, until, cx);
+                    }
+                    Action::HrSleep { until, slack_ns } => {
+                        self.tasks[t].state = TState::Sleeping;
+                        self.block_current(c, t, cx);
+                        self.arm_timer(t, until + slack_ns, cx);
+                        self.tasks[t].timer_soft_at = Some(until);
                     }
                     Action::SwapWait(until) => {
                         self.tasks[t].state = TState::Sleeping;

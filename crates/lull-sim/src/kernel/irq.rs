@@ -111,8 +111,24 @@ impl Kernel<'_> {
             return;
         }
         let c = self.timer_core(tid, cx);
+        self.tasks[tid].timer_soft_at = None;
         let cy = self.plat.costs.timer_expiry_cycles + self.plat.costs.wakeup_cycles;
         self.irq(c, cy, KAction::TimerWake { tid, gen }, u, cx);
+        self.expire_soft_timers(c, u, cx);
+    }
+
+    /// The timer interrupt on core `c` runs its whole hrtimer queue: every timer there whose
+    /// soft expiry has passed fires with it (`__hrtimer_run_queues` compares against the soft
+    /// expiry).
+    fn expire_soft_timers(&mut self, c: usize, u: &mut dyn Userspace, cx: &mut Cx<'_, '_>) {
+        let now = cx.now();
+        for tid in 0..self.tasks.len() {
+            let due = self.tasks[tid].timer_soft_at.is_some_and(|soft| soft <= now);
+            if due && self.timer_core(tid, cx) == c {
+                let gen = self.tasks[tid].timer_gen;
+                self.timer_fired(tid, gen, u, cx);
+            }
+        }
     }
 
     /// A wakeup targeted core `c`: run it, or wake it if work waits for it.
@@ -191,12 +207,15 @@ impl Kernel<'_> {
         self.arm_tick(c, cx);
         let cy = self.plat.costs.tick_cycles;
         self.irq(c, cy, KAction::TickCheck, u, cx);
+        // The tick is an hrtimer too: its interrupt runs the core's expired timers.
+        self.expire_soft_timers(c, u, cx);
     }
 
     pub(super) fn arm_timer(&mut self, tid: usize, at: u64, cx: &mut Cx<'_, '_>) {
         let t = &mut self.tasks[tid];
         t.timer_gen += 1;
         t.timer_at = Some(at);
+        t.timer_soft_at = None;
         let gen = t.timer_gen;
         cx.eng.schedule_at(at, Ev::Timer { tid, gen });
     }

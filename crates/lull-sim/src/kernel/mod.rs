@@ -23,6 +23,7 @@ mod irq;
 mod sched;
 mod util;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use lull_audit::AuditRecord;
@@ -31,6 +32,7 @@ use lull_sched::class::SchedClass;
 use lull_sched::idle::{IdleGovernor, IdleStateParams};
 use lull_sched::pelt::PeltSet;
 use lull_sched::placement::{CpuState, Placement};
+use lull_sched::seam::CpuMask;
 
 use crate::engine::Engine;
 use crate::event::Ev;
@@ -61,6 +63,10 @@ pub(crate) enum Action {
     Compute(u64),
     /// Sleep until this time (a timer wakes it; so may another thread).
     Sleep(u64),
+    /// Sleep on an hrtimer with slack, as `nanosleep` arms it for a `SCHED_OTHER` thread: the
+    /// timer may fire anywhere from `until` (its soft expiry, when an interrupt on its core
+    /// already runs the timer queue) to `until + slack_ns` (its hard expiry).
+    HrSleep { until: u64, slack_ns: u64 },
     /// Blocked in the buffer swap until this time: input does not wake it (uninterruptible).
     SwapWait(u64),
     /// Block until another thread wakes it.
@@ -122,7 +128,7 @@ pub(crate) enum TState {
 /// A thread as the kernel keeps it.
 #[derive(Debug)]
 pub(crate) struct Task {
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     pub proc_id: u32,
     pub nice: i8,
     /// Time run so far and switch-ins, for reports and audit records.
@@ -136,10 +142,14 @@ pub(crate) struct Task {
     pub remaining: u64,
     pub timer_gen: u64,
     pub timer_at: Option<u64>,
+    /// The soft expiry of an hrtimer with slack: an interrupt on its core from then on fires it.
+    pub timer_soft_at: Option<u64>,
     /// Blocked where only its timer wakes it (the buffer swap).
     pub uninterruptible: bool,
     /// Enqueued at least once (the first enqueue is a fork's).
     started: bool,
+    /// The cores it may run on (its affinity).
+    pub allowed: CpuMask,
 }
 
 /// A core as the kernel runs it.
@@ -252,14 +262,14 @@ impl<'s> Kernel<'s> {
     /// Creates a thread (asleep until its first wakeup) and returns its index.
     pub fn add_task(
         &mut self,
-        name: &'static str,
+        name: impl Into<Cow<'static, str>>,
         proc_id: u32,
         nice: i8,
         cache_kib: u64,
     ) -> usize {
         let t = self.tasks.len();
         self.tasks.push(Task {
-            name,
+            name: name.into(),
             proc_id,
             nice,
             exec_ns: 0,
@@ -270,14 +280,31 @@ impl<'s> Kernel<'s> {
             remaining: 0,
             timer_gen: 0,
             timer_at: None,
+            timer_soft_at: None,
             uninterruptible: false,
             started: false,
+            allowed: CpuMask::ALL,
         });
         self.class.attach(
             lull_sched::TaskId(t),
             lull_sched::class::FairParams::nice(nice),
         );
         t
+    }
+
+    /// Restricts thread `t` to the cores in `allowed` from its next wakeup or migration on
+    /// (`sched_setaffinity` before the thread runs, or by a thread that then sleeps).
+    pub fn set_affinity(&mut self, t: usize, allowed: CpuMask) {
+        self.tasks[t].allowed = allowed;
+    }
+
+    /// Sets thread `t`'s nice value (`setpriority`), running, queued or asleep.
+    pub fn set_nice(&mut self, t: usize, nice: i8) {
+        self.tasks[t].nice = nice;
+        self.class.set_params(
+            lull_sched::TaskId(t),
+            lull_sched::class::FairParams::nice(nice),
+        );
     }
 
     /// Makes thread `t` the last one core `c` ran (tests of the cache-refill model).

@@ -31,6 +31,7 @@ impl Kernel<'_> {
             self.tasks[t].state = TState::Frozen;
             return;
         }
+        self.tasks[t].timer_soft_at = None;
         if self.tasks[t].timer_at.take().is_some() {
             self.tasks[t].timer_gen += 1;
         }
@@ -102,13 +103,15 @@ impl Kernel<'_> {
         if self.class.nr_queued(cpu) == 0 {
             self.refresh_cpu_view(cx);
             if let Some(from) = self.placement.newidle_source(cpu, &self.cpu_view) {
-                let t = self
+                let tasks = &self.tasks;
+                if let Some(t) = self
                     .class
-                    .steal_candidate(from)
-                    .expect("a balancing source has a waiting task");
-                self.class.migrate(t, from, cpu, Migration::Balance);
-                self.util_migrate(t.0, from.0, c, cx);
-                self.tasks[t.0].core = c;
+                    .steal_candidate(from, &|t| tasks[t.0].allowed.contains(cpu))
+                {
+                    self.class.migrate(t, from, cpu, Migration::Balance);
+                    self.util_migrate(t.0, from.0, c, cx);
+                    self.tasks[t.0].core = c;
+                }
             }
         }
         self.class.pick_next(cpu, cx.now()).map(|t| t.0)
@@ -135,7 +138,11 @@ impl Kernel<'_> {
         let Some(from) = self.placement.tick_balance_source(cpu, &self.cpu_view) else {
             return;
         };
-        let Some(t) = self.class.steal_candidate(from) else {
+        let tasks = &self.tasks;
+        let Some(t) = self
+            .class
+            .steal_candidate(from, &|t| tasks[t.0].allowed.contains(cpu))
+        else {
             return;
         };
         self.class.migrate(t, from, cpu, Migration::Balance);
@@ -164,6 +171,7 @@ impl Kernel<'_> {
             idle: self.is_idle_core(c, cx),
             has_current: self.class.current(CpuId(c)).is_some(),
             nr_queued: self.class.nr_queued(CpuId(c)),
+            allowed: true,
         }));
         self.cpu_view = view;
     }
@@ -175,6 +183,10 @@ impl Kernel<'_> {
             return c.0;
         }
         self.refresh_cpu_view(cx);
+        let allowed = self.tasks[t].allowed;
+        for (c, v) in self.cpu_view.iter_mut().enumerate() {
+            v.allowed = allowed.contains(CpuId(c));
+        }
         self.placement
             .select_cpu(TaskId(t), CpuId(self.tasks[t].core), &self.cpu_view)
             .0

@@ -289,3 +289,13 @@ impl Userland<'_> {
         k.route_irqs_to_companion(guis::irq_target(forced) == guis::IrqTarget::Companion);
     }
 }
+
+impl crate::pm::IdleForcing for Userland<'_> {
+    fn set_idle_forced(&mut self, forced: bool, k: &mut Kernel<'_>) {
+        Userland::set_idle_forced(self, forced, k);
+    }
+
+    fn maybe_force_idle(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        Userland::maybe_force_idle(self, k, cx);
+    }
+}

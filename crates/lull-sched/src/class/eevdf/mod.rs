@@ -1056,12 +1056,12 @@ impl SchedClass for Eevdf {
     /// The waiting task least recently enqueued on or picked from `cpu`: the tail of Linux's
     /// `cfs_tasks`, where `detach_tasks` starts. Never the current task nor a delayed sleeper
     /// (`can_migrate_task` refuses both outside `migrate_load` balancing).
-    fn steal_candidate(&self, cpu: CpuId) -> Option<TaskId> {
+    fn steal_candidate(&self, cpu: CpuId, movable: &dyn Fn(TaskId) -> bool) -> Option<TaskId> {
         self.rqs[cpu.0]
             .tree
             .iter()
             .copied()
-            .filter(|&t| self.ent(t).at == At::Queued(cpu))
+            .filter(|&t| self.ent(t).at == At::Queued(cpu) && movable(t))
             .min_by_key(|&t| self.ent(t).touched)
     }
 

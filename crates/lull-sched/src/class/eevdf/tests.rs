@@ -280,7 +280,7 @@ fn a_sleeper_that_owes_service_stays_queued_until_picked_or_woken() {
     assert_eq!(eevdf.sleeping_on(s), Some(CPU));
     assert_eq!(eevdf.current(CPU), None);
     assert_eq!(eevdf.nr_queued(CPU), 1);
-    assert_eq!(eevdf.steal_candidate(CPU), Some(a));
+    assert_eq!(eevdf.steal_candidate(CPU, &|_| true), Some(a));
     // Still counted in V.
     assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
     assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
@@ -393,7 +393,7 @@ fn migration_keeps_the_lag_and_the_request_under_way() {
     assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
     // The balancer's candidate is the task least recently queued or picked: C (A was
     // picked after C was queued). `detach_tasks` starts from that end of `cfs_tasks`.
-    assert_eq!(eevdf.steal_candidate(CPU), Some(c));
+    assert_eq!(eevdf.steal_candidate(CPU, &|_| true), Some(c));
     // Moving A: V = 300 000 / 3 = 100 000, lag −200 000, 50 000 left of its request.
     // On CPU 1, V = 1 000 000, W = 1024: lag × 2048 / 1024 = −400 000, so
     // v = 1 400 000 and d = v + 50 000. Balancing and evacuation move it alike.
@@ -406,7 +406,7 @@ fn migration_keeps_the_lag_and_the_request_under_way() {
         // V' = (1 000 000 + 1 400 000) / 2: A is 200 000 ahead, as it left.
         assert_eq!(class.avg_vruntime(cpu1), 1_200_000);
         assert_eq!(class.nr_queued(cpu1), 1);
-        assert_eq!(class.steal_candidate(CPU), Some(c));
+        assert_eq!(class.steal_candidate(CPU, &|_| true), Some(c));
         class.check_invariants();
     }
 }
@@ -616,7 +616,7 @@ mod props {
                 } => self.set_params(TaskId(task), nice, slice_ns),
                 Op::Steal { from, evacuate } if self.cpus > 1 => {
                     let from = CpuId(from);
-                    let stolen = self.class.steal_candidate(from);
+                    let stolen = self.class.steal_candidate(from, &|_| true);
                     self.seen.push(Seen::Stole(stolen));
                     if let Some(t) = stolen {
                         assert_eq!(self.runnable[t.0], Some(from));

@@ -1,0 +1,246 @@
+//! rt-app workloads in the simulator: the threads of an [`RtApp`] run on a platform's cores
+//! through the same kernel, policies and power manager as the framework experiments, and log
+//! their periods as rt-app does, so that [`lull_workload::rtapp::ThreadSummary`] summarises a
+//! simulated run and a live one with the same code.
+
+mod user;
+
+use lull_model::time::NS_PER_S;
+use lull_workload::rtapp::{Calibration, PeriodRecord, RtApp};
+
+use crate::engine::Engine;
+use crate::event::Ev;
+use crate::kernel::{Cx, Kernel, Policies};
+use crate::platform::Platform;
+use crate::pm::PowerManager;
+use crate::policy::{PolicyError, PolicySpec, RunPolicies};
+use crate::soc::Soc;
+use crate::spec::{CpuSpec, MAX_DURATION_MS};
+use user::{RtAppUser, Work};
+
+/// Linux's default timer slack of a normal thread: `init_task.timer_slack_ns` = 50 µs
+/// (`init/init_task.c`), inherited by every `SCHED_OTHER` thread.
+pub const DEFAULT_TIMER_SLACK_NS: u64 = 50_000;
+
+/// How to run an rt-app workload.
+#[derive(Clone, Debug)]
+pub struct RtAppRun<'p> {
+    pub platform: &'p Platform,
+    /// The kernel's policies (scheduler, governor, …); unset slots take the platform's defaults.
+    pub policy: PolicySpec,
+    pub seed: u64,
+    /// The real time one busy loop takes at the reference speed, measured on the machine the
+    /// workload models; `None`: exactly the workload's calibration (the ideal rt-app).
+    pub loop_ns: Option<f64>,
+    /// Timer slack of the threads' sleeps.
+    pub timer_slack_ns: u64,
+}
+
+impl<'p> RtAppRun<'p> {
+    /// A run on `platform` with its default policies, seed 1, ideal calibration and Linux's
+    /// default timer slack.
+    #[must_use]
+    pub fn new(platform: &'p Platform) -> RtAppRun<'p> {
+        RtAppRun {
+            platform,
+            policy: PolicySpec::default(),
+            seed: 1,
+            loop_ns: None,
+            timer_slack_ns: DEFAULT_TIMER_SLACK_NS,
+        }
+    }
+}
+
+/// One simulated rt-app thread.
+#[derive(Clone, PartialEq, Debug)]
+pub struct RtAppThread {
+    /// `<task>-<index>`, as rt-app names its log file.
+    pub name: String,
+    /// CPU time over the run.
+    pub cpu_ns: u64,
+    /// Its logged periods, in rt-app's columns (times from the start of the run).
+    pub records: Vec<PeriodRecord>,
+}
+
+/// A simulated rt-app run (modelled figures).
+#[derive(Clone, PartialEq, Debug)]
+pub struct RtAppResult {
+    pub duration_ns: u64,
+    pub threads: Vec<RtAppThread>,
+}
+
+/// Why an rt-app workload cannot run in the simulator.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum RtAppSimError {
+    #[error("policy: {0}")]
+    Policy(String),
+    #[error("task \"{task}\": cpus lists CPU {cpu}, but platform `{platform}` has {cores} cores")]
+    NoSuchCpu {
+        task: String,
+        cpu: u32,
+        platform: String,
+        cores: usize,
+    },
+    #[error("calibration CPU{cpu}: platform `{platform}` has {cores} cores")]
+    NoCalibrationCpu {
+        cpu: u32,
+        platform: String,
+        cores: usize,
+    },
+    #[error("the threads still run after {limit_s} s: give the workload a duration")]
+    RunsForever { limit_s: u64 },
+    #[error("the workload creates no thread")]
+    NoThreads,
+    #[error("loop_ns must be a positive number of ns, not {0}")]
+    BadLoopNs(String),
+}
+
+impl From<PolicyError> for RtAppSimError {
+    fn from(e: PolicyError) -> RtAppSimError {
+        RtAppSimError::Policy(match e {
+            PolicyError::Unknown(u) => u.to_string(),
+            PolicyError::Invalid { field, reason } => format!("{field}: {reason}"),
+        })
+    }
+}
+
+/// The ns per loop rt-app uses when it measures its own (`"CPUn"` calibration) and the
+/// simulation has no measured figure: the loop of rt-app's busy function is of the order of
+/// 20 ns on current cores. Only the ratio of loop time to calibration matters for a simulated
+/// `run`, so with no machine measurement the two are equal and a `run` of `us` is `us` of work.
+pub const DEFAULT_CALIBRATION_NS: f64 = 20.0;
+
+/// Runs `w` in the simulator.
+///
+/// # Errors
+/// A [`RtAppSimError`] when a policy or CPU list does not fit the platform, or a workload
+/// without a duration never ends.
+pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimError> {
+    let plat = run.platform;
+    let main = plat.main_cluster();
+    let cores = plat.clusters[main].cores as usize;
+    check_cpus(w, plat, cores)?;
+    if w.threads().is_empty() {
+        return Err(RtAppSimError::NoThreads);
+    }
+    let (calibration_ns, ref_cluster) = match w.calibration {
+        Calibration::NsPerLoop(ns) => (f64::from(ns), main),
+        Calibration::Cpu(cpu) => {
+            if cpu as usize >= cores {
+                return Err(RtAppSimError::NoCalibrationCpu {
+                    cpu,
+                    platform: plat.name.clone(),
+                    cores,
+                });
+            }
+            (DEFAULT_CALIBRATION_NS, main)
+        }
+    };
+    let loop_ns = run.loop_ns.unwrap_or(calibration_ns);
+    if !(loop_ns.is_finite() && loop_ns > 0.0) {
+        return Err(RtAppSimError::BadLoopNs(loop_ns.to_string()));
+    }
+    let work = Work {
+        calibration_ns,
+        loop_ns,
+        ref_khz: plat.clusters[ref_cluster]
+            .opps
+            .last()
+            .map_or(1_000_000, |o| o.khz),
+        slack_ns: run.timer_slack_ns,
+    };
+    let cpu = CpuSpec {
+        main_cores: cores as u32,
+        companion: false,
+    };
+    let p = RunPolicies::build(&run.policy, plat, cpu.main_cores, false)?;
+    let mut eng = Engine::new(run.seed);
+    let mut soc = Soc::new(plat, cpu);
+    let mut kernel = Kernel::new(
+        plat,
+        soc.cores.len(),
+        Policies {
+            class: p.class,
+            placement: p.placement,
+            idle: p.idle,
+        },
+    );
+    let mut pm = PowerManager::new(p.governor, p.cores, plat.governor.sampling_ms);
+    if pm.reads_utilisation() {
+        kernel.track_utilisation();
+    }
+    let mut user = RtAppUser::new(w, work, &mut kernel);
+    let limit_ns = MAX_DURATION_MS * 1_000_000;
+    let end_ns = w
+        .duration_s
+        .map_or(limit_ns, |s| u64::from(s) * NS_PER_S);
+    let mut cx = Cx {
+        eng: &mut eng,
+        soc: &mut soc,
+    };
+    cx.eng.schedule_at(end_ns, Ev::End);
+    pm.start(&mut cx);
+    user.start(&mut kernel, &mut cx);
+    kernel.arm_periodic_ticks(&mut cx);
+    let mut ended_ns = end_ns;
+    while let Some((now, ev)) = cx.eng.pop() {
+        cx.soc.account(now, 0.0);
+        if ev == Ev::End {
+            if w.duration_s.is_none() {
+                return Err(RtAppSimError::RunsForever {
+                    limit_s: limit_ns / NS_PER_S,
+                });
+            }
+            break;
+        }
+        let k = &mut kernel;
+        match ev {
+            Ev::CoreDone { core, gen } => k.core_done(core, gen, &mut user, &mut cx),
+            Ev::WakeDone { core, gen } => k.wake_done(core, gen, &mut user, &mut cx),
+            Ev::Poke(core) => k.poke(core, &mut user, &mut cx),
+            Ev::Tick { core, gen } => k.tick(core, gen, &mut user, &mut cx),
+            Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut user, &mut cx),
+            Ev::Governor => pm.sample(k, &mut user, &mut cx),
+            // No devices, display or window manager in an rt-app run.
+            Ev::Inject(_) | Ev::Vsync | Ev::Window(_) | Ev::End => {}
+        }
+        pm.after_event(k, &mut cx);
+        cx.soc.update_power(0.0);
+        if w.duration_s.is_none() && user.all_done() {
+            ended_ns = now;
+            break;
+        }
+    }
+    kernel.sync_all(&mut cx);
+    let threads = user
+        .threads
+        .iter_mut()
+        .zip(w.threads())
+        .map(|(th, name)| RtAppThread {
+            name: name.name,
+            cpu_ns: kernel.tasks[name.index as usize].exec_ns,
+            records: std::mem::take(&mut th.records),
+        })
+        .collect();
+    Ok(RtAppResult {
+        duration_ns: ended_ns,
+        threads,
+    })
+}
+
+fn check_cpus(w: &RtApp, plat: &Platform, cores: usize) -> Result<(), RtAppSimError> {
+    for t in &w.tasks {
+        let lists = std::iter::once(&t.cpus).chain(t.phases.iter().map(|p| &p.cpus));
+        for cpu in lists.flatten().flatten() {
+            if *cpu as usize >= cores {
+                return Err(RtAppSimError::NoSuchCpu {
+                    task: t.name.clone(),
+                    cpu: *cpu,
+                    platform: plat.name.clone(),
+                    cores,
+                });
+            }
+        }
+    }
+    Ok(())
+}
