@@ -36,6 +36,7 @@
 //!
 //! Pure code: readers take a `&str`, never a path.
 
+mod comments;
 pub mod log;
 pub mod parse;
 pub mod summary;

@@ -124,7 +124,12 @@ pub fn parse(text: &str) -> Result<RtApp, RtAppError> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(RtAppError::TooLarge { bytes: text.len() });
     }
-    let tree: Json = serde_json::from_str(text).map_err(|e| json_error(&e))?;
+    let text = super::comments::blank(text).map_err(|e| RtAppError::Json {
+        line: e.line,
+        column: 1,
+        msg: "a /* comment that never ends".into(),
+    })?;
+    let tree: Json = serde_json::from_str(&text).map_err(|e| json_error(&e))?;
     let Json::Object(top) = &tree else {
         return Err(RtAppError::TopLevelNotObject { found: tree.kind() });
     };
