@@ -8,15 +8,43 @@
 //!   their strict reader and a writer in rt-app's own layout.
 //! - [`summary`]: a thread's CPU time, periods, wake-up latency and slack percentiles.
 //!
+//! - [`write`]: the workload back as rt-app 1.0 JSON, with the `global` settings a live run
+//!   chooses ([`GlobalOverrides`]).
+//!
+//! # The subset
+//!
+//! - Top level: `tasks` (required, non-empty), `global`, and `resources` only as `{}` (rt-app 1.0
+//!   creates resources from the events that use them).
+//! - `global`: `duration` (seconds > 0, or -1), `default_policy` (`SCHED_OTHER` only),
+//!   `calibration` (`"CPUn"` or ns per loop; default `"CPU0"`). Accepted with no effect on
+//!   scheduling, because the simulator writes no files and the live runner sets them itself:
+//!   `logdir`, `log_basename`, `log_size`, `gnuplot`, `lock_pages`, `pi_enabled`, and `ftrace`
+//!   when `false` or `"none"`.
+//! - A task: `instance` (default 1), `loop` (see below), `delay` (µs), `priority` (nice
+//!   -20..=19), `policy` (`SCHED_OTHER` only), `cpus` (distinct CPUs below 64), and either
+//!   `phases` or events of its own. A phase: `loop` (≥ 1, default 1), `priority`, `cpus`,
+//!   `policy`, and at least one event.
+//! - Events, keyed by prefix as rt-app does (`sleep`, `runtime`, `run`, `timer` in that order, so
+//!   `run0` and `runtime1` are events): `run`, `runtime`, `sleep` (µs ≥ 0) and `timer`
+//!   (`{"ref", "period" > 0, "mode": "relative"|"absolute"}`). rt-app's other events (`lock`,
+//!   `wait`, `barrier`, `mem`, …) and keys (`util_min`, `taskgroup`, `dl-runtime`, …) are
+//!   errors.
+//! - Loops, as rt-app 1.0 runs them: with `phases`, the task's `loop` (default -1, forever)
+//!   repeats the phase list and each phase's `loop` repeats that phase. Without `phases`, the
+//!   task's `loop` is its single phase's (named `""`) and the thread loops forever: measured on
+//!   rt-app 1.0, `{"loop": 3, "run": 10, "sleep": 10}` never ends on its own.
+//!
 //! Pure code: readers take a `&str`, never a path.
 
 pub mod log;
 pub mod parse;
 pub mod summary;
+pub mod write;
 
 pub use log::{LogError, PeriodRecord};
 pub use parse::{parse, RtAppError};
 pub use summary::{Percentiles, SlackStats, ThreadSummary};
+pub use write::GlobalOverrides;
 
 /// A whole rt-app workload: the `global` object and the `tasks` in file order.
 #[derive(Clone, PartialEq, Eq, Debug)]
