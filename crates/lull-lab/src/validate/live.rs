@@ -24,10 +24,10 @@ use std::time::{Duration, Instant};
 use lull_os::procfs::{thread_names, thread_run_ns, MeasureError};
 use lull_os::sys::monotonic_ns;
 use lull_workload::rtapp::{
-    log::parse_log, LogError, PeriodRecord, RtApp, ThreadName, ThreadSummary,
+    log::parse_log, Calibration, GlobalOverrides, LogError, PeriodRecord, RtApp, ThreadName,
+    ThreadSummary,
 };
 
-use super::json::{to_json, Overrides};
 use super::machine::{find_rt_app, RtAppMissing, LOOP_PROBE_CALIBRATION_NS};
 
 /// How often the runner looks for the worker threads: they appear within a few milliseconds of
@@ -360,15 +360,12 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
     let dir = RunDir::create()?;
     let basename = "run";
     let json_path = dir.0.join("workload.json");
-    let json = to_json(
-        workload,
-        &Overrides {
-            duration_s,
-            calibration_ns: opts.calibration_ns,
-            logdir: &dir.0.to_string_lossy(),
-            log_basename: basename,
-        },
-    );
+    let json = workload.to_json(&GlobalOverrides {
+        logdir: Some(dir.0.to_string_lossy().into_owned()),
+        log_basename: Some(basename.to_owned()),
+        calibration: Some(Calibration::NsPerLoop(opts.calibration_ns)),
+        duration_s: Some(Some(duration_s)),
+    });
     let write = |path: &Path, text: &str| {
         fs::write(path, text).map_err(|source| LiveError::Write {
             path: path.to_owned(),

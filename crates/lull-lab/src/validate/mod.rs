@@ -10,7 +10,6 @@
 //! Runs are meant one after another on an otherwise idle machine: each one measures how the
 //! kernel shares the CPUs among the workload's threads alone.
 
-mod json;
 pub mod live;
 pub mod machine;
 
