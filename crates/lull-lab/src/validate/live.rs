@@ -607,6 +607,30 @@ mod tests {
     }
 
     #[test]
+    fn a_failing_rt_app_is_reported_with_its_last_messages() {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = RunDir::create().unwrap();
+        let fake = bin.0.join("rt-app");
+        fs::write(&fake, "#!/bin/sh\necho 'cannot parse' >&2\nexit 3\n").unwrap();
+        fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+        let opts = LiveOptions {
+            rt_app: Some(fake),
+            ..LiveOptions::default()
+        };
+        let err = run_live(&workload(&[("a", 1)]), &opts).unwrap_err();
+        match &err {
+            LiveError::ExitedEarly {
+                status,
+                stderr_tail,
+            } => {
+                assert!(status.contains('3'), "{status}");
+                assert_eq!(stderr_tail, "cannot parse");
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
     fn stderr_tail_keeps_the_last_lines() {
         let dir = RunDir::create().unwrap();
         let path = dir.0.join("stderr.txt");
