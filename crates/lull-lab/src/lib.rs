@@ -14,6 +14,10 @@
 //!   as a C program against a private display server.
 //! - [`bench`](mod@bench): the in-process ESM dispatch and KDS compose benchmarks.
 //! - [`audit`]: the live IPSA recorder and the seed-002 experiments.
+//! - [`validate`]: the live side of `lull validate kernel` — this machine as Linux describes it
+//!   ([`validate::probe`], with where each figure came from and two rt-app measurements), and
+//!   rt-app workloads run on the real kernel ([`validate::run_live`]): per-thread CPU share from
+//!   the kernel's counters and the summary of each thread's log.
 //!
 //! The tests that run the daemon with real clients live here too, in `tests/`: this is the crate
 //! that depends on both.
@@ -30,3 +34,4 @@ pub mod measure;
 pub mod png;
 pub mod respondent;
 pub mod stack;
+pub mod validate;

@@ -12,7 +12,7 @@
 //! - [`fbdev`]: the frame buffer device the display server presents to.
 //! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on.
 //! - [`procfs`]: `/proc` readings — a thread's CPU time, wake-ups, state and nice value, a
-//!   process's start time, a thread parked in a futex wait.
+//!   process's start time, a thread parked in a futex wait, a process's threads by name.
 //!
 //! The cgroup freezer is not here: only the policy actuator in `lulld` freezes threads, so it
 //! lives in that crate (`lulld::freezer`).

@@ -11,6 +11,9 @@
 //! The policy actuator in `lulld` reads a process's start time ([`process_start_ticks`]), to tell
 //! a process from a later one that reused its id, and whether a thread is parked
 //! ([`parked_in_futex`]); its tests read a thread's nice value back ([`thread_nice`]).
+//!
+//! The lab's rt-app runner finds a process's threads by name ([`thread_names`]) and reads their
+//! CPU time alone ([`thread_run_ns`]).
 
 use std::fs;
 use std::io;
@@ -154,18 +157,53 @@ fn parse_parked_in_futex(text: &str) -> bool {
     (cmd == libc::FUTEX_WAIT as u64 || cmd == libc::FUTEX_WAIT_BITSET as u64) && timeout == 0
 }
 
+/// The nanoseconds a thread has run on a CPU: the first field of a `schedstat` file
+/// (`sum_exec_runtime`, the scheduler's own counter, present even without `CONFIG_SCHEDSTATS`).
+#[must_use]
+pub fn parse_schedstat_run_ns(text: &str) -> Option<u64> {
+    text.split_whitespace().next().and_then(|v| v.parse().ok())
+}
+
+fn run_ns_in(dir: &str) -> Result<u64, MeasureError> {
+    let (schedstat, path) = read(format!("{dir}/schedstat"))?;
+    parse_schedstat_run_ns(&schedstat).ok_or(MeasureError::Missing {
+        path,
+        field: "run time",
+    })
+}
+
+/// The nanoseconds thread `tid` of process `pid` has run, from `/proc/PID/task/TID/schedstat`
+/// alone (cheaper than [`sample_thread`] when only CPU time is wanted).
+///
+/// # Errors
+/// [`MeasureError`] when the thread is gone or the file lacks the field.
+pub fn thread_run_ns(pid: i32, tid: i32) -> Result<u64, MeasureError> {
+    run_ns_in(&format!("/proc/{pid}/task/{tid}"))
+}
+
+/// The threads of process `pid` with their names (`/proc/PID/task/TID/comm`, at most 15 bytes),
+/// in ascending thread id. A thread that exits while the directory is read is left out.
+///
+/// # Errors
+/// The error of reading `/proc/PID/task` (the process is gone).
+pub fn thread_names(pid: i32) -> io::Result<Vec<(i32, String)>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(format!("/proc/{pid}/task"))? {
+        let Some(tid) = entry?.file_name().to_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        if let Ok(comm) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")) {
+            out.push((tid, comm.trim_end_matches('\n').to_owned()));
+        }
+    }
+    out.sort_unstable_by_key(|&(tid, _)| tid);
+    Ok(out)
+}
+
 /// The counters of the thread whose `/proc` directory is `dir`, and its start time in clock ticks
 /// since boot, which tells a thread from a later one that reused its id.
 pub fn probe(dir: &str) -> Result<(ThreadSample, u64), MeasureError> {
-    let (schedstat, path) = read(format!("{dir}/schedstat"))?;
-    let run_ns = schedstat
-        .split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .ok_or(MeasureError::Missing {
-            path,
-            field: "run time",
-        })?;
+    let run_ns = run_ns_in(dir)?;
     let (status, path) = read(format!("{dir}/status"))?;
     let field = |name: &'static str| -> Result<u64, MeasureError> {
         status
@@ -250,6 +288,33 @@ mod tests {
         assert_eq!((short.start_ticks, short.nice), (None, None));
         let bad = stat_line("a").replace(" 4242 ", " 42x2 ");
         assert_eq!(parse_stat(&bad).start_ticks, None);
+    }
+
+    #[test]
+    fn schedstat_run_time_is_the_first_field() {
+        assert_eq!(
+            parse_schedstat_run_ns("74562366 33920329 88\n"),
+            Some(74_562_366)
+        );
+        assert_eq!(parse_schedstat_run_ns("0 0 0"), Some(0));
+        for bad in ["", "\n", "x 1 2", "-5 1 2", "1.5 2 3"] {
+            assert_eq!(parse_schedstat_run_ns(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn thread_names_lists_this_thread_by_its_name() {
+        let pid = std::process::id() as i32;
+        let tid = gettid();
+        let names = thread_names(pid).unwrap();
+        assert!(names.windows(2).all(|w| w[0].0 < w[1].0), "{names:?}");
+        let own = fs::read_to_string(format!("/proc/self/task/{tid}/comm")).unwrap();
+        assert!(
+            names.contains(&(tid, own.trim_end().to_owned())),
+            "{names:?}"
+        );
+        assert!(thread_run_ns(pid, tid).is_ok());
+        assert!(thread_names(1 << 23).is_err());
     }
 
     #[test]

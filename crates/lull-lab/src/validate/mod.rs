@@ -1,0 +1,17 @@
+//! The live side of `lull validate kernel`: this machine as the kernel describes it, and rt-app
+//! workloads run on it.
+//!
+//! - [`machine`]: [`probe`] — online CPUs, tick rate, EEVDF base slice, idle states, frequency,
+//!   timer slack, each with its [`Source`], and two figures measured with short rt-app runs
+//!   (ns per busy loop, idle timer wake-up latency).
+//! - [`live`]: [`run_live`] — one workload under rt-app: every worker's CPU share from the
+//!   kernel's own counters, and its log's periods summarised as the simulator's are.
+//!
+//! Runs are meant one after another on an otherwise idle machine: each one measures how the
+//! kernel shares the CPUs among the workload's threads alone.
+
+pub mod live;
+pub mod machine;
+
+pub use live::{run_live, LiveError, LiveOptions, LiveRun, LiveThread};
+pub use machine::{probe, Machine, RtAppMissing, Source, Sourced};

@@ -1,0 +1,93 @@
+//! A tiny workload on the real kernel through rt-app: every thread is found, measured and
+//! logged. Skipped, with the reason printed, without rt-app or with fewer than 2 online CPUs.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use lull_lab::validate::{machine, probe, run_live, LiveOptions};
+use lull_workload::rtapp::parse;
+
+/// Live runs measure the kernel sharing the CPUs among one workload's threads, so the tests here
+/// take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// rt-app and 2 online CPUs, or the reason to skip.
+fn live_machine() -> Result<PathBuf, String> {
+    let rt_app = machine::find_rt_app().map_err(|e| e.to_string())?;
+    let cpus = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| machine::parse_cpu_list(&s))
+        .map_or(0, |c| c.len());
+    if cpus < 2 {
+        return Err(format!("{cpus} online CPU(s); the tests need 2"));
+    }
+    Ok(rt_app)
+}
+
+/// One CPU hog and one periodic task for a second: on 2 CPUs the hog has a CPU nearly alone.
+const WORKLOAD: &str = r#"{
+  "global": {"duration": 1, "calibration": 20},
+  "tasks": {
+    "hog": {"loop": -1, "run": 100000},
+    "periodic": {"loop": -1, "runtime": 2000, "timer": {"ref": "tick", "period": 8000}}
+  }
+}"#;
+
+#[test]
+fn validate_live_runs_a_tiny_workload() {
+    let rt_app = match live_machine() {
+        Ok(p) => p,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let workload = parse(WORKLOAD).unwrap();
+    let opts = LiveOptions {
+        rt_app: Some(rt_app),
+        ..LiveOptions::default()
+    };
+    let run = run_live(&workload, &opts).unwrap();
+    eprintln!("window {:.1} ms", run.window_ms);
+    for t in &run.threads {
+        eprintln!(
+            "{} tid {} share {:.3} cpu {:.1} ms periods {} {:?}",
+            t.thread.name, t.tid, t.cpu_share, t.cpu_ms, t.summary.periods, t.summary
+        );
+    }
+    let names: Vec<&str> = run.threads.iter().map(|t| t.thread.name.as_str()).collect();
+    assert_eq!(names, ["hog-0", "periodic-1"]);
+    assert_eq!(run.duration_s, 1);
+    assert!(run.window_ms > 0.0);
+    let (hog, periodic) = (&run.threads[0], &run.threads[1]);
+    assert!(hog.cpu_share > 0.5, "hog share {}", hog.cpu_share);
+    for t in &run.threads {
+        assert!(t.cpu_share >= 0.0 && t.cpu_share <= 1.01, "{}", t.cpu_share);
+        assert!(t.cpu_ms > 0.0);
+        assert!(t.summary.periods > 0, "{} logged no period", t.thread.name);
+        assert_eq!(t.summary.periods, t.records.len() as u64);
+        assert!(t.records.iter().all(|r| r.index == t.thread.index));
+        assert!(t.records.iter().all(|r| r.period_us > 0));
+    }
+    assert!(periodic.summary.wakeup_latency_us.is_some());
+    assert_ne!(hog.tid, periodic.tid);
+}
+
+#[test]
+fn validate_probe_describes_this_machine() {
+    if let Err(why) = live_machine() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let m = probe();
+    eprintln!("{m}");
+    assert!(m.cpu_count() >= 2);
+    assert!(m.base_slice_ns.value > 0);
+    assert!(m.rt_app.is_ok());
+    let loop_ns = m.loop_ns.as_ref().unwrap().value;
+    assert!(loop_ns > 0.0 && loop_ns.is_finite(), "{loop_ns}");
+    let lat = m.idle_timer_latency_us.as_ref().unwrap().value;
+    assert!(lat >= 0.0 && lat.is_finite(), "{lat}");
+}
