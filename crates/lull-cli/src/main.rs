@@ -7,6 +7,7 @@ mod live;
 mod reproduce;
 mod rtapp;
 mod sim;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -49,6 +50,9 @@ enum Command {
     /// guiS in lulld: per-app, per-category CPU time and wake-ups.
     #[command(subcommand)]
     Guis(guis::GuisCommand),
+    /// The simulator against the real kernel on rt-app workloads (docs/validation.md).
+    #[command(subcommand)]
+    Validate(validate::ValidateCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -181,6 +185,7 @@ fn main() -> ExitCode {
         Command::Sim(cmd) => sim::run(cmd),
         Command::Kds(cmd) => kds::run(cmd),
         Command::Guis(cmd) => guis::run(cmd),
+        Command::Validate(cmd) => validate::run(cmd),
         Command::Workload(WorkloadCommand::Spiral) => {
             print!("{}", lull_workload::spiral::stylus_spiral().to_text());
             ExitCode::SUCCESS

@@ -55,6 +55,11 @@ const SECTIONS: &[(&str, &str, Runner)] = &[
         "Seed-000 experiments under the seed's kernel (CFS + ondemand) and today's Linux (EEVDF + schedutil) (modelled)",
         policies_section,
     ),
+    (
+        "validation",
+        "The simulator against this machine's kernel on rt-app workloads (measured live and modelled)",
+        crate::validate::reproduce_section,
+    ),
 ];
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
@@ -70,10 +75,6 @@ const TO_COME: &[(&str, &str)] = &[
     (
         "seed 004's controller interface and big/LITTLE toggling",
         "the live controller and an Odroid-XU3 profile",
-    ),
-    (
-        "the simulator validated against this machine's kernel",
-        "rt-app workloads and an x86-64 platform profile",
     ),
 ];
 

@@ -84,7 +84,15 @@ fn table(file: &Path, platform: &str, r: &RtAppResult) -> String {
     let _ = writeln!(
         t,
         "{:<24} {:>9} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "thread", "cpu ms", "share", "periods", "wu p50", "wu p99", "wu max", "slack p50", "slack p1"
+        "thread",
+        "cpu ms",
+        "share",
+        "periods",
+        "wu p50",
+        "wu p99",
+        "wu max",
+        "slack p50",
+        "slack p1"
     );
     for (name, s) in summaries(r) {
         let wu = s.wakeup_latency_us;

@@ -91,3 +91,50 @@ fn validate_probe_describes_this_machine() {
     let lat = m.idle_timer_latency_us.as_ref().unwrap().value;
     assert!(lat >= 0.0 && lat.is_finite(), "{lat}");
 }
+
+/// The shipped two-hogs workload, both ways, shortened to 2 s: the kernel's weights split CPU 0
+/// 75/25 and the simulator's must too. Other tests may share the machine, so the check is on the
+/// ratio of the two shares (a generous 25 %), not on the absolute shares; the differences in
+/// percentage points are printed.
+#[test]
+fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
+    use lull_lab::validate::compare::{compare, SimProfile};
+    let rt_app = match live_machine() {
+        Ok(p) => p,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let path = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/validation/two-hogs-nice.json"
+    ));
+    let mut w = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    w.duration_s = Some(2);
+    let profile = SimProfile::of(&probe()).unwrap();
+    let opts = LiveOptions {
+        rt_app: Some(rt_app),
+        ..LiveOptions::default()
+    };
+    let c = compare(&path, &w, &profile, &opts, 1).unwrap();
+    assert_eq!(c.threads.len(), 2);
+    for t in &c.threads {
+        eprintln!(
+            "{}: live {:.3}, sim {:.3} ({:+.1} pp)",
+            t.name,
+            t.live.cpu_share,
+            t.sim.cpu_share,
+            t.cpu_diff_pp()
+        );
+        assert!(t.live.cpu_share > 0.0 && t.sim.cpu_share > 0.0);
+    }
+    let ratio = |a: f64, b: f64| a / b;
+    let live = ratio(c.threads[0].live.cpu_share, c.threads[1].live.cpu_share);
+    let sim = ratio(c.threads[0].sim.cpu_share, c.threads[1].sim.cpu_share);
+    assert!(
+        (live / sim - 1.0).abs() < 0.25,
+        "nice 0 : nice 5 share ratio live {live:.2}, simulated {sim:.2}"
+    );
+}

@@ -41,6 +41,17 @@ impl CpuState {
     }
 }
 
+/// What a periodic balance decides.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TickBalance {
+    /// Pull one waiting task from this CPU.
+    Pull(CpuId),
+    /// An imbalance, but no task worth moving this time (Linux counts `nr_balance_failed`).
+    Failed,
+    /// Nothing to do.
+    Balanced,
+}
+
 /// A placement policy.
 pub trait Placement: fmt::Debug {
     /// The name a spec uses.
@@ -55,9 +66,10 @@ pub trait Placement: fmt::Debug {
     /// How often a busy CPU of a cluster of `cluster_cpus` balances at its tick.
     fn busy_balance_interval_ns(&self, cluster_cpus: usize) -> u64;
 
-    /// At `cpu`'s periodic balance (it runs a task): the CPU to pull one waiting task from, if
-    /// the imbalance is worth a migration.
-    fn tick_balance_source(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId>;
+    /// At `cpu`'s periodic balance (it runs a task), after `failed` attempts in a row that found
+    /// an imbalance but moved nothing: pull one waiting task from a CPU, give up (and count a
+    /// failure), or find the load balanced.
+    fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState], failed: u32) -> TickBalance;
 
     /// At `cpu`'s tick: an idle CPU to wake so that it pulls from `cpu` (Linux's NOHZ idle
     /// balancing: idle CPUs sleep without a tick, so a busy one kicks them).
@@ -135,13 +147,25 @@ impl Placement for WakeIdle {
         cluster_cpus.max(1) as u64 * BALANCE_INTERVAL_MS_PER_CPU * BUSY_FACTOR * 1_000_000
     }
 
-    fn tick_balance_source(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId> {
+    fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState], failed: u32) -> TickBalance {
         let here = cpus[cpu.0];
-        (0..cpus.len())
+        let Some(busiest) = (0..cpus.len())
             .filter(|&o| o != cpu.0 && cpus[o].cluster == here.cluster && cpus[o].online)
-            .filter(|&o| cpus[o].nr_queued > 0 && cpus[o].load() >= here.load() + 2)
+            .filter(|&o| cpus[o].nr_queued > 0 && cpus[o].load() > here.load())
             .max_by_key(|&o| (cpus[o].load(), Reverse(o)))
-            .map(CpuId)
+        else {
+            return TickBalance::Balanced;
+        };
+        // `calculate_imbalance` asks for half the load difference; `detach_tasks` moves a task
+        // only if its load, halved once per failed attempt (`shr_bound(load,
+        // nr_balance_failed)`), fits in it. A difference of two tasks fits at once; a
+        // difference of one (half a task) only after one failure — so three hogs on two CPUs
+        // take turns on the shared one.
+        if cpus[busiest].load() >= here.load() + 2 || failed >= 1 {
+            TickBalance::Pull(CpuId(busiest))
+        } else {
+            TickBalance::Failed
+        }
     }
 
     fn idle_balance_target(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId> {
@@ -219,13 +243,21 @@ mod tests {
     }
 
     #[test]
-    fn a_busy_cpu_pulls_only_where_a_migration_evens_the_load() {
+    fn a_busy_cpu_pulls_at_once_for_two_tasks_of_difference_and_after_a_failure_for_one() {
         let p = WakeIdle;
         // Loads 1, 2, 3 (running + queued).
         let cpus = [cpu(false, 0), cpu(false, 1), cpu(false, 2)];
-        assert_eq!(p.tick_balance_source(CpuId(0), &cpus), Some(CpuId(2)));
-        assert_eq!(p.tick_balance_source(CpuId(1), &cpus), None);
-        assert_eq!(p.tick_balance_source(CpuId(2), &cpus), None);
+        assert_eq!(
+            p.tick_balance(CpuId(0), &cpus, 0),
+            TickBalance::Pull(CpuId(2))
+        );
+        assert_eq!(p.tick_balance(CpuId(2), &cpus, 0), TickBalance::Balanced);
+        // A difference of one task moves one only after a failed attempt.
+        assert_eq!(p.tick_balance(CpuId(1), &cpus, 0), TickBalance::Failed);
+        assert_eq!(
+            p.tick_balance(CpuId(1), &cpus, 1),
+            TickBalance::Pull(CpuId(2))
+        );
         // 4 CPUs: 4 ms × 16 when busy.
         assert_eq!(p.busy_balance_interval_ns(4), 64_000_000);
     }

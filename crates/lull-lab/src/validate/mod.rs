@@ -7,9 +7,13 @@
 //! - [`live`]: [`run_live`] — one workload under rt-app: every worker's CPU share from the
 //!   kernel's own counters, and its log's periods summarised as the simulator's are.
 //!
+//! - [`compare`]: each workload live and in the simulator on a profile of this machine, with
+//!   the bounds the validation holds the simulator to.
+//!
 //! Runs are meant one after another on an otherwise idle machine: each one measures how the
 //! kernel shares the CPUs among the workload's threads alone.
 
+pub mod compare;
 pub mod live;
 pub mod machine;
 

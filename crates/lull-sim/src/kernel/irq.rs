@@ -123,7 +123,9 @@ impl Kernel<'_> {
     fn expire_soft_timers(&mut self, c: usize, u: &mut dyn Userspace, cx: &mut Cx<'_, '_>) {
         let now = cx.now();
         for tid in 0..self.tasks.len() {
-            let due = self.tasks[tid].timer_soft_at.is_some_and(|soft| soft <= now);
+            let due = self.tasks[tid]
+                .timer_soft_at
+                .is_some_and(|soft| soft <= now);
             if due && self.timer_core(tid, cx) == c {
                 let gen = self.tasks[tid].timer_gen;
                 self.timer_fired(tid, gen, u, cx);

@@ -175,6 +175,8 @@ pub(crate) struct Cpu {
     freq_event: bool,
     /// When this core next balances at its tick.
     next_balance_ns: u64,
+    /// Balances in a row that found an imbalance and moved nothing (`sd->nr_balance_failed`).
+    balance_failed: u32,
 }
 
 /// The policies the kernel runs with.
@@ -231,6 +233,7 @@ impl<'s> Kernel<'s> {
                     running_task: None,
                     freq_event: false,
                     next_balance_ns: 0,
+                    balance_failed: 0,
                 })
                 .collect(),
             class: p.class,

@@ -3,7 +3,7 @@
 
 use lull_audit::AuditEventKind;
 use lull_sched::class::{Enqueue, Migration};
-use lull_sched::placement::CpuState;
+use lull_sched::placement::{CpuState, TickBalance};
 use lull_sched::{CpuId, TaskId};
 
 use super::{Cx, Kernel, TState, Userspace};
@@ -135,16 +135,28 @@ impl Kernel<'_> {
         }
         let cluster_cpus = cx.soc.cluster_cores(cx.soc.cores[c].cluster).count();
         self.cpus[c].next_balance_ns = now + self.placement.busy_balance_interval_ns(cluster_cpus);
-        let Some(from) = self.placement.tick_balance_source(cpu, &self.cpu_view) else {
-            return;
+        let failed = self.cpus[c].balance_failed;
+        let from = match self.placement.tick_balance(cpu, &self.cpu_view, failed) {
+            TickBalance::Pull(from) => from,
+            TickBalance::Failed => {
+                self.cpus[c].balance_failed += 1;
+                return;
+            }
+            TickBalance::Balanced => {
+                self.cpus[c].balance_failed = 0;
+                return;
+            }
         };
         let tasks = &self.tasks;
         let Some(t) = self
             .class
             .steal_candidate(from, &|t| tasks[t.0].allowed.contains(cpu))
         else {
+            // Every waiting task is pinned elsewhere.
+            self.cpus[c].balance_failed += 1;
             return;
         };
+        self.cpus[c].balance_failed = 0;
         self.class.migrate(t, from, cpu, Migration::Balance);
         self.util_migrate(t.0, from.0, c, cx);
         self.tasks[t.0].core = c;

@@ -171,9 +171,7 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
     }
     let mut user = RtAppUser::new(w, work, &mut kernel);
     let limit_ns = MAX_DURATION_MS * 1_000_000;
-    let end_ns = w
-        .duration_s
-        .map_or(limit_ns, |s| u64::from(s) * NS_PER_S);
+    let end_ns = w.duration_s.map_or(limit_ns, |s| u64::from(s) * NS_PER_S);
     let mut cx = Cx {
         eng: &mut eng,
         soc: &mut soc,
@@ -244,3 +242,6 @@ fn check_cpus(w: &RtApp, plat: &Platform, cores: usize) -> Result<(), RtAppSimEr
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -65,10 +65,17 @@ enum Step {
     Delay,
     /// Between events.
     Ready,
-    Run { start_ns: u64 },
-    Runtime { start_ns: u64, us: u64 },
+    Run {
+        start_ns: u64,
+    },
+    Runtime {
+        start_ns: u64,
+        us: u64,
+    },
     Sleep,
-    Timer { expiry_ns: u64 },
+    Timer {
+        expiry_ns: u64,
+    },
     /// Its loops are done: it exits.
     Done,
 }
