@@ -5,7 +5,7 @@
 /// `percent` % of the samples at or below it. Integer arithmetic, so p99 of 100 samples is the
 /// 99th exactly. `None` for no samples; `percent` above 100 is taken as 100.
 #[must_use]
-pub fn nearest_rank(sorted: &[u64], percent: u32) -> Option<u64> {
+pub fn nearest_rank<T: Copy>(sorted: &[T], percent: u32) -> Option<T> {
     let n = sorted.len();
     if n == 0 {
         return None;
@@ -28,6 +28,6 @@ mod tests {
         assert_eq!(nearest_rank(&s, 0), Some(1));
         assert_eq!(nearest_rank(&[7], 99), Some(7));
         assert_eq!(nearest_rank(&[1, 2, 3], 50), Some(2));
-        assert_eq!(nearest_rank(&[], 50), None);
+        assert_eq!(nearest_rank::<u64>(&[], 50), None);
     }
 }

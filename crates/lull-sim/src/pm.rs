@@ -11,8 +11,6 @@ use crate::kernel::{Cx, Kernel};
 use crate::platform::FreqDomain;
 use crate::soc::CState;
 
-/// The power manager of one run.
-
 /// guiS's idle forcing as the power manager drives it at each sampling period; user spaces
 /// without guiS (rt-app workloads) do nothing.
 pub(crate) trait IdleForcing {
@@ -22,6 +20,7 @@ pub(crate) trait IdleForcing {
     fn maybe_force_idle(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>);
 }
 
+/// The power manager of one run.
 #[derive(Debug)]
 pub(crate) struct PowerManager {
     governor: Box<dyn FreqGovernor>,

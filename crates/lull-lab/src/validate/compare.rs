@@ -93,9 +93,11 @@ impl SimProfile {
         let platform = base
             .with_machine(cores, hz, mhz, idle)
             .map_err(|e| bad(e.to_string()))?;
-        let mut policy = PolicySpec::default();
-        policy.scheduler = Some("eevdf".into());
-        policy.base_slice_us = Some(m.base_slice_ns.value.div_ceil(1000));
+        let policy = PolicySpec {
+            scheduler: Some("eevdf".into()),
+            base_slice_us: Some(m.base_slice_ns.value.div_ceil(1000)),
+            ..PolicySpec::default()
+        };
         let loop_ns = m.loop_ns.as_ref().ok().map(|s| s.value);
         let notes = vec![
             format!("cores {cores} ({})", m.cpus.source),

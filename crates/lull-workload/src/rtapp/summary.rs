@@ -70,10 +70,9 @@ impl ThreadSummary {
     }
 }
 
-/// The `p`-th percentile (0 < `p` ≤ 100) of non-empty `sorted` by nearest rank.
-fn nearest_rank<T: Copy>(sorted: &[T], p: usize) -> T {
-    let rank = (p * sorted.len()).div_ceil(100).max(1);
-    sorted[rank.min(sorted.len()) - 1]
+/// The `p`-th percentile of non-empty `sorted` by nearest rank (the project's one definition).
+fn nearest_rank<T: Copy>(sorted: &[T], p: u32) -> T {
+    lull_model::stats::nearest_rank(sorted, p).expect("callers pass samples")
 }
 
 #[cfg(test)]
