@@ -7,10 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use lull_lab::validate::compare::{
-    compare, Figures, SimProfile, WorkloadComparison, CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION,
-    LATENCY_BOUND_US,
+    validate_all, Figures, SimProfile, WorkloadComparison, CPU_SHARE_BOUND_PP,
+    LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
 };
-use lull_lab::validate::{probe, LiveOptions, Machine};
+use lull_lab::validate::Machine;
 use serde_json::{json, Value};
 
 use crate::sim::emit;
@@ -163,40 +163,15 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
     t
 }
 
-/// Probes the machine and runs every workload of `paths` both ways, with progress on standard
-/// error.
-///
-/// # Errors
-/// The first failure (an unreadable workload, rt-app missing, a failed run), as text.
-pub fn run_all(
+/// [`validate_all`] with its progress on standard error.
+fn run_all(
     paths: &[PathBuf],
     seed: u64,
 ) -> Result<(Machine, SimProfile, Vec<WorkloadComparison>), String> {
-    const CMD: &str = "lull validate kernel";
-    let mut workloads = Vec::new();
-    for p in paths {
-        workloads.push((p.clone(), crate::rtapp::load(p)?));
-    }
-    eprintln!("{CMD}: probing this machine (about 3 s of rt-app) …");
-    let machine = probe();
-    let rt_app = machine.rt_app.clone().map_err(|e| e.to_string())?;
-    let profile = SimProfile::of(&machine).map_err(|e| e.to_string())?;
-    let opts = LiveOptions {
-        rt_app: Some(rt_app),
-        ..LiveOptions::default()
-    };
-    let mut results = Vec::new();
-    for (i, (path, w)) in workloads.iter().enumerate() {
-        eprintln!(
-            "{CMD}: [{}/{}] {} ({} s live)",
-            i + 1,
-            workloads.len(),
-            path.display(),
-            w.duration_s.map_or_else(|| "-".into(), |d| d.to_string())
-        );
-        results.push(compare(path, w, &profile, &opts, seed).map_err(|e| e.to_string())?);
-    }
-    Ok((machine, profile, results))
+    validate_all(paths, seed, |what| {
+        eprintln!("lull validate kernel: {what} …")
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// `lull reproduce`'s section: every shipped workload both ways.

@@ -14,7 +14,7 @@ use lull_sim::spec::PolicySpec;
 use lull_workload::rtapp::{RtApp, ThreadSummary};
 
 use super::live::{run_live, LiveError, LiveOptions};
-use super::machine::Machine;
+use super::machine::{probe, Machine};
 
 /// CPU share bound: the simulated share within 2 percentage points of the kernel's.
 pub const CPU_SHARE_BOUND_PP: f64 = 2.0;
@@ -37,6 +37,8 @@ pub struct SimProfile {
 /// Why the comparison could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
+    #[error("{path}: {reason}")]
+    Workload { path: String, reason: String },
     #[error("this machine: {0}")]
     Machine(String),
     #[error("{workload}: live: {source}")]
@@ -298,6 +300,53 @@ pub fn compare(
         duration_s: live.duration_s,
         threads,
     })
+}
+
+/// Probes this machine and runs every workload of `paths` both ways, one after another,
+/// telling `progress` what it starts.
+///
+/// # Errors
+/// The first failure: an unreadable or unsupported workload, rt-app missing, a failed run.
+pub fn validate_all(
+    paths: &[PathBuf],
+    seed: u64,
+    mut progress: impl FnMut(&str),
+) -> Result<(Machine, SimProfile, Vec<WorkloadComparison>), ValidateError> {
+    let mut workloads = Vec::new();
+    for p in paths {
+        let bad = |reason: String| ValidateError::Workload {
+            path: p.display().to_string(),
+            reason,
+        };
+        let text = std::fs::read_to_string(p).map_err(|e| bad(e.to_string()))?;
+        workloads.push((
+            p,
+            lull_workload::rtapp::parse(&text).map_err(|e| bad(e.to_string()))?,
+        ));
+    }
+    progress("probing this machine (about 3 s of rt-app)");
+    let machine = probe();
+    let rt_app = machine
+        .rt_app
+        .clone()
+        .map_err(|e| ValidateError::Machine(e.to_string()))?;
+    let profile = SimProfile::of(&machine)?;
+    let opts = LiveOptions {
+        rt_app: Some(rt_app),
+        ..LiveOptions::default()
+    };
+    let mut results = Vec::new();
+    for (i, (path, w)) in workloads.iter().enumerate() {
+        progress(&format!(
+            "[{}/{}] {} ({} s live)",
+            i + 1,
+            workloads.len(),
+            path.display(),
+            w.duration_s.map_or_else(|| "-".into(), |d| d.to_string())
+        ));
+        results.push(compare(path, w, &profile, &opts, seed)?);
+    }
+    Ok((machine, profile, results))
 }
 
 #[cfg(test)]

@@ -491,7 +491,7 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lull_workload::rtapp::{Calibration, Event, Phase, TaskSpec};
+    use lull_workload::rtapp::{Calibration, Event, TaskSpec};
 
     fn workload(tasks: &[(&str, u32)]) -> RtApp {
         RtApp {
@@ -499,20 +499,8 @@ mod tests {
             calibration: Calibration::NsPerLoop(20),
             tasks: tasks
                 .iter()
-                .map(|&(name, instances)| TaskSpec {
-                    name: name.into(),
-                    instances,
-                    loops: None,
-                    delay_us: 0,
-                    nice: 0,
-                    cpus: None,
-                    phases: vec![Phase {
-                        name: String::new(),
-                        loops: 1,
-                        nice: None,
-                        cpus: None,
-                        events: vec![Event::Run { us: 1000 }],
-                    }],
+                .map(|&(name, instances)| {
+                    TaskSpec::endless(name, instances, vec![Event::Run { us: 1000 }])
                 })
                 .collect(),
         }

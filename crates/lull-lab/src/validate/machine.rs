@@ -12,7 +12,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use lull_workload::rtapp::{Calibration, Event, PeriodRecord, Phase, RtApp, TaskSpec, TimerMode};
+use lull_workload::rtapp::{Calibration, Event, PeriodRecord, RtApp, TaskSpec, TimerMode};
 
 use super::live::{run_live, LiveError, LiveOptions};
 
@@ -466,21 +466,7 @@ fn lone_task(name: &str, duration_s: u32, calibration_ns: u32, events: Vec<Event
     RtApp {
         duration_s: Some(duration_s),
         calibration: Calibration::NsPerLoop(calibration_ns),
-        tasks: vec![TaskSpec {
-            name: name.into(),
-            instances: 1,
-            loops: None,
-            delay_us: 0,
-            nice: 0,
-            cpus: None,
-            phases: vec![Phase {
-                name: String::new(),
-                loops: 1,
-                nice: None,
-                cpus: None,
-                events,
-            }],
-        }],
+        tasks: vec![TaskSpec::endless(name, 1, events)],
     }
 }
 

@@ -123,8 +123,9 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
     if w.threads().is_empty() {
         return Err(RtAppSimError::NoThreads);
     }
-    let (calibration_ns, ref_cluster) = match w.calibration {
-        Calibration::NsPerLoop(ns) => (f64::from(ns), main),
+    // Threads run on the main cluster, so its top frequency is the reference speed either way.
+    let calibration_ns = match w.calibration {
+        Calibration::NsPerLoop(ns) => f64::from(ns),
         Calibration::Cpu(cpu) => {
             if cpu as usize >= cores {
                 return Err(RtAppSimError::NoCalibrationCpu {
@@ -133,7 +134,7 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
                     cores,
                 });
             }
-            (DEFAULT_CALIBRATION_NS, main)
+            DEFAULT_CALIBRATION_NS
         }
     };
     let loop_ns = run.loop_ns.unwrap_or(calibration_ns);
@@ -143,10 +144,7 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
     let work = Work {
         calibration_ns,
         loop_ns,
-        ref_khz: plat.clusters[ref_cluster]
-            .opps
-            .last()
-            .map_or(1_000_000, |o| o.khz),
+        ref_khz: plat.clusters[main].opps.last().map_or(1_000_000, |o| o.khz),
         slack_ns: run.timer_slack_ns,
     };
     let cpu = CpuSpec {

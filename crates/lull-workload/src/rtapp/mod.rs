@@ -154,6 +154,29 @@ pub struct ThreadName {
     pub index: u32,
 }
 
+impl TaskSpec {
+    /// `instances` threads of nice 0 on every CPU, running `events` over and over (a task with
+    /// its events at the top level and no `loop`).
+    #[must_use]
+    pub fn endless(name: &str, instances: u32, events: Vec<Event>) -> TaskSpec {
+        TaskSpec {
+            name: name.into(),
+            instances,
+            loops: None,
+            delay_us: 0,
+            nice: 0,
+            cpus: None,
+            phases: vec![Phase {
+                name: String::new(),
+                loops: 1,
+                nice: None,
+                cpus: None,
+                events,
+            }],
+        }
+    }
+}
+
 impl RtApp {
     /// Every thread rt-app creates, in its numbering: the tasks in file order, each task's
     /// instances in a row.
