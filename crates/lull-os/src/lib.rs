@@ -11,6 +11,9 @@
 //! - [`evdev`]: Linux input events from any descriptor, decoded per `SYN_REPORT` packet.
 //! - [`fbdev`]: the frame buffer device the display server presents to.
 //! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on.
+//! - [`proc_connector`]: the kernel's process events connector (netlink `CN_IDX_PROC`): fork,
+//!   exec and exit of every task, for root; a length-checked decoder with a typed error per
+//!   malformed message, and a count of overruns.
 //! - [`procfs`]: `/proc` readings — a thread's CPU time, wake-ups, state and nice value, a
 //!   process's start time, a thread parked in a futex wait, a process's threads by name.
 //!
@@ -20,6 +23,7 @@
 pub mod evdev;
 pub mod event_loop;
 pub mod fbdev;
+pub mod proc_connector;
 pub mod procfs;
 pub mod protocol;
 pub mod sys;

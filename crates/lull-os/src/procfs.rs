@@ -80,6 +80,9 @@ const STAT_FIELD_STARTTIME: usize = 22;
 const STAT_FIELD_STATE: usize = 3;
 /// Field of `/proc/.../stat` holding the nice value (`proc(5)`, field 19).
 const STAT_FIELD_NICE: usize = 19;
+/// Field of `/proc/.../stat` holding the CPU the task last ran on (`proc(5)`, field 39,
+/// `processor`).
+const STAT_FIELD_PROCESSOR: usize = 39;
 
 /// The fields of a `/proc/PID/stat` or `/proc/PID/task/TID/stat` line this crate uses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -91,6 +94,8 @@ struct StatFields {
     start_ticks: Option<u64>,
     /// Nice value (field 19).
     nice: Option<i32>,
+    /// The CPU it last ran on (field 39).
+    processor: Option<u32>,
 }
 
 /// Parses a `/proc/.../stat` line. The command name (field 2) is parenthesised but may itself
@@ -107,6 +112,9 @@ fn parse_stat(text: &str) -> StatFields {
             .and_then(|f| f.parse().ok()),
         nice: rest
             .get(STAT_FIELD_NICE - STAT_FIELD_STATE)
+            .and_then(|f| f.parse().ok()),
+        processor: rest
+            .get(STAT_FIELD_PROCESSOR - STAT_FIELD_STATE)
             .and_then(|f| f.parse().ok()),
     }
 }
@@ -129,6 +137,17 @@ pub fn process_start_ticks(pid: i32) -> Option<u64> {
 pub fn thread_nice(pid: i32, tid: i32) -> Option<i32> {
     let text = fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
     parse_stat(&text).nice
+}
+
+/// The CPU time thread `tid` of process `pid` has used since it started
+/// (`/proc/PID/task/TID/schedstat`) and the CPU it last ran on (field 39 of its `stat`): what
+/// the daemon answers a policy's sampling with. `None` when the thread is gone.
+#[must_use]
+pub fn thread_cpu_use(pid: i32, tid: i32) -> Option<(u64, u32)> {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let run_ns = run_ns_in(&dir).ok()?;
+    let stat = fs::read_to_string(format!("{dir}/stat")).ok()?;
+    Some((run_ns, parse_stat(&stat).processor?))
 }
 
 /// Whether thread `tid` of `pid` is blocked in a futex wait with no timeout: it cannot run until
@@ -276,6 +295,8 @@ mod tests {
             assert_eq!(f.state, Some('R'), "{comm:?}");
             assert_eq!(f.start_ticks, Some(4242), "{comm:?}");
             assert_eq!(f.nice, Some(-7), "{comm:?}");
+            // Field 39 holds its own number in the test line.
+            assert_eq!(f.processor, Some(39), "{comm:?}");
         }
         // Truncated or malformed: nothing invented.
         assert_eq!(parse_stat(""), StatFields::default());
@@ -288,6 +309,16 @@ mod tests {
         assert_eq!((short.start_ticks, short.nice), (None, None));
         let bad = stat_line("a").replace(" 4242 ", " 42x2 ");
         assert_eq!(parse_stat(&bad).start_ticks, None);
+    }
+
+    #[test]
+    fn own_cpu_use_reads() {
+        let me = std::process::id() as i32;
+        // The run time is the kernel's last update (a thread not yet switched out may read 0).
+        let (_, cpu) = thread_cpu_use(me, gettid()).unwrap();
+        let online = std::thread::available_parallelism().map_or(1, usize::from);
+        assert!((cpu as usize) < online.max(64));
+        assert_eq!(thread_cpu_use(me, -1), None);
     }
 
     #[test]

@@ -238,7 +238,9 @@ impl SeamPolicy for Table1 {
             }
             Fact::ThreadDeclared { .. }
             | Fact::InputPushed { .. }
-            | Fact::HandlerFinished { .. } => {}
+            | Fact::HandlerFinished { .. }
+            | Fact::Forked { .. }
+            | Fact::Exited { .. } => {}
         }
     }
 }

@@ -10,12 +10,19 @@
 //! errno, or because the thread's process is no longer the one its [`ThreadRef`] names) or not
 //! available on the machine.
 //!
+//! Two facts come from the kernel rather than the framework: [`Fact::Forked`] and
+//! [`Fact::Exited`], every task created or ended on the machine (live: the proc connector), told
+//! only to a policy that asks for them ([`SeamPolicy::wants_process_facts`]). A policy with a
+//! period or a timer of its own says when it next wants to run ([`SeamPolicy::next_deadline_ns`]);
+//! the substrate calls [`SeamPolicy::on_deadline`] then, answering its questions about threads'
+//! CPU use through a callback ([`ThreadSample`]), since the policy reads nothing itself.
+//!
 //! Actions are levels, not edges: a policy may ask again for what it asked before, and the
 //! substrate makes it so (or leaves it so). A freeze the substrate had to put off (the thread
 //! was parked where freezing it would stall its siblings) is asked again at the next fact.
 //!
-//! Policies: [`crate::guis::Table1`] (seed 000's table 1). UCSG, the interactive boost and
-//! seed 004's toggling plug in the same way.
+//! Policies: [`crate::guis::Table1`] (seed 000's table 1) and `crate::ucsg::live::UcsgSeam`
+//! (seed 001's UCSG). The interactive boost and seed 004's toggling plug in the same way.
 
 use std::fmt;
 
@@ -84,6 +91,23 @@ pub enum Fact {
     HandlerFinished { app: AppId },
     /// The app left: its threads are no longer the policy's.
     AppGone { app: AppId },
+    /// A task was created: a process (`child.pid == child.tid`) or a thread of `child.pid`.
+    /// `parent` is the task that created a process; for a new thread it is its process's main
+    /// thread (the kernel names no creating thread). Live: the proc connector's fork event, the
+    /// start times read from `/proc`.
+    Forked { parent: ThreadRef, child: ThreadRef },
+    /// A task ended.
+    Exited { thread: ThreadRef },
+}
+
+/// What a substrate answers about one thread when a policy asks ([`SeamPolicy::on_deadline`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ThreadSample {
+    /// The CPU time the thread has used since it started (live: the first field of
+    /// `/proc/PID/task/TID/schedstat`).
+    pub cpu_ns: u64,
+    /// The CPU it last ran on (live: field 39 of `/proc/PID/task/TID/stat`).
+    pub cpu: CpuId,
 }
 
 /// What a policy asks of the substrate.
@@ -189,6 +213,29 @@ pub trait SeamPolicy: fmt::Debug {
 
     /// What to do about `fact`, known at `now_ns`; actions go to `out`.
     fn on_fact(&mut self, now_ns: u64, fact: &Fact, out: &mut Vec<Action>);
+
+    /// Whether the policy wants [`Fact::Forked`] and [`Fact::Exited`] (live they cost a netlink
+    /// socket that hears of every task on the machine, so only a policy that asks gets them).
+    fn wants_process_facts(&self) -> bool {
+        false
+    }
+
+    /// When the policy next wants [`SeamPolicy::on_deadline`] called, on the substrate's
+    /// monotonic clock; `None`: not until some fact changes that.
+    fn next_deadline_ns(&self) -> Option<u64> {
+        None
+    }
+
+    /// The deadline came (`now_ns` at or after it). `usage` answers what each thread has used
+    /// (`None`: gone or unreadable); actions go to `out`.
+    fn on_deadline(
+        &mut self,
+        now_ns: u64,
+        usage: &mut dyn FnMut(ThreadRef) -> Option<ThreadSample>,
+        out: &mut Vec<Action>,
+    ) {
+        let _ = (now_ns, usage, out);
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +248,34 @@ mod tests {
         assert_eq!(m, CpuMask(0b1001));
         assert!(m.contains(CpuId(3)) && !m.contains(CpuId(1)) && !m.contains(CpuId(64)));
         assert_eq!(m.cpus().collect::<Vec<_>>(), vec![CpuId(0), CpuId(3)]);
+    }
+
+    #[derive(Debug)]
+    struct Silent;
+    impl SeamPolicy for Silent {
+        fn name(&self) -> &'static str {
+            "silent"
+        }
+        fn on_fact(&mut self, _: u64, _: &Fact, _: &mut Vec<Action>) {}
+    }
+
+    /// A policy that says nothing about timers or processes gets neither.
+    #[test]
+    fn defaults_ask_for_nothing() {
+        let mut p = Silent;
+        assert!(!p.wants_process_facts());
+        assert_eq!(p.next_deadline_ns(), None);
+        let mut asked = 0;
+        let mut out = Vec::new();
+        p.on_deadline(
+            1,
+            &mut |_| {
+                asked += 1;
+                None
+            },
+            &mut out,
+        );
+        assert_eq!((asked, out.len()), (0, 0));
     }
 
     #[test]
