@@ -10,6 +10,7 @@
 //!   and its app).
 //! - [`evdev`]: Linux input events from any descriptor, decoded per `SYN_REPORT` packet.
 //! - [`fbdev`]: the frame buffer device the display server presents to.
+//! - [`topology`]: the CPUs as sysfs describes them — online, clusters by capacity, cpufreq levels.
 //! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on.
 //! - [`proc_connector`]: the kernel's process events connector (netlink `CN_IDX_PROC`): fork,
 //!   exec and exit of every task, for root; a length-checked decoder with a typed error per
@@ -27,4 +28,5 @@ pub mod proc_connector;
 pub mod procfs;
 pub mod protocol;
 pub mod sys;
+pub mod topology;
 pub mod tracefs;

@@ -190,6 +190,20 @@ impl TimerFd {
         Ok(())
     }
 
+    /// Disarms the timer: it expires no more until armed again.
+    ///
+    /// # Errors
+    /// The kernel's error from `timerfd_settime`.
+    pub fn disarm(&self) -> io::Result<()> {
+        let spec = libc::itimerspec {
+            it_interval: timespec_of(0),
+            it_value: timespec_of(0),
+        };
+        // SAFETY: `spec` is valid; the old value is not requested.
+        cvt(unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) })?;
+        Ok(())
+    }
+
     /// Consumes the expirations counted so far (0 when none: the fd is non-blocking).
     ///
     /// # Errors

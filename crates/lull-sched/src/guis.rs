@@ -240,7 +240,8 @@ impl SeamPolicy for Table1 {
             | Fact::InputPushed { .. }
             | Fact::HandlerFinished { .. }
             | Fact::Forked { .. }
-            | Fact::Exited { .. } => {}
+            | Fact::Exited { .. }
+            | Fact::Adopted { .. } => {}
         }
     }
 }

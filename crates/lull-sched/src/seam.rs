@@ -98,6 +98,10 @@ pub enum Fact {
     Forked { parent: ThreadRef, child: ThreadRef },
     /// A task ended.
     Exited { thread: ThreadRef },
+    /// The substrate's configuration names this task's process as one the policies manage
+    /// although no app owns it (a system process); its later threads arrive as
+    /// [`Fact::Forked`]. Processes not named, and owned by no app, are left alone.
+    Adopted { thread: ThreadRef },
 }
 
 /// What a substrate answers about one thread when a policy asks ([`SeamPolicy::on_deadline`]).
@@ -218,6 +222,12 @@ pub trait SeamPolicy: fmt::Debug {
     /// socket that hears of every task on the machine, so only a policy that asks gets them).
     fn wants_process_facts(&self) -> bool {
         false
+    }
+
+    /// Counts of the policy's own that a report should carry (name, value), e.g. decisions the
+    /// machine could not take in any form.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
     }
 
     /// When the policy next wants [`SeamPolicy::on_deadline`] called, on the substrate's

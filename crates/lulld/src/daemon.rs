@@ -54,6 +54,8 @@ pub enum DaemonError {
     Kds(String),
     #[error("guiS: {0}")]
     Guis(String),
+    #[error("UCSG: {0}")]
+    Ucsg(#[from] crate::ucsg::UcsgConfigError),
     #[error("ESM configuration: {0}")]
     Esm(#[from] EsmError),
     #[error("event loop: {0}")]

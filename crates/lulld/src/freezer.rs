@@ -849,6 +849,27 @@ fn check_name(what: &'static str, name: &str) -> Result<(), FreezerError> {
     }
 }
 
+/// The controllers cgroup v2 offers at its root on this machine (`cgroup.controllers` of the
+/// first `cgroup2` mount): `Err` says why none can be named (no cgroup v2 mounted, unreadable).
+///
+/// # Errors
+/// A message naming what is missing.
+pub fn cgroup2_controllers() -> Result<(PathBuf, Vec<String>), String> {
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    let m = parse_mountinfo(&mountinfo)
+        .into_iter()
+        .find(|m| m.fstype == "cgroup2")
+        .ok_or_else(|| "no cgroup v2 file system is mounted".to_owned())?;
+    let path = m.point.join("cgroup.controllers");
+    let text =
+        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok((
+        m.point,
+        text.split_whitespace().map(str::to_owned).collect(),
+    ))
+}
+
 /// One line of `/proc/self/mountinfo`, the fields this module needs.
 #[derive(Clone, PartialEq, Eq, Debug)]
 struct Mount {

@@ -9,6 +9,8 @@
 //! - [`actuator`]: applies the seam's actions with what Linux offers (nice, `sched_setattr`,
 //!   affinity, the cgroup [`freezer`], cgroup v2 `cpu.weight`, cpufreq) and reports per action
 //!   kind what was applied, refused or unavailable here.
+//! - [`ucsg`]: UCSG in the daemon — the seed-001 policy on the seam, with the proc connector and
+//!   the seam's deadline timer, and what this machine lets it do.
 //! - [`guis`]: guiS in the daemon — its configuration, status and counters, and idle forcing
 //!   (table 1 itself runs on the seam).
 //! - [`freezer`]: freezing and thawing single threads of another process. It lives here, not in
@@ -28,3 +30,4 @@ pub mod replay;
 pub mod seam;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+pub mod ucsg;

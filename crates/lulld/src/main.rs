@@ -75,6 +75,19 @@ struct Args {
     /// The cgroup directory guiS's freezer creates (1-64 of A-Z a-z 0-9 _ -).
     #[arg(long)]
     guis_namespace: Option<String>,
+    /// A policy to run on the seam besides guiS: `ucsg` (seed 001's user-centric scheduler and
+    /// governor; needs the display server, and root for the proc connector and negative nice).
+    #[arg(long, value_enum)]
+    policy: Vec<PolicyName>,
+    /// A process name (as in /proc/PID/comm) UCSG should manage although no app owns it;
+    /// repeatable. Other system processes are left alone.
+    #[arg(long)]
+    ucsg_manage: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+enum PolicyName {
+    Ucsg,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
@@ -240,6 +253,21 @@ fn setup(args: &Args) -> Result<Daemon, String> {
                  (apps' runtime gates are per app)"
             ),
         }
+        if args.policy.contains(&PolicyName::Ucsg) {
+            let config = lulld::ucsg::UcsgConfig {
+                manage: args.ucsg_manage.clone(),
+            };
+            let status = d.enable_ucsg(&config).map_err(|e| e.to_string())?;
+            eprintln!("lulld: {status}");
+        }
+    }
+    if args.no_kds && !args.policy.is_empty() {
+        return Err(
+            "--policy needs the display server (apps and their windows); drop --no-kds".into(),
+        );
+    }
+    if !args.policy.contains(&PolicyName::Ucsg) && !args.ucsg_manage.is_empty() {
+        return Err("--ucsg-manage needs --policy ucsg".into());
     }
     d.add_stop_fd(signals).map_err(|e| e.to_string())?;
     for p in evdev_paths(&args.evdev)? {

@@ -9,16 +9,24 @@
 //! | `InputPushed` | every ESM push to an app's event thread (an event or an overflow marker), right before the packet is written, so an action on the event thread is in place when it wakes; its time is the event's injection stamp. This is the event hot path: nothing is allocated, no clock is read, and the actuator runs only if a policy asks something |
 //! | `HandlerFinished` | an app's `Wait` that follows a push |
 //! | `AppGone` | the app left (detach, closed connection, dropped) |
+//! | `Forked`, `Exited` | the kernel's proc connector reported a task created or ended (only while a policy that wants process facts runs: [`SeamHost::wants_process_facts`]); the start times are read from `/proc` at the fork (a task gone before it is read is counted in [`ProcessFacts::unreadable`] and not told) and remembered until the process exits |
+//! | `Adopted` | a process the configuration names (`--ucsg-manage`) was found running at start, or exec'd under that name later |
 //!
-//! Every fact is told in the daemon's loop as a consequence of a message; there is no timer and
-//! no polling.
+//! Every fact is told in the daemon's loop as a consequence of a message. The only timer is the
+//! seam's deadline timer, armed at the earliest [`SeamPolicy::next_deadline_ns`] of the policies
+//! and disarmed while none asks; when it fires, the policies whose deadline has come run
+//! [`SeamPolicy::on_deadline`], their questions about threads answered from
+//! `/proc/PID/task/TID/schedstat` and `stat` ([`lull_os::procfs::thread_cpu_use`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use lull_esm::{Delivery, Push};
 use lull_model::{AppId, ThreadCategory, WindowState};
-use lull_os::sys;
-use lull_sched::seam::{Action, Fact, SeamPolicy, ThreadRef};
+use lull_os::proc_connector::{ConnectorCounters, ProcConnector, ProcEvent};
+use lull_os::procfs;
+use lull_os::sys::{self, TimerFd};
+use lull_sched::ids::CpuId;
+use lull_sched::seam::{Action, Fact, SeamPolicy, ThreadRef, ThreadSample};
 use serde::Serialize;
 
 use crate::actuator::{Actuator, ActuatorReport};
@@ -29,6 +37,25 @@ use crate::daemon::DaemonState;
 pub struct SeamReport {
     pub policies: Vec<&'static str>,
     pub actuator: ActuatorReport,
+    /// Each policy's own counts (`SeamPolicy::counters`), by policy name.
+    pub policy_counters: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
+    /// The process facts told, when a policy wanted them.
+    pub process_facts: Option<ProcessFacts>,
+    /// Deadlines the policies were woken for.
+    pub deadlines: u64,
+}
+
+/// What the proc connector brought the seam.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+pub struct ProcessFacts {
+    /// The connector's own counts (events read, malformed, overruns).
+    pub connector: ConnectorCounters,
+    pub forked: u64,
+    pub exited: u64,
+    pub adopted: u64,
+    /// Forks whose task was gone before its start time could be read, and exits of processes
+    /// whose start time was never known: not told.
+    pub unreadable: u64,
 }
 
 /// The seam's part of the daemon's state.
@@ -43,6 +70,18 @@ pub(crate) struct SeamHost {
     pushed: Vec<Option<u32>>,
     /// The thread each app declared per category (`ThreadCategory::ALL`'s order).
     declared: HashMap<AppId, [Option<ThreadRef>; 4]>,
+    /// The deadline timer and the instant it is armed for (`None`: disarmed).
+    timer: Option<(TimerFd, Option<u64>)>,
+    deadlines: u64,
+    /// The proc connector, while a policy wants process facts and the kernel let the daemon
+    /// listen.
+    pub(crate) connector: Option<ProcConnector>,
+    /// Start times of the processes on the machine seen forking (pid → ticks), so a task's
+    /// exit, when `/proc` has nothing left of it, can still be named.
+    starts: HashMap<i32, u64>,
+    /// Process names (`comm`) the configuration asks the policies to manage.
+    pub(crate) adopt_names: Vec<String>,
+    process_facts: Option<ProcessFacts>,
 }
 
 fn slot(category: ThreadCategory) -> usize {
@@ -60,6 +99,12 @@ impl SeamHost {
             out: Vec::new(),
             pushed: Vec::new(),
             declared: HashMap::new(),
+            timer: None,
+            deadlines: 0,
+            connector: None,
+            starts: HashMap::new(),
+            adopt_names: Vec::new(),
+            process_facts: None,
         }
     }
 
@@ -67,6 +112,224 @@ impl SeamHost {
         SeamReport {
             policies: self.policies.iter().map(|p| p.name()).collect(),
             actuator: self.actuator.report().clone(),
+            policy_counters: self
+                .policies
+                .iter()
+                .map(|p| (p.name(), p.counters().into_iter().collect()))
+                .filter(|(_, c): &(_, BTreeMap<_, _>)| !c.is_empty())
+                .collect(),
+            process_facts: self.process_facts.map(|mut f| {
+                if let Some(c) = &self.connector {
+                    f.connector = c.counters();
+                }
+                f
+            }),
+            deadlines: self.deadlines,
+        }
+    }
+
+    /// Adds a policy to those the seam runs.
+    pub(crate) fn add_policy(&mut self, p: Box<dyn SeamPolicy>) {
+        self.policies.push(p);
+    }
+
+    /// Whether any policy wants `Forked`/`Exited`.
+    pub(crate) fn wants_process_facts(&self) -> bool {
+        self.policies.iter().any(|p| p.wants_process_facts())
+    }
+
+    /// Gives the seam its deadline timer (its descriptor is the caller's loop source).
+    pub(crate) fn set_timer(&mut self, timer: TimerFd) {
+        self.timer = Some((timer, None));
+        self.rearm();
+    }
+
+    /// Starts counting process facts (the connector is open, or could not be).
+    pub(crate) fn start_process_facts(&mut self, connector: Option<ProcConnector>) {
+        self.connector = connector;
+        self.process_facts = Some(ProcessFacts::default());
+    }
+
+    /// Arms the timer at the policies' earliest deadline, or disarms it when none asks.
+    fn rearm(&mut self) {
+        let want = self
+            .policies
+            .iter()
+            .filter_map(|p| p.next_deadline_ns())
+            .min();
+        let Some((timer, armed)) = self.timer.as_mut() else {
+            return;
+        };
+        if *armed == want {
+            return;
+        }
+        let done = match want {
+            Some(at) => timer.set_abs(at, 0),
+            None => timer.disarm(),
+        };
+        // A failed arm leaves the old state recorded, so the next fact tries again.
+        if done.is_ok() {
+            *armed = want;
+        }
+    }
+
+    /// The deadline timer fired: runs every policy whose deadline has come.
+    pub(crate) fn deadline(&mut self) {
+        if let Some((timer, armed)) = self.timer.as_mut() {
+            let _ = timer.take_expirations();
+            *armed = None;
+        }
+        let now = sys::monotonic_ns();
+        self.out.clear();
+        let mut usage = |t: ThreadRef| {
+            procfs::thread_cpu_use(t.pid, t.tid).map(|(cpu_ns, cpu)| ThreadSample {
+                cpu_ns,
+                cpu: CpuId(cpu as usize),
+            })
+        };
+        for p in &mut self.policies {
+            if p.next_deadline_ns().is_some_and(|at| at <= now) {
+                self.deadlines += 1;
+                p.on_deadline(now, &mut usage, &mut self.out);
+            }
+        }
+        if !self.out.is_empty() {
+            self.actuator.apply_all(&self.out);
+        }
+        self.rearm();
+    }
+
+    /// Reads every event the proc connector has and tells the policies.
+    pub(crate) fn process_events(&mut self) {
+        let Some(mut c) = self.connector.take() else {
+            return;
+        };
+        let mut events = Vec::new();
+        let read = c.drain(|ev| events.push(ev));
+        self.connector = Some(c);
+        let now = sys::monotonic_ns();
+        for ev in events {
+            self.process_event(now, ev);
+        }
+        if read.is_err() {
+            // The kernel refused or the socket broke: counted as an overrun and left open (a
+            // broken socket stays readable and is drained again; nothing is lost silently).
+            if let Some(f) = self.process_facts.as_mut() {
+                f.connector.overruns += 1;
+            }
+        }
+    }
+
+    fn start_of(&mut self, pid: i32) -> Option<u64> {
+        if let Some(&s) = self.starts.get(&pid) {
+            return Some(s);
+        }
+        let s = procfs::process_start_ticks(pid)?;
+        self.starts.insert(pid, s);
+        Some(s)
+    }
+
+    fn process_event(&mut self, now: u64, ev: ProcEvent) {
+        let Some(mut facts) = self.process_facts else {
+            return;
+        };
+        match ev {
+            ProcEvent::Fork {
+                parent_pid,
+                parent_tgid,
+                child_pid,
+                child_tgid,
+            } => {
+                let thread = child_pid != child_tgid;
+                // A new thread's reported parent is its process's parent (module docs of
+                // `proc_connector`): name its own process's main thread instead.
+                let (ppid, ptid) = if thread {
+                    (child_tgid, child_tgid)
+                } else {
+                    (parent_tgid, parent_pid)
+                };
+                if !thread {
+                    // A pid seen forking is a new process: any start time kept under it is an
+                    // earlier holder's.
+                    self.starts.remove(&child_tgid);
+                }
+                match (self.start_of(ppid), self.start_of(child_tgid)) {
+                    (Some(ps), Some(cs)) => {
+                        facts.forked += 1;
+                        let parent = ThreadRef {
+                            pid: ppid,
+                            tid: ptid,
+                            process_start_ticks: ps,
+                        };
+                        let child = ThreadRef {
+                            pid: child_tgid,
+                            tid: child_pid,
+                            process_start_ticks: cs,
+                        };
+                        self.process_facts = Some(facts);
+                        self.tell(now, &Fact::Forked { parent, child });
+                        return;
+                    }
+                    _ => facts.unreadable += 1,
+                }
+            }
+            ProcEvent::Exit { pid, tgid, .. } => {
+                let start = self.starts.get(&tgid).copied();
+                if pid == tgid {
+                    self.starts.remove(&tgid);
+                }
+                match start {
+                    Some(s) => {
+                        facts.exited += 1;
+                        self.process_facts = Some(facts);
+                        let thread = ThreadRef {
+                            pid: tgid,
+                            tid: pid,
+                            process_start_ticks: s,
+                        };
+                        self.tell(now, &Fact::Exited { thread });
+                        return;
+                    }
+                    None => facts.unreadable += 1,
+                }
+            }
+            ProcEvent::Exec { pid, tgid } => {
+                if !self.adopt_names.is_empty() && pid == tgid {
+                    self.process_facts = Some(facts);
+                    self.adopt_if_named(now, tgid);
+                    return;
+                }
+            }
+            ProcEvent::Ack { .. } | ProcEvent::Other { .. } => {}
+        }
+        self.process_facts = Some(facts);
+    }
+
+    /// Tells `Adopted` for every thread of process `pid` if its name is configured.
+    pub(crate) fn adopt_if_named(&mut self, now: u64, pid: i32) {
+        let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else {
+            return;
+        };
+        if !self.adopt_names.iter().any(|n| n == comm.trim_end()) {
+            return;
+        }
+        let Some(start) = procfs::process_start_ticks(pid) else {
+            return;
+        };
+        self.starts.insert(pid, start);
+        let Ok(threads) = procfs::thread_names(pid) else {
+            return;
+        };
+        for (tid, _) in threads {
+            if let Some(f) = self.process_facts.as_mut() {
+                f.adopted += 1;
+            }
+            let thread = ThreadRef {
+                pid,
+                tid,
+                process_start_ticks: start,
+            };
+            self.tell(now, &Fact::Adopted { thread });
         }
     }
 
@@ -84,6 +347,7 @@ impl SeamHost {
         if !self.out.is_empty() {
             self.actuator.apply_all(&self.out);
         }
+        self.rearm();
     }
 
     /// `app` declared `thread` as its `category` thread.

@@ -268,3 +268,137 @@ fn push_path_cost() {
     let ns = start.elapsed().as_nanos() as f64 / f64::from(ROUNDS);
     println!("{ns:.1} ns per push and Wait (table 1, 8 apps)");
 }
+
+/// Records the process facts it is told (and asks for a deadline only when told to).
+#[derive(Debug, Default)]
+struct Recorder {
+    facts: std::rc::Rc<std::cell::RefCell<Vec<Fact>>>,
+    deadline: Option<u64>,
+    samples: std::rc::Rc<std::cell::RefCell<Vec<Option<ThreadSample>>>>,
+}
+
+impl SeamPolicy for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn on_fact(&mut self, _: u64, fact: &Fact, _: &mut Vec<Action>) {
+        self.facts.borrow_mut().push(*fact);
+    }
+    fn wants_process_facts(&self) -> bool {
+        true
+    }
+    fn next_deadline_ns(&self) -> Option<u64> {
+        self.deadline
+    }
+    fn on_deadline(
+        &mut self,
+        _: u64,
+        usage: &mut dyn FnMut(ThreadRef) -> Option<ThreadSample>,
+        _: &mut Vec<Action>,
+    ) {
+        let me = ThreadRef {
+            pid: pid(),
+            tid: sys::gettid(),
+            process_start_ticks: 0,
+        };
+        self.samples.borrow_mut().push(usage(me));
+        self.deadline = None;
+    }
+}
+
+/// Blocks until `fd` is readable (no timeout: what the test waits for is the kernel's event).
+fn wait_readable(fd: std::os::fd::RawFd) {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&raw mut p, 1, -1) };
+}
+
+/// A child forked and reaped here reaches the policy as `Forked` then `Exited`, named with the
+/// pid the kernel gave it and this process as its parent. Root only.
+#[test]
+fn a_child_is_told_as_forked_then_exited() {
+    let connector = match ProcConnector::open() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    let rec = Recorder::default();
+    let facts = std::rc::Rc::clone(&rec.facts);
+    let mut s = SeamHost::new(vec![Box::new(rec)], Actuator::new(Err("none".into())));
+    assert!(s.wants_process_facts());
+    let fd = connector.raw();
+    s.start_process_facts(Some(connector));
+    // `cat` waits on its stdin, so it is alive (its start time readable) when its fork is
+    // read; closing the pipe ends it.
+    let mut child = std::process::Command::new("cat")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cpid = child.id() as i32;
+    let forked = |f: &Fact| matches!(*f, Fact::Forked { child, .. } if child.tid == cpid);
+    while !facts.borrow().iter().any(forked) {
+        wait_readable(fd);
+        s.process_events();
+    }
+    drop(child.stdin.take());
+    child.wait().unwrap();
+    let exited = |f: &Fact| matches!(*f, Fact::Exited { thread } if thread.tid == cpid);
+    while !facts.borrow().iter().any(exited) {
+        wait_readable(fd);
+        s.process_events();
+    }
+    let mine: Vec<Fact> = facts
+        .borrow()
+        .iter()
+        .filter(|f| match **f {
+            Fact::Forked { child, .. } => child.pid == cpid,
+            Fact::Exited { thread } => thread.pid == cpid,
+            _ => false,
+        })
+        .copied()
+        .collect();
+    let [Fact::Forked { parent, child }, Fact::Exited { thread }] = mine[..] else {
+        panic!("expected Forked then Exited, got {mine:?}");
+    };
+    assert_eq!((parent.pid, child.pid, child.tid), (pid(), cpid, cpid));
+    assert_eq!(
+        parent.process_start_ticks,
+        procfs::process_start_ticks(pid()).unwrap()
+    );
+    assert_eq!(thread, child, "the exit names the task the fork did");
+    let r = s.report();
+    let pf = r.process_facts.unwrap();
+    assert!(
+        pf.forked >= 1 && pf.exited >= 1 && pf.connector.malformed == 0,
+        "{pf:?}"
+    );
+}
+
+/// The deadline timer is armed only while a policy asks, and its firing runs the policy with
+/// the thread's CPU use read from `/proc`.
+#[test]
+fn the_deadline_timer_runs_only_when_asked() {
+    let rec = Recorder {
+        deadline: Some(1),
+        ..Recorder::default()
+    };
+    let samples = std::rc::Rc::clone(&rec.samples);
+    let mut s = SeamHost::new(vec![Box::new(rec)], Actuator::new(Err("none".into())));
+    s.set_timer(TimerFd::new().unwrap());
+    assert_eq!(s.timer.as_ref().unwrap().1, Some(1));
+    let fd = s.timer.as_ref().unwrap().0.raw();
+    wait_readable(fd);
+    s.deadline();
+    let got = samples.borrow().clone();
+    assert_eq!(got.len(), 1);
+    assert!(got[0].is_some(), "this thread's CPU use reads");
+    // The policy asks nothing more: disarmed.
+    assert_eq!(s.timer.as_ref().unwrap().1, None);
+    assert_eq!(s.report().deadlines, 1);
+}

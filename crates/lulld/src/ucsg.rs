@@ -1,0 +1,306 @@
+//! UCSG (seed 001) in the daemon: [`Daemon::enable_ucsg`] puts `lull_sched::ucsg::live::UcsgSeam`
+//! on the policy seam, with what it needs that guiS does not — the kernel's proc connector (every
+//! fork and exit, [`lull_os::proc_connector`]) and the seam's deadline timer (UCSG's 200 ms
+//! sampling period and 500 ms expiry) — and says what this machine lets it do.
+//!
+//! What UCSG manages: the threads apps declare to the display server, every task their processes
+//! create (threads, and child processes such as a compressor an app spawns), and the processes
+//! the configuration names ([`UcsgConfig::manage`]). Every other process on the machine — system
+//! daemons, shells, the kernel's threads — is left alone.
+//!
+//! What degrades, and how it is said ([`UcsgStatus`]):
+//! - **Not root**: the proc connector needs `CAP_NET_ADMIN`, negative nice values need
+//!   `CAP_SYS_NICE`. UCSG still runs on the declared threads; tasks they create are not seen, and
+//!   the actuator counts the nice values the kernel refused (`EPERM`).
+//! - **No cpufreq** (this machine): frequency actions are counted unavailable, with the reason.
+//! - **cgroup v2 without the cpuset or cpu controller**: CPU masks are set with
+//!   `sched_setaffinity`, which needs no cgroup; the status names the controllers cgroup v2 lacks.
+//! - **One cluster**: cluster switching has nothing to switch to (counted by the policy).
+//! - **Hotplug**: never done live (it would take CPUs from every process on the machine); DPM
+//!   acts through the placement of the managed threads.
+
+use std::fmt;
+use std::path::Path;
+
+use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
+use lull_os::proc_connector::{ConnectorError, ProcConnector};
+use lull_os::sys::{self, TimerFd};
+use lull_os::topology::{self, Topology};
+use lull_sched::ids::CpuId;
+use lull_sched::ucsg::live::{LiveMachine, UcsgSeam};
+use serde::Serialize;
+
+use crate::actuator::Actuator;
+use crate::daemon::{Daemon, DaemonError, DaemonState};
+use crate::freezer;
+use crate::seam::SeamHost;
+
+/// Longest process name the kernel keeps (`TASK_COMM_LEN` − 1).
+pub const COMM_MAX_BYTES: usize = 15;
+
+/// How to run UCSG in the daemon.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct UcsgConfig {
+    /// Names (`/proc/PID/comm`) of processes owned by no app that UCSG should manage as system
+    /// processes (medium).
+    pub manage: Vec<String>,
+}
+
+/// A bad UCSG configuration.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum UcsgConfigError {
+    #[error("process name {0:?} to manage is empty")]
+    EmptyName(String),
+    #[error("process name {name:?} to manage is longer than the kernel's {COMM_MAX_BYTES} bytes")]
+    NameTooLong { name: String },
+    #[error("process name {0:?} to manage holds a '/' or a control character")]
+    BadName(String),
+    #[error("process name {0:?} is listed twice")]
+    Duplicate(String),
+    #[error("UCSG is already enabled")]
+    AlreadyEnabled,
+    #[error("UCSG cannot run on this machine: {0}")]
+    Machine(String),
+}
+
+impl UcsgConfig {
+    /// Checks the names.
+    ///
+    /// # Errors
+    /// [`UcsgConfigError`] naming the first bad one.
+    pub fn validate(&self) -> Result<(), UcsgConfigError> {
+        for (i, n) in self.manage.iter().enumerate() {
+            if n.is_empty() {
+                return Err(UcsgConfigError::EmptyName(n.clone()));
+            }
+            if n.len() > COMM_MAX_BYTES {
+                return Err(UcsgConfigError::NameTooLong { name: n.clone() });
+            }
+            if n.chars().any(|c| c == '/' || c.is_control()) {
+                return Err(UcsgConfigError::BadName(n.clone()));
+            }
+            if self.manage[..i].contains(n) {
+                return Err(UcsgConfigError::Duplicate(n.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What [`Daemon::enable_ucsg`] found this machine lets UCSG do.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize)]
+pub struct UcsgStatus {
+    pub topology: Topology,
+    /// `None`: the proc connector listens; else why it does not.
+    pub proc_connector_unavailable: Option<String>,
+    /// `None`: negative nice values can be set; else why not.
+    pub negative_nice_unavailable: Option<String>,
+    /// `None`: cpufreq is there; else why frequency actions are unavailable.
+    pub frequency_unavailable: Option<String>,
+    /// Per cgroup v2 controller UCSG could use (`cpuset`, `cpu`), why it is not available, if it
+    /// is not. CPU masks never need it (`sched_setaffinity`).
+    pub cgroup_v2_unavailable: Vec<(String, String)>,
+    pub cluster_switching: bool,
+}
+
+impl fmt::Display for UcsgStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "UCSG on: {} CPU(s) in {} cluster(s)",
+            self.topology.online.len(),
+            self.topology.clusters.len()
+        )?;
+        if !self.cluster_switching {
+            f.write_str("; cluster switching unavailable (one cluster)")?;
+        }
+        f.write_str("; hotplug not done live (DPM acts by placement)")?;
+        if let Some(why) = &self.proc_connector_unavailable {
+            write!(
+                f,
+                "; UCSG live needs root: {why} — tasks apps create are not seen"
+            )?;
+        }
+        if let Some(why) = &self.negative_nice_unavailable {
+            write!(f, "; {why}")?;
+        }
+        if let Some(why) = &self.frequency_unavailable {
+            write!(f, "; frequency unavailable ({why})")?;
+        }
+        for (c, why) in &self.cgroup_v2_unavailable {
+            write!(
+                f,
+                "; cgroup v2 {c} unavailable ({why}); masks use sched_setaffinity"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The controllers UCSG could use from cgroup v2, and why each is not there.
+fn cgroup_v2_gaps() -> Vec<(String, String)> {
+    let wanted = ["cpuset", "cpu"];
+    match freezer::cgroup2_controllers() {
+        Ok((mount, have)) => wanted
+            .iter()
+            .filter(|w| !have.iter().any(|h| h == *w))
+            .map(|w| {
+                (
+                    (*w).to_owned(),
+                    format!(
+                        "not enabled in cgroup v2 at {} (bound to cgroup v1 or disabled)",
+                        mount.display()
+                    ),
+                )
+            })
+            .collect(),
+        Err(why) => wanted
+            .iter()
+            .map(|w| ((*w).to_owned(), why.clone()))
+            .collect(),
+    }
+}
+
+/// The machine as UCSG numbers it.
+fn live_machine(t: &Topology) -> LiveMachine {
+    LiveMachine {
+        clusters: t
+            .clusters
+            .iter()
+            .map(|c| c.iter().map(|&i| CpuId(i as usize)).collect())
+            .collect(),
+        levels_khz: t.levels_khz.clone(),
+    }
+}
+
+/// Every process whose name is in `names`.
+fn processes_named(names: &[String]) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| names.iter().any(|n| n == c.trim_end()))
+        })
+        .collect()
+}
+
+impl Daemon {
+    /// Runs UCSG on the policy seam (beside guiS's table 1 when guiS is on). See the module docs
+    /// for what it manages and how it degrades; a machine that lacks something is not an error,
+    /// the status says what.
+    ///
+    /// # Errors
+    /// [`DaemonError::Ucsg`] for a bad configuration, when called twice, or when the machine's
+    /// CPUs cannot be described; the kernel's error creating the timer or registering sources.
+    pub fn enable_ucsg(&mut self, config: &UcsgConfig) -> Result<UcsgStatus, DaemonError> {
+        config.validate()?;
+        let topology = topology::probe(Path::new(topology::SYSFS_CPUS));
+        let now = sys::monotonic_ns();
+        let policy = UcsgSeam::new(&live_machine(&topology), now)
+            .map_err(|e| UcsgConfigError::Machine(e.to_string()))?;
+        let st = self.state_mut();
+        if st
+            .seam
+            .as_ref()
+            .is_some_and(|s| s.report().policies.contains(&"ucsg"))
+        {
+            return Err(UcsgConfigError::AlreadyEnabled.into());
+        }
+        let seam = st.seam.get_or_insert_with(|| {
+            SeamHost::new(
+                Vec::new(),
+                Actuator::new(Err(
+                    "not opened: no policy that freezes runs (guiS is off)".to_owned()
+                )),
+            )
+        });
+        seam.add_policy(Box::new(policy));
+        let frequency_unavailable = seam.actuator.report().frequency.unavailable_reason.clone();
+
+        // Only a policy that wants process facts costs the daemon a socket hearing of every task.
+        let (connector, proc_connector_unavailable) = if !seam.wants_process_facts() {
+            (None, Some("no policy asks for process facts".to_owned()))
+        } else {
+            match ProcConnector::open() {
+                Ok(c) => (Some(c), None),
+                Err(e @ ConnectorError::NotPermitted(_)) => (None, Some(e.to_string())),
+                Err(e) => (None, Some(e.to_string())),
+            }
+        };
+        let connector_fd = connector.as_ref().map(ProcConnector::raw);
+        seam.start_process_facts(connector);
+        seam.adopt_names.clone_from(&config.manage);
+        let timer = TimerFd::new()?;
+        let timer_fd = timer.raw();
+        seam.set_timer(timer);
+        for pid in processes_named(&config.manage) {
+            seam.adopt_if_named(now, pid);
+        }
+
+        self.add_source(Box::new(FnSource {
+            fd: timer_fd,
+            f: |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
+                if let Some(s) = st.seam.as_mut() {
+                    s.deadline();
+                }
+                PostAction::Continue
+            },
+        }))?;
+        if let Some(fd) = connector_fd {
+            self.add_source(Box::new(FnSource {
+                fd,
+                f: |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
+                    if let Some(s) = st.seam.as_mut() {
+                        s.process_events();
+                    }
+                    PostAction::Continue
+                },
+            }))?;
+        }
+        let negative_nice_unavailable = (sys::geteuid() != 0).then(|| {
+            "not root: the kernel refuses negative nice values without CAP_SYS_NICE \
+             (counted as EPERM)"
+                .to_owned()
+        });
+        Ok(UcsgStatus {
+            cluster_switching: topology.is_big_little(),
+            topology,
+            proc_connector_unavailable,
+            negative_nice_unavailable,
+            frequency_unavailable,
+            cgroup_v2_unavailable: cgroup_v2_gaps(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_names_get_typed_errors() {
+        let c = |v: &[&str]| UcsgConfig {
+            manage: v.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        assert_eq!(c(&["sshd", "cron"]).validate(), Ok(()));
+        assert!(matches!(
+            c(&[""]).validate(),
+            Err(UcsgConfigError::EmptyName(_))
+        ));
+        assert!(matches!(
+            c(&["a-name-of-sixteen"]).validate(),
+            Err(UcsgConfigError::NameTooLong { .. })
+        ));
+        assert!(matches!(
+            c(&["a/b"]).validate(),
+            Err(UcsgConfigError::BadName(_))
+        ));
+        assert!(matches!(
+            c(&["x", "x"]).validate(),
+            Err(UcsgConfigError::Duplicate(_))
+        ));
+    }
+}
