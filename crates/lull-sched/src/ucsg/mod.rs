@@ -4,7 +4,8 @@
 //! - [`scheduler`]: thread allocation and migration by sensitivity and workload (§3.2.2);
 //! - [`governor`]: DPM, DVFS with the C_l estimate, the 75 % rule and half-scaling, and cluster
 //!   switching with its hysteresis (§3.2.3);
-//! - [`config`]: the tunables, each with its section.
+//! - [`config`]: the tunables, each with its section;
+//! - [`live`]: UCSG as a policy on the live seam (`UcsgSeam`), for the daemon.
 //!
 //! [`Ucsg`] ties them to the six events of §3.3 (fork, exit, touch, display toggle, the 200 ms
 //! period and the 500 ms expiry, plus the front app, which the seed polls every fifth period and
@@ -14,6 +15,7 @@
 
 pub mod config;
 pub mod governor;
+pub mod live;
 pub mod scheduler;
 pub mod sensitivity;
 
