@@ -28,6 +28,32 @@ pub enum LiveCommand {
     /// Run a live app (tracking, messaging, video) under one delivery model with the display
     /// server; report latency, frames, wake-ups and CPU time per guiS thread category.
     Experiment(ExperimentArgs),
+    /// Seed 001's experiment live: the file manager or the video player in front, ZIP and/or
+    /// FTP behind, under the stock kernel or UCSG on the daemon's seam.
+    Ucsg(UcsgArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct UcsgArgs {
+    /// filemanager or video.
+    #[arg(long)]
+    foreground: String,
+    /// none, zip, ftp or zip+ftp.
+    #[arg(long, default_value = "none")]
+    background: String,
+    /// stock (no policy in the daemon) or ucsg.
+    #[arg(long)]
+    policy: String,
+    /// Shrinks sizes and times, 0 < scale <= 1 (1: seed 001's).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// The lull-app program (default: beside this executable).
+    #[arg(long)]
+    app_binary: Option<PathBuf>,
+    /// Print JSON: {"policy","foreground","background","response_ms":{"mean","p99"},"fps",
+    /// "completion_s":{"zip","ftp"},"cpu_ms", extra keys}.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -204,6 +230,7 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
     let result = match cmd {
         LiveCommand::Channel(a) => return channel(&a),
         LiveCommand::Experiment(a) => return experiment(&a),
+        LiveCommand::Ucsg(a) => return ucsg(&a),
         LiveCommand::Latency(a) => (|| {
             let model = live::parse_model(&a.model)?;
             let workload = live::parse_workload(&a.workload)?;
@@ -331,6 +358,81 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
         }
         Err(e) => {
             eprintln!("lull live experiment: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn ucsg(a: &UcsgArgs) -> ExitCode {
+    use lull_lab::ucsg_live::{self, UcsgLiveSpec};
+    let parsed = (|| {
+        Ok::<_, ucsg_live::UcsgLiveError>((
+            ucsg_live::parse_foreground(&a.foreground)?,
+            ucsg_live::parse_background(&a.background)?,
+            ucsg_live::parse_policy(&a.policy)?,
+        ))
+    })();
+    let (foreground, background, policy) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lull live ucsg: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let app_binary = match &a.app_binary {
+        Some(p) => p.clone(),
+        None => match experiment::default_app_binary() {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("lull live ucsg: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let spec = UcsgLiveSpec {
+        foreground,
+        background,
+        policy,
+        scale: a.scale,
+        app_binary,
+    };
+    match ucsg_live::run(&spec) {
+        Ok(r) if a.json => {
+            println!("{}", crate::to_json(&r));
+            ExitCode::SUCCESS
+        }
+        Ok(r) => {
+            let opt = |v: Option<f64>, unit: &str| {
+                v.map_or_else(|| "-".to_owned(), |x| format!("{x:.1} {unit}"))
+            };
+            println!(
+                "policy {:?}, foreground {:?}, background {:?} (scale {})",
+                r.policy, r.foreground, r.background, r.scale
+            );
+            if let Some(rt) = r.response_ms {
+                println!(
+                    "response: mean {:.1} ms, p99 {:.1} ms ({} of {} touches answered)",
+                    rt.mean, rt.p99, r.responses, r.touches
+                );
+            }
+            println!("fps: {}", opt(r.fps, "fps"));
+            println!(
+                "completion: zip {}, ftp {}",
+                opt(r.completion_s.zip, "s"),
+                opt(r.completion_s.ftp, "s")
+            );
+            println!("cpu: {:.0} ms", r.cpu_ms);
+            if let Some(s) = &r.ucsg {
+                println!("{s}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) if e.is_usage() => {
+            eprintln!("lull live ucsg: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("lull live ucsg: {e}");
             ExitCode::FAILURE
         }
     }

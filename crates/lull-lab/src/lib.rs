@@ -34,4 +34,5 @@ pub mod measure;
 pub mod png;
 pub mod respondent;
 pub mod stack;
+pub mod ucsg_live;
 pub mod validate;

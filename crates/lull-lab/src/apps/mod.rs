@@ -22,8 +22,10 @@
 //! runs until it reads `stop` on stdin (or end of file); then it detaches and prints its
 //! [`AppReport`] as one line of JSON. On an error it prints the message on stderr and exits 1.
 
+pub mod filemanager;
 pub mod messaging;
 pub mod tracking;
+pub mod transfer;
 pub mod video;
 
 use std::io::{BufRead, Write};
@@ -55,10 +57,24 @@ pub enum AppKind {
     Tracking,
     Messaging,
     Video,
+    /// Seed 001's file manager (`filemanager`).
+    #[serde(rename = "filemanager")]
+    FileManager,
+    /// Seed 001's ZIP: a real compressor in the background.
+    Zip,
+    /// Seed 001's FTP: a real TCP download in the background.
+    Ftp,
 }
 
 impl AppKind {
-    pub const ALL: [AppKind; 3] = [AppKind::Tracking, AppKind::Messaging, AppKind::Video];
+    pub const ALL: [AppKind; 6] = [
+        AppKind::Tracking,
+        AppKind::Messaging,
+        AppKind::Video,
+        AppKind::FileManager,
+        AppKind::Zip,
+        AppKind::Ftp,
+    ];
 
     #[must_use]
     pub fn name(self) -> &'static str {
@@ -66,6 +82,9 @@ impl AppKind {
             AppKind::Tracking => "tracking",
             AppKind::Messaging => "messaging",
             AppKind::Video => "video",
+            AppKind::FileManager => "filemanager",
+            AppKind::Zip => "zip",
+            AppKind::Ftp => "ftp",
         }
     }
 
@@ -146,6 +165,12 @@ pub struct AppConfig {
     pub video_size: Option<(u32, u32)>,
     /// Seed of the video decoder's residuals.
     pub seed: u64,
+    /// The file ZIP compresses.
+    pub zip_input: Option<PathBuf>,
+    /// The server FTP downloads from.
+    pub ftp_server: Option<SocketAddr>,
+    /// Shrinks the file manager's work (0 < scale ≤ 1; 1 = seed 001's 1 s and 0.5 s).
+    pub scale: f64,
 }
 
 /// Errors of an app.
@@ -161,6 +186,10 @@ pub enum AppError {
     UnexpectedHubFd(&'static str),
     #[error("messaging needs --respondent ADDR")]
     MissingRespondent,
+    #[error("zip needs --zip-input FILE")]
+    MissingZipInput,
+    #[error("ftp needs --ftp-server ADDR")]
+    MissingFtpServer,
     #[error("cannot connect to the respondent at {addr}: {source}")]
     Respondent {
         addr: SocketAddr,
@@ -201,6 +230,18 @@ pub struct VideoAppReport {
     pub height: u32,
 }
 
+/// The file manager's and the background transfers' part of the report.
+#[derive(Clone, PartialEq, Debug, Default, Serialize, Deserialize)]
+pub struct WorkReport {
+    /// File manager: the work of each open and close in its handler, ns.
+    pub open_ns: Vec<u64>,
+    pub close_ns: Vec<u64>,
+    /// ZIP, FTP: `go` → the work's end, when it succeeded.
+    pub completion_ns: Option<u64>,
+    pub bytes: u64,
+    pub error: Option<String>,
+}
+
 /// The final line of `lull-app`.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 pub struct AppReport {
@@ -221,6 +262,8 @@ pub struct AppReport {
     pub runtime: RuntimeCounters,
     pub messaging: Option<MessagingAppReport>,
     pub video: Option<VideoAppReport>,
+    #[serde(default)]
+    pub work: Option<WorkReport>,
 }
 
 /// The ready line.
@@ -346,6 +389,12 @@ pub(crate) trait LiveApp: Send + Sync + 'static {
     fn stop(&self);
     /// The figures, once stopped.
     fn report(&self) -> (Stats, Option<MessagingAppReport>, Option<VideoAppReport>);
+    /// The harness said `go` (apps whose work waits for it: ZIP, FTP).
+    fn go(&self) {}
+    /// The file manager's and transfers' figures.
+    fn work(&self) -> Option<WorkReport> {
+        None
+    }
 }
 
 /// A baseline's loop calling an app's handlers.
@@ -415,6 +464,9 @@ fn window_size(cfg: &AppConfig) -> (u32, u32) {
             lull_workload::video::SEED000.width_px,
             lull_workload::video::SEED000.height_px,
         )),
+        AppKind::FileManager => (filemanager::WINDOW_W_PX, filemanager::WINDOW_H_PX),
+        // A background app's window is never seen; the smallest the server takes.
+        AppKind::Zip | AppKind::Ftp => (1, 1),
     }
 }
 
@@ -467,6 +519,19 @@ pub fn run(
             start_ns = Some(at);
             video::start(&kds, params, cfg.seed, at)?
         }
+        AppKind::FileManager => filemanager::start(&kds, cfg.scale)?,
+        AppKind::Zip => transfer::start(
+            &kds,
+            transfer::Job::Zip {
+                input: cfg.zip_input.clone().ok_or(AppError::MissingZipInput)?,
+            },
+        )?,
+        AppKind::Ftp => transfer::start(
+            &kds,
+            transfer::Job::Ftp {
+                server: cfg.ftp_server.ok_or(AppError::MissingFtpServer)?,
+            },
+        )?,
     };
     let app_loop = match (baseline, hub) {
         (Some(model), Some(hub)) => Some(start_loop(model, hub, Arc::clone(&app), &kds)?),
@@ -501,6 +566,9 @@ pub fn run(
         if input.read_line(&mut line)? == 0 || line.trim() == "stop" {
             break;
         }
+        if line.trim() == "go" {
+            app.go();
+        }
     }
 
     let mut loop_error = None;
@@ -518,6 +586,7 @@ pub fn run(
         return Err(AppError::Loop(e));
     }
     let (stats, messaging, video) = app.report();
+    let work = app.work();
     Ok(AppReport {
         app: cfg.kind,
         model: cfg.model,
@@ -531,6 +600,7 @@ pub fn run(
         runtime: counters,
         messaging,
         video,
+        work,
     })
 }
 

@@ -41,10 +41,28 @@ struct Args {
     /// Seed of the video decoder's residuals.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// The file the zip app compresses.
+    #[arg(long)]
+    zip_input: Option<PathBuf>,
+    /// The server the ftp app downloads from, e.g. 127.0.0.1:2121.
+    #[arg(long)]
+    ftp_server: Option<SocketAddr>,
+    /// Shrinks the file manager's work (0 < scale <= 1).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
+    scale: f64,
+}
+
+fn parse_scale(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0 && *v <= 1.0)
+        .ok_or_else(|| format!("{s:?}: expected a number in (0, 1]"))
 }
 
 fn parse_kind(s: &str) -> Result<AppKind, String> {
-    AppKind::from_name(s).ok_or_else(|| format!("{s:?}: expected tracking, messaging or video"))
+    AppKind::from_name(s).ok_or_else(|| {
+        format!("{s:?}: expected tracking, messaging, video, filemanager, zip or ftp")
+    })
 }
 
 fn parse_model(s: &str) -> Result<AppModel, String> {
@@ -78,6 +96,9 @@ fn main() -> ExitCode {
         clip_ms: a.clip_ms,
         video_size: a.video_size,
         seed: a.seed,
+        zip_input: a.zip_input,
+        ftp_server: a.ftp_server,
+        scale: a.scale,
     };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();

@@ -1,0 +1,758 @@
+//! `lull live ucsg`: seed 001's experiment (§4.1) live on this machine — a foreground app (the
+//! file manager, or the video player) with none, ZIP, FTP or both behind it, under the stock
+//! kernel (`stock`: the daemon runs no policy; the kernel's fair class and the machine's own
+//! governor decide) or UCSG on the daemon's seam (`ucsg`).
+//!
+//! The harness runs, as threads of this process, the daemon (display server, headless; with
+//! `ucsg` also `Daemon::enable_ucsg`), the touch driver writing into the daemon's evdev pipe, and
+//! the FTP server; the apps are `lull-app` processes: the background ones (`zip`, `ftp`) first,
+//! each sent behind with `WM_BACKGROUND`, then the foreground one, brought to the front. Then the
+//! background apps are told `go` and the touches (or the clip) start. ZIP compresses a generated
+//! file ([`ZIP_BYTES`], generated deterministically and compressible like text, in a temporary
+//! directory removed afterwards) with `gzip -6`; FTP downloads [`FTP_BYTES`] from the local
+//! server paced at [`FTP_RATE_BYTES_PER_S`]. The run ends when the foreground session and every
+//! background job have ended.
+//!
+//! Figures: the file manager's response time (touch injection → the frame showing the result,
+//! mean and p99), the video's frames on time per second, the completion times of ZIP and FTP
+//! (`go` → end), and `cpu_ms`, the CPU time of the apps and of the processes they spawned and
+//! reaped (`/proc/PID/stat` utime + stime + cutime + cstime, read before they stop).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use lull::kds_client::KdsAdmin;
+use lull_model::time::{NS_PER_MS, NS_PER_S};
+use lull_model::{RawEvent, TouchPhase};
+use lull_os::sys::{self, EventFd};
+use lull_workload::{TimedEvent, Trace};
+use lulld::daemon::{Daemon, DaemonConfig, DaemonReport};
+use lulld::kds::KdsConfig;
+use lulld::seam::SeamReport;
+use lulld::ucsg::{UcsgConfig, UcsgStatus};
+use serde::Serialize;
+
+use crate::apps::{AppReport, Ready};
+use crate::stack;
+
+/// Seed 001 Table II: ZIP compresses 67.4 MB.
+pub const ZIP_BYTES: u64 = 67_400_000;
+/// Seed 001 Table II: FTP downloads 65.9 MB.
+pub const FTP_BYTES: u64 = 65_900_000;
+/// The download's pace: 40 Mbit/s. A Galaxy S4 has a 1×1 802.11n radio (72.2 Mbit/s at 20 MHz
+/// with the short guard interval, the highest single-stream rate of 802.11n's MCS 7); TCP over
+/// 802.11n delivers a little over half the PHY rate, so 40 Mbit/s = 5 MB/s, and 65.9 MB takes
+/// about 13 s.
+pub const FTP_RATE_BYTES_PER_S: u64 = 5_000_000;
+/// Bytes the server writes per pacing step (a 10 ms quantum at the rate).
+const FTP_STEP_BYTES: usize = 50_000;
+/// Seed 001 Table II: the file manager opens and closes a directory ten times.
+pub const FILE_MANAGER_CYCLES: u64 = 10;
+/// From a touch that opens to the touch that closes, and from that to the next open: the user
+/// looks at the listing for 2 s, then at the parent for 1 s (the seed does not say; these leave
+/// room for a 1 s open and a 0.5 s close unloaded).
+pub const OPEN_LOOK_NS: u64 = 2 * NS_PER_S;
+pub const CLOSE_LOOK_NS: u64 = NS_PER_S;
+/// Seed 001 Table II: the video plays 60 s of 640 × 360 at 30 fps.
+pub const VIDEO_CLIP_MS: u64 = 60_000;
+pub const VIDEO_W_PX: u32 = 640;
+pub const VIDEO_H_PX: u32 = 360;
+/// How long an app may take to start, and to report after `stop`.
+const APP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the background jobs may take at scale 1 (ZIP on a loaded 2-core machine: seconds;
+/// FTP: 13 s paced).
+const JOB_TIMEOUT: Duration = Duration::from_secs(600);
+/// From the start to the first touch: the apps' threads settle after `go`.
+const TOUCH_LEAD_NS: u64 = 200 * NS_PER_MS;
+/// After the last touch, for its work and frame.
+const TAIL_NS: u64 = 3 * NS_PER_S;
+/// Words of the generated ZIP input, a text-like vocabulary (compresses about 3:1 with gzip -6,
+/// as text does).
+const VOCABULARY: [&str; 16] = [
+    "the",
+    "user",
+    "centric",
+    "scheduler",
+    "governor",
+    "thread",
+    "cluster",
+    "frequency",
+    "core",
+    "little",
+    "big",
+    "energy",
+    "touch",
+    "screen",
+    "sensitivity",
+    "period",
+];
+
+/// The foreground app.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Foreground {
+    #[serde(rename = "filemanager")]
+    FileManager,
+    Video,
+}
+
+/// What runs behind it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+pub enum Background {
+    #[serde(rename = "none")]
+    None,
+    #[serde(rename = "zip")]
+    Zip,
+    #[serde(rename = "ftp")]
+    Ftp,
+    #[serde(rename = "zip+ftp")]
+    ZipFtp,
+}
+
+/// Which policy runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    Stock,
+    Ucsg,
+}
+
+/// Errors of `lull live ucsg`.
+#[derive(Debug, thiserror::Error)]
+pub enum UcsgLiveError {
+    #[error("unknown foreground {0:?}; expected filemanager or video")]
+    UnknownForeground(String),
+    #[error("unknown background {0:?}; expected none, zip, ftp or zip+ftp")]
+    UnknownBackground(String),
+    #[error("unknown policy {0:?}; expected stock or ucsg")]
+    UnknownPolicy(String),
+    #[error("scale {0} is outside (0, 1]")]
+    BadScale(f64),
+    #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-lab`)")]
+    AppBinary(PathBuf),
+    #[error("{app}: {why}")]
+    App { app: &'static str, why: String },
+    #[error("daemon: {0}")]
+    Daemon(String),
+    #[error("display server: {0}")]
+    Kds(#[from] lull::kds_client::KdsClientError),
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl UcsgLiveError {
+    /// A usage error (bad argument), not a failure to run.
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            UcsgLiveError::UnknownForeground(_)
+                | UcsgLiveError::UnknownBackground(_)
+                | UcsgLiveError::UnknownPolicy(_)
+                | UcsgLiveError::BadScale(_)
+        )
+    }
+}
+
+/// Parses `--foreground`.
+///
+/// # Errors
+/// [`UcsgLiveError::UnknownForeground`].
+pub fn parse_foreground(s: &str) -> Result<Foreground, UcsgLiveError> {
+    match s {
+        "filemanager" => Ok(Foreground::FileManager),
+        "video" => Ok(Foreground::Video),
+        _ => Err(UcsgLiveError::UnknownForeground(s.into())),
+    }
+}
+
+/// Parses `--background`.
+///
+/// # Errors
+/// [`UcsgLiveError::UnknownBackground`].
+pub fn parse_background(s: &str) -> Result<Background, UcsgLiveError> {
+    match s {
+        "none" => Ok(Background::None),
+        "zip" => Ok(Background::Zip),
+        "ftp" => Ok(Background::Ftp),
+        "zip+ftp" => Ok(Background::ZipFtp),
+        _ => Err(UcsgLiveError::UnknownBackground(s.into())),
+    }
+}
+
+/// Parses `--policy`.
+///
+/// # Errors
+/// [`UcsgLiveError::UnknownPolicy`].
+pub fn parse_policy(s: &str) -> Result<Policy, UcsgLiveError> {
+    match s {
+        "stock" => Ok(Policy::Stock),
+        "ucsg" => Ok(Policy::Ucsg),
+        _ => Err(UcsgLiveError::UnknownPolicy(s.into())),
+    }
+}
+
+impl Background {
+    fn zip(self) -> bool {
+        matches!(self, Background::Zip | Background::ZipFtp)
+    }
+    fn ftp(self) -> bool {
+        matches!(self, Background::Ftp | Background::ZipFtp)
+    }
+}
+
+/// One run.
+#[derive(Clone, Debug)]
+pub struct UcsgLiveSpec {
+    pub foreground: Foreground,
+    pub background: Background,
+    pub policy: Policy,
+    /// Shrinks sizes and times (0 < scale ≤ 1): the file manager's work and pauses, the video's
+    /// length, ZIP's and FTP's bytes.
+    pub scale: f64,
+    pub app_binary: PathBuf,
+}
+
+/// Mean and p99 of the response times, ms.
+#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
+pub struct ResponseMs {
+    pub mean: f64,
+    pub p99: f64,
+}
+
+/// Completion times, s.
+#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
+pub struct CompletionS {
+    pub zip: Option<f64>,
+    pub ftp: Option<f64>,
+}
+
+/// The report: the keys the issue names, then extra keys.
+#[derive(Clone, Debug, Serialize)]
+pub struct UcsgLiveReport {
+    pub policy: Policy,
+    pub foreground: Foreground,
+    pub background: Background,
+    pub response_ms: Option<ResponseMs>,
+    pub fps: Option<f64>,
+    pub completion_s: CompletionS,
+    pub cpu_ms: f64,
+    /// Extra: the scale of the run.
+    pub scale: f64,
+    /// Extra: the file manager's work per open and close in its handler, ms (mean).
+    pub open_ms_mean: Option<f64>,
+    pub close_ms_mean: Option<f64>,
+    /// Extra: touches injected and frames drawn in answer.
+    pub touches: u64,
+    pub responses: u64,
+    /// Extra: what UCSG found on this machine, and the seam's counts per action kind.
+    pub ucsg: Option<UcsgStatus>,
+    pub seam: Option<SeamReport>,
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / NS_PER_MS as f64
+}
+
+/// The touches of the file manager's session: `FILE_MANAGER_CYCLES` × (press + release to open,
+/// then to close), scaled.
+#[must_use]
+pub fn file_manager_trace(scale: f64) -> Trace {
+    let s = |ns: u64| (ns as f64 * scale) as u64;
+    let mut events = Vec::new();
+    let mut t = 0;
+    let touch = |at, events: &mut Vec<TimedEvent>| {
+        for (dt, phase) in [(0, TouchPhase::Down), (NS_PER_MS, TouchPhase::Up)] {
+            events.push(TimedEvent {
+                at_ns: at + dt,
+                raw: RawEvent::Touch {
+                    phase,
+                    x: (VIDEO_W_PX / 2) as i32,
+                    y: (VIDEO_H_PX / 2) as i32,
+                },
+            });
+        }
+    };
+    for _ in 0..FILE_MANAGER_CYCLES {
+        touch(t, &mut events);
+        t += s(OPEN_LOOK_NS);
+        touch(t, &mut events);
+        t += s(CLOSE_LOOK_NS);
+    }
+    Trace { events }
+}
+
+/// Writes `bytes` of text-like data to `path`, the same for every run.
+///
+/// # Errors
+/// The file system's.
+pub fn generate_zip_input(path: &Path, bytes: u64) -> std::io::Result<()> {
+    let mut rng = lull_workload::rng::SplitMix64::new(0x5eed_0001);
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut written = 0u64;
+    let mut line = String::new();
+    while written < bytes {
+        line.clear();
+        for _ in 0..12 {
+            let word = VOCABULARY[(rng.next_u64() % VOCABULARY.len() as u64) as usize];
+            line.push_str(word);
+            line.push(' ');
+        }
+        // A number per line, as logs and documents have: less compressible than words alone.
+        line.push_str(&format!("{}\n", rng.next_u64() % 100_000));
+        let take = (bytes - written).min(line.len() as u64) as usize;
+        w.write_all(&line.as_bytes()[..take])?;
+        written += take as u64;
+    }
+    w.flush()
+}
+
+/// The FTP server: sends `bytes` to the first client, paced at [`FTP_RATE_BYTES_PER_S`].
+fn ftp_server(bytes: u64, stop: Arc<AtomicBool>) -> std::io::Result<(SocketAddr, JoinHandle<()>)> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    let addr = l.local_addr()?;
+    let h = thread::Builder::new()
+        .name("lull-ftpd".into())
+        .spawn(move || {
+            let Ok((mut s, _)) = l.accept() else { return };
+            let chunk = vec![0xA5u8; FTP_STEP_BYTES];
+            let start = sys::monotonic_ns();
+            let mut sent = 0u64;
+            while sent < bytes && !stop.load(Ordering::Relaxed) {
+                let n = (bytes - sent).min(FTP_STEP_BYTES as u64) as usize;
+                if s.write_all(&chunk[..n]).is_err() {
+                    return;
+                }
+                sent += n as u64;
+                // Pacing: the next write when the rate allows it.
+                let due = start + sent * NS_PER_S / FTP_RATE_BYTES_PER_S;
+                let now = sys::monotonic_ns();
+                if due > now {
+                    thread::sleep(Duration::from_nanos(due - now));
+                }
+            }
+        })?;
+    Ok((addr, h))
+}
+
+/// One `lull-app` process.
+struct AppProc {
+    name: &'static str,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    pid: u32,
+}
+
+impl AppProc {
+    fn spawn(name: &'static str, mut cmd: Command) -> Result<AppProc, UcsgLiveError> {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let out = child.stdout.take();
+        let (tx, rx) = mpsc::channel();
+        if let Some(out) = out {
+            thread::Builder::new()
+                .name("ucsg-app-out".into())
+                .spawn(move || {
+                    for line in BufReader::new(out).lines().map_while(Result::ok) {
+                        if tx.send(line).is_err() {
+                            return;
+                        }
+                    }
+                })?;
+        }
+        let mut p = AppProc {
+            name,
+            child,
+            stdin,
+            lines: rx,
+            pid: 0,
+        };
+        let line = p.line(APP_TIMEOUT, "ready line")?;
+        let ready: Ready =
+            serde_json::from_str(&line).map_err(|e| p.err(format!("{line}: {e}")))?;
+        p.pid = ready.pid;
+        Ok(p)
+    }
+
+    fn err(&self, why: String) -> UcsgLiveError {
+        UcsgLiveError::App {
+            app: self.name,
+            why,
+        }
+    }
+
+    fn line(&mut self, timeout: Duration, what: &str) -> Result<String, UcsgLiveError> {
+        self.lines
+            .recv_timeout(timeout)
+            .map_err(|e| self.err(format!("no {what} ({e})")))
+    }
+
+    fn say(&mut self, what: &str) -> Result<(), UcsgLiveError> {
+        let s = self.stdin.as_mut().ok_or_else(|| UcsgLiveError::App {
+            app: self.name,
+            why: "stdin closed".into(),
+        })?;
+        writeln!(s, "{what}")?;
+        s.flush()?;
+        Ok(())
+    }
+
+    /// CPU time of the process and its reaped children, ms.
+    fn cpu_ms(&self) -> f64 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
+            return 0.0;
+        };
+        let Some(i) = stat.rfind(')') else { return 0.0 };
+        let f: Vec<&str> = stat[i + 1..].split_whitespace().collect();
+        // Fields 14–17 (utime, stime, cutime, cstime), counted from field 3 after the name.
+        let ticks: u64 = (14..=17)
+            .filter_map(|n| f.get(n - 3).and_then(|v| v.parse::<u64>().ok()))
+            .sum();
+        // SAFETY: plain libc call.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        ticks as f64 * 1_000.0 / hz
+    }
+
+    fn stop(mut self) -> Result<AppReport, UcsgLiveError> {
+        self.say("stop")?;
+        let line = self.line(APP_TIMEOUT, "report")?;
+        let r = serde_json::from_str(&line).map_err(|e| self.err(format!("report: {e}")))?;
+        self.stdin = None;
+        let _ = self.child.wait();
+        Ok(r)
+    }
+}
+
+impl Drop for AppProc {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn socket_paths() -> (PathBuf, PathBuf) {
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(std::env::temp_dir, PathBuf::from);
+    let stem = format!("lull-ucsg-{}-{}", std::process::id(), sys::monotonic_ns());
+    (
+        dir.join(format!("{stem}.sock")),
+        dir.join(format!("{stem}.kds.sock")),
+    )
+}
+
+/// Runs one cell.
+///
+/// # Errors
+/// [`UcsgLiveError`] when something cannot be set up or an app fails.
+#[allow(clippy::too_many_lines)] // one sequence of steps, in the order the module docs give
+pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
+    if !(spec.scale > 0.0 && spec.scale <= 1.0) {
+        return Err(UcsgLiveError::BadScale(spec.scale));
+    }
+    if !spec.app_binary.is_file() {
+        return Err(UcsgLiveError::AppBinary(spec.app_binary.clone()));
+    }
+    let scale = spec.scale;
+    let scaled = |b: u64| ((b as f64 * scale) as u64).max(1);
+    let work_dir = std::env::temp_dir().join(format!("lull-ucsg-{}", std::process::id()));
+    std::fs::create_dir_all(&work_dir)?;
+    struct Cleanup(PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _cleanup = Cleanup(work_dir.clone());
+
+    // The daemon.
+    let (esm_path, kds_path) = socket_paths();
+    let (device_r, device_w) = sys::pipe(false)?;
+    let (up_tx, up_rx) = mpsc::channel();
+    let ucsg_on = spec.policy == Policy::Ucsg;
+    let daemon: JoinHandle<Option<DaemonReport>> = {
+        let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
+        thread::Builder::new()
+            .name("lull-daemon".into())
+            .spawn(move || {
+                let built = (|| {
+                    let mut d = Daemon::bind(&DaemonConfig {
+                        socket_path: esm_path,
+                        ..DaemonConfig::default()
+                    })
+                    .map_err(|e| e.to_string())?;
+                    d.enable_kds(&KdsConfig {
+                        socket_path: kds_path,
+                        ..KdsConfig::default()
+                    })
+                    .map_err(|e| e.to_string())?;
+                    let status = if ucsg_on {
+                        Some(
+                            d.enable_ucsg(&UcsgConfig::default())
+                                .map_err(|e| e.to_string())?,
+                        )
+                    } else {
+                        None
+                    };
+                    d.add_evdev(device_r).map_err(|e| e.to_string())?;
+                    Ok::<_, String>((d, status))
+                })();
+                match built {
+                    Ok((d, status)) => {
+                        let _ = up_tx.send(Ok((d.stopper(), status)));
+                        d.run().ok()
+                    }
+                    Err(e) => {
+                        let _ = up_tx.send(Err(e));
+                        None
+                    }
+                }
+            })?
+    };
+    let (stopper, ucsg_status) = up_rx
+        .recv()
+        .map_err(|e| UcsgLiveError::Daemon(e.to_string()))?
+        .map_err(UcsgLiveError::Daemon)?;
+    struct StopDaemon(lulld::daemon::Stopper);
+    impl Drop for StopDaemon {
+        fn drop(&mut self) {
+            self.0.stop();
+        }
+    }
+    let stop_daemon = StopDaemon(stopper);
+
+    let app = |kind: &str| {
+        let mut c = Command::new(&spec.app_binary);
+        c.arg(kind)
+            .arg("--model")
+            .arg("esm-kds-guis")
+            .arg("--kds-socket")
+            .arg(&kds_path)
+            .arg("--scale")
+            .arg(scale.to_string());
+        c
+    };
+
+    // The background apps, each sent behind as soon as it is up.
+    let mut admin = KdsAdmin::connect(&kds_path)?;
+    let ftp_stop = Arc::new(AtomicBool::new(false));
+    let mut ftpd = None;
+    let mut bg: Vec<AppProc> = Vec::new();
+    let window_of = |admin: &mut KdsAdmin, pid: u32| -> Result<lull_model::AppId, UcsgLiveError> {
+        admin
+            .windows()?
+            .into_iter()
+            .find(|w| w.pid == pid)
+            .map(|w| w.app)
+            .ok_or_else(|| UcsgLiveError::App {
+                app: "display server",
+                why: format!("no window of process {pid}"),
+            })
+    };
+    if spec.background.zip() {
+        let input = work_dir.join("zip-input.txt");
+        generate_zip_input(&input, scaled(ZIP_BYTES))?;
+        let mut c = app("zip");
+        c.arg("--zip-input").arg(&input);
+        let p = AppProc::spawn("zip", c)?;
+        let id = window_of(&mut admin, p.pid)?;
+        admin.background(id)?;
+        bg.push(p);
+    }
+    if spec.background.ftp() {
+        let (addr, h) = ftp_server(scaled(FTP_BYTES), Arc::clone(&ftp_stop))?;
+        ftpd = Some(h);
+        let mut c = app("ftp");
+        c.arg("--ftp-server").arg(addr.to_string());
+        let p = AppProc::spawn("ftp", c)?;
+        let id = window_of(&mut admin, p.pid)?;
+        admin.background(id)?;
+        bg.push(p);
+    }
+
+    // The foreground app, in front.
+    let clip_ms = ((VIDEO_CLIP_MS as f64 * scale) as u64).max(1);
+    let fg = match spec.foreground {
+        Foreground::FileManager => AppProc::spawn("filemanager", app("filemanager"))?,
+        Foreground::Video => {
+            let mut c = app("video");
+            c.arg("--video-size")
+                .arg(format!("{VIDEO_W_PX}x{VIDEO_H_PX}"))
+                .arg("--clip-ms")
+                .arg(clip_ms.to_string());
+            AppProc::spawn("video", c)?
+        }
+    };
+    let fg_id = window_of(&mut admin, fg.pid)?;
+    admin.foreground(fg_id)?;
+    drop(admin);
+
+    // Go: the background jobs, then the touches (the clip started with the app).
+    let t0 = sys::monotonic_ns() + TOUCH_LEAD_NS;
+    for p in &mut bg {
+        p.say("go")?;
+    }
+    let trace = (spec.foreground == Foreground::FileManager).then(|| file_manager_trace(scale));
+    let (replay_tx, _replay_rx) = mpsc::channel();
+    let driver_stop = Arc::new(EventFd::new()?);
+    let driver = {
+        let s = Arc::clone(&driver_stop);
+        let trace = trace.clone();
+        thread::Builder::new()
+            .name("lull-driver".into())
+            .spawn(move || stack::run_driver(trace.as_ref(), t0, device_w, &s, replay_tx))?
+    };
+    let session_ns = match &trace {
+        Some(t) => t.span_ns() + (TAIL_NS as f64 * scale) as u64,
+        None => clip_ms * NS_PER_MS + (TAIL_NS as f64 * scale) as u64,
+    };
+    let end = t0 + session_ns;
+    let now = sys::monotonic_ns();
+    if end > now {
+        thread::sleep(Duration::from_nanos(end - now));
+    }
+    // Wait for every background job's end.
+    for p in &mut bg {
+        let line = p.line(JOB_TIMEOUT, "end of its job")?;
+        if !line.contains("\"ok\":true") {
+            return Err(p.err(format!("job failed: {line}")));
+        }
+    }
+    let cpu_ms = fg.cpu_ms() + bg.iter().map(AppProc::cpu_ms).sum::<f64>();
+    let _ = driver_stop.signal();
+    let _ = driver.join();
+    ftp_stop.store(true, Ordering::Relaxed);
+
+    let fg_report = fg.stop()?;
+    let mut completion = CompletionS {
+        zip: None,
+        ftp: None,
+    };
+    for p in bg {
+        let name = p.name;
+        let r = p.stop()?;
+        let s = r
+            .work
+            .and_then(|w| w.completion_ns)
+            .map(|ns| ns as f64 / NS_PER_S as f64);
+        match name {
+            "zip" => completion.zip = s,
+            _ => completion.ftp = s,
+        }
+    }
+    if let Some(h) = ftpd {
+        let _ = h.join();
+    }
+    drop(stop_daemon);
+    let daemon_report = daemon.join().ok().flatten();
+
+    let lat = &fg_report.frame_latencies_ns;
+    let response_ms = (spec.foreground == Foreground::FileManager && !lat.is_empty()).then(|| {
+        let mut v = lat.clone();
+        v.sort_unstable();
+        ResponseMs {
+            mean: ms(v.iter().sum::<u64>() / v.len() as u64),
+            p99: ms(lull_model::stats::nearest_rank(&v, 99).unwrap_or(0)),
+        }
+    });
+    let fps = fg_report.video.as_ref().map(|v| {
+        let on_time = v.decoded.saturating_sub(v.late).min(v.drawn);
+        on_time as f64 / (clip_ms as f64 / 1_000.0)
+    });
+    let mean_ms = |v: &[u64]| (!v.is_empty()).then(|| ms(v.iter().sum::<u64>() / v.len() as u64));
+    let work = fg_report.work.clone().unwrap_or_default();
+    Ok(UcsgLiveReport {
+        policy: spec.policy,
+        foreground: spec.foreground,
+        background: spec.background,
+        response_ms,
+        fps,
+        completion_s: completion,
+        cpu_ms,
+        scale,
+        open_ms_mean: mean_ms(&work.open_ns),
+        close_ms_mean: mean_ms(&work.close_ns),
+        touches: trace.as_ref().map_or(0, |t| {
+            t.events
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e.raw,
+                        RawEvent::Touch {
+                            phase: TouchPhase::Down,
+                            ..
+                        }
+                    )
+                })
+                .count() as u64
+        }),
+        responses: fg_report.frame_latencies_ns.len() as u64,
+        ucsg: ucsg_status,
+        seam: daemon_report.and_then(|d| d.seam),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse() {
+        assert_eq!(parse_foreground("video").unwrap(), Foreground::Video);
+        assert_eq!(parse_background("zip+ftp").unwrap(), Background::ZipFtp);
+        assert_eq!(parse_policy("ucsg").unwrap(), Policy::Ucsg);
+        assert!(parse_foreground("browser").unwrap_err().is_usage());
+        assert!(parse_background("zip,ftp").unwrap_err().is_usage());
+        assert!(parse_policy("eevdf").unwrap_err().is_usage());
+    }
+
+    #[test]
+    fn the_session_is_ten_opens_and_closes() {
+        let t = file_manager_trace(1.0);
+        assert_eq!(t.events.len() as u64, 4 * FILE_MANAGER_CYCLES);
+        assert_eq!(
+            t.events.last().unwrap().at_ns,
+            (FILE_MANAGER_CYCLES - 1) * (OPEN_LOOK_NS + CLOSE_LOOK_NS) + OPEN_LOOK_NS + NS_PER_MS
+        );
+    }
+
+    #[test]
+    fn the_zip_input_is_deterministic_and_sized() {
+        let dir = std::env::temp_dir();
+        let a = dir.join(format!("lull-zip-a-{}", std::process::id()));
+        let b = dir.join(format!("lull-zip-b-{}", std::process::id()));
+        generate_zip_input(&a, 10_000).unwrap();
+        generate_zip_input(&b, 10_000).unwrap();
+        let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        assert_eq!(x.len(), 10_000);
+        assert_eq!(x, y);
+        let _ = std::fs::remove_file(a);
+        let _ = std::fs::remove_file(b);
+    }
+
+    #[test]
+    fn a_bad_scale_is_refused() {
+        let spec = UcsgLiveSpec {
+            foreground: Foreground::FileManager,
+            background: Background::None,
+            policy: Policy::Stock,
+            scale: 0.0,
+            app_binary: PathBuf::from("lull-app"),
+        };
+        assert!(matches!(run(&spec), Err(UcsgLiveError::BadScale(_))));
+    }
+}
