@@ -27,7 +27,7 @@ pub const TREE_FILES_PER_DIR: u32 = 64;
 /// Rounds of list + stat + sort per "open": sized so that an open takes about 1 s of CPU on the
 /// machine this project measures on, unloaded (seed 001 Table II: 1 s); measured by
 /// `lull live ucsg` (its `open_ms_unloaded` extra key) and in `docs/ucsg.md`.
-pub const OPEN_ROUNDS: u32 = 130;
+pub const OPEN_ROUNDS: u32 = 420;
 /// Rounds per "close": half of an open (Table II: 0.5 s).
 pub const CLOSE_ROUNDS: u32 = OPEN_ROUNDS / 2;
 /// Window size: the video's 640 × 360, so both foreground apps draw the same area.
