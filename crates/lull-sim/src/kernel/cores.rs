@@ -91,34 +91,55 @@ impl Kernel<'_> {
         }
     }
 
-    /// Moves all work from the active cluster to cluster `to`: its cores go offline, every core
-    /// of `to` comes up after the platform's switch latency, and the threads wait on the first.
+    /// Moves all work from the active cluster to cluster `to`: its cores go offline, cores of
+    /// `to` come up after the platform's switch latency, and each thread moves to the core of
+    /// `to` in the same slot (position in its cluster) as the one it was on, the last core of
+    /// `to` taking what has no slot there. How many cores come up: for a big.LITTLE pair, as many
+    /// as were online (seed 001 §2.1: "the other will be activated with the same number of
+    /// cores, so that thread migration can be performed on a one to one basis"); for a companion
+    /// switch, every core of `to`.
     pub fn switch_cluster(&mut self, to: usize, cx: &mut Cx<'_, '_>) {
         if to == cx.soc.active_cluster {
             return;
         }
         self.cluster_switches += 1;
         let from = cx.soc.active_cluster;
-        let mut moved = Vec::new();
-        let mut moved_work = VecDeque::new();
         let leaving: Vec<usize> = cx.soc.cluster_cores(from).collect();
-        for c in leaving {
+        let online_before = leaving
+            .iter()
+            .filter(|&&c| cx.soc.cores[c].state != CState::Offline)
+            .count()
+            .max(1);
+        let all_to: Vec<usize> = cx.soc.cluster_cores(to).collect();
+        let n = if self.plat.little_cluster().is_some() {
+            online_before.min(all_to.len())
+        } else {
+            all_to.len()
+        };
+        let targets: Vec<usize> = all_to[..n].to_vec();
+        let slot_of = |c: usize| leaving.iter().position(|&k| k == c).unwrap_or(0);
+        let mut moved_per_target: Vec<Vec<usize>> = vec![Vec::new(); targets.len()];
+        let mut moved_work = VecDeque::new();
+        for &c in &leaving {
+            let mut moved = Vec::new();
             moved_work.extend(self.offline(c, &mut moved, cx));
+            moved_per_target[slot_of(c).min(targets.len() - 1)].extend(moved);
         }
         cx.soc.cluster_off[from] = false;
         cx.soc.active_cluster = to;
-        // Only the spec's main cores and one companion core exist: bring the whole cluster up.
-        let targets: Vec<usize> = cx.soc.cluster_cores(to).collect();
         let lat = self.plat.cluster_switch.latency_us * NS_PER_US;
         for &c in &targets {
             self.online(c, lat, cx);
         }
         let first = targets[0];
         self.cpus[first].kwork.extend(moved_work);
-        self.rehome(moved, first, cx);
+        for (i, moved) in moved_per_target.into_iter().enumerate() {
+            self.rehome(moved, targets[i], cx);
+        }
         for th in &mut self.tasks {
             if cx.soc.cores[th.core].cluster != to {
-                th.core = first;
+                let slot = slot_of(th.core).min(targets.len() - 1);
+                th.core = targets[slot];
             }
         }
         // Ticks on the new cores start when they come up (WakeDone arms them).
