@@ -12,6 +12,8 @@
 //!   [`placement::Placement`];
 //! - [`guis`]: the categorical GUI scheduler's rules (seed 000, chapter 5, table 1), idle forcing
 //!   and the companion-core triage decision, and table 1 as a policy on the seam;
+//! - [`ucsg`]: seed 001's user-centric scheduler and governor (sensitivity states, allocation
+//!   and migration, DPM, DVFS, cluster switching);
 //! - [`seam`]: the live policy seam: facts the framework knows in, per-thread actions out
 //!   ([`seam::SeamPolicy`]).
 //!
@@ -26,6 +28,7 @@ pub mod ids;
 pub mod pelt;
 pub mod placement;
 pub mod seam;
+pub mod ucsg;
 
 pub use ids::{CpuId, TaskId};
 

@@ -1,0 +1,368 @@
+//! UCSG walked through the seed's cases: the six events of §3.3 and what each decides.
+
+use proptest::prelude::*;
+
+use super::*;
+
+const MS: u64 = 1_000_000;
+const ZYGOTE: u32 = 1;
+const FILES: u32 = 10;
+const ZIP: u32 = 20;
+const FILES_APP: u32 = 1;
+const ZIP_APP: u32 = 2;
+
+fn s4(online: usize) -> Ucsg<u32> {
+    Ucsg::new(
+        UcsgConfig::galaxy_s4(),
+        0,
+        Start {
+            cluster: 0,
+            online,
+            freq_khz: 250_000,
+        },
+    )
+    .expect("the seed's configuration is valid")
+}
+
+fn nices(out: &[Decision<u32>]) -> Vec<(u32, i8)> {
+    out.iter()
+        .filter_map(|d| match *d {
+            Decision::Nice { thread, nice } => Some((thread, nice)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn use_of(thread: u32, runtime_ms: u64) -> ThreadUse<u32> {
+    ThreadUse {
+        thread,
+        runtime_ns: runtime_ms * MS,
+    }
+}
+
+/// Zygote (system), the file manager in front with one thread, ZIP behind with one.
+fn two_apps(u: &mut Ucsg<u32>) -> Vec<Decision<u32>> {
+    let mut out = Vec::new();
+    u.thread_forked(None, ZYGOTE, Some(Owner::System), &mut out);
+    u.foreground(FILES_APP, &mut out);
+    u.thread_forked(Some(ZYGOTE), FILES, Some(Owner::App(FILES_APP)), &mut out);
+    u.thread_forked(Some(ZYGOTE), ZIP, Some(Owner::App(ZIP_APP)), &mut out);
+    out
+}
+
+#[test]
+fn fork_inherits_and_allocation_spreads_by_sensitivity() {
+    let mut u = s4(2);
+    let out = two_apps(&mut u);
+    // Zygote medium (−10), the front app medium, the app behind low (10).
+    assert_eq!(nices(&out), vec![(ZYGOTE, -10), (FILES, -10), (ZIP, 10)]);
+    // Zygote on slot 0; the file manager where total sensitivity is least (slot 1); ZIP where
+    // total workload is least (no workload yet: slot 0).
+    assert_eq!(u.slot(ZYGOTE), Some(0));
+    assert_eq!(u.slot(FILES), Some(1));
+    assert_eq!(u.slot(ZIP), Some(0));
+    // A thread the file manager forks is the file manager's: inheritance at fork.
+    let mut out = Vec::new();
+    u.thread_forked(Some(FILES), 11, None, &mut out);
+    assert_eq!(u.sensitivity(11), Some(Sensitivity::Medium));
+    // A thread of unknown parent is the system's.
+    u.thread_forked(Some(999), 12, None, &mut out);
+    assert_eq!(u.sensitivity(12), Some(Sensitivity::Medium));
+    u.thread_exited(12);
+    assert_eq!(u.sensitivity(12), None);
+}
+
+#[test]
+fn a_touch_goes_high_and_to_the_top_of_the_big_cluster_for_500_ms() {
+    let mut u = s4(2);
+    two_apps(&mut u);
+    let mut out = Vec::new();
+    u.touch(1000 * MS, &mut out);
+    assert_eq!(nices(&out), vec![(FILES, -20)]);
+    assert_eq!(
+        out[1..],
+        [
+            Decision::Cluster { cluster: 1 },
+            Decision::Frequency { khz: 1_600_000 }
+        ]
+    );
+    assert_eq!(u.user().high_until_ns, Some(1500 * MS));
+    // The first sampling period comes before the expiry.
+    assert_eq!(u.next_deadline_ns(), 200 * MS);
+    // Another touch restarts the 500 ms.
+    out.clear();
+    u.touch(1300 * MS, &mut out);
+    assert!(nices(&out).is_empty());
+    out.clear();
+    u.expire(1799 * MS, &mut out);
+    assert!(out.is_empty());
+    u.expire(1800 * MS, &mut out);
+    assert_eq!(nices(&out), vec![(FILES, -10)]);
+}
+
+#[test]
+fn display_toggle_and_front_changes_reprioritize() {
+    let mut u = s4(2);
+    two_apps(&mut u);
+    let mut out = Vec::new();
+    u.display(false, &mut out);
+    assert_eq!(nices(&out), vec![(FILES, 10)]);
+    // Touches do not count with the display off.
+    out.clear();
+    u.touch(5 * MS, &mut out);
+    assert!(out.is_empty());
+    u.display(true, &mut out);
+    assert_eq!(nices(&out), vec![(FILES, -10)]);
+    out.clear();
+    u.foreground(ZIP_APP, &mut out);
+    assert_eq!(nices(&out), vec![(FILES, 10), (ZIP, -10)]);
+    assert_eq!(u.stats().reprioritized, 3 + 4);
+}
+
+#[test]
+fn a_low_thread_alone_gets_the_lowest_level_and_one_core() {
+    // The home screen idles in front; ZIP runs flat out behind on two cores' worth of slots.
+    // Its cycles are not required (C_l = 0 without a medium need): one core at 250 MHz (§4.3).
+    let mut u = s4(2);
+    two_apps(&mut u);
+    let mut out = Vec::new();
+    u.sample(
+        200 * MS,
+        &SampleView {
+            cluster: 0,
+            online: 2,
+            freq_khz: 600_000,
+            threads: &[use_of(ZIP, 200)],
+        },
+        &mut out,
+    );
+    assert_eq!(out[0], Decision::Online { cores: 1 });
+    // Every thread on slot 1 is placed again on slot 0.
+    assert!(out.contains(&Decision::Place {
+        thread: FILES,
+        slot: 0
+    }));
+    assert_eq!(out.last(), Some(&Decision::Frequency { khz: 250_000 }));
+}
+
+#[test]
+fn the_front_apps_need_sets_the_level_and_the_low_share_rides_along() {
+    let mut u = s4(2);
+    two_apps(&mut u);
+    let mut out = Vec::new();
+    // The file manager ran 200 ms at 500 MHz (100 Mcycles, above the 90 of one LITTLE core) on
+    // slot 1, ZIP 200 ms on slot 0: two cores stay on; the file manager's core needs 100
+    // Mcycles → 500 MHz at 100 % → 550 MHz. ZIP's core needs nothing of its own.
+    u.sample(
+        200 * MS,
+        &SampleView {
+            cluster: 0,
+            online: 2,
+            freq_khz: 500_000,
+            threads: &[use_of(FILES, 200), use_of(ZIP, 200)],
+        },
+        &mut out,
+    );
+    assert!(!out.iter().any(|d| matches!(d, Decision::Online { .. })));
+    assert_eq!(out.last(), Some(&Decision::Frequency { khz: 550_000 }));
+}
+
+#[test]
+fn dpm_turns_on_cores_for_the_required_workload() {
+    let mut u = s4(1);
+    let mut out = Vec::new();
+    u.foreground(FILES_APP, &mut out);
+    for t in 0..4 {
+        u.thread_forked(None, 100 + t, Some(Owner::App(FILES_APP)), &mut out);
+    }
+    out.clear();
+    // Four medium threads ran 200 ms each at 600 MHz on one core's slot... as measured: 480
+    // Mcycles needed, above LITTLE's 300 → four cores.
+    let threads: Vec<_> = (0..4).map(|t| use_of(100 + t, 200)).collect();
+    u.sample(
+        200 * MS,
+        &SampleView {
+            cluster: 0,
+            online: 1,
+            freq_khz: 600_000,
+            threads: &threads,
+        },
+        &mut out,
+    );
+    assert_eq!(out[0], Decision::Online { cores: 4 });
+    // 120 Mcycles per thread: more than LITTLE's 600 MHz gives → the big cluster at once.
+    assert!(out.contains(&Decision::Cluster { cluster: 1 }));
+    // Migration runs each step once per period: sensitivity 8 | 0 → 4 | 4, then workload from
+    // slot 0 to the idle slot 2.
+    let slots = |u: &Ucsg<u32>| {
+        let mut s: Vec<usize> = (0..4).map(|t| u.slot(100 + t).unwrap()).collect();
+        s.sort_unstable();
+        s
+    };
+    assert_eq!(slots(&u), vec![0, 1, 1, 2]);
+    // The next period spreads them over all four.
+    out.clear();
+    u.sample(
+        400 * MS,
+        &SampleView {
+            cluster: 1,
+            online: 4,
+            freq_khz: 1_600_000,
+            threads: &threads,
+        },
+        &mut out,
+    );
+    assert_eq!(slots(&u), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn half_scaling_after_two_rises_and_big_to_little_after_three_periods() {
+    let mut u = s4(1);
+    let mut out = Vec::new();
+    u.foreground(FILES_APP, &mut out);
+    u.thread_forked(None, 1, Some(Owner::App(FILES_APP)), &mut out);
+    let step = |u: &mut Ucsg<u32>, at_ms: u64, cluster, khz, run_ms| {
+        let mut out = Vec::new();
+        u.sample(
+            at_ms * MS,
+            &SampleView {
+                cluster,
+                online: 1,
+                freq_khz: khz,
+                threads: &[use_of(1, run_ms)],
+            },
+            &mut out,
+        );
+        out
+    };
+    // 250 MHz: 2, 4, 6 Mcycles — rising twice: the median between 250 MHz and the top (level 8,
+    // big's 800 MHz).
+    step(&mut u, 200, 0, 250_000, 8);
+    step(&mut u, 400, 0, 250_000, 16);
+    let out = step(&mut u, 600, 0, 250_000, 24);
+    assert_eq!(
+        out,
+        vec![
+            Decision::Cluster { cluster: 1 },
+            Decision::Frequency { khz: 800_000 }
+        ]
+    );
+    assert_eq!(u.stats().half_scalings, 1);
+    // On big with a light load: its lowest level twice, LITTLE on the third period.
+    let out = step(&mut u, 800, 1, 800_000, 1);
+    assert_eq!(out, vec![Decision::Frequency { khz: 800_000 }]);
+    step(&mut u, 1000, 1, 800_000, 1);
+    let out = step(&mut u, 1200, 1, 800_000, 1);
+    assert_eq!(
+        out,
+        vec![
+            Decision::Cluster { cluster: 0 },
+            Decision::Frequency { khz: 250_000 }
+        ]
+    );
+    assert_eq!(u.stats().cluster_switches, 2);
+}
+
+#[test]
+fn bad_start_is_a_typed_error() {
+    let r = Ucsg::<u32>::new(
+        UcsgConfig::galaxy_s4(),
+        0,
+        Start {
+            cluster: 2,
+            online: 1,
+            freq_khz: 0,
+        },
+    );
+    assert!(matches!(r, Err(UcsgConfigError::Invalid { .. })));
+    let mut cfg = UcsgConfig::galaxy_s4();
+    cfg.sampling_period_ns = 0;
+    assert!(Ucsg::<u32>::new(
+        cfg,
+        0,
+        Start {
+            cluster: 0,
+            online: 1,
+            freq_khz: 0
+        }
+    )
+    .is_err());
+}
+
+#[derive(Clone, Debug)]
+enum Ev {
+    Fork(u8, Option<u8>, Option<u8>),
+    Exit(u8),
+    Touch,
+    Front(u8),
+    Display(bool),
+    Sample(Vec<(u8, u16)>, bool, u8),
+}
+
+fn ev() -> impl Strategy<Value = Ev> {
+    prop_oneof![
+        (
+            any::<u8>(),
+            proptest::option::of(any::<u8>()),
+            proptest::option::of(0u8..4)
+        )
+            .prop_map(|(c, p, o)| Ev::Fork(c % 32, p.map(|p| p % 32), o)),
+        (0u8..32).prop_map(Ev::Exit),
+        Just(Ev::Touch),
+        (0u8..4).prop_map(Ev::Front),
+        any::<bool>().prop_map(Ev::Display),
+        (
+            proptest::collection::vec((0u8..32, 0u16..=200), 0..12),
+            any::<bool>(),
+            0u8..5
+        )
+            .prop_map(|(t, big, online)| Ev::Sample(t, big, online)),
+    ]
+}
+
+proptest! {
+    /// Whatever happens, every decision fits the machine: slots below the cores on, core counts
+    /// within the cluster, frequencies that are levels of the cluster in use.
+    #[test]
+    fn decisions_always_fit_the_machine(evs in proptest::collection::vec(ev(), 0..60)) {
+        let cfg = UcsgConfig::galaxy_s4();
+        let mut u = s4(1);
+        let (mut cluster, mut online) = (0usize, 1usize);
+        let mut now = 0;
+        for e in evs {
+            let mut out = Vec::new();
+            now += 50 * MS;
+            match e {
+                Ev::Fork(c, p, o) => u.thread_forked(
+                    p.map(u32::from), u32::from(c), o.map(|a| if a == 0 { Owner::System } else { Owner::App(u32::from(a)) }), &mut out),
+                Ev::Exit(t) => u.thread_exited(u32::from(t)),
+                Ev::Touch => u.touch(now, &mut out),
+                Ev::Front(a) => u.foreground(u32::from(a), &mut out),
+                Ev::Display(on) => u.display(on, &mut out),
+                Ev::Sample(ts, big, on) => {
+                    // The substrate's word is the truth, even where it differs from what was asked.
+                    cluster = usize::from(big);
+                    online = usize::from(on).clamp(1, cfg.clusters[cluster].cores);
+                    let khz = cfg.clusters[cluster].levels_khz[0];
+                    let threads: Vec<_> = ts.iter().map(|&(t, ms)| use_of(u32::from(t), u64::from(ms))).collect();
+                    u.sample(now, &SampleView { cluster, online, freq_khz: khz, threads: &threads }, &mut out);
+                }
+            }
+            for d in out {
+                match d {
+                    Decision::Online { cores } => {
+                        prop_assert!((1..=cfg.clusters[cluster].cores).contains(&cores));
+                        online = cores;
+                    }
+                    Decision::Cluster { cluster: c } => {
+                        prop_assert!(c < cfg.clusters.len() && c != cluster);
+                        cluster = c;
+                    }
+                    Decision::Frequency { khz } => prop_assert!(cfg.clusters[cluster].levels_khz.contains(&khz)),
+                    Decision::Place { slot, .. } => prop_assert!(slot < online, "slot {slot} of {online}"),
+                    Decision::Nice { nice, .. } => prop_assert!([-20, -10, 10].contains(&nice)),
+                }
+            }
+        }
+    }
+}
