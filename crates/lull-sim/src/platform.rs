@@ -463,7 +463,10 @@ mod tests {
         assert_eq!(big.opps.last().map(|o| o.khz), Some(1_600_000));
         // The sibling device tree's coefficients and capacities.
         assert_eq!(
-            (little.dynamic_power_coefficient, big.dynamic_power_coefficient),
+            (
+                little.dynamic_power_coefficient,
+                big.dynamic_power_coefficient
+            ),
             (90, 310)
         );
         assert_eq!(

@@ -132,14 +132,23 @@ mod tests {
         // Rate-limited within 210 us.
         assert_eq!(s.select(100_000, 900), None);
         // util 140: 273.4 MHz virtual -> LITTLE 550 MHz; util 160: 312.5 MHz > 300 -> big 800.
-        assert_eq!(s.select(210_000, 140).map(|l| (l.cluster, l.opp)), Some((0, 6)));
-        assert_eq!(s.select(420_000, 160).map(|l| (l.cluster, l.opp)), Some((1, 0)));
+        assert_eq!(
+            s.select(210_000, 140).map(|l| (l.cluster, l.opp)),
+            Some((0, 6))
+        );
+        assert_eq!(
+            s.select(420_000, 160).map(|l| (l.cluster, l.opp)),
+            Some((1, 0))
+        );
         // Saturated: big's top.
         assert_eq!(
             s.select(630_000, 1024).map(|l| (l.cluster, l.opp)),
             Some((1, 8))
         );
         // Idle: LITTLE's lowest.
-        assert_eq!(s.select(840_000, 0).map(|l| (l.cluster, l.opp)), Some((0, 0)));
+        assert_eq!(
+            s.select(840_000, 0).map(|l| (l.cluster, l.opp)),
+            Some((0, 0))
+        );
     }
 }

@@ -183,3 +183,40 @@ impl Kernel<'_> {
         }
     }
 }
+
+impl Kernel<'_> {
+    /// `sched_setaffinity`'s immediate move: thread `t`, queued or running on a core other than
+    /// `to`, leaves it for `to`'s queue at once (Linux moves it through the migration stopper);
+    /// a sleeping thread is placed by its affinity when it wakes.
+    pub fn move_task(&mut self, t: usize, to: usize, cx: &mut Cx<'_, '_>) {
+        let from = self.tasks[t].core;
+        if from == to || cx.soc.cores[to].state == CState::Offline {
+            return;
+        }
+        match self.tasks[t].state {
+            TState::Running => {
+                self.sync(from, cx);
+                self.util_mark(from, None, cx);
+                self.audit_event(from, t, AuditEventKind::Preempt, cx);
+                self.class.put_prev(CpuId(from));
+                self.tasks[t].state = TState::Runnable;
+                // The segment planned for it is void; the core picks again.
+                self.cpus[from].gen += 1;
+                cx.eng.schedule_in(0, Ev::Poke(from));
+            }
+            TState::Runnable => self.sync(from, cx),
+            TState::Sleeping | TState::EvWait | TState::Frozen => return,
+        }
+        self.rehome(vec![t], to, cx);
+        match cx.soc.cores[to].state {
+            CState::Idle(_) => self.kick(to, cx),
+            CState::Busy => {
+                if self.class.wakeup_preempt(CpuId(to), TaskId(t)) {
+                    self.cpus[to].resched = true;
+                }
+                cx.eng.schedule_in(0, Ev::Poke(to));
+            }
+            CState::Waking | CState::Offline => {}
+        }
+    }
+}

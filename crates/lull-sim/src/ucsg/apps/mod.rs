@@ -70,7 +70,6 @@ pub enum Fact {
 #[derive(Clone, Debug)]
 pub(crate) struct SceneThread {
     pub role: Role,
-    pub owner: Owner,
 }
 
 /// Which apps a scenario runs.
@@ -111,10 +110,12 @@ pub(crate) struct Scene {
     wakes: Vec<usize>,
 }
 
+/// Threads created so far and the fork facts for the policy.
+type Created = (Vec<SceneThread>, Vec<Fact>);
+
 fn spawn(
     k: &mut Kernel<'_>,
-    threads: &mut Vec<SceneThread>,
-    facts: &mut Vec<Fact>,
+    (threads, facts): &mut Created,
     name: &'static str,
     role: Role,
     owner: Owner,
@@ -127,7 +128,7 @@ fn spawn(
     };
     let t = k.add_task(Cow::Borrowed(name), proc_id, 0, cache_kib);
     debug_assert_eq!(t, threads.len());
-    threads.push(SceneThread { role, owner });
+    threads.push(SceneThread { role });
     facts.push(Fact::Fork {
         thread: t,
         parent,
@@ -141,41 +142,74 @@ impl Scene {
     /// at `start_ns`. Hot sets ESTIMATE: 256 KiB for UI and media threads, 512 KiB for ZIP's
     /// dictionary and buffers, 128 KiB for the rest.
     pub fn new(cast: Cast, start_ns: u64, k: &mut Kernel<'_>) -> Scene {
-        let mut th = Vec::new();
-        let mut facts = Vec::new();
+        let mut acc: Created = (Vec::new(), Vec::new());
         let s = Owner::System;
-        let input = spawn(k, &mut th, &mut facts, "input", Role::Input, s, None, 128);
-        let comp = spawn(k, &mut th, &mut facts, "surfaceflinger", Role::Compositor, s, None, 256);
-        let hk = spawn(k, &mut th, &mut facts, "system_server", Role::Housekeeping, s, None, 128);
+        let input = spawn(k, &mut acc, "input", Role::Input, s, None, 128);
+        let comp = spawn(
+            k,
+            &mut acc,
+            "surfaceflinger",
+            Role::Compositor,
+            s,
+            None,
+            256,
+        );
+        let hk = spawn(
+            k,
+            &mut acc,
+            "system_server",
+            Role::Housekeeping,
+            s,
+            None,
+            128,
+        );
         let home = Owner::App(APP_HOME);
-        let launcher = spawn(k, &mut th, &mut facts, "launcher", Role::Launcher, home, None, 256);
+        // The launcher exists (its thread is the home app's for the policy) and idles.
+        spawn(k, &mut acc, "launcher", Role::Launcher, home, None, 256);
         let fm = cast.file_manager.then(|| {
             let o = Owner::App(APP_FILE_MANAGER);
-            let ui = spawn(k, &mut th, &mut facts, "fm-ui", Role::FmUi, o, None, 256);
-            let sc = spawn(k, &mut th, &mut facts, "fm-scanner", Role::FmScanner, o, Some(ui), 128);
+            let ui = spawn(k, &mut acc, "fm-ui", Role::FmUi, o, None, 256);
+            let sc = spawn(k, &mut acc, "fm-scanner", Role::FmScanner, o, Some(ui), 128);
             FileManager::new(ui, sc)
         });
         let video = cast.video.then(|| {
             let o = Owner::App(APP_VIDEO);
-            let r = spawn(k, &mut th, &mut facts, "video-render", Role::VideoRender, o, None, 256);
-            let d = spawn(k, &mut th, &mut facts, "video-decoder", Role::VideoDecoder, o, Some(r), 256);
-            let a = spawn(k, &mut th, &mut facts, "video-audio", Role::VideoAudio, o, Some(r), 128);
+            let r = spawn(k, &mut acc, "video-render", Role::VideoRender, o, None, 256);
+            let d = spawn(
+                k,
+                &mut acc,
+                "video-decoder",
+                Role::VideoDecoder,
+                o,
+                Some(r),
+                256,
+            );
+            let a = spawn(
+                k,
+                &mut acc,
+                "video-audio",
+                Role::VideoAudio,
+                o,
+                Some(r),
+                128,
+            );
             Video::new(d, r, a, start_ns)
         });
         let zip = cast.zip.then(|| {
             let o = Owner::App(APP_ZIP);
-            Zip::new(spawn(k, &mut th, &mut facts, "zip", Role::Zip, o, None, 512))
+            Zip::new(spawn(k, &mut acc, "zip", Role::Zip, o, None, 512))
         });
         let ftp = cast.ftp.then(|| {
             let o = Owner::App(APP_FTP);
-            Ftp::new(spawn(k, &mut th, &mut facts, "ftp", Role::Ftp, o, None, 128))
+            Ftp::new(spawn(k, &mut acc, "ftp", Role::Ftp, o, None, 128))
         });
         let daemon = cast
             .daemon
-            .then(|| spawn(k, &mut th, &mut facts, "ucsgd", Role::Daemon, s, None, 128));
+            .then(|| spawn(k, &mut acc, "ucsgd", Role::Daemon, s, None, 128));
+        let (th, facts) = acc;
         Scene {
             threads: th,
-            sys: System::new(input, comp, hk, launcher),
+            sys: System::new(input, comp, hk),
             fm,
             video,
             zip,
@@ -264,11 +298,11 @@ impl Scene {
             Role::VideoDecoder => self.video.as_mut().expect("video").decoder_step(),
             Role::VideoRender => {
                 let mut posted = false;
-                let a = self
-                    .video
-                    .as_mut()
-                    .expect("video")
-                    .render_step(now, &mut wakes, &mut posted);
+                let a =
+                    self.video
+                        .as_mut()
+                        .expect("video")
+                        .render_step(now, &mut wakes, &mut posted);
                 if posted {
                     self.wakes = wakes;
                     self.post_frame();

@@ -26,7 +26,6 @@ pub(crate) struct System {
     pub input: usize,
     pub compositor: usize,
     pub housekeeping: usize,
-    pub launcher: usize,
     /// Touches read by the driver, not yet dispatched: their indices.
     pub touches: std::collections::VecDeque<u32>,
     dispatching: Option<u32>,
@@ -39,12 +38,11 @@ pub(crate) struct System {
 }
 
 impl System {
-    pub fn new(input: usize, compositor: usize, housekeeping: usize, launcher: usize) -> System {
+    pub fn new(input: usize, compositor: usize, housekeeping: usize) -> System {
         System {
             input,
             compositor,
             housekeeping,
-            launcher,
             touches: std::collections::VecDeque::new(),
             dispatching: None,
             frames: 0,
