@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use lull_sim::ucsg::seed::{self, change_pct};
-use lull_sim::ucsg::{run_ucsg_spec, to_csv, to_svg, UcsgResult, UcsgSpec};
+use lull_sim::ucsg::seed;
+use lull_sim::ucsg::{compare_cells, run_ucsg_spec, to_csv, to_svg, UcsgResult, UcsgSpec};
 use serde_json::{json, Value};
 
 /// Where `lull reproduce` looks for the UCSG specs, relative to the working directory.
@@ -150,55 +150,32 @@ pub fn reproduce_section() -> Result<(String, Value), String> {
         "EEVDF enrg",
         "UCSG mJ"
     );
-    let mut cells = serde_json::Map::new();
-    for r in results.iter().filter(|r| r.experiment.starts_with("fig6")) {
-        let (Some(base), Some(ours)) = (get(r, "cfs-ondemand"), get(r, "ucsg")) else {
-            continue;
-        };
-        let energy = change_pct(base.energy_mj, ours.energy_mj);
-        let eevdf = get(r, "eevdf-schedutil").and_then(|e| change_pct(base.energy_mj, e.energy_mj));
-        let resp = match (base.response_ms, ours.response_ms) {
-            (Some(b), Some(o)) => change_pct(b.mean, o.mean),
-            _ => None,
-        };
-        let comp = |f: fn(&lull_sim::ucsg::CompletionS) -> Option<f64>| match (
-            base.completion_s.as_ref().and_then(f),
-            ours.completion_s.as_ref().and_then(f),
-        ) {
-            (Some(b), Some(o)) => change_pct(b, o),
-            _ => None,
-        };
-        let zip = comp(|c| c.zip);
-        let ftp = comp(|c| c.ftp);
-        let seed_energy = seed::energy_change_pct(&r.foreground, &r.background);
+    let cells = compare_cells(&results);
+    for c in cells.iter().filter(|c| c.experiment.starts_with("fig6")) {
         let _ = writeln!(
             t,
             "  {:<13} {:<8} {:>10} {:>8} | {:>8} {:>10} {:>9} {:>9} {:>11} {:>9.0}",
-            r.foreground,
-            r.background,
-            pct(energy),
-            pct(seed_energy),
-            pct(resp),
-            opt(ours.fps, 2),
-            pct(zip),
-            pct(ftp),
-            pct(eevdf),
-            ours.energy_mj
-        );
-        cells.insert(
-            r.experiment.clone(),
-            json!({
-                "energy_change_pct": energy, "seed_energy_change_pct": seed_energy,
-                "response_change_pct": resp, "ucsg_fps": ours.fps, "cfs_fps": base.fps,
-                "zip_change_pct": zip, "ftp_change_pct": ftp,
-                "eevdf_schedutil_energy_change_pct": eevdf,
-            }),
+            c.foreground,
+            c.background,
+            pct(c.energy_change_pct),
+            pct(c.seed_energy_change_pct),
+            pct(c.response_change_pct),
+            opt(c.ucsg_fps, 2),
+            pct(c.zip_change_pct),
+            pct(c.ftp_change_pct),
+            pct(c.eevdf_schedutil_energy_change_pct),
+            c.ucsg_energy_mj
         );
     }
+    let cells: serde_json::Map<String, Value> = cells
+        .iter()
+        .filter(|c| c.experiment.starts_with("fig6"))
+        .map(|c| (c.experiment.clone(), json!(c)))
+        .collect();
     let _ = writeln!(
         t,
         "  seed: energy {:+.1} … {:+.1} %, response {:+.1} … {:+.1} %, ZIP {:+.1} … {:+.1} %, FTP {:+.1} … {:+.1} %, video > {:.0} fps",
-        -31.4, -11.5,
+        seed::ENERGY_CHANGE_RANGE_PCT.0, seed::ENERGY_CHANGE_RANGE_PCT.1,
         seed::RESPONSE_CHANGE_PCT.0, seed::RESPONSE_CHANGE_PCT.1,
         seed::ZIP_CHANGE_PCT.0, seed::ZIP_CHANGE_PCT.1,
         seed::FTP_CHANGE_PCT.0, seed::FTP_CHANGE_PCT.1,

@@ -11,6 +11,7 @@
 //! - [`seed`]: what seed 001 reports, for printing beside the modelled figures.
 
 mod apps;
+pub mod compare;
 pub mod footprint;
 mod models;
 pub mod seed;
@@ -25,6 +26,7 @@ use lull_model::time::NS_PER_MS;
 use serde::Serialize;
 
 pub use apps::{Fact, Owner};
+pub use compare::{compare_cells, CellComparison};
 pub use footprint::{to_csv, to_svg, Footprint, FootprintSample};
 pub use spec::{Background, Foreground, Scenario, ScreenState, UcsgModel, UcsgSpec, UcsgSpecError};
 

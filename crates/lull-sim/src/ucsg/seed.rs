@@ -17,6 +17,9 @@ pub const ENERGY_CHANGE_PCT: [(&str, &str, f64); 11] = [
     ("home", "zip+ftp", -24.9),
 ];
 
+/// §4.3: "UCSG reduces the energy consumed under CFS+OD between 11.5% and 31.4%".
+pub const ENERGY_CHANGE_RANGE_PCT: (f64, f64) = (-31.4, -11.5);
+
 /// §4.4: the file manager's response time falls by 25.9 to 35.2 %.
 pub const RESPONSE_CHANGE_PCT: (f64, f64) = (-35.2, -25.9);
 /// §4.4: ZIP's completion time rises by 97.4 to 140.4 %.
