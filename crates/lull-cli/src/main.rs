@@ -7,6 +7,7 @@ mod live;
 mod reproduce;
 mod rtapp;
 mod sim;
+mod ucsg;
 mod validate;
 
 use std::process::ExitCode;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
 use lull_sim::{
     latency_change_ms, power_reduction_pct, run_model_with_audit, run_spec, seed_000_reported,
     ExperimentResult, Spec,
@@ -40,11 +41,16 @@ pub fn emit(text: &str, cmd: &str) -> ExitCode {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The spec file (e.g. experiments/marz/tracking-10s.toml).
-    spec: PathBuf,
-    /// Print JSON: {"experiment","models":{MODEL:{"power_mw_mean","energy_mj","latency_ms":{…},…}}}.
+    /// The spec files (e.g. experiments/marz/tracking-10s.toml, experiments/ucsg/*.toml).
+    #[arg(required = true, num_args = 1..)]
+    spec: Vec<PathBuf>,
+    /// Print JSON: {"experiment","models":{MODEL:{…}}} for one spec, an array of them for several.
     #[arg(long)]
     json: bool,
+    /// UCSG specs: also write each model's CPU footprint (cluster, active cores, frequency every
+    /// 100 ms) to DIR/<experiment>-<model>.csv and all models' to DIR/<experiment>.svg.
+    #[arg(long, value_name = "DIR")]
+    footprint_dir: Option<PathBuf>,
     /// Override the spec's random seed.
     #[arg(long)]
     seed: Option<u64>,
@@ -150,53 +156,81 @@ pub fn run(cmd: SimCommand) -> ExitCode {
     match cmd {
         SimCommand::Rtapp(args) => crate::rtapp::run(&args),
         SimCommand::Run(args) => {
-            let mut spec = match load(&args.spec) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("lull sim run: {e}");
-                    return ExitCode::FAILURE;
+            let mut texts = Vec::new();
+            let mut values = Vec::new();
+            for path in &args.spec {
+                match run_one(path, &args) {
+                    Ok((text, value)) => {
+                        texts.push(text);
+                        values.push(value);
+                    }
+                    Err(e) => {
+                        eprintln!("lull sim run: {e}");
+                        return ExitCode::FAILURE;
+                    }
                 }
-            };
-            if let Some(seed) = args.seed {
-                spec.seed = seed;
             }
-            for p in &args.policy {
-                let Some((slot, name)) = p.split_once('=') else {
-                    eprintln!(
-                        "lull sim run: --policy {p:?}: expected SLOT=NAME, e.g. scheduler=eevdf"
-                    );
-                    return ExitCode::FAILURE;
+            let text = if args.json {
+                let v = if values.len() == 1 {
+                    values.swap_remove(0)
+                } else {
+                    Value::Array(values)
                 };
-                if let Err(e) = spec.set_policy(slot, name) {
-                    eprintln!("lull sim run: --policy {p}: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
-            if let Some(dir) = &args.audit_dir {
-                if let Err(e) = write_audit_logs(&spec, dir) {
-                    eprintln!("lull sim run: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
-            match run_spec(&spec) {
-                Ok(r) => {
-                    let text = if args.json {
-                        let mut j =
-                            serde_json::to_string_pretty(&to_value(&r)).expect("results serialise");
-                        j.push('\n');
-                        j
-                    } else {
-                        table(&r)
-                    };
-                    emit(&text, "lull sim run")
-                }
-                Err(e) => {
-                    eprintln!("lull sim run: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+                let mut j = serde_json::to_string_pretty(&v).expect("results serialise");
+                j.push('\n');
+                j
+            } else {
+                texts.join("\n")
+            };
+            emit(&text, "lull sim run")
         }
     }
+}
+
+/// Runs one spec file: its table and its JSON.
+fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if UcsgSpec::is_ucsg(&text) {
+        let mut spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some(seed) = args.seed {
+            spec.seed = seed;
+        }
+        if !args.policy.is_empty() || args.audit_dir.is_some() {
+            return Err(format!(
+                "{}: --policy and --audit-dir apply to framework-model specs; a UCSG spec names its models",
+                path.display()
+            ));
+        }
+        let r = run_ucsg_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some(dir) = &args.footprint_dir {
+            crate::ucsg::write_footprints(&r, dir)?;
+        }
+        return Ok((crate::ucsg::table(&r), json!(r)));
+    }
+    if args.footprint_dir.is_some() {
+        return Err(format!(
+            "{}: --footprint-dir applies to UCSG specs (experiments/ucsg/)",
+            path.display()
+        ));
+    }
+    let mut spec = Spec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(seed) = args.seed {
+        spec.seed = seed;
+    }
+    for p in &args.policy {
+        let Some((slot, name)) = p.split_once('=') else {
+            return Err(format!(
+                "--policy {p:?}: expected SLOT=NAME, e.g. scheduler=eevdf"
+            ));
+        };
+        spec.set_policy(slot, name)
+            .map_err(|e| format!("--policy {p}: {e}"))?;
+    }
+    if let Some(dir) = &args.audit_dir {
+        write_audit_logs(&spec, dir)?;
+    }
+    let r = run_spec(&spec).map_err(|e| e.to_string())?;
+    Ok((table(&r), to_value(&r)))
 }
 
 fn write_audit_logs(spec: &Spec, dir: &Path) -> Result<(), String> {

@@ -6,7 +6,9 @@
 //! - [`AllOnline`]: every core of the cluster stays online, no switching;
 //! - [`TegraAutoSwitch`]: the Tegra 3/4/K1 kernel's automatic switch between the main cluster
 //!   and the low-power companion core (L4T `arch/arm/mach-tegra/cpu-tegra3.c`, "auto-hotplug");
-//! - [`GalaxyS4Hotplug`]: the Galaxy S4's DPM rule as seed 001 §4.5 describes it.
+//! - [`GalaxyS4Hotplug`]: the Galaxy S4's DPM rule as seed 001 §4.5 describes it;
+//! - [`GalaxyS4`]: that DPM rule with the Galaxy S4's cluster switching between its LITTLE and
+//!   big clusters (seed 001 §2.1).
 
 use std::fmt;
 
@@ -24,6 +26,8 @@ pub struct ClusterView<'a> {
     pub cores: usize,
     /// The sampling period just ended.
     pub period_ns: u64,
+    /// The top OPP index of the other cluster of a big.LITTLE pair, if there is one.
+    pub top_opp_of_other: Option<usize>,
 }
 
 impl ClusterView<'_> {
@@ -39,6 +43,8 @@ pub struct CoreDecision {
     pub switch_to: Option<usize>,
     /// Bring the active cluster to this many online cores (1..=cores).
     pub online: Option<usize>,
+    /// With `switch_to`: the OPP index the cluster switched to starts at (none: as it was).
+    pub opp: Option<usize>,
 }
 
 /// A core manager.
@@ -51,7 +57,7 @@ pub trait CoreManager: fmt::Debug {
 }
 
 /// The core manager names [`by_name`] knows.
-pub const NAMES: [&str; 3] = ["all-online", "tegra-auto", "galaxy-s4-hotplug"];
+pub const NAMES: [&str; 4] = ["all-online", "tegra-auto", "galaxy-s4-hotplug", "galaxy-s4"];
 
 /// What a core manager takes from its platform.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -63,6 +69,10 @@ pub struct CoresConfig {
     pub up_threshold_pct: u64,
     /// How long the main cluster must idle at its lowest OPP before switching to the companion.
     pub down_delay_ns: u64,
+    /// The LITTLE cluster of a big.LITTLE pair (the main cluster is the big one), if any.
+    pub little_cluster: Option<usize>,
+    /// The LITTLE cluster's top OPP index (where a switch down from big starts).
+    pub little_top_opp: usize,
 }
 
 /// The core manager called `name`.
@@ -80,13 +90,18 @@ pub fn by_name(name: &str, cfg: CoresConfig) -> Result<Box<dyn CoreManager>, cra
             cfg.down_delay_ns,
         ))),
         ("galaxy-s4-hotplug", _) => Ok(Box::new(GalaxyS4Hotplug::default())),
+        ("galaxy-s4", _) if cfg.little_cluster.is_some() => Ok(Box::new(GalaxyS4::new(
+            cfg.little_cluster.unwrap_or(0),
+            cfg.main_cluster,
+            cfg.little_top_opp,
+        ))),
         (other, _) => Err(crate::UnknownPolicy::new(
             "cores",
             other,
-            if cfg.companion.is_some() {
-                &NAMES
-            } else {
-                &["all-online", "galaxy-s4-hotplug"]
+            match (cfg.companion.is_some(), cfg.little_cluster.is_some()) {
+                (true, _) => &NAMES[..3],
+                (false, true) => &["all-online", "galaxy-s4-hotplug", "galaxy-s4"],
+                (false, false) => &["all-online", "galaxy-s4-hotplug"],
             },
         )),
     }
@@ -156,7 +171,7 @@ impl CoreManager for TegraAutoSwitch {
                 self.quiet_ns = 0;
                 return CoreDecision {
                     switch_to: Some(self.companion),
-                    online: None,
+                    ..CoreDecision::default()
                 };
             }
         } else if v.cluster == self.companion {
@@ -164,7 +179,7 @@ impl CoreManager for TegraAutoSwitch {
             if max > up && v.opp == v.top_opp {
                 return CoreDecision {
                     switch_to: Some(self.main),
-                    online: None,
+                    ..CoreDecision::default()
                 };
             }
         }
@@ -192,19 +207,85 @@ impl CoreManager for GalaxyS4Hotplug {
         if v.opp > 0 {
             self.periods_at_lowest = 0;
             return CoreDecision {
-                switch_to: None,
                 online: (v.online() < v.cores).then_some(v.cores),
+                ..CoreDecision::default()
             };
         }
         self.periods_at_lowest += 1;
         if self.periods_at_lowest >= GALAXY_S4_OFF_AFTER_PERIODS && v.online() > 1 {
             self.periods_at_lowest = 0;
             return CoreDecision {
-                switch_to: None,
                 online: Some(v.online() - 1),
+                ..CoreDecision::default()
             };
         }
         CoreDecision::default()
+    }
+}
+
+/// The Galaxy S4's switch up: a core of the LITTLE cluster busier than this while the cluster
+/// runs at its top level moves everything to big. Seed 001 §2.1 ("the big cluster is activated
+/// if a core's utilization exceeds a predefined threshold while the LITTLE cluster already
+/// operates on its highest frequency") with the LITTLE cluster's ondemand up threshold, 60 %
+/// (§4.5, footnote 10): ondemand over the joined ladder asks for more than LITTLE's top.
+pub const GALAXY_S4_LITTLE_TO_BIG_PCT: u64 = 60;
+
+/// The Galaxy S4's switch down: every core of the big cluster less busy than this while it runs
+/// at its lowest level moves everything to LITTLE. Seed 001 §2.1 ("when the utilization of all
+/// cores falls below another threshold while the big cluster operates on its lowest frequency")
+/// with the big cluster's ondemand down threshold, 70 % (§4.5): ondemand over the joined ladder
+/// steps one level below big's lowest.
+pub const GALAXY_S4_BIG_TO_LITTLE_PCT: u64 = 70;
+
+/// The stock Galaxy S4 core management of seed 001: [`GalaxyS4Hotplug`]'s DPM rule on the active
+/// cluster, and cluster switching at [`GALAXY_S4_LITTLE_TO_BIG_PCT`] /
+/// [`GALAXY_S4_BIG_TO_LITTLE_PCT`]. Going up starts big at its top level (ondemand jumps to the
+/// highest level of the joined ladder); going down starts LITTLE at its top (one step below
+/// big's lowest). The cores online carry over (the substrate brings up as many).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct GalaxyS4 {
+    little: usize,
+    big: usize,
+    little_top_opp: usize,
+    hotplug: GalaxyS4Hotplug,
+}
+
+impl GalaxyS4 {
+    #[must_use]
+    pub fn new(little: usize, big: usize, little_top_opp: usize) -> GalaxyS4 {
+        GalaxyS4 {
+            little,
+            big,
+            little_top_opp,
+            hotplug: GalaxyS4Hotplug::default(),
+        }
+    }
+}
+
+impl CoreManager for GalaxyS4 {
+    fn name(&self) -> &'static str {
+        "galaxy-s4"
+    }
+
+    fn decide(&mut self, v: &ClusterView<'_>) -> CoreDecision {
+        let max = v.loads_pct.iter().copied().max().unwrap_or(0);
+        if v.cluster == self.little && v.opp == v.top_opp && max > GALAXY_S4_LITTLE_TO_BIG_PCT {
+            self.hotplug = GalaxyS4Hotplug::default();
+            return CoreDecision {
+                switch_to: Some(self.big),
+                online: None,
+                opp: Some(v.top_opp_of_other.unwrap_or(0)),
+            };
+        }
+        if v.cluster == self.big && v.opp == 0 && max < GALAXY_S4_BIG_TO_LITTLE_PCT {
+            self.hotplug = GalaxyS4Hotplug::default();
+            return CoreDecision {
+                switch_to: Some(self.little),
+                online: None,
+                opp: Some(self.little_top_opp),
+            };
+        }
+        self.hotplug.decide(v)
     }
 }
 
@@ -222,6 +303,7 @@ mod tests {
             loads_pct: loads,
             cores: 4,
             period_ns: 20 * MS,
+            top_opp_of_other: Some(8),
         }
     }
 
@@ -270,12 +352,34 @@ mod tests {
     }
 
     #[test]
+    fn galaxy_s4_switches_up_from_little_at_its_top_and_down_from_big_at_its_lowest() {
+        // Cluster 0 LITTLE (top OPP 7), cluster 1 big (top OPP 8).
+        let mut m = GalaxyS4::new(0, 1, 7);
+        // LITTLE below its top: no switch however busy; the DPM rule brings all cores on.
+        let d = m.decide(&view(0, 6, &[95, 10]));
+        assert_eq!((d.switch_to, d.online), (None, Some(4)));
+        // At its top with a core above 60 %: big, at big's top level.
+        let d = m.decide(&view(0, 7, &[61, 0, 0, 0]));
+        assert_eq!((d.switch_to, d.opp), (Some(1), Some(8)));
+        // At its top at 60 %: stays.
+        assert_eq!(m.decide(&view(0, 7, &[60, 0, 0, 0])).switch_to, None);
+        // big above its lowest level: stays, however quiet.
+        assert_eq!(m.decide(&view(1, 1, &[5, 5, 5, 5])).switch_to, None);
+        // big at its lowest with one core at 70 %: stays; all below 70 %: LITTLE at its top.
+        assert_eq!(m.decide(&view(1, 0, &[70, 5, 5, 5])).switch_to, None);
+        let d = m.decide(&view(1, 0, &[69, 5, 5, 5]));
+        assert_eq!((d.switch_to, d.opp), (Some(0), Some(7)));
+    }
+
+    #[test]
     fn names_build_and_unknown_names_are_refused() {
         let cfg = CoresConfig {
             main_cluster: 0,
             companion: None,
             up_threshold_pct: 80,
             down_delay_ns: 2000 * MS,
+            little_cluster: None,
+            little_top_opp: 0,
         };
         assert!(by_name("all-online", cfg).is_ok());
         assert!(by_name("galaxy-s4-hotplug", cfg).is_ok());
@@ -287,6 +391,15 @@ mod tests {
         assert_eq!(
             by_name("tegra-auto", with).map(|m| m.name()).ok(),
             Some("tegra-auto")
+        );
+        assert!(by_name("galaxy-s4", cfg).is_err());
+        let pair = CoresConfig {
+            little_cluster: Some(1),
+            ..cfg
+        };
+        assert_eq!(
+            by_name("galaxy-s4", pair).map(|m| m.name()).ok(),
+            Some("galaxy-s4")
         );
         let err = by_name("sometimes", with).err().map(|e| e.to_string());
         assert_eq!(

@@ -29,6 +29,7 @@ pub mod report;
 pub mod rtapp;
 mod soc;
 pub mod spec;
+pub mod ucsg;
 mod userland;
 pub mod world;
 

@@ -10,8 +10,10 @@ use serde::Deserialize;
 pub const JETSON_TK1_TOML: &str = include_str!("../../../platforms/jetson-tk1.toml");
 /// The shipped plain x86-64 profile.
 pub const X86_64_TOML: &str = include_str!("../../../platforms/x86-64.toml");
+/// The shipped Samsung Galaxy S4 (Exynos 5410 big.LITTLE) profile.
+pub const GALAXY_S4_TOML: &str = include_str!("../../../platforms/galaxy-s4.toml");
 /// The names of the shipped profiles, for [`Platform::by_name`].
-pub const SHIPPED: [&str; 2] = ["jetson-tk1", "x86-64"];
+pub const SHIPPED: [&str; 3] = ["jetson-tk1", "x86-64", "galaxy-s4"];
 
 /// Why a platform profile was rejected.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -120,12 +122,17 @@ pub struct Board {
     pub rest_mw: u64,
 }
 
-/// Main cluster or companion ("shadow") core cluster.
+/// Main cluster, companion ("shadow") core cluster, or the LITTLE cluster of a big.LITTLE pair.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClusterKind {
     Main,
+    /// One low-power core that takes all work while the main cluster sleeps (Tegra 4-PLUS-1).
     Companion,
+    /// A full cluster of slower cores paired with the main (big) one, one cluster active at a
+    /// time (big.LITTLE cluster migration, Exynos 5410): the platform starts on it, and a switch
+    /// brings up as many cores as were online.
+    Little,
 }
 
 /// Whether the cores of a cluster share one clock.
@@ -251,6 +258,7 @@ impl Platform {
         let text = match name {
             "jetson-tk1" => JETSON_TK1_TOML,
             "x86-64" => X86_64_TOML,
+            "galaxy-s4" => GALAXY_S4_TOML,
             _ => return None,
         };
         Some(Platform::parse(text).expect("the shipped profiles are valid"))
@@ -328,8 +336,16 @@ impl Platform {
                 format!("need exactly one main cluster, found {mains}"),
             ));
         }
-        if comps > 1 {
-            return Err(self.bad("clusters", "at most one companion cluster"));
+        let littles = self
+            .clusters
+            .iter()
+            .filter(|c| c.kind == ClusterKind::Little)
+            .count();
+        if comps + littles > 1 {
+            return Err(self.bad(
+                "clusters",
+                "at most one companion or LITTLE cluster besides the main one",
+            ));
         }
         for c in &self.clusters {
             let f = |x: &str| format!("clusters.{}.{x}", c.name);
@@ -392,6 +408,20 @@ impl Platform {
             .iter()
             .position(|c| c.kind == ClusterKind::Companion)
     }
+
+    /// Index of the LITTLE cluster of a big.LITTLE pair, if any.
+    #[must_use]
+    pub fn little_cluster(&self) -> Option<usize> {
+        self.clusters
+            .iter()
+            .position(|c| c.kind == ClusterKind::Little)
+    }
+
+    /// The cluster work runs on first: the LITTLE cluster of a pair, else the main one.
+    #[must_use]
+    pub fn start_cluster(&self) -> usize {
+        self.little_cluster().unwrap_or_else(|| self.main_cluster())
+    }
 }
 
 #[cfg(test)]
@@ -415,6 +445,51 @@ mod tests {
         // P = 310 × 1400² × 2320.5 / 10⁶ µW = 1 409 936 µW ≈ 1.41 W.
         let top = *g.opps.last().expect("non-empty");
         assert!((g.dynamic_uw(top) - 1_409_936.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn shipped_galaxy_s4_matches_seed_001_table_i() {
+        let p = Platform::by_name("galaxy-s4").expect("shipped");
+        let little = &p.clusters[p.little_cluster().expect("a LITTLE cluster")];
+        let big = &p.clusters[p.main_cluster()];
+        assert_eq!(p.start_cluster(), p.little_cluster().unwrap_or(99));
+        // Seed 001 §4.1: LITTLE 8 levels 250-600 MHz, big 9 levels 800-1600 MHz, four cores each.
+        assert_eq!((little.cores, big.cores), (4, 4));
+        assert_eq!(little.opps.len(), 8);
+        assert_eq!(big.opps.len(), 9);
+        assert_eq!(little.opps.first().map(|o| o.khz), Some(250_000));
+        assert_eq!(little.opps.last().map(|o| o.khz), Some(600_000));
+        assert_eq!(big.opps.first().map(|o| o.khz), Some(800_000));
+        assert_eq!(big.opps.last().map(|o| o.khz), Some(1_600_000));
+        // The sibling device tree's coefficients and capacities.
+        assert_eq!(
+            (
+                little.dynamic_power_coefficient,
+                big.dynamic_power_coefficient
+            ),
+            (90, 310)
+        );
+        assert_eq!(
+            (little.capacity_dmips_mhz, big.capacity_dmips_mhz),
+            (Some(539), Some(1024))
+        );
+        // Seed footnote 9: 1.6 ms to move every thread between clusters; per-core hotplug.
+        assert_eq!(p.cluster_switch.latency_us, 1600);
+        assert!(p.hotplug.is_some());
+        // A busy A15 core at 1.6 GHz draws more than a busy A7 at 600 MHz by far (the big.LITTLE
+        // premise): 310 x 1175^2 x 1600 / 10^6 uW vs 90 x 938^2 x 600 / 10^6 uW.
+        let top_big = big.dynamic_uw(*big.opps.last().expect("non-empty"));
+        let top_little = little.dynamic_uw(*little.opps.last().expect("non-empty"));
+        assert!(top_big > 10.0 * top_little);
+    }
+
+    #[test]
+    fn a_second_paired_cluster_is_refused() {
+        let two_littles = GALAXY_S4_TOML.replace("kind = \"main\"", "kind = \"little\"");
+        assert!(matches!(
+            Platform::parse(&two_littles),
+            Err(PlatformError::Invalid { .. })
+        ));
     }
 
     fn with(edit: impl Fn(&str) -> String) -> Result<Platform, PlatformError> {

@@ -139,6 +139,14 @@ impl PowerManager {
             loads_pct: &loads,
             cores: cx.soc.cluster_cores(ci).count(),
             period_ns: window,
+            top_opp_of_other: cx.soc.plat.little_cluster().map(|little| {
+                let other = if ci == little {
+                    cx.soc.main_cluster
+                } else {
+                    little
+                };
+                cx.soc.plat.clusters[other].opps.len() - 1
+            }),
         });
         if let Some(to) = decision.switch_to {
             if to == cx.soc.main_cluster {
@@ -147,6 +155,12 @@ impl PowerManager {
                 u.set_idle_forced(false, k);
             }
             k.switch_cluster(to, cx);
+            if let Some(opp) = decision.opp {
+                let cores: Vec<usize> = cx.soc.cluster_cores(to).collect();
+                for c in cores {
+                    k.set_opp(c, opp, cx);
+                }
+            }
         }
         if let Some(n) = decision.online {
             let latency = cx

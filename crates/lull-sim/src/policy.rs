@@ -26,7 +26,8 @@ pub struct PolicySpec {
     /// Idle governor: `menu` (default).
     pub idle: Option<String>,
     /// Core management: `tegra-auto` (default with a companion core and automatic switching),
-    /// `all-online` (default otherwise) or `galaxy-s4-hotplug` (needs the platform's `[hotplug]`).
+    /// `all-online` (default otherwise), `galaxy-s4-hotplug` (needs the platform's `[hotplug]`)
+    /// or `galaxy-s4` (that and cluster switching; needs a LITTLE cluster too).
     pub cores: Option<String>,
     /// Wakeup placement and balancing: `wake-idle` (default).
     pub placement: Option<String>,
@@ -123,13 +124,34 @@ impl RunPolicies {
         main_cores: u32,
         companion_allowed: bool,
     ) -> Result<RunPolicies, PolicyError> {
-        let main = plat.main_cluster();
         let companion = if companion_allowed {
             plat.companion_cluster()
         } else {
             None
         };
         let cpus = main_cores as usize + usize::from(companion.is_some());
+        Self::build_for(p, plat, cpus, main_cores as usize, companion_allowed)
+    }
+
+    /// Builds the policies `p` names for a run on `cpus` cores in all, `boot_cpus` of them
+    /// online at boot (EEVDF scales its base slice by them), with the companion core if
+    /// `companion_allowed`.
+    ///
+    /// # Errors
+    /// As [`RunPolicies::build`].
+    pub fn build_for(
+        p: &PolicySpec,
+        plat: &Platform,
+        cpus: usize,
+        boot_cpus: usize,
+        companion_allowed: bool,
+    ) -> Result<RunPolicies, PolicyError> {
+        let main = plat.main_cluster();
+        let companion = if companion_allowed {
+            plat.companion_cluster()
+        } else {
+            None
+        };
         let scheduler = p.scheduler.as_deref().unwrap_or("cfs");
         if p.base_slice_us.is_some() && scheduler != "eevdf" {
             return Err(invalid(
@@ -147,7 +169,7 @@ impl RunPolicies {
                 tick_ns: NS_PER_S / u64::from(plat.timer.hz),
                 // The kernel scales its base slice by the CPUs online at boot: the main cores.
                 base_slice_ns: Some(p.base_slice_us.map_or_else(
-                    || class::eevdf::default_base_slice_ns(main_cores as usize),
+                    || class::eevdf::default_base_slice_ns(boot_cpus),
                     |us| us * NS_PER_US,
                 )),
             },
@@ -169,11 +191,11 @@ impl RunPolicies {
             .cores
             .as_deref()
             .unwrap_or_else(|| default_cores(plat, companion_allowed));
-        if cores_name == "galaxy-s4-hotplug" && plat.hotplug.is_none() {
+        if cores_name.starts_with("galaxy-s4") && plat.hotplug.is_none() {
             return Err(invalid(
                 "policy.cores",
                 format!(
-                    "`galaxy-s4-hotplug` needs per-core hotplug, which platform `{}` does not have ([hotplug])",
+                    "`{cores_name}` needs per-core hotplug, which platform `{}` does not have ([hotplug])",
                     plat.name
                 ),
             ));
@@ -185,6 +207,10 @@ impl RunPolicies {
                 companion,
                 up_threshold_pct: u64::from(plat.governor.up_threshold_pct),
                 down_delay_ns: plat.cluster_switch.down_delay_ms * NS_PER_MS,
+                little_cluster: plat.little_cluster(),
+                little_top_opp: plat
+                    .little_cluster()
+                    .map_or(0, |l| plat.clusters[l].opps.len() - 1),
             },
         )?;
         Ok(RunPolicies {

@@ -43,6 +43,10 @@ pub(crate) struct Core {
     /// Its performance at the top frequency against the fastest core's, 1..=1024 (Linux
     /// `arch_scale_cpu_capacity`, from `capacity-dmips-mhz` and the top frequencies).
     pub capacity: u64,
+    /// Its performance per MHz against the fastest core type, 1..=1024 (`capacity-dmips-mhz`):
+    /// a cycle of work is a cycle of the fastest core type, so this core retires
+    /// `khz × dmips_mhz / 1024` of them per ms.
+    pub dmips_mhz: u64,
     pub state: CState,
     pub opp: usize,
     /// Busy time since the power manager last sampled.
@@ -59,6 +63,8 @@ struct Meter {
     energy_uj: f64,
     next_sample_ns: u64,
     sample_sum_mw: f64,
+    /// Energy of the CPU clusters alone (board less rest of board and display).
+    cpu_energy_uj: f64,
     /// Sum of the samples' fixed part (rest of board + display).
     fixed_sum_mw: f64,
     samples: u64,
@@ -81,6 +87,8 @@ pub(crate) struct Soc<'s> {
 }
 
 impl<'s> Soc<'s> {
+    /// The spec's main cores and, if allowed, the companion core; work starts on the main
+    /// cluster.
     pub fn new(plat: &'s Platform, cpu: CpuSpec) -> Soc<'s> {
         let main_cluster = plat.main_cluster();
         let companion = if cpu.companion {
@@ -88,28 +96,52 @@ impl<'s> Soc<'s> {
         } else {
             None
         };
+        let counts: Vec<usize> = (0..plat.clusters.len())
+            .map(|ci| {
+                if ci == main_cluster {
+                    cpu.main_cores as usize
+                } else if Some(ci) == companion {
+                    1
+                } else {
+                    0
+                }
+            })
+            .collect();
+        Soc::with_clusters(plat, &counts, main_cluster, companion)
+    }
+
+    /// A big.LITTLE pair (a platform with a LITTLE cluster): every core of both clusters
+    /// exists; work starts on the LITTLE cluster, the big one is switched out.
+    pub fn big_little(plat: &'s Platform) -> Soc<'s> {
+        let counts: Vec<usize> = plat.clusters.iter().map(|c| c.cores as usize).collect();
+        Soc::with_clusters(plat, &counts, plat.start_cluster(), None)
+    }
+
+    /// `counts[ci]` cores of each cluster `ci`; those of `start` asleep in their deepest idle
+    /// state, the others offline.
+    fn with_clusters(
+        plat: &'s Platform,
+        counts: &[usize],
+        start: usize,
+        companion: Option<usize>,
+    ) -> Soc<'s> {
+        let main_cluster = plat.main_cluster();
         let perf = |cl: &crate::platform::Cluster| {
             cl.capacity_dmips_mhz.unwrap_or(1024) * cl.opps.last().map_or(0, |o| o.khz)
         };
         let best = plat.clusters.iter().map(perf).max().unwrap_or(1).max(1);
         let mut cores = Vec::new();
         for (ci, cl) in plat.clusters.iter().enumerate() {
-            let n = if ci == main_cluster {
-                cpu.main_cores as usize
-            } else if Some(ci) == companion {
-                1
-            } else {
-                continue;
-            };
-            for k in 0..n {
+            for k in 0..counts[ci] {
                 cores.push(Core {
                     name: format!("{}{}", cl.name, k),
                     cluster: ci,
                     max_khz: cl.opps.last().map_or(0, |o| o.khz),
                     capacity: (perf(cl) * 1024 / best).max(1),
+                    dmips_mhz: cl.capacity_dmips_mhz.unwrap_or(1024),
                     // Cores start asleep in their deepest state: nothing has run on them and the
                     // idle governor has no timer in view.
-                    state: if ci == main_cluster {
+                    state: if ci == start {
                         CState::Idle(cl.idle_states.len() - 1)
                     } else {
                         CState::Offline
@@ -125,7 +157,7 @@ impl<'s> Soc<'s> {
             plat,
             cores,
             cluster_off: vec![false; plat.clusters.len()],
-            active_cluster: main_cluster,
+            active_cluster: start,
             main_cluster,
             companion,
             power_uw: 0.0,
@@ -134,6 +166,7 @@ impl<'s> Soc<'s> {
                 energy_uj: 0.0,
                 next_sample_ns: NS_PER_MS,
                 sample_sum_mw: 0.0,
+                cpu_energy_uj: 0.0,
                 fixed_sum_mw: 0.0,
                 samples: 0,
                 max_mw: 0.0,
@@ -145,6 +178,17 @@ impl<'s> Soc<'s> {
     pub fn khz(&self, c: usize) -> u64 {
         let core = &self.cores[c];
         self.plat.clusters[core.cluster].opps[core.opp].khz
+    }
+
+    /// The rate at which core `c` retires cycles of work (cycles of the fastest core type), in
+    /// thousands per second: its frequency scaled by its performance per MHz.
+    pub fn work_khz(&self, c: usize) -> u64 {
+        let dmips = self.cores[c].dmips_mhz;
+        if dmips == 1024 {
+            self.khz(c)
+        } else {
+            (self.khz(c) * dmips / 1024).max(1)
+        }
     }
 
     /// Cores of cluster `ci`, in order.
@@ -173,6 +217,7 @@ impl<'s> Soc<'s> {
             m.next_sample_ns += NS_PER_MS;
         }
         m.energy_uj += p * dt as f64 / 1e9;
+        m.cpu_energy_uj += (p - fixed_mw * 1000.0) * dt as f64 / 1e9;
         for c in &mut self.cores {
             let key = match c.state {
                 CState::Offline => StateKey::Offline,
@@ -266,6 +311,11 @@ impl<'s> Soc<'s> {
 
     pub fn energy_mj(&self) -> f64 {
         self.meter.energy_uj / 1000.0
+    }
+
+    /// Energy of the CPU clusters alone (seed 001's metric).
+    pub fn cpu_energy_mj(&self) -> f64 {
+        self.meter.cpu_energy_uj / 1000.0
     }
 
     /// Per core, time in each named state (ms); per cluster, busy time at each frequency (ms).

@@ -10,6 +10,7 @@
 //! Implementations: [`ondemand::Ondemand`] (mainline, and the Galaxy S4 configuration seed 001
 //! describes) and [`schedutil::Schedutil`]. [`by_name`] builds one.
 
+pub mod bl_switcher;
 pub mod ondemand;
 pub mod schedutil;
 

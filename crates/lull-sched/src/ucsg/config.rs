@@ -30,6 +30,12 @@ pub const GALAXY_S4_BIG_KHZ: [u64; 9] = [
     800_000, 900_000, 1_000_000, 1_100_000, 1_200_000, 1_300_000, 1_400_000, 1_500_000, 1_600_000,
 ];
 
+/// Work per cycle of the Cortex-A7 and the Cortex-A15: `capacity-dmips-mhz` 539 and 1024 in
+/// Linux `arch/arm/boot/dts/samsung/exynos5422-cpus.dtsi` (the Exynos 5410's sibling, the same
+/// two cores).
+pub const CORTEX_A7_DMIPS_MHZ: u64 = 539;
+pub const CORTEX_A15_DMIPS_MHZ: u64 = 1024;
+
 /// §3.2.2: the Galaxy S4 has four cores per cluster.
 pub const GALAXY_S4_CORES_PER_CLUSTER: usize = 4;
 
@@ -43,6 +49,11 @@ pub struct UcsgCluster {
     /// DPM: with `n` cores on (n = 1, 2, 3), the `n`-th core more pays off once `n` cores would
     /// have to run above `dpm_khz[n - 1]` (§3.2.3).
     pub dpm_khz: [u64; 3],
+    /// Work per cycle against the other clusters' (Linux `capacity-dmips-mhz`, 1..=1024): a
+    /// workload measured in one cluster's cycles is weighed by it before a level of another
+    /// cluster is chosen for it. Equal values count a cycle as a cycle everywhere, as the seed's
+    /// §2.2 footnote 5 assumes.
+    pub capacity_dmips_mhz: u64,
 }
 
 impl UcsgCluster {
@@ -96,12 +107,14 @@ impl UcsgConfig {
                     cores: GALAXY_S4_CORES_PER_CLUSTER,
                     levels_khz: GALAXY_S4_LITTLE_KHZ.to_vec(),
                     dpm_khz: GALAXY_S4_LITTLE_DPM_KHZ,
+                    capacity_dmips_mhz: CORTEX_A7_DMIPS_MHZ,
                 },
                 UcsgCluster {
                     name: "big".into(),
                     cores: GALAXY_S4_CORES_PER_CLUSTER,
                     levels_khz: GALAXY_S4_BIG_KHZ.to_vec(),
                     dpm_khz: GALAXY_S4_BIG_DPM_KHZ,
+                    capacity_dmips_mhz: CORTEX_A15_DMIPS_MHZ,
                 },
             ],
             up_threshold_pct: UP_THRESHOLD_PCT,
@@ -123,6 +136,7 @@ impl UcsgConfig {
                 cores,
                 levels_khz,
                 dpm_khz,
+                capacity_dmips_mhz: CORTEX_A15_DMIPS_MHZ,
             }],
             ..UcsgConfig::galaxy_s4()
         }
@@ -167,6 +181,9 @@ impl UcsgConfig {
             }
             if c.levels_khz.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(err("levels_khz must be strictly ascending"));
+            }
+            if !(1..=1024).contains(&c.capacity_dmips_mhz) {
+                return Err(err("capacity_dmips_mhz must be 1..=1024"));
             }
             if c.dpm_khz.windows(2).any(|w| w[0] > w[1]) || c.dpm_khz[0] == 0 {
                 return Err(err("dpm_khz must be positive and ascending"));

@@ -19,6 +19,8 @@ pub struct Level {
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Ladder {
     levels: Vec<Level>,
+    /// Per cluster, its work per cycle (`capacity-dmips-mhz`).
+    capacity: Vec<u64>,
 }
 
 impl Ladder {
@@ -31,7 +33,12 @@ impl Ladder {
             .flat_map(|(cluster, c)| c.levels_khz.iter().map(move |&khz| Level { cluster, khz }))
             .collect();
         levels.sort_by_key(|l| (l.khz, l.cluster));
-        Ladder { levels }
+        let capacity = cfg
+            .clusters
+            .iter()
+            .map(|c| c.capacity_dmips_mhz.max(1))
+            .collect();
+        Ladder { levels, capacity }
     }
 
     #[must_use]
@@ -64,11 +71,22 @@ impl Ladder {
             .unwrap_or(0)
     }
 
-    /// The lowest level whose cycles in `period_ns` cover `cycles` (the top one if none does).
+    /// What level `i` provides in `period_ns`, in cycles of cluster `from` (weighed by the two
+    /// clusters' work per cycle).
     #[must_use]
-    pub fn lowest_sufficient(&self, cycles: u64, period_ns: u64) -> usize {
+    pub fn cycles_at(&self, i: usize, period_ns: u64, from: usize) -> u64 {
+        let l = self.level(i);
+        let own = self.capacity.get(l.cluster).copied().unwrap_or(1);
+        let theirs = self.capacity.get(from).copied().unwrap_or(own);
+        (u128::from(cycles_in(l.khz, period_ns)) * u128::from(own) / u128::from(theirs)) as u64
+    }
+
+    /// The lowest level that covers `cycles` of cluster `from` in `period_ns` (the top one if
+    /// none does).
+    #[must_use]
+    pub fn lowest_sufficient(&self, cycles: u64, period_ns: u64, from: usize) -> usize {
         (0..self.levels.len())
-            .find(|&i| cycles_in(self.levels[i].khz, period_ns) >= cycles)
+            .find(|&i| self.cycles_at(i, period_ns, from) >= cycles)
             .unwrap_or(self.top())
     }
 }
@@ -110,12 +128,18 @@ pub fn dpm_cores(cluster: &UcsgCluster, cycles: u64, period_ns: u64, running: us
     n.min(running).min(cluster.cores).max(1)
 }
 
-/// DVFS for one core: the lowest level that covers `cycles`, one higher if that level would run
-/// the core above `up_threshold_pct`.
+/// DVFS for one core: the lowest level that covers `cycles` (measured on cluster `from`), one
+/// higher if that level would run the core above `up_threshold_pct`.
 #[must_use]
-pub fn core_level(ladder: &Ladder, cycles: u64, period_ns: u64, up_threshold_pct: u64) -> usize {
-    let l = ladder.lowest_sufficient(cycles, period_ns);
-    let capacity = cycles_in(ladder.level(l).khz, period_ns);
+pub fn core_level(
+    ladder: &Ladder,
+    cycles: u64,
+    period_ns: u64,
+    up_threshold_pct: u64,
+    from: usize,
+) -> usize {
+    let l = ladder.lowest_sufficient(cycles, period_ns, from);
+    let capacity = ladder.cycles_at(l, period_ns, from);
     let busy = u128::from(cycles) * 100 > u128::from(capacity) * u128::from(up_threshold_pct);
     if busy && l < ladder.top() {
         l + 1
@@ -133,8 +157,8 @@ pub fn half_scale(ladder: &Ladder, current: usize) -> usize {
 /// What the governor remembers between periods.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct GovernorMemory {
-    /// The total required workload of the last two periods, newest first.
-    history: [Option<u64>; 2],
+    /// Whether the workload outgrew the level it ran at in the last period.
+    outgrew: bool,
     /// Periods in a row whose selected level lay below the active cluster.
     below: u32,
 }
@@ -150,8 +174,13 @@ pub struct Choice {
 
 impl GovernorMemory {
     /// DVFS at a sampling period: with a high thread, the top level; else the highest of the
-    /// cores' levels, raised to the half-scaling level when the total required workload grew
-    /// twice in a row. `current` is the level the cores ran at.
+    /// cores' levels, raised to the half-scaling level when the workload increased twice in a
+    /// row. `current` is the level the cores ran at, on the cluster the cycles were counted on.
+    ///
+    /// "The workload increases" is read as the governor reads it: the period's workload needs a
+    /// higher level than the one it ran at. (Read as any rise of the measured cycles, the
+    /// frame-to-frame noise of a steady video triggers half-scaling every few periods, which is
+    /// not the "potential bursty workload" §3.2.3 scales up for.)
     pub fn dvfs(
         &mut self,
         ladder: &Ladder,
@@ -160,23 +189,29 @@ impl GovernorMemory {
         current: usize,
         cfg: &UcsgConfig,
     ) -> Choice {
-        let total: u64 = per_core_cycles.iter().sum();
-        let grew_twice = match self.history {
-            [Some(prev), Some(before)] => total > prev && prev > before,
-            _ => false,
-        };
-        self.history = [Some(total), self.history[0]];
+        let from = ladder.level(current).cluster;
+        let level = per_core_cycles
+            .iter()
+            .map(|&c| {
+                core_level(
+                    ladder,
+                    c,
+                    cfg.sampling_period_ns,
+                    cfg.up_threshold_pct,
+                    from,
+                )
+            })
+            .max()
+            .unwrap_or(0);
+        let outgrew = level > current;
+        let grew_twice = outgrew && self.outgrew;
+        self.outgrew = outgrew;
         if any_high {
             return Choice {
                 level: ladder.top(),
                 half_scaled: false,
             };
         }
-        let level = per_core_cycles
-            .iter()
-            .map(|&c| core_level(ladder, c, cfg.sampling_period_ns, cfg.up_threshold_pct))
-            .max()
-            .unwrap_or(0);
         let half = half_scale(ladder, current);
         if grew_twice && half > level {
             Choice {
@@ -294,16 +329,24 @@ mod tests {
         let (c, l) = s4();
         let p = c.sampling_period_ns;
         // 60 Mcycles: 300 MHz covers them (60 M in 200 ms) at 100 % > 75 % → 350 MHz.
-        assert_eq!(l.level(core_level(&l, 60 * MC, p, 75)).khz, 350_000);
+        assert_eq!(l.level(core_level(&l, 60 * MC, p, 75, 0)).khz, 350_000);
         // 50 Mcycles: 250 MHz covers them at 100 % → 300 MHz.
-        assert_eq!(l.level(core_level(&l, 50 * MC, p, 75)).khz, 300_000);
+        assert_eq!(l.level(core_level(&l, 50 * MC, p, 75, 0)).khz, 300_000);
         // 40 Mcycles: 250 MHz at 80 % → 300 MHz; 35 Mcycles: 70 % → stays 250 MHz.
-        assert_eq!(l.level(core_level(&l, 40 * MC, p, 75)).khz, 300_000);
-        assert_eq!(l.level(core_level(&l, 35 * MC, p, 75)).khz, 250_000);
-        // Beyond the LITTLE top: a big level.
-        assert_eq!(l.level(core_level(&l, 130 * MC, p, 75)).khz, 900_000);
+        assert_eq!(l.level(core_level(&l, 40 * MC, p, 75, 0)).khz, 300_000);
+        assert_eq!(l.level(core_level(&l, 35 * MC, p, 75, 0)).khz, 250_000);
+        // Beyond the LITTLE top: a big level. An A15 cycle does 1024/539 of an A7's work, so
+        // 800 MHz gives 304 M A7 cycles: 43 %.
+        assert_eq!(l.level(core_level(&l, 130 * MC, p, 75, 0)).khz, 800_000);
+        // 45.6 M cycles counted on big are 86.6 M of LITTLE's: 450 MHz at 96 % → 500 MHz.
+        assert_eq!(l.level(core_level(&l, 45_600_000, p, 75, 1)).khz, 500_000);
+        // Counted as equal (the seed's footnote 5), the same cycles would get 300 MHz.
+        let mut flat = UcsgConfig::galaxy_s4();
+        flat.clusters[0].capacity_dmips_mhz = 1024;
+        let fl = Ladder::new(&flat);
+        assert_eq!(fl.level(core_level(&fl, 45_600_000, p, 75, 1)).khz, 300_000);
         // More than the top provides: the top.
-        assert_eq!(core_level(&l, 1000 * MC, p, 75), l.top());
+        assert_eq!(core_level(&l, 1000 * MC, p, 75, 0), l.top());
     }
 
     #[test]
@@ -311,20 +354,27 @@ mod tests {
         let (c, l) = s4();
         let mut g = GovernorMemory::default();
         let pick = |g: &mut GovernorMemory, cores: &[u64], cur| g.dvfs(&l, cores, false, cur, &c);
+        // 35 Mcycles: 250 MHz at 70 % — the level it ran at (0) serves it.
         assert_eq!(pick(&mut g, &[10 * MC, 35 * MC], 0).level, 0);
-        // Grew once.
-        assert_eq!(pick(&mut g, &[20 * MC, 35 * MC], 0).level, 0);
-        // Grew twice in a row: the median between 250 MHz (0) and the top (16) is level 8.
-        let ch = pick(&mut g, &[30 * MC, 35 * MC], 0);
+        // Outgrew 250 MHz once: 300 MHz (level 1).
+        assert_eq!(pick(&mut g, &[20 * MC, 45 * MC], 0).level, 1);
+        // Outgrew 300 MHz too, twice in a row: the median between level 1 and the top (16) is
+        // level 9, big's 900 MHz.
+        let ch = pick(&mut g, &[30 * MC, 60 * MC], 1);
         assert_eq!(
             ch,
             Choice {
-                level: 8,
+                level: 9,
                 half_scaled: true
             }
         );
-        // Not after a fall.
-        assert_eq!(pick(&mut g, &[MC, MC], 8).level, 0);
+        // Not after a period that needed no more.
+        assert_eq!(pick(&mut g, &[MC, MC], 9).level, 0);
+        assert_eq!(pick(&mut g, &[60 * MC], 0).level, 2);
+        // Noise that stays within the level does not count as growth.
+        assert_eq!(pick(&mut g, &[20 * MC], 2).level, 0);
+        assert_eq!(pick(&mut g, &[40 * MC], 0).level, 1);
+        assert!(!pick(&mut g, &[41 * MC], 1).half_scaled);
         // A high thread takes the top at once.
         assert_eq!(g.dvfs(&l, &[0], true, 0, &c).level, 16);
     }

@@ -235,21 +235,22 @@ fn half_scaling_after_two_rises_and_big_to_little_after_three_periods() {
         );
         out
     };
-    // 250 MHz: 2, 4, 6 Mcycles — rising twice: the median between 250 MHz and the top (level 8,
-    // big's 800 MHz).
-    step(&mut u, 200, 0, 250_000, 8);
-    step(&mut u, 400, 0, 250_000, 16);
-    let out = step(&mut u, 600, 0, 250_000, 24);
+    // 40 Mcycles at 250 MHz (80 %): up to 300 MHz. Then 60 Mcycles at 300 MHz (100 %): the
+    // workload outgrew its level twice in a row — the median between 300 MHz (level 1) and the
+    // top (16), level 9: big's 900 MHz.
+    let out = step(&mut u, 200, 0, 250_000, 160);
+    assert_eq!(out, vec![Decision::Frequency { khz: 300_000 }]);
+    let out = step(&mut u, 400, 0, 300_000, 200);
     assert_eq!(
         out,
         vec![
             Decision::Cluster { cluster: 1 },
-            Decision::Frequency { khz: 800_000 }
+            Decision::Frequency { khz: 900_000 }
         ]
     );
     assert_eq!(u.stats().half_scalings, 1);
     // On big with a light load: its lowest level twice, LITTLE on the third period.
-    let out = step(&mut u, 800, 1, 800_000, 1);
+    let out = step(&mut u, 800, 1, 900_000, 1);
     assert_eq!(out, vec![Decision::Frequency { khz: 800_000 }]);
     step(&mut u, 1000, 1, 800_000, 1);
     let out = step(&mut u, 1200, 1, 800_000, 1);

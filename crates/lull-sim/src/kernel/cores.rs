@@ -91,34 +91,55 @@ impl Kernel<'_> {
         }
     }
 
-    /// Moves all work from the active cluster to cluster `to`: its cores go offline, every core
-    /// of `to` comes up after the platform's switch latency, and the threads wait on the first.
+    /// Moves all work from the active cluster to cluster `to`: its cores go offline, cores of
+    /// `to` come up after the platform's switch latency, and each thread moves to the core of
+    /// `to` in the same slot (position in its cluster) as the one it was on, the last core of
+    /// `to` taking what has no slot there. How many cores come up: for a big.LITTLE pair, as many
+    /// as were online (seed 001 §2.1: "the other will be activated with the same number of
+    /// cores, so that thread migration can be performed on a one to one basis"); for a companion
+    /// switch, every core of `to`.
     pub fn switch_cluster(&mut self, to: usize, cx: &mut Cx<'_, '_>) {
         if to == cx.soc.active_cluster {
             return;
         }
         self.cluster_switches += 1;
         let from = cx.soc.active_cluster;
-        let mut moved = Vec::new();
-        let mut moved_work = VecDeque::new();
         let leaving: Vec<usize> = cx.soc.cluster_cores(from).collect();
-        for c in leaving {
+        let online_before = leaving
+            .iter()
+            .filter(|&&c| cx.soc.cores[c].state != CState::Offline)
+            .count()
+            .max(1);
+        let all_to: Vec<usize> = cx.soc.cluster_cores(to).collect();
+        let n = if self.plat.little_cluster().is_some() {
+            online_before.min(all_to.len())
+        } else {
+            all_to.len()
+        };
+        let targets: Vec<usize> = all_to[..n].to_vec();
+        let slot_of = |c: usize| leaving.iter().position(|&k| k == c).unwrap_or(0);
+        let mut moved_per_target: Vec<Vec<usize>> = vec![Vec::new(); targets.len()];
+        let mut moved_work = VecDeque::new();
+        for &c in &leaving {
+            let mut moved = Vec::new();
             moved_work.extend(self.offline(c, &mut moved, cx));
+            moved_per_target[slot_of(c).min(targets.len() - 1)].extend(moved);
         }
         cx.soc.cluster_off[from] = false;
         cx.soc.active_cluster = to;
-        // Only the spec's main cores and one companion core exist: bring the whole cluster up.
-        let targets: Vec<usize> = cx.soc.cluster_cores(to).collect();
         let lat = self.plat.cluster_switch.latency_us * NS_PER_US;
         for &c in &targets {
             self.online(c, lat, cx);
         }
         let first = targets[0];
         self.cpus[first].kwork.extend(moved_work);
-        self.rehome(moved, first, cx);
+        for (i, moved) in moved_per_target.into_iter().enumerate() {
+            self.rehome(moved, targets[i], cx);
+        }
         for th in &mut self.tasks {
             if cx.soc.cores[th.core].cluster != to {
-                th.core = first;
+                let slot = slot_of(th.core).min(targets.len() - 1);
+                th.core = targets[slot];
             }
         }
         // Ticks on the new cores start when they come up (WakeDone arms them).
@@ -159,6 +180,43 @@ impl Kernel<'_> {
                     want -= 1;
                 }
             }
+        }
+    }
+}
+
+impl Kernel<'_> {
+    /// `sched_setaffinity`'s immediate move: thread `t`, queued or running on a core other than
+    /// `to`, leaves it for `to`'s queue at once (Linux moves it through the migration stopper);
+    /// a sleeping thread is placed by its affinity when it wakes.
+    pub fn move_task(&mut self, t: usize, to: usize, cx: &mut Cx<'_, '_>) {
+        let from = self.tasks[t].core;
+        if from == to || cx.soc.cores[to].state == CState::Offline {
+            return;
+        }
+        match self.tasks[t].state {
+            TState::Running => {
+                self.sync(from, cx);
+                self.util_mark(from, None, cx);
+                self.audit_event(from, t, AuditEventKind::Preempt, cx);
+                self.class.put_prev(CpuId(from));
+                self.tasks[t].state = TState::Runnable;
+                // The segment planned for it is void; the core picks again.
+                self.cpus[from].gen += 1;
+                cx.eng.schedule_in(0, Ev::Poke(from));
+            }
+            TState::Runnable => self.sync(from, cx),
+            TState::Sleeping | TState::EvWait | TState::Frozen => return,
+        }
+        self.rehome(vec![t], to, cx);
+        match cx.soc.cores[to].state {
+            CState::Idle(_) => self.kick(to, cx),
+            CState::Busy => {
+                if self.class.wakeup_preempt(CpuId(to), TaskId(t)) {
+                    self.cpus[to].resched = true;
+                }
+                cx.eng.schedule_in(0, Ev::Poke(to));
+            }
+            CState::Waking | CState::Offline => {}
         }
     }
 }

@@ -30,7 +30,7 @@ impl Kernel<'_> {
         if elapsed == 0 {
             return;
         }
-        let khz = cx.soc.khz(c);
+        let khz = cx.soc.work_khz(c);
         let cpu = &mut self.cpus[c];
         let done = if now >= cpu.planned_end_ns {
             cpu.planned_cycles
@@ -66,7 +66,7 @@ impl Kernel<'_> {
             self.class.current(CpuId(c)).map(|t| t.0)
         };
         self.util_mark(c, running, cx);
-        let khz = cx.soc.khz(c);
+        let khz = cx.soc.work_khz(c);
         let now = cx.now();
         let cpu = &mut self.cpus[c];
         cpu.gen += 1;
@@ -208,7 +208,7 @@ impl Kernel<'_> {
         let kib = th.cache_kib.min(prev_kib).min(costs.l2_kib);
         let lines = kib * 1024 / costs.cache_line_bytes;
         let ns = lines * costs.dram_latency_ns / costs.refill_mlp;
-        ns_to_cycles(ns, cx.soc.khz(c))
+        ns_to_cycles(ns, cx.soc.work_khz(c))
     }
 
     /// Sets core `c`'s OPP, re-planning the segment in progress at the new speed.

@@ -1,0 +1,218 @@
+//! `lull sim run` on UCSG specs and `lull reproduce`'s UCSG section: tables of the modelled
+//! figures with seed 001's numbers beside them. Parsing and printing only.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use lull_sim::ucsg::seed;
+use lull_sim::ucsg::{compare_cells, run_ucsg_spec, to_csv, to_svg, UcsgResult, UcsgSpec};
+use serde_json::{json, Value};
+
+/// Where `lull reproduce` looks for the UCSG specs, relative to the working directory.
+pub const UCSG_DIR: &str = "experiments/ucsg";
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
+}
+
+/// One spec's table: every model's figures.
+#[must_use]
+pub fn table(r: &UcsgResult) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{} — {} (modelled on {}, seed {})",
+        r.experiment, r.description, r.platform, r.seed
+    );
+    let _ = writeln!(
+        t,
+        "{:<16} {:>10} {:>8} {:>9} {:>9} {:>6} {:>7} {:>7} {:>6} {:>6} {:>6}",
+        "model",
+        "energy mJ",
+        "CPU mW",
+        "resp ms",
+        "resp p99",
+        "fps",
+        "zip s",
+        "ftp s",
+        "big %",
+        "cores",
+        "MHz"
+    );
+    for (name, m) in &r.models {
+        let c = m.completion_s;
+        let _ = writeln!(
+            t,
+            "{:<16} {:>10.1} {:>8.1} {:>9} {:>9} {:>6} {:>7} {:>7} {:>6.1} {:>6.2} {:>6.0}",
+            name,
+            m.energy_mj,
+            m.power_mw_mean,
+            opt(m.response_ms.map(|x| x.mean), 1),
+            opt(m.response_ms.map(|x| x.p99), 1),
+            opt(m.fps, 2),
+            opt(c.and_then(|c| c.zip), 2),
+            opt(c.and_then(|c| c.ftp), 2),
+            m.big_cluster_pct,
+            m.active_cores_mean,
+            m.freq_mhz_mean
+        );
+    }
+    t
+}
+
+/// Writes each model's footprint CSV and one SVG of all models.
+///
+/// # Errors
+/// A message when a file cannot be written.
+pub fn write_footprints(r: &UcsgResult, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let write = |path: PathBuf, text: String| {
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+        Ok::<(), String>(())
+    };
+    for (name, m) in &r.models {
+        write(
+            dir.join(format!("{}-{name}.csv", r.experiment)),
+            to_csv(&m.footprint),
+        )?;
+    }
+    let series: Vec<(&str, &[lull_sim::ucsg::FootprintSample])> = r
+        .models
+        .iter()
+        .map(|(n, m)| (n.as_str(), m.footprint.as_slice()))
+        .collect();
+    write(
+        dir.join(format!("{}.svg", r.experiment)),
+        to_svg(&format!("{}: CPU footprint", r.description), &series),
+    )
+}
+
+fn specs() -> Result<Vec<PathBuf>, String> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(Path::new(UCSG_DIR))
+        .map_err(|e| format!("{UCSG_DIR}: {e} (run from the repository root)"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| format!("{v:+.1} %"))
+}
+
+/// `lull reproduce`'s UCSG section: every spec under `experiments/ucsg/`, then figure by figure
+/// UCSG against CFS+OD (and today's Linux) with the seed's numbers beside ours.
+///
+/// # Errors
+/// A message when a spec cannot be read or run.
+pub fn reproduce_section() -> Result<(String, Value), String> {
+    let started = std::time::Instant::now();
+    let mut results = Vec::new();
+    for p in specs()? {
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        results.push(run_ucsg_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let mut t = String::new();
+    let get = |r: &UcsgResult, m: &str| r.models.get(m).cloned();
+    // Figure 5.
+    let _ = writeln!(t, "Figure 5 — idle CPU power (mW):  cfs-ondemand  eevdf-schedutil  ucsg   (seed: UCSG slightly above CFS+OD with the screen on; hardly any power off)");
+    for r in results.iter().filter(|r| r.experiment.starts_with("fig5")) {
+        let p = |m| get(r, m).map(|x| x.power_mw_mean);
+        let _ = writeln!(
+            t,
+            "  screen {:<4} {:>27} {:>16} {:>6}",
+            r.screen,
+            opt(p("cfs-ondemand"), 2),
+            opt(p("eevdf-schedutil"), 2),
+            opt(p("ucsg"), 2)
+        );
+    }
+    // Figures 6 and 7.
+    let _ = writeln!(
+        t,
+        "\nFigures 6 and 7 — UCSG against CFS+OD (ours | seed); eevdf-schedutil's energy against CFS+OD"
+    );
+    let _ = writeln!(
+        t,
+        "  {:<13} {:<8} {:>10} {:>8} | {:>8} {:>10} {:>9} {:>9} {:>11} {:>9}",
+        "front",
+        "behind",
+        "energy",
+        "seed",
+        "resp",
+        "UCSG fps",
+        "ZIP",
+        "FTP",
+        "EEVDF enrg",
+        "UCSG mJ"
+    );
+    let cells = compare_cells(&results);
+    for c in cells.iter().filter(|c| c.experiment.starts_with("fig6")) {
+        let _ = writeln!(
+            t,
+            "  {:<13} {:<8} {:>10} {:>8} | {:>8} {:>10} {:>9} {:>9} {:>11} {:>9.0}",
+            c.foreground,
+            c.background,
+            pct(c.energy_change_pct),
+            pct(c.seed_energy_change_pct),
+            pct(c.response_change_pct),
+            opt(c.ucsg_fps, 2),
+            pct(c.zip_change_pct),
+            pct(c.ftp_change_pct),
+            pct(c.eevdf_schedutil_energy_change_pct),
+            c.ucsg_energy_mj
+        );
+    }
+    let cells: serde_json::Map<String, Value> = cells
+        .iter()
+        .filter(|c| c.experiment.starts_with("fig6"))
+        .map(|c| (c.experiment.clone(), json!(c)))
+        .collect();
+    let _ = writeln!(
+        t,
+        "  seed: energy {:+.1} … {:+.1} %, response {:+.1} … {:+.1} %, ZIP {:+.1} … {:+.1} %, FTP {:+.1} … {:+.1} %, video > {:.0} fps",
+        seed::ENERGY_CHANGE_RANGE_PCT.0, seed::ENERGY_CHANGE_RANGE_PCT.1,
+        seed::RESPONSE_CHANGE_PCT.0, seed::RESPONSE_CHANGE_PCT.1,
+        seed::ZIP_CHANGE_PCT.0, seed::ZIP_CHANGE_PCT.1,
+        seed::FTP_CHANGE_PCT.0, seed::FTP_CHANGE_PCT.1,
+        seed::VIDEO_FPS_AT_LEAST
+    );
+    // Figure 8.
+    if let Some(r) = results.iter().find(|r| r.experiment.starts_with("fig8")) {
+        let _ = writeln!(
+            t,
+            "\nFigure 8 — footprints, video + ZIP ({}): big %, cores, MHz",
+            r.experiment
+        );
+        for (name, m) in &r.models {
+            let _ = writeln!(
+                t,
+                "  {name:<16} {:>6.1} % {:>6.2} {:>6.0} MHz",
+                m.big_cluster_pct, m.active_cores_mean, m.freq_mhz_mean
+            );
+        }
+        let _ = writeln!(
+            t,
+            "  seed: CFS+OD {:.1} % / {:.0} cores / {:.0} MHz; UCSG {:.1} % / about {:.1} cores / {:.0} MHz",
+            seed::BIG_CLUSTER_PCT.0, seed::ACTIVE_CORES.0, seed::FREQ_MHZ.0,
+            seed::BIG_CLUSTER_PCT.1, seed::ACTIVE_CORES.1, seed::FREQ_MHZ.1
+        );
+    }
+    let _ = write!(
+        t,
+        "\n{} UCSG specs in {secs:.2} s of wall time (modelled figures; `lull sim run experiments/ucsg/fig8-video-zip.toml --footprint-dir DIR` for the plot)",
+        results.len()
+    );
+    let all: serde_json::Map<String, Value> = results
+        .iter()
+        .map(|r| (r.experiment.clone(), json!(r)))
+        .collect();
+    Ok((
+        t,
+        json!({ "experiments": all, "ucsg_vs_cfs_ondemand": cells }),
+    ))
+}
