@@ -214,6 +214,14 @@ fn setup(args: &Args) -> Result<Daemon, String> {
         },
     };
     let guis = guis_config(args)?;
+    if args.no_kds && !args.policy.is_empty() {
+        return Err(
+            "--policy needs the display server (apps and their windows); drop --no-kds".into(),
+        );
+    }
+    if !args.policy.contains(&PolicyName::Ucsg) && !args.ucsg_manage.is_empty() {
+        return Err("--ucsg-manage needs --policy ucsg".into());
+    }
     let signals = sys::termination_signalfd().map_err(|e| format!("signals: {e}"))?;
     let mut d = Daemon::bind(&config).map_err(|e| e.to_string())?;
     if !args.no_kds {
@@ -260,14 +268,6 @@ fn setup(args: &Args) -> Result<Daemon, String> {
             let status = d.enable_ucsg(&config).map_err(|e| e.to_string())?;
             eprintln!("lulld: {status}");
         }
-    }
-    if args.no_kds && !args.policy.is_empty() {
-        return Err(
-            "--policy needs the display server (apps and their windows); drop --no-kds".into(),
-        );
-    }
-    if !args.policy.contains(&PolicyName::Ucsg) && !args.ucsg_manage.is_empty() {
-        return Err("--ucsg-manage needs --policy ucsg".into());
     }
     d.add_stop_fd(signals).map_err(|e| e.to_string())?;
     for p in evdev_paths(&args.evdev)? {
