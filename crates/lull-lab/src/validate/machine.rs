@@ -241,28 +241,8 @@ fn online_cpus() -> Sourced<Vec<u32>> {
     }
 }
 
-/// Parses a kernel CPU list (`0-3,5,7-8`); `None` when malformed.
-#[must_use]
-pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
-    let text = text.trim();
-    let mut out = Vec::new();
-    if text.is_empty() {
-        return Some(out);
-    }
-    for part in text.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
-                if a > b {
-                    return None;
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().ok()?),
-        }
-    }
-    Some(out)
-}
+/// The kernel CPU list reader (one home: `lull_os::topology`).
+pub use lull_os::topology::parse_cpu_list;
 
 /// `CONFIG_HZ` of a kernel configuration; `None` when absent (a tickless-only config still sets
 /// it, so absence means a truncated or foreign file).
