@@ -220,19 +220,7 @@ pub struct UcsgLiveSpec {
     pub app_binary: PathBuf,
 }
 
-/// Mean and p99 of the response times, ms.
-#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
-pub struct ResponseMs {
-    pub mean: f64,
-    pub p99: f64,
-}
-
-/// Completion times, s.
-#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
-pub struct CompletionS {
-    pub zip: Option<f64>,
-    pub ftp: Option<f64>,
-}
+pub use lull_model::stats::{CompletionS, ResponseMs};
 
 /// The report: the keys the issue names, then extra keys.
 #[derive(Clone, Debug, Serialize)]
@@ -661,14 +649,9 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     let daemon_report = daemon.join().ok().flatten();
 
     let lat = &fg_report.frame_latencies_ns;
-    let response_ms = (spec.foreground == Foreground::FileManager && !lat.is_empty()).then(|| {
-        let mut v = lat.clone();
-        v.sort_unstable();
-        ResponseMs {
-            mean: ms(v.iter().sum::<u64>() / v.len() as u64),
-            p99: ms(lull_model::stats::nearest_rank(&v, 99).unwrap_or(0)),
-        }
-    });
+    let response_ms = (spec.foreground == Foreground::FileManager)
+        .then(|| ResponseMs::of_ns(lat))
+        .flatten();
     let fps = fg_report.video.as_ref().map(|v| {
         let on_time = v.decoded.saturating_sub(v.late).min(v.drawn);
         on_time as f64 / (clip_ms as f64 / 1_000.0)

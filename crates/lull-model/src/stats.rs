@@ -15,6 +15,37 @@ pub fn nearest_rank<T: Copy>(sorted: &[T], percent: u32) -> Option<T> {
     Some(sorted[rank - 1])
 }
 
+/// The file manager's response times as seed 001's figure 7(a) reports them, simulated or live.
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
+pub struct ResponseMs {
+    pub mean: f64,
+    /// Nearest rank ([`nearest_rank`]).
+    pub p99: f64,
+}
+
+impl ResponseMs {
+    /// Mean and p99 of `ns`; `None` for no samples.
+    #[must_use]
+    pub fn of_ns(ns: &[u64]) -> Option<ResponseMs> {
+        let mut v = ns.to_vec();
+        v.sort_unstable();
+        let p99 = nearest_rank(&v, 99)?;
+        let sum: u128 = v.iter().map(|&x| u128::from(x)).sum();
+        Some(ResponseMs {
+            mean: sum as f64 / v.len() as f64 / 1e6,
+            p99: p99 as f64 / 1e6,
+        })
+    }
+}
+
+/// Completion times of seed 001's background apps (figure 7(c), (d)), s; `None` for one that did
+/// not run or did not finish.
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
+pub struct CompletionS {
+    pub zip: Option<f64>,
+    pub ftp: Option<f64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -24,6 +55,9 @@ mod tests {
         let s: Vec<u64> = (1..=100).collect();
         assert_eq!(nearest_rank(&s, 50), Some(50));
         assert_eq!(nearest_rank(&s, 99), Some(99));
+        let r = ResponseMs::of_ns(&[3_000_000, 1_000_000, 2_000_000]).unwrap();
+        assert_eq!((r.mean, r.p99), (2.0, 3.0));
+        assert_eq!(ResponseMs::of_ns(&[]), None);
         assert_eq!(nearest_rank(&s, 100), Some(100));
         assert_eq!(nearest_rank(&s, 0), Some(1));
         assert_eq!(nearest_rank(&[7], 99), Some(7));

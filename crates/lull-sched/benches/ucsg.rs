@@ -14,7 +14,6 @@ fn tracked(n: u32) -> (Ucsg<u32>, Vec<ThreadUse<u32>>) {
     let start = Start {
         cluster: 0,
         online: 2,
-        freq_khz: 500_000,
     };
     let mut u = Ucsg::new(UcsgConfig::galaxy_s4(), 0, start).expect("valid");
     let mut out = Vec::new();

@@ -188,8 +188,10 @@ impl UcsgSeam {
         let start = Start {
             cluster,
             online: c.cores,
-            freq_khz: c.levels_khz.last().copied().unwrap_or(0),
         };
+        // Until a level is chosen (and with no cpufreq to read) the cluster is taken to run at
+        // its top level.
+        let top_khz = c.levels_khz.last().copied().unwrap_or(0);
         let core = Ucsg::new(cfg, now_ns, start).map_err(UcsgLiveError::Config)?;
         Ok(UcsgSeam {
             core,
@@ -202,7 +204,7 @@ impl UcsgSeam {
             screen_on: true,
             cluster,
             online: start.online,
-            freq_khz: start.freq_khz,
+            freq_khz: top_khz,
             decisions: Vec::new(),
             uses: Vec::new(),
             counters: UcsgSeamCounters::default(),

@@ -43,13 +43,12 @@ pub enum Decision<K> {
     Frequency { khz: u64 },
 }
 
-/// Where the machine stands when UCSG starts.
+/// Where the machine stands when UCSG starts (its frequency is learnt at the first sample).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Start {
     pub cluster: usize,
     /// Cores of that cluster on.
     pub online: usize,
-    pub freq_khz: u64,
 }
 
 /// One tracked thread's CPU time over the sampling period just ended.
@@ -106,7 +105,8 @@ pub struct Ucsg<K> {
     threads: BTreeMap<K, Tracked>,
     cluster: usize,
     online: usize,
-    level: usize,
+    /// The level last asked for (none yet).
+    asked_level: Option<usize>,
     memory: GovernorMemory,
     /// Arrival counter (FIFO order of migration).
     clock: u64,
@@ -131,7 +131,7 @@ impl<K: Copy + Ord + std::fmt::Debug> Ucsg<K> {
         let online = start.online.clamp(1, c.cores);
         let ladder = Ladder::new(&cfg);
         Ok(Ucsg {
-            level: ladder.index_of(start.cluster, start.freq_khz),
+            asked_level: None,
             ladder,
             user: UserState::new(cfg.high_hold_ns),
             threads: BTreeMap::new(),
@@ -277,7 +277,7 @@ impl<K: Copy + Ord + std::fmt::Debug> Ucsg<K> {
             self.stats.cluster_switches += 1;
             out.push(Decision::Cluster { cluster: l.cluster });
         }
-        self.level = level;
+        self.asked_level = Some(level);
         out.push(Decision::Frequency { khz: l.khz });
     }
 
@@ -291,7 +291,11 @@ impl<K: Copy + Ord + std::fmt::Debug> Ucsg<K> {
         self.stats.touches += 1;
         self.user.touch(now_ns);
         self.reprioritize(out);
-        self.go_to(self.ladder.top(), out);
+        // Every input event is a touch: once at the top, a further one asks nothing (the live
+        // daemon tells this on its event hot path).
+        if self.asked_level != Some(self.ladder.top()) {
+            self.go_to(self.ladder.top(), out);
+        }
     }
 
     /// `app` came to the front (the previous front app goes behind).

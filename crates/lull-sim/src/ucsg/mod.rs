@@ -21,7 +21,6 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use lull_model::stats::nearest_rank;
 use lull_model::time::NS_PER_MS;
 use serde::Serialize;
 
@@ -37,19 +36,7 @@ use crate::soc::{CState, Soc};
 use apps::{Cast, Scene, NET_DEVICE};
 use models::Driver;
 
-/// Response time of the file manager's actions, ms.
-#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
-pub struct ResponseMs {
-    pub mean: f64,
-    pub p99: f64,
-}
-
-/// Completion times of the background apps that ran, s.
-#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
-pub struct CompletionS {
-    pub zip: Option<f64>,
-    pub ftp: Option<f64>,
-}
+pub use lull_model::stats::{CompletionS, ResponseMs};
 
 /// One model's figures on one scenario (modelled, not measured).
 #[derive(Clone, PartialEq, Debug, Serialize)]
@@ -270,15 +257,10 @@ pub fn run_ucsg_model(spec: &UcsgSpec, model: UcsgModel) -> Result<UcsgModelResu
     for t in &kernel.tasks {
         *thread_cpu_ms.entry(t.name.to_string()).or_insert(0.0) += t.exec_ns as f64 / 1e6;
     }
-    let response_ms = scene.fm.as_ref().map(|fm| {
-        let mut r = fm.responses_ns.clone();
-        r.sort_unstable();
-        let mean = r.iter().sum::<u64>() as f64 / r.len().max(1) as f64 / 1e6;
-        ResponseMs {
-            mean,
-            p99: nearest_rank(&r, 99).map_or(0.0, |v| v as f64 / 1e6),
-        }
-    });
+    let response_ms = scene
+        .fm
+        .as_ref()
+        .and_then(|fm| ResponseMs::of_ns(&fm.responses_ns));
     let since_start = |t: Option<u64>| t.map(|t| t.saturating_sub(start_ns) as f64 / 1e9);
     let completion_s = (scene.zip.is_some() || scene.ftp.is_some()).then(|| CompletionS {
         zip: since_start(scene.zip.as_ref().and_then(|z| z.done_ns)),

@@ -151,7 +151,6 @@ impl<'p> Driver<'p> {
                 let start = Start {
                     cluster: 0,
                     online: plat.clusters[little].cores as usize,
-                    freq_khz: plat.clusters[little].opps.last().map_or(0, |o| o.khz),
                 };
                 let policy = Ucsg::new(UcsgConfig::galaxy_s4(), 0, start)
                     .map_err(|e| UcsgRunError::Policy(e.to_string()))?;
