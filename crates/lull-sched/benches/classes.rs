@@ -17,6 +17,7 @@ fn loaded(name: &str, n: usize) -> Box<dyn SchedClass> {
             cpus: 1,
             tick_ns: TICK_NS,
             base_slice_ns: None,
+            preempt_tick_ns: None,
         },
     )
     .expect("known class");

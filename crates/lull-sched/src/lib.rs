@@ -2,7 +2,9 @@
 //! simulator and the live daemon.
 //!
 //! - [`class`]: scheduling classes behind [`class::SchedClass`] (CFS as the design brief restates
-//!   it, EEVDF as in Linux 6.6 and later);
+//!   it, seed 003's VT-CFS, EEVDF as in Linux 6.6 and later);
+//! - [`boost`]: seed 003's framework-assisted interactive boost (eq. 6) and [`response`], the
+//!   response-time decomposition RT = C + L_I + L_S + L_P;
 //! - [`governor`]: frequency governors behind [`governor::FreqGovernor`] (ondemand, its Galaxy S4
 //!   configuration, schedutil) and the utilisation they read ([`pelt`]);
 //! - [`idle`]: the idle governor behind [`idle::IdleGovernor`] (menu);
@@ -19,6 +21,7 @@
 //!
 //! Nothing here does I/O, reads a clock or spawns a thread: time is passed in.
 
+pub mod boost;
 pub mod class;
 pub mod cores;
 pub mod governor;
@@ -27,6 +30,7 @@ pub mod idle;
 pub mod ids;
 pub mod pelt;
 pub mod placement;
+pub mod response;
 pub mod seam;
 pub mod ucsg;
 

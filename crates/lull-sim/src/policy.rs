@@ -172,6 +172,7 @@ impl RunPolicies {
                     || class::eevdf::default_base_slice_ns(boot_cpus),
                     |us| us * NS_PER_US,
                 )),
+                preempt_tick_ns: None,
             },
         )?;
         let governor = governor::by_name(

@@ -152,6 +152,37 @@ impl Cfs {
         self.entity_mut(task).queued_on = Some(cpu);
     }
 
+    /// Queues a task at the virtual runtime `vruntime` (VT-CFS's wakeup placement).
+    pub(super) fn enqueue_at(&mut self, cpu: CpuId, task: TaskId, vruntime: u64) {
+        self.entity_mut(task).vruntime = vruntime;
+        self.insert(cpu, task);
+    }
+
+    /// The smallest virtual runtime among `cpu`'s runnable tasks, the current one included; the
+    /// queue's monotonic minimum when none is runnable.
+    pub(super) fn runnable_min_vruntime(&self, cpu: CpuId) -> u64 {
+        let rq = &self.rqs[cpu.0];
+        let leftmost = rq.queue.first().map(|&(vr, _)| vr);
+        let curr = rq.curr.map(|t| self.entity(t).vruntime);
+        match (leftmost, curr) {
+            (Some(l), Some(c)) => l.min(c),
+            (Some(v), None) | (None, Some(v)) => v,
+            (None, None) => rq.min_vruntime,
+        }
+    }
+
+    /// `cpu`'s current task, how long its turn has lasted at `now_ns`, its virtual runtime and
+    /// the leftmost waiting task's (VT-CFS's tick compares them).
+    pub(super) fn turn(&self, cpu: CpuId, now_ns: u64) -> Option<(u64, u64, Option<u64>)> {
+        let rq = &self.rqs[cpu.0];
+        let curr = rq.curr?;
+        Some((
+            now_ns.saturating_sub(rq.turn_start_ns),
+            self.entity(curr).vruntime,
+            rq.queue.first().map(|&(vr, _)| vr),
+        ))
+    }
+
     fn remove(&mut self, cpu: CpuId, task: TaskId) {
         let e = self.entity(task);
         let rq = &mut self.rqs[cpu.0];

@@ -24,11 +24,13 @@
 //! (`block`, later `enqueue(Wakeup)`), with `migrate` moving it between queues while it waits.
 //!
 //! Implementations: [`cfs::Cfs`] (the design brief's CFS, the simulator's scheduler since its
-//! first version) and [`eevdf::Eevdf`] (EEVDF, Linux's fair class since 6.6, with 6.18's behaviour
-//! and defaults). [`by_name`] builds one.
+//! first version), [`vtcfs::VtCfs`] (seed 003's VT-CFS: CFS preempted at a preemption tick) and
+//! [`eevdf::Eevdf`] (EEVDF, Linux's fair class since 6.6, with 6.18's behaviour and defaults).
+//! [`by_name`] builds one.
 
 pub mod cfs;
 pub mod eevdf;
+pub mod vtcfs;
 
 use std::fmt;
 
@@ -133,7 +135,7 @@ pub trait SchedClass: fmt::Debug {
 }
 
 /// The class names [`by_name`] knows.
-pub const NAMES: [&str; 2] = ["cfs", "eevdf"];
+pub const NAMES: [&str; 3] = ["cfs", "eevdf", "vtcfs"];
 
 /// Tunables a class takes from its platform.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -146,6 +148,9 @@ pub struct ClassConfig {
     /// custom slice); `None` for the kernel's default for `cpus`,
     /// [`eevdf::default_base_slice_ns`] (0.7 ms × (1 + ilog2(min(cpus, 8)))). CFS ignores it.
     pub base_slice_ns: Option<u64>,
+    /// VT-CFS's preemption tick; `None` for [`vtcfs::DEFAULT_PREEMPT_TICK_NS`]. Rounded up to a
+    /// whole number of ticks ([`vtcfs::VtCfsConfig::new`]). Other classes ignore it.
+    pub preempt_tick_ns: Option<u64>,
 }
 
 /// The class called `name`.
@@ -157,6 +162,14 @@ pub fn by_name(name: &str, cfg: ClassConfig) -> Result<Box<dyn SchedClass>, crat
         "cfs" => Ok(Box::new(cfs::Cfs::new(cfg.cpus))),
         "eevdf" => Ok(Box::new(eevdf::Eevdf::new(
             eevdf::EevdfConfig::for_machine(cfg.cpus, cfg.tick_ns, cfg.base_slice_ns),
+        ))),
+        "vtcfs" => Ok(Box::new(vtcfs::VtCfs::new(
+            cfg.cpus,
+            vtcfs::VtCfsConfig::new(
+                cfg.tick_ns,
+                cfg.preempt_tick_ns
+                    .unwrap_or(vtcfs::DEFAULT_PREEMPT_TICK_NS),
+            ),
         ))),
         other => Err(crate::UnknownPolicy::new("scheduler", other, &NAMES)),
     }
@@ -209,6 +222,7 @@ mod tests {
                     cpus: 1,
                     tick_ns,
                     base_slice_ns: None,
+                    preempt_tick_ns: None,
                 };
                 let mut class = by_name(name, cfg).expect("a known class");
                 let ran = share_one_cpu(
@@ -233,11 +247,12 @@ mod tests {
             cpus: 1,
             tick_ns: 4_000_000,
             base_slice_ns: None,
+            preempt_tick_ns: None,
         };
         let e = by_name("bfs", cfg).err().map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),
-            Some("unknown scheduler `bfs` (known: cfs, eevdf)")
+            Some("unknown scheduler `bfs` (known: cfs, eevdf, vtcfs)")
         );
     }
 }

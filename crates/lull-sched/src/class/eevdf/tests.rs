@@ -369,6 +369,7 @@ fn custom_slices_are_clamped_and_the_base_slice_follows_the_cpu_count() {
         cpus: 2,
         tick_ns: TICK_NS,
         base_slice_ns: None,
+        preempt_tick_ns: None,
     };
     assert_eq!(by_name("eevdf", cfg).map(|c| c.name()), Ok("eevdf"));
 }
