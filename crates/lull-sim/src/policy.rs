@@ -19,7 +19,7 @@ use crate::platform::Platform;
 #[derive(Clone, PartialEq, Eq, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySpec {
-    /// Scheduling class: `cfs` (default) or `eevdf`.
+    /// Scheduling class: `cfs` (default), `vtcfs` or `eevdf`.
     pub scheduler: Option<String>,
     /// Frequency governor: `ondemand` (default), `ondemand-galaxy-s4` or `schedutil`.
     pub governor: Option<String>,
@@ -33,6 +33,9 @@ pub struct PolicySpec {
     pub placement: Option<String>,
     /// EEVDF's base slice in µs (default: the kernel's for the number of cores).
     pub base_slice_us: Option<u64>,
+    /// VT-CFS's preemption tick in µs (default: `lull_sched::class::vtcfs`'s 3 ms); a whole
+    /// number of the platform's scheduler ticks.
+    pub preempt_tick_us: Option<u64>,
 }
 
 /// Why a `[policy]` table cannot run.
@@ -59,7 +62,7 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> PolicyError {
 
 impl PolicySpec {
     /// Names the policy of one slot (`scheduler`, `governor`, `idle`, `cores`, `placement`,
-    /// `base_slice_us`).
+    /// `base_slice_us`, `preempt_tick_us`).
     ///
     /// # Errors
     /// [`PolicyError::Invalid`] for an unknown slot or a base slice that is not a number.
@@ -78,11 +81,20 @@ impl PolicySpec {
                     .ok_or_else(|| invalid("policy.base_slice_us", "must be a whole number of µs"))?;
                 self.base_slice_us = Some(us);
             }
+            "preempt_tick_us" => {
+                let us = name
+                    .as_deref()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        invalid("policy.preempt_tick_us", "must be a whole number of µs")
+                    })?;
+                self.preempt_tick_us = Some(us);
+            }
             other => {
                 return Err(invalid(
                     "policy",
                     format!(
-                        "unknown slot `{other}` (known: scheduler, governor, idle, cores, placement, base_slice_us)"
+                        "unknown slot `{other}` (known: scheduler, governor, idle, cores, placement, base_slice_us, preempt_tick_us)"
                     ),
                 ))
             }
@@ -162,17 +174,36 @@ impl RunPolicies {
         if p.base_slice_us == Some(0) {
             return Err(invalid("policy.base_slice_us", "must be positive"));
         }
+        let tick_ns = NS_PER_S / u64::from(plat.timer.hz);
+        if let Some(us) = p.preempt_tick_us {
+            if scheduler != "vtcfs" {
+                return Err(invalid(
+                    "policy.preempt_tick_us",
+                    "only the vtcfs scheduler has a preemption tick",
+                ));
+            }
+            // Seed 003 §V: "an integer multiple of the scheduling tick".
+            if us == 0 || (us * NS_PER_US) % tick_ns != 0 {
+                return Err(invalid(
+                    "policy.preempt_tick_us",
+                    format!(
+                        "must be a positive multiple of the platform's tick ({} µs)",
+                        tick_ns / NS_PER_US
+                    ),
+                ));
+            }
+        }
         let class = class::by_name(
             scheduler,
             ClassConfig {
                 cpus,
-                tick_ns: NS_PER_S / u64::from(plat.timer.hz),
+                tick_ns,
                 // The kernel scales its base slice by the CPUs online at boot: the main cores.
                 base_slice_ns: Some(p.base_slice_us.map_or_else(
                     || class::eevdf::default_base_slice_ns(boot_cpus),
                     |us| us * NS_PER_US,
                 )),
-                preempt_tick_ns: None,
+                preempt_tick_ns: p.preempt_tick_us.map(|us| us * NS_PER_US),
             },
         )?;
         let governor = governor::by_name(

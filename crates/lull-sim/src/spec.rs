@@ -343,7 +343,7 @@ impl Spec {
     }
 
     /// Names the policy of one `[policy]` slot (`scheduler`, `governor`, `idle`, `cores`,
-    /// `placement`, `base_slice_us`), as a command line overrides a spec; the spec is checked
+    /// `placement`, `base_slice_us`, `preempt_tick_us`), as a command line overrides a spec; the spec is checked
     /// again as a whole.
     ///
     /// # Errors
@@ -599,7 +599,7 @@ scale_to_ms = 10000
         let msg = with("scheduler = \"bfs\"").err().map(|e| e.to_string());
         assert_eq!(
             msg.as_deref(),
-            Some("policy: unknown scheduler `bfs` (known: cfs, eevdf)")
+            Some("policy: unknown scheduler `bfs` (known: cfs, eevdf, vtcfs)")
         );
         // The Tegra switch needs the companion core the spec allows.
         let no_companion = GOOD.replace("companion = true", "companion = false");
@@ -631,6 +631,24 @@ scale_to_ms = 10000
                 ..
             })
         ));
+        // VT-CFS's preemption tick: only for vtcfs, a whole number of the 4 ms tick.
+        assert!(with("scheduler = \"vtcfs\"\npreempt_tick_us = 8000").is_ok());
+        for bad in [
+            "preempt_tick_us = 8000",
+            "scheduler = \"vtcfs\"\npreempt_tick_us = 3000",
+            "scheduler = \"vtcfs\"\npreempt_tick_us = 0",
+        ] {
+            assert!(
+                matches!(
+                    with(bad),
+                    Err(SpecError::Invalid {
+                        field: "policy.preempt_tick_us",
+                        ..
+                    })
+                ),
+                "{bad}"
+            );
+        }
         assert!(matches!(
             with("colour = \"red\""),
             Err(SpecError::Syntax(_))

@@ -700,6 +700,7 @@ mod policy_tests {
                 cores: Some("all-online".into()),
                 placement: Some("wake-idle".into()),
                 base_slice_us: None,
+                preempt_tick_us: None,
             },
         );
         let mut a = World::new(&plain, Model::Esm).expect("builds");
