@@ -12,8 +12,10 @@ pub const JETSON_TK1_TOML: &str = include_str!("../../../platforms/jetson-tk1.to
 pub const X86_64_TOML: &str = include_str!("../../../platforms/x86-64.toml");
 /// The shipped Samsung Galaxy S4 (Exynos 5410 big.LITTLE) profile.
 pub const GALAXY_S4_TOML: &str = include_str!("../../../platforms/galaxy-s4.toml");
+/// The shipped NVIDIA Tegra 250 (Tegra 2) profile, seed 003's board.
+pub const TEGRA_250_TOML: &str = include_str!("../../../platforms/tegra-250.toml");
 /// The names of the shipped profiles, for [`Platform::by_name`].
-pub const SHIPPED: [&str; 3] = ["jetson-tk1", "x86-64", "galaxy-s4"];
+pub const SHIPPED: [&str; 4] = ["jetson-tk1", "x86-64", "galaxy-s4", "tegra-250"];
 
 /// Why a platform profile was rejected.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -259,6 +261,7 @@ impl Platform {
             "jetson-tk1" => JETSON_TK1_TOML,
             "x86-64" => X86_64_TOML,
             "galaxy-s4" => GALAXY_S4_TOML,
+            "tegra-250" => TEGRA_250_TOML,
             _ => return None,
         };
         Some(Platform::parse(text).expect("the shipped profiles are valid"))
@@ -445,6 +448,21 @@ mod tests {
         // P = 310 × 1400² × 2320.5 / 10⁶ µW = 1 409 936 µW ≈ 1.41 W.
         let top = *g.opps.last().expect("non-empty");
         assert!((g.dynamic_uw(top) - 1_409_936.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn every_shipped_profile_parses_and_tegra_250_matches_seed_003_table_i() {
+        for name in SHIPPED {
+            assert!(Platform::by_name(name).is_some(), "{name}");
+        }
+        let p = Platform::by_name("tegra-250").expect("shipped");
+        let a9 = &p.clusters[p.main_cluster()];
+        // Seed 003 table I: dual Cortex-A9 at 1.2 GHz; §V's 3 and 5 ms preemption ticks need a
+        // 1 ms scheduler tick.
+        assert_eq!(a9.cores, 2);
+        assert_eq!(a9.opps.last().map(|o| o.khz), Some(1_200_000));
+        assert_eq!(p.timer.hz, 1000);
+        assert!(p.companion_cluster().is_none());
     }
 
     #[test]
