@@ -706,6 +706,8 @@ mod policy_tests {
                 placement: Some("wake-idle".into()),
                 base_slice_us: None,
                 preempt_tick_us: None,
+                boost_c_ms: None,
+                boost_slice_us: None,
             },
         );
         let mut a = World::new(&plain, Model::Esm).expect("builds");
