@@ -57,8 +57,8 @@ pub fn table(r: &PaintingResult) -> String {
         };
         let d = &x.decomposition_ms;
         let s = seed::reported(m);
-        let change = match (base, x.response_ms.mean) {
-            (Some(b), Some(v)) if b > 0.0 => Some((v - b) / b * 100.0),
+        let reduction = match (base, x.response_ms.mean) {
+            (Some(b), Some(v)) if b > 0.0 => Some((b - v) / b * 100.0),
             _ => None,
         };
         let _ = writeln!(
@@ -77,7 +77,7 @@ pub fn table(r: &PaintingResult) -> String {
             x.hog_cpu_ms / 1e3,
             opt(s.map(|s| s.response_ms), 2),
             opt(s.and_then(|s| s.preemption_ms), 2),
-            opt(change.map(|c| -c), 1),
+            opt(reduction, 1),
             opt(s.map(|s| s.reduction_pct), 1),
         );
     }

@@ -17,7 +17,7 @@
 //! wakeup and its own slice back when it blocks. A custom slice changes the task's place in
 //! line, not its share of the CPU, so nothing takes it away at a tick.
 
-use std::collections::BTreeMap;
+use std::collections::btree_map::{BTreeMap, Entry};
 
 use lull_sched::boost::{Boosts, RunQueueLoad};
 use lull_sched::class::FairParams;
@@ -146,17 +146,16 @@ impl Kernel<'_> {
         let b = self.boost.as_mut().expect("checked above");
         let new = match kind {
             BoostKind::Weight { .. } => b.weights.on_wakeup(TaskId(t), own, load),
-            BoostKind::Slice { slice_ns } => {
-                if b.sliced.contains_key(&t) {
-                    None
-                } else {
-                    b.sliced.insert(t, own);
+            BoostKind::Slice { slice_ns } => match b.sliced.entry(t) {
+                Entry::Occupied(_) => None,
+                Entry::Vacant(v) => {
+                    v.insert(own);
                     Some(FairParams {
                         custom_slice_ns: Some(slice_ns),
                         ..own
                     })
                 }
-            }
+            },
         };
         if let Some(p) = new {
             b.counters.boosted += 1;

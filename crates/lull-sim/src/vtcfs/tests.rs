@@ -104,7 +104,8 @@ fn every_model_builds_its_policies_and_the_boosted_ones_boost() {
     for m in PaintingModel::ALL {
         let p = m.policy(3000);
         let plat = crate::platform::Platform::by_name("tegra-250").expect("shipped");
-        let built = RunPolicies::build(&p, &plat, 2, false).expect(m.name());
+        let built = RunPolicies::build(&p, &plat, 2, false)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", m.name()));
         assert_eq!(
             built.boost.is_some(),
             m != PaintingModel::Cfs && m != PaintingModel::Eevdf
