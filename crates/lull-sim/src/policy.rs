@@ -78,7 +78,7 @@ impl PolicySpec {
     /// `base_slice_us`, `preempt_tick_us`, `boost_c_ms`, `boost_slice_us`).
     ///
     /// # Errors
-    /// [`PolicyError::Invalid`] for an unknown slot or a base slice that is not a number.
+    /// [`PolicyError::Invalid`] for an unknown slot or a number slot given something else.
     pub fn set(&mut self, slot: &str, name: &str) -> Result<(), PolicyError> {
         let name = Some(name.to_owned());
         match slot {

@@ -1,8 +1,8 @@
 //! Seed 003's framework-assisted interactive boost inside the simulated kernel.
 //!
-//! The framework names the task that will receive the user's input (the seed's
-//! InputDeviceDispatcher passes its TID to the kernel during the binder call: [`Kernel::name_interactive`]).
-//! When the kernel wakes that task it raises its weight by eq. 6 against the run queue the task
+//! The framework names the task that will receive the user's input ([`Kernel::name_interactive`];
+//! the seed's InputDeviceDispatcher passes its TID to the kernel during the binder call). When
+//! the kernel wakes that task it raises its weight by eq. 6 against the run queue the task
 //! joins ([`lull_sched::boost::Boosts::on_wakeup`] with ΣW and n of that queue, the task
 //! included) before the task is queued, as the seed's modified `enqueue_entity` does; the task
 //! drops back to its own parameters when the tick finds its slice used up or when it blocks
@@ -69,6 +69,7 @@ pub(super) enum BoostEnd {
 impl Kernel<'_> {
     /// Turns the interactive boost on for this run.
     pub fn enable_boost(&mut self, kind: BoostKind) {
+        // A slice boost keeps its own book (`sliced`); its `Boosts` stays empty.
         let c_ns = match kind {
             BoostKind::Weight { c_ns } => c_ns,
             BoostKind::Slice { .. } => 0,
@@ -378,12 +379,14 @@ mod tests {
 
     #[test]
     fn a_boost_ends_when_the_task_blocks() {
+        // A 1 ms job: done within its boosted slice, then asleep at its own weight.
         let mut last = None;
-        let took = boosted_cfs(10).run(0, true, 1, 20, |_, k| last = Some(k.weight_of(UI)));
+        let took = boosted_cfs(10).run(0, true, 1, 20, |_, k| {
+            last = Some((k.weight_of(UI), k.boost_counters()));
+        });
         assert!(took.is_some_and(|ns| ns < 2 * NS_PER_MS), "{took:?}");
-        assert_eq!(last, Some(nice_to_weight(0)));
-        let mut counters = None;
-        boosted_cfs(10).run(0, true, 1, 20, |_, k| counters = k.boost_counters());
+        let (weight, counters) = last.expect("ran");
+        assert_eq!(weight, nice_to_weight(0));
         let c = counters.expect("a boost runs");
         assert_eq!(
             (c.boosted, c.dropped_at_slice_end, c.dropped_at_block),
