@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
+use lull_sim::vtcfs::PaintingSpec;
 use lull_sim::{
     latency_change_ms, power_reduction_pct, run_model_with_audit, run_spec, seed_000_reported,
     ExperimentResult, Spec,
@@ -41,7 +42,8 @@ pub fn emit(text: &str, cmd: &str) -> ExitCode {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The spec files (e.g. experiments/marz/tracking-10s.toml, experiments/ucsg/*.toml).
+    /// The spec files (e.g. experiments/marz/tracking-10s.toml, experiments/ucsg/*.toml,
+    /// experiments/vtcfs/painting.toml).
     #[arg(required = true, num_args = 1..)]
     spec: Vec<PathBuf>,
     /// Print JSON: {"experiment","models":{MODEL:{…}}} for one spec, an array of them for several.
@@ -59,7 +61,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     audit_dir: Option<PathBuf>,
     /// Override a slot of the spec's [policy] table, e.g. `--policy scheduler=eevdf --policy
-    /// governor=schedutil` (slots: scheduler, governor, idle, cores, placement, base_slice_us).
+    /// governor=schedutil` (slots: scheduler, governor, idle, cores, placement, base_slice_us,
+    /// preempt_tick_us, boost_c_ms, boost_slice_us).
     #[arg(long, value_name = "SLOT=NAME")]
     policy: Vec<String>,
 }
@@ -190,6 +193,16 @@ pub fn run(cmd: SimCommand) -> ExitCode {
 /// Runs one spec file: its table and its JSON.
 fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if PaintingSpec::is_painting(&text) {
+        if !args.policy.is_empty() || args.audit_dir.is_some() || args.footprint_dir.is_some() {
+            return Err(format!(
+                "{}: --policy, --audit-dir and --footprint-dir do not apply to a painting spec (its models name their policies)",
+                path.display()
+            ));
+        }
+        let r = crate::vtcfs::run_text(&text, path, args.seed)?;
+        return Ok((crate::vtcfs::table(&r), crate::vtcfs::to_value(&r)));
+    }
     if UcsgSpec::is_ucsg(&text) {
         let mut spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if let Some(seed) = args.seed {

@@ -13,7 +13,10 @@
 //! - `pm`: the frequency governor, core management and guiS idle forcing;
 //! - [`world`]: one run, wiring the above to the event queue;
 //! - [`rtapp`]: rt-app workloads run on the same kernel, logged as rt-app logs its periods;
-//! - [`report`]: figures per model (power sampled each 1 ms, energy, latency, residency).
+//! - [`report`]: figures per model (power sampled each 1 ms, energy, latency, residency);
+//! - [`ucsg`]: seed 001's experiments on a modelled Galaxy S4;
+//! - [`vtcfs`]: seed 003's painting experiment on a modelled Tegra 250 (the interactive boost
+//!   lives in the kernel, `kernel::boost`).
 //!
 //! Figures from here are modelled, never measured. `docs/simulator.md` documents every mechanism
 //! and constant.
@@ -31,8 +34,10 @@ mod soc;
 pub mod spec;
 pub mod ucsg;
 mod userland;
+pub mod vtcfs;
 pub mod world;
 
+pub use kernel::{BoostCounters, BoostKind};
 pub use report::{
     latency_change_ms, power_reduction_pct, seed_000_reported, ExperimentResult, LatencyStats,
     ModelResult,

@@ -12,6 +12,7 @@ use lull_sched::placement::{self, Placement};
 
 use serde::Deserialize;
 
+use crate::kernel::BoostKind;
 use crate::platform::Platform;
 
 /// A spec's `[policy]` table: which `lull-sched` policy runs each part of the kernel. A missing
@@ -36,6 +37,12 @@ pub struct PolicySpec {
     /// VT-CFS's preemption tick in µs (default: `lull_sched::class::vtcfs`'s 3 ms); a whole
     /// number of the platform's scheduler ticks.
     pub preempt_tick_us: Option<u64>,
+    /// Seed 003's interactive boost with C in ms (eq. 6): the task the framework names is
+    /// woken at the weight that makes its slice cover C. Off when absent.
+    pub boost_c_ms: Option<u64>,
+    /// The interactive boost as a custom slice in µs (EEVDF only; Linux 6.12+ `sched_setattr`,
+    /// clamped to 100–100 000 µs as the kernel clamps it). Off when absent.
+    pub boost_slice_us: Option<u64>,
 }
 
 /// Why a `[policy]` table cannot run.
@@ -60,12 +67,18 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> PolicyError {
     }
 }
 
+/// `text` as a whole number of `unit`, or why not.
+fn whole(text: Option<&str>, field: &'static str, unit: &str) -> Result<u64, PolicyError> {
+    text.and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| invalid(field, format!("must be a whole number of {unit}")))
+}
+
 impl PolicySpec {
     /// Names the policy of one slot (`scheduler`, `governor`, `idle`, `cores`, `placement`,
-    /// `base_slice_us`, `preempt_tick_us`).
+    /// `base_slice_us`, `preempt_tick_us`, `boost_c_ms`, `boost_slice_us`).
     ///
     /// # Errors
-    /// [`PolicyError::Invalid`] for an unknown slot or a base slice that is not a number.
+    /// [`PolicyError::Invalid`] for an unknown slot or a number slot given something else.
     pub fn set(&mut self, slot: &str, name: &str) -> Result<(), PolicyError> {
         let name = Some(name.to_owned());
         match slot {
@@ -82,19 +95,20 @@ impl PolicySpec {
                 self.base_slice_us = Some(us);
             }
             "preempt_tick_us" => {
-                let us = name
-                    .as_deref()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .ok_or_else(|| {
-                        invalid("policy.preempt_tick_us", "must be a whole number of µs")
-                    })?;
-                self.preempt_tick_us = Some(us);
+                self.preempt_tick_us = Some(whole(name.as_deref(), "policy.preempt_tick_us", "µs")?);
+            }
+            "boost_c_ms" => {
+                self.boost_c_ms = Some(whole(name.as_deref(), "policy.boost_c_ms", "ms")?);
+            }
+            "boost_slice_us" => {
+                self.boost_slice_us =
+                    Some(whole(name.as_deref(), "policy.boost_slice_us", "µs")?);
             }
             other => {
                 return Err(invalid(
                     "policy",
                     format!(
-                        "unknown slot `{other}` (known: scheduler, governor, idle, cores, placement, base_slice_us, preempt_tick_us)"
+                        "unknown slot `{other}` (known: scheduler, governor, idle, cores, placement, base_slice_us, preempt_tick_us, boost_c_ms, boost_slice_us)"
                     ),
                 ))
             }
@@ -111,6 +125,8 @@ pub(crate) struct RunPolicies {
     pub idle: Box<dyn IdleGovernor>,
     pub governor: Box<dyn FreqGovernor>,
     pub cores: Box<dyn CoreManager>,
+    /// The interactive boost, if the table asks for one.
+    pub boost: Option<BoostKind>,
 }
 
 /// Whether the platform's automatic cluster switch runs by default.
@@ -193,6 +209,7 @@ impl RunPolicies {
                 ));
             }
         }
+        let boost = boost_kind(p, scheduler)?;
         let class = class::by_name(
             scheduler,
             ClassConfig {
@@ -251,6 +268,39 @@ impl RunPolicies {
             idle: idle::by_name(p.idle.as_deref().unwrap_or("menu"), cpus)?,
             governor,
             cores,
+            boost,
         })
     }
 }
+
+/// The boost `p` asks for, checked against the scheduler it runs with.
+fn boost_kind(p: &PolicySpec, scheduler: &str) -> Result<Option<BoostKind>, PolicyError> {
+    match (p.boost_c_ms, p.boost_slice_us) {
+        (Some(_), Some(_)) => Err(invalid(
+            "policy.boost_slice_us",
+            "one boost at a time: boost_c_ms (a weight) or boost_slice_us (a slice)",
+        )),
+        (Some(0), None) => Err(invalid("policy.boost_c_ms", "must be positive")),
+        // Far beyond any interaction: eq. 6 reaches nice −20's cap long before (seed 003
+        // §VI-B-1), so a larger C is a typo rather than a setting.
+        (Some(ms), None) if ms > MAX_BOOST_C_MS => Err(invalid(
+            "policy.boost_c_ms",
+            format!("at most {MAX_BOOST_C_MS} ms"),
+        )),
+        (Some(ms), None) => Ok(Some(BoostKind::Weight {
+            c_ns: ms * NS_PER_MS,
+        })),
+        (None, Some(_)) if scheduler != "eevdf" => Err(invalid(
+            "policy.boost_slice_us",
+            "only the eevdf scheduler takes a custom slice",
+        )),
+        (None, Some(0)) => Err(invalid("policy.boost_slice_us", "must be positive")),
+        (None, Some(us)) => Ok(Some(BoostKind::Slice {
+            slice_ns: us.saturating_mul(NS_PER_US),
+        })),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The largest C `boost_c_ms` takes: 10 s.
+pub const MAX_BOOST_C_MS: u64 = 10_000;

@@ -64,6 +64,10 @@ pub struct ModelResult {
     pub idle_forced_ms: f64,
     /// CPU time of each thread (by name), ms.
     pub thread_cpu_ms: BTreeMap<String, f64>,
+    /// What the interactive boost did (`[policy] boost_c_ms` or `boost_slice_us`); absent
+    /// without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boost: Option<crate::kernel::BoostCounters>,
     /// Per core: time in each state (`busy@<kHz>`, `waking`, idle-state names, cluster-off name,
     /// `offline`).
     pub residency_ms: BTreeMap<String, BTreeMap<String, f64>>,

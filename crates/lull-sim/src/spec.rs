@@ -649,6 +649,30 @@ scale_to_ms = 10000
                 "{bad}"
             );
         }
+        // The interactive boost: C in ms for any fair class, a custom slice for EEVDF only,
+        // one at a time.
+        assert!(with("boost_c_ms = 10").is_ok());
+        assert!(with("scheduler = \"vtcfs\"\nboost_c_ms = 3").is_ok());
+        assert!(with("scheduler = \"eevdf\"\nboost_slice_us = 100").is_ok());
+        for (bad, field) in [
+            ("boost_c_ms = 0", "policy.boost_c_ms"),
+            ("boost_c_ms = 10001", "policy.boost_c_ms"),
+            ("boost_slice_us = 100", "policy.boost_slice_us"),
+            (
+                "scheduler = \"eevdf\"\nboost_slice_us = 0",
+                "policy.boost_slice_us",
+            ),
+            (
+                "scheduler = \"eevdf\"\nboost_c_ms = 10\nboost_slice_us = 100",
+                "policy.boost_slice_us",
+            ),
+        ] {
+            match with(bad) {
+                Err(SpecError::Invalid { field: f, .. }) => assert_eq!(f, field, "{bad}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        assert!(matches!(with("boost_c_ms = -3"), Err(SpecError::Syntax(_))));
         assert!(matches!(
             with("colour = \"red\""),
             Err(SpecError::Syntax(_))
@@ -678,6 +702,16 @@ scale_to_ms = 10000
             s.set_policy("base_slice_us", "soon"),
             Err(SpecError::Invalid { .. })
         ));
+        assert!(matches!(
+            s.set_policy("boost_c_ms", "ten"),
+            Err(SpecError::Invalid {
+                field: "policy.boost_c_ms",
+                ..
+            })
+        ));
+        s.set_policy("boost_slice_us", "100")
+            .expect("eevdf takes a custom slice");
+        assert_eq!(s.policy.boost_slice_us, Some(100));
         // A refused change leaves the spec as it was.
         assert_eq!(s.policy.governor, None);
         assert!(

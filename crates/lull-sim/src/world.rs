@@ -39,6 +39,7 @@ impl<'s> World<'s> {
     pub fn new(spec: &'s Spec, model: Model) -> Result<World<'s>, SpecError> {
         let end_ns = spec.duration_ns()?;
         let p = spec.policies()?;
+        let boost = p.boost;
         let soc = Soc::new(&spec.platform, spec.cpu);
         let mut kernel = Kernel::new(
             &spec.platform,
@@ -49,6 +50,9 @@ impl<'s> World<'s> {
                 idle: p.idle,
             },
         );
+        if let Some(b) = boost {
+            kernel.enable_boost(b);
+        }
         let pm = PowerManager::new(p.governor, p.cores, spec.platform.governor.sampling_ms);
         if pm.reads_utilisation() {
             kernel.track_utilisation();
@@ -161,6 +165,7 @@ impl<'s> World<'s> {
             cluster_switches: self.kernel.cluster_switches,
             idle_forced_ms: forced_ns as f64 / 1e6,
             thread_cpu_ms,
+            boost: self.kernel.boost_counters(),
             residency_ms,
             busy_freq_residency_ms,
             platform_kind: self
@@ -701,6 +706,8 @@ mod policy_tests {
                 placement: Some("wake-idle".into()),
                 base_slice_us: None,
                 preempt_tick_us: None,
+                boost_c_ms: None,
+                boost_slice_us: None,
             },
         );
         let mut a = World::new(&plain, Model::Esm).expect("builds");

@@ -111,6 +111,7 @@ impl Kernel<'_> {
                         self.tasks[t.0].state = TState::Runnable;
                         self.class.put_prev(cpu);
                         self.audit_event(c, t.0, AuditEventKind::Preempt, cx);
+                        u.off_cpu(t.0, cx.now(), true);
                     }
                 }
             }
@@ -127,7 +128,11 @@ impl Kernel<'_> {
                     self.plan(c, r, false, cx);
                     return;
                 }
-                match u.next_action(t, self, cx) {
+                let action = u.next_action(t, self, cx);
+                if !matches!(action, Action::Compute(_)) {
+                    u.off_cpu(t, cx.now(), false);
+                }
+                match action {
                     Action::Compute(cy) => self.tasks[t].remaining = cy.max(1),
                     Action::Sleep(until) => {
                         self.tasks[t].state = TState::Sleeping;
@@ -181,6 +186,8 @@ impl Kernel<'_> {
                 self.cpus[c].freq_event = true;
                 if self.class.tick(CpuId(c), cx.now()) {
                     self.cpus[c].resched = true;
+                    // The running task used its slice: a boost ends here (seed 003 §IV).
+                    self.boost_tick_expired(c);
                 }
                 self.tick_balance(c, cx);
             }

@@ -10,12 +10,14 @@
 //! - [`cpuidle`]: entering and leaving idle states through [`lull_sched::idle::IdleGovernor`];
 //! - [`cores`]: cluster switching and hotplug;
 //! - [`util`]: utilisation tracking (PELT) for governors that read it;
-//! - [`audit`]: the scheduling events in `lull-audit`'s record format.
+//! - [`audit`]: the scheduling events in `lull-audit`'s record format;
+//! - [`boost`]: seed 003's interactive boost of the task the framework names.
 //!
 //! What threads do is user space's business ([`Userspace`]): the kernel asks it for a thread's
 //! next [`Action`] and hands it device work when the kernel part of an interrupt is done.
 
 mod audit;
+mod boost;
 mod cores;
 mod cpuidle;
 mod exec;
@@ -28,7 +30,7 @@ use std::collections::VecDeque;
 
 use lull_audit::AuditRecord;
 use lull_model::time::NS_PER_US;
-use lull_sched::class::SchedClass;
+use lull_sched::class::{FairParams, SchedClass};
 use lull_sched::idle::{IdleGovernor, IdleStateParams};
 use lull_sched::pelt::PeltSet;
 use lull_sched::placement::{CpuState, Placement};
@@ -39,6 +41,7 @@ use crate::event::Ev;
 use crate::platform::Platform;
 use crate::soc::Soc;
 
+pub use boost::{BoostCounters, BoostKind};
 #[cfg(test)]
 pub(crate) use exec::ns_to_cycles;
 
@@ -111,6 +114,9 @@ pub(crate) trait Userspace {
     /// Thread `t` is on a core at `now`.
     fn on_cpu(&mut self, t: usize, now: u64);
 
+    /// Thread `t` leaves its core at `now`: still runnable (`preempted`) or asleep.
+    fn off_cpu(&mut self, _t: usize, _now: u64, _preempted: bool) {}
+
     /// A device interrupt user space has asked for (the next vsync), if any.
     fn next_device_interrupt_ns(&self, now: u64) -> Option<u64>;
 }
@@ -131,6 +137,8 @@ pub(crate) struct Task {
     pub name: Cow<'static, str>,
     pub proc_id: u32,
     pub nice: i8,
+    /// Its weight and slice as the class has them (its nice's, or a boost's).
+    pub params: FairParams,
     /// Time run so far and switch-ins, for reports and audit records.
     pub exec_ns: u64,
     pub switches: u32,
@@ -207,6 +215,8 @@ pub(crate) struct Kernel<'s> {
     /// Device interrupts go to the companion core (guiS forced idle).
     irq_to_companion: bool,
     pub cluster_switches: u64,
+    /// Seed 003's interactive boost, when the run has one.
+    boost: Option<boost::KernelBoost>,
     audit: Option<Vec<AuditRecord>>,
     audit_seq: Vec<u64>,
 }
@@ -257,6 +267,7 @@ impl<'s> Kernel<'s> {
             cur_core: None,
             irq_to_companion: false,
             cluster_switches: 0,
+            boost: None,
             audit: None,
             audit_seq: Vec::new(),
         }
@@ -275,6 +286,7 @@ impl<'s> Kernel<'s> {
             name: name.into(),
             proc_id,
             nice,
+            params: FairParams::nice(nice),
             exec_ns: 0,
             switches: 0,
             cache_kib,
@@ -288,10 +300,8 @@ impl<'s> Kernel<'s> {
             started: false,
             allowed: CpuMask::ALL,
         });
-        self.class.attach(
-            lull_sched::TaskId(t),
-            lull_sched::class::FairParams::nice(nice),
-        );
+        self.class
+            .attach(lull_sched::TaskId(t), FairParams::nice(nice));
         t
     }
 
@@ -301,13 +311,12 @@ impl<'s> Kernel<'s> {
         self.tasks[t].allowed = allowed;
     }
 
-    /// Sets thread `t`'s nice value (`setpriority`), running, queued or asleep.
+    /// Sets thread `t`'s nice value (`setpriority`), running, queued or asleep. A boost it
+    /// runs under is forgotten: the new nice is its own.
     pub fn set_nice(&mut self, t: usize, nice: i8) {
         self.tasks[t].nice = nice;
-        self.class.set_params(
-            lull_sched::TaskId(t),
-            lull_sched::class::FairParams::nice(nice),
-        );
+        self.boost_forget(t);
+        self.apply_params(t, FairParams::nice(nice));
     }
 
     /// Makes thread `t` the last one core `c` ran (tests of the cache-refill model).

@@ -6,6 +6,7 @@ use lull_sched::class::{Enqueue, Migration};
 use lull_sched::placement::{CpuState, TickBalance};
 use lull_sched::{CpuId, TaskId};
 
+use super::boost::BoostEnd;
 use super::{Cx, Kernel, TState, Userspace};
 use crate::event::Ev;
 use crate::soc::CState;
@@ -39,6 +40,7 @@ impl Kernel<'_> {
         // The class places the task against the current task's up-to-date virtual time, as
         // Linux's enqueue and wakeup-preemption paths call `update_curr` first.
         self.sync(c, cx);
+        self.boost_on_wakeup(t, c);
         let how = if std::mem::replace(&mut self.tasks[t].started, true) {
             Enqueue::Wakeup
         } else {
@@ -67,6 +69,7 @@ impl Kernel<'_> {
     /// Core `c`'s running thread `t` stops running (its state is already set).
     pub(super) fn block_current(&mut self, c: usize, t: usize, cx: &mut Cx<'_, '_>) {
         self.class.block(CpuId(c), TaskId(t));
+        self.boost_end(t, BoostEnd::Block);
         self.util_sleep(c, t, cx);
         self.cpus[c].freq_event = true;
         self.audit_event(c, t, AuditEventKind::Block, cx);
@@ -78,6 +81,7 @@ impl Kernel<'_> {
             for t in 0..self.tasks.len() {
                 if self.tasks[t].state == TState::Runnable && self.tasks[t].core == c && hold(t) {
                     self.class.block(CpuId(c), TaskId(t));
+                    self.boost_end(t, BoostEnd::Block);
                     self.util_sleep(c, t, cx);
                     self.tasks[t].state = TState::Frozen;
                     self.audit_event(c, t, AuditEventKind::Block, cx);

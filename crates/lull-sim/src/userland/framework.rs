@@ -174,6 +174,9 @@ impl Userland<'_> {
             }
         }
         if let Some(a) = self.app {
+            // The hub knows which thread receives the input: it names it to the kernel's
+            // interactive boost (seed 003's InputDeviceDispatcher passing the TID).
+            k.name_interactive(a);
             k.wake(a, &*self, cx);
         }
     }
@@ -202,6 +205,7 @@ impl Userland<'_> {
         };
         let Some(t) = target else { return };
         self.take_push(t, p);
+        k.name_interactive(t);
         k.wake(t, &*self, cx);
     }
 
