@@ -9,6 +9,7 @@ mod rtapp;
 mod sim;
 mod ucsg;
 mod validate;
+mod vtcfs_bench;
 
 use std::process::ExitCode;
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use lull_sim::interbench::InterbenchSpec;
 use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
 use lull_sim::{
     latency_change_ms, power_reduction_pct, run_model_with_audit, run_spec, seed_000_reported,
@@ -62,6 +63,10 @@ pub struct RunArgs {
     /// governor=schedutil` (slots: scheduler, governor, idle, cores, placement, base_slice_us).
     #[arg(long, value_name = "SLOT=NAME")]
     policy: Vec<String>,
+    /// Seed-003 benchmark specs (experiments/vtcfs/): run them at the seed's size (interbench:
+    /// 30 s, ten times; hackbench: 100 loops) instead of the spec's shorter default.
+    #[arg(long)]
+    seed_size: bool,
 }
 
 fn load(path: &Path) -> Result<Spec, String> {
@@ -190,6 +195,16 @@ pub fn run(cmd: SimCommand) -> ExitCode {
 /// Runs one spec file: its table and its JSON.
 fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if InterbenchSpec::is_interbench(&text) {
+        if !args.policy.is_empty() || args.audit_dir.is_some() || args.footprint_dir.is_some() {
+            return Err(format!(
+                "{}: --policy, --audit-dir and --footprint-dir do not apply to an interbench spec (it names its models)",
+                path.display()
+            ));
+        }
+        let r = crate::vtcfs_bench::run_interbench_file(path, args.seed_size, args.seed)?;
+        return Ok((crate::vtcfs_bench::interbench_table(&r), json!(r)));
+    }
     if UcsgSpec::is_ucsg(&text) {
         let mut spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if let Some(seed) = args.seed {

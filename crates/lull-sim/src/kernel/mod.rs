@@ -134,6 +134,8 @@ pub(crate) struct Task {
     /// Time run so far and switch-ins, for reports and audit records.
     pub exec_ns: u64,
     pub switches: u32,
+    /// When it last became runnable (benchmarks that measure wake-up latency read it).
+    pub woken_ns: u64,
     pub cache_kib: u64,
     pub state: TState,
     /// The core it runs on, waits on, or last ran on.
@@ -277,6 +279,7 @@ impl<'s> Kernel<'s> {
             nice,
             exec_ns: 0,
             switches: 0,
+            woken_ns: 0,
             cache_kib,
             state: TState::Sleeping,
             core: 0,
