@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use lull_sim::hackbench::HackbenchSpec;
 use lull_sim::interbench::InterbenchSpec;
 use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
 use lull_sim::{
@@ -195,15 +196,29 @@ pub fn run(cmd: SimCommand) -> ExitCode {
 /// Runs one spec file: its table and its JSON.
 fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if InterbenchSpec::is_interbench(&text) {
-        if !args.policy.is_empty() || args.audit_dir.is_some() || args.footprint_dir.is_some() {
-            return Err(format!(
-                "{}: --policy, --audit-dir and --footprint-dir do not apply to an interbench spec (it names its models)",
-                path.display()
-            ));
-        }
+    let interbench = InterbenchSpec::is_interbench(&text);
+    let hackbench = HackbenchSpec::is_hackbench(&text);
+    if (interbench || hackbench)
+        && (!args.policy.is_empty() || args.audit_dir.is_some() || args.footprint_dir.is_some())
+    {
+        return Err(format!(
+            "{}: --policy, --audit-dir and --footprint-dir do not apply to a seed-003 benchmark spec (it names its models)",
+            path.display()
+        ));
+    }
+    if interbench {
         let r = crate::vtcfs_bench::run_interbench_file(path, args.seed_size, args.seed)?;
         return Ok((crate::vtcfs_bench::interbench_table(&r), json!(r)));
+    }
+    if hackbench {
+        let r = crate::vtcfs_bench::run_hackbench_file(path, args.seed_size, args.seed)?;
+        return Ok((crate::vtcfs_bench::hackbench_table(&r), json!(r)));
+    }
+    if args.seed_size {
+        return Err(format!(
+            "{}: --seed-size applies to seed-003 benchmark specs (experiments/vtcfs/)",
+            path.display()
+        ));
     }
     if UcsgSpec::is_ucsg(&text) {
         let mut spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;

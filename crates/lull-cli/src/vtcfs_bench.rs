@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use lull_sim::hackbench::{run_hackbench_spec, HackbenchResult, HackbenchSpec};
 use lull_sim::interbench::{run_interbench_spec, InterbenchResult, InterbenchSpec};
 use serde_json::{json, Value};
 
@@ -119,12 +120,121 @@ fn specs(prefix: &str) -> Result<Vec<PathBuf>, String> {
 ///
 /// # Errors
 /// A spec that cannot be read or run.
+#[allow(dead_code, reason = "called by lull reproduce's vtcfs_sim section")]
 pub fn interbench_rows() -> Result<(String, Value), String> {
     let mut text = String::new();
     let mut all = Vec::new();
     for p in specs("interbench-")? {
         let r = run_interbench_file(&p, false, None)?;
         text.push_str(&interbench_table(&r));
+        text.push('\n');
+        all.push(json!(r));
+    }
+    Ok((text, Value::Array(all)))
+}
+
+/// Runs a hackbench spec file (`seed_size`: hackbench's 100 loops; `seed`: instead of the
+/// spec's).
+///
+/// # Errors
+/// The file, the spec or the run, as one line.
+pub fn run_hackbench_file(
+    path: &Path,
+    seed_size: bool,
+    seed: Option<u64>,
+) -> Result<HackbenchResult, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut spec = HackbenchSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if seed_size {
+        spec.seed_size();
+    }
+    if let Some(s) = seed {
+        spec.seed = s;
+    }
+    run_hackbench_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The table of one hackbench spec: elapsed time per model, transport and size; each model's
+/// overhead over the first beside table IV.
+#[must_use]
+pub fn hackbench_table(r: &HackbenchResult) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{} — {} (modelled on {}, {} loops × {} fds × {} B, seed {})",
+        r.experiment, r.description, r.platform, r.loops, r.fds, r.datasize, r.seed
+    );
+    let _ = writeln!(
+        t,
+        "{:<11} {:<7} {:>6} {:>7} {:>10} {:>10} {:>10}",
+        "model", "via", "pairs", "groups", "elapsed s", "messages", "switches"
+    );
+    for x in &r.runs {
+        let _ = writeln!(
+            t,
+            "{:<11} {:<7} {:>6} {:>7} {:>10.4} {:>10} {:>10}",
+            x.model,
+            x.transport.name(),
+            x.pairs,
+            x.groups,
+            x.elapsed_s,
+            x.messages,
+            x.context_switches
+        );
+    }
+    if !r.overheads.is_empty() {
+        let _ = writeln!(
+            t,
+            "overhead over the first model (modelled | seed 003 table IV: CFS -> VT-CFS T=5 ms, s, %):"
+        );
+        for o in &r.overheads {
+            let seed = o.seed.map_or_else(
+                || "-".to_owned(),
+                |s| {
+                    format!(
+                        "{:.3} -> {:.3} s ({:+.2} %)",
+                        s.cfs_s,
+                        s.vtcfs_s,
+                        s.overhead_pct()
+                    )
+                },
+            );
+            let _ = writeln!(
+                t,
+                "  {:<11} vs {:<6} {:<7} {:>4} pairs {:>+7.2} % (switches {:>+7.1} %) | {seed}",
+                o.model,
+                o.baseline,
+                o.transport.name(),
+                o.pairs,
+                o.overhead_pct,
+                o.switches_change_pct
+            );
+        }
+        for m in &r.mean_overheads {
+            let _ = writeln!(
+                t,
+                "  mean {:<11} {:<7} {:>+7.2} % | seed {:.2} %",
+                m.model,
+                m.transport.name(),
+                m.overhead_pct,
+                m.seed_pct
+            );
+        }
+    }
+    t
+}
+
+/// `lull reproduce`'s hackbench rows: every `hackbench*.toml` at its spec's size.
+///
+/// # Errors
+/// A spec that cannot be read or run.
+#[allow(dead_code, reason = "called by lull reproduce's vtcfs_sim section")]
+pub fn hackbench_rows() -> Result<(String, Value), String> {
+    let mut text = String::new();
+    let mut all = Vec::new();
+    for p in specs("hackbench")? {
+        let r = run_hackbench_file(&p, false, None)?;
+        text.push_str(&hackbench_table(&r));
         text.push('\n');
         all.push(json!(r));
     }
