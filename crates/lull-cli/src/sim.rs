@@ -65,7 +65,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SLOT=NAME")]
     policy: Vec<String>,
     /// Seed-003 benchmark specs (experiments/vtcfs/): run them at the seed's size (interbench:
-    /// 30 s, ten times; hackbench: 100 loops) instead of the spec's shorter default.
+    /// 30 s, ten times; hackbench: 100 loops) instead of the spec's own size.
     #[arg(long)]
     seed_size: bool,
 }
