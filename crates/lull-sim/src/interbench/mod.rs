@@ -62,7 +62,7 @@ pub struct InterbenchCell {
     /// The benchmarked task's CPU time and switch-ins, per repetition.
     pub bench_cpu_ms: f64,
     pub bench_switches: f64,
-    /// Memload's swap traffic per repetition, MiB (written, read).
+    /// Memload's swap traffic in the last repetition, MiB (written, read).
     pub swap_mib: Option<(u64, u64)>,
 }
 
