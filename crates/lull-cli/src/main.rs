@@ -10,6 +10,7 @@ mod sim;
 mod ucsg;
 mod validate;
 mod vtcfs;
+mod vtcfs_bench;
 
 use std::process::ExitCode;
 

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use lull_sim::hackbench::HackbenchSpec;
+use lull_sim::interbench::InterbenchSpec;
 use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
 use lull_sim::vtcfs::PaintingSpec;
 use lull_sim::{
@@ -65,6 +67,10 @@ pub struct RunArgs {
     /// preempt_tick_us, boost_c_ms, boost_slice_us).
     #[arg(long, value_name = "SLOT=NAME")]
     policy: Vec<String>,
+    /// Seed-003 benchmark specs (experiments/vtcfs/): run them at the seed's size (interbench:
+    /// 30 s, ten times; hackbench: 100 loops) instead of the spec's own size.
+    #[arg(long)]
+    seed_size: bool,
 }
 
 fn load(path: &Path) -> Result<Spec, String> {
@@ -194,14 +200,42 @@ pub fn run(cmd: SimCommand) -> ExitCode {
 fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if PaintingSpec::is_painting(&text) {
-        if !args.policy.is_empty() || args.audit_dir.is_some() || args.footprint_dir.is_some() {
+        if !args.policy.is_empty()
+            || args.audit_dir.is_some()
+            || args.footprint_dir.is_some()
+            || args.seed_size
+        {
             return Err(format!(
-                "{}: --policy, --audit-dir and --footprint-dir do not apply to a painting spec (its models name their policies)",
+                "{}: --policy, --audit-dir, --footprint-dir and --seed-size do not apply to a painting spec (its models name their policies)",
                 path.display()
             ));
         }
         let r = crate::vtcfs::run_text(&text, path, args.seed)?;
         return Ok((crate::vtcfs::table(&r), crate::vtcfs::to_value(&r)));
+    }
+    let interbench = InterbenchSpec::is_interbench(&text);
+    let hackbench = HackbenchSpec::is_hackbench(&text);
+    if (interbench || hackbench)
+        && (!args.policy.is_empty() || args.audit_dir.is_some() || args.footprint_dir.is_some())
+    {
+        return Err(format!(
+            "{}: --policy, --audit-dir and --footprint-dir do not apply to a seed-003 benchmark spec (it names its models)",
+            path.display()
+        ));
+    }
+    if interbench {
+        let r = crate::vtcfs_bench::run_interbench_file(path, args.seed_size, args.seed)?;
+        return Ok((crate::vtcfs_bench::interbench_table(&r), json!(r)));
+    }
+    if hackbench {
+        let r = crate::vtcfs_bench::run_hackbench_file(path, args.seed_size, args.seed)?;
+        return Ok((crate::vtcfs_bench::hackbench_table(&r), json!(r)));
+    }
+    if args.seed_size {
+        return Err(format!(
+            "{}: --seed-size applies to seed-003 benchmark specs (experiments/vtcfs/)",
+            path.display()
+        ));
     }
     if UcsgSpec::is_ucsg(&text) {
         let mut spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -15,7 +15,11 @@ pub const PAINTING_SPEC: &str = "experiments/vtcfs/painting.toml";
 pub type RowBuilder = fn() -> Result<(String, Value), String>;
 
 /// The `vtcfs_sim` section's row builders, in the order they print: (key in the JSON, builder).
-const ROWS: &[(&str, RowBuilder)] = &[("painting", painting_rows)];
+const ROWS: &[(&str, RowBuilder)] = &[
+    ("painting", painting_rows),
+    ("interbench", crate::vtcfs_bench::interbench_rows),
+    ("hackbench", crate::vtcfs_bench::hackbench_rows),
+];
 
 fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))

@@ -24,6 +24,8 @@
 pub mod costs;
 pub mod engine;
 mod event;
+pub mod hackbench;
+pub mod interbench;
 mod kernel;
 pub mod platform;
 mod pm;

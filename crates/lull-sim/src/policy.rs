@@ -22,7 +22,8 @@ use crate::platform::Platform;
 pub struct PolicySpec {
     /// Scheduling class: `cfs` (default), `vtcfs` or `eevdf`.
     pub scheduler: Option<String>,
-    /// Frequency governor: `ondemand` (default), `ondemand-galaxy-s4` or `schedutil`.
+    /// Frequency governor: `ondemand` (default), `ondemand-galaxy-s4`, `schedutil` or
+    /// `performance`.
     pub governor: Option<String>,
     /// Idle governor: `menu` (default).
     pub idle: Option<String>,

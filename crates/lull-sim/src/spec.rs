@@ -592,7 +592,7 @@ scale_to_ms = 10000
             other => panic!("{table}: {other:?}"),
         };
         unknown("scheduler = \"bfs\"", "scheduler");
-        unknown("governor = \"performance\"", "governor");
+        unknown("governor = \"conservative\"", "governor");
         unknown("idle = \"ladder\"", "idle governor");
         unknown("placement = \"random\"", "placement");
         unknown("cores = \"sometimes\"", "cores");

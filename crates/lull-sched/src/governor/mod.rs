@@ -8,10 +8,12 @@
 //! `cpufreq_update_util` hook, which rate-limits itself).
 //!
 //! Implementations: [`ondemand::Ondemand`] (mainline, and the Galaxy S4 configuration seed 001
-//! describes) and [`schedutil::Schedutil`]. [`by_name`] builds one.
+//! describes), [`schedutil::Schedutil`] and [`performance::Performance`] (always the top OPP).
+//! [`by_name`] builds one.
 
 pub mod bl_switcher;
 pub mod ondemand;
+pub mod performance;
 pub mod schedutil;
 
 use std::fmt;
@@ -82,7 +84,7 @@ pub trait FreqGovernor: fmt::Debug {
 }
 
 /// The governor names [`by_name`] knows.
-pub const NAMES: [&str; 3] = ["ondemand", "ondemand-galaxy-s4", "schedutil"];
+pub const NAMES: [&str; 4] = ["ondemand", "ondemand-galaxy-s4", "schedutil", "performance"];
 
 /// What a governor takes from its platform.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -121,6 +123,9 @@ pub fn by_name(
         ))),
         "schedutil" => Ok(Box::new(schedutil::Schedutil::new(
             schedutil::rate_limit_ns(cfg.transition_latency_ns),
+        ))),
+        "performance" => Ok(Box::new(performance::Performance::new(
+            cfg.sampling_period_ns,
         ))),
         other => Err(crate::UnknownPolicy::new("governor", other, &NAMES)),
     }

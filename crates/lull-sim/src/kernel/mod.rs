@@ -142,6 +142,8 @@ pub(crate) struct Task {
     /// Time run so far and switch-ins, for reports and audit records.
     pub exec_ns: u64,
     pub switches: u32,
+    /// When it last became runnable (benchmarks that measure wake-up latency read it).
+    pub woken_ns: u64,
     pub cache_kib: u64,
     pub state: TState,
     /// The core it runs on, waits on, or last ran on.
@@ -289,6 +291,7 @@ impl<'s> Kernel<'s> {
             params: FairParams::nice(nice),
             exec_ns: 0,
             switches: 0,
+            woken_ns: 0,
             cache_kib,
             state: TState::Sleeping,
             core: 0,

@@ -50,6 +50,7 @@ impl Kernel<'_> {
         self.util_enqueue(c, t, cx);
         self.tasks[t].state = TState::Runnable;
         self.tasks[t].core = c;
+        self.tasks[t].woken_ns = cx.now();
         self.cpus[c].freq_event = true;
         self.audit_event(c, t, AuditEventKind::Unblock, cx);
         match cx.soc.cores[c].state {

@@ -1,0 +1,240 @@
+//! Seed 003's benchmarks in the simulator — interbench (figure 7) and hackbench (table IV):
+//! tables, JSON and `lull reproduce`'s rows. Parsing and printing only; the models live in
+//! `lull_sim::interbench` and `lull_sim::hackbench`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use lull_sim::hackbench::{run_hackbench_spec, HackbenchResult, HackbenchSpec};
+use lull_sim::interbench::{run_interbench_spec, InterbenchResult, InterbenchSpec};
+use serde_json::{json, Value};
+
+/// Where the seed-003 specs live, relative to the working directory.
+pub const VTCFS_DIR: &str = "experiments/vtcfs";
+
+fn opt(x: Option<f64>, prec: usize) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.prec$}"))
+}
+
+/// Runs an interbench spec file (`seed_size`: the seed's 30 s, ten times; `seed`: instead of
+/// the spec's).
+///
+/// # Errors
+/// The file, the spec or the run, as one line.
+pub fn run_interbench_file(
+    path: &Path,
+    seed_size: bool,
+    seed: Option<u64>,
+) -> Result<InterbenchResult, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut spec = InterbenchSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if seed_size {
+        spec.seed_size();
+    }
+    if let Some(s) = seed {
+        spec.seed = s;
+    }
+    run_interbench_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The table of one interbench spec: latency mean and max per model and load, then each model's
+/// largest maximum beside the seed's where its text states one.
+#[must_use]
+pub fn interbench_table(r: &InterbenchResult) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{} — {} (modelled on {}, {} s × {}, seed {})",
+        r.experiment, r.description, r.platform, r.duration_s, r.repeats, r.seed
+    );
+    let _ = writeln!(
+        t,
+        "{:<11} {:<8} {:>9} {:>9} {:>8} {:>9} {:>10} {:>9}",
+        "model", "load", "lat mean", "lat max", "samples", "% CPU", "% met", "swap MiB"
+    );
+    for c in &r.cells {
+        let _ = writeln!(
+            t,
+            "{:<11} {:<8} {:>9.3} {:>9.3} {:>8} {:>9.1} {:>10} {:>9}",
+            c.model,
+            c.load,
+            c.latency_ms.mean,
+            c.latency_ms.max,
+            c.samples,
+            c.desired_cpu_pct,
+            opt(c.deadlines_met_pct, 1),
+            c.swap_mib
+                .map_or_else(|| "-".to_owned(), |(o, i)| format!("{o}/{i}"))
+        );
+    }
+    let _ = writeln!(
+        t,
+        "largest max over the loads, ms (modelled | seed 003 fig. 7 where its text states it):"
+    );
+    for s in &r.seed_figure_7 {
+        let _ = writeln!(
+            t,
+            "  {:<11} {:>9.3} | {}",
+            s.model,
+            s.modelled_max_ms,
+            opt(s.seed_max_ms, 2)
+        );
+    }
+    if !r.seed_panel_numbers_ms.is_empty() {
+        let nums: Vec<String> = r
+            .seed_panel_numbers_ms
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let _ = writeln!(
+            t,
+            "  seed panel's printed maxima, bars unreadable (uncertain): {}",
+            nums.join(" ")
+        );
+    }
+    t
+}
+
+/// The interbench specs under [`VTCFS_DIR`], sorted.
+fn specs(prefix: &str) -> Result<Vec<PathBuf>, String> {
+    let dir = Path::new(VTCFS_DIR);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "toml")
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    v.sort();
+    if v.is_empty() {
+        return Err(format!("no {prefix}*.toml under {}", dir.display()));
+    }
+    Ok(v)
+}
+
+/// `lull reproduce`'s interbench rows: every `interbench-*.toml` at its spec's size.
+///
+/// # Errors
+/// A spec that cannot be read or run.
+pub fn interbench_rows() -> Result<(String, Value), String> {
+    let mut text = String::new();
+    let mut all = Vec::new();
+    for p in specs("interbench-")? {
+        let r = run_interbench_file(&p, false, None)?;
+        text.push_str(&interbench_table(&r));
+        text.push('\n');
+        all.push(json!(r));
+    }
+    Ok((text, Value::Array(all)))
+}
+
+/// Runs a hackbench spec file (`seed_size`: hackbench's 100 loops; `seed`: instead of the
+/// spec's).
+///
+/// # Errors
+/// The file, the spec or the run, as one line.
+pub fn run_hackbench_file(
+    path: &Path,
+    seed_size: bool,
+    seed: Option<u64>,
+) -> Result<HackbenchResult, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut spec = HackbenchSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if seed_size {
+        spec.seed_size();
+    }
+    if let Some(s) = seed {
+        spec.seed = s;
+    }
+    run_hackbench_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The table of one hackbench spec: elapsed time per model, transport and size; each model's
+/// overhead over the first beside table IV.
+#[must_use]
+pub fn hackbench_table(r: &HackbenchResult) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{} — {} (modelled on {}, {} loops × {} fds × {} B, seed {})",
+        r.experiment, r.description, r.platform, r.loops, r.fds, r.datasize, r.seed
+    );
+    let _ = writeln!(
+        t,
+        "{:<11} {:<7} {:>6} {:>7} {:>10} {:>10} {:>10}",
+        "model", "via", "pairs", "groups", "elapsed s", "messages", "switches"
+    );
+    for x in &r.runs {
+        let _ = writeln!(
+            t,
+            "{:<11} {:<7} {:>6} {:>7} {:>10.4} {:>10} {:>10}",
+            x.model,
+            x.transport.name(),
+            x.pairs,
+            x.groups,
+            x.elapsed_s,
+            x.messages,
+            x.context_switches
+        );
+    }
+    if !r.overheads.is_empty() {
+        let _ = writeln!(
+            t,
+            "overhead over the first model (modelled | seed 003 table IV: CFS -> VT-CFS T=5 ms, s, %):"
+        );
+        for o in &r.overheads {
+            let seed = o.seed.map_or_else(
+                || "-".to_owned(),
+                |s| {
+                    format!(
+                        "{:.3} -> {:.3} s ({:+.2} %)",
+                        s.cfs_s,
+                        s.vtcfs_s,
+                        s.overhead_pct()
+                    )
+                },
+            );
+            let _ = writeln!(
+                t,
+                "  {:<11} vs {:<6} {:<7} {:>4} pairs {:>+7.2} % (switches {:>+7.1} %) | {seed}",
+                o.model,
+                o.baseline,
+                o.transport.name(),
+                o.pairs,
+                o.overhead_pct,
+                o.switches_change_pct
+            );
+        }
+        for m in &r.mean_overheads {
+            let _ = writeln!(
+                t,
+                "  mean {:<11} {:<7} {:>+7.2} % | seed {:.2} %",
+                m.model,
+                m.transport.name(),
+                m.overhead_pct,
+                m.seed_pct
+            );
+        }
+    }
+    t
+}
+
+/// `lull reproduce`'s hackbench rows: every `hackbench*.toml` at its spec's size.
+///
+/// # Errors
+/// A spec that cannot be read or run.
+pub fn hackbench_rows() -> Result<(String, Value), String> {
+    let mut text = String::new();
+    let mut all = Vec::new();
+    for p in specs("hackbench")? {
+        let r = run_hackbench_file(&p, false, None)?;
+        text.push_str(&hackbench_table(&r));
+        text.push('\n');
+        all.push(json!(r));
+    }
+    Ok((text, Value::Array(all)))
+}

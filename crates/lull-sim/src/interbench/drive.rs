@@ -1,0 +1,112 @@
+//! One run of a benchmark's threads on the simulated kernel: the event loop the interbench and
+//! hackbench models share (as `rtapp` runs rt-app threads): the spec's policies, the platform's
+//! cores, the power manager, until a time limit or until every thread is done.
+
+use crate::engine::Engine;
+use crate::event::Ev;
+use crate::kernel::{Cx, Kernel, Policies, Userspace};
+use crate::platform::Platform;
+use crate::pm::{IdleForcing, PowerManager};
+use crate::policy::{PolicyError, PolicySpec, RunPolicies};
+use crate::soc::Soc;
+use crate::spec::CpuSpec;
+
+/// A benchmark's user space as the loop drives it.
+pub(crate) trait Workload: Userspace + IdleForcing {
+    /// Wakes the threads that run from the start.
+    fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>);
+    /// Whether every thread has finished (benchmarks that end by themselves: hackbench).
+    fn finished(&self) -> bool;
+}
+
+/// What the loop reports besides the workload's own figures.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) struct Drive {
+    /// When the run ended: the limit, or the instant the last thread finished.
+    pub ended_ns: u64,
+    /// Whether the workload finished before the limit.
+    pub finished: bool,
+    /// Per kernel thread: CPU time and switch-ins.
+    pub exec_ns: Vec<u64>,
+    pub switches: Vec<u64>,
+    /// Discrete events the engine processed.
+    pub events: u64,
+}
+
+/// Runs the workload `make` builds on `plat`'s main cluster with the policies `policy` names,
+/// until `limit_ns`, or earlier once the workload has finished if `until_finished`.
+///
+/// # Errors
+/// A [`PolicyError`] when the policies do not fit the platform.
+pub(crate) fn drive<W: Workload>(
+    plat: &Platform,
+    policy: &PolicySpec,
+    seed: u64,
+    limit_ns: u64,
+    until_finished: bool,
+    make: impl FnOnce(&mut Kernel<'_>, &mut Engine<Ev>) -> W,
+) -> Result<(W, Drive), PolicyError> {
+    let main = plat.main_cluster();
+    let cpu = CpuSpec {
+        main_cores: plat.clusters[main].cores,
+        companion: false,
+    };
+    let p = RunPolicies::build(policy, plat, cpu.main_cores, false)?;
+    let mut eng = Engine::new(seed);
+    let mut soc = Soc::new(plat, cpu);
+    let mut kernel = Kernel::new(
+        plat,
+        soc.cores.len(),
+        Policies {
+            class: p.class,
+            placement: p.placement,
+            idle: p.idle,
+        },
+    );
+    let mut pm = PowerManager::new(p.governor, p.cores, plat.governor.sampling_ms);
+    if pm.reads_utilisation() {
+        kernel.track_utilisation();
+    }
+    let mut user = make(&mut kernel, &mut eng);
+    let mut cx = Cx {
+        eng: &mut eng,
+        soc: &mut soc,
+    };
+    cx.eng.schedule_at(limit_ns, Ev::End);
+    pm.start(&mut cx);
+    user.start(&mut kernel, &mut cx);
+    kernel.arm_periodic_ticks(&mut cx);
+    let mut ended_ns = limit_ns;
+    let mut finished = false;
+    while let Some((now, ev)) = cx.eng.pop() {
+        cx.soc.account(now, 0.0);
+        let k = &mut kernel;
+        match ev {
+            Ev::End => break,
+            Ev::CoreDone { core, gen } => k.core_done(core, gen, &mut user, &mut cx),
+            Ev::WakeDone { core, gen } => k.wake_done(core, gen, &mut user, &mut cx),
+            Ev::Poke(core) => k.poke(core, &mut user, &mut cx),
+            Ev::Tick { core, gen } => k.tick(core, gen, &mut user, &mut cx),
+            Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut user, &mut cx),
+            Ev::Governor => pm.sample(k, &mut user, &mut cx),
+            // No devices, display or window manager in a benchmark run.
+            Ev::Inject(_) | Ev::Vsync | Ev::Window(_) => {}
+        }
+        pm.after_event(k, &mut cx);
+        cx.soc.update_power(0.0);
+        if until_finished && user.finished() {
+            ended_ns = now;
+            finished = true;
+            break;
+        }
+    }
+    kernel.sync_all(&mut cx);
+    let drive = Drive {
+        ended_ns,
+        finished,
+        exec_ns: kernel.tasks.iter().map(|t| t.exec_ns).collect(),
+        switches: kernel.tasks.iter().map(|t| u64::from(t.switches)).collect(),
+        events: cx.eng.processed(),
+    };
+    Ok((user, drive))
+}

@@ -1,0 +1,278 @@
+//! Interbench specs (`experiments/vtcfs/interbench-*.toml`): a platform, the benchmarked task,
+//! the background loads it runs against, how long and how often, and the models (each a
+//! `[policy]` table). A spec is a boundary: every problem is an [`InterbenchSpecError`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::platform::{Platform, PlatformError};
+use crate::policy::{PolicyError, PolicySpec, RunPolicies};
+
+/// Interbench's default length of one benchmark run (`ud.duration = 30` in interbench 0.31), the
+/// seed's too (§VI-B-2: "each simulation has run for 30 seconds").
+pub const SEED_DURATION_S: u64 = 30;
+/// The seed's repetitions (§VI-B-2: "repeated ten times").
+pub const SEED_REPEATS: u32 = 10;
+/// The longest run a spec may ask for: ten of the seed's runs.
+pub const MAX_DURATION_S: u64 = 300;
+/// The most repetitions a spec may ask for.
+pub const MAX_REPEATS: u32 = 100;
+
+/// A named model of a benchmark spec: a label and the kernel policies it runs with.
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyModel {
+    /// The name in tables and JSON (`cfs`, `vtcfs-3ms`, …).
+    pub name: String,
+    /// The kernel's policies; unset slots take the platform's defaults.
+    #[serde(default)]
+    pub policy: PolicySpec,
+}
+
+/// Why a model list cannot run on a platform.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum ModelListError {
+    #[error("models: no model to run")]
+    Empty,
+    #[error("models: a model without a name")]
+    Unnamed,
+    #[error("models: `{0}` listed twice")]
+    Duplicate(String),
+    #[error("model `{model}`: policy: {reason}")]
+    Policy { model: String, reason: String },
+}
+
+/// Checks that `models` are named, distinct and that each one's policies run on `plat`.
+///
+/// # Errors
+/// The first [`ModelListError`].
+pub fn check_models(models: &[PolicyModel], plat: &Platform) -> Result<(), ModelListError> {
+    if models.is_empty() {
+        return Err(ModelListError::Empty);
+    }
+    for (i, m) in models.iter().enumerate() {
+        if m.name.trim().is_empty() {
+            return Err(ModelListError::Unnamed);
+        }
+        if models[..i].iter().any(|o| o.name == m.name) {
+            return Err(ModelListError::Duplicate(m.name.clone()));
+        }
+        let cores = plat.clusters[plat.main_cluster()].cores;
+        RunPolicies::build(&m.policy, plat, cores, false).map_err(|e| ModelListError::Policy {
+            model: m.name.clone(),
+            reason: policy_reason(&e),
+        })?;
+    }
+    Ok(())
+}
+
+/// A policy error as one line.
+pub(crate) fn policy_reason(e: &PolicyError) -> String {
+    match e {
+        PolicyError::Unknown(u) => u.to_string(),
+        PolicyError::Invalid { field, reason } => format!("{field}: {reason}"),
+    }
+}
+
+/// Interbench's simulated interactive tasks that a spec benchmarks (interbench 0.31's
+/// `threadlist` entries with `.bench = 1`; seed 003 table II).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bench {
+    /// A window dragged across the screen: 0 to 100 % of a CPU in 1 ms steps.
+    X,
+    /// 5 % of a CPU every 50 ms.
+    Audio,
+    /// 40 % of a CPU at 60 frames a second.
+    Video,
+    /// All the CPU it can get, never sleeping; latency is how late each 100 ms of work ends.
+    Gaming,
+}
+
+impl Bench {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Bench::X => "x",
+            Bench::Audio => "audio",
+            Bench::Video => "video",
+            Bench::Gaming => "gaming",
+        }
+    }
+
+    /// The same task as a background load, for the benchmarks that are also loads: interbench
+    /// never runs a task against itself.
+    #[must_use]
+    pub fn as_load(self) -> Option<Load> {
+        match self {
+            Bench::X => Some(Load::X),
+            Bench::Video => Some(Load::Video),
+            Bench::Audio | Bench::Gaming => None,
+        }
+    }
+}
+
+/// Interbench's background loads that seed 003 used (table II; interbench's `.load = 1`
+/// entries; Write, Read and Compile are not in the seed's figure).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Load {
+    /// No load.
+    None,
+    /// The Video task as a load, at nice 0.
+    Video,
+    /// The X task as a load.
+    X,
+    /// Four fully CPU-bound threads (interbench's `-L` default, `ud.cpu_load = 4`).
+    Burn,
+    /// One thread touching and copying 110 % of the RAM (memory and swap pressure).
+    Memload,
+}
+
+impl Load {
+    pub const ALL: [Load; 5] = [Load::None, Load::Video, Load::X, Load::Burn, Load::Memload];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Load::None => "none",
+            Load::Video => "video",
+            Load::X => "x",
+            Load::Burn => "burn",
+            Load::Memload => "memload",
+        }
+    }
+}
+
+/// Why an interbench spec was rejected.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum InterbenchSpecError {
+    #[error("spec is not valid TOML for an interbench spec: {0}")]
+    Syntax(String),
+    #[error("unknown platform `{0}` (known: tegra-250, jetson-tk1, x86-64, galaxy-s4)")]
+    UnknownPlatform(String),
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error(transparent)]
+    Models(#[from] ModelListError),
+    #[error(transparent)]
+    Platform(#[from] PlatformError),
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> InterbenchSpecError {
+    InterbenchSpecError::Invalid {
+        field,
+        reason: reason.into(),
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    experiment: String,
+    description: String,
+    platform: String,
+    seed: u64,
+    benchmark: Bench,
+    loads: Vec<Load>,
+    duration_s: u64,
+    repeats: u32,
+    /// The board's RAM (interbench reads MemTotal), for Memload.
+    ram_mib: u64,
+    models: Vec<PolicyModel>,
+}
+
+/// A checked interbench spec.
+#[derive(Clone, PartialEq, Debug)]
+pub struct InterbenchSpec {
+    pub experiment: String,
+    pub description: String,
+    pub platform: Platform,
+    pub seed: u64,
+    pub benchmark: Bench,
+    pub loads: Vec<Load>,
+    /// Length of each benchmark run, s (interbench rounds it up to a multiple of 10 s so that
+    /// X goes through its whole range; so does the parser).
+    pub duration_s: u64,
+    /// Runs per model and load; each starts the benchmarked task at another offset within a
+    /// scheduler tick.
+    pub repeats: u32,
+    pub ram_mib: u64,
+    pub models: Vec<PolicyModel>,
+}
+
+impl InterbenchSpec {
+    /// Whether `text` is an interbench spec (it names a `benchmark` and `loads`).
+    #[must_use]
+    pub fn is_interbench(text: &str) -> bool {
+        toml::from_str::<toml::Table>(text)
+            .is_ok_and(|t| t.contains_key("benchmark") && t.contains_key("loads"))
+    }
+
+    /// Parses and checks a spec.
+    ///
+    /// # Errors
+    /// An [`InterbenchSpecError`] naming the first problem.
+    pub fn parse(text: &str) -> Result<InterbenchSpec, InterbenchSpecError> {
+        let raw: RawSpec =
+            toml::from_str(text).map_err(|e| InterbenchSpecError::Syntax(e.to_string()))?;
+        let platform = Platform::by_name(&raw.platform)
+            .ok_or_else(|| InterbenchSpecError::UnknownPlatform(raw.platform.clone()))?;
+        if raw.experiment.trim().is_empty() {
+            return Err(invalid("experiment", "empty name"));
+        }
+        if raw.loads.is_empty() {
+            return Err(invalid("loads", "no load to run against"));
+        }
+        for (i, l) in raw.loads.iter().enumerate() {
+            if raw.loads[..i].contains(l) {
+                return Err(invalid("loads", format!("`{}` listed twice", l.name())));
+            }
+            if raw.benchmark.as_load() == Some(*l) {
+                return Err(invalid(
+                    "loads",
+                    format!(
+                        "interbench does not run `{}` against itself",
+                        raw.benchmark.name()
+                    ),
+                ));
+            }
+        }
+        if raw.duration_s == 0 || raw.duration_s > MAX_DURATION_S {
+            return Err(invalid(
+                "duration_s",
+                format!("must be 1..={MAX_DURATION_S}"),
+            ));
+        }
+        if raw.repeats == 0 || raw.repeats > MAX_REPEATS {
+            return Err(invalid("repeats", format!("must be 1..={MAX_REPEATS}")));
+        }
+        if !(64..=65_536).contains(&raw.ram_mib) {
+            return Err(invalid("ram_mib", "must be 64..=65536 (MiB)"));
+        }
+        check_models(&raw.models, &platform)?;
+        Ok(InterbenchSpec {
+            experiment: raw.experiment,
+            description: raw.description,
+            platform,
+            seed: raw.seed,
+            benchmark: raw.benchmark,
+            loads: raw.loads,
+            duration_s: round_up_to_10(raw.duration_s),
+            repeats: raw.repeats,
+            ram_mib: raw.ram_mib,
+            models: raw.models,
+        })
+    }
+
+    /// The seed's size: 30 s runs, ten of them per model and load.
+    pub fn seed_size(&mut self) {
+        self.duration_s = SEED_DURATION_S;
+        self.repeats = SEED_REPEATS;
+    }
+}
+
+/// Interbench's `if (ud.duration % 10) ud.duration += 10 - ud.duration % 10`: X's 101 steps of
+/// 100 ms each fit a multiple of 10 s.
+fn round_up_to_10(s: u64) -> u64 {
+    s.div_ceil(10) * 10
+}
