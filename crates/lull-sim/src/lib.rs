@@ -16,7 +16,8 @@
 //! - [`report`]: figures per model (power sampled each 1 ms, energy, latency, residency);
 //! - [`ucsg`]: seed 001's experiments on a modelled Galaxy S4;
 //! - [`vtcfs`]: seed 003's painting experiment on a modelled Tegra 250 (the interactive boost
-//!   lives in the kernel, `kernel::boost`).
+//!   lives in the kernel, `kernel::boost`);
+//! - [`interbench`], [`hackbench`]: seed 003's benchmarks (figure 7, table IV) on the same kernel.
 //!
 //! Figures from here are modelled, never measured. `docs/simulator.md` documents every mechanism
 //! and constant.

@@ -109,7 +109,7 @@ fn gaming_never_sleeps_and_shares_the_cpu_with_burn() {
 /// task second from the left, so it waits for the running burner's turn to reach a preemption
 /// tick and at most one more turn. CFS's sleeper credit (half a period below the queue's
 /// minimum) lets a task that slept 47.5 ms preempt at once, so in this model CFS serves Audio
-/// sooner than VT-CFS does; docs/vtcfs-bench.md discusses why the seed saw the opposite.
+/// sooner than VT-CFS does; docs/vtcfs.md discusses why the seed saw the opposite.
 #[test]
 fn vtcfs_bounds_a_sleepers_latency_under_burn_by_its_preemption_ticks() {
     let models = format!(
