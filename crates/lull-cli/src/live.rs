@@ -31,6 +31,38 @@ pub enum LiveCommand {
     /// Seed 001's experiment live: the file manager or the video player in front, ZIP and/or
     /// FTP behind, under the stock kernel or UCSG on the daemon's seam.
     Ucsg(UcsgArgs),
+    /// Seed 003's painting experiment live: the painting app replaying the stylus recording
+    /// among N CPU hogs, under the stock kernel or the daemon's interactive boost.
+    Boost(BoostArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BoostArgs {
+    /// The app: painting.
+    #[arg(long, default_value = "painting")]
+    app: String,
+    /// CPU hogs (nice 0 busy loops on every CPU), 0..=64.
+    #[arg(long)]
+    hogs: u32,
+    /// stock, nice or slice; a comma-separated list runs each in turn in this one run.
+    #[arg(long)]
+    policy: String,
+    /// C, ms, for the nice policy (default 10, seed 003 §VI-B-1).
+    #[arg(long)]
+    c_ms: Option<u64>,
+    /// Replay only the recording's first N events.
+    #[arg(long)]
+    events: Option<usize>,
+    /// The stylus recording (default as for `live latency`).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// The lull-app program (default: beside this executable).
+    #[arg(long)]
+    app_binary: Option<PathBuf>,
+    /// Print JSON: {"policy","hogs","events","response_us":{"mean","p50","p99","max"},
+    /// "hog_throughput", extra keys}; a list of policies prints an array of them.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -231,6 +263,7 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
         LiveCommand::Channel(a) => return channel(&a),
         LiveCommand::Experiment(a) => return experiment(&a),
         LiveCommand::Ucsg(a) => return ucsg(&a),
+        LiveCommand::Boost(a) => return boost(&a),
         LiveCommand::Latency(a) => (|| {
             let model = live::parse_model(&a.model)?;
             let workload = live::parse_workload(&a.workload)?;
@@ -436,6 +469,80 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn boost(a: &BoostArgs) -> ExitCode {
+    use lull_lab::boost_live::{self, BoostLiveSpec};
+    let fail = |e: &dyn std::fmt::Display, usage: bool| {
+        eprintln!("lull live boost: {e}");
+        if usage {
+            ExitCode::from(2)
+        } else {
+            ExitCode::FAILURE
+        }
+    };
+    let trace = match base_trace(a.trace.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return fail(&e, false),
+    };
+    let app_binary = match &a.app_binary {
+        Some(p) => p.clone(),
+        None => match experiment::default_app_binary() {
+            Ok(p) => p,
+            Err(e) => return fail(&e, false),
+        },
+    };
+    let spec = boost_live::parse_app(&a.app)
+        .and_then(|()| boost_live::parse_policies(&a.policy))
+        .and_then(|p| BoostLiveSpec::new(a.hogs, p, a.c_ms, a.events, trace, app_binary));
+    let spec = match spec {
+        Ok(s) => s,
+        Err(e) => return fail(&e, e.is_usage()),
+    };
+    let reports = match boost_live::run(&spec) {
+        Ok(r) => r,
+        Err(e) => return fail(&e, e.is_usage()),
+    };
+    if a.json {
+        match reports.as_slice() {
+            [one] => println!("{}", crate::to_json(one)),
+            many => println!("{}", crate::to_json(&many)),
+        }
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "painting app among {} CPU hogs, {} events, measured on this machine (response = injection -> frame drawn)",
+        spec.hogs,
+        spec.trace.events.len()
+    );
+    println!(
+        "{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
+        "policy", "C ms", "mean µs", "p50 µs", "p99 µs", "max µs", "drawn", "hog Mop/s", "hog cpu", "stroke µs"
+    );
+    for r in &reports {
+        println!(
+            "{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10.1} {:>8.0}% {:>10}",
+            r.policy.name(),
+            r.c_ms.map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
+            fmt_opt(r.response_us.mean),
+            fmt_opt(r.response_us.p50),
+            fmt_opt(r.response_us.p99),
+            fmt_opt(r.response_us.max),
+            r.responses,
+            r.hog_throughput,
+            r.hog_cpu_share * 100.0,
+            fmt_opt(r.handler_cpu_us_mean),
+        );
+    }
+    for r in &reports {
+        if let Some(s) = &r.boost {
+            println!("{}: {s}", r.policy.name());
+        }
+    }
+    if reports.iter().any(|r| r.daemon_nice.is_none()) {
+        println!("note: not root: the daemon and the driver ran at nice 0");
+    }
+    ExitCode::SUCCESS
 }
 
 fn stats(l: &LatencyStats) -> String {

@@ -199,6 +199,13 @@ impl Actuator {
         self.labels.remove(&thread);
     }
 
+    /// Threads the actuator holds something of (changed, or has in the freezer): 0 once every
+    /// policy has given back what it asked.
+    #[must_use]
+    pub fn held_threads(&self) -> usize {
+        self.held.values().map(|h| h.threads.len()).sum()
+    }
+
     /// Whether the actuator holds anything of `thread` (changed it, or has it in the freezer).
     #[must_use]
     pub fn holds(&self, thread: ThreadRef) -> bool {

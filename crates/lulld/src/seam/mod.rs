@@ -47,6 +47,9 @@ pub struct SeamReport {
     pub deadlines: u64,
     /// The run-queue readings, when a policy wanted them.
     pub run_queues: Option<RunQueueCounters>,
+    /// Threads the actuator still holds something of when the report was made (0 after every
+    /// app has left: nothing is left raised, frozen or moved).
+    pub held_threads: usize,
 }
 
 /// How often the run-queue count is read at most, in push stamps: one period of the fair class
@@ -202,6 +205,7 @@ impl SeamHost {
             }),
             deadlines: self.deadlines,
             run_queues: self.run_queues.as_ref().map(|r| r.counters),
+            held_threads: self.actuator.held_threads(),
         }
     }
 
