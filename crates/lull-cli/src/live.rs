@@ -517,7 +517,16 @@ fn boost(a: &BoostArgs) -> ExitCode {
     );
     println!(
         "{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
-        "policy", "C ms", "mean µs", "p50 µs", "p99 µs", "max µs", "drawn", "hog Mop/s", "hog cpu", "stroke µs"
+        "policy",
+        "C ms",
+        "mean µs",
+        "p50 µs",
+        "p99 µs",
+        "max µs",
+        "drawn",
+        "hog Mop/s",
+        "hog cpu",
+        "stroke µs"
     );
     for r in &reports {
         println!(

@@ -345,10 +345,7 @@ pub fn run(spec: &BoostLiveSpec) -> Result<Vec<BoostLiveReport>, BoostLiveError>
     if !spec.app_binary.is_file() {
         return Err(BoostLiveError::AppBinary(spec.app_binary.clone()));
     }
-    spec.policies
-        .iter()
-        .map(|&p| run_one(spec, p))
-        .collect()
+    spec.policies.iter().map(|&p| run_one(spec, p)).collect()
 }
 
 #[allow(clippy::too_many_lines)] // one sequence of steps, in the order the module docs give
@@ -523,7 +520,10 @@ mod tests {
         };
         let s = spec(2, &[BoostPolicy::Nice], Some(3), Some(50)).unwrap();
         assert_eq!((s.c_ns, s.trace.events.len()), (3 * NS_PER_MS, 50));
-        assert_eq!(spec(2, &[BoostPolicy::Stock], None, None).unwrap().c_ns, DEFAULT_C_NS);
+        assert_eq!(
+            spec(2, &[BoostPolicy::Stock], None, None).unwrap().c_ns,
+            DEFAULT_C_NS
+        );
         for bad in [
             spec(MAX_HOGS + 1, &[BoostPolicy::Stock], None, None),
             spec(2, &[BoostPolicy::Nice], Some(0), None),

@@ -22,7 +22,9 @@ use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_model::{AppEvent, EventKind, Payload, ThreadCategory};
 use lull_os::sys;
 
-use super::{drawn, AppError, Drawn, LiveApp, MessagingAppReport, Shared, Stats, VideoAppReport, WorkReport};
+use super::{
+    drawn, AppError, Drawn, LiveApp, MessagingAppReport, Shared, Stats, VideoAppReport, WorkReport,
+};
 use crate::stack::TRACKING_KINDS;
 
 /// The canvas's paper.
@@ -126,10 +128,7 @@ impl LiveApp for Painting {
         let Payload::Point { x, y } = ev.payload else {
             return;
         };
-        let to = (
-            (x - self.window.x) as f32,
-            (y - self.window.y) as f32,
-        );
+        let to = ((x - self.window.x) as f32, (y - self.window.y) as f32);
         let from = match ev.kind {
             EventKind::TouchPress => to,
             _ => g.last.unwrap_or(to),
@@ -189,7 +188,12 @@ fn stamp(canvas: &mut [u32], w: u32, h: u32, cx: f32, cy: f32) {
     let r = BRUSH_RADIUS_PX;
     let two_sigma_sq = 2.0 * BRUSH_SIGMA_PX * BRUSH_SIGMA_PX;
     let (px, py) = (cx.round() as i32, cy.round() as i32);
-    let paint = [PAINT_ARGB >> 16 & 0xFF, PAINT_ARGB >> 8 & 0xFF, PAINT_ARGB & 0xFF].map(|c| c as f32);
+    let paint = [
+        PAINT_ARGB >> 16 & 0xFF,
+        PAINT_ARGB >> 8 & 0xFF,
+        PAINT_ARGB & 0xFF,
+    ]
+    .map(|c| c as f32);
     for y in (py - r).max(0)..(py + r + 1).min(h as i32) {
         let fy = y as f32 - cy;
         for x in (px - r).max(0)..(px + r + 1).min(w as i32) {
@@ -253,7 +257,9 @@ fn patch_surface(canvas: &[u32], w: u32, rect: Rect) -> Surface {
     let mut pixels = Vec::with_capacity(rect.width as usize * rect.height as usize);
     for y in rect.y..rect.y + rect.height as i32 {
         let row = y as usize * w as usize;
-        pixels.extend_from_slice(&canvas[row + rect.x as usize..row + rect.x as usize + rect.width as usize]);
+        pixels.extend_from_slice(
+            &canvas[row + rect.x as usize..row + rect.x as usize + rect.width as usize],
+        );
     }
     Surface {
         width: rect.width,
@@ -286,7 +292,8 @@ mod tests {
         // Nothing outside the rectangle changed.
         for y in 0..h as i32 {
             for x in 0..w as i32 {
-                let inside = x >= r.x && x < r.x + r.width as i32 && y >= r.y && y < r.y + r.height as i32;
+                let inside =
+                    x >= r.x && x < r.x + r.width as i32 && y >= r.y && y < r.y + r.height as i32;
                 if !inside {
                     assert_eq!(at(x as usize, y as usize), PAPER_ARGB, "{x},{y}");
                 }

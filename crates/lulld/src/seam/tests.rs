@@ -467,7 +467,11 @@ mod boost {
         assert_eq!(nice_of(draw.tid), 0);
         // Still frozen by table 1, still held by the freezer.
         let f = s.actuator.freezer().unwrap();
-        let h = f.handles(pid()).into_iter().find(|h| h.tid == draw.tid).unwrap();
+        let h = f
+            .handles(pid())
+            .into_iter()
+            .find(|h| h.tid == draw.tid)
+            .unwrap();
         assert!(f.is_frozen(&h).unwrap());
         // Raised again, then the app leaves mid-handler: everything is given back.
         s.input_pushed(4, APP);
