@@ -34,6 +34,26 @@ pub enum LiveCommand {
     /// Seed 003's painting experiment live: the painting app replaying the stylus recording
     /// among N CPU hogs, under the stock kernel or the daemon's interactive boost.
     Boost(BoostArgs),
+    /// Seed 003's Table IV live: hackbench over pipes and sockets with the boost machinery
+    /// (daemon with the nice boost, painting app receiving the stylus replay) and without.
+    BoostOverhead(BoostOverheadArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BoostOverheadArgs {
+    /// Repetitions of every size and transport, each with and without (1..=100, default 5).
+    #[arg(long)]
+    reps: Option<u32>,
+    /// The hackbench program (Debian rt-tests).
+    #[arg(long, default_value = "hackbench")]
+    hackbench: PathBuf,
+    /// The lull-app program (default: beside this executable).
+    #[arg(long)]
+    app_binary: Option<PathBuf>,
+    /// Print JSON: {"reps","rows":[{"transport","pairs","groups","without_s","with_s",
+    /// "without_mean_s","with_mean_s","overhead_pct","seed_overhead_pct"}],"overhead_pct",…}.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -264,6 +284,7 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
         LiveCommand::Experiment(a) => return experiment(&a),
         LiveCommand::Ucsg(a) => return ucsg(&a),
         LiveCommand::Boost(a) => return boost(&a),
+        LiveCommand::BoostOverhead(a) => return boost_overhead(&a),
         LiveCommand::Latency(a) => (|| {
             let model = live::parse_model(&a.model)?;
             let workload = live::parse_workload(&a.workload)?;
@@ -551,6 +572,70 @@ fn boost(a: &BoostArgs) -> ExitCode {
     if reports.iter().any(|r| r.daemon_nice.is_none()) {
         println!("note: not root: the daemon and the driver ran at nice 0");
     }
+    ExitCode::SUCCESS
+}
+
+fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
+    use lull_lab::boost_overhead::{self, OverheadSpec};
+    let fail = |e: &dyn std::fmt::Display, usage: bool| {
+        eprintln!("lull live boost-overhead: {e}");
+        if usage {
+            ExitCode::from(2)
+        } else {
+            ExitCode::FAILURE
+        }
+    };
+    let trace = match base_trace(None) {
+        Ok(t) => t,
+        Err(e) => return fail(&e, false),
+    };
+    let app_binary = match &a.app_binary {
+        Some(p) => p.clone(),
+        None => match experiment::default_app_binary() {
+            Ok(p) => p,
+            Err(e) => return fail(&e, false),
+        },
+    };
+    let mut spec = match OverheadSpec::new(a.reps, trace, app_binary) {
+        Ok(s) => s,
+        Err(e) => return fail(&e, e.is_usage()),
+    };
+    spec.hackbench.clone_from(&a.hackbench);
+    let r = match boost_overhead::run(&spec) {
+        Ok(r) => r,
+        Err(e) => return fail(&e, e.is_usage()),
+    };
+    if a.json {
+        println!("{}", crate::to_json(&r));
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "hackbench with and without the boost machinery, {} repetitions, measured on this machine",
+        r.reps
+    );
+    println!(
+        "{:<7} {:>6} {:>7} {:>12} {:>12} {:>10} {:>10}",
+        "over", "pairs", "groups", "without s", "with s", "overhead", "seed"
+    );
+    for row in &r.rows {
+        println!(
+            "{:<7} {:>6} {:>7} {:>12.3} {:>12.3} {:>9.2}% {:>9.2}%",
+            match row.transport {
+                boost_overhead::Transport::Pipe => "pipe",
+                boost_overhead::Transport::Socket => "socket",
+            },
+            row.pairs,
+            row.groups,
+            row.without_mean_s,
+            row.with_mean_s,
+            row.overhead_pct,
+            row.seed_overhead_pct
+        );
+    }
+    println!(
+        "all rows: {:+.2}% ({} stylus events boosted meanwhile)",
+        r.overhead_pct, r.boosted_pushes
+    );
     ExitCode::SUCCESS
 }
 

@@ -41,6 +41,7 @@ use lulld::kds::KdsConfig;
 use lulld::seam::SeamReport;
 use serde::Serialize;
 
+use crate::apps::AppReport;
 use crate::live::LatencyUs;
 use crate::stack;
 use crate::ucsg_live::AppProc;
@@ -105,6 +106,10 @@ pub enum BoostLiveError {
     BadEvents(usize),
     #[error("--c-ms applies to the nice policy only")]
     CWithoutNice,
+    #[error("--reps {0} is outside 1..=100")]
+    BadReps(u32),
+    #[error("hackbench: {0}")]
+    Hackbench(String),
     #[error("the trace has no events")]
     EmptyTrace,
     #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-lab`)")]
@@ -129,6 +134,7 @@ impl BoostLiveError {
                 | BoostLiveError::BadC(_)
                 | BoostLiveError::BadEvents(_)
                 | BoostLiveError::CWithoutNice
+                | BoostLiveError::BadReps(_)
         )
     }
 }
@@ -266,7 +272,7 @@ fn socket_paths() -> (PathBuf, PathBuf) {
     )
 }
 
-fn loadavg_1min() -> Option<f64> {
+pub(crate) fn loadavg_1min() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg")
         .ok()?
         .split_whitespace()
@@ -348,127 +354,192 @@ pub fn run(spec: &BoostLiveSpec) -> Result<Vec<BoostLiveReport>, BoostLiveError>
     spec.policies.iter().map(|&p| run_one(spec, p)).collect()
 }
 
-#[allow(clippy::too_many_lines)] // one sequence of steps, in the order the module docs give
-fn run_one(spec: &BoostLiveSpec, policy: BoostPolicy) -> Result<BoostLiveReport, BoostLiveError> {
-    let loadavg_before = loadavg_1min();
-    let boost = policy.mode().map(|mode| BoostSeamConfig {
-        c_ns: spec.c_ns,
-        ..BoostSeamConfig::new(mode)
-    });
+/// The running machinery of one policy: the daemon, the hogs, the painting app and the stylus
+/// driver (also `lull live boost-overhead`'s, with no hogs).
+pub(crate) struct Stack {
+    daemon: Option<JoinHandle<Option<DaemonReport>>>,
+    stopper: lulld::daemon::Stopper,
+    hog_stop: Arc<AtomicBool>,
+    hogs: Vec<Hog>,
+    app: Option<AppProc>,
+    driver: Option<JoinHandle<std::io::Result<()>>>,
+    driver_stop: Arc<EventFd>,
+    /// When the first event is due.
+    pub(crate) t0_ns: u64,
+    boost: Option<BoostSeamConfig>,
+    boost_status: Option<BoostStatus>,
+    daemon_nice: Option<i32>,
+    driver_nice: Option<i32>,
+}
 
-    // The daemon.
-    let (esm_path, kds_path) = socket_paths();
-    let (device_r, device_w) = sys::pipe(false)?;
-    let (up_tx, up_rx) = mpsc::channel();
-    let daemon: JoinHandle<Option<DaemonReport>> = {
-        let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
-        thread::Builder::new()
-            .name("lull-daemon".into())
-            .spawn(move || {
-                let nice = sys::set_thread_nice(sys::gettid(), DAEMON_NICE)
-                    .ok()
-                    .map(|()| DAEMON_NICE);
-                let built = (|| {
-                    let mut d = Daemon::bind(&DaemonConfig {
-                        socket_path: esm_path,
-                        ..DaemonConfig::default()
-                    })
-                    .map_err(|e| e.to_string())?;
-                    d.enable_kds(&KdsConfig {
-                        socket_path: kds_path,
-                        ..KdsConfig::default()
-                    })
-                    .map_err(|e| e.to_string())?;
-                    let status = match &boost {
-                        Some(c) => Some(d.enable_boost(c).map_err(|e| e.to_string())?),
-                        None => None,
-                    };
-                    d.add_evdev(device_r).map_err(|e| e.to_string())?;
-                    Ok::<_, String>((d, status))
-                })();
-                match built {
-                    Ok((d, status)) => {
-                        let _ = up_tx.send(Ok((d.stopper(), status, nice)));
-                        d.run().ok()
-                    }
-                    Err(e) => {
-                        let _ = up_tx.send(Err(e));
-                        None
-                    }
-                }
-            })?
-    };
-    let (stopper, boost_status, daemon_nice) = up_rx
-        .recv()
-        .map_err(|e| BoostLiveError::Daemon(e.to_string()))?
-        .map_err(BoostLiveError::Daemon)?;
-    struct StopDaemon(lulld::daemon::Stopper);
-    impl Drop for StopDaemon {
-        fn drop(&mut self) {
-            self.0.stop();
-        }
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = self.driver_stop.signal();
+        self.hog_stop.store(true, Ordering::Relaxed);
+        self.stopper.stop();
     }
-    let stop_daemon = StopDaemon(stopper);
+}
 
-    // The hogs, then the app.
-    let hog_stop = Arc::new(AtomicBool::new(false));
-    struct StopHogs(Arc<AtomicBool>);
-    impl Drop for StopHogs {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::Relaxed);
-        }
-    }
-    let stop_hogs = StopHogs(Arc::clone(&hog_stop));
-    let hogs = start_hogs(spec.hogs, &hog_stop)?;
-    let mut c = Command::new(&spec.app_binary);
-    c.arg("painting")
-        .arg("--model")
-        .arg("esm-kds-guis")
-        .arg("--kds-socket")
-        .arg(&kds_path);
-    let app = AppProc::spawn("painting", c)?;
+/// What a stopped [`Stack`] left.
+pub(crate) struct Stopped {
+    pub(crate) app: AppReport,
+    pub(crate) daemon: Option<DaemonReport>,
+}
 
-    // The stylus.
-    let t0 = sys::monotonic_ns() + LEAD_NS;
-    let (replay_tx, _replay_rx) = mpsc::channel();
-    let driver_stop = Arc::new(EventFd::new()?);
-    let (nice_tx, nice_rx) = mpsc::channel();
-    let driver = {
-        let s = Arc::clone(&driver_stop);
-        let trace = spec.trace.clone();
-        thread::Builder::new()
-            .name("lull-driver".into())
-            .spawn(move || {
+impl Stack {
+    /// Starts the daemon (with the boost of `policy`), `hogs` hogs, the painting app, and the
+    /// driver replaying `trace` from [`LEAD_NS`] on.
+    pub(crate) fn start(
+        policy: BoostPolicy,
+        c_ns: u64,
+        hogs: u32,
+        trace: &Trace,
+        app_binary: &std::path::Path,
+    ) -> Result<Stack, BoostLiveError> {
+        let boost = policy.mode().map(|mode| BoostSeamConfig {
+            c_ns,
+            ..BoostSeamConfig::new(mode)
+        });
+        let (esm_path, kds_path) = socket_paths();
+        let (device_r, device_w) = sys::pipe(false)?;
+        let (up_tx, up_rx) = mpsc::channel();
+        let daemon: JoinHandle<Option<DaemonReport>> = {
+            let kds_path = kds_path.clone();
+            thread::Builder::new()
+                .name("lull-daemon".into())
+                .spawn(move || {
+                    let nice = sys::set_thread_nice(sys::gettid(), DAEMON_NICE)
+                        .ok()
+                        .map(|()| DAEMON_NICE);
+                    let built = (|| {
+                        let mut d = Daemon::bind(&DaemonConfig {
+                            socket_path: esm_path,
+                            ..DaemonConfig::default()
+                        })
+                        .map_err(|e| e.to_string())?;
+                        d.enable_kds(&KdsConfig {
+                            socket_path: kds_path,
+                            ..KdsConfig::default()
+                        })
+                        .map_err(|e| e.to_string())?;
+                        let status = match &boost {
+                            Some(c) => Some(d.enable_boost(c).map_err(|e| e.to_string())?),
+                            None => None,
+                        };
+                        d.add_evdev(device_r).map_err(|e| e.to_string())?;
+                        Ok::<_, String>((d, status))
+                    })();
+                    match built {
+                        Ok((d, status)) => {
+                            let _ = up_tx.send(Ok((d.stopper(), status, nice)));
+                            d.run().ok()
+                        }
+                        Err(e) => {
+                            let _ = up_tx.send(Err(e));
+                            None
+                        }
+                    }
+                })?
+        };
+        let (stopper, boost_status, daemon_nice) = up_rx
+            .recv()
+            .map_err(|e| BoostLiveError::Daemon(e.to_string()))?
+            .map_err(BoostLiveError::Daemon)?;
+        let hog_stop = Arc::new(AtomicBool::new(false));
+        let mut stack = Stack {
+            daemon: Some(daemon),
+            stopper,
+            hog_stop: Arc::clone(&hog_stop),
+            hogs: Vec::new(),
+            app: None,
+            driver: None,
+            driver_stop: Arc::new(EventFd::new()?),
+            t0_ns: 0,
+            boost,
+            boost_status,
+            daemon_nice,
+            driver_nice: None,
+        };
+        // The hogs, then the app.
+        stack.hogs = start_hogs(hogs, &hog_stop)?;
+        let mut c = Command::new(app_binary);
+        c.arg("painting")
+            .arg("--model")
+            .arg("esm-kds-guis")
+            .arg("--kds-socket")
+            .arg(&kds_path);
+        stack.app = Some(AppProc::spawn("painting", c)?);
+        // The stylus.
+        let t0 = sys::monotonic_ns() + LEAD_NS;
+        let (replay_tx, _replay_rx) = mpsc::channel();
+        let (nice_tx, nice_rx) = mpsc::channel();
+        let s = Arc::clone(&stack.driver_stop);
+        let trace = trace.clone();
+        stack.driver = Some(thread::Builder::new().name("lull-driver".into()).spawn(
+            move || {
                 let nice = sys::set_thread_nice(sys::gettid(), DRIVER_NICE)
                     .ok()
                     .map(|()| DRIVER_NICE);
                 let _ = nice_tx.send(nice);
                 stack::run_driver(Some(&trace), t0, device_w, &s, replay_tx)
-            })?
-    };
-    let driver_nice = nice_rx.recv().ok().flatten();
-    let sleep_until = |at: u64| {
-        let now = sys::monotonic_ns();
-        if at > now {
-            thread::sleep(Duration::from_nanos(at - now));
+            },
+        )?);
+        stack.driver_nice = nice_rx.recv().ok().flatten();
+        stack.t0_ns = t0;
+        Ok(stack)
+    }
+
+    /// The hogs' iterations and CPU time so far.
+    fn hog_totals(&self) -> (u64, u64) {
+        hog_totals(&self.hogs)
+    }
+
+    /// Stops the driver, the app (its report), the hogs and the daemon (its report).
+    pub(crate) fn stop(mut self) -> Result<Stopped, BoostLiveError> {
+        let _ = self.driver_stop.signal();
+        if let Some(d) = self.driver.take() {
+            let _ = d.join();
         }
-    };
+        let app = match self.app.take() {
+            Some(a) => a.stop()?,
+            None => return Err(BoostLiveError::App("not started".into())),
+        };
+        self.hog_stop.store(true, Ordering::Relaxed);
+        for h in std::mem::take(&mut self.hogs) {
+            let _ = h.handle.join();
+        }
+        self.stopper.stop();
+        Ok(Stopped {
+            app,
+            daemon: self.daemon.take().and_then(|d| d.join().ok().flatten()),
+        })
+    }
+}
+
+pub(crate) fn sleep_until(at_ns: u64) {
+    let now = sys::monotonic_ns();
+    if at_ns > now {
+        thread::sleep(Duration::from_nanos(at_ns - now));
+    }
+}
+
+fn run_one(spec: &BoostLiveSpec, policy: BoostPolicy) -> Result<BoostLiveReport, BoostLiveError> {
+    let loadavg_before = loadavg_1min();
+    let stack = Stack::start(policy, spec.c_ns, spec.hogs, &spec.trace, &spec.app_binary)?;
+    let t0 = stack.t0_ns;
     sleep_until(t0);
-    let (loops0, cpu0) = hog_totals(&hogs);
+    let (loops0, cpu0) = stack.hog_totals();
     let span_ns = spec.trace.span_ns();
     sleep_until(t0 + span_ns);
-    let (loops1, cpu1) = hog_totals(&hogs);
+    let (loops1, cpu1) = stack.hog_totals();
     let window_ns = (sys::monotonic_ns() - t0).max(1);
     sleep_until(t0 + span_ns + TAIL_NS);
-    let _ = driver_stop.signal();
-    let _ = driver.join();
-    let report = app.stop()?;
-    drop(stop_hogs);
-    for h in hogs {
-        let _ = h.handle.join();
-    }
-    drop(stop_daemon);
-    let daemon_report = daemon.join().ok().flatten();
+    let (boost, boost_status) = (stack.boost, stack.boost_status.clone());
+    let (daemon_nice, driver_nice) = (stack.daemon_nice, stack.driver_nice);
+    let Stopped {
+        app: report,
+        daemon: daemon_report,
+    } = stack.stop()?;
 
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
     let handler = report

@@ -251,7 +251,8 @@ impl SeamHost {
         self.process_facts = Some(ProcessFacts::default());
     }
 
-    /// Arms the timer at the policies' earliest deadline, or disarms it when none asks.
+    /// Arms the timer at the policies' earliest deadline (or leaves it at an earlier one), or
+    /// disarms it when none asks.
     fn rearm(&mut self) {
         let want = self
             .policies
@@ -261,7 +262,10 @@ impl SeamHost {
         let Some((timer, armed)) = self.timer.as_mut() else {
             return;
         };
-        if *armed == want {
+        // Already armed for this instant, or for an earlier one: a deadline that moved later (the
+        // boost's budget at each push) is set when the earlier one fires, which costs that
+        // wake-up instead of a system call per push.
+        if *armed == want || matches!((*armed, want), (Some(a), Some(w)) if a < w) {
             return;
         }
         let done = match want {
@@ -493,7 +497,7 @@ impl SeamHost {
     }
 
     /// Room for `app`'s slot, so its pushes allocate nothing.
-    fn connected(&mut self, app: AppId) {
+    pub(crate) fn connected(&mut self, app: AppId) {
         let i = app.index as usize;
         if self.pushed.len() <= i {
             self.pushed.resize(i + 1, None);
@@ -502,7 +506,7 @@ impl SeamHost {
     }
 
     /// An ESM push to `app` is about to be written.
-    fn input_pushed(&mut self, now_ns: u64, app: AppId) {
+    pub(crate) fn input_pushed(&mut self, now_ns: u64, app: AppId) {
         if let Some(s) = self.pushed.get_mut(app.index as usize) {
             *s = Some(app.generation);
         }
@@ -513,7 +517,7 @@ impl SeamHost {
     }
 
     /// `app` sent `Wait`: if a push to it was unfinished, its handler has finished.
-    fn waited(&mut self, now_ns: u64, app: AppId) {
+    pub(crate) fn waited(&mut self, now_ns: u64, app: AppId) {
         let Some(s) = self.pushed.get_mut(app.index as usize) else {
             return;
         };
