@@ -34,8 +34,8 @@ pub enum LiveCommand {
     /// Seed 003's painting experiment live: the painting app replaying the stylus recording
     /// among N CPU hogs, under the stock kernel or the daemon's interactive boost.
     Boost(BoostArgs),
-    /// Seed 003's Table IV live: hackbench over pipes and sockets with the boost machinery
-    /// (daemon with the nice boost, painting app receiving the stylus replay) and without.
+    /// Seed 003's Table IV live: hackbench over pipes and sockets beside the live stack (daemon,
+    /// painting app receiving the stylus replay) with the nice boost, without it, and alone.
     BoostOverhead(BoostOverheadArgs),
 }
 
@@ -50,8 +50,8 @@ pub struct BoostOverheadArgs {
     /// The lull-app program (default: beside this executable).
     #[arg(long)]
     app_binary: Option<PathBuf>,
-    /// Print JSON: {"reps","rows":[{"transport","pairs","groups","without_s","with_s",
-    /// "without_mean_s","with_mean_s","overhead_pct","seed_overhead_pct"}],"overhead_pct",…}.
+    /// Print JSON: {"reps","rows":[{"transport","pairs","groups","without_s","stock_s","with_s",
+    /// "…_mean_s","overhead_pct","stack_pct","seed_overhead_pct"}],"overhead_pct","stack_pct",…}.
     #[arg(long)]
     json: bool,
 }
@@ -610,16 +610,16 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     println!(
-        "hackbench with and without the boost machinery, {} repetitions, measured on this machine",
+        "hackbench beside the live stack with the boost, without it, and alone, {} repetitions, measured on this machine",
         r.reps
     );
     println!(
-        "{:<7} {:>6} {:>7} {:>12} {:>12} {:>10} {:>10}",
-        "over", "pairs", "groups", "without s", "with s", "overhead", "seed"
+        "{:<7} {:>6} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>7}",
+        "over", "pairs", "groups", "no stack s", "stock s", "boost s", "boost", "stack", "seed"
     );
     for row in &r.rows {
         println!(
-            "{:<7} {:>6} {:>7} {:>12.3} {:>12.3} {:>9.2}% {:>9.2}%",
+            "{:<7} {:>6} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>8.2}% {:>8.2}% {:>6.2}%",
             match row.transport {
                 boost_overhead::Transport::Pipe => "pipe",
                 boost_overhead::Transport::Socket => "socket",
@@ -627,14 +627,17 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
             row.pairs,
             row.groups,
             row.without_mean_s,
+            row.stock_mean_s,
             row.with_mean_s,
             row.overhead_pct,
+            row.stack_pct,
             row.seed_overhead_pct
         );
     }
     println!(
-        "all rows: {:+.2}% ({} stylus events boosted meanwhile)",
-        r.overhead_pct, r.boosted_pushes
+        "all rows: boost {:+.2}% against the stack without it, stack {:+.2}% against none \
+         ({} threads raised meanwhile)",
+        r.overhead_pct, r.stack_pct, r.boosted_pushes
     );
     ExitCode::SUCCESS
 }

@@ -2,18 +2,21 @@
 //! pipes and sockets, run with the boost machinery working beside it and without it, alternating
 //! in one run.
 //!
-//! **With the machinery**: the stack of `lull live boost` ([`crate::boost_live`]) with the nice
+//! Three arms. **Boost**: the stack of `lull live boost` ([`crate::boost_live`]) with the nice
 //! boost and no hogs — the daemon, the painting app, the stylus driver replaying the recording —
-//! so every stylus event is pushed, boosted and given back while hackbench runs. **Without**: no
-//! daemon, no app, no driver.
+//! so every stylus event is pushed, boosted and given back while hackbench runs. **Stock**: the
+//! same stack with the boost off. **Without**: no daemon, no app, no driver. The painting app's
+//! own strokes take CPU time from hackbench in both stack arms, so the boost's cost is boost
+//! against stock (`overhead_pct`, what seed 003's Table IV compares: the same workload with and
+//! without its mechanism), and the whole stack's is boost against without (`stack_pct`).
 //!
 //! **Pairs.** The seed runs hackbench with 100, 200 and 400 pairs. A hackbench group is 20
 //! senders and 20 receivers (`-f 20`, its default), so a pair is a sender and a receiver and
 //! `pairs / 20` groups run: 5, 10 and 20 groups (200, 400 and 800 processes). The seed's Tegra
 //! 250 has two cores, as this machine does, so the sizes are the seed's.
 //!
-//! Each repetition runs every size and transport without the machinery and with it, the order
-//! swapped every other repetition so that a drift of the machine's load falls on both alike. The
+//! Each repetition runs every size and transport in each arm, the order of the arms rotated from
+//! one repetition to the next so that a drift of the machine's load falls on all alike. An
 //! overhead is the change of the mean time.
 
 use std::path::{Path, PathBuf};
@@ -96,13 +99,18 @@ pub struct OverheadRow {
     pub transport: Transport,
     pub pairs: u32,
     pub groups: u32,
-    /// hackbench's reported times, s, per repetition.
+    /// hackbench's reported times, s, per repetition: no stack, the stack without the boost, the
+    /// stack with it.
     pub without_s: Vec<f64>,
+    pub stock_s: Vec<f64>,
     pub with_s: Vec<f64>,
     pub without_mean_s: f64,
+    pub stock_mean_s: f64,
     pub with_mean_s: f64,
-    /// (with − without) / without, percent.
+    /// The boost's cost: (with − stock) / stock, percent.
     pub overhead_pct: f64,
+    /// The whole stack's: (with − without) / without, percent.
+    pub stack_pct: f64,
     /// Seed 003 Table IV, for the transport.
     pub seed_overhead_pct: f64,
 }
@@ -112,9 +120,10 @@ pub struct OverheadRow {
 pub struct OverheadReport {
     pub reps: u32,
     pub rows: Vec<OverheadRow>,
-    /// Over every row: the mean time with the machinery over without, percent change.
+    /// Over every row (summed mean times): the boost's cost and the whole stack's, percent.
     pub overhead_pct: f64,
-    /// What the machinery did meanwhile: stylus events boosted, summed over repetitions.
+    pub stack_pct: f64,
+    /// What the boost did meanwhile: threads raised, summed over repetitions.
     pub boosted_pushes: u64,
     pub loadavg_before: Option<f64>,
 }
@@ -175,65 +184,69 @@ pub fn run(spec: &OverheadSpec) -> Result<OverheadReport, BoostLiveError> {
         .into_iter()
         .flat_map(|t| spec.pairs.iter().map(move |&p| (t, p)))
         .collect();
-    let mut without = vec![Vec::new(); cells.len()];
-    let mut with = vec![Vec::new(); cells.len()];
+    // Per arm (without, stock, boost) and cell, the times.
+    let mut times = vec![vec![Vec::new(); cells.len()]; 3];
     let mut boosted_pushes = 0;
     let groups = |pairs: u32| (pairs / PAIRS_PER_GROUP).max(1);
     for rep in 0..spec.reps {
-        for machinery in [rep % 2 == 1, rep % 2 == 0] {
-            if !machinery {
+        for k in 0..3 {
+            let arm = (rep as usize + k) % 3;
+            let policy = [None, Some(BoostPolicy::Stock), Some(BoostPolicy::Nice)][arm];
+            let Some(policy) = policy else {
                 for (i, &(t, p)) in cells.iter().enumerate() {
-                    without[i].push(hackbench(&spec.hackbench, t, groups(p))?);
+                    times[arm][i].push(hackbench(&spec.hackbench, t, groups(p))?);
                 }
                 continue;
-            }
-            let stack = Stack::start(
-                BoostPolicy::Nice,
-                DEFAULT_C_NS,
-                0,
-                &spec.trace,
-                &spec.app_binary,
-            )?;
+            };
+            let stack = Stack::start(policy, DEFAULT_C_NS, 0, &spec.trace, &spec.app_binary)?;
             sleep_until(stack.t0_ns);
-            let mut times = Vec::new();
+            let mut got = Vec::new();
             for &(t, p) in &cells {
-                times.push(hackbench(&spec.hackbench, t, groups(p)));
+                got.push(hackbench(&spec.hackbench, t, groups(p)));
             }
             let stopped = stack.stop()?;
             boosted_pushes += stopped
                 .daemon
                 .and_then(|d| d.seam)
-                .and_then(|s| s.policy_counters.get("boost").map(|c| c["pushes"]))
+                .and_then(|s| s.policy_counters.get("boost").map(|c| c["boosted"]))
                 .unwrap_or(0);
-            for (i, t) in times.into_iter().enumerate() {
-                with[i].push(t?);
+            for (i, t) in got.into_iter().enumerate() {
+                times[arm][i].push(t?);
             }
         }
     }
+    let pct = |a: f64, b: f64| (b - a) / a * 100.0;
     let rows: Vec<OverheadRow> = cells
         .iter()
         .enumerate()
         .map(|(i, &(transport, pairs))| {
-            let (w0, w1) = (mean(&without[i]), mean(&with[i]));
+            let m = [0, 1, 2].map(|arm| mean(&times[arm][i]));
             OverheadRow {
                 transport,
                 pairs,
                 groups: groups(pairs),
-                without_s: without[i].clone(),
-                with_s: with[i].clone(),
-                without_mean_s: w0,
-                with_mean_s: w1,
-                overhead_pct: (w1 - w0) / w0 * 100.0,
+                without_s: times[0][i].clone(),
+                stock_s: times[1][i].clone(),
+                with_s: times[2][i].clone(),
+                without_mean_s: m[0],
+                stock_mean_s: m[1],
+                with_mean_s: m[2],
+                overhead_pct: pct(m[1], m[2]),
+                stack_pct: pct(m[0], m[2]),
                 seed_overhead_pct: transport.seed_pct(),
             }
         })
         .collect();
-    let (a, b) = rows.iter().fold((0.0, 0.0), |(a, b), r| {
-        (a + r.without_mean_s, b + r.with_mean_s)
-    });
+    let sum = |f: fn(&OverheadRow) -> f64| rows.iter().map(f).sum::<f64>();
+    let (a, b, c) = (
+        sum(|r| r.without_mean_s),
+        sum(|r| r.stock_mean_s),
+        sum(|r| r.with_mean_s),
+    );
     Ok(OverheadReport {
         reps: spec.reps,
-        overhead_pct: (b - a) / a * 100.0,
+        overhead_pct: pct(b, c),
+        stack_pct: pct(a, c),
         rows,
         boosted_pushes,
         loadavg_before,

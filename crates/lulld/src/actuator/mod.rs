@@ -656,7 +656,8 @@ impl Actuator {
     }
 
     /// Gives back each process of this batch's that the freezer now holds no thread of, and
-    /// forgets every process nothing is held of any more (closing its pidfd).
+    /// forgets every process nothing is held of any more and no declared thread belongs to
+    /// (closing its pidfd).
     fn end_batch(&mut self) {
         while let Some(pid) = self.emptied.pop() {
             let Some(f) = self.freezer.as_mut() else {
@@ -672,8 +673,17 @@ impl Actuator {
             }
         }
         let freezer = self.freezer.as_ref();
-        self.held
-            .retain(|&pid, h| !h.threads.is_empty() || freezer.is_some_and(|f| f.holds(pid)));
+        let labels = &self.labels;
+        // A process one of whose threads is declared keeps its record (and pidfd) even with
+        // nothing to undo: the next action on it, a boost at the next input event, then costs
+        // one `poll` instead of a new pidfd and a read of `/proc/PID/stat`.
+        self.held.retain(|&pid, h| {
+            !h.threads.is_empty()
+                || freezer.is_some_and(|f| f.holds(pid))
+                || labels
+                    .keys()
+                    .any(|t| t.pid == pid && t.process_start_ticks == h.start_ticks)
+        });
     }
 }
 

@@ -15,7 +15,9 @@
 //!
 //! Every fact is told in the daemon's loop as a consequence of a message. The only timer is the
 //! seam's deadline timer, armed at the earliest [`SeamPolicy::next_deadline_ns`] of the policies
-//! and disarmed while none asks; when it fires, the policies whose deadline has come run
+//! and disarmed while none asks (a deadline that moves later, as the boost's budget does at each
+//! push, leaves the timer at the earlier instant: it fires, finds nothing due and is set again,
+//! one wake-up instead of a system call per push); when it fires, the policies whose deadline has come run
 //! [`SeamPolicy::on_deadline`], their questions about threads answered from
 //! `/proc/PID/task/TID/schedstat` and `stat` ([`lull_os::procfs::thread_cpu_use`]).
 
