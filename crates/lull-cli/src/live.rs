@@ -31,6 +31,58 @@ pub enum LiveCommand {
     /// Seed 001's experiment live: the file manager or the video player in front, ZIP and/or
     /// FTP behind, under the stock kernel or UCSG on the daemon's seam.
     Ucsg(UcsgArgs),
+    /// Seed 003's painting experiment live: the painting app replaying the stylus recording
+    /// among N CPU hogs, under the stock kernel or the daemon's interactive boost.
+    Boost(BoostArgs),
+    /// Seed 003's Table IV live: hackbench over pipes and sockets beside the live stack (daemon,
+    /// painting app receiving the stylus replay) with the nice boost, without it, and alone.
+    BoostOverhead(BoostOverheadArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BoostOverheadArgs {
+    /// Repetitions of every size and transport, each with and without (1..=100, default 5).
+    #[arg(long)]
+    reps: Option<u32>,
+    /// The hackbench program (Debian rt-tests).
+    #[arg(long, default_value = "hackbench")]
+    hackbench: PathBuf,
+    /// The lull-app program (default: beside this executable).
+    #[arg(long)]
+    app_binary: Option<PathBuf>,
+    /// Print JSON: {"reps","rows":[{"transport","pairs","groups","without_s","stock_s","with_s",
+    /// "…_mean_s","overhead_pct","stack_pct","seed_overhead_pct"}],"overhead_pct","stack_pct",…}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BoostArgs {
+    /// The app: painting.
+    #[arg(long, default_value = "painting")]
+    app: String,
+    /// CPU hogs (nice 0 busy loops on every CPU), 0..=64.
+    #[arg(long)]
+    hogs: u32,
+    /// stock, nice or slice; a comma-separated list runs each in turn in this one run.
+    #[arg(long)]
+    policy: String,
+    /// C, ms, for the nice policy (default 10, seed 003 §VI-B-1).
+    #[arg(long)]
+    c_ms: Option<u64>,
+    /// Replay only the recording's first N events.
+    #[arg(long)]
+    events: Option<usize>,
+    /// The stylus recording (default as for `live latency`).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// The lull-app program (default: beside this executable).
+    #[arg(long)]
+    app_binary: Option<PathBuf>,
+    /// Print JSON: {"policy","hogs","events","response_us":{"mean","p50","p99","max"},
+    /// "hog_throughput", extra keys}; a list of policies prints an array of them.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -231,6 +283,8 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
         LiveCommand::Channel(a) => return channel(&a),
         LiveCommand::Experiment(a) => return experiment(&a),
         LiveCommand::Ucsg(a) => return ucsg(&a),
+        LiveCommand::Boost(a) => return boost(&a),
+        LiveCommand::BoostOverhead(a) => return boost_overhead(&a),
         LiveCommand::Latency(a) => (|| {
             let model = live::parse_model(&a.model)?;
             let workload = live::parse_workload(&a.workload)?;
@@ -436,6 +490,156 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn boost(a: &BoostArgs) -> ExitCode {
+    use lull_lab::boost_live::{self, BoostLiveSpec};
+    let fail = |e: &dyn std::fmt::Display, usage: bool| {
+        eprintln!("lull live boost: {e}");
+        if usage {
+            ExitCode::from(2)
+        } else {
+            ExitCode::FAILURE
+        }
+    };
+    let trace = match base_trace(a.trace.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return fail(&e, false),
+    };
+    let app_binary = match &a.app_binary {
+        Some(p) => p.clone(),
+        None => match experiment::default_app_binary() {
+            Ok(p) => p,
+            Err(e) => return fail(&e, false),
+        },
+    };
+    let spec = boost_live::parse_app(&a.app)
+        .and_then(|()| boost_live::parse_policies(&a.policy))
+        .and_then(|p| BoostLiveSpec::new(a.hogs, p, a.c_ms, a.events, trace, app_binary));
+    let spec = match spec {
+        Ok(s) => s,
+        Err(e) => return fail(&e, e.is_usage()),
+    };
+    let reports = match boost_live::run(&spec) {
+        Ok(r) => r,
+        Err(e) => return fail(&e, e.is_usage()),
+    };
+    if a.json {
+        match reports.as_slice() {
+            [one] => println!("{}", crate::to_json(one)),
+            many => println!("{}", crate::to_json(&many)),
+        }
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "painting app among {} CPU hogs, {} events, measured on this machine (response = injection -> frame drawn)",
+        spec.hogs,
+        spec.trace.events.len()
+    );
+    println!(
+        "{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
+        "policy",
+        "C ms",
+        "mean µs",
+        "p50 µs",
+        "p99 µs",
+        "max µs",
+        "drawn",
+        "hog Mop/s",
+        "hog cpu",
+        "stroke µs"
+    );
+    for r in &reports {
+        println!(
+            "{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10.1} {:>8.0}% {:>10}",
+            r.policy.name(),
+            r.c_ms.map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
+            fmt_opt(r.response_us.mean),
+            fmt_opt(r.response_us.p50),
+            fmt_opt(r.response_us.p99),
+            fmt_opt(r.response_us.max),
+            r.responses,
+            r.hog_throughput,
+            r.hog_cpu_share * 100.0,
+            fmt_opt(r.handler_cpu_us_mean),
+        );
+    }
+    for r in &reports {
+        if let Some(s) = &r.boost {
+            println!("{}: {s}", r.policy.name());
+        }
+    }
+    if reports.iter().any(|r| r.daemon_nice.is_none()) {
+        println!("note: not root: the daemon and the driver ran at nice 0");
+    }
+    ExitCode::SUCCESS
+}
+
+fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
+    use lull_lab::boost_overhead::{self, OverheadSpec};
+    let fail = |e: &dyn std::fmt::Display, usage: bool| {
+        eprintln!("lull live boost-overhead: {e}");
+        if usage {
+            ExitCode::from(2)
+        } else {
+            ExitCode::FAILURE
+        }
+    };
+    let trace = match base_trace(None) {
+        Ok(t) => t,
+        Err(e) => return fail(&e, false),
+    };
+    let app_binary = match &a.app_binary {
+        Some(p) => p.clone(),
+        None => match experiment::default_app_binary() {
+            Ok(p) => p,
+            Err(e) => return fail(&e, false),
+        },
+    };
+    let mut spec = match OverheadSpec::new(a.reps, trace, app_binary) {
+        Ok(s) => s,
+        Err(e) => return fail(&e, e.is_usage()),
+    };
+    spec.hackbench.clone_from(&a.hackbench);
+    let r = match boost_overhead::run(&spec) {
+        Ok(r) => r,
+        Err(e) => return fail(&e, e.is_usage()),
+    };
+    if a.json {
+        println!("{}", crate::to_json(&r));
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "hackbench beside the live stack with the boost, without it, and alone, {} repetitions, measured on this machine",
+        r.reps
+    );
+    println!(
+        "{:<7} {:>6} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>7}",
+        "over", "pairs", "groups", "no stack s", "stock s", "boost s", "boost", "stack", "seed"
+    );
+    for row in &r.rows {
+        println!(
+            "{:<7} {:>6} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>8.2}% {:>8.2}% {:>6.2}%",
+            match row.transport {
+                boost_overhead::Transport::Pipe => "pipe",
+                boost_overhead::Transport::Socket => "socket",
+            },
+            row.pairs,
+            row.groups,
+            row.without_mean_s,
+            row.stock_mean_s,
+            row.with_mean_s,
+            row.overhead_pct,
+            row.stack_pct,
+            row.seed_overhead_pct
+        );
+    }
+    println!(
+        "all rows: boost {:+.2}% against the stack without it, stack {:+.2}% against none \
+         ({} threads raised meanwhile)",
+        r.overhead_pct, r.stack_pct, r.boosted_pushes
+    );
+    ExitCode::SUCCESS
 }
 
 fn stats(l: &LatencyStats) -> String {

@@ -7,6 +7,9 @@
 //! - [`apps`] (binary `lull-app`): seed 000's three apps as real display-server clients;
 //!   [`experiment`] runs them end to end (`lull live experiment`), with [`respondent`] answering
 //!   the messaging app.
+//! - [`boost_live`]: seed 003's painting experiment live (`lull live boost`): the painting app
+//!   among CPU hogs, stock or with the daemon's interactive boost; [`boost_overhead`]: hackbench
+//!   with that machinery running and without (`lull live boost-overhead`, seed 003 Table IV).
 //! - [`measure`]: measurement windows over the kernel's per-thread counters, alone or summed per
 //!   guiS thread category; [`guis_stats`]: the same counters for the apps of a running `lulld`
 //!   (`lull guis stats`).
@@ -25,6 +28,8 @@
 pub mod apps;
 pub mod audit;
 pub mod bench;
+pub mod boost_live;
+pub mod boost_overhead;
 pub mod channel;
 pub mod experiment;
 pub mod guis_stats;

@@ -330,17 +330,17 @@ fn ftp_server(bytes: u64, stop: Arc<AtomicBool>) -> std::io::Result<(SocketAddr,
     Ok((addr, h))
 }
 
-/// One `lull-app` process.
-struct AppProc {
+/// One `lull-app` process (also `crate::boost_live`'s).
+pub(crate) struct AppProc {
     name: &'static str,
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
-    pid: u32,
+    pub(crate) pid: u32,
 }
 
 impl AppProc {
-    fn spawn(name: &'static str, mut cmd: Command) -> Result<AppProc, UcsgLiveError> {
+    pub(crate) fn spawn(name: &'static str, mut cmd: Command) -> Result<AppProc, UcsgLiveError> {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -413,7 +413,7 @@ impl AppProc {
         ticks as f64 * 1_000.0 / hz
     }
 
-    fn stop(mut self) -> Result<AppReport, UcsgLiveError> {
+    pub(crate) fn stop(mut self) -> Result<AppReport, UcsgLiveError> {
         self.say("stop")?;
         let line = self.line(APP_TIMEOUT, "report")?;
         let r = serde_json::from_str(&line).map_err(|e| self.err(format!("report: {e}")))?;

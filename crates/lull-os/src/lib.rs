@@ -17,6 +17,7 @@
 //!   malformed message, and a count of overruns.
 //! - [`procfs`]: `/proc` readings — a thread's CPU time, wake-ups, state and nice value, a
 //!   process's start time, a thread parked in a futex wait, a process's threads by name.
+//! - [`runqueue`]: the machine's runnable task count (`/proc/loadavg`), one `pread` per reading.
 //!
 //! The cgroup freezer is not here: only the policy actuator in `lulld` freezes threads, so it
 //! lives in that crate (`lulld::freezer`).
@@ -27,6 +28,7 @@ pub mod fbdev;
 pub mod proc_connector;
 pub mod procfs;
 pub mod protocol;
+pub mod runqueue;
 pub mod sys;
 pub mod topology;
 pub mod tracefs;

@@ -241,7 +241,8 @@ impl SeamPolicy for Table1 {
             | Fact::HandlerFinished { .. }
             | Fact::Forked { .. }
             | Fact::Exited { .. }
-            | Fact::Adopted { .. } => {}
+            | Fact::Adopted { .. }
+            | Fact::RunQueues { .. } => {}
         }
     }
 }

@@ -21,8 +21,12 @@
 //! substrate makes it so (or leaves it so). A freeze the substrate had to put off (the thread
 //! was parked where freezing it would stall its siblings) is asked again at the next fact.
 //!
-//! Policies: [`crate::guis::Table1`] (seed 000's table 1) and `crate::ucsg::live::UcsgSeam`
-//! (seed 001's UCSG). The interactive boost and seed 004's toggling plug in the same way.
+//! One more fact comes from the kernel: [`Fact::RunQueues`], how many tasks the machine's run
+//! queues hold, told only to a policy that asks for it ([`SeamPolicy::wants_run_queues`]).
+//!
+//! Policies: [`crate::guis::Table1`] (seed 000's table 1), `crate::ucsg::live::UcsgSeam`
+//! (seed 001's UCSG) and [`crate::boost::seam::BoostSeam`] (seed 003's interactive boost).
+//! Seed 004's toggling plugs in the same way.
 
 use std::fmt;
 
@@ -102,6 +106,11 @@ pub enum Fact {
     /// although no app owns it (a system process); its later threads arrive as
     /// [`Fact::Forked`]. Processes not named, and owned by no app, are left alone.
     Adopted { thread: ThreadRef },
+    /// What the machine's run queues hold, as the substrate last sampled them: `runnable` tasks
+    /// ready to run or running on all `cpus` together, the substrate's own thread not counted.
+    /// Told, when it changed, right before an [`Fact::InputPushed`], and only while a policy
+    /// asks for it ([`SeamPolicy::wants_run_queues`]).
+    RunQueues { runnable: u32, cpus: u32 },
 }
 
 /// What a substrate answers about one thread when a policy asks ([`SeamPolicy::on_deadline`]).
@@ -136,6 +145,10 @@ pub enum Action {
     /// The policy no longer manages the thread: undo what was done to it (thawed, its nice,
     /// slice, mask and cgroup as they were before the first action).
     Release { thread: ThreadRef },
+    /// Give the thread back its nice value and slice as they were before the first [`Action::Nice`]
+    /// or [`Action::Slice`]; what other actions did to it (freezer, CPU mask, cgroup) stays. A
+    /// boost ends this way while another policy may still hold the thread.
+    RestoreSched { thread: ThreadRef },
 }
 
 /// The kinds of [`Action`], for counting.
@@ -149,10 +162,11 @@ pub enum ActionKind {
     CpuWeight,
     Frequency,
     Release,
+    RestoreSched,
 }
 
 impl ActionKind {
-    pub const ALL: [ActionKind; 8] = [
+    pub const ALL: [ActionKind; 9] = [
         ActionKind::Nice,
         ActionKind::Slice,
         ActionKind::Affinity,
@@ -161,6 +175,7 @@ impl ActionKind {
         ActionKind::CpuWeight,
         ActionKind::Frequency,
         ActionKind::Release,
+        ActionKind::RestoreSched,
     ];
 
     /// The name reports use.
@@ -175,6 +190,7 @@ impl ActionKind {
             ActionKind::CpuWeight => "cpu_weight",
             ActionKind::Frequency => "frequency",
             ActionKind::Release => "release",
+            ActionKind::RestoreSched => "restore_sched",
         }
     }
 }
@@ -191,6 +207,7 @@ impl Action {
             Action::CpuWeight { .. } => ActionKind::CpuWeight,
             Action::Frequency { .. } => ActionKind::Frequency,
             Action::Release { .. } => ActionKind::Release,
+            Action::RestoreSched { .. } => ActionKind::RestoreSched,
         }
     }
 
@@ -204,7 +221,8 @@ impl Action {
             | Action::Freeze { thread }
             | Action::Thaw { thread }
             | Action::CpuWeight { thread, .. }
-            | Action::Release { thread } => Some(thread),
+            | Action::Release { thread }
+            | Action::RestoreSched { thread } => Some(thread),
             Action::Frequency { .. } => None,
         }
     }
@@ -221,6 +239,12 @@ pub trait SeamPolicy: fmt::Debug {
     /// Whether the policy wants [`Fact::Forked`] and [`Fact::Exited`] (live they cost a netlink
     /// socket that hears of every task on the machine, so only a policy that asks gets them).
     fn wants_process_facts(&self) -> bool {
+        false
+    }
+
+    /// Whether the policy wants [`Fact::RunQueues`] (live it costs a read of the kernel's
+    /// run-queue count on the event path, so only a policy that asks gets it).
+    fn wants_run_queues(&self) -> bool {
         false
     }
 
@@ -274,6 +298,7 @@ mod tests {
     fn defaults_ask_for_nothing() {
         let mut p = Silent;
         assert!(!p.wants_process_facts());
+        assert!(!p.wants_run_queues());
         assert_eq!(p.next_deadline_ns(), None);
         let mut asked = 0;
         let mut out = Vec::new();
@@ -319,6 +344,7 @@ mod tests {
                 khz: 1,
             },
             Action::Release { thread: t },
+            Action::RestoreSched { thread: t },
         ];
         let kinds: Vec<ActionKind> = all.iter().map(Action::kind).collect();
         assert_eq!(kinds, ActionKind::ALL.to_vec());

@@ -54,6 +54,8 @@ pub enum DaemonError {
     Kds(String),
     #[error("guiS: {0}")]
     Guis(String),
+    #[error("interactive boost: {0}")]
+    Boost(String),
     #[error("UCSG: {0}")]
     Ucsg(#[from] crate::ucsg::UcsgConfigError),
     #[error("ESM configuration: {0}")]

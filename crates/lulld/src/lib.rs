@@ -11,6 +11,8 @@
 //!   kind what was applied, refused or unavailable here.
 //! - [`ucsg`]: UCSG in the daemon — the seed-001 policy on the seam, with the proc connector and
 //!   the seam's deadline timer, and what this machine lets it do.
+//! - [`boost`]: seed 003's interactive boost in the daemon — the policy on the seam, with the
+//!   run-queue sampler and the deadline timer of its budget, and what this machine lets it do.
 //! - [`guis`]: guiS in the daemon — its configuration, status and counters, and idle forcing
 //!   (table 1 itself runs on the seam).
 //! - [`freezer`]: freezing and thawing single threads of another process. It lives here, not in
@@ -22,6 +24,7 @@
 //! (feature `test-support`) runs a daemon on a test's thread for them.
 
 pub mod actuator;
+pub mod boost;
 pub mod daemon;
 pub mod freezer;
 pub mod guis;

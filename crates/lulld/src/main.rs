@@ -10,6 +10,7 @@ use clap::Parser;
 use lull_esm::EsmConfig;
 use lull_model::time::NS_PER_MS;
 use lull_os::sys;
+use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
 use lulld::daemon::{Daemon, DaemonConfig};
 use lulld::freezer::DEFAULT_NAMESPACE;
 use lulld::guis::{GuisConfig, IdleAction};
@@ -83,6 +84,55 @@ struct Args {
     /// repeatable. Other system processes are left alone.
     #[arg(long)]
     ucsg_manage: Vec<String>,
+    /// Seed 003's interactive boost, off by default: each input event's receiving thread (and
+    /// its app's drawing thread) is raised before the push and given back at its next wait or
+    /// when the budget C runs out. `nice`: eq. 6's nice against the run queues (negative nice
+    /// needs root); `slice`: a 0.1 ms custom slice (Linux 6.12+). Needs the display server; not
+    /// with --policy ucsg.
+    #[arg(long, value_enum)]
+    boost: Option<BoostArg>,
+    /// The boost's C, ms: the interaction's work in eq. 6 and the boost's budget (default 10,
+    /// seed 003 §VI-B-1).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000))]
+    boost_c_ms: Option<u64>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+enum BoostArg {
+    Nice,
+    Slice,
+}
+
+/// The boost's configuration from the flags, or why the combination makes no sense.
+fn boost_config(args: &Args) -> Result<Option<BoostSeamConfig>, String> {
+    let Some(mode) = args.boost else {
+        if args.boost_c_ms.is_some() {
+            return Err("--boost-c-ms needs --boost nice or --boost slice".into());
+        }
+        return Ok(None);
+    };
+    if args.no_kds {
+        return Err(
+            "--boost needs the display server (apps declare their threads there); drop --no-kds"
+                .into(),
+        );
+    }
+    if args.policy.contains(&PolicyName::Ucsg) {
+        return Err(
+            "--boost and --policy ucsg both set the nice values of apps' threads; choose one"
+                .into(),
+        );
+    }
+    let mode = match mode {
+        BoostArg::Nice => BoostMode::Nice,
+        BoostArg::Slice => BoostMode::Slice,
+    };
+    let mut c = BoostSeamConfig::new(mode);
+    if let Some(ms) = args.boost_c_ms {
+        c.c_ns = ms * NS_PER_MS;
+    }
+    c.validate().map_err(|e| e.to_string())?;
+    Ok(Some(c))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
@@ -214,6 +264,7 @@ fn setup(args: &Args) -> Result<Daemon, String> {
         },
     };
     let guis = guis_config(args)?;
+    let boost = boost_config(args)?;
     if args.no_kds && !args.policy.is_empty() {
         return Err(
             "--policy needs the display server (apps and their windows); drop --no-kds".into(),
@@ -250,7 +301,7 @@ fn setup(args: &Args) -> Result<Daemon, String> {
                 eprintln!("lulld: {status}");
                 if let Some(seam) = d.state_mut().seam_report() {
                     eprintln!(
-                        "lulld: policy seam: {}; actuator: nice, slice, affinity, release{}",
+                        "lulld: policy seam: {}; actuator: nice, slice, restore_sched, affinity, release{}",
                         seam.policies.join(", "),
                         actuator_availability(&seam.actuator)
                     );
@@ -266,6 +317,10 @@ fn setup(args: &Args) -> Result<Daemon, String> {
                 manage: args.ucsg_manage.clone(),
             };
             let status = d.enable_ucsg(&config).map_err(|e| e.to_string())?;
+            eprintln!("lulld: {status}");
+        }
+        if let Some(config) = &boost {
+            let status = d.enable_boost(config).map_err(|e| e.to_string())?;
             eprintln!("lulld: {status}");
         }
     }

@@ -14,9 +14,17 @@ use lull_esm::EsmConfig;
 use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
 use lull_os::sys;
 
+use lull_model::{AppId, ThreadCategory};
+use lull_os::runqueue::RunnableProbe;
+use lull_os::sys::TimerFd;
+use lull_sched::boost::seam::{BoostSeam, BoostSeamConfig};
+use lull_sched::seam::ThreadRef;
+
+use crate::actuator::Actuator;
 use crate::daemon::{Daemon, DaemonConfig, DaemonReport, DaemonState, Stopper};
 use crate::freezer::FreezerKind;
 use crate::kds::KdsConfig;
+use crate::seam::{RunQueueSampler, SeamHost, SeamReport};
 
 /// A daemon running on its own thread until [`TestDaemon::stop`].
 #[derive(Debug)]
@@ -242,5 +250,119 @@ impl Drop for Spinner {
         if let Some(j) = self.join.take().filter(|_| !thread::panicking()) {
             let _ = j.join();
         }
+    }
+}
+
+/// The boost's part of the event path outside a daemon, for its benchmark
+/// (`benches/boost_path.rs`): a seam with [`BoostSeam`] alone, its deadline timer and, in nice
+/// mode, the run-queue sampler, and one app whose event and drawing threads are two parked threads
+/// of this process. [`BoostPath::push`] is what the daemon does before writing a push,
+/// [`BoostPath::wait`] what it does at the app's next `Wait`.
+#[derive(Debug)]
+pub struct BoostPath {
+    host: SeamHost,
+    app: AppId,
+    /// The push stamp, advanced by the run-queue sampler's period per push so that every push
+    /// reads the count (the dearest case).
+    stamp_ns: u64,
+    /// Pushes are stamped two budgets before now ([`BoostPath::stamp_in_the_past`]).
+    past_ns: Option<u64>,
+    _parked: [Parked; 2],
+}
+
+/// A parked thread of this process; dropping this ends it.
+#[derive(Debug)]
+struct Parked {
+    _end: mpsc::Sender<()>,
+}
+
+fn parked() -> (Parked, i32) {
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let (end, end_rx) = mpsc::channel::<()>();
+    thread::spawn(move || {
+        let _ = tid_tx.send(sys::gettid());
+        let _ = end_rx.recv();
+    });
+    (Parked { _end: end }, tid_rx.recv().unwrap_or(0))
+}
+
+impl BoostPath {
+    /// A seam boosting with `config`.
+    ///
+    /// # Panics
+    /// When the kernel refuses a timer or `/proc/loadavg` (a broken machine).
+    #[must_use]
+    pub fn new(config: BoostSeamConfig) -> BoostPath {
+        let policy = BoostSeam::new(config).expect("a valid configuration");
+        let mut host = SeamHost::new(
+            vec![Box::new(policy)],
+            Actuator::new(Err("none in this benchmark".into())),
+        );
+        host.set_timer(TimerFd::new().expect("timerfd"));
+        if host.wants_run_queues() {
+            host.start_run_queues(RunQueueSampler::new(
+                RunnableProbe::open().expect("/proc/loadavg"),
+                2,
+            ));
+        }
+        let app = AppId {
+            index: 0,
+            generation: 0,
+        };
+        let pid = std::process::id() as i32;
+        let start = lull_os::procfs::process_start_ticks(pid).unwrap_or(0);
+        let (a, event_tid) = parked();
+        let (b, drawing_tid) = parked();
+        host.connected(app);
+        for (category, tid) in [
+            (ThreadCategory::Event, event_tid),
+            (ThreadCategory::Drawing, drawing_tid),
+        ] {
+            let thread = ThreadRef {
+                pid,
+                tid,
+                process_start_ticks: start,
+            };
+            host.declare(0, app, category, thread);
+        }
+        BoostPath {
+            host,
+            app,
+            stamp_ns: sys::monotonic_ns(),
+            past_ns: None,
+            _parked: [a, b],
+        }
+    }
+
+    /// A push to the app.
+    pub fn push(&mut self) {
+        self.stamp_ns = match self.past_ns {
+            Some(back) => sys::monotonic_ns().saturating_sub(back),
+            None => self.stamp_ns + crate::seam::RUN_QUEUE_SAMPLE_MIN_NS,
+        };
+        self.host.input_pushed(self.stamp_ns, self.app);
+    }
+
+    /// The app's next `Wait`.
+    pub fn wait(&mut self) {
+        self.host.waited(self.stamp_ns, self.app);
+    }
+
+    /// The budget's end, as the deadline timer would run it now.
+    pub fn budget_end(&mut self) {
+        self.host.deadline();
+    }
+
+    /// Pushes stamped two budgets (`c_ns` each) before the clock from now on, so that
+    /// [`BoostPath::budget_end`] finds the budget over (and the run queues are read at most once
+    /// per sampling period of real time, as in the daemon).
+    pub fn stamp_in_the_past(&mut self, c_ns: u64) {
+        self.past_ns = Some(2 * c_ns);
+    }
+
+    /// What the seam did.
+    #[must_use]
+    pub fn report(&self) -> SeamReport {
+        self.host.report()
     }
 }

@@ -59,6 +59,10 @@ pub enum UcsgConfigError {
     Duplicate(String),
     #[error("UCSG is already enabled")]
     AlreadyEnabled,
+    #[error(
+        "UCSG and the interactive boost both set the nice values of apps' threads; run one of them"
+    )]
+    BoostRuns,
     #[error("UCSG cannot run on this machine: {0}")]
     Machine(String),
 }
@@ -208,6 +212,9 @@ impl Daemon {
             .is_some_and(|s| s.report().policies.contains(&"ucsg"))
         {
             return Err(UcsgConfigError::AlreadyEnabled.into());
+        }
+        if st.seam.as_ref().is_some_and(|s| s.has_policy("boost")) {
+            return Err(UcsgConfigError::BoostRuns.into());
         }
         let seam = st.seam.get_or_insert_with(|| {
             SeamHost::new(

@@ -24,6 +24,7 @@
 
 pub mod filemanager;
 pub mod messaging;
+pub mod painting;
 pub mod tracking;
 pub mod transfer;
 pub mod video;
@@ -64,16 +65,19 @@ pub enum AppKind {
     Zip,
     /// Seed 001's FTP: a real TCP download in the background.
     Ftp,
+    /// Seed 003's painting app: one airbrush stroke per stylus event.
+    Painting,
 }
 
 impl AppKind {
-    pub const ALL: [AppKind; 6] = [
+    pub const ALL: [AppKind; 7] = [
         AppKind::Tracking,
         AppKind::Messaging,
         AppKind::Video,
         AppKind::FileManager,
         AppKind::Zip,
         AppKind::Ftp,
+        AppKind::Painting,
     ];
 
     #[must_use]
@@ -85,6 +89,7 @@ impl AppKind {
             AppKind::FileManager => "filemanager",
             AppKind::Zip => "zip",
             AppKind::Ftp => "ftp",
+            AppKind::Painting => "painting",
         }
     }
 
@@ -240,6 +245,9 @@ pub struct WorkReport {
     pub completion_ns: Option<u64>,
     pub bytes: u64,
     pub error: Option<String>,
+    /// Painting: the handler's CPU time per stroke, ns (the interaction's work C).
+    #[serde(default)]
+    pub handler_cpu_ns: Vec<u64>,
 }
 
 /// The final line of `lull-app`.
@@ -458,7 +466,7 @@ fn start_loop(
 /// Window size an app asks for (0 × 0: the whole screen).
 fn window_size(cfg: &AppConfig) -> (u32, u32) {
     match cfg.kind {
-        AppKind::Tracking => (0, 0),
+        AppKind::Tracking | AppKind::Painting => (0, 0),
         AppKind::Messaging => (messaging::WINDOW_W_PX, messaging::WINDOW_H_PX),
         AppKind::Video => cfg.video_size.unwrap_or((
             lull_workload::video::SEED000.width_px,
@@ -504,6 +512,7 @@ pub fn run(
     let mut start_ns = None;
     let app: Arc<dyn LiveApp> = match cfg.kind {
         AppKind::Tracking => tracking::start(&kds)?,
+        AppKind::Painting => painting::start(&kds)?,
         AppKind::Messaging => {
             let addr = cfg.respondent.ok_or(AppError::MissingRespondent)?;
             messaging::start(&kds, addr, cfg.model == AppModel::Pull16ms)?

@@ -17,7 +17,7 @@ use lull_lab::kds_demo::MAX_SCREEN_SIDE_PX;
     about = "A live app (tracking, messaging, video) under one delivery model; run by `lull live experiment`"
 )]
 struct Args {
-    /// tracking, messaging or video.
+    /// tracking, messaging, video, filemanager, zip, ftp or painting.
     #[arg(value_parser = parse_kind)]
     app: AppKind,
     /// esm-kds-guis, pull-16ms, vsync-batched or blocking-middleware.
@@ -61,7 +61,7 @@ fn parse_scale(s: &str) -> Result<f64, String> {
 
 fn parse_kind(s: &str) -> Result<AppKind, String> {
     AppKind::from_name(s).ok_or_else(|| {
-        format!("{s:?}: expected tracking, messaging, video, filemanager, zip or ftp")
+        format!("{s:?}: expected tracking, messaging, video, filemanager, zip, ftp or painting")
     })
 }
 

@@ -15,6 +15,8 @@
 //! wakeup (the simulator's kernel, as the seed's modified `enqueue_entity` does). The live daemon,
 //! which cannot act inside the kernel's wakeup, applies the same arithmetic from the policy seam.
 
+pub mod seam;
+
 use std::collections::BTreeMap;
 
 use lull_model::weight::{nice_for_weight_at_least, nice_to_weight, NICE_MIN};

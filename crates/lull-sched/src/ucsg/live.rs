@@ -460,7 +460,7 @@ impl SeamPolicy for UcsgSeam {
                     self.front = None;
                 }
             }
-            Fact::HandlerFinished { .. } => {}
+            Fact::HandlerFinished { .. } | Fact::RunQueues { .. } => {}
         }
         self.translate(out);
     }

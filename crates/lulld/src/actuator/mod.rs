@@ -11,6 +11,7 @@
 //! | `CpuWeight` | `cpu.weight` of the thread's own cgroup in the freezer's cgroup v2 subtree, the cpu controller enabled on the way down; unavailable with the v1 freezer, without a freezer, or when the cpu controller is not in cgroup v2 |
 //! | `Frequency` | cpufreq: `scaling_setspeed` under the `userspace` governor, else `scaling_min_freq` raised; unavailable without cpufreq |
 //! | `Release` | undoes everything done to the thread: thawed and given back by the freezer (its process too once the freezer holds no thread of it), its nice, slice and CPU mask as they were at the first touch |
+//! | `RestoreSched` | puts back only the thread's nice and slice as they were before the first `Nice` or `Slice`, from the same record `Release` uses; its freezer cgroup and CPU mask stay. Nothing changed is nothing to do (applied, no system call). The next `Nice` or `Slice` reads the thread's attributes afresh |
 //!
 //! **Ids are checked before every action that calls the kernel.** A `ThreadRef` carries its
 //! process's start time. At the first touch of a process the actuator opens a pidfd for it and
@@ -198,6 +199,13 @@ impl Actuator {
         self.labels.remove(&thread);
     }
 
+    /// Threads the actuator holds something of (changed, or has in the freezer): 0 once every
+    /// policy has given back what it asked.
+    #[must_use]
+    pub fn held_threads(&self) -> usize {
+        self.held.values().map(|h| h.threads.len()).sum()
+    }
+
     /// Whether the actuator holds anything of `thread` (changed it, or has it in the freezer).
     #[must_use]
     pub fn holds(&self, thread: ThreadRef) -> bool {
@@ -260,6 +268,7 @@ impl Actuator {
             Action::CpuWeight { thread, weight } => self.cpu_weight(thread, weight),
             Action::Frequency { cpu, khz } => self.cpufreq.request(cpu.0, khz),
             Action::Release { thread } => self.release(thread),
+            Action::RestoreSched { thread } => self.restore_sched(thread),
         };
         self.report.kind_mut(a.kind()).count(outcome);
         outcome
@@ -607,8 +616,48 @@ impl Actuator {
         outcome
     }
 
+    /// Puts back `t`'s nice and slice as they were before the first `Nice` or `Slice`, and forgets
+    /// them, leaving the rest of what is held of it. A thread whose process is gone or reused is
+    /// dropped as in [`Actuator::release`]'s checks (refused, nothing called on the pid).
+    fn restore_sched(&mut self, t: ThreadRef) -> Outcome {
+        let changed = self
+            .touched(t)
+            .is_some_and(|x| x.sched.is_some() && (x.nice_set || x.slice_set));
+        if !changed {
+            // A record without a change (a refused `Nice`) is pruned when it is made.
+            return Outcome::Applied;
+        }
+        if let Err(r) = self.admit(t) {
+            // Gone or reused: nothing of the thread is left to restore, nor to keep.
+            if let Some(h) = self.held.get_mut(&t.pid) {
+                if h.start_ticks == t.process_start_ticks {
+                    if let Some(x) = h.threads.get_mut(&t.tid) {
+                        (x.sched, x.nice_set, x.slice_set) = (None, false, false);
+                    }
+                }
+            }
+            self.prune(t);
+            return Outcome::Refused(r);
+        }
+        let x = self.touched_mut(t);
+        let only_sched = Touched {
+            sched: x.sched.take(),
+            nice_set: std::mem::take(&mut x.nice_set),
+            slice_set: std::mem::take(&mut x.slice_set),
+            ..Touched::default()
+        };
+        let outcome = match restore(t.tid, &only_sched) {
+            Ok(()) => Outcome::Applied,
+            Err(e) if e == Errno::ESRCH => Outcome::Refused(Refusal::ESRCH),
+            Err(e) => Outcome::Refused(Refusal::Errno(e)),
+        };
+        self.prune(t);
+        outcome
+    }
+
     /// Gives back each process of this batch's that the freezer now holds no thread of, and
-    /// forgets every process nothing is held of any more (closing its pidfd).
+    /// forgets every process nothing is held of any more and no declared thread belongs to
+    /// (closing its pidfd).
     fn end_batch(&mut self) {
         while let Some(pid) = self.emptied.pop() {
             let Some(f) = self.freezer.as_mut() else {
@@ -624,8 +673,17 @@ impl Actuator {
             }
         }
         let freezer = self.freezer.as_ref();
-        self.held
-            .retain(|&pid, h| !h.threads.is_empty() || freezer.is_some_and(|f| f.holds(pid)));
+        let labels = &self.labels;
+        // A process one of whose threads is declared keeps its record (and pidfd) even with
+        // nothing to undo: the next action on it, a boost at the next input event, then costs
+        // one `poll` instead of a new pidfd and a read of `/proc/PID/stat`.
+        self.held.retain(|&pid, h| {
+            !h.threads.is_empty()
+                || freezer.is_some_and(|f| f.holds(pid))
+                || labels
+                    .keys()
+                    .any(|t| t.pid == pid && t.process_start_ticks == h.start_ticks)
+        });
     }
 }
 

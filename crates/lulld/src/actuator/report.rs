@@ -133,6 +133,7 @@ pub struct ActuatorReport {
     pub cpu_weight: KindReport,
     pub frequency: KindReport,
     pub release: KindReport,
+    pub restore_sched: KindReport,
 }
 
 impl ActuatorReport {
@@ -147,6 +148,7 @@ impl ActuatorReport {
             ActionKind::CpuWeight => &self.cpu_weight,
             ActionKind::Frequency => &self.frequency,
             ActionKind::Release => &self.release,
+            ActionKind::RestoreSched => &self.restore_sched,
         }
     }
 
@@ -160,6 +162,7 @@ impl ActuatorReport {
             ActionKind::CpuWeight => &mut self.cpu_weight,
             ActionKind::Frequency => &mut self.frequency,
             ActionKind::Release => &mut self.release,
+            ActionKind::RestoreSched => &mut self.restore_sched,
         }
     }
 

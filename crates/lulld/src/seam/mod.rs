@@ -1,6 +1,6 @@
 //! The policy seam in the daemon: what `lulld` knows, told as facts to the seam's policies
-//! (`lull_sched::seam::SeamPolicy`: `lull_sched::guis::Table1` while guiS is on), and their
-//! actions applied by the [`Actuator`].
+//! (`lull_sched::seam::SeamPolicy`: `lull_sched::guis::Table1` while guiS is on, UCSG and the
+//! interactive boost when enabled), and their actions applied by the [`Actuator`].
 //!
 //! | fact | told when |
 //! | --- | --- |
@@ -11,10 +11,13 @@
 //! | `AppGone` | the app left (detach, closed connection, dropped) |
 //! | `Forked`, `Exited` | the kernel's proc connector reported a task created or ended (only while a policy that wants process facts runs: [`SeamHost::wants_process_facts`]); the start times are read from `/proc` at the fork (a task gone before it is read is counted in [`ProcessFacts::unreadable`] and not told) and remembered until the process exits |
 //! | `Adopted` | a process the configuration names (`--ucsg-manage`) was found running at start, or exec'd under that name later |
+//! | `RunQueues` | right before an `InputPushed`, when the sampled count changed (only while a policy wants it: [`SeamPolicy::wants_run_queues`], the boost in nice mode). The count is `/proc/loadavg`'s `running` less the daemon's own thread, read with one `pread` on a descriptor kept open ([`lull_os::runqueue`]), at most once per [`RUN_QUEUE_SAMPLE_MIN_NS`] of push stamps (no clock is read for it); `cpus` is the machine's online CPUs at start |
 //!
 //! Every fact is told in the daemon's loop as a consequence of a message. The only timer is the
 //! seam's deadline timer, armed at the earliest [`SeamPolicy::next_deadline_ns`] of the policies
-//! and disarmed while none asks; when it fires, the policies whose deadline has come run
+//! and disarmed while none asks (a deadline that moves later, as the boost's budget does at each
+//! push, leaves the timer at the earlier instant: it fires, finds nothing due and is set again,
+//! one wake-up instead of a system call per push); when it fires, the policies whose deadline has come run
 //! [`SeamPolicy::on_deadline`], their questions about threads answered from
 //! `/proc/PID/task/TID/schedstat` and `stat` ([`lull_os::procfs::thread_cpu_use`]).
 
@@ -24,6 +27,7 @@ use lull_esm::{Delivery, Push};
 use lull_model::{AppId, ThreadCategory, WindowState};
 use lull_os::proc_connector::{ConnectorCounters, ProcConnector, ProcEvent};
 use lull_os::procfs;
+use lull_os::runqueue::RunnableProbe;
 use lull_os::sys::{self, TimerFd};
 use lull_sched::ids::CpuId;
 use lull_sched::seam::{Action, Fact, SeamPolicy, ThreadRef, ThreadSample};
@@ -43,6 +47,80 @@ pub struct SeamReport {
     pub process_facts: Option<ProcessFacts>,
     /// Deadlines the policies were woken for.
     pub deadlines: u64,
+    /// The run-queue readings, when a policy wanted them.
+    pub run_queues: Option<RunQueueCounters>,
+    /// Threads the actuator still holds something of when the report was made (0 after every
+    /// app has left: nothing is left raised, frozen or moved).
+    pub held_threads: usize,
+}
+
+/// How often the run-queue count is read at most, in push stamps: one period of the fair class
+/// for a few tasks (P = 5 ms, seed 003 §III, [`lull_sched::class::cfs::PERIOD_MIN_NS`]). The
+/// scheduler shares a CPU over such a period, so a reading younger than one says as much as a
+/// fresh one, and a burst of input pays for one reading per period.
+pub const RUN_QUEUE_SAMPLE_MIN_NS: u64 = lull_sched::class::cfs::PERIOD_MIN_NS;
+
+/// What the run-queue sampler did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+pub struct RunQueueCounters {
+    pub cpus: u32,
+    /// Readings taken, and those that failed (the last good count stays told).
+    pub reads: u64,
+    pub read_errors: u64,
+    /// `RunQueues` facts told (readings that changed the count).
+    pub told: u64,
+}
+
+/// The run-queue count, sampled for the policies on pushes.
+#[derive(Debug)]
+pub(crate) struct RunQueueSampler {
+    probe: RunnableProbe,
+    /// The push stamp of the last reading, and the count last told.
+    last_at_ns: Option<u64>,
+    told: Option<u32>,
+    counters: RunQueueCounters,
+}
+
+impl RunQueueSampler {
+    pub(crate) fn new(probe: RunnableProbe, cpus: u32) -> RunQueueSampler {
+        RunQueueSampler {
+            probe,
+            last_at_ns: None,
+            told: None,
+            counters: RunQueueCounters {
+                cpus: cpus.max(1),
+                ..RunQueueCounters::default()
+            },
+        }
+    }
+
+    /// A push stamped `now_ns`: the count to tell, if a reading is due and it changed. Stamps
+    /// that go back (another source's) take a reading.
+    fn sample(&mut self, now_ns: u64) -> Option<Fact> {
+        let due = self
+            .last_at_ns
+            .is_none_or(|t| now_ns < t || now_ns - t >= RUN_QUEUE_SAMPLE_MIN_NS);
+        if !due {
+            return None;
+        }
+        self.last_at_ns = Some(now_ns);
+        self.counters.reads += 1;
+        let Ok(running) = self.probe.read() else {
+            self.counters.read_errors += 1;
+            return None;
+        };
+        // The daemon's own thread is running while it reads.
+        let runnable = running.saturating_sub(1);
+        if self.told == Some(runnable) {
+            return None;
+        }
+        self.told = Some(runnable);
+        self.counters.told += 1;
+        Some(Fact::RunQueues {
+            runnable,
+            cpus: self.counters.cpus,
+        })
+    }
 }
 
 /// What the proc connector brought the seam.
@@ -82,6 +160,8 @@ pub(crate) struct SeamHost {
     /// Process names (`comm`) the configuration asks the policies to manage.
     pub(crate) adopt_names: Vec<String>,
     process_facts: Option<ProcessFacts>,
+    /// The run-queue sampler, while a policy wants `RunQueues`.
+    run_queues: Option<RunQueueSampler>,
 }
 
 fn slot(category: ThreadCategory) -> usize {
@@ -105,6 +185,7 @@ impl SeamHost {
             starts: HashMap::new(),
             adopt_names: Vec::new(),
             process_facts: None,
+            run_queues: None,
         }
     }
 
@@ -125,6 +206,8 @@ impl SeamHost {
                 f
             }),
             deadlines: self.deadlines,
+            run_queues: self.run_queues.as_ref().map(|r| r.counters),
+            held_threads: self.actuator.held_threads(),
         }
     }
 
@@ -133,9 +216,29 @@ impl SeamHost {
         self.policies.push(p);
     }
 
+    /// Whether any policy wants `RunQueues`.
+    pub(crate) fn wants_run_queues(&self) -> bool {
+        self.policies.iter().any(|p| p.wants_run_queues())
+    }
+
+    /// Starts sampling the run queues for the policies' pushes.
+    pub(crate) fn start_run_queues(&mut self, sampler: RunQueueSampler) {
+        self.run_queues = Some(sampler);
+    }
+
+    /// Whether a policy named `name` runs on the seam.
+    pub(crate) fn has_policy(&self, name: &str) -> bool {
+        self.policies.iter().any(|p| p.name() == name)
+    }
+
     /// Whether any policy wants `Forked`/`Exited`.
     pub(crate) fn wants_process_facts(&self) -> bool {
         self.policies.iter().any(|p| p.wants_process_facts())
+    }
+
+    /// Whether the seam has its deadline timer (a policy with deadlines set it up).
+    pub(crate) fn has_timer(&self) -> bool {
+        self.timer.is_some()
     }
 
     /// Gives the seam its deadline timer (its descriptor is the caller's loop source).
@@ -150,7 +253,8 @@ impl SeamHost {
         self.process_facts = Some(ProcessFacts::default());
     }
 
-    /// Arms the timer at the policies' earliest deadline, or disarms it when none asks.
+    /// Arms the timer at the policies' earliest deadline (or leaves it at an earlier one), or
+    /// disarms it when none asks.
     fn rearm(&mut self) {
         let want = self
             .policies
@@ -160,7 +264,10 @@ impl SeamHost {
         let Some((timer, armed)) = self.timer.as_mut() else {
             return;
         };
-        if *armed == want {
+        // Already armed for this instant, or for an earlier one: a deadline that moved later (the
+        // boost's budget at each push) is set when the earlier one fires, which costs that
+        // wake-up instead of a system call per push.
+        if *armed == want || matches!((*armed, want), (Some(a), Some(w)) if a < w) {
             return;
         }
         let done = match want {
@@ -392,7 +499,7 @@ impl SeamHost {
     }
 
     /// Room for `app`'s slot, so its pushes allocate nothing.
-    fn connected(&mut self, app: AppId) {
+    pub(crate) fn connected(&mut self, app: AppId) {
         let i = app.index as usize;
         if self.pushed.len() <= i {
             self.pushed.resize(i + 1, None);
@@ -401,15 +508,18 @@ impl SeamHost {
     }
 
     /// An ESM push to `app` is about to be written.
-    fn input_pushed(&mut self, now_ns: u64, app: AppId) {
+    pub(crate) fn input_pushed(&mut self, now_ns: u64, app: AppId) {
         if let Some(s) = self.pushed.get_mut(app.index as usize) {
             *s = Some(app.generation);
+        }
+        if let Some(fact) = self.run_queues.as_mut().and_then(|r| r.sample(now_ns)) {
+            self.tell(now_ns, &fact);
         }
         self.tell(now_ns, &Fact::InputPushed { app });
     }
 
     /// `app` sent `Wait`: if a push to it was unfinished, its handler has finished.
-    fn waited(&mut self, now_ns: u64, app: AppId) {
+    pub(crate) fn waited(&mut self, now_ns: u64, app: AppId) {
         let Some(s) = self.pushed.get_mut(app.index as usize) else {
             return;
         };

@@ -402,3 +402,149 @@ fn the_deadline_timer_runs_only_when_asked() {
     assert_eq!(s.timer.as_ref().unwrap().1, None);
     assert_eq!(s.report().deadlines, 1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The interactive boost through the seam, beside table 1 (root: negative nice values).
+
+mod boost {
+    use super::*;
+    use lull_sched::boost::seam::{BoostMode, BoostSeam, BoostSeamConfig};
+
+    const C_NS: u64 = 10_000_000;
+
+    fn nice_of(tid: i32) -> i32 {
+        procfs::thread_nice(pid(), tid).unwrap()
+    }
+
+    fn boost(mode: BoostMode) -> Box<BoostSeam> {
+        Box::new(
+            BoostSeam::new(BoostSeamConfig {
+                c_ns: C_NS,
+                ..BoostSeamConfig::new(mode)
+            })
+            .unwrap(),
+        )
+    }
+
+    /// Table 1 freezes the drawing thread (the app is behind) while the boost raises and gives
+    /// back the event and drawing threads' nice: the boost's `RestoreSched` leaves the freezer's
+    /// hold alone, the thaw leaves the nice alone, and when the app goes both are undone.
+    fn boost_and_table_1_do_not_fight(kind: FreezerKind) {
+        if sys::geteuid() != 0 {
+            println!("SKIPPED: negative nice values need root");
+            return;
+        }
+        let _serial = serial();
+        let Some(freezer) = test_support::open("seam-boost", kind) else {
+            return;
+        };
+        let mut s = SeamHost::new(
+            vec![Box::new(Table1::new()), boost(BoostMode::Nice)],
+            Actuator::new(Ok(freezer)),
+        );
+        let (ev, draw) = (Sleeper::start(), Sleeper::start());
+        assert_eq!((nice_of(ev.tid), nice_of(draw.tid)), (0, 0));
+        s.connected(APP);
+        background(&mut s, APP);
+        s.declare(1, APP, ThreadCategory::Event, named_now(&s, ev.tid));
+        s.declare(1, APP, ThreadCategory::Drawing, named_now(&s, draw.tid));
+        settled_frozen(&s, draw.tid);
+        // Ten hogs on two CPUs, C = 10 ms: eq. 6 gives nice −11.
+        s.tell(
+            2,
+            &Fact::RunQueues {
+                runnable: 10,
+                cpus: 2,
+            },
+        );
+        s.input_pushed(2, APP);
+        assert_eq!((nice_of(ev.tid), nice_of(draw.tid)), (-11, -11));
+        s.waited(3, APP);
+        assert_eq!((nice_of(ev.tid), nice_of(draw.tid)), (0, -11));
+        assert!(s.actuator.holds(named_now(&s, draw.tid)));
+        // The budget ran out long ago (the push's stamp was 2 ns after boot).
+        s.deadline();
+        assert_eq!(nice_of(draw.tid), 0);
+        // Still frozen by table 1, still held by the freezer.
+        let f = s.actuator.freezer().unwrap();
+        let h = f
+            .handles(pid())
+            .into_iter()
+            .find(|h| h.tid == draw.tid)
+            .unwrap();
+        assert!(f.is_frozen(&h).unwrap());
+        // Raised again, then the app leaves mid-handler: everything is given back.
+        s.input_pushed(4, APP);
+        assert_eq!((nice_of(ev.tid), nice_of(draw.tid)), (-11, -11));
+        s.app_gone(5, APP);
+        draw.answers();
+        assert_eq!((nice_of(ev.tid), nice_of(draw.tid)), (0, 0));
+        assert!(!holds(&s));
+        assert_eq!(s.actuator.held_threads(), 0);
+        let r = s.report();
+        assert_eq!(r.actuator.nice.applied, 4);
+        assert_eq!(r.actuator.restore_sched.applied, 2);
+        assert_eq!(r.actuator.nice.refused_total(), 0);
+        assert_eq!(r.policy_counters["boost"]["restored_at_budget"], 1);
+        s.close();
+    }
+
+    #[test]
+    fn v2_threaded_boost_and_table_1_do_not_fight() {
+        boost_and_table_1_do_not_fight(FreezerKind::V2Threaded);
+    }
+
+    #[test]
+    fn v1_boost_and_table_1_do_not_fight() {
+        boost_and_table_1_do_not_fight(FreezerKind::V1);
+    }
+
+    /// A thread named with a start time its pid no longer has (the process exited and the pid
+    /// names a later one) is never touched: the boost's actions are refused as stale.
+    #[test]
+    fn a_reused_pid_is_refused() {
+        let mut s = SeamHost::new(
+            vec![boost(BoostMode::Slice)],
+            Actuator::new(Err("none in this test".into())),
+        );
+        let t = Sleeper::start();
+        let mut stale = named_now(&s, t.tid);
+        stale.process_start_ticks += 1;
+        let slice_before = sys::sched_getattr(t.tid).unwrap();
+        s.connected(APP);
+        s.declare(1, APP, ThreadCategory::Event, stale);
+        s.input_pushed(2, APP);
+        s.waited(3, APP);
+        assert_eq!(sys::sched_getattr(t.tid).unwrap(), slice_before);
+        let r = s.report().actuator;
+        assert_eq!(r.slice.applied, 0);
+        assert_eq!(r.slice.refused_as("stale"), 1);
+        assert_eq!(s.actuator.held_threads(), 0);
+        s.close();
+    }
+
+    /// Slice mode on a live thread (any user may shorten its own threads' slices): the slice is
+    /// set at the push and the default is back at the wait.
+    #[test]
+    fn slice_mode_gives_the_slice_back() {
+        let mut s = SeamHost::new(
+            vec![boost(BoostMode::Slice)],
+            Actuator::new(Err("none in this test".into())),
+        );
+        let t = Sleeper::start();
+        let before = sys::sched_getattr(t.tid).unwrap();
+        s.connected(APP);
+        s.declare(1, APP, ThreadCategory::Event, named_now(&s, t.tid));
+        s.input_pushed(2, APP);
+        let r = s.report().actuator;
+        if r.slice.unavailable_reason.is_some() {
+            println!("SKIPPED: {:?}", r.slice.unavailable_reason);
+            return;
+        }
+        assert_eq!(sys::sched_getattr(t.tid).unwrap().runtime_ns, 100_000);
+        s.waited(3, APP);
+        assert_eq!(sys::sched_getattr(t.tid).unwrap(), before);
+        assert_eq!(s.actuator.held_threads(), 0);
+        s.close();
+    }
+}

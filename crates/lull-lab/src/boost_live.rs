@@ -1,0 +1,622 @@
+//! `lull live boost`: seed 003's painting experiment (§VI-B-1) live on this machine — the painting
+//! app replaying a stylus recording while N CPU hogs run on the same CPUs, under the stock kernel
+//! (`stock`: the daemon runs no policy) or the interactive boost on the daemon's seam (`nice`:
+//! eq. 6's nice; `slice`: a short custom slice).
+//!
+//! The harness runs, as threads of this process, the daemon (display server, headless; guiS off
+//! in the daemon, the app's own runtime gates on), the stylus driver writing into the daemon's
+//! evdev pipe, and the hogs; the app is a `lull-app painting` process. Every policy of one
+//! invocation runs in turn with the same hogs and recording.
+//!
+//! **Priorities.** The daemon's thread runs at [`DAEMON_NICE`] and the driver at
+//! [`DRIVER_NICE`] under every policy, stock included: a phone's input dispatcher and compositor
+//! run raised, and the driver stands for the touch controller's interrupt, which no task
+//! competes with. So the policies differ only in what they do to the app's threads. (Without
+//! root the two stay at nice 0; the report says so.)
+//!
+//! **Hogs.** Busy loops at nice 0, one thread each, free to run on every CPU. Each counts its
+//! loop iterations; `hog_throughput` is the hogs' iterations per second over the replay, in
+//! millions, summed, and `hog_cpu_share` their CPU time over the replay's wall time × CPUs.
+//!
+//! Figures: `response_us`, injection → the stroke's `DRAW` acknowledged ({mean, p50, p99, max},
+//! nearest rank); `handler_cpu_us_mean`, the painting handler's CPU time per stroke (the C the
+//! boost is sized for).
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use lull_model::time::{NS_PER_MS, NS_PER_S};
+use lull_os::sys::{self, EventFd};
+use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
+use lull_sched::boost::DEFAULT_C_NS;
+use lull_workload::Trace;
+use lulld::boost::BoostStatus;
+use lulld::daemon::{Daemon, DaemonConfig, DaemonReport};
+use lulld::kds::KdsConfig;
+use lulld::seam::SeamReport;
+use serde::Serialize;
+
+use crate::apps::AppReport;
+use crate::live::LatencyUs;
+use crate::stack;
+use crate::ucsg_live::AppProc;
+
+/// The daemon thread's nice under every policy: Android's `ANDROID_PRIORITY_URGENT_DISPLAY`
+/// (−8, `system/core/libsystem/include/system/thread_defs.h`), at which its compositor and input
+/// dispatcher run.
+pub const DAEMON_NICE: i32 = -8;
+/// The stylus driver's nice: the highest, as it stands for the device's interrupt.
+pub const DRIVER_NICE: i32 = -20;
+/// Most hogs: 64 threads on a machine of a few CPUs is far past any phone's load.
+pub const MAX_HOGS: u32 = 64;
+/// From the app's ready line to the first event: the hogs and the app's threads settle.
+const LEAD_NS: u64 = 300 * NS_PER_MS;
+/// After the last event, for its stroke and frame.
+const TAIL_NS: u64 = NS_PER_S;
+/// A hog publishes its count every 65,536 iterations (well under a millisecond).
+const HOG_PUBLISH_MASK: u64 = 0xFFFF;
+
+/// Which policy runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoostPolicy {
+    Stock,
+    Nice,
+    Slice,
+}
+
+impl BoostPolicy {
+    pub const ALL: [BoostPolicy; 3] = [BoostPolicy::Stock, BoostPolicy::Nice, BoostPolicy::Slice];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            BoostPolicy::Stock => "stock",
+            BoostPolicy::Nice => "nice",
+            BoostPolicy::Slice => "slice",
+        }
+    }
+
+    fn mode(self) -> Option<BoostMode> {
+        match self {
+            BoostPolicy::Stock => None,
+            BoostPolicy::Nice => Some(BoostMode::Nice),
+            BoostPolicy::Slice => Some(BoostMode::Slice),
+        }
+    }
+}
+
+/// Errors of `lull live boost`.
+#[derive(Debug, thiserror::Error)]
+pub enum BoostLiveError {
+    #[error("unknown app {0:?}; expected painting")]
+    UnknownApp(String),
+    #[error("unknown policy {0:?}; expected stock, nice or slice (or a comma-separated list)")]
+    UnknownPolicy(String),
+    #[error("--hogs {0} is outside 0..={MAX_HOGS}")]
+    BadHogs(u32),
+    #[error("--c-ms {0} is outside 1..=1000")]
+    BadC(u64),
+    #[error("--events {0}: at least 2 events are needed")]
+    BadEvents(usize),
+    #[error("--c-ms applies to the nice policy only")]
+    CWithoutNice,
+    #[error("--reps {0} is outside 1..=100")]
+    BadReps(u32),
+    #[error("hackbench: {0}")]
+    Hackbench(String),
+    #[error("the trace has no events")]
+    EmptyTrace,
+    #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-lab`)")]
+    AppBinary(PathBuf),
+    #[error("app: {0}")]
+    App(String),
+    #[error("daemon: {0}")]
+    Daemon(String),
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl BoostLiveError {
+    /// A usage error (bad argument), not a failure to run.
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            BoostLiveError::UnknownApp(_)
+                | BoostLiveError::UnknownPolicy(_)
+                | BoostLiveError::BadHogs(_)
+                | BoostLiveError::BadC(_)
+                | BoostLiveError::BadEvents(_)
+                | BoostLiveError::CWithoutNice
+                | BoostLiveError::BadReps(_)
+        )
+    }
+}
+
+impl From<crate::ucsg_live::UcsgLiveError> for BoostLiveError {
+    fn from(e: crate::ucsg_live::UcsgLiveError) -> Self {
+        BoostLiveError::App(e.to_string())
+    }
+}
+
+/// Parses `--app` (only `painting`).
+///
+/// # Errors
+/// [`BoostLiveError::UnknownApp`].
+pub fn parse_app(s: &str) -> Result<(), BoostLiveError> {
+    if s == "painting" {
+        Ok(())
+    } else {
+        Err(BoostLiveError::UnknownApp(s.into()))
+    }
+}
+
+/// Parses `--policy`: one name or a comma-separated list, each once.
+///
+/// # Errors
+/// [`BoostLiveError::UnknownPolicy`].
+pub fn parse_policies(s: &str) -> Result<Vec<BoostPolicy>, BoostLiveError> {
+    let mut out = Vec::new();
+    for name in s.split(',') {
+        let p = BoostPolicy::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .filter(|p| !out.contains(p))
+            .ok_or_else(|| BoostLiveError::UnknownPolicy(s.into()))?;
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// One invocation: every policy in turn.
+#[derive(Clone, Debug)]
+pub struct BoostLiveSpec {
+    pub hogs: u32,
+    pub policies: Vec<BoostPolicy>,
+    /// C for the nice policy (the slice policy's budget too).
+    pub c_ns: u64,
+    /// The stylus recording.
+    pub trace: Trace,
+    pub app_binary: PathBuf,
+}
+
+impl BoostLiveSpec {
+    /// Checks the numbers; `c_ms` is `None` for the seed's default C; `events` keeps the
+    /// recording's first that many events.
+    ///
+    /// # Errors
+    /// [`BoostLiveError`] naming the bad argument.
+    pub fn new(
+        hogs: u32,
+        policies: Vec<BoostPolicy>,
+        c_ms: Option<u64>,
+        events: Option<usize>,
+        mut trace: Trace,
+        app_binary: PathBuf,
+    ) -> Result<BoostLiveSpec, BoostLiveError> {
+        if hogs > MAX_HOGS {
+            return Err(BoostLiveError::BadHogs(hogs));
+        }
+        if let Some(c) = c_ms {
+            if !(1..=1_000).contains(&c) {
+                return Err(BoostLiveError::BadC(c));
+            }
+            if !policies.contains(&BoostPolicy::Nice) {
+                return Err(BoostLiveError::CWithoutNice);
+            }
+        }
+        if let Some(n) = events {
+            if n < 2 {
+                return Err(BoostLiveError::BadEvents(n));
+            }
+            trace.events.truncate(n);
+        }
+        if trace.events.is_empty() {
+            return Err(BoostLiveError::EmptyTrace);
+        }
+        Ok(BoostLiveSpec {
+            hogs,
+            policies,
+            c_ns: c_ms.map_or(DEFAULT_C_NS, |c| c * NS_PER_MS),
+            trace,
+            app_binary,
+        })
+    }
+}
+
+/// One policy's figures: the keys the issue names, then extra keys.
+#[derive(Clone, Debug, Serialize)]
+pub struct BoostLiveReport {
+    pub policy: BoostPolicy,
+    pub hogs: u32,
+    /// Events injected.
+    pub events: u64,
+    /// Injection → the stroke's frame drawn, µs.
+    pub response_us: LatencyUs,
+    /// The hogs' loop iterations over the replay, millions per second, summed.
+    pub hog_throughput: f64,
+    /// Extra: the hogs' CPU time over the replay's wall time × CPUs.
+    pub hog_cpu_share: f64,
+    /// Extra: C, ms (nice and slice policies).
+    pub c_ms: Option<f64>,
+    /// Extra: strokes drawn (responses) and events the app was told it lost.
+    pub responses: u64,
+    pub dropped: u64,
+    /// Extra: the painting handler's CPU time per stroke, µs (mean, p99).
+    pub handler_cpu_us_mean: Option<f64>,
+    pub handler_cpu_us_p99: Option<f64>,
+    /// Extra: the nice the daemon and the driver ran at (`None`: the kernel refused; not root).
+    pub daemon_nice: Option<i32>,
+    pub driver_nice: Option<i32>,
+    /// Extra: the 1-minute load average before the run (a busy machine skews every figure).
+    pub loadavg_before: Option<f64>,
+    /// Extra: what the boost found on this machine, and the seam's counts.
+    pub boost: Option<BoostStatus>,
+    pub seam: Option<SeamReport>,
+}
+
+fn socket_paths() -> (PathBuf, PathBuf) {
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(std::env::temp_dir, PathBuf::from);
+    let stem = format!("lull-boost-{}-{}", std::process::id(), sys::monotonic_ns());
+    (
+        dir.join(format!("{stem}.sock")),
+        dir.join(format!("{stem}.kds.sock")),
+    )
+}
+
+pub(crate) fn loadavg_1min() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// CPU time of the calling thread, ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) };
+    u64::try_from(ts.tv_sec).unwrap_or(0) * NS_PER_S + u64::try_from(ts.tv_nsec).unwrap_or(0)
+}
+
+/// One hog: its published iteration count and CPU time.
+struct Hog {
+    loops: Arc<AtomicU64>,
+    cpu_ns: Arc<AtomicU64>,
+    handle: JoinHandle<()>,
+}
+
+fn start_hogs(n: u32, stop: &Arc<AtomicBool>) -> std::io::Result<Vec<Hog>> {
+    (0..n)
+        .map(|i| {
+            let loops = Arc::new(AtomicU64::new(0));
+            let cpu_ns = Arc::new(AtomicU64::new(0));
+            let (l, c, s) = (Arc::clone(&loops), Arc::clone(&cpu_ns), Arc::clone(stop));
+            let handle = thread::Builder::new()
+                .name(format!("lull-hog-{i}"))
+                .spawn(move || {
+                    let mut x = u64::from(i) | 1;
+                    let mut count = 0u64;
+                    loop {
+                        // A linear congruential step: integer work the compiler cannot drop.
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1),
+                        );
+                        count += 1;
+                        if count & HOG_PUBLISH_MASK == 0 {
+                            l.store(count, Ordering::Relaxed);
+                            c.store(thread_cpu_ns(), Ordering::Relaxed);
+                            if s.load(Ordering::Relaxed) {
+                                return;
+                            }
+                        }
+                    }
+                })?;
+            Ok(Hog {
+                loops,
+                cpu_ns,
+                handle,
+            })
+        })
+        .collect()
+}
+
+fn hog_totals(hogs: &[Hog]) -> (u64, u64) {
+    hogs.iter().fold((0, 0), |(l, c), h| {
+        (
+            l + h.loops.load(Ordering::Relaxed),
+            c + h.cpu_ns.load(Ordering::Relaxed),
+        )
+    })
+}
+
+/// Runs every policy of `spec` in turn.
+///
+/// # Errors
+/// [`BoostLiveError`] when something cannot be set up or the app fails.
+pub fn run(spec: &BoostLiveSpec) -> Result<Vec<BoostLiveReport>, BoostLiveError> {
+    if !spec.app_binary.is_file() {
+        return Err(BoostLiveError::AppBinary(spec.app_binary.clone()));
+    }
+    spec.policies.iter().map(|&p| run_one(spec, p)).collect()
+}
+
+/// The running machinery of one policy: the daemon, the hogs, the painting app and the stylus
+/// driver (also `lull live boost-overhead`'s, with no hogs).
+pub(crate) struct Stack {
+    daemon: Option<JoinHandle<Option<DaemonReport>>>,
+    stopper: lulld::daemon::Stopper,
+    hog_stop: Arc<AtomicBool>,
+    hogs: Vec<Hog>,
+    app: Option<AppProc>,
+    driver: Option<JoinHandle<std::io::Result<()>>>,
+    driver_stop: Arc<EventFd>,
+    /// When the first event is due.
+    pub(crate) t0_ns: u64,
+    boost: Option<BoostSeamConfig>,
+    boost_status: Option<BoostStatus>,
+    daemon_nice: Option<i32>,
+    driver_nice: Option<i32>,
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = self.driver_stop.signal();
+        self.hog_stop.store(true, Ordering::Relaxed);
+        self.stopper.stop();
+    }
+}
+
+/// What a stopped [`Stack`] left.
+pub(crate) struct Stopped {
+    pub(crate) app: AppReport,
+    pub(crate) daemon: Option<DaemonReport>,
+}
+
+impl Stack {
+    /// Starts the daemon (with the boost of `policy`), `hogs` hogs, the painting app, and the
+    /// driver replaying `trace` from [`LEAD_NS`] on.
+    pub(crate) fn start(
+        policy: BoostPolicy,
+        c_ns: u64,
+        hogs: u32,
+        trace: &Trace,
+        app_binary: &std::path::Path,
+    ) -> Result<Stack, BoostLiveError> {
+        let boost = policy.mode().map(|mode| BoostSeamConfig {
+            c_ns,
+            ..BoostSeamConfig::new(mode)
+        });
+        let (esm_path, kds_path) = socket_paths();
+        let (device_r, device_w) = sys::pipe(false)?;
+        let (up_tx, up_rx) = mpsc::channel();
+        let daemon: JoinHandle<Option<DaemonReport>> = {
+            let kds_path = kds_path.clone();
+            thread::Builder::new()
+                .name("lull-daemon".into())
+                .spawn(move || {
+                    let nice = sys::set_thread_nice(sys::gettid(), DAEMON_NICE)
+                        .ok()
+                        .map(|()| DAEMON_NICE);
+                    let built = (|| {
+                        let mut d = Daemon::bind(&DaemonConfig {
+                            socket_path: esm_path,
+                            ..DaemonConfig::default()
+                        })
+                        .map_err(|e| e.to_string())?;
+                        d.enable_kds(&KdsConfig {
+                            socket_path: kds_path,
+                            ..KdsConfig::default()
+                        })
+                        .map_err(|e| e.to_string())?;
+                        let status = match &boost {
+                            Some(c) => Some(d.enable_boost(c).map_err(|e| e.to_string())?),
+                            None => None,
+                        };
+                        d.add_evdev(device_r).map_err(|e| e.to_string())?;
+                        Ok::<_, String>((d, status))
+                    })();
+                    match built {
+                        Ok((d, status)) => {
+                            let _ = up_tx.send(Ok((d.stopper(), status, nice)));
+                            d.run().ok()
+                        }
+                        Err(e) => {
+                            let _ = up_tx.send(Err(e));
+                            None
+                        }
+                    }
+                })?
+        };
+        let (stopper, boost_status, daemon_nice) = up_rx
+            .recv()
+            .map_err(|e| BoostLiveError::Daemon(e.to_string()))?
+            .map_err(BoostLiveError::Daemon)?;
+        let hog_stop = Arc::new(AtomicBool::new(false));
+        let mut stack = Stack {
+            daemon: Some(daemon),
+            stopper,
+            hog_stop: Arc::clone(&hog_stop),
+            hogs: Vec::new(),
+            app: None,
+            driver: None,
+            driver_stop: Arc::new(EventFd::new()?),
+            t0_ns: 0,
+            boost,
+            boost_status,
+            daemon_nice,
+            driver_nice: None,
+        };
+        // The hogs, then the app.
+        stack.hogs = start_hogs(hogs, &hog_stop)?;
+        let mut c = Command::new(app_binary);
+        c.arg("painting")
+            .arg("--model")
+            .arg("esm-kds-guis")
+            .arg("--kds-socket")
+            .arg(&kds_path);
+        stack.app = Some(AppProc::spawn("painting", c)?);
+        // The stylus.
+        let t0 = sys::monotonic_ns() + LEAD_NS;
+        let (replay_tx, _replay_rx) = mpsc::channel();
+        let (nice_tx, nice_rx) = mpsc::channel();
+        let s = Arc::clone(&stack.driver_stop);
+        let trace = trace.clone();
+        stack.driver = Some(thread::Builder::new().name("lull-driver".into()).spawn(
+            move || {
+                let nice = sys::set_thread_nice(sys::gettid(), DRIVER_NICE)
+                    .ok()
+                    .map(|()| DRIVER_NICE);
+                let _ = nice_tx.send(nice);
+                stack::run_driver(Some(&trace), t0, device_w, &s, replay_tx)
+            },
+        )?);
+        stack.driver_nice = nice_rx.recv().ok().flatten();
+        stack.t0_ns = t0;
+        Ok(stack)
+    }
+
+    /// The hogs' iterations and CPU time so far.
+    fn hog_totals(&self) -> (u64, u64) {
+        hog_totals(&self.hogs)
+    }
+
+    /// Stops the driver, the app (its report), the hogs and the daemon (its report).
+    pub(crate) fn stop(mut self) -> Result<Stopped, BoostLiveError> {
+        let _ = self.driver_stop.signal();
+        if let Some(d) = self.driver.take() {
+            let _ = d.join();
+        }
+        let app = match self.app.take() {
+            Some(a) => a.stop()?,
+            None => return Err(BoostLiveError::App("not started".into())),
+        };
+        self.hog_stop.store(true, Ordering::Relaxed);
+        for h in std::mem::take(&mut self.hogs) {
+            let _ = h.handle.join();
+        }
+        self.stopper.stop();
+        Ok(Stopped {
+            app,
+            daemon: self.daemon.take().and_then(|d| d.join().ok().flatten()),
+        })
+    }
+}
+
+pub(crate) fn sleep_until(at_ns: u64) {
+    let now = sys::monotonic_ns();
+    if at_ns > now {
+        thread::sleep(Duration::from_nanos(at_ns - now));
+    }
+}
+
+fn run_one(spec: &BoostLiveSpec, policy: BoostPolicy) -> Result<BoostLiveReport, BoostLiveError> {
+    let loadavg_before = loadavg_1min();
+    let stack = Stack::start(policy, spec.c_ns, spec.hogs, &spec.trace, &spec.app_binary)?;
+    let t0 = stack.t0_ns;
+    sleep_until(t0);
+    let (loops0, cpu0) = stack.hog_totals();
+    let span_ns = spec.trace.span_ns();
+    sleep_until(t0 + span_ns);
+    let (loops1, cpu1) = stack.hog_totals();
+    let window_ns = (sys::monotonic_ns() - t0).max(1);
+    sleep_until(t0 + span_ns + TAIL_NS);
+    let (boost, boost_status) = (stack.boost, stack.boost_status.clone());
+    let (daemon_nice, driver_nice) = (stack.daemon_nice, stack.driver_nice);
+    let Stopped {
+        app: report,
+        daemon: daemon_report,
+    } = stack.stop()?;
+
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
+    let handler = report
+        .work
+        .as_ref()
+        .map(|w| LatencyUs::of(&w.handler_cpu_ns))
+        .unwrap_or_default();
+    Ok(BoostLiveReport {
+        policy,
+        hogs: spec.hogs,
+        events: spec.trace.events.len() as u64,
+        response_us: LatencyUs::of(&report.frame_latencies_ns),
+        hog_throughput: (loops1 - loops0) as f64 / 1e6 / (window_ns as f64 / NS_PER_S as f64),
+        hog_cpu_share: (cpu1 - cpu0) as f64 / (window_ns as f64 * cpus),
+        c_ms: boost.map(|b| b.c_ns as f64 / NS_PER_MS as f64),
+        responses: report.frame_latencies_ns.len() as u64,
+        dropped: report.dropped_reported,
+        handler_cpu_us_mean: handler.mean,
+        handler_cpu_us_p99: handler.p99,
+        daemon_nice,
+        driver_nice,
+        loadavg_before,
+        boost: boost_status,
+        seam: daemon_report.and_then(|d| d.seam),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace() -> Trace {
+        lull_workload::spiral::stylus_spiral()
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        assert!(parse_app("painting").is_ok());
+        assert!(parse_app("tracking").unwrap_err().is_usage());
+        assert_eq!(
+            parse_policies("stock,nice").unwrap(),
+            [BoostPolicy::Stock, BoostPolicy::Nice]
+        );
+        assert!(parse_policies("stock,stock").unwrap_err().is_usage());
+        assert!(parse_policies("eevdf").unwrap_err().is_usage());
+        assert!(parse_policies("").unwrap_err().is_usage());
+        let spec = |hogs, p: &[BoostPolicy], c, ev| {
+            BoostLiveSpec::new(hogs, p.to_vec(), c, ev, trace(), PathBuf::from("lull-app"))
+        };
+        let s = spec(2, &[BoostPolicy::Nice], Some(3), Some(50)).unwrap();
+        assert_eq!((s.c_ns, s.trace.events.len()), (3 * NS_PER_MS, 50));
+        assert_eq!(
+            spec(2, &[BoostPolicy::Stock], None, None).unwrap().c_ns,
+            DEFAULT_C_NS
+        );
+        for bad in [
+            spec(MAX_HOGS + 1, &[BoostPolicy::Stock], None, None),
+            spec(2, &[BoostPolicy::Nice], Some(0), None),
+            spec(2, &[BoostPolicy::Nice], Some(1_001), None),
+            spec(2, &[BoostPolicy::Stock], Some(3), None),
+            spec(2, &[BoostPolicy::Stock], None, Some(1)),
+        ] {
+            assert!(bad.unwrap_err().is_usage());
+        }
+    }
+
+    #[test]
+    fn a_missing_app_binary_is_named() {
+        let s = BoostLiveSpec::new(
+            0,
+            vec![BoostPolicy::Stock],
+            None,
+            Some(10),
+            trace(),
+            PathBuf::from("/nonexistent/lull-app"),
+        )
+        .unwrap();
+        assert!(matches!(run(&s), Err(BoostLiveError::AppBinary(_))));
+    }
+}

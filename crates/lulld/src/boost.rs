@@ -1,0 +1,262 @@
+//! Seed 003's interactive boost in the daemon: [`Daemon::enable_boost`] puts
+//! `lull_sched::boost::seam::BoostSeam` on the policy seam, with what it needs that guiS does
+//! not — the seam's deadline timer (the budget C), and in nice mode the run-queue sampler
+//! ([`crate::seam`]'s `RunQueues` fact) — and says what this machine lets it do.
+//!
+//! **What is boosted.** Only the event thread and drawing thread that an app attached to the
+//! display server declared (`THREAD`); the display server accepts a declaration only for a thread
+//! of the process that attached, named with that process's start time, and the actuator checks
+//! that start time again before each system call. No other thread on the machine is touched.
+//!
+//! **With the other policies.** guiS's table 1 acts only through the cgroup freezer (freeze,
+//! thaw, release) and the boost only on nice values and slices (nice or slice, and
+//! `RestoreSched`, which gives back those two and nothing else), so the two never undo each
+//! other; when an app leaves both release its threads. UCSG sets the nice values of the same
+//! threads by its own rule, so the boost and UCSG do not run together: enabling one while the
+//! other runs is refused.
+//!
+//! What degrades, and how it is said ([`BoostStatus`]):
+//! - **Not allowed negative nice values** (neither `CAP_SYS_NICE` nor an `RLIMIT_NICE` that
+//!   reaches below 0, i.e. not root): nice mode still runs, and the kernel's refusals are counted
+//!   (`EPERM`/`EACCES` under the actuator's `nice`).
+//! - **No custom slices** (Linux before 6.12): slice mode still runs; the probe at start (on the
+//!   daemon's own thread, put back at once) finds it, and the actuator counts every slice
+//!   unavailable.
+//! - **No `/proc/loadavg`**: nice mode sizes every boost for an empty queue.
+
+use std::fmt;
+
+use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
+use lull_os::runqueue::RunnableProbe;
+use lull_os::sys::{self, SchedAttr, TimerFd};
+use lull_os::topology;
+use lull_sched::boost::seam::{BoostMode, BoostSeam, BoostSeamConfig};
+use serde::Serialize;
+
+use crate::actuator::Actuator;
+use crate::daemon::{Daemon, DaemonError, DaemonState};
+use crate::seam::{RunQueueSampler, SeamHost};
+
+/// `CAP_SYS_NICE`'s bit in a capability set (`include/uapi/linux/capability.h`).
+const CAP_SYS_NICE_BIT: u32 = 23;
+
+/// What [`Daemon::enable_boost`] found this machine lets the boost do.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize)]
+pub struct BoostStatus {
+    pub mode: &'static str,
+    pub c_ns: u64,
+    /// The slice of slice mode.
+    pub slice_ns: u64,
+    /// The online CPUs the run-queue count is divided among.
+    pub cpus: u32,
+    /// `None`: negative nice values can be set (nice mode); else why not.
+    pub negative_nice_unavailable: Option<String>,
+    /// `None`: custom slices work (slice mode); else why not.
+    pub slice_unavailable: Option<String>,
+    /// `None`: the run-queue count can be read (nice mode); else why not.
+    pub run_queues_unavailable: Option<String>,
+}
+
+impl fmt::Display for BoostStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "interactive boost on: {} mode, C = {} us",
+            self.mode,
+            self.c_ns / 1_000
+        )?;
+        if self.mode == BoostMode::Slice.name() {
+            write!(f, ", slice {} us", self.slice_ns / 1_000)?;
+        } else {
+            write!(f, ", eq. 6 against the run queues of {} CPU(s)", self.cpus)?;
+        }
+        for why in [
+            &self.negative_nice_unavailable,
+            &self.slice_unavailable,
+            &self.run_queues_unavailable,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            write!(f, "; {why}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether this process may set negative nice values: `CAP_SYS_NICE` in its effective set
+/// (`/proc/self/status`, `CapEff`), or an `RLIMIT_NICE` whose floor (20 − limit) is below 0.
+fn negative_nice_unavailable() -> Option<String> {
+    let cap = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("CapEff:"))?;
+            u64::from_str_radix(line["CapEff:".len()..].trim(), 16).ok()
+        })
+        .is_some_and(|bits| bits & (1 << CAP_SYS_NICE_BIT) != 0);
+    if cap {
+        return None;
+    }
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable `struct rlimit`.
+    let r = unsafe { libc::getrlimit(libc::RLIMIT_NICE, &raw mut lim) };
+    if r == 0 && lim.rlim_cur > 20 {
+        return None;
+    }
+    Some(
+        "negative nice values unavailable: not root (no CAP_SYS_NICE, RLIMIT_NICE stops at 0); \
+         the kernel's refusals are counted as EPERM/EACCES and threads keep their nice"
+            .to_owned(),
+    )
+}
+
+/// Whether the kernel keeps a custom slice for a fair thread: set `slice_ns` on the calling
+/// thread, read it back, and put back what was there.
+fn slice_unavailable(slice_ns: u64) -> Option<String> {
+    let tid = sys::gettid();
+    let before = match sys::sched_getattr(tid) {
+        Ok(a) => a,
+        Err(e) => return Some(format!("custom slices unavailable: sched_getattr: {e}")),
+    };
+    if !before.is_fair() {
+        return Some("custom slices unavailable: the daemon's thread is not a fair one".into());
+    }
+    let flags = before.flags & libc::SCHED_FLAG_RESET_ON_FORK as u64;
+    let want = SchedAttr {
+        runtime_ns: slice_ns,
+        flags,
+        ..before
+    };
+    let kept = sys::sched_setattr(tid, &want)
+        .map_err(|e| e.to_string())
+        .and_then(|()| sys::sched_getattr(tid).map_err(|e| e.to_string()));
+    // The default slice is `sched_runtime` 0.
+    let _ = sys::sched_setattr(
+        tid,
+        &SchedAttr {
+            runtime_ns: 0,
+            flags,
+            ..before
+        },
+    );
+    match kept {
+        Ok(a) if a.runtime_ns == slice_ns => None,
+        Ok(a) => Some(format!(
+            "custom slices unavailable: the kernel keeps its own slice ({} ns; Linux 6.12 or \
+             later takes one)",
+            a.runtime_ns
+        )),
+        Err(e) => Some(format!("custom slices unavailable: sched_setattr: {e}")),
+    }
+}
+
+impl Daemon {
+    /// Runs the interactive boost on the policy seam (see the module docs). Call after
+    /// [`Daemon::enable_kds`] and, when guiS runs, after [`Daemon::enable_guis`].
+    ///
+    /// # Errors
+    /// [`DaemonError::Boost`] for a C or slice out of range, without the display server, when
+    /// called twice or while UCSG runs; the kernel's error creating the timer or registering it.
+    pub fn enable_boost(&mut self, config: &BoostSeamConfig) -> Result<BoostStatus, DaemonError> {
+        let policy = BoostSeam::new(*config).map_err(|e| DaemonError::Boost(e.to_string()))?;
+        let st = self.state_mut();
+        if st.kds.is_none() {
+            return Err(DaemonError::Boost(
+                "the boost needs the display server (apps declare their threads there): enable it first"
+                    .into(),
+            ));
+        }
+        if st.seam.as_ref().is_some_and(|s| s.has_policy("boost")) {
+            return Err(DaemonError::Boost("the boost is already enabled".into()));
+        }
+        if st.seam.as_ref().is_some_and(|s| s.has_policy("ucsg")) {
+            return Err(DaemonError::Boost(
+                "the boost and UCSG both set the nice values of apps' threads; run one of them"
+                    .into(),
+            ));
+        }
+        let topo = topology::probe(std::path::Path::new(topology::SYSFS_CPUS));
+        let cpus = u32::try_from(topo.online.len()).unwrap_or(1).max(1);
+        let seam = st.seam.get_or_insert_with(|| {
+            SeamHost::new(
+                Vec::new(),
+                Actuator::new(Err(
+                    "not opened: no policy that freezes runs (guiS is off)".to_owned()
+                )),
+            )
+        });
+        seam.add_policy(Box::new(policy));
+        let mut run_queues_unavailable = None;
+        if seam.wants_run_queues() {
+            match RunnableProbe::open() {
+                Ok(p) => seam.start_run_queues(RunQueueSampler::new(p, cpus)),
+                Err(e) => {
+                    run_queues_unavailable = Some(format!(
+                        "run queues unreadable ({e}): every boost is sized for an empty queue"
+                    ));
+                }
+            }
+        }
+        if !seam.has_timer() {
+            let timer = TimerFd::new()?;
+            let timer_fd = timer.raw();
+            seam.set_timer(timer);
+            self.add_source(Box::new(FnSource {
+                fd: timer_fd,
+                f: |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
+                    if let Some(s) = st.seam.as_mut() {
+                        s.deadline();
+                    }
+                    PostAction::Continue
+                },
+            }))?;
+        }
+        let (negative_nice_unavailable, slice_unavailable) = match config.mode {
+            BoostMode::Nice => (negative_nice_unavailable(), None),
+            BoostMode::Slice => (None, slice_unavailable(config.slice_ns)),
+        };
+        Ok(BoostStatus {
+            mode: config.mode.name(),
+            c_ns: config.c_ns,
+            slice_ns: config.slice_ns,
+            cpus,
+            negative_nice_unavailable,
+            slice_unavailable,
+            run_queues_unavailable,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_says_what_is_missing() {
+        let s = BoostStatus {
+            mode: "nice",
+            c_ns: 10_000_000,
+            slice_ns: 100_000,
+            cpus: 2,
+            negative_nice_unavailable: Some("negative nice values unavailable: not root".into()),
+            slice_unavailable: None,
+            run_queues_unavailable: None,
+        };
+        let text = s.to_string();
+        assert!(text.starts_with("interactive boost on: nice mode, C = 10000 us"));
+        assert!(text.contains("2 CPU(s)"));
+        assert!(text.ends_with("; negative nice values unavailable: not root"));
+    }
+
+    /// On this kernel (6.18) custom slices exist; the probe leaves the thread's slice as it was.
+    #[test]
+    fn the_slice_probe_puts_the_slice_back() {
+        let tid = sys::gettid();
+        let before = sys::sched_getattr(tid).unwrap();
+        let _ = slice_unavailable(300_000);
+        assert_eq!(sys::sched_getattr(tid).unwrap(), before);
+    }
+}
