@@ -29,6 +29,13 @@ use crate::ids::TaskId;
 /// experiment's larger setting (§VI-B-1, C = 3 and 10 ms; 10 ms gave the 31.4 % gain).
 pub const DEFAULT_C_NS: u64 = 10_000_000;
 
+/// The custom slice a slice boost gives (today's counterpart of the weight boost): the shortest
+/// Linux takes for a fair task ([`crate::class::eevdf::MIN_CUSTOM_SLICE_NS`], 6.12+
+/// `sched_runtime`). Under EEVDF a shorter request buys an earlier virtual deadline, so the woken
+/// task preempts a hog at once (`PREEMPT_SHORT` needs a slice below the current task's) and is
+/// picked first while eligible; its share of the CPU stays its weight's.
+pub const BOOST_SLICE_NS: u64 = crate::class::eevdf::MIN_CUSTOM_SLICE_NS;
+
 /// The heaviest weight a boost may give: nice −20's (the kernel accepts no heavier nice; seed 003
 /// §VI-B-1: "the Linux kernel does not allow a task's weight to be promoted larger than 88761").
 #[must_use]

@@ -35,16 +35,12 @@ use std::collections::BTreeMap;
 
 use lull_model::{AppId, ThreadCategory};
 
-use crate::boost::{boost_nice, RunQueueLoad, DEFAULT_C_NS};
+use crate::boost::{boost_nice, RunQueueLoad, BOOST_SLICE_NS, DEFAULT_C_NS};
+use crate::class::eevdf::{
+    MAX_CUSTOM_SLICE_NS as SLICE_MAX_NS, MIN_CUSTOM_SLICE_NS as SLICE_MIN_NS,
+};
 use crate::seam::{Action, Fact, SeamPolicy, ThreadRef, ThreadSample};
 
-/// The slice a slice-mode boost gives: the shortest custom slice Linux takes for a fair task
-/// (`kernel/sched/syscalls.c`, 6.12+: `sched_runtime` clamped to 0.1–100 ms). A short slice
-/// gives an EEVDF task an early virtual deadline, so it is picked soon after it wakes.
-pub const BOOST_SLICE_NS: u64 = 100_000;
-/// The range of custom slices the kernel accepts (as [`BOOST_SLICE_NS`]).
-pub const SLICE_MIN_NS: u64 = 100_000;
-pub const SLICE_MAX_NS: u64 = 100_000_000;
 /// The largest budget C taken: one second. The seed's values are 3, 10 and 100 ms (§IV, §VI-B-1);
 /// a longer budget would let an app hold nice −20 through work that is no longer a response.
 pub const MAX_C_NS: u64 = 1_000_000_000;

@@ -4,13 +4,9 @@
 use crate::policy::PolicySpec;
 
 /// The custom slice `eevdf-slice` gives the painting app's interactive task when it is woken
-/// for an input: 0.1 ms, the shortest request Linux accepts (`__setparam_fair` clamps
-/// `sched_runtime` to 0.1–100 ms). Why the shortest: what a shorter request buys under EEVDF is
-/// an earlier virtual deadline, so that the woken task preempts a hog at once (6.18's
-/// `PREEMPT_SHORT` needs a slice below the current task's, here the 1.4 ms base slice of two
-/// CPUs) and is picked first while it is eligible; its share of the CPU stays its weight's. Any
-/// request below the base slice gives the first; the shortest gives the earliest deadline.
-pub const EEVDF_INPUT_SLICE_US: u64 = 100;
+/// for an input: the live boost's ([`lull_sched::boost::BOOST_SLICE_NS`], 0.1 ms, the shortest
+/// request Linux accepts; its doc says why the shortest).
+pub const EEVDF_INPUT_SLICE_US: u64 = lull_sched::boost::BOOST_SLICE_NS / 1_000;
 
 /// The painting experiment's models (seed 003 §VI-B-1, figure 6, and today's Linux).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]

@@ -19,7 +19,10 @@
 //! (`stale`), if there is no such process `ESRCH`. From then on the pidfd — which names that one
 //! process however its pid is reused — says in one `poll` whether it is still alive; only once it
 //! has exited is `/proc/PID/stat` read again. The thread must also still be one of the
-//! process's (`/proc/PID/task/TID`, else `ESRCH`). A freeze or thaw of a thread already frozen
+//! process's (`/proc/PID/task/TID`, else `ESRCH`); a thread pidfd (`PIDFD_THREAD`, Linux 6.9+)
+//! opened before that check then vouches for the thread in one `poll` while it lives, so acting
+//! again on a thread already admitted (the interactive boost, at every input event) costs one
+//! `poll` and the action's own call. A freeze or thaw of a thread already frozen
 //! or running as asked calls nothing and checks nothing. When the process it holds something of
 //! has exited and its pid names another process, what it held is dropped without acting on that
 //! pid (the freezer removes its cgroups; counted in [`FreezerCounters::pid_reused`]). What remains
@@ -51,9 +54,10 @@ pub use report::{ActuatorReport, KindReport, Outcome, Refusal};
 const DEFAULT_LABEL: &str = "thread";
 
 /// The range Linux clamps a fair thread's custom slice to (`__setscheduler_params`,
-/// `kernel/sched/syscalls.c`, 6.12+: `NSEC_PER_MSEC / 10` to `NSEC_PER_MSEC * 100`).
-const SLICE_MIN_NS: u64 = 100_000;
-const SLICE_MAX_NS: u64 = 100_000_000;
+/// `kernel/sched/syscalls.c`, 6.12+), as the EEVDF class clamps it.
+use lull_sched::class::eevdf::{
+    MAX_CUSTOM_SLICE_NS as SLICE_MAX_NS, MIN_CUSTOM_SLICE_NS as SLICE_MIN_NS,
+};
 
 /// What the freezer part of the actuator did; guiS's counters in the daemon's report
 /// (`GuisCounters`) are these.
@@ -111,7 +115,17 @@ struct Held {
     /// Names this process and no other while the actuator holds it: opened before its start
     /// time was checked. `None` where the kernel has no pidfds.
     pidfd: Option<OwnedFd>,
+    /// Thread pidfds (`PIDFD_THREAD`, Linux 6.9+) of its threads already admitted, each opened
+    /// before the thread was found to be the process's: while one polls alive, its tid is still
+    /// that thread, so admitting it again is one `poll` (the boost's event path). They outlive
+    /// the threads' records, which go as soon as nothing is left to undo; at most
+    /// [`MAX_THREAD_PIDFDS`] in all.
+    thread_fds: BTreeMap<i32, OwnedFd>,
 }
+
+/// The most thread pidfds the actuator keeps open (over every process): enough for the threads
+/// of the apps on a screen, far below the default 1024 open files.
+const MAX_THREAD_PIDFDS: usize = 256;
 
 /// Applies the seam's actions; see the module docs.
 #[derive(Debug)]
@@ -299,6 +313,7 @@ impl Actuator {
                 start_ticks: t.process_start_ticks,
                 threads: BTreeMap::new(),
                 pidfd: None,
+                thread_fds: BTreeMap::new(),
             })
             .threads
             .entry(t.tid)
@@ -338,14 +353,35 @@ impl Actuator {
     /// thread is still one of its. A process first admitted is recorded with a pidfd, which
     /// answers the next time.
     fn admit(&mut self, t: ThreadRef) -> Result<(), Refusal> {
+        if let Some(h) = self
+            .held
+            .get_mut(&t.pid)
+            .filter(|h| h.start_ticks == t.process_start_ticks)
+        {
+            if let Some(fd) = h.thread_fds.get(&t.tid) {
+                if !sys::pidfd_exited(fd.as_fd()) {
+                    return Ok(());
+                }
+                h.thread_fds.remove(&t.tid);
+            }
+        }
         let alive = self
             .held
             .get(&t.pid)
             .filter(|h| h.start_ticks == t.process_start_ticks)
             .and_then(|h| h.pidfd.as_ref())
             .map(|fd| !sys::pidfd_exited(fd.as_fd()));
+        // Opened before the thread is checked: if it is `t`'s process's, the fd names it.
+        let open_fds: usize = self.held.values().map(|h| h.thread_fds.len()).sum();
+        let thread_fd = if open_fds < MAX_THREAD_PIDFDS {
+            sys::pidfd_open_thread(t.tid).ok()
+        } else {
+            None
+        };
         if alive == Some(true) {
-            return thread_of(t);
+            thread_of(t)?;
+            self.keep_thread_fd(t, thread_fd);
+            return Ok(());
         }
         // Opened before the start time is read: if that is `t`'s, the pidfd names `t`'s process.
         let pidfd = match alive {
@@ -363,12 +399,21 @@ impl Actuator {
                     start_ticks: t.process_start_ticks,
                     threads: BTreeMap::new(),
                     pidfd: None,
+                    thread_fds: BTreeMap::new(),
                 });
                 if h.pidfd.is_none() {
                     h.pidfd = pidfd;
                 }
+                self.keep_thread_fd(t, thread_fd);
                 Ok(())
             }
+        }
+    }
+
+    /// Keeps the thread pidfd of `t`, just admitted, when its process has a record.
+    fn keep_thread_fd(&mut self, t: ThreadRef, fd: Option<OwnedFd>) {
+        if let (Some(fd), Some(h)) = (fd, self.held.get_mut(&t.pid)) {
+            h.thread_fds.insert(t.tid, fd);
         }
     }
 
@@ -699,9 +744,10 @@ impl Actuator {
             f.forge_start_ticks(pid);
         }
         *self.forged.entry(pid).or_insert(0) += 1;
-        // The real process is alive: its pidfd would vouch for it.
+        // The real process is alive: its pidfd and its threads' would vouch for it.
         if let Some(h) = self.held.get_mut(&pid) {
             h.pidfd = None;
+            h.thread_fds.clear();
         }
     }
 

@@ -393,3 +393,42 @@ fn a_freeze_of_a_parked_thread_is_put_off() {
     assert_eq!(a.counters().released, 1);
     a.close();
 }
+
+/// A thread acted on once is vouched for afterwards by its thread pidfd (one `poll`); once it
+/// has exited, the next action on it is refused `ESRCH` like any action on an exited thread
+/// (the pidfd sends it down the full check; the kernel, asked about a gone tid, would also say
+/// `ESRCH` — what the pidfd adds is that a tid reused by another process is never taken for it).
+#[test]
+fn an_admitted_thread_that_exits_is_refused_esrch() {
+    let _serial = serial();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        tid_tx.send(sys::gettid()).unwrap();
+        let _ = stop_rx.recv();
+    });
+    let tid = tid_rx.recv().unwrap();
+    let thread = ours(tid);
+    let mut a = without_freezer();
+    for nice in [5, 6] {
+        assert_eq!(a.apply(&Action::Nice { thread, nice }), Outcome::Applied);
+        assert_eq!(nice_of(tid), i32::from(nice));
+        assert_eq!(a.apply(&Action::RestoreSched { thread }), Outcome::Applied);
+        assert_eq!(nice_of(tid), 0);
+    }
+    drop(stop_tx);
+    worker.join().unwrap();
+    // `join` returns once the thread's futex is cleared; the kernel removes it from /proc a
+    // moment later, in the same exit.
+    let task = format!("/proc/self/task/{tid}");
+    let mut spins = 0u64;
+    while std::path::Path::new(&task).exists() {
+        spins += 1;
+        assert!(spins < 100_000_000, "{task} never went away");
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        a.apply(&Action::Nice { thread, nice: 5 }),
+        Outcome::Refused(Refusal::ESRCH)
+    );
+}
