@@ -3,7 +3,7 @@
 //! - `lull live boost` at a small scale, stock and nice in the same run: the report has its
 //!   shape, strokes are drawn, the boost reached the kernel and left nothing held, and the
 //!   boosted p99 response is not worse than stock's (a generous bound: timings on a shared
-//!   machine vary; the figures are in `docs/vtcfs-live.md`);
+//!   machine vary; the figures are in `docs/vtcfs.md`);
 //! - a client whose connection closes while its handler runs: the still-living thread it declared
 //!   is back at its own nice;
 //! - an app process killed while boosted: the daemon holds nothing of it afterwards.
