@@ -17,12 +17,14 @@
 //! - [`ucsg`]: seed 001's experiments on a modelled Galaxy S4;
 //! - [`vtcfs`]: seed 003's painting experiment on a modelled Tegra 250 (the interactive boost
 //!   lives in the kernel, `kernel::boost`);
-//! - [`interbench`], [`hackbench`]: seed 003's benchmarks (figure 7, table IV) on the same kernel.
+//! - [`interbench`], [`hackbench`]: seed 003's benchmarks (figure 7, table IV) on the same kernel,
+//!   both run by `drive` (the benchmark threads' event loop).
 //!
 //! Figures from here are modelled, never measured. `docs/simulator.md` documents every mechanism
 //! and constant.
 
 pub mod costs;
+mod drive;
 pub mod engine;
 mod event;
 pub mod hackbench;

@@ -37,7 +37,7 @@ pub use workers::{
     PIPE_READ_CYCLES, PIPE_WRITE_CYCLES, SOCKET_READ_CYCLES, SOCKET_WRITE_CYCLES, WORKER_HOT_KIB,
 };
 
-use crate::interbench::drive::drive;
+use crate::drive::drive;
 use crate::interbench::spec::policy_reason;
 use workers::Hackbench;
 

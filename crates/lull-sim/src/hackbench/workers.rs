@@ -8,7 +8,7 @@ use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
 use crate::pm::IdleForcing;
 
 use super::channel::{Channel, Transport};
-use crate::interbench::drive::Workload;
+use crate::drive::Workload;
 
 /// ESTIMATE: CPU work of one 100-byte `write` to a pipe (system call entry and exit, the pipe's
 /// mutex, the copy into the page, the wakeup check): about 2.5 µs on a 1.2 GHz Cortex-A9, the

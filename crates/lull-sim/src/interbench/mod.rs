@@ -15,7 +15,6 @@
 //! - `drive`: the event loop shared with [`crate::hackbench`];
 //! - [`seed`]: figure 7's numbers as far as the paper's text lets them be read.
 
-pub(crate) mod drive;
 mod memload;
 pub mod seed;
 pub mod spec;
@@ -34,7 +33,7 @@ pub use tasks::{
     VIDEO_RUN_NS,
 };
 
-use drive::drive;
+use crate::drive::drive;
 use memload::MemCosts;
 use spec::policy_reason;
 use tasks::{InterbenchUser, Tally};

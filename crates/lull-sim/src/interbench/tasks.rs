@@ -20,9 +20,9 @@
 use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
 use crate::pm::IdleForcing;
 
-use super::drive::Workload;
 use super::memload::{MemCosts, Memload};
 use super::spec::{Bench, Load};
+use crate::drive::Workload;
 
 const MS: u64 = 1_000_000;
 /// Interbench's `AUDIO_INTERVAL` (50 000 µs) and `AUDIO_RUN` (a twentieth of it: 5 %).
