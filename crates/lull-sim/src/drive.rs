@@ -1,6 +1,7 @@
-//! One run of a benchmark's threads on the simulated kernel: the event loop the interbench and
-//! hackbench models share (as `rtapp` runs rt-app threads): the spec's policies, the platform's
-//! cores, the power manager, until a time limit or until every thread is done.
+//! One run of a workload's threads on the simulated kernel, with no devices, display or window
+//! manager: the event loop rt-app workloads, interbench and hackbench share — the spec's
+//! policies, the platform's main cores, the power manager, until a time limit or until every
+//! thread is done.
 
 use crate::engine::Engine;
 use crate::event::Ev;
@@ -89,7 +90,7 @@ pub(crate) fn drive<W: Workload>(
             Ev::Tick { core, gen } => k.tick(core, gen, &mut user, &mut cx),
             Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut user, &mut cx),
             Ev::Governor => pm.sample(k, &mut user, &mut cx),
-            // No devices, display or window manager in a benchmark run.
+            // No devices, display or window manager in these runs.
             Ev::Inject(_) | Ev::Vsync | Ev::Window(_) => {}
         }
         pm.after_event(k, &mut cx);

@@ -18,7 +18,7 @@
 //! - [`vtcfs`]: seed 003's painting experiment on a modelled Tegra 250 (the interactive boost
 //!   lives in the kernel, `kernel::boost`);
 //! - [`interbench`], [`hackbench`]: seed 003's benchmarks (figure 7, table IV) on the same kernel,
-//!   both run by `drive` (the benchmark threads' event loop).
+//!   run, like rt-app workloads, by `drive` (the event loop of a user space without devices).
 //!
 //! Figures from here are modelled, never measured. `docs/simulator.md` documents every mechanism
 //! and constant.

@@ -13,11 +13,12 @@ use crate::soc::CState;
 
 /// guiS's idle forcing as the power manager drives it at each sampling period; user spaces
 /// without guiS (rt-app workloads) do nothing.
+/// The defaults force nothing (a user space without guiS).
 pub(crate) trait IdleForcing {
     /// guiS's forced idle begins or ends.
-    fn set_idle_forced(&mut self, forced: bool, k: &mut Kernel<'_>);
+    fn set_idle_forced(&mut self, _forced: bool, _k: &mut Kernel<'_>) {}
     /// Forces idle if guiS's conditions hold.
-    fn maybe_force_idle(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>);
+    fn maybe_force_idle(&mut self, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
 }
 
 /// The power manager of one run.

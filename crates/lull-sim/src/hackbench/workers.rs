@@ -4,7 +4,7 @@
 //! is its own process. A write to a full channel and a read from an empty one sleep until the
 //! other side wakes them; each wakeup costs the waker the platform's wakeup cycles.
 
-use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
+use crate::kernel::{Action, Cx, Kernel, Userspace};
 use crate::pm::IdleForcing;
 
 use super::channel::{Channel, Transport};
@@ -184,29 +184,9 @@ impl Userspace for Hackbench {
         }
         a
     }
-
-    fn device_work(&mut self, _w: DeviceWork, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
-
-    fn gated_off(&self, _t: usize) -> bool {
-        false
-    }
-
-    fn freeze_at_scheduling_point(&self, _t: usize) -> bool {
-        false
-    }
-
-    fn on_cpu(&mut self, _t: usize, _now: u64) {}
-
-    fn next_device_interrupt_ns(&self, _now: u64) -> Option<u64> {
-        None
-    }
 }
 
-impl IdleForcing for Hackbench {
-    fn set_idle_forced(&mut self, _forced: bool, _k: &mut Kernel<'_>) {}
-
-    fn maybe_force_idle(&mut self, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
-}
+impl IdleForcing for Hackbench {}
 
 impl Workload for Hackbench {
     /// Every worker is released at once (hackbench's "GO" on the wake pipe they all poll).

@@ -17,7 +17,7 @@
 //! Work is CPU time at the platform's top frequency, as interbench calibrates its loop
 //! (`loops_per_ms`) on a busy CPU.
 
-use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
+use crate::kernel::{Action, Cx, Kernel, Userspace};
 use crate::pm::IdleForcing;
 
 use super::memload::{MemCosts, Memload};
@@ -424,29 +424,9 @@ impl Userspace for InterbenchUser {
     fn next_action(&mut self, t: usize, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) -> Action {
         self.step(t, cx.now(), k.tasks[t].woken_ns)
     }
-
-    fn device_work(&mut self, _w: DeviceWork, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
-
-    fn gated_off(&self, _t: usize) -> bool {
-        false
-    }
-
-    fn freeze_at_scheduling_point(&self, _t: usize) -> bool {
-        false
-    }
-
-    fn on_cpu(&mut self, _t: usize, _now: u64) {}
-
-    fn next_device_interrupt_ns(&self, _now: u64) -> Option<u64> {
-        None
-    }
 }
 
-impl IdleForcing for InterbenchUser {
-    fn set_idle_forced(&mut self, _forced: bool, _k: &mut Kernel<'_>) {}
-
-    fn maybe_force_idle(&mut self, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
-}
+impl IdleForcing for InterbenchUser {}
 
 impl Workload for InterbenchUser {
     fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {

@@ -212,7 +212,7 @@ mod tests {
     use super::*;
     use crate::engine::Engine;
     use crate::event::Ev;
-    use crate::kernel::{Action, Cx, DeviceWork, Policies, Userspace};
+    use crate::kernel::{Action, Cx, Policies, Userspace};
     use crate::platform::Platform;
     use crate::policy::{PolicySpec, RunPolicies};
     use crate::soc::Soc;
@@ -237,17 +237,6 @@ mod tests {
             }
             self.busy = true;
             Action::Compute(self.job)
-        }
-        fn device_work(&mut self, _w: DeviceWork, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
-        fn gated_off(&self, _t: usize) -> bool {
-            false
-        }
-        fn freeze_at_scheduling_point(&self, _t: usize) -> bool {
-            false
-        }
-        fn on_cpu(&mut self, _t: usize, _now: u64) {}
-        fn next_device_interrupt_ns(&self, _now: u64) -> Option<u64> {
-            None
         }
     }
 

@@ -96,29 +96,37 @@ pub(crate) enum KAction {
     TickCheck,
 }
 
-/// User space as the kernel sees it: the behaviour of every thread and the guiS gate.
+/// User space as the kernel sees it: the behaviour of every thread and the guiS gate. The
+/// defaults are a user space with no devices and no gate (rt-app, the benchmarks, the seed-001
+/// and seed-003 apps); the framework models override them.
 pub(crate) trait Userspace {
     /// The next action of thread `t`, which is running on a core; it may wake other threads.
     fn next_action(&mut self, t: usize, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) -> Action;
 
     /// Device work whose interrupt handler has run.
-    fn device_work(&mut self, w: DeviceWork, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>);
+    fn device_work(&mut self, _w: DeviceWork, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
 
     /// guiS holds thread `t`: it may not run now.
-    fn gated_off(&self, t: usize) -> bool;
+    fn gated_off(&self, _t: usize) -> bool {
+        false
+    }
 
     /// Whether a running thread with no compute left is to be frozen at this scheduling point
     /// (guiS: the window changed under it).
-    fn freeze_at_scheduling_point(&self, t: usize) -> bool;
+    fn freeze_at_scheduling_point(&self, _t: usize) -> bool {
+        false
+    }
 
     /// Thread `t` is on a core at `now`.
-    fn on_cpu(&mut self, t: usize, now: u64);
+    fn on_cpu(&mut self, _t: usize, _now: u64) {}
 
     /// Thread `t` leaves its core at `now`: still runnable (`preempted`) or asleep.
     fn off_cpu(&mut self, _t: usize, _now: u64, _preempted: bool) {}
 
     /// A device interrupt user space has asked for (the next vsync), if any.
-    fn next_device_interrupt_ns(&self, now: u64) -> Option<u64>;
+    fn next_device_interrupt_ns(&self, _now: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// A thread's scheduling state.

@@ -8,14 +8,10 @@ mod user;
 use lull_model::time::NS_PER_S;
 use lull_workload::rtapp::{Calibration, PeriodRecord, RtApp};
 
-use crate::engine::Engine;
-use crate::event::Ev;
-use crate::kernel::{Cx, Kernel, Policies};
+use crate::drive::drive;
 use crate::platform::Platform;
-use crate::pm::PowerManager;
-use crate::policy::{PolicyError, PolicySpec, RunPolicies};
-use crate::soc::Soc;
-use crate::spec::{CpuSpec, MAX_DURATION_MS};
+use crate::policy::{PolicyError, PolicySpec};
+use crate::spec::MAX_DURATION_MS;
 use user::{RtAppUser, Work};
 
 /// Linux's default timer slack of a normal thread: `init_task.timer_slack_ns` = 50 µs
@@ -147,79 +143,34 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
         ref_khz: plat.clusters[main].opps.last().map_or(1_000_000, |o| o.khz),
         slack_ns: run.timer_slack_ns,
     };
-    let cpu = CpuSpec {
-        main_cores: cores as u32,
-        companion: false,
-    };
-    let p = RunPolicies::build(&run.policy, plat, cpu.main_cores, false)?;
-    let mut eng = Engine::new(run.seed);
-    let mut soc = Soc::new(plat, cpu);
-    let mut kernel = Kernel::new(
-        plat,
-        soc.cores.len(),
-        Policies {
-            class: p.class,
-            placement: p.placement,
-            idle: p.idle,
-        },
-    );
-    let mut pm = PowerManager::new(p.governor, p.cores, plat.governor.sampling_ms);
-    if pm.reads_utilisation() {
-        kernel.track_utilisation();
-    }
-    let mut user = RtAppUser::new(w, work, &mut kernel);
     let limit_ns = MAX_DURATION_MS * 1_000_000;
     let end_ns = w.duration_s.map_or(limit_ns, |s| u64::from(s) * NS_PER_S);
-    let mut cx = Cx {
-        eng: &mut eng,
-        soc: &mut soc,
-    };
-    cx.eng.schedule_at(end_ns, Ev::End);
-    pm.start(&mut cx);
-    user.start(&mut kernel, &mut cx);
-    kernel.arm_periodic_ticks(&mut cx);
-    let mut ended_ns = end_ns;
-    while let Some((now, ev)) = cx.eng.pop() {
-        cx.soc.account(now, 0.0);
-        if ev == Ev::End {
-            if w.duration_s.is_none() {
-                return Err(RtAppSimError::RunsForever {
-                    limit_s: limit_ns / NS_PER_S,
-                });
-            }
-            break;
-        }
-        let k = &mut kernel;
-        match ev {
-            Ev::CoreDone { core, gen } => k.core_done(core, gen, &mut user, &mut cx),
-            Ev::WakeDone { core, gen } => k.wake_done(core, gen, &mut user, &mut cx),
-            Ev::Poke(core) => k.poke(core, &mut user, &mut cx),
-            Ev::Tick { core, gen } => k.tick(core, gen, &mut user, &mut cx),
-            Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut user, &mut cx),
-            Ev::Governor => pm.sample(k, &mut user, &mut cx),
-            // No devices, display or window manager in an rt-app run.
-            Ev::Inject(_) | Ev::Vsync | Ev::Window(_) | Ev::End => {}
-        }
-        pm.after_event(k, &mut cx);
-        cx.soc.update_power(0.0);
-        if w.duration_s.is_none() && user.all_done() {
-            ended_ns = now;
-            break;
-        }
+    // A workload without a duration ends when its threads do, or never (an error).
+    let (mut user, run_end) = drive(
+        plat,
+        &run.policy,
+        run.seed,
+        end_ns,
+        w.duration_s.is_none(),
+        |k, _| RtAppUser::new(w, work, k),
+    )?;
+    if w.duration_s.is_none() && !run_end.finished {
+        return Err(RtAppSimError::RunsForever {
+            limit_s: limit_ns / NS_PER_S,
+        });
     }
-    kernel.sync_all(&mut cx);
     let threads = user
         .threads
         .iter_mut()
         .zip(w.threads())
         .map(|(th, name)| RtAppThread {
             name: name.name,
-            cpu_ns: kernel.tasks[name.index as usize].exec_ns,
+            cpu_ns: run_end.exec_ns[name.index as usize],
             records: std::mem::take(&mut th.records),
         })
         .collect();
     Ok(RtAppResult {
-        duration_ns: ended_ns,
+        duration_ns: run_end.ended_ns,
         threads,
     })
 }

@@ -19,7 +19,8 @@ use lull_sched::seam::CpuMask;
 use lull_sched::CpuId;
 use lull_workload::rtapp::{Event, PeriodRecord, RtApp, TimerMode};
 
-use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
+use crate::drive::Workload;
+use crate::kernel::{Action, Cx, Kernel, Userspace};
 
 /// Work of one `runtime` step between clock checks: rt-app's `loadwait(32)`.
 const RUNTIME_CHUNK_US: u64 = 32;
@@ -159,19 +160,6 @@ impl<'w> RtAppUser<'w> {
             threads,
             shared_timers: BTreeMap::new(),
         }
-    }
-
-    /// Every thread starts at time zero (rt-app releases them together from a barrier).
-    pub fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
-        for i in 0..self.threads.len() {
-            let tid = self.threads[i].tid;
-            k.wake(tid, &*self, cx);
-        }
-    }
-
-    /// Whether every thread has finished its loops.
-    pub fn all_done(&self) -> bool {
-        self.threads.iter().all(|t| t.step == Step::Done)
     }
 
     fn sleep_until(&self, at_ns: u64) -> Action {
@@ -399,26 +387,21 @@ impl Userspace for RtAppUser<'_> {
         // Kernel thread ids are the rt-app thread indices: the threads were created in order.
         self.advance(t, k, cx.now())
     }
-
-    fn device_work(&mut self, _w: DeviceWork, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
-
-    fn gated_off(&self, _t: usize) -> bool {
-        false
-    }
-
-    fn freeze_at_scheduling_point(&self, _t: usize) -> bool {
-        false
-    }
-
-    fn on_cpu(&mut self, _t: usize, _now: u64) {}
-
-    fn next_device_interrupt_ns(&self, _now: u64) -> Option<u64> {
-        None
-    }
 }
 
-impl crate::pm::IdleForcing for RtAppUser<'_> {
-    fn set_idle_forced(&mut self, _forced: bool, _k: &mut Kernel<'_>) {}
+impl crate::pm::IdleForcing for RtAppUser<'_> {}
 
-    fn maybe_force_idle(&mut self, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
+impl Workload for RtAppUser<'_> {
+    /// Every thread starts at time zero (rt-app releases them together from a barrier).
+    fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        for i in 0..self.threads.len() {
+            let tid = self.threads[i].tid;
+            k.wake(tid, &*self, cx);
+        }
+    }
+
+    /// Whether every thread has finished its loops.
+    fn finished(&self) -> bool {
+        self.threads.iter().all(|t| t.step == Step::Done)
+    }
 }

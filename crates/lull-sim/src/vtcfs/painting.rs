@@ -331,14 +331,6 @@ impl Userspace for Painting {
         self.flush_wakes(k, cx);
     }
 
-    fn gated_off(&self, _t: usize) -> bool {
-        false
-    }
-
-    fn freeze_at_scheduling_point(&self, _t: usize) -> bool {
-        false
-    }
-
     fn on_cpu(&mut self, t: usize, now: u64) {
         if t != self.app {
             return;
@@ -364,14 +356,6 @@ impl Userspace for Painting {
             }
         }
     }
-
-    fn next_device_interrupt_ns(&self, _now: u64) -> Option<u64> {
-        None
-    }
 }
 
-impl crate::pm::IdleForcing for Painting {
-    fn set_idle_forced(&mut self, _forced: bool, _k: &mut Kernel<'_>) {}
-
-    fn maybe_force_idle(&mut self, _k: &mut Kernel<'_>, _cx: &mut Cx<'_, '_>) {}
-}
+impl crate::pm::IdleForcing for Painting {}
