@@ -16,6 +16,8 @@
 //!   and the companion-core triage decision, and table 1 as a policy on the seam;
 //! - [`ucsg`]: seed 001's user-centric scheduler and governor (sensitivity states, allocation
 //!   and migration, DPM, DVFS, cluster switching);
+//! - [`controller`]: seed 004's controller: affinity, toggling and equalising schemes that place
+//!   the threads of registered programs on fast and slow CPUs;
 //! - [`seam`]: the live policy seam: facts the framework knows in, per-thread actions out
 //!   ([`seam::SeamPolicy`]).
 //!
@@ -23,6 +25,7 @@
 
 pub mod boost;
 pub mod class;
+pub mod controller;
 pub mod cores;
 pub mod governor;
 pub mod guis;

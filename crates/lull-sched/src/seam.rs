@@ -25,8 +25,8 @@
 //! queues hold, told only to a policy that asks for it ([`SeamPolicy::wants_run_queues`]).
 //!
 //! Policies: [`crate::guis::Table1`] (seed 000's table 1), `crate::ucsg::live::UcsgSeam`
-//! (seed 001's UCSG) and [`crate::boost::seam::BoostSeam`] (seed 003's interactive boost).
-//! Seed 004's toggling plugs in the same way.
+//! (seed 001's UCSG), [`crate::boost::seam::BoostSeam`] (seed 003's interactive boost) and
+//! [`crate::controller::Controller`] (seed 004's affinity and toggling schemes).
 
 use std::fmt;
 
@@ -119,6 +119,11 @@ pub struct ThreadSample {
     /// The CPU time the thread has used since it started (live: the first field of
     /// `/proc/PID/task/TID/schedstat`).
     pub cpu_ns: u64,
+    /// The same CPU time scaled to work done: each stretch weighted by the speed of the CPU it
+    /// ran on (capacity × frequency) relative to the fastest CPU at its top frequency, seed 004's
+    /// "scaled CPU time". A substrate that cannot see speeds (live without cpufreq or CPU
+    /// capacities) puts `cpu_ns` and says so in its report.
+    pub work_ns: u64,
     /// The CPU it last ran on (live: field 39 of `/proc/PID/task/TID/stat`).
     pub cpu: CpuId,
 }

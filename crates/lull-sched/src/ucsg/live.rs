@@ -646,6 +646,7 @@ mod tests {
         let idle = &mut |_| {
             Some(ThreadSample {
                 cpu_ns: 0,
+                work_ns: 0,
                 cpu: CpuId(0),
             })
         };
@@ -749,6 +750,7 @@ mod tests {
                 cpu_ns += 10_000_000;
                 (th == f).then_some(ThreadSample {
                     cpu_ns,
+                    work_ns: cpu_ns,
                     cpu: CpuId(0),
                 })
             },

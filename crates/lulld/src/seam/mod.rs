@@ -291,6 +291,8 @@ impl SeamHost {
         let mut usage = |t: ThreadRef| {
             procfs::thread_cpu_use(t.pid, t.tid).map(|(cpu_ns, cpu)| ThreadSample {
                 cpu_ns,
+                // Unscaled: the daemon's policies (UCSG) read only `cpu_ns`.
+                work_ns: cpu_ns,
                 cpu: CpuId(cpu as usize),
             })
         };

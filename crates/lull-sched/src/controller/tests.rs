@@ -1,0 +1,350 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::ids::CpuId;
+use crate::seam::{Action, CpuMask, Fact, SeamPolicy, ThreadRef, ThreadSample};
+
+const MS: u64 = 1_000_000;
+
+fn t(pid: i32, tid: i32) -> ThreadRef {
+    ThreadRef {
+        pid,
+        tid,
+        process_start_ticks: 7,
+    }
+}
+
+/// The seed's Odroid: CPUs 0–3 LITTLE, 4–7 big.
+fn odroid() -> CoreSets {
+    CoreSets {
+        fast: CpuMask(0xf0),
+        slow: CpuMask(0x0f),
+    }
+}
+
+#[test]
+fn names_parse_and_read_back() {
+    for n in [
+        "baseline",
+        "affinity-1",
+        "affinity-2",
+        "toggle-0.1s",
+        "toggle-0.25s",
+        "toggle-0.5s",
+        "toggle-2s",
+        "equalise",
+        "equalise-0.25s",
+    ] {
+        assert_eq!(Scheme::parse(n).unwrap().name(), n);
+    }
+    assert_eq!(
+        Scheme::parse("toggle-250ms").unwrap(),
+        Scheme::Toggle {
+            period_ns: 250 * MS
+        }
+    );
+    assert_eq!(
+        Scheme::parse("equalise").unwrap().period_ns(),
+        Some(DEFAULT_EQUALISE_PERIOD_NS)
+    );
+    for bad in [
+        "",
+        "toggle",
+        "toggle-",
+        "toggle-s",
+        "toggle-.s",
+        "toggle-0.001s",
+        "toggle-61s",
+        "toggle--1s",
+        "toggle-1e3s",
+        "toggle-0.0000000001s",
+        "toggle-99999999999999999999s",
+        "affinity-3",
+        "Baseline",
+    ] {
+        let e = Scheme::parse(bad).unwrap_err();
+        assert!(e.to_string().contains("controller scheme"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn affinity_masks_follow_the_seed_layout() {
+    let s = odroid();
+    let one: Vec<u64> = (0..9).map(|k| affinity_one_mask(s, k).0).collect();
+    assert_eq!(one, vec![1, 2, 4, 8, 16, 32, 64, 128, 1]);
+    let two: Vec<u64> = (0..5).map(|k| affinity_two_mask(s, k).0).collect();
+    assert_eq!(two, vec![0x11, 0x22, 0x44, 0x88, 0x11]);
+    let only_fast = CoreSets {
+        fast: CpuMask(0b11),
+        slow: CpuMask(0),
+    };
+    assert_eq!(affinity_two_mask(only_fast, 1), CpuMask(0b10));
+    let shares: Vec<usize> = (0..=10).map(|n| fast_share(s, n)).collect();
+    assert_eq!(shares, vec![0, 1, 2, 3, 4, 4, 4, 4, 4, 5, 5]);
+    assert_eq!(fast_share(only_fast, 3), 3);
+    let this_machine = CoreSets {
+        fast: CpuMask(0b01),
+        slow: CpuMask(0b10),
+    };
+    assert_eq!(fast_share(this_machine, 4), 2);
+}
+
+/// A fluid model of a machine: threads of equal work on fast (speed 1) and slow (speed
+/// `slow_speed`) CPUs, four of each, each set shared equally by the threads its masks put there.
+/// A thread with no mask stays where it started (the first half of the threads slow, the rest
+/// fast), as the seed saw Linux leave busy threads (§3.2). The program's main thread only waits.
+/// Returns the completion time in ms and the masks asked.
+fn run_fluid(scheme: Scheme, threads: usize, work_ms: u64, slow_speed: f64) -> (u64, u64) {
+    let sets = odroid();
+    let mut c = Controller::new(scheme, sets, 0);
+    let main = t(100, 100);
+    let mut out = Vec::new();
+    c.on_fact(0, &Fact::Adopted { thread: main }, &mut out);
+    for k in 0..threads {
+        let child = t(100, 101 + k as i32);
+        c.on_fact(
+            0,
+            &Fact::Forked {
+                parent: main,
+                child,
+            },
+            &mut out,
+        );
+    }
+    let mut on_fast: Vec<bool> = (0..threads).map(|k| k >= threads / 2).collect();
+    let total = work_ms as f64 * 1e6;
+    let (mut work, mut cpu) = (vec![0f64; threads], vec![0f64; threads]);
+    let (mut now, mut end, mut finished) = (0u64, 0u64, 0);
+    while finished < threads {
+        now += MS;
+        let running = |fast: bool| {
+            (0..threads)
+                .filter(|&k| on_fast[k] == fast && work[k] < total)
+                .count()
+        };
+        let (nf, ns) = (running(true), running(false));
+        for k in 0..threads {
+            if work[k] >= total {
+                continue;
+            }
+            let (n, speed) = if on_fast[k] {
+                (nf, 1.0)
+            } else {
+                (ns, slow_speed)
+            };
+            let share = (4.0 / n as f64).min(1.0);
+            cpu[k] += share * MS as f64;
+            work[k] += share * speed * MS as f64;
+            if work[k] >= total {
+                end = now;
+                finished += 1;
+            }
+        }
+        if c.next_deadline_ns().is_some_and(|d| d <= now) {
+            out.clear();
+            c.on_deadline(
+                now,
+                &mut |r| {
+                    if r == main {
+                        return Some(ThreadSample {
+                            cpu_ns: 0,
+                            work_ns: 0,
+                            cpu: CpuId(0),
+                        });
+                    }
+                    let k = (r.tid - 101) as usize;
+                    (work[k] < total).then(|| ThreadSample {
+                        cpu_ns: cpu[k] as u64,
+                        work_ns: work[k] as u64,
+                        cpu: CpuId(0),
+                    })
+                },
+                &mut out,
+            );
+            for a in &out {
+                if let Action::Affinity { thread, cpus } = *a {
+                    assert!(cpus == sets.fast || cpus == sets.slow, "{a:?}");
+                    assert_ne!(thread, main, "the waiting main thread is left alone");
+                    on_fast[(thread.tid - 101) as usize] = cpus == sets.fast;
+                }
+            }
+        }
+    }
+    (end / MS, c.stats().masks)
+}
+
+/// Against threads that stay where they started, toggling evens the threads out, and equalising
+/// does at least as well and ends within one decision period of the ideal (all the work spread
+/// over all eight CPUs) — the claim the module makes for it.
+#[test]
+fn toggling_beats_staying_put_and_equalising_beats_toggling() {
+    // Big : LITTLE speed as the Exynos 5422's 2.0 GHz × 1024 against 1.4 GHz × 539.
+    let slow = 1_400.0 * 539.0 / (2_000.0 * 1024.0);
+    let (base, base_masks) = run_fluid(Scheme::Baseline, 8, 2_000, slow);
+    let (tog, tog_masks) = run_fluid(
+        Scheme::Toggle {
+            period_ns: 250 * MS,
+        },
+        8,
+        2_000,
+        slow,
+    );
+    let (eq, eq_masks) = run_fluid(
+        Scheme::Equalise {
+            period_ns: 100 * MS,
+        },
+        8,
+        2_000,
+        slow,
+    );
+    assert_eq!(base_masks, 0, "the baseline only monitors");
+    assert!(tog < base * 7 / 10, "toggle {tog} ms, baseline {base} ms");
+    assert!(eq <= tog, "equalise {eq} ms, toggle {tog} ms");
+    let ideal = (2_000.0 * 8.0 / (4.0 + 4.0 * slow)) as u64;
+    assert!(eq < ideal + 100, "equalise {eq} ms, ideal {ideal} ms");
+    assert!(tog_masks > 0 && eq_masks > 0);
+}
+
+fn sample_all(c: &mut Controller, now: u64, used: &BTreeMap<ThreadRef, u64>) -> Vec<Action> {
+    let mut out = Vec::new();
+    c.on_deadline(
+        now,
+        &mut |r| {
+            used.get(&r).map(|&u| ThreadSample {
+                cpu_ns: u,
+                work_ns: u,
+                cpu: CpuId(0),
+            })
+        },
+        &mut out,
+    );
+    out
+}
+
+#[test]
+fn a_waiting_main_thread_gets_no_slot_and_workers_toggle_by_slot() {
+    let sets = CoreSets {
+        fast: CpuMask(0b01),
+        slow: CpuMask(0b10),
+    };
+    let mut c = Controller::new(
+        Scheme::Toggle {
+            period_ns: 100 * MS,
+        },
+        sets,
+        10 * MS,
+    );
+    let main = t(50, 50);
+    let mut out = Vec::new();
+    c.on_fact(0, &Fact::Adopted { thread: main }, &mut out);
+    assert_eq!(c.next_deadline_ns(), Some(10 * MS));
+    let workers: Vec<_> = (1..=4).map(|k| t(50, 50 + k)).collect();
+    for &w in &workers {
+        c.on_fact(
+            1,
+            &Fact::Forked {
+                parent: main,
+                child: w,
+            },
+            &mut out,
+        );
+    }
+    assert!(out.is_empty());
+    // First sample: a baseline only.
+    let mut used: BTreeMap<_, _> = std::iter::once((main, 3 * MS))
+        .chain(workers.iter().map(|&w| (w, 0)))
+        .collect();
+    assert!(sample_all(&mut c, 10 * MS, &used).is_empty());
+    // Each worker used half a CPU over the window; the main thread nothing.
+    for w in &workers {
+        *used.get_mut(w).unwrap() += 5 * MS;
+    }
+    let out = sample_all(&mut c, 20 * MS, &used);
+    let masks: Vec<_> = out
+        .iter()
+        .map(|a| match *a {
+            Action::Affinity { thread, cpus } => (thread.tid, cpus.0),
+            _ => panic!("{a:?}"),
+        })
+        .collect();
+    assert_eq!(masks, vec![(51, 1), (52, 2), (53, 1), (54, 2)]);
+    assert!(c.managed().contains(&(main, None)));
+    // Nothing changes until the period boundary (110 ms on the grid from the first sample).
+    for now in (30..=100).step_by(10) {
+        for w in &workers {
+            *used.get_mut(w).unwrap() += 5 * MS;
+        }
+        assert!(sample_all(&mut c, now * MS, &used).is_empty(), "{now}");
+    }
+    for w in &workers {
+        *used.get_mut(w).unwrap() += 5 * MS;
+    }
+    let out = sample_all(&mut c, 110 * MS, &used);
+    assert_eq!(out.len(), 4, "every worker swaps: {out:?}");
+    assert!(out.contains(&Action::Affinity {
+        thread: workers[0],
+        cpus: CpuMask(2)
+    }));
+    // A worker gone from /proc is forgotten; one that exits likewise.
+    used.remove(&workers[3]);
+    c.on_fact(
+        111 * MS,
+        &Fact::Exited { thread: workers[2] },
+        &mut Vec::new(),
+    );
+    let _ = sample_all(&mut c, 120 * MS, &used);
+    assert_eq!(c.stats().gone, 1);
+    assert_eq!(c.managed().len(), 3);
+}
+
+#[test]
+fn forks_of_unmanaged_tasks_are_ignored_and_children_of_managed_ones_followed() {
+    let mut c = Controller::new(Scheme::AffinityOne, odroid(), 0);
+    let mut out = Vec::new();
+    c.on_fact(
+        0,
+        &Fact::Forked {
+            parent: t(1, 1),
+            child: t(2, 2),
+        },
+        &mut out,
+    );
+    assert_eq!(c.next_deadline_ns(), None, "nothing managed, no timer");
+    c.on_fact(0, &Fact::Adopted { thread: t(10, 10) }, &mut out);
+    // A child process of the managed one, and a thread of that child.
+    c.on_fact(
+        0,
+        &Fact::Forked {
+            parent: t(10, 10),
+            child: t(11, 11),
+        },
+        &mut out,
+    );
+    c.on_fact(
+        0,
+        &Fact::Forked {
+            parent: t(11, 11),
+            child: t(11, 12),
+        },
+        &mut out,
+    );
+    assert_eq!(c.managed().len(), 3);
+    // When the last managed thread has gone there is no deadline.
+    for th in [t(11, 12), t(11, 11), t(10, 10)] {
+        c.on_fact(1, &Fact::Exited { thread: th }, &mut out);
+    }
+    assert_eq!(c.next_deadline_ns(), None);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn a_late_substrate_skips_samples_instead_of_running_them_all() {
+    let mut c = Controller::new(Scheme::Baseline, odroid(), 10 * MS);
+    c.on_fact(0, &Fact::Adopted { thread: t(3, 3) }, &mut Vec::new());
+    let used: BTreeMap<_, _> = std::iter::once((t(3, 3), 0)).collect();
+    let _ = sample_all(&mut c, 95 * MS, &used);
+    assert_eq!(c.next_deadline_ns(), Some(100 * MS));
+    // Early call: nothing happens.
+    let _ = sample_all(&mut c, 99 * MS, &used);
+    assert_eq!(c.stats().samples, 1);
+}
