@@ -14,8 +14,11 @@ pub const X86_64_TOML: &str = include_str!("../../../platforms/x86-64.toml");
 pub const GALAXY_S4_TOML: &str = include_str!("../../../platforms/galaxy-s4.toml");
 /// The shipped NVIDIA Tegra 250 (Tegra 2) profile, seed 003's board.
 pub const TEGRA_250_TOML: &str = include_str!("../../../platforms/tegra-250.toml");
+/// The shipped Odroid-XU3 (Exynos 5422 big.LITTLE, both clusters online) profile, seed 004's
+/// board.
+pub const ODROID_XU3_TOML: &str = include_str!("../../../platforms/odroid-xu3.toml");
 /// The names of the shipped profiles, for [`Platform::by_name`].
-pub const SHIPPED: [&str; 4] = ["jetson-tk1", "x86-64", "galaxy-s4", "tegra-250"];
+pub const SHIPPED: [&str; 5] = ["jetson-tk1", "x86-64", "galaxy-s4", "tegra-250", "odroid-xu3"];
 
 /// Why a platform profile was rejected.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -131,9 +134,11 @@ pub enum ClusterKind {
     Main,
     /// One low-power core that takes all work while the main cluster sleeps (Tegra 4-PLUS-1).
     Companion,
-    /// A full cluster of slower cores paired with the main (big) one, one cluster active at a
+    /// A full cluster of slower cores paired with the main (big) one. One cluster active at a
     /// time (big.LITTLE cluster migration, Exynos 5410): the platform starts on it, and a switch
-    /// brings up as many cores as were online.
+    /// brings up as many cores as were online; or, with the platform's
+    /// `both_clusters_online`, both clusters running at once (global task scheduling, Exynos
+    /// 5422).
     Little,
 }
 
@@ -230,6 +235,10 @@ pub struct Platform {
     pub hotplug: Option<Hotplug>,
     pub display: Display,
     pub board: Board,
+    /// Both clusters of a big.LITTLE pair run at once (global task scheduling): runs that model
+    /// it place threads on all cores (`lull_sched::hmp`). Absent: false.
+    #[serde(default)]
+    pub both_clusters_online: bool,
     pub clusters: Vec<Cluster>,
 }
 
@@ -262,6 +271,7 @@ impl Platform {
             "x86-64" => X86_64_TOML,
             "galaxy-s4" => GALAXY_S4_TOML,
             "tegra-250" => TEGRA_250_TOML,
+            "odroid-xu3" => ODROID_XU3_TOML,
             _ => return None,
         };
         Some(Platform::parse(text).expect("the shipped profiles are valid"))
@@ -348,6 +358,12 @@ impl Platform {
             return Err(self.bad(
                 "clusters",
                 "at most one companion or LITTLE cluster besides the main one",
+            ));
+        }
+        if self.both_clusters_online && littles != 1 {
+            return Err(self.bad(
+                "both_clusters_online",
+                "needs a big.LITTLE pair (a main and a LITTLE cluster)",
             ));
         }
         for c in &self.clusters {

@@ -22,7 +22,7 @@ impl Kernel<'_> {
         for t in &self.tasks {
             if let Some(at) = t.timer_at {
                 if t.core == c
-                    || (cx.soc.cores[t.core].cluster != cx.soc.active_cluster && c == irq_core)
+                    || (!cx.soc.is_active(cx.soc.cores[t.core].cluster) && c == irq_core)
                 {
                     next = next.min(at);
                 }
