@@ -7,13 +7,16 @@
 //! - **Load balancing stays inside a cluster.** HMP builds one scheduling domain per cluster and
 //!   no balancing domain above them; tasks cross clusters only by HMP migration. So the periodic,
 //!   new-idle and idle-kick balancing are [`WakeIdle`]'s, which already stay in the cluster.
-//! - **A busy task stays where it is.** A waking task goes back to its previous CPU if that is
-//!   idle (`select_idle_sibling`); seed 004 §3.2 saw exactly this: "as long as a task is utilizing
-//!   the resources well … the Linux scheduler refuses to migrate the task".
-//! - **Heavy tasks go up.** A waking task that cannot have its previous CPU takes an idle big CPU
-//!   first (HMP's wakeup up-migration), and at each tick of a LITTLE CPU running a task, an idle
-//!   big CPU takes that task at once (`hmp_force_up_migration` moves a running task through the
-//!   CPU stopper; `hmp_idle_pull` does the same from the big side).
+//! - **A busy task stays where it is.** Nothing moves a running task between CPUs of one cluster
+//!   while each has one (balancing needs a queue), and a waking task with no idle big CPU goes
+//!   back to its previous CPU if idle (`select_idle_sibling`); seed 004 §3.2 saw exactly this:
+//!   "as long as a task is utilizing the resources well … the Linux scheduler refuses to migrate
+//!   the task".
+//! - **Heavy tasks go up.** A new or waking task takes an idle big CPU first (HMP starts new tasks
+//!   at full load and up-migrates heavy ones at wakeup; its previous CPU if that is an idle big
+//!   one), and at each tick of a LITTLE CPU running a task, an idle big CPU takes that task at
+//!   once (`hmp_force_up_migration` moves a running task through the CPU stopper;
+//!   `hmp_idle_pull` does the same from the big side).
 //!
 //! What is not kept: HMP decides "heavy" by the task's tracked load against `hmp_up_threshold`
 //! (700 of 1024 in Linaro's `kernel/sched/fair.c`) and moves light tasks down below
@@ -54,13 +57,14 @@ impl Placement for Hmp {
     }
 
     fn select_cpu(&self, task: TaskId, prev: CpuId, cpus: &[CpuState]) -> CpuId {
-        if cpus.get(prev.0).is_some_and(|p| usable(p) && p.idle) {
+        let idle = |c: usize| cpus.get(c).is_some_and(|s| usable(s) && s.idle);
+        if self.is_fast(prev.0) && idle(prev.0) {
             return prev;
         }
-        if let Some(c) = (0..cpus.len()).find(|&c| self.is_fast(c) && usable(&cpus[c]) && cpus[c].idle)
-        {
+        if let Some(c) = (0..cpus.len()).find(|&c| self.is_fast(c) && idle(c)) {
             return CpuId(c);
         }
+        // No idle big CPU: the previous CPU if idle, else any idle one, else the least loaded.
         WakeIdle.select_cpu(task, prev, cpus)
     }
 
@@ -112,11 +116,14 @@ mod tests {
     }
 
     #[test]
-    fn a_waking_task_keeps_its_idle_cpu_else_takes_an_idle_big_one() {
+    fn a_waking_task_takes_an_idle_big_cpu_else_its_idle_previous_one() {
         let p = hmp();
         let cpus = [cpu(0, true), cpu(0, false), cpu(1, false), cpu(1, true)];
-        assert_eq!(p.select_cpu(TaskId(0), CpuId(0), &cpus), CpuId(0));
+        // Up from an idle LITTLE CPU to the idle big one; an idle big previous CPU is kept.
+        assert_eq!(p.select_cpu(TaskId(0), CpuId(0), &cpus), CpuId(3));
         assert_eq!(p.select_cpu(TaskId(0), CpuId(1), &cpus), CpuId(3));
+        let two_idle_big = [cpu(0, true), cpu(0, false), cpu(1, true), cpu(1, true)];
+        assert_eq!(p.select_cpu(TaskId(0), CpuId(3), &two_idle_big), CpuId(3));
         let busy_big = [cpu(0, true), cpu(0, false), cpu(1, false), cpu(1, false)];
         assert_eq!(p.select_cpu(TaskId(0), CpuId(1), &busy_big), CpuId(0));
     }

@@ -18,7 +18,13 @@ pub const TEGRA_250_TOML: &str = include_str!("../../../platforms/tegra-250.toml
 /// board.
 pub const ODROID_XU3_TOML: &str = include_str!("../../../platforms/odroid-xu3.toml");
 /// The names of the shipped profiles, for [`Platform::by_name`].
-pub const SHIPPED: [&str; 5] = ["jetson-tk1", "x86-64", "galaxy-s4", "tegra-250", "odroid-xu3"];
+pub const SHIPPED: [&str; 5] = [
+    "jetson-tk1",
+    "x86-64",
+    "galaxy-s4",
+    "tegra-250",
+    "odroid-xu3",
+];
 
 /// Why a platform profile was rejected.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -515,6 +521,47 @@ mod tests {
         let top_big = big.dynamic_uw(*big.opps.last().expect("non-empty"));
         let top_little = little.dynamic_uw(*little.opps.last().expect("non-empty"));
         assert!(top_big > 10.0 * top_little);
+    }
+
+    #[test]
+    fn shipped_odroid_xu3_matches_the_device_tree_and_seed_004() {
+        let p = Platform::by_name("odroid-xu3").expect("shipped");
+        assert!(p.both_clusters_online);
+        let little = &p.clusters[p.little_cluster().expect("a LITTLE cluster")];
+        let big = &p.clusters[p.main_cluster()];
+        // Seed 004 chapter 3: cores 0-3 LITTLE, 4-7 big: the LITTLE cluster comes first.
+        assert_eq!(p.little_cluster(), Some(0));
+        assert_eq!((little.cores, big.cores), (4, 4));
+        // 200-1400 MHz and 200-2000 MHz in 100 MHz steps.
+        let range = |c: &Cluster| (c.opps[0].khz, c.opps[c.opps.len() - 1].khz, c.opps.len());
+        assert_eq!(range(little), (200_000, 1_400_000, 13));
+        assert_eq!(range(big), (200_000, 2_000_000, 19));
+        // exynos5420.dtsi: A15 1800 MHz at 1250 mV, 800 MHz at 937.5 mV; A7 1300 MHz at 1275 mV,
+        // 600 MHz at 937.5 mV; 140 us clock latency.
+        let mv = |c: &Cluster, khz: u64| c.opps.iter().find(|o| o.khz == khz).map(|o| o.mv);
+        assert_eq!(mv(big, 1_800_000), Some(1250));
+        assert_eq!(mv(big, 800_000), Some(938));
+        assert_eq!(mv(little, 1_300_000), Some(1275));
+        assert_eq!(mv(little, 600_000), Some(938));
+        assert_eq!(p.governor.transition_latency_us, 140);
+        // exynos5422-cpus.dtsi: dynamic-power-coefficient 310 / 90, capacity-dmips-mhz 1024 / 539.
+        assert_eq!(
+            (
+                big.dynamic_power_coefficient,
+                little.dynamic_power_coefficient
+            ),
+            (310, 90)
+        );
+        assert_eq!(
+            (big.capacity_dmips_mhz, little.capacity_dmips_mhz),
+            (Some(1024), Some(539))
+        );
+        // A big.LITTLE profile that switches clusters cannot claim both online without a pair.
+        let one = X86_64_TOML.replacen("\n[timer]", "\nboth_clusters_online = true\n[timer]", 1);
+        assert!(matches!(
+            Platform::parse(&one),
+            Err(PlatformError::Invalid { .. })
+        ));
     }
 
     #[test]

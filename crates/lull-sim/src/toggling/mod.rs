@@ -21,7 +21,7 @@ mod tests;
 mod workers;
 
 use lull_model::time::NS_PER_S;
-use lull_sched::controller::{CoreSets, Controller, Scheme, DEFAULT_SAMPLE_PERIOD_NS};
+use lull_sched::controller::{Controller, CoreSets, Scheme, DEFAULT_SAMPLE_PERIOD_NS};
 use lull_sched::hmp::Hmp;
 use lull_sched::seam::CpuMask;
 use lull_sched::CpuId;
