@@ -20,6 +20,8 @@ pub mod spec;
 mod tests;
 mod workers;
 
+use std::collections::BTreeMap;
+
 use lull_model::time::NS_PER_S;
 use lull_sched::controller::{Controller, CoreSets, Scheme, DEFAULT_SAMPLE_PERIOD_NS};
 use lull_sched::hmp::Hmp;
@@ -70,7 +72,7 @@ pub struct ModelRun {
     /// The last thread's end less the first's: how unevenly the threads ended.
     pub end_spread_s: f64,
     /// The controller's counters (threads seen, slots, samples, decisions, masks asked).
-    pub controller: Vec<(&'static str, u64)>,
+    pub controller: BTreeMap<&'static str, u64>,
     pub threads: Vec<ThreadRun>,
 }
 
@@ -231,7 +233,10 @@ fn run_one(spec: &TogglingSpec, scheme: Scheme) -> Result<ModelRun, TogglingRunE
         energy_mj: d.cpu_energy_mj,
         migrations: d.migrations.iter().sum(),
         end_spread_s: if ends.is_empty() { 0.0 } else { last - first },
-        controller: d.seam.map(|(_, c)| c).unwrap_or_default(),
+        controller: d
+            .seam
+            .map(|(_, c)| c.into_iter().collect())
+            .unwrap_or_default(),
         threads,
     })
 }
