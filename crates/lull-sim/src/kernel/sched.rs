@@ -171,9 +171,13 @@ impl Kernel<'_> {
         }
     }
 
-    /// Big.LITTLE up-migration at core `c`'s tick: placement may name a faster idle core for
-    /// the thread running on `c`, which moves there at once if its affinity allows.
+    /// Big.LITTLE up-migration at core `c`'s tick, with both clusters online: placement may
+    /// name a faster idle core for the thread running on `c`, which moves there at once if its
+    /// affinity allows.
     pub(super) fn up_migrate(&mut self, c: usize, cx: &mut Cx<'_, '_>) {
+        if !cx.soc.all_active {
+            return;
+        }
         let Some(t) = self.class.current(CpuId(c)).map(|t| t.0) else {
             return;
         };

@@ -234,6 +234,13 @@ fn bad_specs_get_typed_errors() {
         })
     ));
     assert!(matches!(
+        bad("governor = \"performance\"", "governor = \"ondemand\""),
+        Err(TogglingSpecError::Invalid {
+            field: "policy.governor",
+            ..
+        })
+    ));
+    assert!(matches!(
         bad("governor = \"performance\"", "placement = \"wake-idle\""),
         Err(TogglingSpecError::Invalid {
             field: "policy.placement",
