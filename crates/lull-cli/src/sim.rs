@@ -205,17 +205,17 @@ pub fn run(cmd: SimCommand) -> ExitCode {
 fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if TogglingSpec::is_toggling(&text) {
-        if !args.policy.is_empty()
-            || args.audit_dir.is_some()
-            || args.footprint_dir.is_some()
-            || args.seed_size
-        {
+        if !args.policy.is_empty() || args.footprint_dir.is_some() || args.seed_size {
             return Err(format!(
-                "{}: --policy, --audit-dir, --footprint-dir and --seed-size do not apply to a toggling spec (its models are the controller's schemes)",
+                "{}: --policy, --footprint-dir and --seed-size do not apply to a toggling spec (its models are the controller's schemes)",
                 path.display()
             ));
         }
-        let r = crate::toggling::run_text(&text, path, args.seed)?;
+        let (r, logs) =
+            crate::toggling::run_text_audited(&text, path, args.seed, args.audit_dir.is_some())?;
+        if let Some(dir) = &args.audit_dir {
+            crate::toggling::write_audit_logs(dir, &r, &logs)?;
+        }
         let mut table = crate::toggling::table(&r);
         if let Some(dir) = &args.plot {
             for p in crate::toggling::write_plots(dir, &r)? {

@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lull_sim::toggling::{plot, run_toggling_spec, TogglingResult, TogglingSpec};
+use lull_audit::AuditLog;
+use lull_sim::toggling::{plot, run_toggling_spec_audited, TogglingResult, TogglingSpec};
 use serde_json::{json, Value};
 
 /// The specs `lull reproduce` runs, relative to the working directory.
@@ -20,11 +21,48 @@ pub const SPECS: [&str; 2] = [
 /// # Errors
 /// The spec's or the run's error, naming the file.
 pub fn run_text(text: &str, path: &Path, seed: Option<u64>) -> Result<TogglingResult, String> {
+    run_text_audited(text, path, seed, false).map(|(r, _)| r)
+}
+
+/// As [`run_text`], with each model's scheduling events when `audit`.
+///
+/// # Errors
+/// As [`run_text`].
+pub fn run_text_audited(
+    text: &str,
+    path: &Path,
+    seed: Option<u64>,
+    audit: bool,
+) -> Result<(TogglingResult, Vec<(String, AuditLog)>), String> {
     let mut spec = TogglingSpec::parse(text).map_err(|e| format!("{}: {e}", path.display()))?;
     if let Some(s) = seed {
         spec.seed = s;
     }
-    run_toggling_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))
+    run_toggling_spec_audited(&spec, audit).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Writes each model's scheduling events to `dir/<experiment>-<model>.audit` (the `lull audit`
+/// format, so `lull audit tlp` reads them).
+///
+/// # Errors
+/// The directory or a file could not be written.
+pub fn write_audit_logs(
+    dir: &Path,
+    r: &TogglingResult,
+    logs: &[(String, AuditLog)],
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (model, log) in logs {
+        let bytes = lull_audit::log::encode(log).map_err(|e| e.to_string())?;
+        let path = dir.join(format!("{}-{model}.audit", r.experiment));
+        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!(
+            "wrote {} ({} scheduling events)",
+            path.display(),
+            log.records.len()
+        );
+    }
+    Ok(())
 }
 
 /// One spec's table: every model's completion, speedup against the baseline, energy, migrations

@@ -35,6 +35,8 @@ pub(crate) struct Machine {
     pub placement: Option<Box<dyn lull_sched::placement::Placement>>,
     /// A seam policy driven alongside the kernel.
     pub seam: Option<SeamDriver>,
+    /// Record the scheduling events in the audit log format of `lull-audit`.
+    pub audit: bool,
 }
 
 /// What the loop reports besides the workload's own figures.
@@ -57,6 +59,8 @@ pub(crate) struct Drive {
     pub migrations: Vec<u64>,
     /// The seam driver's and its policy's counters, if the run had one.
     pub seam: Option<(SeamCounters, Vec<(&'static str, u64)>)>,
+    /// The scheduling events, if the machine asked for them.
+    pub audit: Option<lull_audit::AuditLog>,
 }
 
 /// Runs the workload `make` builds on `plat`'s main cluster with the policies `policy` names,
@@ -126,6 +130,9 @@ pub(crate) fn drive_on<W: Workload>(
             idle: p.idle,
         },
     );
+    if machine.audit {
+        kernel.record_audit();
+    }
     let mut pm = PowerManager::new(p.governor, p.cores, plat.governor.sampling_ms);
     if pm.reads_utilisation() {
         kernel.track_utilisation();
@@ -187,6 +194,7 @@ pub(crate) fn drive_on<W: Workload>(
         work_ns: kernel.tasks.iter().map(|t| t.work_ns).collect(),
         migrations: kernel.tasks.iter().map(|t| t.migrations).collect(),
         seam: seam.map(|s| (s.counters, s.policy_counters())),
+        audit: kernel.take_audit_log(),
     };
     Ok((user, drive))
 }

@@ -22,6 +22,7 @@ mod workers;
 
 use std::collections::BTreeMap;
 
+use lull_audit::AuditLog;
 use lull_model::time::NS_PER_S;
 use lull_sched::controller::{Controller, CoreSets, Scheme, DEFAULT_SAMPLE_PERIOD_NS};
 use lull_sched::hmp::Hmp;
@@ -133,9 +134,26 @@ pub fn core_sets(plat: &Platform) -> CoreSets {
 /// # Errors
 /// A [`TogglingRunError`] for policies that do not fit or a run that never finishes.
 pub fn run_toggling_spec(spec: &TogglingSpec) -> Result<TogglingResult, TogglingRunError> {
+    run_toggling_spec_audited(spec, false).map(|(r, _)| r)
+}
+
+/// As [`run_toggling_spec`], with each model's scheduling events in the audit log format of
+/// `lull-audit` when `audit` (so `lull audit tlp` applies to the modelled programs).
+///
+/// # Errors
+/// As [`run_toggling_spec`].
+pub fn run_toggling_spec_audited(
+    spec: &TogglingSpec,
+    audit: bool,
+) -> Result<(TogglingResult, Vec<(String, AuditLog)>), TogglingRunError> {
     let mut models = Vec::new();
+    let mut logs = Vec::new();
     for &m in &spec.models {
-        models.push(run_one(spec, m)?);
+        let (run, log) = run_one(spec, m, audit)?;
+        if let Some(log) = log {
+            logs.push((run.model.clone(), log));
+        }
+        models.push(run);
     }
     let base = models
         .iter()
@@ -149,7 +167,7 @@ pub fn run_toggling_spec(spec: &TogglingSpec) -> Result<TogglingResult, Toggling
         };
     }
     let sets = core_sets(&spec.platform);
-    Ok(TogglingResult {
+    let result = TogglingResult {
         experiment: spec.experiment.clone(),
         description: spec.description.clone(),
         platform: spec.platform.name.clone(),
@@ -162,7 +180,8 @@ pub fn run_toggling_spec(spec: &TogglingSpec) -> Result<TogglingResult, Toggling
         slow_cpus: sets.slow.cpus().map(|c| c.0).collect(),
         models,
         seed_figure_3_9: seed::figure_3_9(),
-    })
+    };
+    Ok((result, logs))
 }
 
 /// The fastest core's top frequency: the speed work is sized at.
@@ -174,7 +193,11 @@ fn top_khz(plat: &Platform) -> u64 {
         .unwrap_or(1)
 }
 
-fn run_one(spec: &TogglingSpec, scheme: Scheme) -> Result<ModelRun, TogglingRunError> {
+fn run_one(
+    spec: &TogglingSpec,
+    scheme: Scheme,
+    audit: bool,
+) -> Result<(ModelRun, Option<AuditLog>), TogglingRunError> {
     let plat = &spec.platform;
     let sets = core_sets(plat);
     let khz = top_khz(plat);
@@ -189,6 +212,7 @@ fn run_one(spec: &TogglingSpec, scheme: Scheme) -> Result<ModelRun, TogglingRunE
             sets,
             DEFAULT_SAMPLE_PERIOD_NS,
         )))),
+        audit,
     };
     let name = scheme.name();
     let (user, d) = drive_on(
@@ -226,7 +250,7 @@ fn run_one(spec: &TogglingSpec, scheme: Scheme) -> Result<ModelRun, TogglingRunE
     let ends: Vec<f64> = threads.iter().filter_map(|t| t.end_s).collect();
     let first = ends.iter().copied().fold(f64::INFINITY, f64::min);
     let last = ends.iter().copied().fold(0.0, f64::max);
-    Ok(ModelRun {
+    let run = ModelRun {
         model: name,
         completion_s: s(d.ended_ns),
         speedup_pct: 0.0,
@@ -238,5 +262,6 @@ fn run_one(spec: &TogglingSpec, scheme: Scheme) -> Result<ModelRun, TogglingRunE
             .map(|(_, c)| c.into_iter().collect())
             .unwrap_or_default(),
         threads,
-    })
+    };
+    Ok((run, d.audit))
 }

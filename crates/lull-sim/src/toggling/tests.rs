@@ -88,6 +88,21 @@ fn vips_threads_end_together_under_the_baseline() {
 }
 
 #[test]
+fn audited_runs_record_every_switch_in_and_report_the_same_figures() {
+    let s = spec(BLACKSCHOLES, &["baseline"]);
+    let (r, logs) = run_toggling_spec_audited(&s, true).expect("runs");
+    assert_eq!(r, run_toggling_spec(&s).expect("runs"));
+    assert_eq!(logs.len(), 1);
+    let switch_ins = logs[0]
+        .1
+        .records
+        .iter()
+        .filter(|x| x.kind == lull_audit::AuditEventKind::SwitchIn)
+        .count();
+    assert!(switch_ins >= 8, "{switch_ins}");
+}
+
+#[test]
 fn the_same_seed_gives_the_same_results() {
     let s = spec(VIPS, &["baseline", "equalise"]);
     assert_eq!(
@@ -150,6 +165,7 @@ fn an_affinity_action_moves_a_running_thread_at_once() {
         all_clusters: true,
         placement: Some(Box::new(Hmp::new(sets.fast))),
         seam: Some(SeamDriver::new(Box::new(policy))),
+        audit: false,
     };
     let khz = top_khz(&s.platform);
     let (user, d) = drive_on(
