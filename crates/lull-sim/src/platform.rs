@@ -442,6 +442,21 @@ impl Platform {
             .position(|c| c.kind == ClusterKind::Little)
     }
 
+    /// The rate at which the fastest core type retires work at its top frequency, in thousands
+    /// of cycles of work per second: top kHz × `capacity_dmips_mhz` / 1024, the largest over the
+    /// clusters. The reference of scaled CPU time and of work sized in time.
+    #[must_use]
+    pub fn top_work_khz(&self) -> u64 {
+        self.clusters
+            .iter()
+            .map(|c| {
+                c.capacity_dmips_mhz.unwrap_or(1024) * c.opps.last().map_or(0, |o| o.khz) / 1024
+            })
+            .max()
+            .unwrap_or(1)
+            .max(1)
+    }
+
     /// The cluster work runs on first: the LITTLE cluster of a pair, else the main one.
     #[must_use]
     pub fn start_cluster(&self) -> usize {

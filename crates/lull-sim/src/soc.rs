@@ -182,7 +182,7 @@ impl<'s> Soc<'s> {
             cluster_off: vec![false; plat.clusters.len()],
             active_cluster: start,
             all_active: false,
-            top_work_khz: (best / 1024).max(1),
+            top_work_khz: plat.top_work_khz(),
             main_cluster,
             companion,
             power_uw: 0.0,

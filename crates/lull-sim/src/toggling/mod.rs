@@ -184,15 +184,6 @@ pub fn run_toggling_spec_audited(
     Ok((result, logs))
 }
 
-/// The fastest core's top frequency: the speed work is sized at.
-fn top_khz(plat: &Platform) -> u64 {
-    plat.clusters
-        .iter()
-        .map(|c| c.capacity_dmips_mhz.unwrap_or(1024) * c.opps.last().map_or(0, |o| o.khz) / 1024)
-        .max()
-        .unwrap_or(1)
-}
-
 fn run_one(
     spec: &TogglingSpec,
     scheme: Scheme,
@@ -200,7 +191,7 @@ fn run_one(
 ) -> Result<(ModelRun, Option<AuditLog>), TogglingRunError> {
     let plat = &spec.platform;
     let sets = core_sets(plat);
-    let khz = top_khz(plat);
+    let khz = plat.top_work_khz();
     let work = spec.work_ms * khz;
     let phase = cycles_in_us(spec.barrier_every_us, khz);
     let step = cycles_in_us(STEP_US, khz);

@@ -167,7 +167,7 @@ fn an_affinity_action_moves_a_running_thread_at_once() {
         seam: Some(SeamDriver::new(Box::new(policy))),
         audit: false,
     };
-    let khz = top_khz(&s.platform);
+    let khz = s.platform.top_work_khz();
     let (user, d) = drive_on(
         &s.platform,
         &s.policy,
