@@ -7,6 +7,7 @@ mod live;
 mod reproduce;
 mod rtapp;
 mod sim;
+mod toggling;
 mod ucsg;
 mod validate;
 mod vtcfs;

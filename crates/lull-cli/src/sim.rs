@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use lull_sim::hackbench::HackbenchSpec;
 use lull_sim::interbench::InterbenchSpec;
+use lull_sim::toggling::TogglingSpec;
 use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
 use lull_sim::vtcfs::PaintingSpec;
 use lull_sim::{
@@ -67,6 +68,10 @@ pub struct RunArgs {
     /// preempt_tick_us, boost_c_ms, boost_slice_us).
     #[arg(long, value_name = "SLOT=NAME")]
     policy: Vec<String>,
+    /// Toggling specs (experiments/toggling/): write each model's per-thread core-over-time plot
+    /// (seed 004 figures 3.1-3.8) to DIR/<experiment>-<model>.svg.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     /// Seed-003 benchmark specs (experiments/vtcfs/): run them at the seed's size (interbench:
     /// 30 s, ten times; hackbench: 100 loops) instead of the spec's own size.
     #[arg(long)]
@@ -199,6 +204,32 @@ pub fn run(cmd: SimCommand) -> ExitCode {
 /// Runs one spec file: its table and its JSON.
 fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if TogglingSpec::is_toggling(&text) {
+        if !args.policy.is_empty() || args.footprint_dir.is_some() || args.seed_size {
+            return Err(format!(
+                "{}: --policy, --footprint-dir and --seed-size do not apply to a toggling spec (its models are the controller's schemes)",
+                path.display()
+            ));
+        }
+        let (r, logs) =
+            crate::toggling::run_text_audited(&text, path, args.seed, args.audit_dir.is_some())?;
+        if let Some(dir) = &args.audit_dir {
+            crate::toggling::write_audit_logs(dir, &r, &logs)?;
+        }
+        let mut table = crate::toggling::table(&r);
+        if let Some(dir) = &args.plot {
+            for p in crate::toggling::write_plots(dir, &r)? {
+                let _ = writeln!(table, "plot: {p}");
+            }
+        }
+        return Ok((table, crate::toggling::to_value(&r)));
+    }
+    if args.plot.is_some() {
+        return Err(format!(
+            "{}: --plot applies to toggling specs (experiments/toggling/)",
+            path.display()
+        ));
+    }
     if PaintingSpec::is_painting(&text) {
         if !args.policy.is_empty()
             || args.audit_dir.is_some()

@@ -29,6 +29,7 @@ pub mod controller;
 pub mod cores;
 pub mod governor;
 pub mod guis;
+pub mod hmp;
 pub mod idle;
 pub mod ids;
 pub mod pelt;

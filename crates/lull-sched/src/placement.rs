@@ -74,6 +74,12 @@ pub trait Placement: fmt::Debug {
     /// At `cpu`'s tick: an idle CPU to wake so that it pulls from `cpu` (Linux's NOHZ idle
     /// balancing: idle CPUs sleep without a tick, so a busy one kicks them).
     fn idle_balance_target(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId>;
+
+    /// At `cpu`'s tick, with a task running on it: a faster idle CPU to move that task to at
+    /// once (big.LITTLE up-migration, [`crate::hmp`]). Placements of one core type never move it.
+    fn up_migration_target(&self, _cpu: CpuId, _cpus: &[CpuState]) -> Option<CpuId> {
+        None
+    }
 }
 
 /// A sched domain's balance interval per CPU in it, in ms (Linux `sd_init`: `balance_interval =

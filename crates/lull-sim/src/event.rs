@@ -22,6 +22,8 @@ pub(crate) enum Ev {
     Governor,
     /// The spec's `i`-th window-manager change.
     Window(u32),
+    /// A seam policy's deadline (stale unless `gen` is current).
+    Seam { gen: u64 },
     /// The run ends.
     End,
 }

@@ -18,7 +18,10 @@
 //! - [`vtcfs`]: seed 003's painting experiment on a modelled Tegra 250 (the interactive boost
 //!   lives in the kernel, `kernel::boost`);
 //! - [`interbench`], [`hackbench`]: seed 003's benchmarks (figure 7, table IV) on the same kernel,
-//!   run, like rt-app workloads, by `drive` (the event loop of a user space without devices).
+//!   run, like rt-app workloads, by `drive` (the event loop of a user space without devices);
+//! - [`seam`]: a `lull_sched::seam::SeamPolicy` driven by the simulated kernel;
+//! - [`toggling`]: seed 004's affinity and toggling schemes on a modelled Odroid-XU3 (both
+//!   clusters online), through the seam.
 //!
 //! Figures from here are modelled, never measured. `docs/simulator.md` documents every mechanism
 //! and constant.
@@ -35,8 +38,10 @@ mod pm;
 mod policy;
 pub mod report;
 pub mod rtapp;
+pub mod seam;
 mod soc;
 pub mod spec;
+pub mod toggling;
 pub mod ucsg;
 mod userland;
 pub mod vtcfs;

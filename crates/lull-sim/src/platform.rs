@@ -14,8 +14,17 @@ pub const X86_64_TOML: &str = include_str!("../../../platforms/x86-64.toml");
 pub const GALAXY_S4_TOML: &str = include_str!("../../../platforms/galaxy-s4.toml");
 /// The shipped NVIDIA Tegra 250 (Tegra 2) profile, seed 003's board.
 pub const TEGRA_250_TOML: &str = include_str!("../../../platforms/tegra-250.toml");
+/// The shipped Odroid-XU3 (Exynos 5422 big.LITTLE, both clusters online) profile, seed 004's
+/// board.
+pub const ODROID_XU3_TOML: &str = include_str!("../../../platforms/odroid-xu3.toml");
 /// The names of the shipped profiles, for [`Platform::by_name`].
-pub const SHIPPED: [&str; 4] = ["jetson-tk1", "x86-64", "galaxy-s4", "tegra-250"];
+pub const SHIPPED: [&str; 5] = [
+    "jetson-tk1",
+    "x86-64",
+    "galaxy-s4",
+    "tegra-250",
+    "odroid-xu3",
+];
 
 /// Why a platform profile was rejected.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -131,9 +140,11 @@ pub enum ClusterKind {
     Main,
     /// One low-power core that takes all work while the main cluster sleeps (Tegra 4-PLUS-1).
     Companion,
-    /// A full cluster of slower cores paired with the main (big) one, one cluster active at a
+    /// A full cluster of slower cores paired with the main (big) one. One cluster active at a
     /// time (big.LITTLE cluster migration, Exynos 5410): the platform starts on it, and a switch
-    /// brings up as many cores as were online.
+    /// brings up as many cores as were online; or, with the platform's
+    /// `both_clusters_online`, both clusters running at once (global task scheduling, Exynos
+    /// 5422).
     Little,
 }
 
@@ -230,6 +241,10 @@ pub struct Platform {
     pub hotplug: Option<Hotplug>,
     pub display: Display,
     pub board: Board,
+    /// Both clusters of a big.LITTLE pair run at once (global task scheduling): runs that model
+    /// it place threads on all cores (`lull_sched::hmp`). Absent: false.
+    #[serde(default)]
+    pub both_clusters_online: bool,
     pub clusters: Vec<Cluster>,
 }
 
@@ -262,6 +277,7 @@ impl Platform {
             "x86-64" => X86_64_TOML,
             "galaxy-s4" => GALAXY_S4_TOML,
             "tegra-250" => TEGRA_250_TOML,
+            "odroid-xu3" => ODROID_XU3_TOML,
             _ => return None,
         };
         Some(Platform::parse(text).expect("the shipped profiles are valid"))
@@ -350,6 +366,12 @@ impl Platform {
                 "at most one companion or LITTLE cluster besides the main one",
             ));
         }
+        if self.both_clusters_online && littles != 1 {
+            return Err(self.bad(
+                "both_clusters_online",
+                "needs a big.LITTLE pair (a main and a LITTLE cluster)",
+            ));
+        }
         for c in &self.clusters {
             let f = |x: &str| format!("clusters.{}.{x}", c.name);
             if c.cores == 0 || c.cores > 64 {
@@ -418,6 +440,21 @@ impl Platform {
         self.clusters
             .iter()
             .position(|c| c.kind == ClusterKind::Little)
+    }
+
+    /// The rate at which the fastest core type retires work at its top frequency, in thousands
+    /// of cycles of work per second: top kHz × `capacity_dmips_mhz` / 1024, the largest over the
+    /// clusters. The reference of scaled CPU time and of work sized in time.
+    #[must_use]
+    pub fn top_work_khz(&self) -> u64 {
+        self.clusters
+            .iter()
+            .map(|c| {
+                c.capacity_dmips_mhz.unwrap_or(1024) * c.opps.last().map_or(0, |o| o.khz) / 1024
+            })
+            .max()
+            .unwrap_or(1)
+            .max(1)
     }
 
     /// The cluster work runs on first: the LITTLE cluster of a pair, else the main one.
@@ -499,6 +536,47 @@ mod tests {
         let top_big = big.dynamic_uw(*big.opps.last().expect("non-empty"));
         let top_little = little.dynamic_uw(*little.opps.last().expect("non-empty"));
         assert!(top_big > 10.0 * top_little);
+    }
+
+    #[test]
+    fn shipped_odroid_xu3_matches_the_device_tree_and_seed_004() {
+        let p = Platform::by_name("odroid-xu3").expect("shipped");
+        assert!(p.both_clusters_online);
+        let little = &p.clusters[p.little_cluster().expect("a LITTLE cluster")];
+        let big = &p.clusters[p.main_cluster()];
+        // Seed 004 chapter 3: cores 0-3 LITTLE, 4-7 big: the LITTLE cluster comes first.
+        assert_eq!(p.little_cluster(), Some(0));
+        assert_eq!((little.cores, big.cores), (4, 4));
+        // 200-1400 MHz and 200-2000 MHz in 100 MHz steps.
+        let range = |c: &Cluster| (c.opps[0].khz, c.opps[c.opps.len() - 1].khz, c.opps.len());
+        assert_eq!(range(little), (200_000, 1_400_000, 13));
+        assert_eq!(range(big), (200_000, 2_000_000, 19));
+        // exynos5420.dtsi: A15 1800 MHz at 1250 mV, 800 MHz at 937.5 mV; A7 1300 MHz at 1275 mV,
+        // 600 MHz at 937.5 mV; 140 us clock latency.
+        let mv = |c: &Cluster, khz: u64| c.opps.iter().find(|o| o.khz == khz).map(|o| o.mv);
+        assert_eq!(mv(big, 1_800_000), Some(1250));
+        assert_eq!(mv(big, 800_000), Some(938));
+        assert_eq!(mv(little, 1_300_000), Some(1275));
+        assert_eq!(mv(little, 600_000), Some(938));
+        assert_eq!(p.governor.transition_latency_us, 140);
+        // exynos5422-cpus.dtsi: dynamic-power-coefficient 310 / 90, capacity-dmips-mhz 1024 / 539.
+        assert_eq!(
+            (
+                big.dynamic_power_coefficient,
+                little.dynamic_power_coefficient
+            ),
+            (310, 90)
+        );
+        assert_eq!(
+            (big.capacity_dmips_mhz, little.capacity_dmips_mhz),
+            (Some(1024), Some(539))
+        );
+        // A big.LITTLE profile that switches clusters cannot claim both online without a pair.
+        let one = X86_64_TOML.replacen("\n[timer]", "\nboth_clusters_online = true\n[timer]", 1);
+        assert!(matches!(
+            Platform::parse(&one),
+            Err(PlatformError::Invalid { .. })
+        ));
     }
 
     #[test]

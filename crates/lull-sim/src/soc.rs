@@ -79,6 +79,11 @@ pub(crate) struct Soc<'s> {
     /// Per cluster: in its coupled power-down state (every core voted for it).
     pub cluster_off: Vec<bool>,
     pub active_cluster: usize,
+    /// Every cluster runs at once (global task scheduling): no cluster is switched out.
+    pub all_active: bool,
+    /// The rate at which the fastest core retires work at its top frequency (see
+    /// [`Soc::work_khz`]), the reference of scaled CPU time.
+    pub top_work_khz: u64,
     pub main_cluster: usize,
     pub companion: Option<usize>,
     /// Current power draw, recomputed after every event.
@@ -115,6 +120,24 @@ impl<'s> Soc<'s> {
     pub fn big_little(plat: &'s Platform) -> Soc<'s> {
         let counts: Vec<usize> = plat.clusters.iter().map(|c| c.cores as usize).collect();
         Soc::with_clusters(plat, &counts, plat.start_cluster(), None)
+    }
+
+    /// A big.LITTLE pair with both clusters online at once (global task scheduling, the
+    /// platform's `both_clusters_online`): every core of every cluster asleep in its deepest
+    /// state; interrupts go to the first core of the LITTLE cluster (CPU 0).
+    pub fn all_clusters(plat: &'s Platform) -> Soc<'s> {
+        let counts: Vec<usize> = plat.clusters.iter().map(|c| c.cores as usize).collect();
+        let mut soc = Soc::with_clusters(plat, &counts, plat.start_cluster(), None);
+        for c in &mut soc.cores {
+            c.state = CState::Idle(plat.clusters[c.cluster].idle_states.len() - 1);
+        }
+        soc.all_active = true;
+        soc
+    }
+
+    /// Whether cluster `ci` is running (not switched out).
+    pub fn is_active(&self, ci: usize) -> bool {
+        self.all_active || ci == self.active_cluster
     }
 
     /// `counts[ci]` cores of each cluster `ci`; those of `start` asleep in their deepest idle
@@ -158,6 +181,8 @@ impl<'s> Soc<'s> {
             cores,
             cluster_off: vec![false; plat.clusters.len()],
             active_cluster: start,
+            all_active: false,
+            top_work_khz: plat.top_work_khz(),
             main_cluster,
             companion,
             power_uw: 0.0,

@@ -128,7 +128,8 @@ impl<'s> World<'s> {
                 Ev::Vsync => u.vsync(k, &mut cx),
                 Ev::Governor => pm.sample(k, u, &mut cx),
                 Ev::Window(i) => u.window_change(i, k, &mut cx),
-                Ev::End => {}
+                // No seam policy in these runs.
+                Ev::Seam { .. } | Ev::End => {}
             }
             pm.after_event(k, &mut cx);
             cx.soc.update_power(u.fixed_power_mw());

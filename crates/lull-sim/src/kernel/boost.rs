@@ -317,7 +317,7 @@ mod tests {
                     Ev::Poke(core) => k.poke(core, &mut u, &mut cx),
                     Ev::Tick { core, gen } => k.tick(core, gen, &mut u, &mut cx),
                     Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut u, &mut cx),
-                    Ev::Vsync | Ev::Governor | Ev::Window(_) => {}
+                    Ev::Vsync | Ev::Governor | Ev::Window(_) | Ev::Seam { .. } => {}
                 }
                 if now >= wake_at {
                     check(now - wake_at, &k);

@@ -21,8 +21,7 @@ impl Kernel<'_> {
         let mut next = NO_PREDICTION_NS;
         for t in &self.tasks {
             if let Some(at) = t.timer_at {
-                if t.core == c
-                    || (cx.soc.cores[t.core].cluster != cx.soc.active_cluster && c == irq_core)
+                if t.core == c || (!cx.soc.is_active(cx.soc.cores[t.core].cluster) && c == irq_core)
                 {
                     next = next.min(at);
                 }

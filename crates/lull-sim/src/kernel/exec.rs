@@ -18,6 +18,11 @@ pub(crate) fn ns_to_cycles(ns: u64, khz: u64) -> u64 {
     ((u128::from(ns) * u128::from(khz)) / 1_000_000) as u64
 }
 
+/// `ns` run at `khz` of work, as time at `top_khz` (the fastest core at its top frequency).
+fn scaled_ns(ns: u64, khz: u64, top_khz: u64) -> u64 {
+    ((u128::from(ns) * u128::from(khz)) / u128::from(top_khz.max(1))) as u64
+}
+
 impl Kernel<'_> {
     /// Accounts the progress of core `c`'s current segment up to now.
     pub(super) fn sync(&mut self, c: usize, cx: &mut Cx<'_, '_>) {
@@ -46,6 +51,7 @@ impl Kernel<'_> {
             let th = &mut self.tasks[t.0];
             th.remaining = th.remaining.saturating_sub(done);
             th.exec_ns += elapsed;
+            th.work_ns += scaled_ns(elapsed, khz, cx.soc.top_work_khz);
             self.class.update_curr(CpuId(c), elapsed);
         }
         self.cpus[c].seg_start_ns = now;
@@ -163,9 +169,13 @@ impl Kernel<'_> {
                 continue;
             }
             if let Some(t) = self.pick_next(c, cx) {
-                let refill = self.refill_cycles(c, t, cx);
+                let refill = self.refill_cycles(c, t, cx) + self.cross_cluster_refill(c, t, cx);
                 let cost = self.plat.costs.context_switch_cycles + refill;
                 let th = &mut self.tasks[t];
+                if th.last_ran_core.is_some_and(|p| p != c) {
+                    th.migrations += 1;
+                }
+                th.last_ran_core = Some(c);
                 self.cpus[c].last_ran = Some((th.proc_id, th.cache_kib));
                 th.state = TState::Running;
                 th.core = c;
@@ -190,6 +200,7 @@ impl Kernel<'_> {
                     self.boost_tick_expired(c);
                 }
                 self.tick_balance(c, cx);
+                self.up_migrate(c, cx);
             }
             KAction::TimerWake { tid, gen } => {
                 if self.tasks[tid].timer_gen == gen {
@@ -214,6 +225,24 @@ impl Kernel<'_> {
         let costs = &self.plat.costs;
         let kib = th.cache_kib.min(prev_kib).min(costs.l2_kib);
         let lines = kib * 1024 / costs.cache_line_bytes;
+        let ns = lines * costs.dram_latency_ns / costs.refill_mlp;
+        ns_to_cycles(ns, cx.soc.work_khz(c))
+    }
+
+    /// With both clusters online, a thread arriving from the other cluster refills its hot set
+    /// from DRAM: the clusters have separate L2s, and what it left in the other one is of no use
+    /// here (Exynos 5422: 2 MiB A15 L2, 512 KiB A7 L2). Platforms that run one cluster at a time
+    /// charge nothing here: their measured switch latency covers the move.
+    pub(crate) fn cross_cluster_refill(&self, c: usize, t: usize, cx: &Cx<'_, '_>) -> u64 {
+        let th = &self.tasks[t];
+        let Some(prev) = th.last_ran_core else {
+            return 0;
+        };
+        if !cx.soc.all_active || cx.soc.cores[prev].cluster == cx.soc.cores[c].cluster {
+            return 0;
+        }
+        let costs = &self.plat.costs;
+        let lines = th.cache_kib.min(costs.l2_kib) * 1024 / costs.cache_line_bytes;
         let ns = lines * costs.dram_latency_ns / costs.refill_mlp;
         ns_to_cycles(ns, cx.soc.work_khz(c))
     }

@@ -48,7 +48,7 @@ impl Kernel<'_> {
 
     fn timer_core(&self, tid: usize, cx: &Cx<'_, '_>) -> usize {
         let c = self.tasks[tid].core;
-        if cx.soc.cores[c].cluster == cx.soc.active_cluster {
+        if cx.soc.is_active(cx.soc.cores[c].cluster) {
             c
         } else {
             self.irq_core(cx)

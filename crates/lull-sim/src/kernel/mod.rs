@@ -149,6 +149,9 @@ pub(crate) struct Task {
     pub params: FairParams,
     /// Time run so far and switch-ins, for reports and audit records.
     pub exec_ns: u64,
+    /// Time run so far scaled by the speed it ran at against the fastest core at its top
+    /// frequency (seed 004's "scaled CPU time").
+    pub work_ns: u64,
     pub switches: u32,
     /// When it last became runnable (benchmarks that measure wake-up latency read it).
     pub woken_ns: u64,
@@ -168,6 +171,10 @@ pub(crate) struct Task {
     started: bool,
     /// The cores it may run on (its affinity).
     pub allowed: CpuMask,
+    /// The core it last switched in on, and how many switch-ins were on another core than the
+    /// one before (migrations).
+    pub last_ran_core: Option<usize>,
+    pub migrations: u64,
 }
 
 /// A core as the kernel runs it.
@@ -298,6 +305,7 @@ impl<'s> Kernel<'s> {
             nice,
             params: FairParams::nice(nice),
             exec_ns: 0,
+            work_ns: 0,
             switches: 0,
             woken_ns: 0,
             cache_kib,
@@ -310,6 +318,8 @@ impl<'s> Kernel<'s> {
             uninterruptible: false,
             started: false,
             allowed: CpuMask::ALL,
+            last_ran_core: None,
+            migrations: 0,
         });
         self.class
             .attach(lull_sched::TaskId(t), FairParams::nice(nice));

@@ -4,6 +4,7 @@
 use lull_audit::AuditEventKind;
 use lull_sched::class::{Enqueue, Migration};
 use lull_sched::placement::{CpuState, TickBalance};
+use lull_sched::seam::CpuMask;
 use lull_sched::{CpuId, TaskId};
 
 use super::boost::BoostEnd;
@@ -170,6 +171,43 @@ impl Kernel<'_> {
         }
     }
 
+    /// Big.LITTLE up-migration at core `c`'s tick, with both clusters online: placement may
+    /// name a faster idle core for the thread running on `c`, which moves there at once if its
+    /// affinity allows.
+    pub(super) fn up_migrate(&mut self, c: usize, cx: &mut Cx<'_, '_>) {
+        if !cx.soc.all_active {
+            return;
+        }
+        let Some(t) = self.class.current(CpuId(c)).map(|t| t.0) else {
+            return;
+        };
+        self.refresh_cpu_view(cx);
+        let Some(to) = self.placement.up_migration_target(CpuId(c), &self.cpu_view) else {
+            return;
+        };
+        if self.tasks[t].allowed.contains(to) {
+            self.move_task(t, to.0, cx);
+        }
+    }
+
+    /// `sched_setaffinity`: thread `t` may run on `allowed` only from now on; if it runs or
+    /// waits on a core outside the mask it moves at once to the core placement picks inside it
+    /// (Linux moves it through the migration stopper). A sleeping thread is placed by its
+    /// affinity when it wakes.
+    pub fn set_affinity_now(&mut self, t: usize, allowed: CpuMask, cx: &mut Cx<'_, '_>) {
+        self.tasks[t].allowed = allowed;
+        let th = &self.tasks[t];
+        if !matches!(th.state, TState::Running | TState::Runnable)
+            || allowed.contains(CpuId(th.core))
+        {
+            return;
+        }
+        let to = self.select_core(t, cx);
+        if allowed.contains(CpuId(to)) {
+            self.move_task(t, to, cx);
+        }
+    }
+
     fn is_idle_core(&self, c: usize, cx: &Cx<'_, '_>) -> bool {
         cx.soc.cores[c].state != CState::Offline
             && self.class.current(CpuId(c)).is_none()
@@ -183,7 +221,7 @@ impl Kernel<'_> {
         view.clear();
         view.extend((0..self.cpus.len()).map(|c| CpuState {
             cluster: cx.soc.cores[c].cluster,
-            active: cx.soc.cores[c].cluster == cx.soc.active_cluster,
+            active: cx.soc.is_active(cx.soc.cores[c].cluster),
             online: cx.soc.cores[c].state != CState::Offline,
             idle: self.is_idle_core(c, cx),
             has_current: self.class.current(CpuId(c)).is_some(),

@@ -236,7 +236,7 @@ pub fn run_ucsg_model(spec: &UcsgSpec, model: UcsgModel) -> Result<UcsgModelResu
                 let irq = k.irq_cost();
                 k.device_irq(irq, DeviceWork::Input(i), &mut scene, &mut cx);
             }
-            Ev::Vsync | Ev::Window(_) | Ev::End => {}
+            Ev::Vsync | Ev::Window(_) | Ev::Seam { .. } | Ev::End => {}
         }
         if std::mem::take(&mut scene.link_restart) {
             cx.eng

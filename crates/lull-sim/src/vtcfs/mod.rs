@@ -237,7 +237,7 @@ pub fn run_painting_model(
             Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut user, &mut cx),
             Ev::Governor => pm.sample(k, &mut user, &mut cx),
             // The display's refresh is computed, not an interrupt; no window manager here.
-            Ev::Vsync | Ev::Window(_) | Ev::End => {}
+            Ev::Vsync | Ev::Window(_) | Ev::Seam { .. } | Ev::End => {}
         }
         pm.after_event(k, &mut cx);
         cx.soc.update_power(0.0);

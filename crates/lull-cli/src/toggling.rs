@@ -1,0 +1,153 @@
+//! `lull sim run` on seed 004's toggling specs and the `toggling_sim` section of `lull reproduce`:
+//! figure 3.9's comparison, modelled, with the seed's statement beside it. Parsing and printing
+//! only; the simulation lives in `lull_sim::toggling`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use lull_audit::AuditLog;
+use lull_sim::toggling::{plot, run_toggling_spec_audited, TogglingResult, TogglingSpec};
+use serde_json::{json, Value};
+
+/// The specs `lull reproduce` runs, relative to the working directory.
+#[allow(dead_code)] // used by `section`, which `lull reproduce` lists
+pub const SPECS: [&str; 2] = [
+    "experiments/toggling/blackscholes.toml",
+    "experiments/toggling/vips.toml",
+];
+
+/// Parses and runs the toggling spec `text` (read from `path`), with `seed` overriding its own.
+///
+/// # Errors
+/// The spec's or the run's error, naming the file.
+pub fn run_text(text: &str, path: &Path, seed: Option<u64>) -> Result<TogglingResult, String> {
+    run_text_audited(text, path, seed, false).map(|(r, _)| r)
+}
+
+/// As [`run_text`], with each model's scheduling events when `audit`.
+///
+/// # Errors
+/// As [`run_text`].
+pub fn run_text_audited(
+    text: &str,
+    path: &Path,
+    seed: Option<u64>,
+    audit: bool,
+) -> Result<(TogglingResult, Vec<(String, AuditLog)>), String> {
+    let mut spec = TogglingSpec::parse(text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(s) = seed {
+        spec.seed = s;
+    }
+    run_toggling_spec_audited(&spec, audit).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Writes each model's scheduling events to `dir/<experiment>-<model>.audit` (the `lull audit`
+/// format, so `lull audit tlp` reads them).
+///
+/// # Errors
+/// The directory or a file could not be written.
+pub fn write_audit_logs(
+    dir: &Path,
+    r: &TogglingResult,
+    logs: &[(String, AuditLog)],
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (model, log) in logs {
+        let bytes = lull_audit::log::encode(log).map_err(|e| e.to_string())?;
+        let path = dir.join(format!("{}-{model}.audit", r.experiment));
+        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!(
+            "wrote {} ({} scheduling events)",
+            path.display(),
+            log.records.len()
+        );
+    }
+    Ok(())
+}
+
+/// One spec's table: every model's completion, speedup against the baseline, energy, migrations
+/// and how unevenly its threads ended, with figure 3.9's statement under it.
+#[must_use]
+pub fn table(r: &TogglingResult) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{} — {} (modelled on {}, seed {}; big CPUs {:?}, LITTLE CPUs {:?})",
+        r.experiment, r.description, r.platform, r.seed, r.fast_cpus, r.slow_cpus
+    );
+    let _ = writeln!(
+        t,
+        "{:<14} {:>12} {:>10} {:>10} {:>10} {:>14}",
+        "model", "completion s", "speedup %", "energy mJ", "migrations", "end spread s"
+    );
+    for m in &r.models {
+        let _ = writeln!(
+            t,
+            "{:<14} {:>12.3} {:>+10.1} {:>10.0} {:>10} {:>14.3}",
+            m.model, m.completion_s, m.speedup_pct, m.energy_mj, m.migrations, m.end_spread_s
+        );
+    }
+    let best = r
+        .models
+        .iter()
+        .max_by(|a, b| a.speedup_pct.total_cmp(&b.speedup_pct));
+    if let Some(b) = best {
+        let _ = writeln!(
+            t,
+            "best here: {} ({:+.1} %); seed 004 figure 3.9: {} best, up to {:.0} % faster than the baseline",
+            b.model,
+            b.speedup_pct,
+            r.seed_figure_3_9.best_model,
+            r.seed_figure_3_9.max_speedup_pct
+        );
+    }
+    t
+}
+
+/// Writes one core-over-time SVG per model to `dir/<experiment>-<model>.svg`; returns the paths.
+///
+/// # Errors
+/// The directory or a file could not be written.
+pub fn write_plots(dir: &Path, r: &TogglingResult) -> Result<Vec<String>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let cores = r.fast_cpus.len() + r.slow_cpus.len();
+    let mut written = Vec::new();
+    for m in &r.models {
+        let title = format!(
+            "{} under {} (modelled, {}): completion {:.2} s",
+            r.experiment, m.model, r.platform, m.completion_s
+        );
+        let svg = plot::svg(&title, &m.threads, cores, r.slow_cpus.len(), m.completion_s);
+        let path = dir.join(format!("{}-{}.svg", r.experiment, m.model));
+        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path.display().to_string());
+    }
+    Ok(written)
+}
+
+/// The JSON of one spec's results.
+#[must_use]
+pub fn to_value(r: &TogglingResult) -> Value {
+    json!(r)
+}
+
+/// `lull reproduce`'s `toggling_sim` section: both specs' tables and JSON.
+///
+/// # Errors
+/// A spec that cannot be read or run.
+#[allow(dead_code)] // `lull reproduce` lists it in its sections
+pub fn section() -> Result<(String, Value), String> {
+    let mut text = String::new();
+    let mut all = serde_json::Map::new();
+    for path in SPECS {
+        let p = Path::new(path);
+        let body = std::fs::read_to_string(p).map_err(|e| format!("{path}: {e}"))?;
+        let r = run_text(&body, p, None)?;
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&table(&r));
+        all.insert(r.experiment.clone(), to_value(&r));
+    }
+    Ok((text, Value::Object(all)))
+}
