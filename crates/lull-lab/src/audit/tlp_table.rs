@@ -105,9 +105,17 @@ pub const DEFAULT_SECONDS: u64 = 5;
 /// Longest a program may run before it is killed (its row then says so): ten times the few
 /// seconds each is sized for, so only a hung program reaches it.
 pub const PROGRAM_TIMEOUT: Duration = Duration::from_secs(60);
-/// The recorder's extraction interval: as `two_phase_tlp`, a quarter second keeps the kernel
-/// buffers far from full even under hackbench's thousands of switches per second.
-pub const EXTRACTION_INTERVAL: Duration = Duration::from_millis(250);
+/// The recorder extracts as soon as a CPU's kernel buffer holds data ([`Extraction::Poll`]):
+/// hackbench switches hundreds of thousands of times a second, and a fixed quarter-second
+/// extraction overran the 35,000-entry rings with it (75,000 records lost in one run here).
+pub const EXTRACTION: Extraction = Extraction::Poll;
+/// Entries per CPU ring: one read can bring a whole kernel buffer (~60,000 events of 4 MB), more
+/// than the default 35,000 entries (seed 002's), which the rings then overwrote under hackbench.
+/// 262,144 entries hold a full [`KERNEL_BUFFER_KB`] buffer's events.
+pub const RING_ENTRIES: usize = 1 << 18;
+/// Kernel buffer per CPU, KB: four times the recorder's default, so a burst of hackbench
+/// switches while the extraction thread waits for a CPU fits.
+pub const KERNEL_BUFFER_KB: u32 = 16 * 1024;
 /// Longest wait for process events (or the program's exit) between checks.
 const WAIT_POLL_MS: i32 = 20;
 
@@ -149,6 +157,10 @@ pub struct ProgramRow {
     pub dropped_events: u64,
     /// Records missing by sequence number (kernel buffer overrun, ring overwrite).
     pub lost_records: u64,
+    /// Of the lost records: events the kernel dropped (its buffer was full), and records the
+    /// user-space rings overwrote before extraction.
+    pub kernel_lost: u64,
+    pub overwritten: u64,
     /// Records outside the program's run, left out of the analysis.
     pub records_outside: u64,
     /// Times the process events connector lost events (the tree may miss tasks).
@@ -174,6 +186,8 @@ impl ProgramRow {
             own_tasks: 0,
             dropped_events: 0,
             lost_records: 0,
+            kernel_lost: 0,
+            overwritten: 0,
             records_outside: 0,
             connector_overruns: 0,
             exit_code: None,
@@ -191,8 +205,22 @@ pub struct TlpTable {
     /// The seed's Table 1.1, for comparison.
     pub seed_table_1_1: Vec<SeedRow>,
     pub seed_cpus: u16,
+    /// Geometric mean of the measured rows' machine-wide TLP (the seed's "average" is the
+    /// geometric mean of its nine rows, the idle system included); `None` without any.
+    pub geomean_tlp: Option<f64>,
     /// Wall time of the whole table, s.
     pub total_s: f64,
+}
+
+/// The geometric mean of the TLP of the rows that have one.
+#[must_use]
+pub fn geomean_tlp(rows: &[ProgramRow]) -> Option<f64> {
+    let tlps: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.tlp)
+        .filter(|t| *t > 0.0)
+        .collect();
+    (!tlps.is_empty()).then(|| (tlps.iter().map(|t| t.ln()).sum::<f64>() / tlps.len() as f64).exp())
 }
 
 /// What one program's run produced, for [`row_of`].
@@ -247,6 +275,8 @@ pub fn row_of(p: &Program, run: &RunRecord<'_>) -> ProgramRow {
         own_tasks: run.own_tids.map_or(0, HashSet::len),
         dropped_events: machine.dropped_events,
         lost_records: machine.lost_records,
+        kernel_lost: 0,
+        overwritten: 0,
         records_outside: outside,
         connector_overruns: 0,
         exit_code: None,
@@ -371,7 +401,9 @@ fn measure(p: &Program, dir: &Path, cfg: &TableConfig) -> Result<ProgramRow, Aud
         Some(ProcConnector::open().map_err(|e| AuditError::Experiment(e.to_string()))?)
     };
     let rc = RecorderConfig {
-        extraction: Extraction::Every(EXTRACTION_INTERVAL),
+        extraction: EXTRACTION,
+        ring_entries: RING_ENTRIES,
+        kernel_buffer_kb: KERNEL_BUFFER_KB,
         ..RecorderConfig::default()
     };
     let rec = Recorder::start(rc, Vec::new())?;
@@ -390,7 +422,7 @@ fn measure(p: &Program, dir: &Path, cfg: &TableConfig) -> Result<ProgramRow, Aud
         }
         Some(c) => run_command(p, dir, cfg.timeout, c, &mut tree),
     };
-    let (bytes, _summary) = rec.stop()?;
+    let (bytes, summary) = rec.stop()?;
     let ended = ended?;
     let log = lull_audit::log::decode(&bytes)?;
     let lost = lull_audit::log::stats(&log).gap_records;
@@ -406,6 +438,8 @@ fn measure(p: &Program, dir: &Path, cfg: &TableConfig) -> Result<ProgramRow, Aud
         },
     );
     row.exit_code = ended.exit_code;
+    row.kernel_lost = summary.kernel_lost;
+    row.overwritten = summary.overwritten;
     row.connector_overruns = conn.map_or(0, |c| c.counters().overruns);
     if let Some(why) = ended.failure {
         row.status = RowStatus::Failed;
@@ -490,6 +524,7 @@ pub fn run_table(
     Ok(TlpTable {
         modelled: false,
         cpus: cpus as u16,
+        geomean_tlp: geomean_tlp(&rows),
         programs: rows,
         seed_table_1_1: SEED_TABLE_1_1.to_vec(),
         seed_cpus: SEED_CPUS,

@@ -327,7 +327,15 @@ pub fn prepare(name: &str, setup: &Setup<'_>) -> io::Result<Program> {
                 Vec::new(),
             )
         }
-        "python" => ("python", own(&["python3", "-c", PYTHON_SCRIPT]), Vec::new()),
+        "python" => {
+            let path = setup.dir.join("cpu.py");
+            std::fs::write(&path, PYTHON_SCRIPT)?;
+            (
+                "python",
+                vec!["python3".into(), path.display().to_string()],
+                Vec::new(),
+            )
+        }
         "hackbench" => (
             "hackbench",
             own(&["hackbench"])

@@ -158,3 +158,14 @@ fn the_seed_average_is_the_geometric_mean_of_its_rows() {
     let geo = (rows.iter().map(|r| r.tlp.ln()).sum::<f64>() / rows.len() as f64).exp();
     assert!((geo - SEED_TABLE_1_1[9].tlp).abs() < 0.005, "{geo}");
 }
+
+#[test]
+fn the_geometric_mean_takes_the_rows_with_a_tlp() {
+    let mut a = ProgramRow::skipped(&program(), "x".into());
+    assert_eq!(geomean_tlp(std::slice::from_ref(&a)), None);
+    a.tlp = Some(1.0);
+    let mut b = a.clone();
+    b.tlp = Some(4.0);
+    let c = ProgramRow::skipped(&program(), "y".into());
+    assert!((geomean_tlp(&[a, b, c]).expect("two rows") - 2.0).abs() < 1e-12);
+}
