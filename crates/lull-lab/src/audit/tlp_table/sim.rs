@@ -111,7 +111,8 @@ pub fn spec_tlp(name: &str, text: &str) -> Result<Vec<SimRow>, String> {
         }
         return Ok(rows);
     }
-    let spec = Spec::parse(text).map_err(|e| e.to_string())?;
+    let spec = Spec::parse(text)
+        .map_err(|e| format!("not a spec this table can record (a framework or UCSG spec): {e}"))?;
     for &m in &spec.models {
         let (_, log) =
             run_model_with_audit(&spec, m).map_err(|e| format!("model {}: {e}", m.name()))?;
