@@ -4,7 +4,8 @@
 //! without a lull executable) is a skipped row with its reason. Skips, saying why, where the
 //! recorder cannot run (not root, no tracefs).
 
-use lull_lab::audit::tlp_table::{run_table, RowStatus, TableConfig};
+use lull_lab::audit::tlp_table::programs::Program;
+use lull_lab::audit::tlp_table::{measure, run_table, RowStatus, TableConfig};
 use lull_os::tracefs;
 
 #[test]
@@ -92,4 +93,32 @@ fn an_unknown_program_is_an_error_not_a_row() {
     };
     let e = run_table(&cfg, &mut |_| {}).expect_err("unknown");
     assert!(e.to_string().contains("chrome"), "{e}");
+}
+
+#[test]
+fn a_failing_program_is_a_failed_row_with_its_last_error_line() {
+    if let Err(why) = tracefs::available() {
+        println!("SKIPPED: the live recorder cannot run here: {why}");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("lull-tlp-fail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let p = Program {
+        name: "failing",
+        argv: vec![
+            "sh".into(),
+            "-c".into(),
+            "echo first >&2; echo it broke >&2; exit 3".into(),
+        ],
+        needs: Vec::new(),
+        idle_s: 0,
+        unavailable: None,
+    };
+    let row = measure(&p, &dir, &TableConfig::default()).expect("recorded");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(row.status, RowStatus::Failed);
+    assert_eq!(row.exit_code, Some(3));
+    let reason = row.reason.expect("a reason");
+    assert!(reason.contains("it broke"), "{reason}");
+    assert!(row.own_tasks >= 1);
 }

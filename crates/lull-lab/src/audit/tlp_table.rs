@@ -102,8 +102,8 @@ pub const SEED_CPUS: u16 = 8;
 
 /// Default length of the idle recording and of the rt-app workload, s.
 pub const DEFAULT_SECONDS: u64 = 5;
-/// Longest a program may run before it is killed (its row then says so): ten times the few
-/// seconds each is sized for, so only a hung program reaches it.
+/// Longest a program may run, beyond `--seconds`, before it is killed (its row then says so):
+/// ten times the few seconds each is sized for, so only a hung program reaches it.
 pub const PROGRAM_TIMEOUT: Duration = Duration::from_secs(60);
 /// The recorder extracts as soon as a CPU's kernel buffer holds data ([`Extraction::Poll`]):
 /// hackbench switches hundreds of thousands of times a second, and a fixed quarter-second
@@ -327,8 +327,13 @@ fn run_command(
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .process_group(0);
+    // Its error output goes to a file, whose last line explains a failure.
+    let err_path = dir.join(format!("{}.stderr", p.name));
+    match std::fs::File::create(&err_path) {
+        Ok(f) => cmd.stderr(f),
+        Err(_) => cmd.stderr(Stdio::null()),
+    };
     // Events from before the start are not the program's.
     conn.drain(|_| {})
         .map_err(|e| AuditError::Experiment(e.to_string()))?;
@@ -347,6 +352,12 @@ fn run_command(
     };
     let mut tree = ProcessTree::new(child.id());
     let mut failure = None;
+    // Ends the whole process group: the program and whatever it started.
+    let kill_group = |child: &mut std::process::Child| {
+        // SAFETY: a signal to the process group this function created.
+        unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+        child.wait().ok()
+    };
     let status = loop {
         let mut pfd = libc::pollfd {
             fd: conn.raw(),
@@ -355,22 +366,24 @@ fn run_command(
         };
         // SAFETY: one valid pollfd.
         unsafe { libc::poll(&mut pfd, 1, WAIT_POLL_MS) };
-        conn.drain(|ev| tree.on_event(ev))
-            .map_err(|e| AuditError::Experiment(e.to_string()))?;
+        if let Err(e) = conn.drain(|ev| tree.on_event(ev)) {
+            kill_group(&mut child);
+            return Err(AuditError::Experiment(e.to_string()));
+        }
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) => {}
-            Err(e) => return Err(AuditError::Child(e)),
+            Err(e) => {
+                kill_group(&mut child);
+                return Err(AuditError::Child(e));
+            }
         }
         if started.elapsed() > timeout {
-            // The whole process group: the program and whatever it started.
-            // SAFETY: a signal to the group this function created.
-            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
             failure = Some(format!(
                 "timed out after {} s and was killed",
                 timeout.as_secs()
             ));
-            break child.wait().ok();
+            break kill_group(&mut child);
         }
     };
     let end_ns = monotonic_ns();
@@ -381,7 +394,18 @@ fn run_command(
     if failure.is_none() {
         match status {
             Some(s) if s.success() => {}
-            Some(s) => failure = Some(format!("exited with {s}")),
+            Some(s) => {
+                let last = std::fs::read_to_string(&err_path).ok().and_then(|t| {
+                    t.lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .map(str::to_owned)
+                });
+                failure = Some(match last {
+                    Some(l) => format!("exited with {s}: {l}"),
+                    None => format!("exited with {s}"),
+                });
+            }
             None => failure = Some("its exit status was lost".to_owned()),
         }
     }
@@ -393,8 +417,12 @@ fn run_command(
     })
 }
 
-/// Records and analyses one program.
-fn measure(p: &Program, dir: &Path, cfg: &TableConfig) -> Result<ProgramRow, AuditError> {
+/// Records and analyses one program, run in `dir` (root: tracefs and the process events
+/// connector). A program that fails or times out is a [`RowStatus::Failed`] row.
+///
+/// # Errors
+/// The recorder or the connector cannot run; the program cannot be waited for.
+pub fn measure(p: &Program, dir: &Path, cfg: &TableConfig) -> Result<ProgramRow, AuditError> {
     let mut conn = if p.argv.is_empty() {
         None
     } else {
@@ -420,7 +448,14 @@ fn measure(p: &Program, dir: &Path, cfg: &TableConfig) -> Result<ProgramRow, Aud
                 failure: None,
             })
         }
-        Some(c) => run_command(p, dir, cfg.timeout, c, &mut tree),
+        // The rt-app workload lasts `seconds`: the limit is beyond it.
+        Some(c) => run_command(
+            p,
+            dir,
+            cfg.timeout + Duration::from_secs(cfg.seconds),
+            c,
+            &mut tree,
+        ),
     };
     let (bytes, summary) = rec.stop()?;
     let ended = ended?;
