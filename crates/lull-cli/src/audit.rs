@@ -202,7 +202,7 @@ pub struct TlpTableArgs {
           value_parser = clap::value_parser!(u64).range(1..=600))]
     seconds: u64,
     /// Run only these programs (comma-separated).
-    #[arg(long, value_delimiter = ',', value_parser = PossibleValuesParser::new(PROGRAM_NAMES))]
+    #[arg(long, value_delimiter = ',', conflicts_with = "sim", value_parser = PossibleValuesParser::new(PROGRAM_NAMES))]
     only: Vec<String>,
     /// The modelled apps instead: every model of each SPEC (default: experiments/marz,
     /// experiments/ucsg and experiments/toggling, from the repository root).
@@ -380,11 +380,17 @@ fn tlp_table_cmd(a: TlpTableArgs) -> ExitCode {
             ));
         }
         let t = sim_tlp::sim_table(&specs, &mut progress);
-        return if a.json {
+        let code = if a.json {
             print_json(&t)
         } else {
             outln!("{}", sim_tlp_text(&t));
             ExitCode::SUCCESS
+        };
+        // Every spec skipped: nothing was computed.
+        return if t.rows.is_empty() {
+            ExitCode::FAILURE
+        } else {
+            code
         };
     }
     let cfg = TableConfig {
