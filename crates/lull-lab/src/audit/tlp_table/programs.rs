@@ -2,8 +2,7 @@
 //! directory with fixed content so every run does the same work.
 //!
 //! Each program is sized to run a few seconds on this 2-CPU machine when it is otherwise idle
-//! (measured when the table was built; docs/controller.md has the figures), so the whole table
-//! stays near a minute.
+//! (docs/controller.md has the measured figures), so the whole table takes about 35 s.
 
 use std::fmt::Write as _;
 use std::io;
@@ -22,7 +21,7 @@ pub const PROGRAM_NAMES: [&str; 8] = [
     "tracking",
 ];
 
-/// Bytes of the text `xz` and `gzip` compress: 16 MiB takes `xz -T0` ~4.5 s on two CPUs and
+/// Bytes of the text `xz` and `gzip` compress: 16 MiB takes `xz -T0` ~4 s on two CPUs and
 /// `gzip` ~1 s here.
 pub const TEXT_BYTES: usize = 16 << 20;
 /// xz's block size: with its default (3 × the 8 MiB dictionary of preset 6) a 16 MiB input is
@@ -67,7 +66,7 @@ pub const C_FILES: usize = 32;
 pub const C_FUNCTIONS: usize = 24;
 
 /// The Python program: integer arithmetic in the interpreter loop, one thread; 16 million steps
-/// take ~2.5 s here.
+/// take ~2 s here.
 pub const PYTHON_SCRIPT: &str =
     "n = 0\nfor i in range(16_000_000):\n    n = (n * 31 + i * i) % 1_000_003\nprint(n)\n";
 
