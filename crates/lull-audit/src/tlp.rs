@@ -89,6 +89,27 @@ pub struct TlpReport {
     pub steps: Vec<(u64, u16)>,
 }
 
+impl TlpReport {
+    /// Seed 004's figure 1.3: the share of the busy time (at least one target task running)
+    /// during which exactly i CPUs ran target tasks, keyed by i ("1" … up to the CPU count):
+    /// Cᵢ / (1 − C₀). Empty when no target task ran; otherwise the shares sum to 1.
+    #[must_use]
+    pub fn busy_share(&self) -> BTreeMap<String, f64> {
+        let idle = self.busy_cpus_fraction.get("0").copied().unwrap_or(0.0);
+        let busy = 1.0 - idle;
+        if self.tlp.is_none() || busy <= 0.0 {
+            return BTreeMap::new();
+        }
+        (1..=self.cpus)
+            .map(|i| {
+                let k = i.to_string();
+                let c = self.busy_cpus_fraction.get(&k).copied().unwrap_or(0.0);
+                (k, c / busy)
+            })
+            .collect()
+    }
+}
+
 struct Accum {
     hist_ns: Vec<u64>,
 }
@@ -393,6 +414,38 @@ pub(crate) mod tests {
         assert!((rep.busy_cpus_fraction["1"] - 0.8).abs() < 1e-12);
     }
 
+    #[test]
+    fn busy_share_leaves_out_the_idle_time() {
+        // Two busy CPUs for 3 s, one for 3 s, none for 4 s: shares ½ and ½ of the busy 6 s.
+        let s = 1_000_000_000;
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(0, 1, 2, SwitchIn),
+            r(3 * s, 1, 2, Block),
+            r(6 * s, 0, 1, Block),
+            r(10 * s, 0, 3, SwitchIn),
+        ];
+        let mut f = TaskFilter::all();
+        f.tids.extend([1, 2]);
+        let rep = analyze(&recs, 2, &f, s, 0);
+        assert!((rep.busy_cpus_fraction["0"] - 0.4).abs() < 1e-12);
+        let share = rep.busy_share();
+        assert_eq!(share.keys().collect::<Vec<_>>(), ["1", "2"]);
+        assert!((share["1"] - 0.5).abs() < 1e-12);
+        assert!((share["2"] - 0.5).abs() < 1e-12);
+        let none = analyze(
+            &recs,
+            2,
+            &TaskFilter {
+                tids: [9].into(),
+                ..TaskFilter::all()
+            },
+            s,
+            0,
+        );
+        assert!(none.busy_share().is_empty());
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1000))]
         /// For any record stream: fractions sum to 1 (or all zero), TLP lies in [1, cpus].
@@ -402,6 +455,11 @@ pub(crate) mod tests {
             let rep = analyze(&recs, 4, &TaskFilter::all(), 100, 0);
             let sum: f64 = rep.busy_cpus_fraction.values().sum();
             prop_assert!(sum == 0.0 || (sum - 1.0).abs() < 1e-9);
+            let share = rep.busy_share();
+            let share_sum: f64 = share.values().sum();
+            prop_assert!(share.is_empty() == rep.tlp.is_none());
+            prop_assert!(share.is_empty() || (share_sum - 1.0).abs() < 1e-9);
+            prop_assert!(share.values().all(|f| (0.0..=1.0 + 1e-9).contains(f)));
             if let Some(t) = rep.tlp {
                 prop_assert!((1.0 - 1e-9..=4.0 + 1e-9).contains(&t));
             }

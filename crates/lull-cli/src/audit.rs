@@ -21,6 +21,9 @@ use lull_lab::audit::experiments::{
 };
 use lull_lab::audit::files;
 use lull_lab::audit::recorder::{self, Extraction, RecorderConfig};
+use lull_lab::audit::tlp_table::programs::PROGRAM_NAMES;
+use lull_lab::audit::tlp_table::sim::{self as sim_tlp, SimTable};
+use lull_lab::audit::tlp_table::{self, RowStatus, TableConfig, TlpTable};
 use serde_json::json;
 
 /// `println!` that ends quietly when stdout is closed (`| head`) instead of panicking.
@@ -53,6 +56,9 @@ pub enum AuditCommand {
     TwoPhase(TwoPhaseArgs),
     /// The memory footprint M = E×S×R + C of seed 002 and of Lull's rings.
     Footprint(FootprintArgs),
+    /// Seed 004 Table 1.1 here: TLP of real programs, recorded live (needs root), or with
+    /// --sim of every model of simulator specs (modelled).
+    TlpTable(TlpTableArgs),
 }
 
 #[derive(Args, Debug)]
@@ -184,6 +190,30 @@ pub struct TwoPhaseArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct TlpTableArgs {
+    /// Print JSON: {"programs":[{"name","command","status","reason","seconds","tlp",
+    /// "busy_cpus_fraction":{"1",…},"idle_fraction","own_tlp","own_busy_cpus_fraction",
+    /// "own_tasks","dropped_events","lost_records",…}],"cpus","geomean_tlp","seed_table_1_1",…};
+    /// with --sim {"modelled":true,"rows":[{"spec","experiment","model","tlp",…}],"skipped"}.
+    #[arg(long)]
+    json: bool,
+    /// Length of the idle system's recording and of the rt-app workload, s.
+    #[arg(long, default_value_t = tlp_table::DEFAULT_SECONDS,
+          value_parser = clap::value_parser!(u64).range(1..=600))]
+    seconds: u64,
+    /// Run only these programs (comma-separated).
+    #[arg(long, value_delimiter = ',', conflicts_with = "sim", value_parser = PossibleValuesParser::new(PROGRAM_NAMES))]
+    only: Vec<String>,
+    /// The modelled apps instead: every model of each SPEC (default: experiments/marz,
+    /// experiments/ucsg and experiments/toggling, from the repository root).
+    #[arg(long)]
+    sim: bool,
+    /// Simulator specs (with --sim).
+    #[arg(requires = "sim")]
+    specs: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct FootprintArgs {
     /// Entries per ring (E).
     #[arg(long, default_value_t = SEED_ENTRIES_PER_RING)]
@@ -295,6 +325,7 @@ pub fn run(cmd: AuditCommand) -> ExitCode {
             }
             Err(e) => fail(e),
         },
+        AuditCommand::TlpTable(a) => tlp_table_cmd(a),
         AuditCommand::Footprint(a) => {
             let seed = footprint(
                 SEED_ENTRIES_PER_RING,
@@ -332,6 +363,153 @@ pub fn run(cmd: AuditCommand) -> ExitCode {
             }
         }
     }
+}
+
+fn tlp_table_cmd(a: TlpTableArgs) -> ExitCode {
+    let mut progress = |line: &str| eprintln!("{line}");
+    if a.sim {
+        let specs = if a.specs.is_empty() {
+            sim_tlp::default_specs(std::path::Path::new("."))
+        } else {
+            a.specs
+        };
+        if specs.is_empty() {
+            return fail(format!(
+                "no specs under {} (run from the repository root, or name the specs)",
+                sim_tlp::SIM_SPEC_DIRS.join(", ")
+            ));
+        }
+        let t = sim_tlp::sim_table(&specs, &mut progress);
+        let code = if a.json {
+            print_json(&t)
+        } else {
+            outln!("{}", sim_tlp_text(&t));
+            ExitCode::SUCCESS
+        };
+        // Every spec skipped: nothing was computed.
+        return if t.rows.is_empty() {
+            ExitCode::FAILURE
+        } else {
+            code
+        };
+    }
+    let cfg = TableConfig {
+        seconds: a.seconds,
+        only: a.only,
+        lull: std::env::current_exe().ok(),
+        ..TableConfig::default()
+    };
+    match tlp_table::run_table(&cfg, &mut progress) {
+        Ok(t) if a.json => print_json(&t),
+        Ok(t) => {
+            outln!("{}", tlp_table_text(&t));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// Shares of the busy time at 1, 2, … busy CPUs as percentages, e.g. "62/38".
+fn shares(m: &std::collections::BTreeMap<String, f64>) -> String {
+    if m.is_empty() {
+        return "-".into();
+    }
+    let mut v: Vec<(u32, f64)> = m
+        .iter()
+        .filter_map(|(k, f)| k.parse().ok().map(|i| (i, *f)))
+        .collect();
+    v.sort_unstable_by_key(|(i, _)| *i);
+    v.iter()
+        .map(|(_, f)| format!("{:.0}", f * 100.0))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The live table beside seed 004's Table 1.1.
+pub fn tlp_table_text(t: &TlpTable) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Thread-level parallelism on this machine (measured, {} CPUs; machine-wide and the program's own tasks)",
+        t.cpus
+    );
+    let _ = writeln!(
+        s,
+        "{:<10} {:>7} {:>6} {:>8} {:>14} {:>7} {:>6} {:>6}  command",
+        "program", "seconds", "TLP", "own TLP", "busy at 1/2/…", "idle %", "drop", "lost"
+    );
+    for r in &t.programs {
+        if r.status == RowStatus::Skipped {
+            let _ = writeln!(
+                s,
+                "{:<10} skipped: {}",
+                r.name,
+                r.reason.as_deref().unwrap_or("")
+            );
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "{:<10} {:>7.1} {:>6} {:>8} {:>14} {:>7} {:>6} {:>6}  {}{}",
+            r.name,
+            r.seconds,
+            r.tlp.map_or("-".into(), |v| format!("{v:.2}")),
+            r.own_tlp.map_or("-".into(), |v| format!("{v:.2}")),
+            shares(&r.busy_cpus_fraction),
+            r.idle_fraction
+                .map_or("-".into(), |v| format!("{:.0}", v * 100.0)),
+            r.dropped_events,
+            r.lost_records,
+            r.command,
+            r.reason
+                .as_ref()
+                .map_or(String::new(), |w| format!("  [{w}]")),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "geometric mean of the measured rows: {}   ({:.0} s in all)",
+        fmt_opt(t.geomean_tlp),
+        t.total_s
+    );
+    let _ = writeln!(
+        s,
+        "\nSeed 004 Table 1.1 ({} CPUs: 4 big + 4 LITTLE Odroid, Android):",
+        t.seed_cpus
+    );
+    for r in &t.seed_table_1_1 {
+        let _ = writeln!(s, "{:<16} {:<12} {:.2}", r.category, r.application, r.tlp);
+    }
+    s
+}
+
+/// The modelled table.
+pub fn sim_tlp_text(t: &SimTable) -> String {
+    let mut s =
+        String::from("Thread-level parallelism of the modelled apps (modelled, machine-wide)\n");
+    let _ = writeln!(
+        s,
+        "{:<28} {:<20} {:>5} {:>6} {:>22} {:>7} {:>8}",
+        "experiment", "model", "cores", "TLP", "busy at 1/2/…", "idle %", "seconds"
+    );
+    for r in &t.rows {
+        let _ = writeln!(
+            s,
+            "{:<28} {:<20} {:>5} {:>6} {:>22} {:>7} {:>8.1}",
+            r.experiment,
+            r.model,
+            r.cores,
+            r.tlp.map_or("-".into(), |v| format!("{v:.2}")),
+            shares(&r.busy_cpus_fraction),
+            r.idle_fraction
+                .map_or("-".into(), |v| format!("{:.0}", v * 100.0)),
+            r.seconds
+        );
+    }
+    for k in &t.skipped {
+        let _ = writeln!(s, "skipped {}: {}", k.spec, k.reason);
+    }
+    s
 }
 
 fn print_json<T: serde::Serialize>(v: &T) -> ExitCode {

@@ -8,10 +8,13 @@
 //!   ping-pong, busy spin) measured with `wait4`'s `getrusage`.
 //! - [`experiments`]: validation (§3.1) and perturbation (§3.2).
 //! - [`files`]: loading a log or an ftrace text file for the analyses.
+//! - [`tlp_table`]: seed 004's Table 1.1 on this machine (real programs, live) and of the
+//!   modelled apps (simulated).
 
 pub mod experiments;
 pub mod files;
 pub mod recorder;
+pub mod tlp_table;
 pub mod workload;
 
 use lull_os::tracefs::InstanceError;

@@ -149,6 +149,28 @@ fn cast(spec: &UcsgSpec, model: UcsgModel) -> Cast {
 /// [`UcsgRunError::Policy`] when a policy cannot be built for the platform;
 /// [`UcsgRunError::RunsForever`] when the apps do not finish within the simulator's limit.
 pub fn run_ucsg_model(spec: &UcsgSpec, model: UcsgModel) -> Result<UcsgModelResult, UcsgRunError> {
+    run(spec, model, false).map(|(r, _)| r)
+}
+
+/// Runs one model of `spec` and returns its scheduling events in the audit log format of
+/// `lull-audit` as well (one ring per core, nothing lost), so the audit analyses (TLP, latency)
+/// apply to the UCSG scenarios as to the framework specs.
+///
+/// # Errors
+/// As [`run_ucsg_model`].
+pub fn run_ucsg_model_with_audit(
+    spec: &UcsgSpec,
+    model: UcsgModel,
+) -> Result<(UcsgModelResult, lull_audit::AuditLog), UcsgRunError> {
+    let (r, log) = run(spec, model, true)?;
+    Ok((r, log.expect("audit recording was switched on")))
+}
+
+fn run(
+    spec: &UcsgSpec,
+    model: UcsgModel,
+    audit: bool,
+) -> Result<(UcsgModelResult, Option<lull_audit::AuditLog>), UcsgRunError> {
     let plat = &spec.platform;
     let s = &spec.scenario;
     let start_ns = s.start_ms * NS_PER_MS;
@@ -157,6 +179,9 @@ pub fn run_ucsg_model(spec: &UcsgSpec, model: UcsgModel) -> Result<UcsgModelResu
     let mut driver = Driver::build(model, plat)?;
     let mut kernel = Kernel::new(plat, soc.cores.len(), driver.policies());
     driver.prepare(&mut kernel);
+    if audit {
+        kernel.record_audit();
+    }
     let mut scene = Scene::new(cast(spec, model), start_ns, &mut kernel);
     let big = plat.main_cluster();
     let screen_on = s.screen == ScreenState::On;
@@ -266,7 +291,8 @@ pub fn run_ucsg_model(spec: &UcsgSpec, model: UcsgModel) -> Result<UcsgModelResu
         zip: since_start(scene.zip.as_ref().and_then(|z| z.done_ns)),
         ftp: since_start(scene.ftp.as_ref().and_then(|f| f.done_ns)),
     });
-    Ok(UcsgModelResult {
+    let log = kernel.take_audit_log();
+    let result = UcsgModelResult {
         energy_mj: cx.soc.cpu_energy_mj(),
         power_mw_mean: cx.soc.cpu_power_mw_mean(),
         duration_ms: duration_ns as f64 / 1e6,
@@ -280,7 +306,8 @@ pub fn run_ucsg_model(spec: &UcsgSpec, model: UcsgModel) -> Result<UcsgModelResu
         thread_cpu_ms,
         sim_events,
         footprint: std::mem::take(&mut fp.samples),
-    })
+    };
+    Ok((result, log))
 }
 
 /// The active cluster (big or not), its cores not offline, its frequency.

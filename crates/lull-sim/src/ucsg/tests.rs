@@ -148,3 +148,21 @@ fn the_screen_off_idle_phone_sleeps_on_one_little_core() {
     assert_eq!(r.big_cluster_pct, 0.0);
     assert!(r.power_mw_mean < 5.0, "{}", r.power_mw_mean);
 }
+
+#[test]
+fn the_audit_log_does_not_perturb_the_run_and_covers_every_core() {
+    let sc = "foreground = \"home\"\nbackground = [\"zip\"]\nscreen = \"on\"\nstart_ms = 0";
+    let s = UcsgSpec::parse(&spec(sc, "\"cfs-ondemand\"")).expect("valid");
+    let plain = run_ucsg_model(&s, UcsgModel::CfsOndemand).expect("runs");
+    let (r, log) = run_ucsg_model_with_audit(&s, UcsgModel::CfsOndemand).expect("runs");
+    assert_eq!(plain, r, "recording does not change the run");
+    assert!(
+        log.header.rings >= 2,
+        "one ring per core of the big.LITTLE SoC"
+    );
+    assert!(!log.records.is_empty());
+    assert!(log
+        .records
+        .iter()
+        .all(|rec| rec.ring < log.header.rings && rec.ring == rec.cpu));
+}
