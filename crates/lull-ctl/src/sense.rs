@@ -326,7 +326,10 @@ mod tests {
         let f = ThreadFiles::open(pid, tid).unwrap();
         let r = f.read().expect("a live thread reads");
         assert_eq!(r.stat.state, 'R');
-        assert!(r.cpu_ns > 0);
+        assert!(!r.stat.comm.is_empty());
+        assert_eq!(r.stat.start_ticks, procfs::parse_task_stat(
+            &std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).unwrap()
+        ).unwrap().start_ticks);
         assert!(ThreadFiles::open(pid, i32::MAX).is_err());
     }
 }
