@@ -17,12 +17,14 @@ pub enum CtlError {
     NotAProcess { tid: i32, pid: i32 },
     #[error("process {pid} ({comm}) is a kernel thread: it has no user threads to place")]
     KernelThread { pid: i32, comm: String },
-    #[error("no thread {tid} among the registered processes' threads")]
+    #[error("no thread {tid} (or it has exited)")]
     NoSuchThread { tid: i32 },
     #[error("permission denied to {what}: {errno}; run as root or as the owner of the process")]
     PermissionDenied { what: String, errno: Errno },
     #[error("CPU mask {mask:#x} names no CPU this machine has online")]
     BadMask { mask: u64 },
+    #[error("bad CPU sets: {why}")]
+    BadCpus { why: String },
     #[error("cannot start {command}: {source}")]
     Spawn { command: String, source: io::Error },
     #[error("{what}: {source}")]
@@ -53,7 +55,9 @@ impl CtlError {
             CtlError::KernelThread { .. } => crate::capi::LULL_CTL_ERR_KERNEL_THREAD,
             CtlError::NoSuchThread { .. } => crate::capi::LULL_CTL_ERR_NO_THREAD,
             CtlError::PermissionDenied { .. } => crate::capi::LULL_CTL_ERR_PERMISSION,
-            CtlError::BadMask { .. } => crate::capi::LULL_CTL_ERR_BAD_ARGUMENT,
+            CtlError::BadMask { .. } | CtlError::BadCpus { .. } => {
+                crate::capi::LULL_CTL_ERR_BAD_ARGUMENT
+            }
             CtlError::Spawn { .. } | CtlError::Io { .. } => crate::capi::LULL_CTL_ERR_IO,
         }
     }

@@ -22,6 +22,7 @@ mod run;
 pub mod sense;
 mod watch;
 
+use lull_sched::controller::CoreSets;
 use lull_sched::seam::{Action, CpuMask, ThreadRef};
 use lulld::actuator::{Actuator, Outcome, Refusal};
 
@@ -106,6 +107,58 @@ impl Ctl {
     }
 }
 
+/// The fast and slow CPU sets of a run from CPU lists (`0`, `0-3,6`), checked against the CPUs
+/// `online`: each list well formed and online, the sets disjoint, their union not empty. No
+/// fast list: every online CPU not slow (no capacity thief: every CPU is fast); no slow list:
+/// none.
+///
+/// # Errors
+/// [`CtlError::BadCpus`] saying what is wrong.
+pub fn core_sets(
+    fast: Option<&str>,
+    slow: Option<&str>,
+    online: &[u32],
+) -> Result<CoreSets, CtlError> {
+    let bad = |why: String| CtlError::BadCpus { why };
+    let list = |name: &str, text: &str| -> Result<u64, CtlError> {
+        let cpus = lull_os::topology::parse_cpu_list(text).ok_or_else(|| {
+            bad(format!(
+                "--{name} {text:?} is not a CPU list like 0 or 0-3,6"
+            ))
+        })?;
+        let mut mask = 0u64;
+        for c in cpus {
+            if !online.contains(&c) || c >= 64 {
+                return Err(bad(format!("--{name} names CPU {c}, which is not online")));
+            }
+            mask |= 1 << c;
+        }
+        Ok(mask)
+    };
+    let all = online
+        .iter()
+        .filter(|&&c| c < 64)
+        .fold(0u64, |m, &c| m | 1 << c);
+    let slow = slow.map(|s| list("slow", s)).transpose()?.unwrap_or(0);
+    let fast = match fast {
+        Some(f) => list("fast", f)?,
+        None => all & !slow,
+    };
+    if fast & slow != 0 {
+        return Err(bad(format!(
+            "--fast and --slow share CPUs (mask {:#x})",
+            fast & slow
+        )));
+    }
+    if fast | slow == 0 {
+        return Err(bad("no CPU in either set".into()));
+    }
+    Ok(CoreSets {
+        fast: CpuMask(fast),
+        slow: CpuMask(slow),
+    })
+}
+
 /// The thread `tid` as a `ThreadRef`, from `/proc`.
 fn lookup_thread(tid: i32) -> Result<ThreadRef, CtlError> {
     let pid = lull_os::procfs::thread_group_of(tid).ok_or(CtlError::NoSuchThread { tid })?;
@@ -115,6 +168,34 @@ fn lookup_thread(tid: i32) -> Result<ThreadRef, CtlError> {
         tid,
         process_start_ticks: start,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_sets_are_checked() {
+        let online = [0, 1, 2, 3];
+        let s = core_sets(None, None, &online).unwrap();
+        assert_eq!((s.fast.0, s.slow.0), (0b1111, 0));
+        let s = core_sets(None, Some("0"), &online).unwrap();
+        assert_eq!((s.fast.0, s.slow.0), (0b1110, 0b0001));
+        let s = core_sets(Some("2-3"), Some("0,1"), &online).unwrap();
+        assert_eq!((s.fast.0, s.slow.0), (0b1100, 0b0011));
+        for (f, sl) in [
+            (Some("0-1"), Some("1")),
+            (Some("7"), None),
+            (Some("x"), None),
+            (Some(""), Some("")),
+            (None, Some("0-3,9")),
+        ] {
+            assert!(
+                matches!(core_sets(f, sl, &online), Err(CtlError::BadCpus { .. })),
+                "{f:?} {sl:?}"
+            );
+        }
+    }
 }
 
 /// Sets `thread`'s mask through `actuator`, each refusal as its typed error.

@@ -327,9 +327,14 @@ mod tests {
         let r = f.read().expect("a live thread reads");
         assert_eq!(r.stat.state, 'R');
         assert!(!r.stat.comm.is_empty());
-        assert_eq!(r.stat.start_ticks, procfs::parse_task_stat(
-            &std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).unwrap()
-        ).unwrap().start_ticks);
+        assert_eq!(
+            r.stat.start_ticks,
+            procfs::parse_task_stat(
+                &std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).unwrap()
+            )
+            .unwrap()
+            .start_ticks
+        );
         assert!(ThreadFiles::open(pid, i32::MAX).is_err());
     }
 }

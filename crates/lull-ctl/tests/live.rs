@@ -51,7 +51,10 @@ fn role_entry() {
         // Busy until its CPU mask has been seen to change twice (writes the masks seen to
         // `LULL_CTL_OUT`), or `LULL_CTL_BUSY_MS` have passed.
         Ok("busy") => {
-            let limit_ns: u64 = std::env::var("LULL_CTL_BUSY_MS").unwrap().parse::<u64>().unwrap()
+            let limit_ns: u64 = std::env::var("LULL_CTL_BUSY_MS")
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
                 * 1_000_000;
             let tid = sys::gettid();
             let first = sys::sched_getaffinity(tid).unwrap().low_mask();
@@ -88,7 +91,10 @@ fn role_entry() {
                 Err(_) => "other",
                 Ok(()) => "ok",
             };
-            println!("{kind}|{follow}|{}", r.err().map(|e| e.to_string()).unwrap_or_default());
+            println!(
+                "{kind}|{follow}|{}",
+                r.err().map(|e| e.to_string()).unwrap_or_default()
+            );
             std::process::exit(0);
         }
         _ => {}
@@ -104,7 +110,13 @@ struct Helper {
 impl Helper {
     fn threads() -> Helper {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "role_entry", "--nocapture", "--test-threads", "1"])
+            .args([
+                "--exact",
+                "role_entry",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
             .env(ROLE, "threads")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -130,7 +142,10 @@ impl Helper {
         // The harness prints its own text first, on the same line.
         while !line.trim_end().ends_with("thread-ready") {
             line.clear();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "helper ended");
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "helper ended"
+            );
         }
     }
 
@@ -264,7 +279,13 @@ fn an_unprivileged_caller_gets_a_permission_error() {
     });
     let tid = rx.recv().unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "role_entry", "--nocapture", "--test-threads", "1"])
+        .args([
+            "--exact",
+            "role_entry",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env(ROLE, "nobody")
         .env("LULL_CTL_TID", tid.to_string())
         .uid(65534)
@@ -349,7 +370,10 @@ fn run_under_toggling_moves_a_busy_thread_between_the_sets() {
     assert_eq!(report.exit_code, Some(0), "{report:?}");
     assert_eq!(report.scheme, "toggle-0.1s");
     // The busy thread saw its own mask go from all CPUs to one set and then to the other.
-    assert!(masks.contains(", 1") && masks.contains(", 2"), "masks seen: {masks}");
+    assert!(
+        masks.contains(", 1") && masks.contains(", 2"),
+        "masks seen: {masks}"
+    );
     let applied = report
         .controller
         .iter()
@@ -377,7 +401,12 @@ fn run_under_baseline_only_watches() {
     let (report, masks) = busy_run(Scheme::Baseline, 400);
     assert_eq!(report.exit_code, Some(0));
     assert!(!masks.contains(','), "one mask only: {masks}");
-    let masks_asked = report.controller.iter().find(|(k, _)| k == "masks").unwrap().1;
+    let masks_asked = report
+        .controller
+        .iter()
+        .find(|(k, _)| k == "masks")
+        .unwrap()
+        .1;
     assert_eq!(masks_asked, 0);
     assert!(report.samples > 10);
 }
