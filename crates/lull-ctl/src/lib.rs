@@ -170,34 +170,6 @@ fn lookup_thread(tid: i32) -> Result<ThreadRef, CtlError> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn core_sets_are_checked() {
-        let online = [0, 1, 2, 3];
-        let s = core_sets(None, None, &online).unwrap();
-        assert_eq!((s.fast.0, s.slow.0), (0b1111, 0));
-        let s = core_sets(None, Some("0"), &online).unwrap();
-        assert_eq!((s.fast.0, s.slow.0), (0b1110, 0b0001));
-        let s = core_sets(Some("2-3"), Some("0,1"), &online).unwrap();
-        assert_eq!((s.fast.0, s.slow.0), (0b1100, 0b0011));
-        for (f, sl) in [
-            (Some("0-1"), Some("1")),
-            (Some("7"), None),
-            (Some("x"), None),
-            (Some(""), Some("")),
-            (None, Some("0-3,9")),
-        ] {
-            assert!(
-                matches!(core_sets(f, sl, &online), Err(CtlError::BadCpus { .. })),
-                "{f:?} {sl:?}"
-            );
-        }
-    }
-}
-
 /// Sets `thread`'s mask through `actuator`, each refusal as its typed error.
 pub(crate) fn set_mask_with(
     actuator: &mut Actuator,
@@ -224,5 +196,33 @@ pub(crate) fn set_mask_with(
             source: e.into(),
         }),
         Outcome::Refused(_) | Outcome::Unavailable => Err(CtlError::NoSuchThread { tid }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_sets_are_checked() {
+        let online = [0, 1, 2, 3];
+        let s = core_sets(None, None, &online).unwrap();
+        assert_eq!((s.fast.0, s.slow.0), (0b1111, 0));
+        let s = core_sets(None, Some("0"), &online).unwrap();
+        assert_eq!((s.fast.0, s.slow.0), (0b1110, 0b0001));
+        let s = core_sets(Some("2-3"), Some("0,1"), &online).unwrap();
+        assert_eq!((s.fast.0, s.slow.0), (0b1100, 0b0011));
+        for (f, sl) in [
+            (Some("0-1"), Some("1")),
+            (Some("7"), None),
+            (Some("x"), None),
+            (Some(""), Some("")),
+            (None, Some("0-3,9")),
+        ] {
+            assert!(
+                matches!(core_sets(f, sl, &online), Err(CtlError::BadCpus { .. })),
+                "{f:?} {sl:?}"
+            );
+        }
     }
 }
