@@ -4,8 +4,9 @@
 //! [`Registry::register`] takes every thread `/proc/PID/task` lists now. Threads born later come
 //! from the proc connector ([`lull_os::proc_connector`]; root, or any user where the kernel
 //! lets them listen): its fork events name the new task and its process, its exit events the
-//! task that ended. Without the connector, each sample lists `/proc/PID/task` again instead; a thread that lives and dies between
-//! two samples is then never seen, which [`Registry::follow_mode`] says.
+//! task that ended. Without the connector, each sample lists `/proc/PID/task` again instead; a
+//! thread that lives and dies between two samples is then never seen, which
+//! [`Registry::follow_mode`] says.
 //!
 //! [`Registry::sample`] reads every tracked thread and gives one [`Sample`] per thread; a thread
 //! whose files say it has gone is dropped and reported as a [`Change::Died`].
