@@ -1,6 +1,7 @@
 //! The `lull` command. It parses arguments, calls the crates and prints; it holds no logic.
 
 mod audit;
+mod ctl;
 mod guis;
 mod kds;
 mod live;
@@ -57,6 +58,10 @@ enum Command {
     /// The simulator against the real kernel on rt-app workloads (docs/validation.md).
     #[command(subcommand)]
     Validate(validate::ValidateCommand),
+    /// Seed 004's controller interface: watch a process's threads, run a command under a
+    /// controller scheme, set a thread's CPU mask, measure the sensing overhead.
+    #[command(subcommand)]
+    Ctl(ctl::CtlCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -190,6 +195,7 @@ fn main() -> ExitCode {
         Command::Kds(cmd) => kds::run(cmd),
         Command::Guis(cmd) => guis::run(cmd),
         Command::Validate(cmd) => validate::run(cmd),
+        Command::Ctl(cmd) => ctl::run(cmd),
         Command::Workload(WorkloadCommand::Spiral) => {
             print!("{}", lull_workload::spiral::stylus_spiral().to_text());
             ExitCode::SUCCESS

@@ -1,0 +1,346 @@
+//! `lull ctl …`: seed 004's controller interface on this machine (`lull_ctl`). This parses and
+//! prints.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use lull_ctl::overhead::{self, OverheadOptions, SAMPLE_THREADS};
+use lull_ctl::{RunOptions, WatchOptions};
+use lull_sched::controller::Scheme;
+
+#[derive(Subcommand, Debug)]
+pub enum CtlCommand {
+    /// Sample every thread of a process (and threads it starts later) every interval:
+    /// state, CPU, CPU time and scaled CPU time; ends cleanly when the process exits.
+    Watch(WatchArgs),
+    /// Run a command under a controller scheme (baseline, affinity-1, affinity-2,
+    /// toggle-<s>s, equalise) and report its completion time and each thread's placements.
+    Run(RunArgs),
+    /// Set the CPU mask of one thread (it stays after the command ends).
+    SetMask(SetMaskArgs),
+    /// Measure the cost of sensing: per thread per sample, and the slowdown of a CPU-bound
+    /// program watched every 10 ms, against the seed's 3 %.
+    Overhead(OverheadArgs),
+    /// The fixed-work CPU-bound program `overhead` measures (or, with --park, the program of
+    /// parked threads it samples).
+    #[command(hide = true)]
+    Burn(BurnArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    #[arg(long)]
+    pid: i32,
+    #[arg(long, default_value_t = 10)]
+    interval_ms: u64,
+    /// Stop after this many seconds (default: when the process exits).
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// JSON lines: one per thread per sample, then {"summary": …}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// baseline, affinity-1, affinity-2, toggle-0.1s, toggle-0.25s, toggle-0.5s, equalise, …
+    #[arg(long)]
+    policy: String,
+    /// Fast CPUs (CPU list: 0 or 0-3,6). Default: every online CPU not slow.
+    #[arg(long)]
+    fast: Option<String>,
+    /// Slow CPUs (with a capacity thief). Default: none.
+    #[arg(long)]
+    slow: Option<String>,
+    /// The controller's sampling period in milliseconds.
+    #[arg(long, default_value_t = 10)]
+    sample_ms: u64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Send the command's output to /dev/null.
+    #[arg(long)]
+    quiet: bool,
+    #[arg(last = true, required = true)]
+    command: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct SetMaskArgs {
+    #[arg(long)]
+    tid: i32,
+    /// CPU list: 0 or 0-3,6.
+    #[arg(long)]
+    cpus: String,
+}
+
+#[derive(Args, Debug)]
+pub struct OverheadArgs {
+    /// Plain and watched runs of the CPU-bound program, each.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Hash rounds per thread of the CPU-bound program (one thread per online CPU).
+    #[arg(long, default_value_t = 400_000_000)]
+    rounds: u64,
+    /// Samples of the 8 parked threads timed.
+    #[arg(long, default_value_t = 2000)]
+    samples: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BurnArgs {
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    #[arg(long, default_value_t = 0)]
+    rounds: u64,
+    /// Park the threads until standard input closes instead.
+    #[arg(long)]
+    park: bool,
+}
+
+fn fail(what: &str, e: impl std::fmt::Display) -> ExitCode {
+    eprintln!("lull ctl {what}: {e}");
+    ExitCode::FAILURE
+}
+
+fn online() -> Vec<u32> {
+    lull_os::topology::probe(Path::new(lull_os::topology::SYSFS_CPUS)).online
+}
+
+pub fn run(cmd: CtlCommand) -> ExitCode {
+    match cmd {
+        CtlCommand::Watch(a) => watch(&a),
+        CtlCommand::Run(a) => run_cmd(a),
+        CtlCommand::SetMask(a) => set_mask(&a),
+        CtlCommand::Overhead(a) => overhead_cmd(&a),
+        CtlCommand::Burn(a) if a.park => match overhead::park(a.threads) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail("burn", e),
+        },
+        CtlCommand::Burn(a) => {
+            println!("{:#x}", overhead::burn(a.threads, a.rounds));
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn watch(a: &WatchArgs) -> ExitCode {
+    let duration_ns = match a.seconds {
+        Some(s) if !(s.is_finite() && s > 0.0) => {
+            return fail("watch", format!("--seconds {s} is not a positive duration"))
+        }
+        Some(s) => Some((s * 1e9) as u64),
+        None => None,
+    };
+    let opts = WatchOptions {
+        pid: a.pid,
+        interval_ns: a.interval_ms.saturating_mul(1_000_000),
+        duration_ns,
+    };
+    let stdout = std::io::stdout();
+    let json = a.json;
+    let mut out = stdout.lock();
+    let r = lull_ctl::watch(opts, |s| {
+        let _ = if json {
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(s).expect("samples serialise")
+            )
+        } else {
+            writeln!(
+                out,
+                "{:>10.3}s {:>7} {:>7} {:<15} {} cpu{:<3} cpu {:>12} ns  work {:>12} ns  +{} ns",
+                s.t_ns as f64 / 1e9,
+                s.pid,
+                s.tid,
+                s.comm,
+                s.state,
+                s.cpu,
+                s.cpu_ns,
+                s.work_ns,
+                s.delta_cpu_ns
+            )
+        };
+    });
+    drop(out);
+    match r {
+        Ok(sum) if json => {
+            println!("{}", serde_json::json!({ "summary": sum }));
+            ExitCode::SUCCESS
+        }
+        Ok(sum) => {
+            println!(
+                "end: {} after {:.3} s; {} samples, {} threads seen ({} born, {} ended, {} \
+                 vanished), {} ns per sample; following: {:?}; scaled: {}{}",
+                if sum.process_exited {
+                    "process exited"
+                } else {
+                    "time up"
+                },
+                sum.duration_ns as f64 / 1e9,
+                sum.registry.samples,
+                sum.registry.threads_seen,
+                sum.born,
+                sum.died,
+                sum.registry.vanished,
+                sum.sample_cost_ns_mean,
+                sum.follow,
+                sum.scaled,
+                sum.unscaled_reason
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail("watch", e),
+    }
+}
+
+fn run_cmd(a: RunArgs) -> ExitCode {
+    let scheme = match Scheme::parse(&a.policy) {
+        Ok(s) => s,
+        Err(e) => return fail("run", e),
+    };
+    let sets = match lull_ctl::core_sets(a.fast.as_deref(), a.slow.as_deref(), &online()) {
+        Ok(s) => s,
+        Err(e) => return fail("run", e),
+    };
+    if a.sample_ms == 0 {
+        return fail("run", "--sample-ms must be at least 1");
+    }
+    let opts = RunOptions {
+        command: a.command,
+        scheme,
+        sets,
+        sample_period_ns: a.sample_ms.saturating_mul(1_000_000),
+        discard_output: a.quiet,
+    };
+    match lull_ctl::run(&opts) {
+        Ok(r) if a.json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&r).expect("reports serialise")
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(r) => {
+            println!(
+                "{}: {:.3} s, exit {:?}{}; {} samples ({} ns each); scaled: {}; following: {:?}",
+                r.scheme,
+                r.completion_ns as f64 / 1e9,
+                r.exit_code,
+                r.signal
+                    .map(|s| format!(" (signal {s})"))
+                    .unwrap_or_default(),
+                r.samples,
+                r.sample_cost_ns_mean,
+                r.scaled,
+                r.follow
+            );
+            let counters: Vec<String> = r
+                .controller
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            println!("controller: {}", counters.join(" "));
+            println!(
+                "{:>7} {:>7} {:<15} {:>10} {:>10}  cpus",
+                "pid", "tid", "comm", "cpu_ms", "work_ms"
+            );
+            for t in &r.threads {
+                let mut cpus: Vec<u32> = t.placements.iter().map(|p| p.1).collect();
+                cpus.sort_unstable();
+                cpus.dedup();
+                println!(
+                    "{:>7} {:>7} {:<15} {:>10.1} {:>10.1}  {:?}",
+                    t.pid,
+                    t.tid,
+                    t.comm,
+                    t.cpu_ns as f64 / 1e6,
+                    t.work_ns as f64 / 1e6,
+                    cpus
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail("run", e),
+    }
+}
+
+fn set_mask(a: &SetMaskArgs) -> ExitCode {
+    let mask = match lull_ctl::core_sets(Some(&a.cpus), None, &online()) {
+        Ok(s) => s.fast.0,
+        Err(e) => return fail("set-mask", e),
+    };
+    let mut ctl = lull_ctl::Ctl::new();
+    match ctl.set_mask(a.tid, mask) {
+        Ok(()) => {
+            ctl.keep_masks();
+            println!("thread {}: CPUs {}", a.tid, a.cpus);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail("set-mask", e),
+    }
+}
+
+fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e.into_os_string(),
+        Err(e) => return fail("overhead", e),
+    };
+    let cpus = online().len().max(1);
+    let me = |args: &[String]| -> Vec<OsString> {
+        std::iter::once(exe.clone())
+            .chain(["ctl", "burn"].iter().map(OsString::from))
+            .chain(args.iter().map(OsString::from))
+            .collect()
+    };
+    let opts = OverheadOptions {
+        burn: me(&[
+            "--threads".into(),
+            cpus.to_string(),
+            "--rounds".into(),
+            a.rounds.to_string(),
+        ]),
+        park: me(&[
+            "--threads".into(),
+            SAMPLE_THREADS.to_string(),
+            "--park".into(),
+        ]),
+        reps: a.reps,
+        samples: a.samples,
+    };
+    match overhead::measure(&opts) {
+        Ok(r) if a.json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&r).expect("reports serialise")
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(r) => {
+            println!(
+                "sample: {} ns per thread ({} threads, {} samples; following: {:?})",
+                r.sample_ns_per_thread, r.sample_threads, r.samples, r.follow
+            );
+            println!(
+                "CPU-bound program ({cpus} threads), median of {}: plain {:.3} s, watched every \
+                 {} ms {:.3} s: slowdown {:+.2} % (seed 004 §3.1: about {} %)",
+                r.plain_ns.len(),
+                r.plain_median_ns as f64 / 1e9,
+                r.interval_ns / 1_000_000,
+                r.watched_median_ns as f64 / 1e9,
+                r.slowdown_pct,
+                r.seed_overhead_pct
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail("overhead", e),
+    }
+}

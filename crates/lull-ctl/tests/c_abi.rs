@@ -1,0 +1,95 @@
+//! The C ABI of `include/lull_ctl.h`, from a C program compiled against the header and linked
+//! with the static library, run (as root) on a child process.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use lull_ctl::capi::{
+    LullCtlThread, LULL_CTL_ERR_KERNEL_THREAD, LULL_CTL_ERR_NO_PROCESS, LULL_CTL_ERR_NO_THREAD,
+    LULL_CTL_ERR_SHORT_BUFFER,
+};
+use lull_os::sys;
+
+const STATIC_LIB: &str = "liblull_ctl.a";
+
+/// The static library cargo built with this test: beside the test binary (`target/*/deps`), or
+/// one directory up.
+fn static_lib() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let deps = exe.parent()?;
+    let found = [deps, deps.parent()?]
+        .into_iter()
+        .map(|d| d.join(STATIC_LIB))
+        .find(|p| p.is_file());
+    found
+}
+
+fn have_cc() -> bool {
+    Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_c_program_registers_samples_and_sets_a_mask() {
+    if sys::geteuid() != 0 {
+        println!("SKIPPED: needs root (setting another process's mask)");
+        return;
+    }
+    let (Some(lib), true) = (static_lib(), have_cc()) else {
+        println!("SKIPPED: no cc or no {STATIC_LIB} beside the test binary");
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin = std::env::temp_dir().join(format!("lull-ctl-c-{}", std::process::id()));
+    let out = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(root.join("include"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/sample.c"))
+        .arg(&lib)
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "sample.c does not build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A one-thread process that waits on its standard input.
+    let mut cat = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = cat.id() as i32;
+    let before = sys::sched_getaffinity(pid).unwrap();
+    let run = Command::new(&bin).arg(pid.to_string()).output().unwrap();
+    let _ = std::fs::remove_file(&bin);
+    let after = sys::sched_getaffinity(pid).unwrap();
+    cat.stdin.as_mut().unwrap().write_all(b"").unwrap();
+    drop(cat.stdin.take());
+    cat.wait().unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let text = String::from_utf8_lossy(&run.stdout);
+    let want = [
+        format!("sizeof={}", std::mem::size_of::<LullCtlThread>()),
+        format!("bad_pid={LULL_CTL_ERR_NO_PROCESS}"),
+        format!("kthread={LULL_CTL_ERR_KERNEL_THREAD}"),
+        "register=0".to_owned(),
+        format!("short={LULL_CTL_ERR_SHORT_BUFFER} n=1"),
+        "sample=0 n=1".to_owned(),
+        format!("thread pid={pid} tid={pid} state=S"),
+        "comm=cat".to_owned(),
+        "set_mask=0".to_owned(),
+        format!("no_thread={LULL_CTL_ERR_NO_THREAD}"),
+        "strerror=a kernel thread cannot be registered".to_owned(),
+    ];
+    for w in want {
+        assert!(text.contains(&w), "{w} not in:\n{text}");
+    }
+    // Closing the handle put the mask back.
+    assert_eq!(after, before);
+}
