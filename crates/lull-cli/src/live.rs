@@ -67,7 +67,7 @@ pub struct TogglingArgs {
     /// Print JSON: {"thief":{"cpu","asked_pct","measured_pct",…,"method","rt_limit"},
     /// "fast_cpus","slow_cpus","reps","workloads":[{"name","command","rows":[{"policy",
     /// "completion_s":{"median","min","max"},"runs_s","speedup_pct","thread_spread_s",
-    /// "samples","sample_cost_ns_mean","scaled"}]}],"skipped":[{"workload","why"}]}.
+    /// "samples","sample_cost_ns_mean","scaled","masks"}]}],"skipped":[{"workload","why"}]}.
     #[arg(long)]
     json: bool,
 }
@@ -753,14 +753,14 @@ fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<8} {:<13} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}",
-        "workload", "policy", "median s", "min s", "max s", "speedup", "spread s", "samples"
+        "{:<8} {:<13} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7}",
+        "workload", "policy", "median s", "min s", "max s", "speedup", "spread s", "masks"
     );
     for w in &r.workloads {
         for row in &w.rows {
             let _ = writeln!(
                 out,
-                "{:<8} {:<13} {:>8.3} {:>8.3} {:>8.3} {:>9} {:>9} {:>8}",
+                "{:<8} {:<13} {:>8.3} {:>8.3} {:>8.3} {:>9} {:>9} {:>7}",
                 w.name,
                 row.policy,
                 row.completion_s.median,
@@ -769,7 +769,16 @@ fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
                 row.speedup_pct.map_or("-".into(), |s| format!("{s:+.1}%")),
                 row.thread_spread_s
                     .map_or("-".into(), |s| format!("{s:.3}")),
-                row.samples.map_or("-".into(), |s| s.to_string()),
+                row.masks.map_or("-".into(), |s| s.to_string()),
+            );
+        }
+    }
+    for w in &r.workloads {
+        if let Some(o) = w.monitoring_overhead_pct {
+            let _ = writeln!(
+                out,
+                "{}: baseline (monitoring only) {o:+.1}% against no controller (seed 004: about 3 %)",
+                w.name
             );
         }
     }

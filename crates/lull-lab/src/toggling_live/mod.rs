@@ -299,6 +299,8 @@ pub struct Row {
     pub sample_cost_ns_mean: Option<u64>,
     /// Whether the controller's CPU time was scaled by frequency (false: no cpufreq here).
     pub scaled: Option<bool>,
+    /// CPU masks the controller applied per run (mean; `None` uncontrolled).
+    pub masks: Option<u64>,
 }
 
 /// One workload's rows.
@@ -307,6 +309,9 @@ pub struct WorkloadTable {
     pub name: String,
     pub command: String,
     pub rows: Vec<Row>,
+    /// The monitoring's cost: how much longer the `baseline` median (controller sampling, no
+    /// masks set) is than the no-controller median, percent (seed 004 §2.2: about 3 %).
+    pub monitoring_overhead_pct: Option<f64>,
 }
 
 /// A workload not run, and why.
@@ -361,6 +366,7 @@ struct RunOutcome {
     samples: Option<u64>,
     sample_cost_ns_mean: Option<u64>,
     scaled: Option<bool>,
+    masks: Option<u64>,
 }
 
 /// A scratch directory removed on drop.
@@ -478,6 +484,7 @@ fn run_uncontrolled(w: &Workload) -> Result<RunOutcome, String> {
         samples: None,
         sample_cost_ns_mean: None,
         scaled: None,
+        masks: None,
     })
 }
 
@@ -630,13 +637,20 @@ fn table(
                 samples: mean(|o| o.samples),
                 sample_cost_ns_mean: mean(|o| o.sample_cost_ns_mean),
                 scaled: r.iter().find_map(|x| x.2.scaled),
+                masks: mean(|o| o.masks),
             })
         })
         .collect();
+    let uncontrolled = arms.iter().position(Option::is_none).and_then(|i| medians[i]);
     WorkloadTable {
         name: w.name.into(),
         command: w.command_line(),
         rows,
+        // The baseline's time over the uncontrolled one, minus one: the speedup formula
+        // with the roles swapped.
+        monitoring_overhead_pct: uncontrolled
+            .zip(baseline)
+            .and_then(|(u, b)| stats::speedup_pct(b, u)),
     }
 }
 
@@ -696,6 +710,7 @@ mod tests {
                     samples: Some(10),
                     sample_cost_ns_mean: Some(1000),
                     scaled: Some(false),
+                    masks: Some(4),
                 },
             )
         };
@@ -712,5 +727,7 @@ mod tests {
         assert!((t.rows[2].speedup_pct.unwrap() - 0.0).abs() < 1e-9);
         assert_eq!(t.rows[1].completion_s.median, 2.2);
         assert_eq!(t.rows[0].samples, Some(10));
+        // Uncontrolled median 2.0 s, baseline 2.2 s: monitoring cost 10 %.
+        assert!((t.monitoring_overhead_pct.unwrap() - 10.0).abs() < 1e-9);
     }
 }
