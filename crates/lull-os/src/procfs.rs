@@ -83,6 +83,78 @@ const STAT_FIELD_NICE: usize = 19;
 /// Field of `/proc/.../stat` holding the CPU the task last ran on (`proc(5)`, field 39,
 /// `processor`).
 const STAT_FIELD_PROCESSOR: usize = 39;
+/// Field of `/proc/.../stat` holding the task's `PF_*` flags (`proc(5)`, field 9).
+const STAT_FIELD_FLAGS: usize = 9;
+
+/// `PF_KTHREAD` (`include/linux/sched.h`): the task is a kernel thread, with no user memory
+/// and no business being registered with a user-space controller.
+pub const PF_KTHREAD: u32 = 0x0020_0000;
+
+/// One task's `/proc/PID/task/TID/stat` (or `/proc/PID/stat`), the fields a controller senses.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TaskStat {
+    /// The command name (field 2, without its parentheses; at most 15 bytes).
+    pub comm: String,
+    /// Scheduler state letter (field 3): `R` running or runnable, `S` sleeping, `D` in
+    /// uninterruptible wait, `Z` zombie, …
+    pub state: char,
+    /// `PF_*` flags (field 9).
+    pub flags: u32,
+    /// Start time in clock ticks since boot (field 22).
+    pub start_ticks: u64,
+    /// The CPU it last ran on (field 39).
+    pub processor: u32,
+}
+
+impl TaskStat {
+    /// Whether the task is a kernel thread ([`PF_KTHREAD`]).
+    #[must_use]
+    pub fn is_kernel_thread(&self) -> bool {
+        self.flags & PF_KTHREAD != 0
+    }
+}
+
+/// Parses a `/proc/.../stat` line into a [`TaskStat`]; `None` when a field is missing or not a
+/// number.
+#[must_use]
+pub fn parse_task_stat(text: &str) -> Option<TaskStat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_owned();
+    let f = parse_stat(text);
+    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    let flags = rest
+        .get(STAT_FIELD_FLAGS - STAT_FIELD_STATE)?
+        .parse()
+        .ok()?;
+    Some(TaskStat {
+        comm,
+        state: f.state?,
+        flags,
+        start_ticks: f.start_ticks?,
+        processor: f.processor?,
+    })
+}
+
+/// The process thread `tid` belongs to (`Tgid:` of `/proc/TID/status`; a thread id names its
+/// `/proc` directory even though it is not listed); `None` when there is no such task.
+#[must_use]
+pub fn thread_group_of(tid: i32) -> Option<i32> {
+    if tid <= 0 {
+        return None;
+    }
+    let text = fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    parse_tgid(&text)
+}
+
+/// The `Tgid:` line of a `/proc/.../status` file.
+#[must_use]
+pub fn parse_tgid(status: &str) -> Option<i32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
 
 /// The fields of a `/proc/PID/stat` or `/proc/PID/task/TID/stat` line this crate uses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -276,6 +348,39 @@ mod tests {
             })
             .collect();
         format!("1234 ({comm}) R {}\n", tail.join(" "))
+    }
+
+    #[test]
+    fn task_stat_reads_comm_state_flags_start_and_cpu() {
+        for comm in ["my app", "a) (b", ""] {
+            let t = parse_task_stat(&stat_line(comm)).expect("a full line parses");
+            assert_eq!(t.comm, comm);
+            assert_eq!(t.state, 'R');
+            assert_eq!(t.flags, 9);
+            assert_eq!(t.start_ticks, 4242);
+            assert_eq!(t.processor, 39);
+            assert!(!t.is_kernel_thread());
+        }
+        // kthreadd as Linux 6.x prints it: flags 0x208040 (PF_KTHREAD | PF_NOFREEZE | …).
+        let kthreadd = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 \
+                        18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0 \
+                        0 0 0 0 0 0 0 0";
+        let k = parse_task_stat(kthreadd).expect("kthreadd parses");
+        assert!(k.is_kernel_thread());
+        assert_eq!(k.processor, 1);
+        assert_eq!(parse_task_stat("1 (x) R 1 2 3"), None);
+        assert_eq!(parse_task_stat("garbage"), None);
+    }
+
+    #[test]
+    fn tgid_comes_from_status() {
+        assert_eq!(
+            parse_tgid("Name:\tx\nUmask:\t0022\nState:\tS\nTgid:\t4321\n"),
+            Some(4321)
+        );
+        assert_eq!(parse_tgid("Name:\tx\n"), None);
+        assert_eq!(thread_group_of(gettid()), Some(std::process::id() as i32));
+        assert_eq!(thread_group_of(0), None);
     }
 
     #[test]

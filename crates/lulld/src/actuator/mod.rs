@@ -244,6 +244,19 @@ impl Actuator {
         outcome
     }
 
+    /// Forgets the nice values, slices and CPU masks as they were before: what was set stays
+    /// when the actuator is closed or dropped (a one-shot tool's change, meant to last). What
+    /// the freezer holds is still given back.
+    pub fn forget_all(&mut self) {
+        for h in self.held.values_mut() {
+            for x in h.threads.values_mut() {
+                (x.sched, x.nice_set, x.slice_set, x.affinity) = (None, false, false, None);
+            }
+            h.threads.retain(|_, x| !x.is_empty());
+        }
+        self.end_batch();
+    }
+
     /// Undoes everything still held and puts the cpufreq files back; the freezer removes its
     /// cgroups.
     pub fn close(mut self) {

@@ -170,6 +170,36 @@ fn affinity_is_set_on_one_thread_and_released() {
     );
 }
 
+#[test]
+fn forgotten_masks_stay_when_the_actuator_closes() {
+    let _serial = serial();
+    let t = Sleeper::start();
+    let before = sys::sched_getaffinity(t.tid).unwrap();
+    let last = before.cpus().last().unwrap();
+    if last >= 64 || before.cpus().count() < 2 {
+        println!("SKIPPED: needs two CPUs below 64 to tell a mask set from the one before");
+        return;
+    }
+    let thread = ours(t.tid);
+    let mut a = without_freezer();
+    let cpus = CpuMask::of(&[CpuId(last)]);
+    assert_eq!(
+        a.apply(&Action::Affinity { thread, cpus }),
+        Outcome::Applied
+    );
+    a.forget_all();
+    assert_eq!(a.held_threads(), 0);
+    a.close();
+    assert_eq!(
+        sys::sched_getaffinity(t.tid)
+            .unwrap()
+            .cpus()
+            .collect::<Vec<_>>(),
+        [last]
+    );
+    sys::sched_setaffinity(t.tid, &before).unwrap();
+}
+
 /// With the v2 freezer and the cpu controller in cgroup v2, the weight lands in the thread's
 /// own cgroup and goes with it on release; otherwise the actuator says why it cannot, takes
 /// nothing into the freezer, and the test says so.
