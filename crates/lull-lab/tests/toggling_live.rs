@@ -29,6 +29,10 @@ fn two_cpus() -> bool {
 
 const WORK: &str = env!("CARGO_BIN_EXE_lull-work");
 
+/// The tests that start a thief on CPU 1 take turns: two thieves on one CPU would each take
+/// less than asked.
+static THIEF_CPU: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Burns the CPU's share of a busy loop until the thief has run for `wall_ns` of wall time
 /// (a fair thread on the thief's CPU, so the thief has someone to take the CPU from).
 fn compete_on(cpu: usize, wall_ns: u64) {
@@ -47,6 +51,9 @@ fn thief_takes_about_the_share_asked() {
     if !root("the capacity thief") || !two_cpus() {
         return;
     }
+    let _turn = THIEF_CPU
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let thief = Thief::start(1, 50).expect("start the thief");
     let before = thief.snapshot().unwrap();
     // A competitor on the same CPU for half a second: the thief must still take its share.
@@ -126,6 +133,9 @@ fn a_short_experiment_has_every_row() {
     if !root("lull live toggling") || !two_cpus() {
         return;
     }
+    let _turn = THIEF_CPU
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut spec = TogglingSpec::new(WORK.into());
     spec.reps = 1;
     spec.work_ms = 5;

@@ -641,7 +641,10 @@ fn table(
             })
         })
         .collect();
-    let uncontrolled = arms.iter().position(Option::is_none).and_then(|i| medians[i]);
+    let uncontrolled = arms
+        .iter()
+        .position(Option::is_none)
+        .and_then(|i| medians[i]);
     WorkloadTable {
         name: w.name.into(),
         command: w.command_line(),
