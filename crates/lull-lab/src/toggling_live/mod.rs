@@ -369,6 +369,9 @@ struct RunOutcome {
     masks: Option<u64>,
 }
 
+/// One finished run: seconds, the spread of the workers' finish times, the controller's figures.
+type Done = (f64, Option<f64>, RunOutcome);
+
 /// A scratch directory removed on drop.
 #[derive(Debug)]
 struct Scratch(PathBuf);
@@ -517,9 +520,8 @@ pub fn run(spec: &TogglingSpec) -> Result<TogglingReport, TogglingError> {
         Some(Thief::start(spec.thief_cpu, spec.thief_share_pct)?)
     };
     let arms = arms(spec);
-    // runs[w][a]: (seconds, spread) per repetition, and the controller's figures.
-    let mut runs: Vec<Vec<Vec<(f64, Option<f64>, RunOutcome)>>> =
-        vec![vec![Vec::new(); arms.len()]; loads.len()];
+    // runs[w][a]: every repetition of arm a on workload w.
+    let mut runs: Vec<Vec<Vec<Done>>> = vec![vec![Vec::new(); arms.len()]; loads.len()];
     let mut run_shares = Vec::new();
     let total = loads.len() * arms.len() * spec.reps as usize;
     let mut done = 0;
@@ -604,11 +606,7 @@ pub fn run(spec: &TogglingSpec) -> Result<TogglingReport, TogglingError> {
     })
 }
 
-fn table(
-    w: &Workload,
-    arms: &[Option<Scheme>],
-    per_arm: &[Vec<(f64, Option<f64>, RunOutcome)>],
-) -> WorkloadTable {
+fn table(w: &Workload, arms: &[Option<Scheme>], per_arm: &[Vec<Done>]) -> WorkloadTable {
     let medians: Vec<Option<f64>> = per_arm
         .iter()
         .map(|r| stats::summary(&r.iter().map(|x| x.0).collect::<Vec<_>>()).map(|s| s.median))
