@@ -37,6 +37,39 @@ pub enum LiveCommand {
     /// Seed 003's Table IV live: hackbench over pipes and sockets beside the live stack (daemon,
     /// painting app receiving the stylus replay) with the nice boost, without it, and alone.
     BoostOverhead(BoostOverheadArgs),
+    /// Seed 004's schemes live: a capacity thief makes one CPU slow; lull-work (with and without
+    /// barriers) and xz run under each policy through the live controller, and with none.
+    Toggling(TogglingArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct TogglingArgs {
+    /// Share of the thief's CPU the thief takes, percent (0: no thief, the equal-CPU control).
+    #[arg(long, default_value_t = lull_lab::toggling_live::DEFAULT_THIEF_SHARE_PCT)]
+    thief_share: u32,
+    /// The CPU the thief slows (the slow set; the other CPUs are the fast set).
+    #[arg(long, default_value_t = lull_lab::toggling_live::DEFAULT_THIEF_CPU)]
+    thief_cpu: u32,
+    /// Comma-separated policies (default: baseline,affinity-1,affinity-2,toggle-0.1s,
+    /// toggle-0.25s,toggle-0.5s,equalise).
+    #[arg(long)]
+    policy: Option<String>,
+    /// Repetitions of every arm, interleaved (1..=100, default 3).
+    #[arg(long, default_value_t = lull_lab::toggling_live::DEFAULT_REPS)]
+    reps: u32,
+    /// Work per thread, ms of one idle CPU here (1..=600000, default 700).
+    #[arg(long, default_value_t = lull_lab::toggling_live::DEFAULT_WORK_MS,
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    work_ms: u64,
+    /// The lull-work program (default: beside this executable).
+    #[arg(long)]
+    work_binary: Option<PathBuf>,
+    /// Print JSON: {"thief":{"cpu","asked_pct","measured_pct",…,"method","rt_limit"},
+    /// "fast_cpus","slow_cpus","reps","workloads":[{"name","command","rows":[{"policy",
+    /// "completion_s":{"median","min","max"},"runs_s","speedup_pct","thread_spread_s",
+    /// "samples","sample_cost_ns_mean","scaled","masks"}]}],"skipped":[{"workload","why"}]}.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -285,6 +318,7 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
         LiveCommand::Ucsg(a) => return ucsg(&a),
         LiveCommand::Boost(a) => return boost(&a),
         LiveCommand::BoostOverhead(a) => return boost_overhead(&a),
+        LiveCommand::Toggling(a) => return toggling(&a),
         LiveCommand::Latency(a) => (|| {
             let model = live::parse_model(&a.model)?;
             let workload = live::parse_workload(&a.workload)?;
@@ -640,6 +674,118 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
         r.overhead_pct, r.stack_pct, r.boosted_pushes
     );
     ExitCode::SUCCESS
+}
+
+fn toggling(a: &TogglingArgs) -> ExitCode {
+    use lull_lab::toggling_live::{self as tl, TogglingError, TogglingSpec};
+    let fail = |e: &TogglingError| {
+        eprintln!("lull live toggling: {e}");
+        if e.is_usage() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::FAILURE
+        }
+    };
+    let work_binary = match &a.work_binary {
+        Some(p) => p.clone(),
+        None => match tl::default_work_binary() {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        },
+    };
+    let mut spec = TogglingSpec::new(work_binary);
+    if let Some(list) = &a.policy {
+        match tl::parse_policies(list) {
+            Ok(p) => spec.policies = p,
+            Err(e) => return fail(&e),
+        }
+    }
+    spec.thief_share_pct = a.thief_share;
+    spec.thief_cpu = a.thief_cpu;
+    spec.reps = a.reps;
+    spec.work_ms = a.work_ms;
+    let r = match tl::run(&spec) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    if a.json {
+        println!("{}", crate::to_json(&r));
+    } else {
+        print!("{}", toggling_text(&r));
+    }
+    ExitCode::SUCCESS
+}
+
+/// The table of `lull live toggling`.
+fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
+    let mut out = String::new();
+    let t = &r.thief;
+    if t.asked_pct == 0 {
+        let _ = writeln!(out, "no thief: all CPUs equal (control)");
+    } else {
+        let _ = writeln!(
+            out,
+            "thief on CPU {}: asked {} %, took {} (per run {}–{}), {}{}; RT limit {}",
+            t.cpu,
+            t.asked_pct,
+            t.measured_pct.map_or("?".into(), |m| format!("{m:.1} %")),
+            t.measured_run_min_pct
+                .map_or("?".into(), |m| format!("{m:.1}")),
+            t.measured_run_max_pct
+                .map_or("?".into(), |m| format!("{m:.1} %")),
+            match t.method {
+                Some(lull_lab::toggling_live::thief::ThiefMethod::Deadline) => "SCHED_DEADLINE",
+                _ => "SCHED_FIFO duty cycle",
+            },
+            t.deadline_refused
+                .as_ref()
+                .map_or(String::new(), |e| format!(" (SCHED_DEADLINE refused: {e})")),
+            t.rt_limit.map_or("unknown".into(), |l| format!(
+                "{} of {} us",
+                l.runtime_us, l.period_us
+            )),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "fast CPUs {:?}, slow CPUs {:?}; {} threads; {} repetitions; sampling every {} ms; measured on this machine",
+        r.fast_cpus, r.slow_cpus, r.threads, r.reps, r.sample_period_ms
+    );
+    let _ = writeln!(
+        out,
+        "{:<8} {:<13} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7}",
+        "workload", "policy", "median s", "min s", "max s", "speedup", "spread s", "masks"
+    );
+    for w in &r.workloads {
+        for row in &w.rows {
+            let _ = writeln!(
+                out,
+                "{:<8} {:<13} {:>8.3} {:>8.3} {:>8.3} {:>9} {:>9} {:>7}",
+                w.name,
+                row.policy,
+                row.completion_s.median,
+                row.completion_s.min,
+                row.completion_s.max,
+                row.speedup_pct.map_or("-".into(), |s| format!("{s:+.1}%")),
+                row.thread_spread_s
+                    .map_or("-".into(), |s| format!("{s:.3}")),
+                row.masks.map_or("-".into(), |s| s.to_string()),
+            );
+        }
+    }
+    for w in &r.workloads {
+        if let Some(o) = w.monitoring_overhead_pct {
+            let _ = writeln!(
+                out,
+                "{}: baseline (monitoring only) {o:+.1}% against no controller (seed 004: about 3 %)",
+                w.name
+            );
+        }
+    }
+    for s in &r.skipped {
+        let _ = writeln!(out, "skipped {}: {}", s.workload, s.why);
+    }
+    out
 }
 
 fn stats(l: &LatencyStats) -> String {

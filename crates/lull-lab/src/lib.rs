@@ -39,5 +39,6 @@ pub mod measure;
 pub mod png;
 pub mod respondent;
 pub mod stack;
+pub mod toggling_live;
 pub mod ucsg_live;
 pub mod validate;

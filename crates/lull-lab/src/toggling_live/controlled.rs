@@ -1,0 +1,44 @@
+//! One workload run under one policy through the live controller (`lull_ctl::run`).
+
+use std::ffi::OsString;
+
+use lull_ctl::RunOptions;
+use lull_sched::controller::{CoreSets, Scheme};
+
+use super::RunOutcome;
+
+/// The controller's counter of CPU masks it applied (`lull_ctl::RunReport::controller`).
+const MASKS_APPLIED: &str = "masks_applied";
+
+pub(super) fn run(
+    command: Vec<OsString>,
+    scheme: Scheme,
+    sets: CoreSets,
+    sample_period_ns: u64,
+) -> Result<RunOutcome, String> {
+    let report = lull_ctl::run(&RunOptions {
+        command,
+        scheme,
+        sets,
+        sample_period_ns,
+        discard_output: true,
+    })
+    .map_err(|e| e.to_string())?;
+    if report.exit_code != Some(0) {
+        return Err(match report.signal {
+            Some(s) => format!("the command was killed by signal {s}"),
+            None => format!("the command exited with {:?}", report.exit_code),
+        });
+    }
+    Ok(RunOutcome {
+        completion_ns: report.completion_ns,
+        samples: Some(report.samples),
+        sample_cost_ns_mean: Some(report.sample_cost_ns_mean),
+        scaled: Some(report.scaled),
+        masks: report
+            .controller
+            .iter()
+            .find(|(k, _)| k == MASKS_APPLIED)
+            .map(|(_, v)| *v),
+    })
+}
