@@ -95,17 +95,20 @@ impl TlpReport {
     /// Cᵢ / (1 − C₀). Empty when no target task ran; otherwise the shares sum to 1.
     #[must_use]
     pub fn busy_share(&self) -> BTreeMap<String, f64> {
-        let idle = self.busy_cpus_fraction.get("0").copied().unwrap_or(0.0);
-        let busy = 1.0 - idle;
+        let at = |i: u16| {
+            self.busy_cpus_fraction
+                .get(&i.to_string())
+                .copied()
+                .unwrap_or(0.0)
+        };
+        // The busy time as the sum of its parts rather than 1 − C₀: each share is then at most 1
+        // in floating point too.
+        let busy: f64 = (1..=self.cpus).map(at).sum();
         if self.tlp.is_none() || busy <= 0.0 {
             return BTreeMap::new();
         }
         (1..=self.cpus)
-            .map(|i| {
-                let k = i.to_string();
-                let c = self.busy_cpus_fraction.get(&k).copied().unwrap_or(0.0);
-                (k, c / busy)
-            })
+            .map(|i| (i.to_string(), at(i) / busy))
             .collect()
     }
 }

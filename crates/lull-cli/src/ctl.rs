@@ -289,11 +289,12 @@ fn set_mask(a: &SetMaskArgs) -> ExitCode {
     }
 }
 
-fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
-    let exe = match std::env::current_exe() {
-        Ok(e) => e.into_os_string(),
-        Err(e) => return fail("overhead", e),
-    };
+/// The overhead measurement's options: this binary's hidden `ctl burn` as the CPU-bound program
+/// (one thread per online CPU) and as the parked threads sampled.
+fn overhead_options(reps: usize, rounds: u64, samples: usize) -> Result<OverheadOptions, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .into_os_string();
     let cpus = online().len().max(1);
     let me = |args: &[String]| -> Vec<OsString> {
         std::iter::once(exe.clone())
@@ -301,20 +302,65 @@ fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
             .chain(args.iter().map(OsString::from))
             .collect()
     };
-    let opts = OverheadOptions {
+    Ok(OverheadOptions {
         burn: me(&[
             "--threads".into(),
             cpus.to_string(),
             "--rounds".into(),
-            a.rounds.to_string(),
+            rounds.to_string(),
         ]),
         park: me(&[
             "--threads".into(),
             SAMPLE_THREADS.to_string(),
             "--park".into(),
         ]),
-        reps: a.reps,
-        samples: a.samples,
+        reps,
+        samples,
+    })
+}
+
+/// Repetitions `lull reproduce` gives the overhead measurement (the command's default is 5).
+const REPRODUCE_OVERHEAD_REPS: usize = 3;
+
+/// `lull reproduce`'s `controller_live` section: the monitoring overhead (3 plain and 3 watched
+/// runs) and the live toggling table with one repetition per arm (`lull live toggling` takes 3).
+pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
+    let opts = overhead_options(REPRODUCE_OVERHEAD_REPS, 400_000_000, 2000)?;
+    let o = overhead::measure(&opts).map_err(|e| e.to_string())?;
+    let t = crate::live::toggling_reproduce()?;
+    Ok(crate::reproduce::Section {
+        table: format!(
+            "{}\n{}",
+            overhead_text(&o, online().len().max(1)),
+            crate::live::toggling_text(&t)
+        ),
+        json: serde_json::json!({"overhead": o, "toggling": t}),
+    })
+}
+
+fn overhead_text(r: &overhead::OverheadReport, cpus: usize) -> String {
+    format!(
+        "sample: {} ns per thread ({} threads, {} samples; following: {:?})\n\
+         CPU-bound program ({cpus} threads), median of {}: plain {:.3} s, watched every {} ms \
+         {:.3} s: slowdown {:+.2} % (seed 004 §3.1: about {} %)\n",
+        r.sample_ns_per_thread,
+        r.sample_threads,
+        r.samples,
+        r.follow,
+        r.plain_ns.len(),
+        r.plain_median_ns as f64 / 1e9,
+        r.interval_ns / 1_000_000,
+        r.watched_median_ns as f64 / 1e9,
+        r.slowdown_pct,
+        r.seed_overhead_pct
+    )
+}
+
+fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
+    let cpus = online().len().max(1);
+    let opts = match overhead_options(a.reps, a.rounds, a.samples) {
+        Ok(o) => o,
+        Err(e) => return fail("overhead", e),
     };
     match overhead::measure(&opts) {
         Ok(r) if a.json => {
@@ -325,20 +371,7 @@ fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(r) => {
-            println!(
-                "sample: {} ns per thread ({} threads, {} samples; following: {:?})",
-                r.sample_ns_per_thread, r.sample_threads, r.samples, r.follow
-            );
-            println!(
-                "CPU-bound program ({cpus} threads), median of {}: plain {:.3} s, watched every \
-                 {} ms {:.3} s: slowdown {:+.2} % (seed 004 §3.1: about {} %)",
-                r.plain_ns.len(),
-                r.plain_median_ns as f64 / 1e9,
-                r.interval_ns / 1_000_000,
-                r.watched_median_ns as f64 / 1e9,
-                r.slowdown_pct,
-                r.seed_overhead_pct
-            );
+            print!("{}", overhead_text(&r, cpus));
             ExitCode::SUCCESS
         }
         Err(e) => fail("overhead", e),

@@ -716,8 +716,19 @@ fn toggling(a: &TogglingArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Repetitions `lull reproduce` gives each arm of the live toggling table.
+const REPRODUCE_TOGGLING_REPS: u32 = 1;
+
+/// The live toggling table as `lull reproduce` runs it: the defaults, one repetition per arm.
+pub fn toggling_reproduce() -> Result<lull_lab::toggling_live::TogglingReport, String> {
+    use lull_lab::toggling_live::{self as tl, TogglingSpec};
+    let mut spec = TogglingSpec::new(tl::default_work_binary().map_err(|e| e.to_string())?);
+    spec.reps = REPRODUCE_TOGGLING_REPS;
+    tl::run(&spec).map_err(|e| e.to_string())
+}
+
 /// The table of `lull live toggling`.
-fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
+pub fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
     let mut out = String::new();
     let t = &r.thief;
     if t.asked_pct == 0 {

@@ -2,8 +2,8 @@
 //! the simulator's audit log switched on and analysed as the live recordings are
 //! ([`lull_audit::tlp`]). All tasks of the modelled system count (machine-wide, as Table 1.1).
 //!
-//! Any spec path works: a UCSG scenario runs through [`lull_sim::ucsg`], every other spec through
-//! the framework's [`lull_sim::Spec`]; a spec neither reads is a skipped row with the reader's
+//! Any spec path works: a UCSG scenario runs through [`lull_sim::ucsg`], a toggling workload
+//! through [`lull_sim::toggling`], every other spec through the framework's [`lull_sim::Spec`]; a spec neither reads is a skipped row with the reader's
 //! error.
 
 use std::collections::BTreeMap;
@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use lull_audit::tlp::{self, TaskFilter, DEFAULT_WINDOW_NS};
 use lull_audit::AuditLog;
+use lull_sim::toggling::{run_toggling_spec_audited, TogglingSpec};
 use lull_sim::ucsg::{run_ucsg_model_with_audit, UcsgSpec};
 use lull_sim::{run_model_with_audit, Spec};
 use serde::Serialize;
@@ -108,6 +109,14 @@ pub fn spec_tlp(name: &str, text: &str) -> Result<Vec<SimRow>, String> {
             let (_, log) = run_ucsg_model_with_audit(&spec, m)
                 .map_err(|e| format!("model {}: {e}", m.name()))?;
             rows.push(row_of_log(name, &spec.experiment, m.name(), &log));
+        }
+        return Ok(rows);
+    }
+    if TogglingSpec::is_toggling(text) {
+        let spec = TogglingSpec::parse(text).map_err(|e| e.to_string())?;
+        let (_, logs) = run_toggling_spec_audited(&spec, true).map_err(|e| e.to_string())?;
+        for (model, log) in &logs {
+            rows.push(row_of_log(name, &spec.experiment, model, log));
         }
         return Ok(rows);
     }
