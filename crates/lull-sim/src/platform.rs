@@ -269,6 +269,9 @@ impl Platform {
         Platform::parse(JETSON_TK1_TOML).expect("the shipped Jetson TK1 profile is valid")
     }
 
+    /// The names [`Platform::by_name`] knows, for error messages.
+    pub const NAMES: &'static str = "jetson-tk1, x86-64, galaxy-s4, tegra-250, odroid-xu3";
+
     /// The shipped profile called `name`.
     #[must_use]
     pub fn by_name(name: &str) -> Option<Platform> {

@@ -25,7 +25,7 @@ pub const MAX_TASKS: u64 = 4_000;
 pub enum HackbenchSpecError {
     #[error("spec is not valid TOML for a hackbench spec: {0}")]
     Syntax(String),
-    #[error("unknown platform `{0}` (known: tegra-250, jetson-tk1, x86-64, galaxy-s4)")]
+    #[error("unknown platform `{0}` (known: {known})", known = crate::platform::Platform::NAMES)]
     UnknownPlatform(String),
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
