@@ -162,6 +162,28 @@ pub enum EntryError {
 pub const MAX_PRIO: u8 = 139;
 
 impl AuditRecord {
+    /// A record of `kind` for task `tid` (its own process) on `cpu` at `ts_ns`, sequence number
+    /// `ts_ns`, with the fields the analyses do not read neutral (nice 0, one task queued): for
+    /// synthetic logs in tests of the analyses and of what builds on them.
+    #[must_use]
+    pub fn synthetic(ts_ns: u64, cpu: u16, tid: u32, kind: AuditEventKind) -> AuditRecord {
+        AuditRecord {
+            seq: ts_ns,
+            ts_ns,
+            exec_ns: 0,
+            tgid: tid,
+            tid,
+            switches: 0,
+            comm: Comm::new("t"),
+            cpu,
+            ring: cpu,
+            rq_len: 1,
+            prio: 120,
+            kind,
+            flags: 0,
+        }
+    }
+
     /// Appends the [`ENTRY_SIZE`]-byte encoding to `out`.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.seq.to_le_bytes());

@@ -318,25 +318,10 @@ pub fn analyze(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::record::Comm;
     use proptest::prelude::*;
 
     pub fn r(ts: u64, cpu: u16, tid: u32, kind: AuditEventKind) -> AuditRecord {
-        AuditRecord {
-            seq: ts,
-            ts_ns: ts,
-            exec_ns: 0,
-            tgid: tid,
-            tid,
-            switches: 0,
-            comm: Comm::new("t"),
-            cpu,
-            ring: cpu,
-            rq_len: 1,
-            prio: 120,
-            kind,
-            flags: 0,
-        }
+        AuditRecord::synthetic(ts, cpu, tid, kind)
     }
 
     use AuditEventKind::{Block, Preempt, SwitchIn};

@@ -284,6 +284,16 @@ fn fail(e: &LiveError) -> ExitCode {
     }
 }
 
+/// A `lull live CMD` failure: the message, and exit 2 for a usage error, 1 otherwise.
+fn fail_as(cmd: &str, e: &dyn std::fmt::Display, usage: bool) -> ExitCode {
+    eprintln!("lull live {cmd}: {e}");
+    if usage {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn channel(a: &ChannelArgs) -> ExitCode {
     match lull_lab::channel::measure(a.trips) {
         Ok(r) if a.json => {
@@ -528,14 +538,7 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
 
 fn boost(a: &BoostArgs) -> ExitCode {
     use lull_lab::boost_live::{self, BoostLiveSpec};
-    let fail = |e: &dyn std::fmt::Display, usage: bool| {
-        eprintln!("lull live boost: {e}");
-        if usage {
-            ExitCode::from(2)
-        } else {
-            ExitCode::FAILURE
-        }
-    };
+    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("boost", e, usage);
     let trace = match base_trace(a.trace.as_deref()) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
@@ -611,14 +614,7 @@ fn boost(a: &BoostArgs) -> ExitCode {
 
 fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
     use lull_lab::boost_overhead::{self, OverheadSpec};
-    let fail = |e: &dyn std::fmt::Display, usage: bool| {
-        eprintln!("lull live boost-overhead: {e}");
-        if usage {
-            ExitCode::from(2)
-        } else {
-            ExitCode::FAILURE
-        }
-    };
+    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("boost-overhead", e, usage);
     let trace = match base_trace(None) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
@@ -678,14 +674,7 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
 
 fn toggling(a: &TogglingArgs) -> ExitCode {
     use lull_lab::toggling_live::{self as tl, TogglingError, TogglingSpec};
-    let fail = |e: &TogglingError| {
-        eprintln!("lull live toggling: {e}");
-        if e.is_usage() {
-            ExitCode::from(2)
-        } else {
-            ExitCode::FAILURE
-        }
-    };
+    let fail = |e: &TogglingError| fail_as("toggling", e, e.is_usage());
     let work_binary = match &a.work_binary {
         Some(p) => p.clone(),
         None => match tl::default_work_binary() {

@@ -1,6 +1,5 @@
 use std::collections::HashSet;
 
-use lull_audit::record::Comm;
 use lull_audit::{AuditEventKind, AuditRecord};
 
 use super::programs::Program;
@@ -9,21 +8,7 @@ use super::*;
 const S: u64 = 1_000_000_000;
 
 fn rec(ts: u64, cpu: u16, tid: u32, kind: AuditEventKind) -> AuditRecord {
-    AuditRecord {
-        seq: ts,
-        ts_ns: ts,
-        exec_ns: 0,
-        tgid: tid,
-        tid,
-        switches: 0,
-        comm: Comm::new("t"),
-        cpu,
-        ring: cpu,
-        rq_len: 1,
-        prio: 120,
-        kind,
-        flags: 0,
-    }
+    AuditRecord::synthetic(ts, cpu, tid, kind)
 }
 
 fn program() -> Program {
