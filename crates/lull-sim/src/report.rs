@@ -64,6 +64,12 @@ pub struct ModelResult {
     pub idle_forced_ms: f64,
     /// CPU time of each thread (by name), ms.
     pub thread_cpu_ms: BTreeMap<String, f64>,
+    /// Wake-ups of each thread (by name): each time it left a sleep, a wait or guiS's freeze.
+    pub thread_wakeups: BTreeMap<String, u64>,
+    /// All threads' wake-ups per second of the run.
+    pub wakeups_per_s: f64,
+    /// Frames the app drew (posted to the compositor, or composed inside the KDS).
+    pub frames_drawn: u64,
     /// What the interactive boost did (`[policy] boost_c_ms` or `boost_slice_us`); absent
     /// without one.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -151,6 +151,13 @@ impl<'s> World<'s> {
             .iter()
             .map(|t| (t.name.to_string(), t.exec_ns as f64 / 1e6))
             .collect();
+        let thread_wakeups: BTreeMap<String, u64> = self
+            .kernel
+            .tasks
+            .iter()
+            .map(|t| (t.name.to_string(), t.wakeups))
+            .collect();
+        let wakeups: u64 = thread_wakeups.values().sum();
         ModelResult {
             power_mw_mean: self.soc.power_mw_mean(),
             power_mw_max_1ms: self.soc.power_mw_max_1ms(),
@@ -166,6 +173,9 @@ impl<'s> World<'s> {
             cluster_switches: self.kernel.cluster_switches,
             idle_forced_ms: forced_ns as f64 / 1e6,
             thread_cpu_ms,
+            thread_wakeups,
+            wakeups_per_s: wakeups as f64 * 1e9 / dur as f64,
+            frames_drawn: self.user.frames_drawn(),
             boost: self.kernel.boost_counters(),
             residency_ms,
             busy_freq_residency_ms,

@@ -153,6 +153,8 @@ pub(crate) struct Task {
     /// frequency (seed 004's "scaled CPU time").
     pub work_ns: u64,
     pub switches: u32,
+    /// Times it was woken from a sleep, a wait or a freeze (its first start not counted).
+    pub wakeups: u64,
     /// When it last became runnable (benchmarks that measure wake-up latency read it).
     pub woken_ns: u64,
     pub cache_kib: u64,
@@ -307,6 +309,7 @@ impl<'s> Kernel<'s> {
             exec_ns: 0,
             work_ns: 0,
             switches: 0,
+            wakeups: 0,
             woken_ns: 0,
             cache_kib,
             state: TState::Sleeping,

@@ -43,6 +43,7 @@ impl Kernel<'_> {
         self.sync(c, cx);
         self.boost_on_wakeup(t, c);
         let how = if std::mem::replace(&mut self.tasks[t].started, true) {
+            self.tasks[t].wakeups += 1;
             Enqueue::Wakeup
         } else {
             Enqueue::New

@@ -55,6 +55,12 @@ impl Userland<'_> {
     /// A frame goes out now (KDS composes it in the drawing thread, with no extra hop).
     pub(super) fn mark_posted(&mut self, now: u64) {
         self.last_post_refresh = Some(self.refresh_index(now));
+        self.frames_drawn += 1;
+    }
+
+    /// Frames drawn and posted so far (video frames shown included).
+    pub fn frames_drawn(&self) -> u64 {
+        self.frames_drawn
     }
 
     /// Thread `t` wants to run at the next vsync.

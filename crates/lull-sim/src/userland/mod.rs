@@ -112,6 +112,8 @@ pub(crate) struct Userland<'s> {
     window: WindowState,
     // The display.
     frames_posted: u64,
+    /// Frames drawn (posted to the compositor, or composed inside the KDS).
+    frames_drawn: u64,
     frame_ready: bool,
     dirty: bool,
     vsync_waiters: Vec<usize>,
@@ -182,6 +184,7 @@ impl<'s> Userland<'s> {
             esm_pushes: VecDeque::new(),
             window: WindowState::FRONT,
             frames_posted: 0,
+            frames_drawn: 0,
             frame_ready: false,
             dirty: false,
             vsync_waiters: Vec::new(),
