@@ -70,8 +70,6 @@ pub(crate) enum Action {
     /// timer may fire anywhere from `until` (its soft expiry, when an interrupt on its core
     /// already runs the timer queue) to `until + slack_ns` (its hard expiry).
     HrSleep { until: u64, slack_ns: u64 },
-    /// Blocked in the buffer swap until this time: input does not wake it (uninterruptible).
-    SwapWait(u64),
     /// Block until another thread wakes it.
     Block,
     /// Park in the ESM's `EV_WAIT` until an event is pushed to it.
@@ -167,8 +165,6 @@ pub(crate) struct Task {
     pub timer_at: Option<u64>,
     /// The soft expiry of an hrtimer with slack: an interrupt on its core from then on fires it.
     pub timer_soft_at: Option<u64>,
-    /// Blocked where only its timer wakes it (the buffer swap).
-    pub uninterruptible: bool,
     /// Enqueued at least once (the first enqueue is a fork's).
     started: bool,
     /// The cores it may run on (its affinity).
@@ -318,7 +314,6 @@ impl<'s> Kernel<'s> {
             timer_gen: 0,
             timer_at: None,
             timer_soft_at: None,
-            uninterruptible: false,
             started: false,
             allowed: CpuMask::ALL,
             last_ran_core: None,

@@ -26,9 +26,6 @@ impl Kernel<'_> {
             TState::Running | TState::Runnable => return,
             TState::Sleeping | TState::EvWait | TState::Frozen => {}
         }
-        if self.tasks[t].uninterruptible {
-            return;
-        }
         if gate && u.gated_off(t) {
             self.tasks[t].state = TState::Frozen;
             return;
