@@ -250,6 +250,9 @@ pub fn run_model_with_audit(
 }
 
 #[cfg(test)]
+mod pacing_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernel::ns_to_cycles;

@@ -142,6 +142,12 @@ impl Userland<'_> {
             self.push_ops(t, ops);
             return None;
         }
+        // Woken by the frame callback while the ESM had it in EV_WAIT: a push the dispatcher
+        // has not handed over yet is older than anything in the private queue, so the thread
+        // waits for it rather than take a later event first.
+        if !self.esm_pushes.is_empty() {
+            return Some(Action::EvWait);
+        }
         match self.esm.wait(self.app_id).expect("the app is attached") {
             Some(p) => {
                 self.take_push(t, p);

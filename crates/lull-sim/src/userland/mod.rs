@@ -125,6 +125,8 @@ pub(crate) struct Userland<'s> {
     in_frame: Vec<u64>,
     /// Event injection → the end of the draw of the first frame showing it, ns.
     frame_latencies_ns: Vec<u64>,
+    #[cfg(test)]
+    handled_order: Vec<u64>,
     frame_ready: bool,
     dirty: bool,
     vsync_waiters: Vec<usize>,
@@ -199,6 +201,8 @@ impl<'s> Userland<'s> {
             handled_undrawn: Vec::new(),
             in_frame: Vec::new(),
             frame_latencies_ns: Vec::new(),
+            #[cfg(test)]
+            handled_order: Vec::new(),
             frame_ready: false,
             dirty: false,
             vsync_waiters: Vec::new(),
@@ -500,6 +504,24 @@ impl<'s> Userland<'s> {
         self.dispatcher
     }
 
+    /// Replaces the workload's input events (tests of pacing and delivery).
+    #[cfg(test)]
+    pub fn set_events(&mut self, events: Vec<TimedEvent>) {
+        self.events = events;
+    }
+
+    /// The ESM's counters (tests of delivery).
+    #[cfg(test)]
+    pub fn esm_counters(&self) -> lull_esm::EsmCounters {
+        self.esm.counters()
+    }
+
+    /// Injection times of the events whose handlers started, in the order they started.
+    #[cfg(test)]
+    pub fn handled_order(&self) -> &[u64] {
+        &self.handled_order
+    }
+
     /// Event-to-frame latencies (injection → the end of the draw of the first frame showing
     /// the event), ns, in the order the frames were drawn.
     pub fn take_frame_latencies(&mut self) -> Vec<u64> {
@@ -528,6 +550,8 @@ impl Userspace for Userland<'_> {
                         let now = cx.now();
                         self.latencies_ns.push(now.saturating_sub(inj));
                         self.handled_undrawn.push(inj);
+                        #[cfg(test)]
+                        self.handled_order.push(inj);
                     }
                     Op::Effect(e) => self.effect(t, e, k, cx),
                 }
