@@ -87,7 +87,7 @@ impl Userland<'_> {
 
     /// A frame's drawing starts: it shows every event handled so far.
     pub(super) fn draw_start(&mut self) {
-        self.in_frame.extend(self.handled_undrawn.drain(..));
+        self.in_frame.append(&mut self.handled_undrawn);
     }
 
     /// Frames drawn and posted so far (video frames shown included).

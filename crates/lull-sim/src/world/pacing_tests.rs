@@ -39,7 +39,11 @@ fn spec() -> Spec {
 fn touch(at_ns: u64, phase: TouchPhase) -> TimedEvent {
     TimedEvent {
         at_ns,
-        raw: RawEvent::Touch { phase, x: 10, y: 20 },
+        raw: RawEvent::Touch {
+            phase,
+            x: 10,
+            y: 20,
+        },
     }
 }
 
@@ -97,9 +101,17 @@ fn events_denser_than_the_refresh_draw_at_most_once_per_refresh() {
         assert_exactly_once(&run, n);
         let r = &run.r;
         let bound = (r.duration_ms as u64 * hz).div_ceil(1000) + 1;
-        assert!(r.frames_drawn <= bound, "{m:?}: {} > {bound}", r.frames_drawn);
+        assert!(
+            r.frames_drawn <= bound,
+            "{m:?}: {} > {bound}",
+            r.frames_drawn
+        );
         // Paced, not starved: the input keeps a frame owed in nearly every period.
-        assert!(r.frames_drawn * 10 >= bound * 7, "{m:?}: {}", r.frames_drawn);
+        assert!(
+            r.frames_drawn * 10 >= bound * 7,
+            "{m:?}: {}",
+            r.frames_drawn
+        );
     }
     // With KDS the drawing thread wakes once per frame (the event thread does not wake it while
     // a frame callback is armed), not once per event.
@@ -135,7 +147,12 @@ fn an_idle_display_arms_no_frame_callback() {
     // Input only in the first 0.6 s; the display then idles for 2.6 s or 4.6 s.
     let evs = moves(100 * NS_PER_MS, 600 * NS_PER_MS, 3 * NS_PER_MS);
     let n = evs.len() as u64;
-    for m in [Model::VsyncBatched, Model::BlockingMiddleware, Model::Esm, Model::EsmKdsGuis] {
+    for m in [
+        Model::VsyncBatched,
+        Model::BlockingMiddleware,
+        Model::Esm,
+        Model::EsmKdsGuis,
+    ] {
         let a = run(&short, m, evs.clone());
         let b = run(&long, m, evs.clone());
         assert_exactly_once(&a, n);
@@ -178,7 +195,9 @@ fn a_burst_is_taken_from_the_private_queue_under_one_dispatcher_wakeup() {
     let s = spec();
     // 20 moves 10 µs apart: the first is pushed, the rest queue while its handler runs.
     let at = 1000 * NS_PER_MS;
-    let evs: Vec<TimedEvent> = (0..20).map(|i| touch(at + i * 10_000, TouchPhase::Move)).collect();
+    let evs: Vec<TimedEvent> = (0..20)
+        .map(|i| touch(at + i * 10_000, TouchPhase::Move))
+        .collect();
     for m in [Model::Esm, Model::EsmKdsGuis] {
         let run = run(&s, m, evs.clone());
         assert_exactly_once(&run, 20);
@@ -192,13 +211,18 @@ fn overflow_beyond_the_private_queue_is_counted_not_lost() {
     let s = spec();
     // Far more events at one instant than a private queue holds.
     let n = lull_esm::DEFAULT_QUEUE_BOUND as u64 + 50;
-    let evs: Vec<TimedEvent> = (0..n).map(|i| touch(NS_PER_MS * 500 + i, TouchPhase::Move)).collect();
+    let evs: Vec<TimedEvent> = (0..n)
+        .map(|i| touch(NS_PER_MS * 500 + i, TouchPhase::Move))
+        .collect();
     for m in [Model::Esm, Model::EsmKdsGuis] {
         let run = run(&s, m, evs.clone());
         let r = &run.r;
         assert!(run.esm.overflow_dropped > 0, "{m:?}");
         assert_eq!(r.events_dropped, run.esm.overflow_dropped);
-        assert_eq!(r.events_handled + r.events_dropped + r.events_pending_at_end, n);
+        assert_eq!(
+            r.events_handled + r.events_dropped + r.events_pending_at_end,
+            n
+        );
         assert!(run.handled_order.windows(2).all(|w| w[0] <= w[1]));
     }
 }
