@@ -99,7 +99,7 @@ pub fn table(r: &ExperimentResult) -> String {
     );
     let _ = writeln!(
         t,
-        "{:<20} {:>10} {:>8} {:>11} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "{:<20} {:>10} {:>8} {:>11} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>7}",
         "model",
         "power mW",
         "CPU mW",
@@ -108,12 +108,14 @@ pub fn table(r: &ExperimentResult) -> String {
         "lat p99",
         "lat max",
         "events",
-        "handled"
+        "handled",
+        "wake/s",
+        "frames"
     );
     for (name, m) in &r.models {
         let _ = writeln!(
             t,
-            "{:<20} {:>10.1} {:>8.1} {:>11.1} {:>9} {:>9} {:>9} {:>9} {:>8}",
+            "{:<20} {:>10.1} {:>8.1} {:>11.1} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8.1} {:>7}",
             name,
             m.power_mw_mean,
             m.cpu_power_mw_mean,
@@ -122,7 +124,9 @@ pub fn table(r: &ExperimentResult) -> String {
             fmt_opt(m.latency_ms.p99),
             fmt_opt(m.latency_ms.max),
             m.events_injected,
-            m.events_handled
+            m.events_handled,
+            m.wakeups_per_s,
+            m.frames_drawn
         );
     }
     if let Some((ours_name, ours)) = r.ours() {

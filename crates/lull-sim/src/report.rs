@@ -51,6 +51,9 @@ pub struct ModelResult {
     pub energy_mj: f64,
     pub duration_ms: f64,
     pub latency_ms: LatencyStats,
+    /// Event-to-frame latency: from an event's injection to the end of the draw of the first
+    /// frame that shows it (the baselines' compositor pass not included).
+    pub frame_latency_ms: LatencyStats,
     pub events_injected: u64,
     pub events_handled: u64,
     /// Events lost: no listener, or private-queue overflow.
@@ -64,6 +67,16 @@ pub struct ModelResult {
     pub idle_forced_ms: f64,
     /// CPU time of each thread (by name), ms.
     pub thread_cpu_ms: BTreeMap<String, f64>,
+    /// Wake-ups of each thread (by name): each time it left a sleep, a wait or guiS's freeze.
+    pub thread_wakeups: BTreeMap<String, u64>,
+    /// All threads' wake-ups per second of the run.
+    pub wakeups_per_s: f64,
+    /// Frames the app drew (posted to the compositor, or composed inside the KDS).
+    pub frames_drawn: u64,
+    /// In the ESM models: the dispatcher kernel thread's wake-ups per event handled (at most
+    /// one: the app's `esm_wait` never wakes it, and events queued while the app is busy are
+    /// taken from its private queue without it). `None` for the baselines or without events.
+    pub daemon_wakeups_per_event: Option<f64>,
     /// What the interactive boost did (`[policy] boost_c_ms` or `boost_slice_us`); absent
     /// without one.
     #[serde(skip_serializing_if = "Option::is_none")]

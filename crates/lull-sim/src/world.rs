@@ -144,6 +144,8 @@ impl<'s> World<'s> {
         let pending = self.user.pending_events();
         let (mut lat, injected, dropped, forced_ns) = self.user.take_results();
         lat.sort_unstable();
+        let mut frame_lat = self.user.take_frame_latencies();
+        frame_lat.sort_unstable();
         let (residency_ms, busy_freq_residency_ms) = self.soc.residency_ms();
         let thread_cpu_ms = self
             .kernel
@@ -151,6 +153,19 @@ impl<'s> World<'s> {
             .iter()
             .map(|t| (t.name.to_string(), t.exec_ns as f64 / 1e6))
             .collect();
+        let thread_wakeups: BTreeMap<String, u64> = self
+            .kernel
+            .tasks
+            .iter()
+            .map(|t| (t.name.to_string(), t.wakeups))
+            .collect();
+        let wakeups: u64 = thread_wakeups.values().sum();
+        let handled = lat.len() as u64;
+        let daemon_wakeups_per_event = self
+            .user
+            .dispatcher_thread()
+            .filter(|_| handled > 0)
+            .map(|d| self.kernel.tasks[d].wakeups as f64 / handled as f64);
         ModelResult {
             power_mw_mean: self.soc.power_mw_mean(),
             power_mw_max_1ms: self.soc.power_mw_max_1ms(),
@@ -158,6 +173,7 @@ impl<'s> World<'s> {
             energy_mj: self.soc.energy_mj(),
             duration_ms: dur as f64 / 1e6,
             latency_ms: LatencyStats::of_sorted_ns(&lat),
+            frame_latency_ms: LatencyStats::of_sorted_ns(&frame_lat),
             events_injected: injected,
             events_handled: lat.len() as u64,
             events_dropped: dropped,
@@ -166,6 +182,10 @@ impl<'s> World<'s> {
             cluster_switches: self.kernel.cluster_switches,
             idle_forced_ms: forced_ns as f64 / 1e6,
             thread_cpu_ms,
+            thread_wakeups,
+            wakeups_per_s: wakeups as f64 * 1e9 / dur as f64,
+            frames_drawn: self.user.frames_drawn(),
+            daemon_wakeups_per_event,
             boost: self.kernel.boost_counters(),
             residency_ms,
             busy_freq_residency_ms,
@@ -228,6 +248,9 @@ pub fn run_model_with_audit(
     let (r, log) = w.run_with_audit();
     Ok((r, log.expect("audit recording was switched on")))
 }
+
+#[cfg(test)]
+mod pacing_tests;
 
 #[cfg(test)]
 mod tests {

@@ -151,12 +151,6 @@ impl Kernel<'_> {
                         self.arm_timer(t, until + slack_ns, cx);
                         self.tasks[t].timer_soft_at = Some(until);
                     }
-                    Action::SwapWait(until) => {
-                        self.tasks[t].state = TState::Sleeping;
-                        self.tasks[t].uninterruptible = true;
-                        self.block_current(c, t, cx);
-                        self.arm_timer(t, until, cx);
-                    }
                     Action::Block => {
                         self.tasks[t].state = TState::Sleeping;
                         self.block_current(c, t, cx);
@@ -205,7 +199,6 @@ impl Kernel<'_> {
             KAction::TimerWake { tid, gen } => {
                 if self.tasks[tid].timer_gen == gen {
                     self.tasks[tid].timer_at = None;
-                    self.tasks[tid].uninterruptible = false;
                     self.wake(tid, &*u, cx);
                 }
             }

@@ -70,8 +70,6 @@ pub(crate) enum Action {
     /// timer may fire anywhere from `until` (its soft expiry, when an interrupt on its core
     /// already runs the timer queue) to `until + slack_ns` (its hard expiry).
     HrSleep { until: u64, slack_ns: u64 },
-    /// Blocked in the buffer swap until this time: input does not wake it (uninterruptible).
-    SwapWait(u64),
     /// Block until another thread wakes it.
     Block,
     /// Park in the ESM's `EV_WAIT` until an event is pushed to it.
@@ -153,6 +151,8 @@ pub(crate) struct Task {
     /// frequency (seed 004's "scaled CPU time").
     pub work_ns: u64,
     pub switches: u32,
+    /// Times it was woken from a sleep, a wait or a freeze (its first start not counted).
+    pub wakeups: u64,
     /// When it last became runnable (benchmarks that measure wake-up latency read it).
     pub woken_ns: u64,
     pub cache_kib: u64,
@@ -165,8 +165,6 @@ pub(crate) struct Task {
     pub timer_at: Option<u64>,
     /// The soft expiry of an hrtimer with slack: an interrupt on its core from then on fires it.
     pub timer_soft_at: Option<u64>,
-    /// Blocked where only its timer wakes it (the buffer swap).
-    pub uninterruptible: bool,
     /// Enqueued at least once (the first enqueue is a fork's).
     started: bool,
     /// The cores it may run on (its affinity).
@@ -307,6 +305,7 @@ impl<'s> Kernel<'s> {
             exec_ns: 0,
             work_ns: 0,
             switches: 0,
+            wakeups: 0,
             woken_ns: 0,
             cache_kib,
             state: TState::Sleeping,
@@ -315,7 +314,6 @@ impl<'s> Kernel<'s> {
             timer_gen: 0,
             timer_at: None,
             timer_soft_at: None,
-            uninterruptible: false,
             started: false,
             allowed: CpuMask::ALL,
             last_ran_core: None,

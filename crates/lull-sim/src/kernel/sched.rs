@@ -26,9 +26,6 @@ impl Kernel<'_> {
             TState::Running | TState::Runnable => return,
             TState::Sleeping | TState::EvWait | TState::Frozen => {}
         }
-        if self.tasks[t].uninterruptible {
-            return;
-        }
         if gate && u.gated_off(t) {
             self.tasks[t].state = TState::Frozen;
             return;
@@ -43,6 +40,7 @@ impl Kernel<'_> {
         self.sync(c, cx);
         self.boost_on_wakeup(t, c);
         let how = if std::mem::replace(&mut self.tasks[t].started, true) {
+            self.tasks[t].wakeups += 1;
             Enqueue::Wakeup
         } else {
             Enqueue::New

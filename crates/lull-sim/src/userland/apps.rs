@@ -20,15 +20,16 @@ impl Userland<'_> {
         ops
     }
 
-    fn draw_ops(&self) -> [Op; 2] {
+    fn draw_ops(&self) -> [Op; 3] {
         [
+            Op::Effect(Effect::DrawStart),
             Op::Compute(self.spec.app.draw_cycles),
             Op::Effect(Effect::PostFrame),
         ]
     }
 
     /// The pull model's app: every 16 ms, poll the hub, handle what it has, draw if owed.
-    pub(super) fn pull_app(&mut self, t: usize, cx: &Cx<'_, '_>) -> Option<Action> {
+    pub(super) fn pull_app(&mut self, t: usize, cx: &mut Cx<'_, '_>) -> Option<Action> {
         let fw = self.spec.framework;
         match self.threads[t].phase {
             0 => {
@@ -48,13 +49,11 @@ impl Userland<'_> {
                 None
             }
             1 => {
-                match self.frame_due(cx.now()) {
-                    FrameDue::No => {}
-                    FrameDue::Wait(wait) => return Some(wait),
-                    FrameDue::Draw => {
-                        let ops = self.draw_ops();
-                        self.push_ops(t, ops);
-                    }
+                // Paced: the frame callback wakes the looper at the next vsync, whose pass
+                // draws.
+                if self.frame_due(t, cx) == FrameDue::Draw {
+                    let ops = self.draw_ops();
+                    self.push_ops(t, ops);
                 }
                 self.threads[t].phase = 2;
                 None
@@ -99,15 +98,15 @@ impl Userland<'_> {
     }
 
     /// The blocking baseline's app: handle what the hub forwarded, draw if owed, block.
-    pub(super) fn block_app(&mut self, t: usize, cx: &Cx<'_, '_>) -> Option<Action> {
+    pub(super) fn block_app(&mut self, t: usize, cx: &mut Cx<'_, '_>) -> Option<Action> {
         if !self.app_q.is_empty() {
             let ops = self.take_app_queue();
             self.push_ops(t, ops);
             return None;
         }
-        match self.frame_due(cx.now()) {
-            FrameDue::No => Some(Action::Block),
-            FrameDue::Wait(wait) => Some(wait),
+        match self.frame_due(t, cx) {
+            // Paced: the hub's next event or the frame callback wakes it.
+            FrameDue::No | FrameDue::Paced => Some(Action::Block),
             FrameDue::Draw => {
                 let ops = self.draw_ops();
                 self.push_ops(t, ops);
@@ -118,7 +117,7 @@ impl Userland<'_> {
 
     /// The ESM app's thread (drawing too, without KDS) and the KDS event thread: run the
     /// handler of each pushed event, then `esm_wait`.
-    pub(super) fn event_handler(&mut self, t: usize, cx: &Cx<'_, '_>) -> Option<Action> {
+    pub(super) fn event_handler(&mut self, t: usize, cx: &mut Cx<'_, '_>) -> Option<Action> {
         let kds = self.threads[t].role == Role::KdsEvent;
         if let Some(at) = self.threads[t].deliveries.pop_front() {
             let mut ops = vec![
@@ -133,16 +132,21 @@ impl Userland<'_> {
             self.push_ops(t, ops);
             return None;
         }
-        if !kds && self.esm.queued_events(self.app_id).unwrap_or(0) == 0 {
-            match self.frame_due(cx.now()) {
-                FrameDue::No => {}
-                FrameDue::Wait(wait) => return Some(wait),
-                FrameDue::Draw => {
-                    let ops = self.draw_ops();
-                    self.push_ops(t, ops);
-                    return None;
-                }
-            }
+        // Without KDS the app's one thread draws, once its private queue is empty; paced, it
+        // parks in EV_WAIT and the next event or the frame callback wakes it.
+        if !kds
+            && self.esm.queued_events(self.app_id).unwrap_or(0) == 0
+            && self.frame_due(t, cx) == FrameDue::Draw
+        {
+            let ops = self.draw_ops();
+            self.push_ops(t, ops);
+            return None;
+        }
+        // Woken by the frame callback while the ESM had it in EV_WAIT: a push the dispatcher
+        // has not handed over yet is older than anything in the private queue, so the thread
+        // waits for it rather than take a later event first.
+        if !self.esm_pushes.is_empty() {
+            return Some(Action::EvWait);
         }
         match self.esm.wait(self.app_id).expect("the app is attached") {
             Some(p) => {
@@ -154,15 +158,21 @@ impl Userland<'_> {
     }
 
     /// The KDS drawing thread: draws and composes in one step when a frame is owed.
-    pub(super) fn kds_drawing(&mut self, t: usize, cx: &Cx<'_, '_>) -> Option<Action> {
-        match self.frame_due(cx.now()) {
-            FrameDue::No => Some(Action::Block),
-            FrameDue::Wait(wait) => Some(wait),
+    pub(super) fn kds_drawing(&mut self, t: usize, cx: &mut Cx<'_, '_>) -> Option<Action> {
+        match self.frame_due(t, cx) {
+            // Paced: the frame callback wakes it at the next vsync.
+            FrameDue::No | FrameDue::Paced => Some(Action::Block),
             FrameDue::Draw => {
                 // KDS: the app's draw commands and the in-kernel composition, no extra hop.
-                self.mark_posted(cx.now());
-                let cy = self.spec.app.draw_cycles + self.spec.framework.compose_cycles;
-                self.push_ops(t, [Op::Compute(cy)]);
+                self.push_ops(
+                    t,
+                    [
+                        Op::Effect(Effect::DrawStart),
+                        Op::Compute(self.spec.app.draw_cycles),
+                        Op::Effect(Effect::FrameDrawn),
+                        Op::Compute(self.spec.framework.compose_cycles),
+                    ],
+                );
                 None
             }
         }

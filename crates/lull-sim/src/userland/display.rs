@@ -1,5 +1,6 @@
-//! The display: vsync, double buffering with swap interval 1, the compositor of the baselines,
-//! and frames becoming ready (drawn or decoded).
+//! The display: vsync, frame pacing (at most one frame per refresh period, the next one allowed
+//! by a one-shot frame callback at vsync), the compositor of the baselines, and frames becoming
+//! ready (drawn or decoded).
 
 use lull_model::time::NS_PER_S;
 
@@ -9,9 +10,15 @@ use crate::kernel::{Action, Cx, DeviceWork, Kernel};
 use crate::spec::Model;
 
 /// What a drawing thread does about the frame ([`Userland::frame_due`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum FrameDue {
+    /// Nothing changed: no frame is owed.
     No,
-    Wait(Action),
+    /// A frame is owed but one already went out in this refresh period: the display's frame
+    /// callback is armed and wakes the thread at the next vsync; meanwhile it waits as usual
+    /// (events still reach it at once).
+    Paced,
+    /// Draw now (the owed frame is taken).
     Draw,
 }
 
@@ -31,30 +38,61 @@ impl Userland<'_> {
         (k * NS_PER_S).div_ceil(hz)
     }
 
-    /// Double buffering with swap interval 1 (the EGL default): a frame was already posted in
-    /// this refresh period, so the drawing thread waits for the next vsync before drawing again.
-    fn swap_wait(&self, now: u64) -> Option<Action> {
-        (self.last_post_refresh == Some(self.refresh_index(now)))
-            .then(|| Action::SwapWait(self.next_vsync_ns(now)))
+    /// Whether a frame already went out in the refresh period of `now`: frame pacing allows at
+    /// most one per period (the live KDS's frame callbacks, as Wayland's `wl_surface.frame`).
+    fn posted_this_refresh(&self, now: u64) -> bool {
+        self.last_post_refresh == Some(self.refresh_index(now))
     }
 
-    /// Whether a drawing thread owes a frame (input dirtied it or a video frame is ready), and
-    /// if so whether it may draw now (which takes the owed frame) or must first wait for vsync.
-    pub(super) fn frame_due(&mut self, now: u64) -> FrameDue {
+    /// Whether drawing thread `t` owes a frame (input dirtied it or a video frame is ready), and
+    /// if so whether it may draw now (which takes the owed frame) or is paced to the next vsync,
+    /// whose frame callback the display arms for it now.
+    pub(super) fn frame_due(&mut self, t: usize, cx: &mut Cx<'_, '_>) -> FrameDue {
         if !(self.dirty || self.frame_ready) {
             return FrameDue::No;
         }
-        if let Some(wait) = self.swap_wait(now) {
-            return FrameDue::Wait(wait);
+        if self.posted_this_refresh(cx.now()) {
+            self.request_vsync(t, cx);
+            return FrameDue::Paced;
         }
         self.dirty = false;
         self.frame_ready = false;
+        self.threads[t].vsync_fired = false;
         FrameDue::Draw
+    }
+
+    /// Something visible changed for drawing thread `t`. The first change after a quiet spell
+    /// wakes it at once; while a frame already went out in this refresh period, the display arms
+    /// its one-shot frame callback instead (once) and `t` sleeps on until the next vsync. No
+    /// callback is armed while nothing changes, so an idle display wakes nobody.
+    pub(super) fn change_pending(&mut self, t: usize, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        if self.vsync_waiters.contains(&t) {
+            return;
+        }
+        if self.posted_this_refresh(cx.now()) {
+            self.request_vsync(t, cx);
+        } else {
+            k.wake(t, &*self, cx);
+        }
     }
 
     /// A frame goes out now (KDS composes it in the drawing thread, with no extra hop).
     pub(super) fn mark_posted(&mut self, now: u64) {
         self.last_post_refresh = Some(self.refresh_index(now));
+        self.frames_drawn += 1;
+        for at in self.in_frame.drain(..) {
+            self.frame_latencies_ns.push(now.saturating_sub(at));
+        }
+    }
+
+    /// A frame's drawing starts: it shows every event handled so far.
+    pub(super) fn draw_start(&mut self) {
+        self.in_frame.append(&mut self.handled_undrawn);
+    }
+
+    /// Frames drawn and posted so far (video frames shown included).
+    pub fn frames_drawn(&self) -> u64 {
+        self.frames_drawn
     }
 
     /// Thread `t` wants to run at the next vsync.
@@ -112,12 +150,12 @@ impl Userland<'_> {
             Model::Pull16ms | Model::VsyncBatched => {}
             Model::BlockingMiddleware | Model::Esm => {
                 if let Some(a) = self.app {
-                    k.wake(a, &*self, cx);
+                    self.change_pending(a, k, cx);
                 }
             }
             Model::EsmKdsGuis => {
                 if let Some(d) = self.drawing {
-                    k.wake(d, &*self, cx);
+                    self.change_pending(d, k, cx);
                 }
             }
         }

@@ -61,7 +61,12 @@ enum Effect {
     HubTook(usize),
     /// Forward this many events from the hub's queue to the app's queue and wake the app.
     Forward(usize),
+    /// The app starts drawing a frame: it shows every event handled so far.
+    DrawStart,
+    /// The app has drawn a frame and posts it to the compositor.
     PostFrame,
+    /// The KDS drawing thread has drawn a frame (it composes it itself, no compositor hop).
+    FrameDrawn,
     FrameReady,
     WakeDrawing,
     RequestVsync,
@@ -112,6 +117,16 @@ pub(crate) struct Userland<'s> {
     window: WindowState,
     // The display.
     frames_posted: u64,
+    /// Frames drawn (posted to the compositor, or composed inside the KDS).
+    frames_drawn: u64,
+    /// Injection times of events handled and not yet in a frame being drawn.
+    handled_undrawn: Vec<u64>,
+    /// Injection times of the events the frame being drawn shows.
+    in_frame: Vec<u64>,
+    /// Event injection → the end of the draw of the first frame showing it, ns.
+    frame_latencies_ns: Vec<u64>,
+    #[cfg(test)]
+    handled_order: Vec<u64>,
     frame_ready: bool,
     dirty: bool,
     vsync_waiters: Vec<usize>,
@@ -182,6 +197,12 @@ impl<'s> Userland<'s> {
             esm_pushes: VecDeque::new(),
             window: WindowState::FRONT,
             frames_posted: 0,
+            frames_drawn: 0,
+            handled_undrawn: Vec::new(),
+            in_frame: Vec::new(),
+            frame_latencies_ns: Vec::new(),
+            #[cfg(test)]
+            handled_order: Vec::new(),
             frame_ready: false,
             dirty: false,
             vsync_waiters: Vec::new(),
@@ -455,12 +476,14 @@ impl<'s> Userland<'s> {
         match e {
             Effect::HubTook(n) => self.hub_took(n),
             Effect::Forward(n) => self.forward(n, k, cx),
+            Effect::DrawStart => self.draw_start(),
             Effect::PostFrame => self.post_frame(k, cx),
+            Effect::FrameDrawn => self.mark_posted(cx.now()),
             Effect::FrameReady => self.frame_ready(k, cx),
             Effect::WakeDrawing => {
                 self.dirty = true;
                 if let Some(d) = self.drawing {
-                    k.wake(d, &*self, cx);
+                    self.change_pending(d, k, cx);
                 }
             }
             Effect::RequestVsync => self.request_vsync(t, cx),
@@ -474,6 +497,35 @@ impl<'s> Userland<'s> {
         let in_queues = self.device_q.len() + self.hub_q.len() + self.app_q.len() + in_threads;
         let in_pushes = self.esm_pushes.len();
         (in_queues + in_pushes) as u64 + self.esm.total_queued_events()
+    }
+
+    /// The ESM dispatcher kernel thread (the daemon of the seed's model), in the ESM models.
+    pub fn dispatcher_thread(&self) -> Option<usize> {
+        self.dispatcher
+    }
+
+    /// Replaces the workload's input events (tests of pacing and delivery).
+    #[cfg(test)]
+    pub fn set_events(&mut self, events: Vec<TimedEvent>) {
+        self.events = events;
+    }
+
+    /// The ESM's counters (tests of delivery).
+    #[cfg(test)]
+    pub fn esm_counters(&self) -> lull_esm::EsmCounters {
+        self.esm.counters()
+    }
+
+    /// Injection times of the events whose handlers started, in the order they started.
+    #[cfg(test)]
+    pub fn handled_order(&self) -> &[u64] {
+        &self.handled_order
+    }
+
+    /// Event-to-frame latencies (injection → the end of the draw of the first frame showing
+    /// the event), ns, in the order the frames were drawn.
+    pub fn take_frame_latencies(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.frame_latencies_ns)
     }
 
     /// Handler-start latencies, events injected, events dropped (no listener or overflow), time
@@ -497,6 +549,9 @@ impl Userspace for Userland<'_> {
                     Op::HandlerStart(inj) => {
                         let now = cx.now();
                         self.latencies_ns.push(now.saturating_sub(inj));
+                        self.handled_undrawn.push(inj);
+                        #[cfg(test)]
+                        self.handled_order.push(inj);
                     }
                     Op::Effect(e) => self.effect(t, e, k, cx),
                 }
