@@ -28,6 +28,7 @@
 pub mod apps;
 pub mod audit;
 pub mod bench;
+pub mod bench_fanout;
 pub mod boost_live;
 pub mod boost_overhead;
 pub mod channel;
