@@ -188,7 +188,8 @@ pub struct LatencyArgs {
     /// identical copy is used when the file is not found from the current directory).
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Print JSON: {"model","workload","events_injected",…,"latency_us":{…},"wakeups_per_s","cpu_ms",…}.
+    /// Print JSON: {"model","workload","events_injected",…,"latency_us":{…},"wakeups_per_s","cpu_ms",…;
+    /// for esm also "one_hop_us":{…},"esm_over_one_hop","daemon_wakeups_per_event"}.
     #[arg(long)]
     json: bool,
 }
@@ -270,6 +271,18 @@ fn print(r: &LiveReport, as_json: bool) {
                 "  {:<8} {:>8} wakeups ({:>8.1}/s) {:>9.2} ms cpu",
                 t.role, t.wakeups, t.wakeups_per_s, t.cpu_ms
             );
+        }
+        if let Some(h) = r.one_hop_us {
+            println!(
+                "raw eventfd one hop, same events' times: mean {} p50 {} p99 {} µs; ESM p50 / one-hop p50 = {}",
+                fmt_opt(h.mean),
+                fmt_opt(h.p50),
+                fmt_opt(h.p99),
+                r.esm_over_one_hop.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
+            );
+        }
+        if let Some(w) = r.daemon_wakeups_per_event {
+            println!("daemon loop wake-ups per event delivered: {w:.3}");
         }
     }
 }
