@@ -220,6 +220,10 @@ fn fmt_opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
 }
 
+fn fmt_opt2(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
+}
+
 /// One row of the text table.
 #[must_use]
 pub fn row(r: &LiveReport) -> String {
@@ -278,7 +282,7 @@ fn print(r: &LiveReport, as_json: bool) {
                 fmt_opt(h.mean),
                 fmt_opt(h.p50),
                 fmt_opt(h.p99),
-                r.esm_over_one_hop.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
+                fmt_opt2(r.esm_over_one_hop)
             );
         }
         if let Some(w) = r.daemon_wakeups_per_event {
@@ -386,6 +390,15 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
     let _ = writeln!(t, "{}", header());
     for r in latency.iter().chain(&idle) {
         let _ = writeln!(t, "{}", row(r));
+    }
+    if let Some(esm) = latency.iter().find(|r| r.model == Model::Esm) {
+        let _ = writeln!(
+            t,
+            "esm: raw eventfd one hop p50 {} µs (same events' times); ESM p50 / one-hop p50 = {}; daemon loop wake-ups per event {}",
+            fmt_opt(esm.one_hop_us.and_then(|h| h.p50)),
+            fmt_opt2(esm.esm_over_one_hop),
+            fmt_opt2(esm.daemon_wakeups_per_event)
+        );
     }
     let changes = live::esm_vs_baselines(&latency, &idle);
     let _ = writeln!(
