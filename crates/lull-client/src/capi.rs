@@ -53,7 +53,9 @@ fn code(e: &ClientError) -> c_int {
     match e {
         ClientError::Connect { .. } => ESM_ERR_CONNECT,
         ClientError::DaemonGone | ClientError::Rejected(_) => ESM_ERR_DAEMON_GONE,
-        ClientError::Protocol(_) | ClientError::Unexpected(..) => ESM_ERR_PROTOCOL,
+        ClientError::Protocol(_) | ClientError::Unexpected(..) | ClientError::NoWaitCell(_) => {
+            ESM_ERR_PROTOCOL
+        }
         ClientError::Io(_) => ESM_ERR_IO,
     }
 }

@@ -2,16 +2,25 @@
 //! (the C ABI in [`crate::capi`] wraps this).
 //!
 //! The ESM lives in `lulld`, so a handler is a closure the library keeps under a [`HandlerId`];
-//! the daemon only sees the number. [`EsmClient::wait`] tells the daemon the app is ready
-//! (`Wait`), then blocks in `recv` — in the kernel, no timeout — until the daemon pushes an event
-//! or an overflow marker, and runs the handler on the calling thread.
+//! the daemon only sees the number. [`EsmClient::wait`] runs the next delivery of the batch the
+//! daemon last pushed; when none is left it tells the daemon the app is ready — in the wait cell
+//! the daemon shared at the welcome, with no system call, or with a `Wait` message when its
+//! private queue holds something (see `lull_os::wait_cell`) — then blocks in `recv` (in the
+//! kernel, no timeout) until the daemon pushes the next batch, and runs the handler on the
+//! calling thread.
 
+use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
-use lull_os::protocol::{ClientMsg, DaemonMsg, ErrorCode, ProtocolError, StatsReply, MAX_MESSAGE};
+use lull_esm::Delivery;
+use lull_os::protocol::{
+    ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply, MAX_MESSAGE,
+    MAX_PACKET,
+};
+use lull_os::wait_cell::WaitCell;
 use lull_os::sys;
 
 /// Errors of the client library.
@@ -27,6 +36,8 @@ pub enum ClientError {
     Protocol(#[from] ProtocolError),
     #[error("the ESM daemon sent {0} where {1} was expected")]
     Unexpected(&'static str, &'static str),
+    #[error("the ESM daemon's welcome carried no usable wait cell: {0}")]
+    NoWaitCell(String),
     #[error("socket error talking to the ESM daemon: {0}")]
     Io(#[from] io::Error),
 }
@@ -54,6 +65,9 @@ pub struct EsmParts {
     fd: OwnedFd,
     app: AppId,
     queue_bound: u32,
+    cell: WaitCell,
+    pending: VecDeque<Delivery>,
+    counters: ClientCounters,
 }
 
 /// What one [`EsmClient::wait_delivery`] received.
@@ -81,6 +95,12 @@ pub struct ClientCounters {
     /// Events naming a handler this client never registered (cannot happen with a correct
     /// daemon; counted rather than trusted).
     pub unknown_handler: u64,
+    /// Batches received (one per wait that blocked).
+    pub batches: u64,
+    /// Waits told with a `Wait` message (the private queue held something) …
+    pub waits_by_message: u64,
+    /// … and waits told in the wait cell only.
+    pub waits_by_cell: u64,
 }
 
 type Handler = Box<dyn FnMut(&AppEvent)>;
@@ -91,6 +111,9 @@ pub struct EsmClient {
     fd: OwnedFd,
     app: AppId,
     queue_bound: u32,
+    cell: WaitCell,
+    /// The rest of the last batch, run by the next waits without a system call.
+    pending: VecDeque<Delivery>,
     handlers: Vec<Handler>,
     on_overflow: Option<OverflowHandler>,
     buf: Vec<u8>,
@@ -127,26 +150,43 @@ impl EsmClient {
     /// # Errors
     /// As [`EsmClient::connect`], without the connect step.
     pub fn from_fd(fd: OwnedFd) -> Result<EsmClient, ClientError> {
-        let mut c = EsmClient {
+        let mut buf = [0u8; MAX_MESSAGE];
+        let (n, fds) = match sys::recv_with_fds(fd.as_raw_fd(), &mut buf) {
+            Ok(r) => r,
+            Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
+                return Err(ClientError::DaemonGone)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if n == 0 {
+            return Err(ClientError::DaemonGone);
+        }
+        let (app, queue_bound) = match DaemonMsg::decode(&buf[..n])? {
+            DaemonMsg::Welcome { app, queue_bound } => (app, queue_bound),
+            DaemonMsg::Error(code) => return Err(ClientError::Rejected(code)),
+            other => return Err(ClientError::Unexpected(name(&other), "Welcome")),
+        };
+        let mut fds = fds.into_iter();
+        let cell = match (fds.next(), fds.next()) {
+            (Some(cell_fd), None) => {
+                WaitCell::open(cell_fd).map_err(|e| ClientError::NoWaitCell(e.to_string()))?
+            }
+            (None, _) => return Err(ClientError::NoWaitCell("none passed".into())),
+            (Some(_), Some(_)) => {
+                return Err(ClientError::NoWaitCell("more than one descriptor".into()))
+            }
+        };
+        Ok(EsmClient {
             fd,
-            app: AppId {
-                index: 0,
-                generation: 0,
-            },
-            queue_bound: 0,
+            app,
+            queue_bound,
+            cell,
+            pending: VecDeque::new(),
             handlers: Vec::new(),
             on_overflow: None,
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: ClientCounters::default(),
-        };
-        match c.recv()? {
-            DaemonMsg::Welcome { app, queue_bound } => {
-                c.app = app;
-                c.queue_bound = queue_bound;
-                Ok(c)
-            }
-            other => Err(ClientError::Unexpected(name(&other), "Welcome")),
-        }
+        })
     }
 
     /// Connects to the default socket (`$XDG_RUNTIME_DIR/lull/esm.sock` or `/run/lull/esm.sock`).
@@ -165,6 +205,9 @@ impl EsmClient {
             fd: self.fd,
             app: self.app,
             queue_bound: self.queue_bound,
+            cell: self.cell,
+            pending: self.pending,
+            counters: self.counters,
         }
     }
 
@@ -175,10 +218,12 @@ impl EsmClient {
             fd: parts.fd,
             app: parts.app,
             queue_bound: parts.queue_bound,
+            cell: parts.cell,
+            pending: parts.pending,
             handlers: Vec::new(),
             on_overflow: None,
             buf: Vec::with_capacity(MAX_MESSAGE),
-            counters: ClientCounters::default(),
+            counters: parts.counters,
         }
     }
 
@@ -210,8 +255,17 @@ impl EsmClient {
         }
     }
 
+    /// Receives one message; a batch here is a protocol fault (none is pushed while not waiting).
     fn recv(&mut self) -> Result<DaemonMsg, ClientError> {
-        let mut buf = [0u8; MAX_MESSAGE];
+        match self.recv_packet()? {
+            DaemonPacket::Msg(m) => Ok(m),
+            DaemonPacket::Batch { .. } => Err(ClientError::Unexpected("Batch", "a reply")),
+        }
+    }
+
+    /// Receives one packet; a batch's deliveries go to `pending`.
+    fn recv_packet(&mut self) -> Result<DaemonPacket, ClientError> {
+        let mut buf = [0u8; MAX_PACKET];
         let (n, truncated) = match sys::recv_msg(self.fd.as_raw_fd(), &mut buf) {
             Ok(r) => r,
             Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
@@ -225,9 +279,9 @@ impl EsmClient {
         if truncated {
             return Err(ProtocolError::TooLong.into());
         }
-        match DaemonMsg::decode(&buf[..n])? {
-            DaemonMsg::Error(code) => Err(ClientError::Rejected(code)),
-            m => Ok(m),
+        match DaemonPacket::decode(&buf[..n], &mut self.pending)? {
+            DaemonPacket::Msg(DaemonMsg::Error(code)) => Err(ClientError::Rejected(code)),
+            p => Ok(p),
         }
     }
 
@@ -315,17 +369,30 @@ impl EsmClient {
     /// # Errors
     /// As [`EsmClient::wait`].
     pub fn wait_delivery(&mut self) -> Result<Delivered, ClientError> {
-        self.send(ClientMsg::Wait)?;
-        match self.recv()? {
-            DaemonMsg::Event { handler, event } => {
+        if self.pending.is_empty() {
+            if self.cell.app_going_to_wait() {
+                self.counters.waits_by_message += 1;
+                self.send(ClientMsg::Wait)?;
+            } else {
+                self.counters.waits_by_cell += 1;
+            }
+            match self.recv_packet()? {
+                DaemonPacket::Batch { .. } => self.counters.batches += 1,
+                DaemonPacket::Msg(other) => {
+                    return Err(ClientError::Unexpected(name(&other), "a batch"))
+                }
+            }
+        }
+        match self.pending.pop_front() {
+            Some(Delivery::Event { handler, event }) => {
                 self.counters.events += 1;
                 Ok(Delivered::Event { handler, event })
             }
-            DaemonMsg::Overflow {
+            Some(Delivery::Overflow {
                 dropped,
                 first,
                 last,
-            } => {
+            }) => {
                 self.counters.overflow_markers += 1;
                 self.counters.dropped_reported += dropped;
                 Ok(Delivered::Overflow {
@@ -334,7 +401,7 @@ impl EsmClient {
                     last,
                 })
             }
-            other => Err(ClientError::Unexpected(name(&other), "an event")),
+            None => Err(ClientError::Unexpected("an empty batch", "a batch")),
         }
     }
 

@@ -254,6 +254,69 @@ impl Esm {
         }
     }
 
+    /// Hands a running app up to `max` more items of its private queue, oldest first, appended
+    /// to `out` (a batch: one wait covers them). The app stays [`AppState::Running`]. Returns how
+    /// many were taken.
+    ///
+    /// # Errors
+    /// [`EsmError::UnknownApp`] if `app` is not attached.
+    pub fn take_queued(
+        &mut self,
+        app: AppId,
+        max: usize,
+        out: &mut Vec<Delivery>,
+    ) -> Result<usize, EsmError> {
+        let record = record_mut(&mut self.slots, app)?;
+        let mut taken = 0;
+        while taken < max {
+            let Some(delivery) = record.queue.pop_front() else {
+                break;
+            };
+            match delivery {
+                Delivery::Event { .. } => {
+                    record.queued_events -= 1;
+                    record.counters.pushed_from_queue += 1;
+                    self.counters.pushed_from_queue += 1;
+                }
+                Delivery::Overflow { .. } => {
+                    record.counters.overflow_markers += 1;
+                    self.counters.overflow_markers += 1;
+                }
+            }
+            out.push(delivery);
+            taken += 1;
+        }
+        Ok(taken)
+    }
+
+    /// `esm_wait` for a batch: as [`Esm::wait`], but hands over up to `max` queued items at once
+    /// (appended to `out`). With nothing queued the app enters `EV_WAIT` and 0 is returned.
+    ///
+    /// # Errors
+    /// [`EsmError::UnknownApp`] if `app` is not attached.
+    pub fn wait_batch(
+        &mut self,
+        app: AppId,
+        max: usize,
+        out: &mut Vec<Delivery>,
+    ) -> Result<usize, EsmError> {
+        let record = record_mut(&mut self.slots, app)?;
+        if record.queue.is_empty() {
+            record.state = AppState::EvWait;
+            return Ok(0);
+        }
+        record.state = AppState::Running;
+        self.take_queued(app, max, out)
+    }
+
+    /// Items (events and overflow markers) in `app`'s private queue.
+    ///
+    /// # Errors
+    /// [`EsmError::UnknownApp`] if `app` is not attached.
+    pub fn queued_items(&self, app: AppId) -> Result<usize, EsmError> {
+        Ok(record(&self.slots, app)?.queue.len())
+    }
+
     /// The interrupt path: the interpreter (figure 10) packages `raw`, stamped with `now_ns`, and
     /// the dispatcher (figure 11) pushes it to every registered app in `EV_WAIT` through `push`,
     /// or queues it for the busy ones. Returns the event's sequence number, or `None` when no app
@@ -657,6 +720,37 @@ mod tests {
         assert_eq!(e.handler(app, EventKind::TouchPress).unwrap(), Some(H));
         assert_eq!(e.handler(app, EventKind::Key).unwrap(), Some(HandlerId(2)));
         assert!(!e.input_suspended(app).unwrap());
+    }
+
+    #[test]
+    fn a_batch_wait_hands_over_the_queue_in_order_with_markers() {
+        let mut e = esm(2);
+        let a = e.add_app();
+        e.register(a, EventKind::Key, Some(HandlerId(1))).unwrap();
+        let key = |c| RawEvent::Key { code: c, pressed: true };
+        // Running (never waited): the first two queue, the next three overflow into one marker.
+        for c in 0..5 {
+            assert!(inject(&mut e, key(c), 10).is_empty());
+        }
+        assert_eq!(e.queued_items(a), Ok(3));
+        let mut out = Vec::new();
+        assert_eq!(e.wait_batch(a, 2, &mut out), Ok(2));
+        assert_eq!(e.state(a), Ok(AppState::Running));
+        assert_eq!(e.take_queued(a, 8, &mut out), Ok(1));
+        let seqs: Vec<_> = out
+            .iter()
+            .map(|d| match d {
+                Delivery::Event { event, .. } => (event.seq.0, 0),
+                Delivery::Overflow { dropped, first, .. } => (first.0, *dropped),
+            })
+            .collect();
+        assert_eq!(seqs, [(0, 0), (1, 0), (2, 3)]);
+        out.clear();
+        assert_eq!(e.wait_batch(a, 8, &mut out), Ok(0));
+        assert_eq!(e.state(a), Ok(AppState::EvWait));
+        e.check_accounting().unwrap();
+        let c = e.counters();
+        assert_eq!((c.pushed_from_queue, c.overflow_markers, c.overflow_dropped), (2, 1, 3));
     }
 
     #[test]

@@ -420,6 +420,7 @@ impl<S> Source<S> for EvdevSource<S> {
             match crate::sys::read(self.fd.as_raw_fd(), &mut self.buf[self.filled..]) {
                 Ok(0) => return PostAction::Remove,
                 Ok(n) => {
+                    let offered = self.buf.len() - self.filled;
                     self.filled += n;
                     let sink = &mut self.sink;
                     let used = self
@@ -429,6 +430,12 @@ impl<S> Source<S> for EvdevSource<S> {
                         });
                     self.buf.copy_within(used..self.filled, 0);
                     self.filled -= used;
+                    // A short read drained the descriptor (a pipe or an evdev device returns
+                    // what it holds): no second read just to hear `EAGAIN` on the event path.
+                    // The loop is level-triggered, so anything arriving later wakes it again.
+                    if n < offered {
+                        return PostAction::Continue;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return PostAction::Continue,
                 Err(_) => return PostAction::Remove,

@@ -145,6 +145,7 @@ pub struct EventLoop<S> {
     ctl: LoopCtl<S>,
     /// Wake-ups of the loop (returns from a sleeping `epoll_wait`), for reports.
     pub wakeups: u64,
+    after_source: Option<fn(&mut S, &mut LoopCtl<S>)>,
 }
 
 impl<S> std::fmt::Debug for EventLoop<S> {
@@ -174,7 +175,14 @@ impl<S> EventLoop<S> {
                 stop: false,
             },
             wakeups: 0,
+            after_source: None,
         })
+    }
+
+    /// Runs `f` after every source, with the same state and control: for a state that collects
+    /// output while sources run and writes it once (the daemon's batched deliveries).
+    pub fn set_after_source(&mut self, f: fn(&mut S, &mut LoopCtl<S>)) {
+        self.after_source = Some(f);
     }
 
     /// Registered sources.
@@ -258,6 +266,9 @@ impl<S> EventLoop<S> {
                 continue;
             };
             let action = source.ready(state, &mut self.ctl);
+            if let Some(after) = self.after_source {
+                after(state, &mut self.ctl);
+            }
             self.ctl.slots[token.index()].source = Some(source);
             match action {
                 PostAction::Continue => {}

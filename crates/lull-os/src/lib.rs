@@ -17,6 +17,8 @@
 //!   malformed message, and a count of overruns.
 //! - [`procfs`]: `/proc` readings — a thread's CPU time, wake-ups, state and nice value, a
 //!   process's start time, a thread parked in a futex wait, a process's threads by name.
+//! - [`wait_cell`]: the page an ESM app shares with the daemon so that `esm_wait` costs the
+//!   daemon no wake-up.
 //! - [`runqueue`]: the machine's runnable task count (`/proc/loadavg`), one `pread` per reading.
 //!
 //! The cgroup freezer is not here: only the policy actuator in `lulld` freezes threads, so it
@@ -32,3 +34,4 @@ pub mod runqueue;
 pub mod sys;
 pub mod topology;
 pub mod tracefs;
+pub mod wait_cell;

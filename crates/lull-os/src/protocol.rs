@@ -17,8 +17,13 @@
 //! | d→c | 0x83 | `Stats` | apps u32, waiting u32, registrations u32, queued u64, then the 10 [`EsmCounters`] u64 |
 //! | d→c | 0x84 | `Error` | code u8 — the daemon closes the connection after it |
 //! | d→c | 0x85 | `Registered` | — the `Register` before it is in effect |
+//! | d→c | 0x86 | `Batch` | count u8 (1..=[`MAX_BATCH`]), then `count` deliveries, each an `Event` or `Overflow` message whole (tag included) |
+//!
+//! The ESM's deliveries to an app always travel in a `Batch`: the events its private queue held
+//! when it waited (or that arrived together), in order, overflow markers in place; one wait
+//! covers them all. Single `Event` and `Overflow` messages are what a baseline hub sends.
 
-use lull_esm::EsmCounters;
+use lull_esm::{Delivery, EsmCounters};
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId, Payload};
 
 /// Largest message either side sends; receive buffers are this big, longer packets are rejected.
@@ -33,6 +38,19 @@ const T_OVERFLOW: u8 = 0x82;
 const T_STATS_REPLY: u8 = 0x83;
 const T_ERROR: u8 = 0x84;
 const T_REGISTERED: u8 = 0x85;
+const T_BATCH: u8 = 0x86;
+
+/// Most deliveries one `Batch` carries: as evdev's `read()` hands over what fits the caller's
+/// buffer, a batch hands over at most this many of the queued items; the rest follow at the next
+/// wait. 32 covers the bursts measured here (tens of events per millisecond to one app) in one
+/// packet while keeping a packet around a kilobyte.
+pub const MAX_BATCH: usize = 32;
+/// Bytes of one `Event` message, tag included.
+const EVENT_BYTES: usize = 36;
+/// Bytes of one `Overflow` message, tag included.
+const OVERFLOW_BYTES: usize = 25;
+/// Largest packet the daemon sends an ESM app: a full batch of events.
+pub const MAX_PACKET: usize = 2 + MAX_BATCH * EVENT_BYTES;
 
 /// A client's request.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -129,6 +147,12 @@ pub enum ProtocolError {
     PayloadMismatch(EventKind),
     #[error("unknown error code {0}")]
     UnknownErrorCode(u8),
+    #[error("a batch must carry 1 to {MAX_BATCH} deliveries, says {0}")]
+    BadBatchCount(u8),
+    #[error("a batch's delivery has tag {0:#04x}, not Event or Overflow")]
+    NotADelivery(u8),
+    #[error("a batch's length does not match its deliveries")]
+    BatchLength,
 }
 
 struct Reader<'a> {
@@ -404,6 +428,118 @@ impl DaemonMsg {
     }
 }
 
+/// What one packet from the daemon holds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum DaemonPacket {
+    /// One message.
+    Msg(DaemonMsg),
+    /// A batch: its deliveries were appended to the caller's buffer.
+    Batch { count: usize },
+}
+
+/// Encodes `items` (1..=[`MAX_BATCH`] of them) as one `Batch` into `out` (cleared first).
+///
+/// # Panics
+/// On an empty or oversized batch: the daemon never builds one.
+pub fn encode_batch(items: &[Delivery], out: &mut Vec<u8>) {
+    assert!((1..=MAX_BATCH).contains(&items.len()), "batch of {}", items.len());
+    out.clear();
+    out.push(T_BATCH);
+    out.push(items.len() as u8);
+    let mut one = Vec::with_capacity(EVENT_BYTES);
+    for d in items {
+        delivery_msg(*d).encode(&mut one);
+        out.extend_from_slice(&one);
+    }
+}
+
+/// The message that carries one delivery on its own.
+#[must_use]
+pub fn delivery_msg(d: Delivery) -> DaemonMsg {
+    match d {
+        Delivery::Event { handler, event } => DaemonMsg::Event { handler, event },
+        Delivery::Overflow {
+            dropped,
+            first,
+            last,
+        } => DaemonMsg::Overflow {
+            dropped,
+            first,
+            last,
+        },
+    }
+}
+
+impl DaemonPacket {
+    /// Parses one packet from the daemon; a batch's deliveries are appended to `items` (only
+    /// when the whole batch parses, so a bad packet leaves `items` as it was).
+    ///
+    /// # Errors
+    /// A [`ProtocolError`] naming the first problem.
+    pub fn decode(
+        msg: &[u8],
+        items: &mut std::collections::VecDeque<Delivery>,
+    ) -> Result<DaemonPacket, ProtocolError> {
+        match msg.first() {
+            Some(&T_BATCH) => {}
+            _ => return DaemonMsg::decode(msg).map(DaemonPacket::Msg),
+        }
+        if msg.len() > MAX_PACKET {
+            return Err(ProtocolError::TooLong);
+        }
+        let count = *msg.get(1).ok_or(ProtocolError::BatchLength)?;
+        if count == 0 || usize::from(count) > MAX_BATCH {
+            return Err(ProtocolError::BadBatchCount(count));
+        }
+        let before = items.len();
+        let mut at = 2;
+        for _ in 0..count {
+            let len = match msg.get(at) {
+                Some(&T_EVENT) => EVENT_BYTES,
+                Some(&T_OVERFLOW) => OVERFLOW_BYTES,
+                Some(&t) => {
+                    items.truncate(before);
+                    return Err(ProtocolError::NotADelivery(t));
+                }
+                None => {
+                    items.truncate(before);
+                    return Err(ProtocolError::BatchLength);
+                }
+            };
+            let Some(one) = msg.get(at..at + len) else {
+                items.truncate(before);
+                return Err(ProtocolError::BatchLength);
+            };
+            let d = match DaemonMsg::decode(one) {
+                Ok(DaemonMsg::Event { handler, event }) => Delivery::Event { handler, event },
+                Ok(DaemonMsg::Overflow {
+                    dropped,
+                    first,
+                    last,
+                }) => Delivery::Overflow {
+                    dropped,
+                    first,
+                    last,
+                },
+                Ok(_) => unreachable!("the tag was checked"),
+                Err(e) => {
+                    items.truncate(before);
+                    return Err(e);
+                }
+            };
+            items.push_back(d);
+            at += len;
+        }
+        if at != msg.len() {
+            items.truncate(before);
+            return Err(ProtocolError::BatchLength);
+        }
+        Ok(DaemonPacket::Batch {
+            count: usize::from(count),
+        })
+    }
+}
+
 fn counters_fields(c: EsmCounters) -> [u64; 10] {
     [
         c.raw_injected,
@@ -570,5 +706,72 @@ mod tests {
                 prop_assert_eq!(DaemonMsg::decode(&out), Ok(m));
             }
         }
+
+        #[test]
+        fn batches_round_trip(
+            items in proptest::collection::vec(
+                (event_s(), any::<u32>(), any::<bool>(), any::<u64>()).prop_map(|(event, h, marker, d)| {
+                    if marker {
+                        Delivery::Overflow { dropped: d, first: EventSeq(d / 2), last: EventSeq(d) }
+                    } else {
+                        Delivery::Event { handler: HandlerId(h), event }
+                    }
+                }),
+                1..=MAX_BATCH,
+            ),
+        ) {
+            let mut out = Vec::new();
+            encode_batch(&items, &mut out);
+            prop_assert!(out.len() <= MAX_PACKET);
+            let mut got = std::collections::VecDeque::from([Delivery::Overflow { dropped: 1, first: EventSeq(0), last: EventSeq(0) }]);
+            prop_assert_eq!(DaemonPacket::decode(&out, &mut got), Ok(DaemonPacket::Batch { count: items.len() }));
+            prop_assert_eq!(got.len(), items.len() + 1, "appended after what was there");
+            prop_assert_eq!(got.into_iter().skip(1).collect::<Vec<_>>(), items);
+        }
+
+        /// Any bytes after a batch tag: a typed error that leaves the buffer as it was, or a
+        /// batch that re-encodes to the same bytes.
+        #[test]
+        fn batch_parser_fuzz(count in any::<u8>(), body in proptest::collection::vec(any::<u8>(), 0..400), tags in proptest::collection::vec(prop_oneof![Just(T_EVENT), Just(T_OVERFLOW), any::<u8>()], 0..8)) {
+            let mut bytes = vec![T_BATCH, count];
+            let mut rest = body.into_iter();
+            for t in tags {
+                bytes.push(t);
+                let len = if t == T_EVENT { EVENT_BYTES - 1 } else { OVERFLOW_BYTES - 1 };
+                bytes.extend(rest.by_ref().take(len));
+            }
+            bytes.extend(rest.take(3));
+            let mut got = std::collections::VecDeque::new();
+            match DaemonPacket::decode(&bytes, &mut got) {
+                Ok(DaemonPacket::Batch { count: n }) => {
+                    prop_assert_eq!(n, got.len());
+                    let items: Vec<_> = got.into_iter().collect();
+                    let mut out = Vec::new();
+                    encode_batch(&items, &mut out);
+                    prop_assert_eq!(out, bytes);
+                }
+                Ok(DaemonPacket::Msg(_)) => prop_assert!(false, "a batch tag parsed as a message"),
+                Err(_) => prop_assert!(got.is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_batches_are_named() {
+        let mut q = std::collections::VecDeque::new();
+        assert_eq!(DaemonPacket::decode(&[T_BATCH], &mut q), Err(ProtocolError::BatchLength));
+        assert_eq!(DaemonPacket::decode(&[T_BATCH, 0], &mut q), Err(ProtocolError::BadBatchCount(0)));
+        assert_eq!(
+            DaemonPacket::decode(&[T_BATCH, (MAX_BATCH + 1) as u8], &mut q),
+            Err(ProtocolError::BadBatchCount((MAX_BATCH + 1) as u8))
+        );
+        assert_eq!(DaemonPacket::decode(&[T_BATCH, 1, T_WELCOME], &mut q), Err(ProtocolError::NotADelivery(T_WELCOME)));
+        assert_eq!(DaemonPacket::decode(&[T_BATCH, 1, T_OVERFLOW, 0], &mut q), Err(ProtocolError::BatchLength));
+        let mut one = Vec::new();
+        encode_batch(&[Delivery::Overflow { dropped: 3, first: EventSeq(1), last: EventSeq(3) }], &mut one);
+        one.push(0);
+        assert_eq!(DaemonPacket::decode(&one, &mut q), Err(ProtocolError::BatchLength));
+        assert_eq!(DaemonPacket::decode(&vec![T_BATCH; MAX_PACKET + 1], &mut q), Err(ProtocolError::TooLong));
+        assert!(q.is_empty());
     }
 }

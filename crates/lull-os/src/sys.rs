@@ -13,7 +13,7 @@ use std::path::Path;
 
 use lull_model::time::NS_PER_S;
 
-fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+pub(crate) fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
         Err(io::Error::last_os_error())
     } else {

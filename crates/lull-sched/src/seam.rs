@@ -247,6 +247,12 @@ pub trait SeamPolicy: fmt::Debug {
         false
     }
 
+    /// Whether the policy needs [`Fact::HandlerFinished`] as it happens (live it costs the
+    /// daemon a wake-up per handled event: every wait is then a message).
+    fn wants_handler_finished(&self) -> bool {
+        false
+    }
+
     /// Whether the policy wants [`Fact::RunQueues`] (live it costs a read of the kernel's
     /// run-queue count on the event path, so only a policy that asks gets it).
     fn wants_run_queues(&self) -> bool {

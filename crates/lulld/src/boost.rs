@@ -189,6 +189,7 @@ impl Daemon {
             )
         });
         seam.add_policy(Box::new(policy));
+        let report_waits = seam.wants_handler_finished();
         let mut run_queues_unavailable = None;
         if seam.wants_run_queues() {
             match RunnableProbe::open() {
@@ -213,6 +214,9 @@ impl Daemon {
                     PostAction::Continue
                 },
             }))?;
+        }
+        if report_waits {
+            self.state_mut().set_report_waits(true);
         }
         let (negative_nice_unavailable, slice_unavailable) = match config.mode {
             BoostMode::Nice => (negative_nice_unavailable(), None),

@@ -4,9 +4,19 @@
 //! Each connection is one application: it is attached to the ESM when it connects and removed —
 //! registrations and private queue with it — when its socket closes for any reason (exit, crash,
 //! protocol error). Event sources (evdev, replay, datagram socket, timer) inject into the ESM;
-//! each push goes out at once as one packet on the app's socket. The ESM pushes an app at most one
-//! item per `Wait`, so a socket never holds more than one event and the daemon never blocks on a
-//! write; an app whose socket is nevertheless full is not reading and is dropped (counted).
+//! the deliveries a source produced go out when it returns, one `Batch` packet per app holding
+//! what was pushed to it and what its private queue held (up to `MAX_BATCH`), so one wait covers
+//! them. An app has at most one batch in flight — it must wait again before the next — so the
+//! daemon never blocks on a write; an app whose socket is nevertheless full is not reading and is
+//! dropped (counted).
+//!
+//! **Waits without wake-ups.** Each app shares a [`WaitCell`] with the daemon. After a batch the
+//! app marks itself waiting in the cell and blocks; the daemon reads the cell when it next has
+//! something for the app (before dispatching an event, and after queueing one), so a delivered
+//! event costs the daemon one wake-up, not two. A `Wait` message is still sent, and served at
+//! once, when the app's private queue holds something, or when a policy needs every wait as it
+//! happens (interactive boosting's end of a handler, guiS's idle action): then the daemon sets
+//! the cell's report-waits flag.
 
 use std::collections::HashMap;
 use std::io;
@@ -16,10 +26,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use lull_esm::{AppState, Delivery, Esm, EsmConfig, EsmError, Push};
+use lull_os::wait_cell::WaitCell;
 use lull_model::{AppId, RawEvent};
 use lull_os::evdev::EvdevSource;
 use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source, Token};
-use lull_os::protocol::{ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_MESSAGE};
+use lull_os::protocol::{
+    encode_batch, ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_BATCH, MAX_MESSAGE, MAX_PACKET,
+};
 use lull_os::sys::{self, EventFd, TimerFd};
 use lull_workload::Trace;
 
@@ -39,6 +52,15 @@ pub struct DaemonCounters {
     pub loop_wakeups: u64,
     /// Sources removed because their descriptor ended (device gone, writer closed).
     pub sources_ended: u64,
+    /// Connections refused because no wait cell could be made (out of memory files).
+    pub cell_failures: u64,
+    /// `Batch` packets sent, and the deliveries (events and overflow markers) they carried.
+    pub batches_sent: u64,
+    pub deliveries_sent: u64,
+    /// Waits the daemon learnt from an app's `Wait` message (each one a wake-up) …
+    pub waits_by_message: u64,
+    /// … and waits it read in the app's wait cell (no wake-up).
+    pub waits_by_cell: u64,
 }
 
 /// Errors of setting up or running the daemon.
@@ -83,6 +105,7 @@ impl Default for DaemonConfig {
 struct Conn {
     fd: OwnedFd,
     token: Token,
+    cell: WaitCell,
 }
 
 /// Which source is closing an app: its own source is unregistered by returning `Remove`, every
@@ -102,7 +125,16 @@ pub struct DaemonState {
     pub(crate) esm: Esm,
     conns: HashMap<AppId, Conn>,
     buf: Vec<u8>,
-    pushes: Vec<Push>,
+    /// Deliveries made while a source runs, written when it returns ([`DaemonState::flush`]).
+    outbox: Vec<Push>,
+    /// Apps sent a batch since they last waited: their wait, when it comes, is in their cell.
+    watched: Vec<AppId>,
+    /// An event was injected since the last flush (something may have been queued).
+    injected: bool,
+    /// Scratch for one app's batch.
+    batch: Vec<Delivery>,
+    /// Every app's wait must come as a message (see the module docs).
+    report_waits: bool,
     counters: DaemonCounters,
     replays: Vec<ReplayCounters>,
     /// The display server, when enabled ([`Daemon::enable_kds`]).
@@ -126,11 +158,7 @@ impl std::fmt::Debug for DaemonState {
 
 impl DaemonState {
     fn stats(&self) -> StatsReply {
-        let waiting = self
-            .esm
-            .apps()
-            .filter(|&a| self.esm.state(a) == Ok(AppState::EvWait))
-            .count();
+        let waiting = self.esm.apps().filter(|&a| self.app_waiting(a)).count();
         let registrations: usize = lull_model::EventKind::ALL
             .iter()
             .map(|&k| self.esm.listeners(k))
@@ -151,6 +179,21 @@ impl DaemonState {
         &self.esm
     }
 
+    /// Whether `app` waits for its next event: in `EV_WAIT`, or marked waiting in its cell.
+    pub(crate) fn app_waiting(&self, app: AppId) -> bool {
+        self.esm.state(app) == Ok(AppState::EvWait)
+            || self.conns.get(&app).is_some_and(|c| c.cell.app_waiting())
+    }
+
+    /// Makes every app send each wait as a message (a policy needs to see waits as they happen),
+    /// or lets them wait through their cell.
+    pub(crate) fn set_report_waits(&mut self, on: bool) {
+        self.report_waits = on;
+        for c in self.conns.values() {
+            c.cell.daemon_set_report_waits(on);
+        }
+    }
+
     /// Mutable access to the ESM (see [`DaemonState::esm`]). Injecting must go through
     /// [`DaemonState::inject`], which also delivers the pushes.
     pub fn esm_mut(&mut self) -> &mut Esm {
@@ -165,10 +208,15 @@ impl DaemonState {
 
     /// Sends `msg` to `app`; a full or broken socket drops the app.
     fn send(&mut self, app: AppId, msg: DaemonMsg, ctl: &mut LoopCtl<DaemonState>) {
+        msg.encode(&mut self.buf);
+        self.send_buf(app, ctl);
+    }
+
+    /// Sends the encoded `self.buf` to `app`; a full or broken socket drops the app.
+    fn send_buf(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
         let Some(conn) = self.conns.get(&app) else {
             return;
         };
-        msg.encode(&mut self.buf);
         match sys::send_msg(conn.fd.as_raw_fd(), &self.buf) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -179,23 +227,113 @@ impl DaemonState {
         }
     }
 
-    fn send_delivery(&mut self, push: Push, ctl: &mut LoopCtl<DaemonState>) {
-        // Told before the packet goes, so what a policy asks of the event thread is in place
-        // when it wakes.
-        self.seam_input_pushed(&push);
-        let msg = match push.delivery {
-            Delivery::Event { handler, event } => DaemonMsg::Event { handler, event },
-            Delivery::Overflow {
-                dropped,
-                first,
-                last,
-            } => DaemonMsg::Overflow {
-                dropped,
-                first,
-                last,
-            },
-        };
-        self.send(push.app, msg, ctl);
+    /// Sends `app` the deliveries in `self.batch` (in packets of at most `MAX_BATCH`), after
+    /// publishing what its private queue still holds, so that the app, once it has handled them,
+    /// knows whether to wait silently or ask.
+    fn send_batch(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
+        let mut batch = std::mem::take(&mut self.batch);
+        for d in &batch {
+            // Told before the packet goes, so what a policy asks of the event thread is in
+            // place when it wakes.
+            self.seam_input_pushed(&Push { app, delivery: *d });
+        }
+        let queued = self.esm.queued_items(app).unwrap_or(0);
+        if let Some(conn) = self.conns.get(&app) {
+            conn.cell.daemon_set_queued(queued);
+            if !self.watched.contains(&app) {
+                self.watched.push(app);
+            }
+        }
+        for chunk in batch.chunks(MAX_BATCH) {
+            if !self.conns.contains_key(&app) {
+                break;
+            }
+            encode_batch(chunk, &mut self.buf);
+            self.counters.batches_sent += 1;
+            self.counters.deliveries_sent += chunk.len() as u64;
+            self.send_buf(app, ctl);
+        }
+        batch.clear();
+        self.batch = batch;
+    }
+
+    /// The app waited (by message or through its cell): hand it what its queue holds, or park
+    /// it in `EV_WAIT`. The deliveries go to the outbox.
+    fn app_waited(&mut self, app: AppId) {
+        self.seam_wait(app);
+        self.watched.retain(|&a| a != app);
+        let mut batch = std::mem::take(&mut self.batch);
+        if let Ok(n) = self.esm.wait_batch(app, MAX_BATCH, &mut batch) {
+            self.outbox
+                .extend(batch.drain(..n).map(|delivery| Push { app, delivery }));
+        }
+        batch.clear();
+        self.batch = batch;
+    }
+
+    /// Claims the cell waits of watched apps (before an event is dispatched, so that a waiting
+    /// app gets it pushed directly, as in `EV_WAIT`).
+    fn claim_cell_waits(&mut self) {
+        let mut i = 0;
+        while i < self.watched.len() {
+            let app = self.watched[i];
+            if self.conns.get(&app).is_some_and(|c| c.cell.daemon_claim()) {
+                self.counters.waits_by_cell += 1;
+                self.app_waited(app);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Writes what the sources just produced: one batch per app with deliveries, topped up from
+    /// its private queue. Then, if events were queued, tells every watched app how many and
+    /// claims the waits of those already waiting (the other half of the cell's race).
+    pub(crate) fn flush(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        while !self.outbox.is_empty() {
+            let app = self.outbox[0].app;
+            let mut outbox = std::mem::take(&mut self.outbox);
+            let mut batch = std::mem::take(&mut self.batch);
+            outbox.retain(|p| {
+                if p.app == app {
+                    batch.push(p.delivery);
+                    false
+                } else {
+                    true
+                }
+            });
+            self.outbox = outbox;
+            let room = MAX_BATCH.saturating_sub(batch.len());
+            let _ = self.esm.take_queued(app, room, &mut batch);
+            self.batch = batch;
+            self.send_batch(app, ctl);
+        }
+        if !std::mem::take(&mut self.injected) {
+            return;
+        }
+        let mut i = 0;
+        while i < self.watched.len() {
+            let app = self.watched[i];
+            let queued = self.esm.queued_items(app).unwrap_or(0);
+            let claimed = self.conns.get(&app).is_some_and(|c| {
+                c.cell.daemon_set_queued(queued);
+                queued > 0 && c.cell.daemon_claim()
+            });
+            if claimed {
+                self.counters.waits_by_cell += 1;
+                self.app_waited(app);
+                // The outbox now holds this app's batch; write it before looking further.
+                self.flush_outbox_only(ctl);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn flush_outbox_only(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        let injected = std::mem::replace(&mut self.injected, false);
+        self.flush(ctl);
+        self.injected = injected;
     }
 
     /// Removes `app` everywhere: from the ESM, with its socket, and from the display server with
@@ -225,6 +363,8 @@ impl DaemonState {
             let _ = self.esm.remove_app(app);
             self.counters.disconnections += 1;
         }
+        self.watched.retain(|&a| a != app);
+        self.outbox.retain(|p| p.app != app);
         self.seam_app_gone(app);
         self.guis_app_gone(ctl);
     }
@@ -236,33 +376,49 @@ impl DaemonState {
         fd: OwnedFd,
         ctl: &mut LoopCtl<DaemonState>,
     ) {
+        let cell = match WaitCell::create() {
+            Ok(c) => c,
+            Err(_) => {
+                // Out of memory files: the app cannot be served without its cell.
+                self.counters.cell_failures += 1;
+                let _ = self.esm.remove_app(app);
+                return;
+            }
+        };
+        cell.daemon_set_report_waits(self.report_waits);
         let raw = fd.as_raw_fd();
         let token = ctl.insert(Box::new(FnSource {
             fd: raw,
             f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| st.serve(app, ctl),
         }));
-        self.conns.insert(app, Conn { fd, token });
+        let bound = u32::try_from(self.esm.queue_bound()).unwrap_or(u32::MAX);
+        DaemonMsg::Welcome {
+            app,
+            queue_bound: bound,
+        }
+        .encode(&mut self.buf);
+        // The welcome carries the cell; a socket that cannot take it is closed at once.
+        let welcomed = sys::send_with_fds(raw, &self.buf, &[cell.raw_fd()]).is_ok();
+        self.conns.insert(app, Conn { fd, token, cell });
+        // Its first wait, like every later one, may come through the cell.
+        self.watched.push(app);
         self.counters.connections += 1;
         self.seam_app_connected(app);
-        let bound = u32::try_from(self.esm.queue_bound()).unwrap_or(u32::MAX);
-        self.send(
-            app,
-            DaemonMsg::Welcome {
-                app,
-                queue_bound: bound,
-            },
-            ctl,
-        );
+        if !welcomed {
+            self.disconnect(app, Some(ctl), Closer::Other);
+        }
     }
 
     /// The interrupt path: interpret and dispatch `raw` stamped `stamp_ns`, then write the pushes.
-    pub fn inject(&mut self, raw: RawEvent, stamp_ns: u64, ctl: &mut LoopCtl<DaemonState>) {
-        let mut pushes = std::mem::take(&mut self.pushes);
-        self.esm.inject(raw, stamp_ns, |p| pushes.push(p));
-        for p in pushes.drain(..) {
-            self.send_delivery(p, ctl);
+    /// The pushes are written when the running source returns (see [`DaemonState::flush`]).
+    pub fn inject(&mut self, raw: RawEvent, stamp_ns: u64, _ctl: &mut LoopCtl<DaemonState>) {
+        if !self.watched.is_empty() {
+            self.claim_cell_waits();
         }
-        self.pushes = pushes;
+        let mut outbox = std::mem::take(&mut self.outbox);
+        self.esm.inject(raw, stamp_ns, |p| outbox.push(p));
+        self.outbox = outbox;
+        self.injected = true;
     }
 
     fn handle(&mut self, app: AppId, msg: ClientMsg, ctl: &mut LoopCtl<DaemonState>) {
@@ -273,10 +429,8 @@ impl DaemonState {
                 self.send(app, DaemonMsg::Registered, ctl);
             }
             ClientMsg::Wait => {
-                self.seam_wait(app);
-                if let Ok(Some(push)) = self.esm.wait(app) {
-                    self.send_delivery(push, ctl);
-                }
+                self.counters.waits_by_message += 1;
+                self.app_waited(app);
                 self.guis_after_wait(app, ctl);
             }
             ClientMsg::Stats => {
@@ -424,6 +578,7 @@ impl Daemon {
             })?,
         );
         let mut lp = EventLoop::new()?;
+        lp.set_after_source(DaemonState::flush);
         let stop = Arc::new(EventFd::new()?);
         let stop_fd = stop.raw();
         lp.insert(Box::new(FnSource {
@@ -451,8 +606,12 @@ impl Daemon {
             state: DaemonState {
                 esm,
                 conns: HashMap::new(),
-                buf: Vec::with_capacity(MAX_MESSAGE),
-                pushes: Vec::new(),
+                buf: Vec::with_capacity(MAX_PACKET),
+                outbox: Vec::new(),
+                watched: Vec::new(),
+                injected: false,
+                batch: Vec::with_capacity(MAX_BATCH),
+                report_waits: false,
                 counters: DaemonCounters::default(),
                 replays: Vec::new(),
                 kds: None,

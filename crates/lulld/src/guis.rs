@@ -50,7 +50,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
 
-use lull_esm::{AppState, Esm};
 use lull_kds::server::Kds;
 use lull_kds::wire::Request;
 use lull_model::{AppId, Screen, ThreadCategory, WindowState};
@@ -316,7 +315,7 @@ impl GuisHost {
 /// An app that has declared none of its drawing, foreground and background threads yet (the
 /// runtime declares them right after attaching, after its event thread's first `Wait`) is taken
 /// to have drawing and foreground threads, so a window that just opened does not count as idle.
-fn idle_level(esm: &Esm, kds: &Kds) -> bool {
+fn idle_level(waiting: impl Fn(AppId) -> bool, kds: &Kds) -> bool {
     let wm = kds.wm();
     let windows = wm.windows();
     !windows.is_empty()
@@ -326,7 +325,7 @@ fn idle_level(esm: &Esm, kds: &Kds) -> bool {
                 && !declared(ThreadCategory::Foreground)
                 && !declared(ThreadCategory::Background);
             rules::idle_now(&[GuiApp {
-                event_waiting: esm.state(w.app) == Ok(AppState::EvWait),
+                event_waiting: waiting(w.app),
                 window: WindowState {
                     stacking: w.stacking,
                     visibility: w.visibility,
@@ -375,6 +374,10 @@ impl DaemonState {
 
     /// Idle forcing: evaluates the rule and runs the idle action on its rising edge.
     pub(crate) fn guis_evaluate_idle(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        let (Some(_), Some(k)) = (self.guis.as_ref(), self.kds.as_ref()) else {
+            return;
+        };
+        let idle = idle_level(|a| self.app_waiting(a), k.server());
         let (Some(g), Some(k)) = (self.guis.as_mut(), self.kds.as_ref()) else {
             return;
         };
@@ -385,7 +388,6 @@ impl DaemonState {
             g.reap_children();
         }
         g.counters.idle_evaluations += 1;
-        let idle = idle_level(&self.esm, k.server());
         if !g.edge.update(idle) {
             return;
         }
@@ -466,6 +468,10 @@ impl Daemon {
             Actuator::new(freezer),
         ));
         st.guis = Some(GuisHost::new(status.clone()));
+        // Idle forcing acts when the last app waits: it must see that wait as it happens.
+        if status.idle_action != IdleAction::None {
+            st.set_report_waits(true);
+        }
         Ok(status)
     }
 }
@@ -521,7 +527,7 @@ mod tests {
 #[cfg(test)]
 mod cost {
     use super::*;
-    use lull_esm::EsmConfig;
+    use lull_esm::{AppState, Esm, EsmConfig};
     use lull_kds::server::Channel;
 
     /// What guiS adds to the daemon's `Wait` path — the app lookup, the idle rule over every
@@ -568,7 +574,8 @@ mod cost {
             let app = apps[r as usize % apps.len()];
             if std::hint::black_box(kds).pid(app).is_some() {
                 edge.update(false);
-                let idle = idle_level(std::hint::black_box(esm), kds);
+                let esm = std::hint::black_box(esm);
+                let idle = idle_level(|a| esm.state(a) == Ok(AppState::EvWait), kds);
                 std::hint::black_box(edge.update(idle));
             }
         }

@@ -324,6 +324,11 @@ impl SeamPolicy for BoostSeam {
         self.config.mode == BoostMode::Nice
     }
 
+    /// The event thread's boost ends when its handler does.
+    fn wants_handler_finished(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let c = self.counters;
         vec![

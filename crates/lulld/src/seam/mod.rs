@@ -216,6 +216,11 @@ impl SeamHost {
         self.policies.push(p);
     }
 
+    /// Whether any policy needs `HandlerFinished` as it happens.
+    pub(crate) fn wants_handler_finished(&self) -> bool {
+        self.policies.iter().any(|p| p.wants_handler_finished())
+    }
+
     /// Whether any policy wants `RunQueues`.
     pub(crate) fn wants_run_queues(&self) -> bool {
         self.policies.iter().any(|p| p.wants_run_queues())

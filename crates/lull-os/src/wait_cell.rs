@@ -1,0 +1,283 @@
+//! The wait cell: one page of memory an ESM app shares with `lulld`, so that `esm_wait` costs the
+//! daemon no wake-up.
+//!
+//! Without it every `esm_wait` is a message the daemon wakes up to read, only to mark the app
+//! waiting: two daemon wake-ups per delivered event. With it the app marks itself waiting in the
+//! cell and blocks in `recv`; the daemon reads the cell when it next has something for the app.
+//! A `Wait` message is still sent when the app's private queue holds something, because then
+//! the daemon must act at once. The race between the app going to wait and the daemon queueing
+//! an event is closed Dekker-style: each side stores its own word, then loads the other's
+//! (sequentially consistent), and whoever then sees both claims the app's wait with one
+//! compare-and-swap; the loser does nothing, so exactly one of them acts.
+//!
+//! | word | written by | values |
+//! | --- | --- | --- |
+//! | `state` | app (to `WAITING`), daemon (claims `WAITING` → `RUNNING`); app (takes its own claim back) | [`RUNNING`], [`WAITING`] |
+//! | `queued` | daemon | items in the app's private queue (events and overflow markers) |
+//! | `flags` | daemon | [`FLAG_REPORT_WAITS`]: send every wait as a message (a policy needs it at once) |
+//!
+//! The daemon creates the cell (a `memfd` sealed against shrinking and growing, so an app cannot
+//! truncate it under the daemon's mapping) and passes it with the `Welcome`. An app can write any
+//! value into its own cell and nothing else's: a value other than [`WAITING`] reads as running,
+//! and an app that claims to wait without reading is dropped when its socket fills, as before.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The app is running its handler, or doing anything but waiting.
+pub const RUNNING: u32 = 0;
+/// The app is blocked in `recv` for its next delivery, or about to be.
+pub const WAITING: u32 = 1;
+/// `flags` bit: the daemon wants every wait as a `Wait` message.
+pub const FLAG_REPORT_WAITS: u32 = 1;
+
+/// Bytes mapped: one page, the smallest a mapping can be.
+const CELL_BYTES: usize = 4096;
+const STATE: usize = 0;
+const QUEUED: usize = 1;
+const FLAGS: usize = 2;
+
+/// One side's mapping of a wait cell.
+#[derive(Debug)]
+pub struct WaitCell {
+    words: *const AtomicU32,
+    fd: OwnedFd,
+}
+
+// SAFETY: the mapping is shared memory accessed only through atomics; it lives as long as the cell.
+unsafe impl Send for WaitCell {}
+// SAFETY: as above.
+unsafe impl Sync for WaitCell {}
+
+impl WaitCell {
+    /// A new cell (the daemon's side): state running, nothing queued, no flags.
+    ///
+    /// # Errors
+    /// The kernel's error from `memfd_create`, `ftruncate`, `fcntl` or `mmap`.
+    pub fn create() -> io::Result<WaitCell> {
+        // SAFETY: a valid C string and flags.
+        let raw = crate::sys::cvt(unsafe {
+            libc::memfd_create(
+                c"lull-wait-cell".as_ptr(),
+                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+            )
+        })?;
+        // SAFETY: a fresh descriptor from the kernel.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: ftruncate on our descriptor.
+        crate::sys::cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), CELL_BYTES as libc::off_t) })?;
+        let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
+        // SAFETY: fcntl on our descriptor, no pointers.
+        crate::sys::cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+        WaitCell::map(fd)
+    }
+
+    /// Maps a cell received from the daemon (the app's side). A descriptor that is not a sealed
+    /// memory file of the right size is refused, so the daemon's peer cannot hand the app
+    /// something that faults when touched.
+    ///
+    /// # Errors
+    /// `InvalidData` for a descriptor that is not a cell; the kernel's error from `mmap`.
+    pub fn open(fd: OwnedFd) -> io::Result<WaitCell> {
+        // SAFETY: fcntl on a descriptor we own, no pointers.
+        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+        let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
+        // SAFETY: stat is plain data; fstat fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid out-pointer.
+        let size_ok = unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } == 0
+            && st.st_size == CELL_BYTES as libc::off_t;
+        if seals < 0 || seals & want != want || !size_ok {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the wait cell is not a sealed memory file of one page",
+            ));
+        }
+        WaitCell::map(fd)
+    }
+
+    fn map(fd: OwnedFd) -> io::Result<WaitCell> {
+        // SAFETY: a shared read-write mapping of a file we hold, sealed against shrinking.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                CELL_BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(WaitCell {
+            words: p.cast(),
+            fd,
+        })
+    }
+
+    fn word(&self, i: usize) -> &AtomicU32 {
+        // SAFETY: `words` points at a live page-aligned mapping of CELL_BYTES; i < 3.
+        unsafe { &*self.words.add(i) }
+    }
+
+    /// The descriptor, to pass to the app.
+    #[must_use]
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    // ---- the app's side ----
+
+    /// The app is about to block for its next delivery. Returns `true` when it must say so with
+    /// a `Wait` message: its private queue holds something (and the daemon did not claim the
+    /// wait first), or the daemon asked for every wait.
+    #[must_use]
+    pub fn app_going_to_wait(&self) -> bool {
+        if self.word(FLAGS).load(Ordering::Relaxed) & FLAG_REPORT_WAITS != 0 {
+            return true;
+        }
+        self.word(STATE).store(WAITING, Ordering::SeqCst);
+        if self.word(QUEUED).load(Ordering::SeqCst) == 0 {
+            return false;
+        }
+        // Something is queued: take the wait back and ask. If the daemon claimed it in between,
+        // a delivery is already on its way and no message is needed.
+        self.word(STATE)
+            .compare_exchange(WAITING, RUNNING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    // ---- the daemon's side ----
+
+    /// Claims the app's wait if it is waiting: `true` means the app is blocked (or about to be)
+    /// for a delivery and the daemon now owes it one.
+    #[must_use]
+    pub fn daemon_claim(&self) -> bool {
+        self.word(STATE).load(Ordering::SeqCst) == WAITING
+            && self
+                .word(STATE)
+                .compare_exchange(WAITING, RUNNING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+    }
+
+    /// Whether the app says it is waiting (without claiming it).
+    #[must_use]
+    pub fn app_waiting(&self) -> bool {
+        self.word(STATE).load(Ordering::SeqCst) == WAITING
+    }
+
+    /// Publishes the length of the app's private queue.
+    pub fn daemon_set_queued(&self, items: usize) {
+        let n = u32::try_from(items).unwrap_or(u32::MAX);
+        self.word(QUEUED).store(n, Ordering::SeqCst);
+    }
+
+    /// Asks the app to send every wait as a message (or stops asking).
+    pub fn daemon_set_report_waits(&self, on: bool) {
+        self.word(FLAGS)
+            .store(if on { FLAG_REPORT_WAITS } else { 0 }, Ordering::SeqCst);
+    }
+}
+
+impl Drop for WaitCell {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, unmapped once.
+        unsafe { libc::munmap(self.words as *mut libc::c_void, CELL_BYTES) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (WaitCell, WaitCell) {
+        let daemon = WaitCell::create().unwrap();
+        // SAFETY: dup of a live descriptor.
+        let dup = unsafe { OwnedFd::from_raw_fd(libc::dup(daemon.raw_fd())) };
+        let app = WaitCell::open(dup).unwrap();
+        (daemon, app)
+    }
+
+    #[test]
+    fn a_wait_with_nothing_queued_is_silent_and_claimed_once() {
+        let (d, a) = pair();
+        assert!(!d.daemon_claim());
+        assert!(!a.app_going_to_wait());
+        assert!(d.app_waiting());
+        assert!(d.daemon_claim());
+        assert!(!d.daemon_claim(), "one claim per wait");
+    }
+
+    #[test]
+    fn a_wait_with_something_queued_asks_unless_the_daemon_claimed_first() {
+        let (d, a) = pair();
+        d.daemon_set_queued(2);
+        assert!(a.app_going_to_wait(), "queued: the app asks");
+        assert!(!d.daemon_claim(), "the app took its wait back");
+        // The daemon claims between the app's store and its compare-and-swap: simulated by the
+        // daemon claiming a wait the app marked, after which the app's own take-back fails.
+        a.word(STATE).store(WAITING, Ordering::SeqCst);
+        assert!(d.daemon_claim());
+        assert!(a
+            .word(STATE)
+            .compare_exchange(WAITING, RUNNING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err());
+    }
+
+    #[test]
+    fn report_waits_makes_every_wait_a_message() {
+        let (d, a) = pair();
+        d.daemon_set_report_waits(true);
+        assert!(a.app_going_to_wait());
+        assert!(!d.app_waiting());
+        d.daemon_set_report_waits(false);
+        assert!(!a.app_going_to_wait());
+    }
+
+    #[test]
+    fn a_descriptor_that_is_not_a_cell_is_refused() {
+        let (r, _w) = crate::sys::pipe(false).unwrap();
+        assert_eq!(
+            WaitCell::open(r).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        let unsealed = crate::sys::sealed_memfd("x", &[0u8; 16]).unwrap();
+        assert!(WaitCell::open(unsealed).is_err(), "wrong size");
+    }
+
+    #[test]
+    fn the_race_is_closed_one_side_always_acts() {
+        // Many rounds of app-waits against daemon-queues on two threads: in each round exactly
+        // one of "the app asks" and "the daemon claims" happens, or neither when the daemon
+        // queued after the app's wait was seen as silent — then the daemon's re-check claims.
+        let (d, a) = pair();
+        let d = std::sync::Arc::new(d);
+        let rounds = 20_000;
+        let dd = std::sync::Arc::clone(&d);
+        let (go_tx, go_rx) = std::sync::mpsc::sync_channel::<()>(0);
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<bool>(0);
+        let daemon = std::thread::spawn(move || {
+            let mut claims = 0u32;
+            for _ in 0..rounds {
+                go_rx.recv().unwrap();
+                dd.daemon_set_queued(1);
+                let claimed = dd.daemon_claim();
+                claims += u32::from(claimed);
+                done_tx.send(claimed).unwrap();
+            }
+            claims
+        });
+        for _ in 0..rounds {
+            a.word(STATE).store(RUNNING, Ordering::SeqCst);
+            d.daemon_set_queued(0);
+            go_tx.send(()).unwrap();
+            let asked = a.app_going_to_wait();
+            let claimed = done_rx.recv().unwrap();
+            assert!(asked ^ claimed, "asked {asked}, claimed {claimed}");
+        }
+        daemon.join().unwrap();
+    }
+}
