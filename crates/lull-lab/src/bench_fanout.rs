@@ -481,9 +481,16 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     let start_ns = sys::monotonic_ns() + SEND_LEAD_NS;
     let rate = config.rate_per_s;
     let window = Window::open(&measured);
-    let sender = thread::Builder::new()
+    let sender = match thread::Builder::new()
         .name("lull-sender".into())
-        .spawn(move || run_sender(udp_addr, total, rate, start_ns))?;
+        .spawn(move || run_sender(udp_addr, total, rate, start_ns))
+    {
+        Ok(h) => h,
+        Err(e) => {
+            stop_daemon(&stopper);
+            return Err(e.into());
+        }
+    };
     let sent = sender
         .join()
         .map_err(|_| thread_err("the sender panicked"))?;

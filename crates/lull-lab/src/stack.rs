@@ -684,7 +684,7 @@ mod tests {
     }
 
     #[test]
-    fn the_one_hop_reference_wakes_once_per_event() {
+    fn the_one_hop_reference_consumes_every_event() {
         let trace = Trace {
             events: (0..20)
                 .map(|i| lull_workload::TimedEvent {

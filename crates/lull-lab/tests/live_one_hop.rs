@@ -42,9 +42,9 @@ fn an_esm_run_carries_the_one_hop_reference_and_the_daemons_wakeups_per_event() 
         r.latency_us.p50.unwrap() / hop.p50.unwrap(),
         "the ratio is of the medians"
     );
-    // Every delivered event was read by the daemon, so at least one loop wake-up per event
-    // unless several events were read in one; today's hop needs at most three (the event, the
-    // app's Wait, set-up spread over the run).
+    // Every delivered event was read by the daemon: one loop wake-up per event unless several
+    // were read in one. A count, loosely bounded: a `Wait` message when the wait cell cannot
+    // carry it and the set-up spread over the run stay far below two more per event.
     let w = r
         .daemon_wakeups_per_event
         .expect("daemon wake-ups per event");
