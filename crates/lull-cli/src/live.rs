@@ -188,7 +188,8 @@ pub struct LatencyArgs {
     /// identical copy is used when the file is not found from the current directory).
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Print JSON: {"model","workload","events_injected",…,"latency_us":{…},"wakeups_per_s","cpu_ms",…}.
+    /// Print JSON: {"model","workload","events_injected",…,"latency_us":{…},"wakeups_per_s","cpu_ms",…;
+    /// for esm also "one_hop_us":{…},"esm_over_one_hop","daemon_wakeups_per_event"}.
     #[arg(long)]
     json: bool,
 }
@@ -217,6 +218,10 @@ fn base_trace(path: Option<&Path>) -> Result<Trace, LiveError> {
 
 fn fmt_opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
+}
+
+fn fmt_opt2(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
 }
 
 /// One row of the text table.
@@ -270,6 +275,18 @@ fn print(r: &LiveReport, as_json: bool) {
                 "  {:<8} {:>8} wakeups ({:>8.1}/s) {:>9.2} ms cpu",
                 t.role, t.wakeups, t.wakeups_per_s, t.cpu_ms
             );
+        }
+        if let Some(h) = r.one_hop_us {
+            println!(
+                "raw eventfd one hop, same events' times: mean {} p50 {} p99 {} µs; ESM p50 / one-hop p50 = {}",
+                fmt_opt(h.mean),
+                fmt_opt(h.p50),
+                fmt_opt(h.p99),
+                fmt_opt2(r.esm_over_one_hop)
+            );
+        }
+        if let Some(w) = r.daemon_wakeups_per_event {
+            println!("daemon loop wake-ups per event delivered: {w:.3}");
         }
     }
 }
@@ -373,6 +390,15 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
     let _ = writeln!(t, "{}", header());
     for r in latency.iter().chain(&idle) {
         let _ = writeln!(t, "{}", row(r));
+    }
+    if let Some(esm) = latency.iter().find(|r| r.model == Model::Esm) {
+        let _ = writeln!(
+            t,
+            "esm: raw eventfd one hop p50 {} µs (same events' times); ESM p50 / one-hop p50 = {}; daemon loop wake-ups per event {}",
+            fmt_opt(esm.one_hop_us.and_then(|h| h.p50)),
+            fmt_opt2(esm.esm_over_one_hop),
+            fmt_opt2(esm.daemon_wakeups_per_event)
+        );
     }
     let changes = live::esm_vs_baselines(&latency, &idle);
     let _ = writeln!(

@@ -1,6 +1,7 @@
 //! The `lull` command. It parses arguments, calls the crates and prints; it holds no logic.
 
 mod audit;
+mod bench_fanout;
 mod ctl;
 mod guis;
 mod kds;
@@ -83,6 +84,8 @@ enum BenchCommand {
     Dispatch(DispatchArgs),
     /// KDS compose + draw of four full-screen 1920x1080 layers, against memcpy of the same bytes.
     Compose(ComposeArgs),
+    /// Deliveries/s from one UDP source to N apps through the daemon, every delivery accounted.
+    Fanout(bench_fanout::FanoutArgs),
 }
 
 #[derive(Args, Debug)]
@@ -214,6 +217,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Bench(BenchCommand::Fanout(args)) => bench_fanout::run(&args),
         Command::Bench(BenchCommand::Compose(args)) => {
             let config = ComposeBenchConfig {
                 iterations: args.iterations,

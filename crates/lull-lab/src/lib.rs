@@ -15,7 +15,8 @@
 //!   (`lull guis stats`).
 //! - [`kds_demo`]: `lull kds` — the window manager's requests, snapshots ([`png`]), and figure 18
 //!   as a C program against a private display server.
-//! - [`bench`](mod@bench): the in-process ESM dispatch and KDS compose benchmarks.
+//! - [`bench`](mod@bench): the in-process ESM dispatch and KDS compose benchmarks;
+//!   [`bench_fanout`]: one UDP source to N apps through a real daemon (`lull bench fanout`).
 //! - [`audit`]: the live IPSA recorder and the seed-002 experiments.
 //! - [`validate`]: the live side of `lull validate kernel` — this machine as Linux describes it
 //!   ([`validate::probe`], with where each figure came from and two rt-app measurements), and
@@ -28,6 +29,7 @@
 pub mod apps;
 pub mod audit;
 pub mod bench;
+pub mod bench_fanout;
 pub mod boost_live;
 pub mod boost_overhead;
 pub mod channel;

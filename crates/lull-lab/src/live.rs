@@ -180,6 +180,17 @@ pub struct LiveReport {
     pub window_s: f64,
     /// Per thread: role, wake-ups, wake-ups per second, CPU time.
     pub threads: Vec<ThreadDelta>,
+    /// ESM latency runs only: the raw one-hop reference ([`stack::run_one_hop`]) on the same
+    /// trace, run right after the measured window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_hop_us: Option<LatencyUs>,
+    /// ESM latency runs only: the ESM's median latency over the one-hop reference's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub esm_over_one_hop: Option<f64>,
+    /// ESM latency runs only: the daemon loop's wake-ups over its whole life (the app's connect
+    /// and registrations, a few, included) per event delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_wakeups_per_event: Option<f64>,
 }
 
 /// Everything a run needs.
@@ -266,6 +277,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     let mut handles: Vec<thread::JoinHandle<Result<(), LiveError>>> = Vec::new();
     let mut stops: Vec<Box<dyn Fn()>> = Vec::new();
     let mut stack_threads = Vec::new();
+    let (daemon_tx, daemon_rx) = mpsc::channel::<lulld::daemon::DaemonCounters>();
 
     // The device driver, the same in every model.
     {
@@ -320,6 +332,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
                         let _ = tx.send(StackThread::current("daemon"));
                         let report = daemon.run()?;
                         report.accounting.map_err(LiveError::Thread)?;
+                        let _ = daemon_tx.send(report.counters);
                         Ok(())
                     })?,
             );
@@ -432,13 +445,30 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     let (delivered, latencies) = app.map_or((0, Vec::new()), |a| (a.delivered, a.latencies_ns));
     let window_s = window_ns as f64 / NS_PER_S as f64;
     let wakeups: u64 = threads.iter().map(|t| t.wakeups).sum();
+    let latency_us = LatencyUs::of(&latencies);
+    // The reference runs after the window, on a quiet machine, with the same events' times.
+    let one_hop_us = match (&spec.trace, spec.model) {
+        (Some(trace), Model::Esm) => Some(LatencyUs::of(
+            &stack::run_one_hop(trace, sys::monotonic_ns() + START_LEAD_NS)?.latencies_ns,
+        )),
+        _ => None,
+    };
+    let esm_over_one_hop = one_hop_us
+        .and_then(|h| h.p50)
+        .zip(latency_us.p50)
+        .and_then(|(hop, esm)| (hop > 0.0).then(|| esm / hop));
+    let daemon_wakeups_per_event = daemon_rx
+        .try_recv()
+        .ok()
+        .filter(|_| spec.trace.is_some() && delivered > 0)
+        .map(|c| c.loop_wakeups as f64 / delivered as f64);
     Ok(LiveReport {
         model: spec.model,
         workload: spec.workload_name.clone(),
         events_injected: injected,
         events_delivered: delivered,
         events_dropped: injected.saturating_sub(delivered),
-        latency_us: LatencyUs::of(&latencies),
+        latency_us,
         wakeups_per_s: if window_s > 0.0 {
             wakeups as f64 / window_s
         } else {
@@ -447,6 +477,9 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
         cpu_ms: threads.iter().map(|t| t.cpu_ms).sum(),
         window_s,
         threads,
+        one_hop_us,
+        esm_over_one_hop,
+        daemon_wakeups_per_event,
     })
 }
 

@@ -566,6 +566,102 @@ pub fn run_baseline_app<H: BaselineHandler + 'static>(
     Ok(st.app)
 }
 
+// ---------------------------------------------------------------------------------------------
+// The raw one-hop reference.
+
+/// Added to the eventfd counter by the waker to end the reference run; an event adds 1, so the
+/// low half of what the sleeper reads counts events and the high half says stop.
+const ONE_HOP_STOP: u64 = 1 << 32;
+
+/// What the one-hop reference measured.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OneHop {
+    /// One per wake-up of the sleeper.
+    pub latencies_ns: Vec<u64>,
+    /// Events the sleeper consumed (equal to the trace's length unless an error cut it short).
+    pub events: u64,
+}
+
+/// The floor any push model pays for one hop on this machine: a waker thread, paced by the
+/// trace's times from `start_ns` (absolute timerfd), stamps the time into memory shared with a
+/// sleeper thread and writes an eventfd; the sleeper, blocked in `read` on it, takes
+/// latency = woken − stamp. One hop, no protocol, no copies but the 8-byte counter. Returns one
+/// latency per wake-up (events the sleeper found merged in one read count once, at the latest
+/// stamp).
+///
+/// # Errors
+/// The kernel's error creating or using the descriptors.
+pub fn run_one_hop(trace: &Trace, start_ns: u64) -> io::Result<OneHop> {
+    use std::os::fd::FromRawFd;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // A blocking eventfd: the sleeper sleeps in `read` itself, not in epoll.
+    // SAFETY: plain syscall; the fd is owned from here on.
+    let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fresh fd from the kernel, owned by nobody else.
+    let efd = Arc::new(unsafe { OwnedFd::from_raw_fd(raw) });
+    let stamp = Arc::new(AtomicU64::new(0));
+    let sleeper = {
+        let (efd, stamp) = (Arc::clone(&efd), Arc::clone(&stamp));
+        let capacity = trace.events.len();
+        std::thread::Builder::new()
+            .name("lull-one-hop".into())
+            .spawn(move || -> io::Result<OneHop> {
+                let mut out = OneHop {
+                    latencies_ns: Vec::with_capacity(capacity),
+                    events: 0,
+                };
+                let mut b = [0u8; 8];
+                loop {
+                    let n = sys::read(efd.as_raw_fd(), &mut b)?;
+                    let woken = monotonic_ns();
+                    if n != 8 {
+                        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short read"));
+                    }
+                    let c = u64::from_ne_bytes(b);
+                    let events = c & (ONE_HOP_STOP - 1);
+                    if events > 0 {
+                        out.events += events;
+                        out.latencies_ns
+                            .push(woken.saturating_sub(stamp.load(Ordering::Acquire)));
+                    }
+                    if c >= ONE_HOP_STOP {
+                        return Ok(out);
+                    }
+                }
+            })?
+    };
+    let waker = (|| -> io::Result<()> {
+        let timer = TimerFd::new()?;
+        let ep = sys::Epoll::new()?;
+        ep.add(timer.raw(), 0)?;
+        let mut ready = Vec::new();
+        for e in &trace.events {
+            timer.set_abs(start_ns + e.at_ns, 0)?;
+            loop {
+                ready.clear();
+                ep.wait_forever(&mut ready)?;
+                if timer.take_expirations()? > 0 {
+                    break;
+                }
+            }
+            stamp.store(monotonic_ns(), Ordering::Release);
+            sys::write_all_once(efd.as_raw_fd(), &1u64.to_ne_bytes())?;
+        }
+        Ok(())
+    })();
+    // Stop the sleeper whatever happened above.
+    let stopped = sys::write_all_once(efd.as_raw_fd(), &ONE_HOP_STOP.to_ne_bytes());
+    let out = sleeper
+        .join()
+        .map_err(|_| io::Error::other("the one-hop sleeper panicked"))??;
+    waker?;
+    stopped?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,5 +681,26 @@ mod tests {
             assert_eq!(Model::from_name(m.name()), Some(m));
         }
         assert_eq!(Model::from_name("pull"), None);
+    }
+
+    #[test]
+    fn the_one_hop_reference_consumes_every_event() {
+        let trace = Trace {
+            events: (0..20)
+                .map(|i| lull_workload::TimedEvent {
+                    at_ns: i * NS_PER_MS,
+                    raw: RawEvent::Touch {
+                        phase: lull_model::TouchPhase::Move,
+                        x: 0,
+                        y: 0,
+                    },
+                })
+                .collect(),
+        };
+        let hop = run_one_hop(&trace, monotonic_ns()).unwrap();
+        // Every event is consumed; two are merged into one wake-up only if the sleeper was kept
+        // off the CPU past the next event's time.
+        assert_eq!(hop.events, 20);
+        assert!((1..=20).contains(&hop.latencies_ns.len()));
     }
 }
