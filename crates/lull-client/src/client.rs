@@ -14,14 +14,14 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
 use lull_esm::Delivery;
+use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
 use lull_os::protocol::{
     ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply, MAX_MESSAGE,
     MAX_PACKET,
 };
-use lull_os::wait_cell::WaitCell;
 use lull_os::sys;
+use lull_os::wait_cell::WaitCell;
 
 /// Errors of the client library.
 #[derive(Debug, thiserror::Error)]

@@ -727,7 +727,10 @@ mod tests {
         let mut e = esm(2);
         let a = e.add_app();
         e.register(a, EventKind::Key, Some(HandlerId(1))).unwrap();
-        let key = |c| RawEvent::Key { code: c, pressed: true };
+        let key = |c| RawEvent::Key {
+            code: c,
+            pressed: true,
+        };
         // Running (never waited): the first two queue, the next three overflow into one marker.
         for c in 0..5 {
             assert!(inject(&mut e, key(c), 10).is_empty());
@@ -750,7 +753,10 @@ mod tests {
         assert_eq!(e.state(a), Ok(AppState::EvWait));
         e.check_accounting().unwrap();
         let c = e.counters();
-        assert_eq!((c.pushed_from_queue, c.overflow_markers, c.overflow_dropped), (2, 1, 3));
+        assert_eq!(
+            (c.pushed_from_queue, c.overflow_markers, c.overflow_dropped),
+            (2, 1, 3)
+        );
     }
 
     #[test]

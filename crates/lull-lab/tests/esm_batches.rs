@@ -94,9 +94,13 @@ fn run_app(
 #[test]
 fn bursts_are_delivered_once_in_order_or_marked() {
     let (r, w) = sys::pipe(false).unwrap();
-    let daemon = TestDaemon::start("batches", EsmConfig { queue_bound: QUEUE_BOUND }, move |d| {
-        d.add_evdev(r)
-    });
+    let daemon = TestDaemon::start(
+        "batches",
+        EsmConfig {
+            queue_bound: QUEUE_BOUND,
+        },
+        move |d| d.add_evdev(r),
+    );
     let (ready_tx, ready_rx) = mpsc::channel();
     let path = daemon.path.clone();
     let progress = Arc::new(AtomicI64::new(-1));
@@ -140,7 +144,11 @@ fn bursts_are_delivered_once_in_order_or_marked() {
                 next += 1;
             }
             Err((n, first, last)) => {
-                assert_eq!((first, last - first + 1), (next, n), "the marker names the gap");
+                assert_eq!(
+                    (first, last - first + 1),
+                    (next, n),
+                    "the marker names the gap"
+                );
                 next = last + 1;
                 dropped += n;
             }
@@ -214,5 +222,8 @@ fn a_silent_wait_is_seen_by_the_next_event() {
         "one told wait per batch"
     );
     assert!(client.waits_by_cell > 0, "{client:?}");
-    assert_eq!(report.counters.waits_by_cell + report.counters.waits_by_message, 200);
+    assert_eq!(
+        report.counters.waits_by_cell + report.counters.waits_by_message,
+        200
+    );
 }

@@ -442,7 +442,11 @@ pub enum DaemonPacket {
 /// # Panics
 /// On an empty or oversized batch: the daemon never builds one.
 pub fn encode_batch(items: &[Delivery], out: &mut Vec<u8>) {
-    assert!((1..=MAX_BATCH).contains(&items.len()), "batch of {}", items.len());
+    assert!(
+        (1..=MAX_BATCH).contains(&items.len()),
+        "batch of {}",
+        items.len()
+    );
     out.clear();
     out.push(T_BATCH);
     out.push(items.len() as u8);
@@ -759,19 +763,44 @@ mod tests {
     #[test]
     fn malformed_batches_are_named() {
         let mut q = std::collections::VecDeque::new();
-        assert_eq!(DaemonPacket::decode(&[T_BATCH], &mut q), Err(ProtocolError::BatchLength));
-        assert_eq!(DaemonPacket::decode(&[T_BATCH, 0], &mut q), Err(ProtocolError::BadBatchCount(0)));
+        assert_eq!(
+            DaemonPacket::decode(&[T_BATCH], &mut q),
+            Err(ProtocolError::BatchLength)
+        );
+        assert_eq!(
+            DaemonPacket::decode(&[T_BATCH, 0], &mut q),
+            Err(ProtocolError::BadBatchCount(0))
+        );
         assert_eq!(
             DaemonPacket::decode(&[T_BATCH, (MAX_BATCH + 1) as u8], &mut q),
             Err(ProtocolError::BadBatchCount((MAX_BATCH + 1) as u8))
         );
-        assert_eq!(DaemonPacket::decode(&[T_BATCH, 1, T_WELCOME], &mut q), Err(ProtocolError::NotADelivery(T_WELCOME)));
-        assert_eq!(DaemonPacket::decode(&[T_BATCH, 1, T_OVERFLOW, 0], &mut q), Err(ProtocolError::BatchLength));
+        assert_eq!(
+            DaemonPacket::decode(&[T_BATCH, 1, T_WELCOME], &mut q),
+            Err(ProtocolError::NotADelivery(T_WELCOME))
+        );
+        assert_eq!(
+            DaemonPacket::decode(&[T_BATCH, 1, T_OVERFLOW, 0], &mut q),
+            Err(ProtocolError::BatchLength)
+        );
         let mut one = Vec::new();
-        encode_batch(&[Delivery::Overflow { dropped: 3, first: EventSeq(1), last: EventSeq(3) }], &mut one);
+        encode_batch(
+            &[Delivery::Overflow {
+                dropped: 3,
+                first: EventSeq(1),
+                last: EventSeq(3),
+            }],
+            &mut one,
+        );
         one.push(0);
-        assert_eq!(DaemonPacket::decode(&one, &mut q), Err(ProtocolError::BatchLength));
-        assert_eq!(DaemonPacket::decode(&vec![T_BATCH; MAX_PACKET + 1], &mut q), Err(ProtocolError::TooLong));
+        assert_eq!(
+            DaemonPacket::decode(&one, &mut q),
+            Err(ProtocolError::BatchLength)
+        );
+        assert_eq!(
+            DaemonPacket::decode(&vec![T_BATCH; MAX_PACKET + 1], &mut q),
+            Err(ProtocolError::TooLong)
+        );
         assert!(q.is_empty());
     }
 }

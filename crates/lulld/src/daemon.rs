@@ -26,7 +26,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use lull_esm::{AppState, Delivery, Esm, EsmConfig, EsmError, Push};
-use lull_os::wait_cell::WaitCell;
 use lull_model::{AppId, RawEvent};
 use lull_os::evdev::EvdevSource;
 use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source, Token};
@@ -34,6 +33,7 @@ use lull_os::protocol::{
     encode_batch, ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_BATCH, MAX_MESSAGE, MAX_PACKET,
 };
 use lull_os::sys::{self, EventFd, TimerFd};
+use lull_os::wait_cell::WaitCell;
 use lull_workload::Trace;
 
 use crate::kds::{KdsConfig, KdsHost, KdsReport};
