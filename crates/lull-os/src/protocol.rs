@@ -42,9 +42,9 @@ const T_BATCH: u8 = 0x86;
 
 /// Most deliveries one `Batch` carries: as evdev's `read()` hands over what fits the caller's
 /// buffer, a batch hands over at most this many of the queued items; the rest follow at the next
-/// wait. 32 covers the bursts measured here (tens of events per millisecond to one app) in one
-/// packet while keeping a packet around a kilobyte.
-pub const MAX_BATCH: usize = 32;
+/// wait. 64 is the ESM's default queue bound (`lull_esm::DEFAULT_QUEUE_BOUND`), so one wait
+/// catches up a full queue, and keeps a packet near two kilobytes.
+pub const MAX_BATCH: usize = 64;
 /// Bytes of one `Event` message, tag included.
 const EVENT_BYTES: usize = 36;
 /// Bytes of one `Overflow` message, tag included.
