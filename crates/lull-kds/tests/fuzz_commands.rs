@@ -1066,11 +1066,11 @@ impl Harness {
         if let Expect::Refused(code) = expect {
             count(&OUTCOMES[code as usize]);
             match &outcome.reply {
-                Reply::Error {
+                Some(Reply::Error {
                     request_type,
                     code: got,
                     message,
-                } => {
+                }) => {
                     check!(
                         *request_type == ty && *got == code as u32 && !message.is_empty(),
                         "{req:?} on {channel:?}: expected ERROR {code:?}, got {:?}",
@@ -1110,7 +1110,12 @@ impl Harness {
         }
         count(&OUTCOMES[0]);
         count(&SUCCEEDED[ty as usize]);
-        let reply_ok = match (&expect, &outcome.reply) {
+        let Some(reply) = &outcome.reply else {
+            return Err(TestCaseError::fail(format!(
+                "{req:?} on {channel:?}: no reply"
+            )));
+        };
+        let reply_ok = match (&expect, reply) {
             (Expect::Ok, Reply::Ok { request_type }) => *request_type == ty,
             (
                 Expect::Composed { surface_id, flat },
@@ -1679,7 +1684,14 @@ fn reply() -> impl Strategy<Value = Reply> {
             threads,
         });
     prop_oneof![
-        (app_id(), rect()).prop_map(|(app, window)| Reply::Attached { app, window }),
+        (app_id(), rect(), any::<u32>()).prop_map(|(app, window, refresh_period_ns)| {
+            Reply::Attached {
+                app,
+                window,
+                refresh_period_ns,
+            }
+        }),
+        any::<u64>().prop_map(|frame_ns| Reply::FrameDone { frame_ns }),
         any::<u32>().prop_map(|request_type| Reply::Ok { request_type }),
         (any::<u32>(), any::<u32>(), "\\PC{0,40}").prop_map(|(request_type, code, message)| {
             Reply::Error {
