@@ -532,6 +532,92 @@ pub unsafe extern "C" fn kds_draw(k: *const KdsHandle, surface_id: u32, x: i32, 
     })
 }
 
+/// `kds_draw_item` of `lull.h`: one draw of [`kds_draw_batch`].
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct KdsDrawItem {
+    pub surface_id: u32,
+    pub x: i32,
+    pub y: i32,
+}
+
+/// `DRAW_BATCH`: the `n` draws in order as one message and one reply, refused whole
+/// (nothing drawn) if any one would be. Gated as drawing; `n` 0 does nothing.
+///
+/// # Safety
+/// `k` is NULL or a live handle; `items` is NULL or points to `n` draws.
+#[no_mangle]
+pub unsafe extern "C" fn kds_draw_batch(
+    k: *const KdsHandle,
+    items: *const KdsDrawItem,
+    n: u32,
+) -> c_int {
+    guard("kds_draw_batch", || {
+        // SAFETY: the caller's promise about `k`.
+        let h = match unsafe { handle(k, "kds_draw_batch") } {
+            Ok(h) => h,
+            Err(code) => return code,
+        };
+        if n as usize > lull_kds::wire::MAX_DRAW_BATCH {
+            return fail(
+                KDS_ERR_BAD_ARG,
+                0,
+                &format!(
+                    "kds_draw_batch: {n} draws is more than KDS_MAX_DRAW_BATCH ({})",
+                    lull_kds::wire::MAX_DRAW_BATCH
+                ),
+            );
+        }
+        let given: &[KdsDrawItem] = if n == 0 {
+            &[]
+        } else if items.is_null() {
+            return fail(
+                KDS_ERR_NULL,
+                0,
+                &format!("kds_draw_batch: items is NULL but n is {n}"),
+            );
+        } else {
+            // SAFETY: non-NULL; the caller promises `n` readable draws.
+            unsafe { std::slice::from_raw_parts(items, n as usize) }
+        };
+        let batch: Vec<lull_kds::wire::DrawItem> = given
+            .iter()
+            .map(|d| lull_kds::wire::DrawItem {
+                surface_id: d.surface_id,
+                x: d.x,
+                y: d.y,
+            })
+            .collect();
+        match h.with_app("kds_draw_batch", |a| a.ctx(ThreadCategory::Drawing)) {
+            Ok(ctx) => result(ctx.draw_batch(&batch)),
+            Err(code) => code,
+        }
+    })
+}
+
+/// Frame pacing: blocks until the app may draw its next frame — at once if it drew none in
+/// the screen's current refresh period, else until the server's `FRAME_DONE` at the next
+/// boundary (held while the window cannot be seen) — and counts the frame. Call it before
+/// drawing each frame; draw only when something changed.
+///
+/// # Safety
+/// `k` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn kds_next_frame(k: *const KdsHandle) -> c_int {
+    guard("kds_next_frame", || {
+        // SAFETY: the caller's promise about `k`.
+        let h = match unsafe { handle(k, "kds_next_frame") } {
+            Ok(h) => h,
+            Err(code) => return code,
+        };
+        // As in kds_draw: waited for without the handle's lock.
+        match h.with_app("kds_next_frame", |a| a.ctx(ThreadCategory::Drawing)) {
+            Ok(ctx) => result(ctx.next_frame()),
+            Err(code) => code,
+        }
+    })
+}
+
 /// `esm_register` through the display server (figure 19): `handler(event, user)` runs on the
 /// app's event thread for every event of `kind` (an `ESM_KIND_*`); NULL unregisters. The server
 /// sets input handlers aside while the app is in the background.

@@ -14,6 +14,12 @@
 //! thread that asked and applies each window-state push at once, so a parked thread wakes when
 //! it may run even though no thread of the app is reading at that moment. It blocks in `recv`.
 //!
+//! **Frame pacing** ([`ThreadCtx::next_frame`], `lull_kds::pacing`): a thread about to draw a
+//! frame asks the runtime first. The first frame in a refresh period of the screen goes at once;
+//! a later one sends `FRAME` (once) and sleeps until the channel thread hands over
+//! `FRAME_DONE` at the next refresh boundary. So an app draws at most once per refresh, and a
+//! change after a quiet spell is drawn without waiting.
+//!
 //! Each waiter has a condition variable of its own — the thread waiting for a reply, each of
 //! the four categories, and [`KdsApp::wait_until`] — so a reply or a handled event wakes only
 //! the thread it concerns: an idle foreground or background thread sleeps through the app's
@@ -23,7 +29,8 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use lull_kds::wire::{Reply, Request};
+use lull_kds::pacing::FramePacer;
+use lull_kds::wire::{DrawItem, Reply, Request};
 use lull_kds::{Rect, Surface};
 use lull_model::{AppEvent, AppId, EventKind, HandlerId, ThreadCategory, WindowState};
 use lull_os::sys;
@@ -48,6 +55,18 @@ pub struct RuntimeCounters {
     pub parks: u64,
     pub composes: u64,
     pub draws: u64,
+    /// `DRAW_BATCH` requests (their draws count in `draws`).
+    #[serde(default)]
+    pub draw_batches: u64,
+    /// Frames let through by [`ThreadCtx::next_frame`]; of them, those that waited for
+    /// `FRAME_DONE` (the rest were the first of their refresh period).
+    #[serde(default)]
+    pub frames: u64,
+    #[serde(default)]
+    pub frames_waited: u64,
+    /// `FRAME` requests sent.
+    #[serde(default)]
+    pub frame_requests: u64,
 }
 
 /// Index of a category in per-category arrays.
@@ -76,6 +95,10 @@ struct State {
     /// Threads blocked in [`KdsApp::wait_until`]; the progress variable is signalled only when
     /// there are some, so counting costs no system call.
     progress_waiters: u32,
+    /// One frame per refresh period of the screen.
+    pacer: FramePacer,
+    /// A `FRAME` was sent and its `FRAME_DONE` has not come.
+    frame_requested: bool,
 }
 
 struct Shared {
@@ -88,6 +111,8 @@ struct Shared {
     category_changed: [Condvar; 4],
     /// The counters moved ([`KdsApp::wait_until`]).
     progress: Condvar,
+    /// `FRAME_DONE` arrived ([`ThreadCtx::next_frame`]).
+    frame_ready: Condvar,
     /// Serialises request/reply pairs on the channel.
     writer: Mutex<ChannelWriter>,
 }
@@ -121,6 +146,7 @@ impl Shared {
     /// Wakes every waiter: a change all of them must see (window state, stop, server gone).
     fn wake_all(&self) {
         self.reply_ready.notify_all();
+        self.frame_ready.notify_all();
         for cv in &self.category_changed {
             cv.notify_all();
         }
@@ -273,6 +299,79 @@ impl ThreadCtx {
         }
     }
 
+    /// Frame pacing: blocks until this thread may draw its next frame, then counts it as drawn
+    /// in the current refresh period. At once when no frame was drawn in this period yet;
+    /// otherwise `FRAME` is sent (once, however many threads wait) and the call returns when
+    /// `FRAME_DONE` comes at the next boundary — which the server holds while the window cannot
+    /// be seen. Passes the gate first.
+    ///
+    /// # Errors
+    /// [`KdsClientError::Stopping`] when the app is stopping or the function was replaced;
+    /// `ServerGone`, or a socket error sending `FRAME`.
+    pub fn next_frame(&self) -> Result<(), KdsClientError> {
+        self.gated()?;
+        let s = &self.shared;
+        let mut g = s.lock();
+        let mut waited = false;
+        loop {
+            if g.stopping || g.generation[slot(self.category)] != self.generation {
+                return Err(KdsClientError::Stopping);
+            }
+            if g.server_gone {
+                return Err(KdsClientError::ServerGone);
+            }
+            let now = sys::monotonic_ns();
+            if g.pacer.may_draw(now) {
+                g.pacer.drew(now);
+                g.counters.frames += 1;
+                g.counters.frames_waited += u64::from(waited);
+                s.counted(&g);
+                return Ok(());
+            }
+            if !g.frame_requested {
+                g.frame_requested = true;
+                g.counters.frame_requests += 1;
+                drop(g);
+                // Sent outside the state lock (the channel thread needs it to hand over the
+                // answer); the writer lock orders it with other requests.
+                let sent = s
+                    .writer
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .send(&Request::Frame);
+                g = s.lock();
+                if let Err(e) = sent {
+                    g.frame_requested = false;
+                    return Err(e);
+                }
+                continue;
+            }
+            waited = true;
+            g = Shared::wait_on(&s.frame_ready, g);
+        }
+    }
+
+    /// `DRAW_BATCH` after passing the gate: the draws in order, as one message and one reply
+    /// per [`lull_kds::wire::MAX_DRAW_BATCH`] of them, each message refused whole if any of its
+    /// draws would be. An empty batch sends nothing.
+    ///
+    /// # Errors
+    /// As [`ThreadCtx::compose`].
+    pub fn draw_batch(&self, items: &[DrawItem]) -> Result<(), KdsClientError> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.gated()?;
+        for chunk in items.chunks(lull_kds::wire::MAX_DRAW_BATCH) {
+            self.shared.expect_ok(&Request::DrawBatch(chunk.to_vec()))?;
+            let mut g = self.shared.lock();
+            g.counters.draws += chunk.len() as u64;
+            g.counters.draw_batches += 1;
+            self.shared.counted(&g);
+        }
+        Ok(())
+    }
+
     /// `DRAW` after passing the gate.
     ///
     /// # Errors
@@ -343,10 +442,13 @@ impl KdsApp {
                 handlers: Vec::new(),
                 counters: RuntimeCounters::default(),
                 progress_waiters: 0,
+                pacer: FramePacer::new(a.refresh_period_ns),
+                frame_requested: false,
             }),
             reply_ready: Condvar::new(),
             category_changed: std::array::from_fn(|_| Condvar::new()),
             progress: Condvar::new(),
+            frame_ready: Condvar::new(),
             writer: Mutex::new(writer),
         });
         // The app exists before its threads do, so that a thread that cannot be started drops
@@ -569,6 +671,13 @@ fn channel_thread(s: &Shared, mut reader: ChannelReader) {
                 drop(g);
                 // Any gate may open (or close, which a running thread sees at its next gate).
                 s.wake_all();
+            }
+            Ok(Reply::FrameDone { .. }) => {
+                // The boundary has passed (the server's timer fired at it): the pacer lets the
+                // waiting thread through on its own clock reading.
+                g.frame_requested = false;
+                drop(g);
+                s.frame_ready.notify_all();
             }
             Ok(reply) => {
                 g.reply = Some(Ok(reply));

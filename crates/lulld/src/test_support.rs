@@ -74,6 +74,7 @@ impl TestDaemon {
                 screen_width: width,
                 screen_height: height,
                 framebuffer: None,
+                ..KdsConfig::default()
             })
             .map_err(io::Error::other)
         })
@@ -98,6 +99,7 @@ impl TestDaemon {
                 screen_width: width,
                 screen_height: height,
                 framebuffer: None,
+                ..KdsConfig::default()
             })
             .map_err(io::Error::other)?;
             d.add_evdev(evdev)?;

@@ -222,12 +222,19 @@ fn draw_loop(ctx: &ThreadCtx, app: &Painting) {
         let mut patches = Vec::new();
         {
             let g = app.shared.lock();
-            let mut g = app
+            let g = app
                 .shared
                 .wait_until(g, |s| s.stopping || !s.pending.is_empty());
             if g.stopping {
                 return;
             }
+        }
+        // At most one frame per refresh; strokes arriving meanwhile join it.
+        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+            return;
+        }
+        {
+            let mut g = app.shared.lock();
             std::mem::swap(&mut g.pending, &mut batch);
             // The pixels of each patch, copied out under the lock.
             for p in batch.drain(..) {
