@@ -51,6 +51,7 @@ mod reproduce;
 
 use probe::{app_probes, mark, totals, usage, Probe};
 pub use report::*;
+pub use reproduce::*;
 
 /// The daemon thread's name, as probed and reported (`daemon_wakeups_per_event`).
 const DAEMON_THREAD_NAME: &str = "lull-daemon";
@@ -63,7 +64,6 @@ fn per_event(count: u64, events: u64) -> f64 {
         count as f64 / events as f64
     }
 }
-pub use reproduce::*;
 
 /// How long the app may take from start to its ready line (a debug build composing the 1080p
 /// tracking guide on a loaded machine takes about a second).
