@@ -66,6 +66,9 @@ pub const KDS_THREAD_BACKGROUND: c_int = 3;
 /// Most layers one `kds_compose` may carry: the compositor's bound.
 pub const KDS_MAX_LAYERS: u32 = MAX_LAYERS as u32;
 const _: () = assert!(MAX_LAYERS as u64 == KDS_MAX_LAYERS as u64);
+/// Most draws one `kds_draw_batch` carries (`KDS_MAX_DRAW_BATCH` in `lull.h`).
+pub const KDS_MAX_DRAW_BATCH: u32 = lull_kds::wire::MAX_DRAW_BATCH as u32;
+const _: () = assert!(lull_kds::wire::MAX_DRAW_BATCH as u64 == KDS_MAX_DRAW_BATCH as u64);
 
 /// What `kds_app_id` returns for a NULL handle (no app id has every bit set: an index that
 /// large would need 2^32 apps).
@@ -558,14 +561,11 @@ pub unsafe extern "C" fn kds_draw_batch(
             Ok(h) => h,
             Err(code) => return code,
         };
-        if n as usize > lull_kds::wire::MAX_DRAW_BATCH {
+        if n > KDS_MAX_DRAW_BATCH {
             return fail(
                 KDS_ERR_BAD_ARG,
                 0,
-                &format!(
-                    "kds_draw_batch: {n} draws is more than KDS_MAX_DRAW_BATCH ({})",
-                    lull_kds::wire::MAX_DRAW_BATCH
-                ),
+                &format!("kds_draw_batch: {n} draws is more than KDS_MAX_DRAW_BATCH ({KDS_MAX_DRAW_BATCH})"),
             );
         }
         let given: &[KdsDrawItem] = if n == 0 {
