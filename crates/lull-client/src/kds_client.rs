@@ -81,8 +81,18 @@ impl Stream {
     }
 
     fn send(&mut self, req: &Request) -> Result<(), KdsClientError> {
+        self.send_all(std::iter::once(req))
+    }
+
+    /// Sends `reqs` in one write, so the server reads them in one turn.
+    fn send_all<'a>(
+        &mut self,
+        reqs: impl IntoIterator<Item = &'a Request>,
+    ) -> Result<(), KdsClientError> {
         self.out.clear();
-        wire::encode_request(req, &mut self.out);
+        for req in reqs {
+            wire::encode_request(req, &mut self.out);
+        }
         let mut sent = 0;
         while sent < self.out.len() {
             match sys::write_all_once(self.fd.as_raw_fd(), &self.out[sent..]) {
@@ -315,6 +325,14 @@ impl ChannelWriter {
     /// [`KdsClientError::ServerGone`] or a socket error.
     pub fn send(&mut self, req: &Request) -> Result<(), KdsClientError> {
         self.stream.send(req)
+    }
+
+    /// Sends `first` then `then` in one write (one wake-up of the server for both).
+    ///
+    /// # Errors
+    /// As [`ChannelWriter::send`].
+    pub fn send_pair(&mut self, first: &Request, then: &Request) -> Result<(), KdsClientError> {
+        self.stream.send_all([first, then])
     }
 
     /// Shuts the channel down both ways, which ends the reader's blocking read and tells the

@@ -18,7 +18,10 @@
 //! frame asks the runtime first. The first frame in a refresh period of the screen goes at once;
 //! a later one sends `FRAME` (once) and sleeps until the channel thread hands over
 //! `FRAME_DONE` at the next refresh boundary. So an app draws at most once per refresh, and a
-//! change after a quiet spell is drawn without waiting.
+//! change after a quiet spell is drawn without waiting. While input is dense — the frame being
+//! drawn had to wait — the next frame's `FRAME` is sent ahead, in the same write as this frame's
+//! last `DRAW`, so the server wakes once for both (as a Wayland client asks for its frame
+//! callback with each commit); when input stops, that costs one unused `FRAME_DONE`.
 //!
 //! Each waiter has a condition variable of its own — the thread waiting for a reply, each of
 //! the four categories, and [`KdsApp::wait_until`] — so a reply or a handled event wakes only
@@ -67,6 +70,9 @@ pub struct RuntimeCounters {
     /// `FRAME` requests sent.
     #[serde(default)]
     pub frame_requests: u64,
+    /// Of them, sent ahead with a frame's last draw (input dense).
+    #[serde(default)]
+    pub frame_requests_ahead: u64,
 }
 
 /// Index of a category in per-category arrays.
@@ -99,6 +105,9 @@ struct State {
     pacer: FramePacer,
     /// A `FRAME` was sent and its `FRAME_DONE` has not come.
     frame_requested: bool,
+    /// The frame being drawn had to wait for `FRAME_DONE`: its last draw carries the next
+    /// frame's `FRAME` ([`Shared::request_then_frame`]).
+    frame_ahead: bool,
 }
 
 struct Shared {
@@ -163,6 +172,11 @@ impl Shared {
             return Err(KdsClientError::ServerGone);
         }
         w.send(req)?;
+        self.await_reply()
+    }
+
+    /// Waits for the reply to the request just sent (the writer lock held by the caller).
+    fn await_reply(&self) -> Result<Reply, KdsClientError> {
         let mut g = self.lock();
         loop {
             if let Some(r) = g.reply.take() {
@@ -173,6 +187,38 @@ impl Shared {
             }
             g = Self::wait_on(&self.reply_ready, g);
         }
+    }
+
+    /// Sends `req` and waits for its reply, as [`Shared::request`]; when the frame being drawn
+    /// had to wait (input is dense), `FRAME` for the next frame goes in the same write, so the
+    /// server wakes once for both.
+    fn request_then_frame(&self, req: &Request) -> Result<Reply, KdsClientError> {
+        let ahead = {
+            let mut g = self.lock();
+            let ahead = std::mem::take(&mut g.frame_ahead) && !g.frame_requested;
+            if ahead {
+                g.frame_requested = true;
+                g.counters.frame_requests += 1;
+                g.counters.frame_requests_ahead += 1;
+            }
+            ahead
+        };
+        if !ahead {
+            return self.request(req);
+        }
+        let mut w = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.lock().server_gone {
+            return Err(KdsClientError::ServerGone);
+        }
+        // The request first: its reply is the one awaited; FRAME has none.
+        if let Err(e) = w.send_pair(req, &Request::Frame) {
+            self.lock().frame_requested = false;
+            return Err(e);
+        }
+        self.await_reply()
     }
 
     fn expect_ok(&self, req: &Request) -> Result<(), KdsClientError> {
@@ -325,6 +371,7 @@ impl ThreadCtx {
                 g.pacer.drew(now);
                 g.counters.frames += 1;
                 g.counters.frames_waited += u64::from(waited);
+                g.frame_ahead = waited;
                 s.counted(&g);
                 return Ok(());
             }
@@ -363,7 +410,18 @@ impl ThreadCtx {
         }
         self.gated()?;
         for chunk in items.chunks(lull_kds::wire::MAX_DRAW_BATCH) {
-            self.shared.expect_ok(&Request::DrawBatch(chunk.to_vec()))?;
+            match self
+                .shared
+                .request_then_frame(&Request::DrawBatch(chunk.to_vec()))?
+            {
+                Reply::Ok { .. } => {}
+                _ => {
+                    return Err(KdsClientError::Unexpected {
+                        got: "another reply",
+                        want: "OK",
+                    })
+                }
+            }
             let mut g = self.shared.lock();
             g.counters.draws += chunk.len() as u64;
             g.counters.draw_batches += 1;
@@ -378,7 +436,18 @@ impl ThreadCtx {
     /// As [`ThreadCtx::compose`].
     pub fn draw(&self, surface_id: u32, x: i32, y: i32) -> Result<(), KdsClientError> {
         self.gated()?;
-        self.shared.expect_ok(&Request::Draw { surface_id, x, y })?;
+        match self
+            .shared
+            .request_then_frame(&Request::Draw { surface_id, x, y })?
+        {
+            Reply::Ok { .. } => {}
+            _ => {
+                return Err(KdsClientError::Unexpected {
+                    got: "another reply",
+                    want: "OK",
+                })
+            }
+        }
         let mut g = self.shared.lock();
         g.counters.draws += 1;
         self.shared.counted(&g);
@@ -444,6 +513,7 @@ impl KdsApp {
                 progress_waiters: 0,
                 pacer: FramePacer::new(a.refresh_period_ns),
                 frame_requested: false,
+                frame_ahead: false,
             }),
             reply_ready: Condvar::new(),
             category_changed: std::array::from_fn(|_| Condvar::new()),

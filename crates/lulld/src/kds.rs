@@ -474,6 +474,8 @@ impl DaemonState {
         });
         if processed == Processed::Close {
             self.disconnect(app, Some(ctl), Closer::KdsSource);
+            // Its FRAME, if any, went with it: no expiry for nobody.
+            self.kds_frame_timer_update(ctl);
             return PostAction::Remove;
         }
         let Some(host) = self.kds.as_mut() else {

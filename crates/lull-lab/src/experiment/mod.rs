@@ -1010,6 +1010,7 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
             frames: report.runtime.frames,
             frames_waited: report.runtime.frames_waited,
             frame_requests: report.runtime.frame_requests,
+            frame_requests_ahead: report.runtime.frame_requests_ahead,
             draw_batches: report.runtime.draw_batches,
         },
         wakeups_per_s: if window_s > 0.0 {
