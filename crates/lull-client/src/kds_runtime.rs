@@ -19,8 +19,8 @@
 //! a later one sends `FRAME` (once) and sleeps until the channel thread hands over
 //! `FRAME_DONE` at the next refresh boundary. So an app draws at most once per refresh, and a
 //! change after a quiet spell is drawn without waiting. While input is dense — the frame being
-//! drawn had to wait — the next frame's `FRAME` is sent ahead, in the same write as this frame's
-//! last `DRAW`, so the server wakes once for both (as a Wayland client asks for its frame
+//! drawn had to wait, or comes in the refresh right after the last — the next frame's `FRAME` is sent ahead, in the same write as this frame's
+//! first `DRAW` or `DRAW_BATCH`, so the server wakes once for both (as a Wayland client asks for its frame
 //! callback with each commit); when input stops, that costs one unused `FRAME_DONE`.
 //!
 //! Each waiter has a condition variable of its own — the thread waiting for a reply, each of
@@ -70,7 +70,7 @@ pub struct RuntimeCounters {
     /// `FRAME` requests sent.
     #[serde(default)]
     pub frame_requests: u64,
-    /// Of them, sent ahead with a frame's last draw (input dense).
+    /// Of them, sent ahead with a waited frame's first draw (input dense).
     #[serde(default)]
     pub frame_requests_ahead: u64,
 }
@@ -105,8 +105,8 @@ struct State {
     pacer: FramePacer,
     /// A `FRAME` was sent and its `FRAME_DONE` has not come.
     frame_requested: bool,
-    /// The frame being drawn had to wait for `FRAME_DONE`: its last draw carries the next
-    /// frame's `FRAME` ([`Shared::request_then_frame`]).
+    /// Input is dense (the frame being drawn had to wait, or follows the last in the next
+    /// refresh): its first draw carries the next frame's `FRAME` ([`Shared::request_then_frame`]).
     frame_ahead: bool,
 }
 
@@ -219,6 +219,17 @@ impl Shared {
             return Err(e);
         }
         self.await_reply()
+    }
+
+    /// [`Shared::expect_ok`] through [`Shared::request_then_frame`] (a frame's draws).
+    fn expect_ok_then_frame(&self, req: &Request) -> Result<(), KdsClientError> {
+        match self.request_then_frame(req)? {
+            Reply::Ok { .. } => Ok(()),
+            _ => Err(KdsClientError::Unexpected {
+                got: "another reply",
+                want: "OK",
+            }),
+        }
     }
 
     fn expect_ok(&self, req: &Request) -> Result<(), KdsClientError> {
@@ -368,10 +379,13 @@ impl ThreadCtx {
             }
             let now = sys::monotonic_ns();
             if g.pacer.may_draw(now) {
+                // Input is dense when this frame had to wait, or comes in the refresh right
+                // after the last one (its wait was served by a FRAME sent ahead): then the
+                // next frame's FRAME goes ahead with this frame's draw.
+                g.frame_ahead = waited || g.pacer.follows_last(now);
                 g.pacer.drew(now);
                 g.counters.frames += 1;
                 g.counters.frames_waited += u64::from(waited);
-                g.frame_ahead = waited;
                 s.counted(&g);
                 return Ok(());
             }
@@ -398,6 +412,30 @@ impl ThreadCtx {
         }
     }
 
+    /// While a `FRAME` sent ahead is unanswered, blocks until its `FRAME_DONE`; returns at once
+    /// otherwise. A drawing loop calls it before waiting for its next change: under dense input
+    /// the change is then already there when the frame may be drawn, and the handler's wake-up
+    /// finds nobody waiting — one wake-up of the drawing thread per frame fewer.
+    ///
+    /// # Errors
+    /// As [`ThreadCtx::next_frame`].
+    pub fn await_frame_done(&self) -> Result<(), KdsClientError> {
+        let s = &self.shared;
+        let mut g = s.lock();
+        loop {
+            if g.stopping || g.generation[slot(self.category)] != self.generation {
+                return Err(KdsClientError::Stopping);
+            }
+            if g.server_gone {
+                return Err(KdsClientError::ServerGone);
+            }
+            if !g.frame_requested {
+                return Ok(());
+            }
+            g = Shared::wait_on(&s.frame_ready, g);
+        }
+    }
+
     /// `DRAW_BATCH` after passing the gate: the draws in order, as one message and one reply
     /// per [`lull_kds::wire::MAX_DRAW_BATCH`] of them, each message refused whole if any of its
     /// draws would be. An empty batch sends nothing.
@@ -410,18 +448,8 @@ impl ThreadCtx {
         }
         self.gated()?;
         for chunk in items.chunks(lull_kds::wire::MAX_DRAW_BATCH) {
-            match self
-                .shared
-                .request_then_frame(&Request::DrawBatch(chunk.to_vec()))?
-            {
-                Reply::Ok { .. } => {}
-                _ => {
-                    return Err(KdsClientError::Unexpected {
-                        got: "another reply",
-                        want: "OK",
-                    })
-                }
-            }
+            self.shared
+                .expect_ok_then_frame(&Request::DrawBatch(chunk.to_vec()))?;
             let mut g = self.shared.lock();
             g.counters.draws += chunk.len() as u64;
             g.counters.draw_batches += 1;
@@ -436,18 +464,8 @@ impl ThreadCtx {
     /// As [`ThreadCtx::compose`].
     pub fn draw(&self, surface_id: u32, x: i32, y: i32) -> Result<(), KdsClientError> {
         self.gated()?;
-        match self
-            .shared
-            .request_then_frame(&Request::Draw { surface_id, x, y })?
-        {
-            Reply::Ok { .. } => {}
-            _ => {
-                return Err(KdsClientError::Unexpected {
-                    got: "another reply",
-                    want: "OK",
-                })
-            }
-        }
+        self.shared
+            .expect_ok_then_frame(&Request::Draw { surface_id, x, y })?;
         let mut g = self.shared.lock();
         g.counters.draws += 1;
         self.shared.counted(&g);

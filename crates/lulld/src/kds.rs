@@ -167,7 +167,7 @@ impl std::fmt::Debug for KdsHost {
 
 impl KdsHost {
     pub(crate) fn new(config: &KdsConfig) -> Result<KdsHost, String> {
-        let kds = Kds::new(config.screen_width, config.screen_height).map_err(|e| {
+        let mut kds = Kds::new(config.screen_width, config.screen_height).map_err(|e| {
             format!(
                 "screen {}x{}: {e}",
                 config.screen_width, config.screen_height
@@ -180,7 +180,6 @@ impl KdsHost {
                 Some(fb)
             }
         };
-        let mut kds = kds;
         kds.set_refresh_period_ns(config.refresh_period_ns);
         let frame_timer =
             sys::TimerFd::new().map_err(|e| format!("the frame timer (timerfd): {e}"))?;

@@ -256,6 +256,10 @@ fn draw_loop(ctx: &ThreadCtx, app: &Messaging) {
         if !ctx.gate() {
             return;
         }
+        // A frame asked for ahead (input dense): wait for its slot before waiting for a change.
+        if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
+            return;
+        }
         {
             let g = app.shared.lock();
             let g = app

@@ -147,6 +147,10 @@ fn draw_loop(ctx: &ThreadCtx, app: &Tracking) {
         if !ctx.gate() {
             return;
         }
+        // A frame asked for ahead (input dense): wait for its slot before waiting for a change.
+        if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
+            return;
+        }
         {
             let g = app.shared.lock();
             let g = app

@@ -160,7 +160,7 @@ pub struct Pacing {
     pub frames: u64,
     pub frames_waited: u64,
     pub frame_requests: u64,
-    /// `FRAME`s sent ahead with a waited frame's last draw (input dense).
+    /// `FRAME`s sent ahead with a waited frame's first draw (input dense).
     pub frame_requests_ahead: u64,
     pub draw_batches: u64,
 }
