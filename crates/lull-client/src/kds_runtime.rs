@@ -19,7 +19,7 @@
 //! a later one sends `FRAME` (once) and sleeps until the channel thread hands over
 //! `FRAME_DONE` at the next refresh boundary. So an app draws at most once per refresh, and a
 //! change after a quiet spell is drawn without waiting. While input is dense — the frame being
-//! drawn had to wait, or comes in the refresh right after the last — the next frame's `FRAME` is sent ahead, in the same write as this frame's
+//! drawn had to wait — the next frame's `FRAME` is sent ahead, in the same write as this frame's
 //! first `DRAW` or `DRAW_BATCH`, so the server wakes once for both (as a Wayland client asks for its frame
 //! callback with each commit); when input stops, that costs one unused `FRAME_DONE`.
 //!
@@ -105,8 +105,8 @@ struct State {
     pacer: FramePacer,
     /// A `FRAME` was sent and its `FRAME_DONE` has not come.
     frame_requested: bool,
-    /// Input is dense (the frame being drawn had to wait, or follows the last in the next
-    /// refresh): its first draw carries the next frame's `FRAME` ([`Shared::request_then_frame`]).
+    /// Input is dense (the frame being drawn had to wait): its first draw carries the next
+    /// frame's `FRAME` ([`Shared::request_then_frame`]).
     frame_ahead: bool,
 }
 
@@ -379,10 +379,12 @@ impl ThreadCtx {
             }
             let now = sys::monotonic_ns();
             if g.pacer.may_draw(now) {
-                // Input is dense when this frame had to wait, or comes in the refresh right
-                // after the last one (its wait was served by a FRAME sent ahead): then the
-                // next frame's FRAME goes ahead with this frame's draw.
-                g.frame_ahead = waited || g.pacer.follows_last(now);
+                // Input is dense when this frame had to wait: then the next frame's FRAME goes
+                // ahead with this frame's draw. (Sending it for every frame in consecutive
+                // refreshes too cost more than it saved when input was sparse: at tracking-60s
+                // all 525 such requests went unused, each waking the daemon, the channel
+                // thread and the drawing thread once.)
+                g.frame_ahead = waited;
                 g.pacer.drew(now);
                 g.counters.frames += 1;
                 g.counters.frames_waited += u64::from(waited);

@@ -66,14 +66,6 @@ impl FramePacer {
             .is_none_or(|last| period_index(now_ns, self.period_ns) > last)
     }
 
-    /// Whether the last frame was drawn in the period just before the one `now_ns` falls in:
-    /// frames in consecutive refreshes, the sign of input at least as dense as the display.
-    #[must_use]
-    pub fn follows_last(&self, now_ns: u64) -> bool {
-        self.last_index
-            .is_some_and(|last| period_index(now_ns, self.period_ns) == last + 1)
-    }
-
     /// Records a frame drawn at `now_ns` (the period it starts in is used).
     pub fn drew(&mut self, now_ns: u64) {
         self.last_index = Some(period_index(now_ns, self.period_ns));
@@ -111,10 +103,7 @@ mod tests {
         assert!(!f.may_draw(t0 + 1));
         assert!(!f.may_draw(11 * u64::from(P) - 1), "same period");
         assert!(f.may_draw(11 * u64::from(P)), "from the next boundary");
-        assert!(f.follows_last(11 * u64::from(P)), "the next period");
         f.drew(11 * u64::from(P));
-        assert!(!f.follows_last(11 * u64::from(P) + 1), "the same period");
-        assert!(!f.follows_last(13 * u64::from(P)), "a period skipped");
         assert!(f.may_draw(50 * u64::from(P)), "after a quiet spell");
     }
 

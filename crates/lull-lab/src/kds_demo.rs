@@ -399,7 +399,6 @@ impl PrivateDaemon {
             screen_width: width,
             screen_height: height,
             framebuffer: None,
-            ..KdsConfig::default()
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let handle = std::thread::Builder::new()

@@ -61,7 +61,6 @@ fn daemon_with_keys(tag: &str, w: u32, h: u32) -> (TestDaemon, std::os::fd::Owne
             screen_width: w,
             screen_height: h,
             framebuffer: None,
-            ..KdsConfig::default()
         })
         .map_err(io::Error::other)
     });

@@ -65,9 +65,6 @@ pub struct KdsConfig {
     /// A Linux frame-buffer device to show the screen on (`/dev/fb0`); `None` runs headless,
     /// with the screen only in memory (and in `SNAPSHOT`).
     pub framebuffer: Option<PathBuf>,
-    /// The screen's refresh period, ns (`FRAME_DONE` comes at its multiples); default 60 Hz,
-    /// [`DEFAULT_REFRESH_PERIOD_NS`].
-    pub refresh_period_ns: u32,
 }
 
 impl Default for KdsConfig {
@@ -77,7 +74,6 @@ impl Default for KdsConfig {
             screen_width: DEFAULT_SCREEN_WIDTH,
             screen_height: DEFAULT_SCREEN_HEIGHT,
             framebuffer: None,
-            refresh_period_ns: DEFAULT_REFRESH_PERIOD_NS,
         }
     }
 }
@@ -180,7 +176,8 @@ impl KdsHost {
                 Some(fb)
             }
         };
-        kds.set_refresh_period_ns(config.refresh_period_ns);
+        // The headless screen's 60 Hz (`FRAME_DONE` comes at multiples of its period).
+        kds.set_refresh_period_ns(DEFAULT_REFRESH_PERIOD_NS);
         let frame_timer =
             sys::TimerFd::new().map_err(|e| format!("the frame timer (timerfd): {e}"))?;
         let mut host = KdsHost {

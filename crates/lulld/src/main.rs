@@ -284,7 +284,6 @@ fn setup(args: &Args) -> Result<Daemon, String> {
             screen_width: args.screen.0,
             screen_height: args.screen.1,
             framebuffer: framebuffer_path(args.framebuffer.as_deref()),
-            ..KdsConfig::default()
         };
         d.enable_kds(&kds).map_err(|e| e.to_string())?;
         eprintln!(

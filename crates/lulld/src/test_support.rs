@@ -74,7 +74,6 @@ impl TestDaemon {
                 screen_width: width,
                 screen_height: height,
                 framebuffer: None,
-                ..KdsConfig::default()
             })
             .map_err(io::Error::other)
         })
@@ -99,7 +98,6 @@ impl TestDaemon {
                 screen_width: width,
                 screen_height: height,
                 framebuffer: None,
-                ..KdsConfig::default()
             })
             .map_err(io::Error::other)?;
             d.add_evdev(evdev)?;
