@@ -142,6 +142,11 @@ enum {
     KDS_MAX_LAYERS = 1024
 };
 
+/* Most draws one kds_draw_batch may carry (more is KDS_ERR_BAD_ARG). */
+enum {
+    KDS_MAX_DRAW_BATCH = 1024
+};
+
 /* What kds_app_id returns for a NULL handle. */
 #define KDS_NO_APP UINT64_MAX
 
@@ -191,6 +196,23 @@ int kds_compose(kds_t *k, uint32_t surface_id, uint32_t width, uint32_t height,
 /* DRAW (figure 17): the flattened surface surface_id at (x, y) of the window. Refused whole
  * (KDS_REFUSED_OUTSIDE_WINDOW) if any pixel would leave the window. Blocks as kds_compose. */
 int kds_draw(kds_t *k, uint32_t surface_id, int32_t x, int32_t y);
+
+/* One draw of kds_draw_batch: what kds_draw takes. */
+typedef struct kds_draw_item {
+    uint32_t surface_id;
+    int32_t x, y;
+} kds_draw_item;
+
+/* DRAW_BATCH: the n draws in order as one message and one reply; refused whole (nothing
+ * drawn) if any one would be. Blocks as kds_compose; n 0 does nothing. */
+int kds_draw_batch(kds_t *k, const kds_draw_item *items, uint32_t n);
+
+/* Frame pacing: blocks until the app may draw its next frame, and counts it. At once if no
+ * frame was drawn in the screen's current refresh period (60 Hz headless); otherwise it sends
+ * FRAME and returns at the next refresh boundary, when the server answers FRAME_DONE (held
+ * while the window cannot be seen). Call it before each frame, and draw only what changed:
+ * an app then draws at most once per refresh and an idle one causes no wake-up. */
+int kds_next_frame(kds_t *k);
 
 /* esm_register through the display server (figure 19): handler(event, user) runs on the app's
  * event thread for every event of kind (an ESM_KIND_*); NULL unregisters. Input handlers are

@@ -66,6 +66,9 @@ pub const KDS_THREAD_BACKGROUND: c_int = 3;
 /// Most layers one `kds_compose` may carry: the compositor's bound.
 pub const KDS_MAX_LAYERS: u32 = MAX_LAYERS as u32;
 const _: () = assert!(MAX_LAYERS as u64 == KDS_MAX_LAYERS as u64);
+/// Most draws one `kds_draw_batch` carries (`KDS_MAX_DRAW_BATCH` in `lull.h`).
+pub const KDS_MAX_DRAW_BATCH: u32 = lull_kds::wire::MAX_DRAW_BATCH as u32;
+const _: () = assert!(lull_kds::wire::MAX_DRAW_BATCH as u64 == KDS_MAX_DRAW_BATCH as u64);
 
 /// What `kds_app_id` returns for a NULL handle (no app id has every bit set: an index that
 /// large would need 2^32 apps).
@@ -527,6 +530,89 @@ pub unsafe extern "C" fn kds_draw(k: *const KdsHandle, surface_id: u32, x: i32, 
         // As in kds_compose, the gate is waited at without the handle's lock.
         match h.with_app("kds_draw", |a| a.ctx(ThreadCategory::Drawing)) {
             Ok(ctx) => result(ctx.draw(surface_id, x, y)),
+            Err(code) => code,
+        }
+    })
+}
+
+/// `kds_draw_item` of `lull.h`: one draw of [`kds_draw_batch`].
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct KdsDrawItem {
+    pub surface_id: u32,
+    pub x: i32,
+    pub y: i32,
+}
+
+/// `DRAW_BATCH`: the `n` draws in order as one message and one reply, refused whole
+/// (nothing drawn) if any one would be. Gated as drawing; `n` 0 does nothing.
+///
+/// # Safety
+/// `k` is NULL or a live handle; `items` is NULL or points to `n` draws.
+#[no_mangle]
+pub unsafe extern "C" fn kds_draw_batch(
+    k: *const KdsHandle,
+    items: *const KdsDrawItem,
+    n: u32,
+) -> c_int {
+    guard("kds_draw_batch", || {
+        // SAFETY: the caller's promise about `k`.
+        let h = match unsafe { handle(k, "kds_draw_batch") } {
+            Ok(h) => h,
+            Err(code) => return code,
+        };
+        if n > KDS_MAX_DRAW_BATCH {
+            return fail(
+                KDS_ERR_BAD_ARG,
+                0,
+                &format!("kds_draw_batch: {n} draws is more than KDS_MAX_DRAW_BATCH ({KDS_MAX_DRAW_BATCH})"),
+            );
+        }
+        let given: &[KdsDrawItem] = if n == 0 {
+            &[]
+        } else if items.is_null() {
+            return fail(
+                KDS_ERR_NULL,
+                0,
+                &format!("kds_draw_batch: items is NULL but n is {n}"),
+            );
+        } else {
+            // SAFETY: non-NULL; the caller promises `n` readable draws.
+            unsafe { std::slice::from_raw_parts(items, n as usize) }
+        };
+        let batch: Vec<lull_kds::wire::DrawItem> = given
+            .iter()
+            .map(|d| lull_kds::wire::DrawItem {
+                surface_id: d.surface_id,
+                x: d.x,
+                y: d.y,
+            })
+            .collect();
+        match h.with_app("kds_draw_batch", |a| a.ctx(ThreadCategory::Drawing)) {
+            Ok(ctx) => result(ctx.draw_batch(&batch)),
+            Err(code) => code,
+        }
+    })
+}
+
+/// Frame pacing: blocks until the app may draw its next frame — at once if it drew none in
+/// the screen's current refresh period, else until the server's `FRAME_DONE` at the next
+/// boundary (held while the window cannot be seen) — and counts the frame. Call it before
+/// drawing each frame; draw only when something changed.
+///
+/// # Safety
+/// `k` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn kds_next_frame(k: *const KdsHandle) -> c_int {
+    guard("kds_next_frame", || {
+        // SAFETY: the caller's promise about `k`.
+        let h = match unsafe { handle(k, "kds_next_frame") } {
+            Ok(h) => h,
+            Err(code) => return code,
+        };
+        // As in kds_draw: waited for without the handle's lock.
+        match h.with_app("kds_next_frame", |a| a.ctx(ThreadCategory::Drawing)) {
+            Ok(ctx) => result(ctx.next_frame()),
             Err(code) => code,
         }
     })

@@ -57,6 +57,7 @@ fn reply_name(r: &Reply) -> &'static str {
         Reply::WindowState(_) => "WINDOW_STATE",
         Reply::Snapshot { .. } => "SNAPSHOT",
         Reply::Windows(_) => "WINDOWS",
+        Reply::FrameDone { .. } => "FRAME_DONE",
     }
 }
 
@@ -80,8 +81,18 @@ impl Stream {
     }
 
     fn send(&mut self, req: &Request) -> Result<(), KdsClientError> {
+        self.send_all(std::iter::once(req))
+    }
+
+    /// Sends `reqs` in one write, so the server reads them in one turn.
+    fn send_all<'a>(
+        &mut self,
+        reqs: impl IntoIterator<Item = &'a Request>,
+    ) -> Result<(), KdsClientError> {
         self.out.clear();
-        wire::encode_request(req, &mut self.out);
+        for req in reqs {
+            wire::encode_request(req, &mut self.out);
+        }
         let mut sent = 0;
         while sent < self.out.len() {
             match sys::write_all_once(self.fd.as_raw_fd(), &self.out[sent..]) {
@@ -149,6 +160,8 @@ pub fn default_kds_socket() -> PathBuf {
 pub struct KdsChannel {
     stream: Stream,
     states: Vec<WindowState>,
+    /// The latest `FRAME_DONE` seen while waiting for a reply.
+    frame_done: Option<u64>,
 }
 
 impl KdsChannel {
@@ -161,6 +174,8 @@ impl KdsChannel {
         loop {
             match self.stream.recv()? {
                 Reply::WindowState(s) => self.states.push(s),
+                // The answer to a `FRAME` sent earlier with `send`: kept, not a reply.
+                Reply::FrameDone { frame_ns } => self.frame_done = Some(frame_ns),
                 other => return refused(other),
             }
         }
@@ -180,6 +195,12 @@ impl KdsChannel {
     /// [`KdsClientError::ServerGone`] when the server closed the channel.
     pub fn next_message(&mut self) -> Result<Reply, KdsClientError> {
         self.stream.recv()
+    }
+
+    /// The refresh boundary of the latest `FRAME_DONE` that arrived while [`KdsChannel::request`]
+    /// waited for a reply, taken.
+    pub fn take_frame_done(&mut self) -> Option<u64> {
+        self.frame_done.take()
     }
 
     /// Window states pushed since the last call, oldest first.
@@ -306,6 +327,14 @@ impl ChannelWriter {
         self.stream.send(req)
     }
 
+    /// Sends `first` then `then` in one write (one wake-up of the server for both).
+    ///
+    /// # Errors
+    /// As [`ChannelWriter::send`].
+    pub fn send_pair(&mut self, first: &Request, then: &Request) -> Result<(), KdsClientError> {
+        self.stream.send_all([first, then])
+    }
+
     /// Shuts the channel down both ways, which ends the reader's blocking read and tells the
     /// server the app has gone.
     pub fn shutdown(&self) {
@@ -327,6 +356,8 @@ pub struct Attachment {
     pub app: AppId,
     /// The app's window on the screen.
     pub window: Rect,
+    /// The screen's refresh period (frame pacing, `lull_kds::pacing`).
+    pub refresh_period_ns: u32,
     pub channel: KdsChannel,
     /// The event thread's ESM connection, already attached to `app`.
     pub esm: EsmClient,
@@ -354,8 +385,12 @@ pub fn attach(
         height,
         name: wire::truncate_utf8(name, wire::MAX_NAME_LEN).to_owned(),
     })?;
-    let (app, window) = match refused(control.recv()?)? {
-        Reply::Attached { app, window } => (app, window),
+    let (app, window, refresh_period_ns) = match refused(control.recv()?)? {
+        Reply::Attached {
+            app,
+            window,
+            refresh_period_ns,
+        } => (app, window, refresh_period_ns),
         other => return Err(unexpected(&other, "ATTACHED")),
     };
     let fds = std::mem::take(&mut control.fds);
@@ -370,9 +405,11 @@ pub fn attach(
     Ok(Attachment {
         app,
         window,
+        refresh_period_ns,
         channel: KdsChannel {
             stream: Stream::new(chan),
             states: Vec::new(),
+            frame_done: None,
         },
         esm,
     })

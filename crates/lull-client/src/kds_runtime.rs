@@ -14,6 +14,15 @@
 //! thread that asked and applies each window-state push at once, so a parked thread wakes when
 //! it may run even though no thread of the app is reading at that moment. It blocks in `recv`.
 //!
+//! **Frame pacing** ([`ThreadCtx::next_frame`], `lull_kds::pacing`): a thread about to draw a
+//! frame asks the runtime first. The first frame in a refresh period of the screen goes at once;
+//! a later one sends `FRAME` (once) and sleeps until the channel thread hands over
+//! `FRAME_DONE` at the next refresh boundary. So an app draws at most once per refresh, and a
+//! change after a quiet spell is drawn without waiting. While input is dense — the frame being
+//! drawn had to wait — the next frame's `FRAME` is sent ahead, in the same write as this frame's
+//! first `DRAW` or `DRAW_BATCH`, so the server wakes once for both (as a Wayland client asks for its frame
+//! callback with each commit); when input stops, that costs one unused `FRAME_DONE`.
+//!
 //! Each waiter has a condition variable of its own — the thread waiting for a reply, each of
 //! the four categories, and [`KdsApp::wait_until`] — so a reply or a handled event wakes only
 //! the thread it concerns: an idle foreground or background thread sleeps through the app's
@@ -23,7 +32,8 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use lull_kds::wire::{Reply, Request};
+use lull_kds::pacing::FramePacer;
+use lull_kds::wire::{DrawItem, Reply, Request};
 use lull_kds::{Rect, Surface};
 use lull_model::{AppEvent, AppId, EventKind, HandlerId, ThreadCategory, WindowState};
 use lull_os::sys;
@@ -48,6 +58,21 @@ pub struct RuntimeCounters {
     pub parks: u64,
     pub composes: u64,
     pub draws: u64,
+    /// `DRAW_BATCH` requests (their draws count in `draws`).
+    #[serde(default)]
+    pub draw_batches: u64,
+    /// Frames let through by [`ThreadCtx::next_frame`]; of them, those that waited for
+    /// `FRAME_DONE` (the rest were the first of their refresh period).
+    #[serde(default)]
+    pub frames: u64,
+    #[serde(default)]
+    pub frames_waited: u64,
+    /// `FRAME` requests sent.
+    #[serde(default)]
+    pub frame_requests: u64,
+    /// Of them, sent ahead with a waited frame's first draw (input dense).
+    #[serde(default)]
+    pub frame_requests_ahead: u64,
 }
 
 /// Index of a category in per-category arrays.
@@ -76,6 +101,13 @@ struct State {
     /// Threads blocked in [`KdsApp::wait_until`]; the progress variable is signalled only when
     /// there are some, so counting costs no system call.
     progress_waiters: u32,
+    /// One frame per refresh period of the screen.
+    pacer: FramePacer,
+    /// A `FRAME` was sent and its `FRAME_DONE` has not come.
+    frame_requested: bool,
+    /// Input is dense (the frame being drawn had to wait): its first draw carries the next
+    /// frame's `FRAME` ([`Shared::request_then_frame`]).
+    frame_ahead: bool,
 }
 
 struct Shared {
@@ -88,6 +120,8 @@ struct Shared {
     category_changed: [Condvar; 4],
     /// The counters moved ([`KdsApp::wait_until`]).
     progress: Condvar,
+    /// `FRAME_DONE` arrived ([`ThreadCtx::next_frame`]).
+    frame_ready: Condvar,
     /// Serialises request/reply pairs on the channel.
     writer: Mutex<ChannelWriter>,
 }
@@ -121,6 +155,7 @@ impl Shared {
     /// Wakes every waiter: a change all of them must see (window state, stop, server gone).
     fn wake_all(&self) {
         self.reply_ready.notify_all();
+        self.frame_ready.notify_all();
         for cv in &self.category_changed {
             cv.notify_all();
         }
@@ -137,6 +172,11 @@ impl Shared {
             return Err(KdsClientError::ServerGone);
         }
         w.send(req)?;
+        self.await_reply()
+    }
+
+    /// Waits for the reply to the request just sent (the writer lock held by the caller).
+    fn await_reply(&self) -> Result<Reply, KdsClientError> {
         let mut g = self.lock();
         loop {
             if let Some(r) = g.reply.take() {
@@ -146,6 +186,49 @@ impl Shared {
                 return Err(KdsClientError::ServerGone);
             }
             g = Self::wait_on(&self.reply_ready, g);
+        }
+    }
+
+    /// Sends `req` and waits for its reply, as [`Shared::request`]; when the frame being drawn
+    /// had to wait (input is dense), `FRAME` for the next frame goes in the same write, so the
+    /// server wakes once for both.
+    fn request_then_frame(&self, req: &Request) -> Result<Reply, KdsClientError> {
+        let ahead = {
+            let mut g = self.lock();
+            let ahead = std::mem::take(&mut g.frame_ahead) && !g.frame_requested;
+            if ahead {
+                g.frame_requested = true;
+                g.counters.frame_requests += 1;
+                g.counters.frame_requests_ahead += 1;
+            }
+            ahead
+        };
+        if !ahead {
+            return self.request(req);
+        }
+        let mut w = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.lock().server_gone {
+            return Err(KdsClientError::ServerGone);
+        }
+        // The request first: its reply is the one awaited; FRAME has none.
+        if let Err(e) = w.send_pair(req, &Request::Frame) {
+            self.lock().frame_requested = false;
+            return Err(e);
+        }
+        self.await_reply()
+    }
+
+    /// [`Shared::expect_ok`] through [`Shared::request_then_frame`] (a frame's draws).
+    fn expect_ok_then_frame(&self, req: &Request) -> Result<(), KdsClientError> {
+        match self.request_then_frame(req)? {
+            Reply::Ok { .. } => Ok(()),
+            _ => Err(KdsClientError::Unexpected {
+                got: "another reply",
+                want: "OK",
+            }),
         }
     }
 
@@ -273,13 +356,118 @@ impl ThreadCtx {
         }
     }
 
+    /// Frame pacing: blocks until this thread may draw its next frame, then counts it as drawn
+    /// in the current refresh period. At once when no frame was drawn in this period yet;
+    /// otherwise `FRAME` is sent (once, however many threads wait) and the call returns when
+    /// `FRAME_DONE` comes at the next boundary — which the server holds while the window cannot
+    /// be seen. Passes the gate first.
+    ///
+    /// # Errors
+    /// [`KdsClientError::Stopping`] when the app is stopping or the function was replaced;
+    /// `ServerGone`, or a socket error sending `FRAME`.
+    pub fn next_frame(&self) -> Result<(), KdsClientError> {
+        self.gated()?;
+        let s = &self.shared;
+        let mut g = s.lock();
+        let mut waited = false;
+        loop {
+            if g.stopping || g.generation[slot(self.category)] != self.generation {
+                return Err(KdsClientError::Stopping);
+            }
+            if g.server_gone {
+                return Err(KdsClientError::ServerGone);
+            }
+            let now = sys::monotonic_ns();
+            if g.pacer.may_draw(now) {
+                // Input is dense when this frame had to wait: then the next frame's FRAME goes
+                // ahead with this frame's draw. (Sending it for every frame in consecutive
+                // refreshes too cost more than it saved when input was sparse: at tracking-60s
+                // all 525 such requests went unused, each waking the daemon, the channel
+                // thread and the drawing thread once.)
+                g.frame_ahead = waited;
+                g.pacer.drew(now);
+                g.counters.frames += 1;
+                g.counters.frames_waited += u64::from(waited);
+                s.counted(&g);
+                return Ok(());
+            }
+            if !g.frame_requested {
+                g.frame_requested = true;
+                g.counters.frame_requests += 1;
+                drop(g);
+                // Sent outside the state lock (the channel thread needs it to hand over the
+                // answer); the writer lock orders it with other requests.
+                let sent = s
+                    .writer
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .send(&Request::Frame);
+                g = s.lock();
+                if let Err(e) = sent {
+                    g.frame_requested = false;
+                    return Err(e);
+                }
+                continue;
+            }
+            waited = true;
+            g = Shared::wait_on(&s.frame_ready, g);
+        }
+    }
+
+    /// While a `FRAME` sent ahead is unanswered, blocks until its `FRAME_DONE`; returns at once
+    /// otherwise. A drawing loop calls it before waiting for its next change: under dense input
+    /// the change is then already there when the frame may be drawn, and the handler's wake-up
+    /// finds nobody waiting — one wake-up of the drawing thread per frame fewer.
+    ///
+    /// # Errors
+    /// As [`ThreadCtx::next_frame`].
+    pub fn await_frame_done(&self) -> Result<(), KdsClientError> {
+        let s = &self.shared;
+        let mut g = s.lock();
+        loop {
+            if g.stopping || g.generation[slot(self.category)] != self.generation {
+                return Err(KdsClientError::Stopping);
+            }
+            if g.server_gone {
+                return Err(KdsClientError::ServerGone);
+            }
+            if !g.frame_requested {
+                return Ok(());
+            }
+            g = Shared::wait_on(&s.frame_ready, g);
+        }
+    }
+
+    /// `DRAW_BATCH` after passing the gate: the draws in order, as one message and one reply
+    /// per [`lull_kds::wire::MAX_DRAW_BATCH`] of them, each message refused whole if any of its
+    /// draws would be. An empty batch sends nothing.
+    ///
+    /// # Errors
+    /// As [`ThreadCtx::compose`].
+    pub fn draw_batch(&self, items: &[DrawItem]) -> Result<(), KdsClientError> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.gated()?;
+        for chunk in items.chunks(lull_kds::wire::MAX_DRAW_BATCH) {
+            self.shared
+                .expect_ok_then_frame(&Request::DrawBatch(chunk.to_vec()))?;
+            let mut g = self.shared.lock();
+            g.counters.draws += chunk.len() as u64;
+            g.counters.draw_batches += 1;
+            self.shared.counted(&g);
+        }
+        Ok(())
+    }
+
     /// `DRAW` after passing the gate.
     ///
     /// # Errors
     /// As [`ThreadCtx::compose`].
     pub fn draw(&self, surface_id: u32, x: i32, y: i32) -> Result<(), KdsClientError> {
         self.gated()?;
-        self.shared.expect_ok(&Request::Draw { surface_id, x, y })?;
+        self.shared
+            .expect_ok_then_frame(&Request::Draw { surface_id, x, y })?;
         let mut g = self.shared.lock();
         g.counters.draws += 1;
         self.shared.counted(&g);
@@ -343,10 +531,14 @@ impl KdsApp {
                 handlers: Vec::new(),
                 counters: RuntimeCounters::default(),
                 progress_waiters: 0,
+                pacer: FramePacer::new(a.refresh_period_ns),
+                frame_requested: false,
+                frame_ahead: false,
             }),
             reply_ready: Condvar::new(),
             category_changed: std::array::from_fn(|_| Condvar::new()),
             progress: Condvar::new(),
+            frame_ready: Condvar::new(),
             writer: Mutex::new(writer),
         });
         // The app exists before its threads do, so that a thread that cannot be started drops
@@ -569,6 +761,13 @@ fn channel_thread(s: &Shared, mut reader: ChannelReader) {
                 drop(g);
                 // Any gate may open (or close, which a running thread sees at its next gate).
                 s.wake_all();
+            }
+            Ok(Reply::FrameDone { .. }) => {
+                // The boundary has passed (the server's timer fired at it): the pacer lets the
+                // waiting thread through on its own clock reading.
+                g.frame_requested = false;
+                drop(g);
+                s.frame_ready.notify_all();
             }
             Ok(reply) => {
                 g.reply = Some(Ok(reply));

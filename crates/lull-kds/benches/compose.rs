@@ -69,9 +69,9 @@ fn bench(c: &mut Criterion) {
                 black_box(&compose_req),
                 &any_thread,
             );
-            assert!(matches!(o.reply, Reply::Composed { .. }));
+            assert!(matches!(o.reply, Some(Reply::Composed { .. })));
             let o = kds.handle(&mut esm, Channel::Private(app), &draw_req, &any_thread);
-            assert!(matches!(o.reply, Reply::Ok { .. }));
+            assert!(matches!(o.reply, Some(Reply::Ok { .. })));
             black_box(kds.take_damage());
         });
     });

@@ -9,6 +9,8 @@
 //! - [`wm`]: the window manager: stacking, foreground/background, covering, screen on/off, and the
 //!   effects each change has on the ESM (input suspended or restored) and on the app.
 //!
+//! - [`pacing`]: frame pacing by the display: one frame per refresh period, `FRAME` answered at
+//!   the next refresh boundary.
 //! - [`server`]: the server's state machine: attached apps, surfaces, window buffers and the
 //!   screen they stack into; each request applied with its effects on the ESM.
 //!
@@ -17,6 +19,7 @@
 pub mod compose;
 pub mod figure18;
 pub mod geometry;
+pub mod pacing;
 pub mod pixmap;
 pub mod present;
 pub mod server;

@@ -16,9 +16,10 @@ use serde::Serialize;
 
 use crate::compose::{compose, ComposeError, Surface};
 use crate::geometry::Rect;
+use crate::pacing::{self, DEFAULT_REFRESH_PERIOD_NS, MIN_REFRESH_PERIOD_NS};
 use crate::pixmap::{DrawError, Pixmap};
 use crate::wire::{
-    truncate_utf8, ErrorCode, Reply, Request, WindowInfo, MAX_NAME_LEN, MAX_WINDOWS,
+    truncate_utf8, DrawItem, ErrorCode, Reply, Request, WindowInfo, MAX_NAME_LEN, MAX_WINDOWS,
 };
 use crate::wm::{WindowManager, WmEffect, WmError};
 
@@ -79,7 +80,8 @@ impl From<WmError> for KdsError {
 /// Everything a request asks of the caller beyond sending `reply` on the channel it came on.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Outcome {
-    pub reply: Reply,
+    /// What to send back on the channel; `None` for `FRAME`, answered later by `FRAME_DONE`.
+    pub reply: Option<Reply>,
     /// Window states to push to apps (on their private channels) and to guiS.
     pub pushes: Vec<(AppId, WindowState)>,
     /// `DETACH`: after the reply, close the app's channels and remove it from the ESM.
@@ -91,7 +93,7 @@ pub struct Outcome {
 impl Outcome {
     fn reply(reply: Reply) -> Outcome {
         Outcome {
-            reply,
+            reply: Some(reply),
             pushes: Vec::new(),
             detach: None,
             snapshot: false,
@@ -114,6 +116,14 @@ pub struct KdsCounters {
     pub wm_ops: u64,
     /// `WINDOW_STATE` messages the caller was asked to push.
     pub state_pushes: u64,
+    /// `DRAW_BATCH` requests applied (their draws count in `draws`).
+    pub draw_batches: u64,
+    /// `FRAME` requests taken.
+    pub frame_requests: u64,
+    /// `FRAME` requests that found one already pending for the app (one answer serves both).
+    pub frame_requests_coalesced: u64,
+    /// `FRAME_DONE` answers the caller was asked to send.
+    pub frames_done: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -124,6 +134,8 @@ struct Client {
     buffer: Pixmap,
     surfaces: BTreeMap<u32, Pixmap>,
     threads: [Option<u32>; 4],
+    /// A `FRAME` waits for its `FRAME_DONE` (held while the window cannot be seen).
+    frame_requested: bool,
 }
 
 /// The display server.
@@ -135,6 +147,8 @@ pub struct Kds {
     screen: Pixmap,
     damage: Option<Rect>,
     counters: KdsCounters,
+    /// The screen's refresh period ([`crate::pacing`]).
+    refresh_period_ns: u32,
 }
 
 impl Kds {
@@ -149,7 +163,64 @@ impl Kds {
             screen: Pixmap::filled(width, height, BACKDROP_ARGB)?,
             damage: None,
             counters: KdsCounters::default(),
+            refresh_period_ns: DEFAULT_REFRESH_PERIOD_NS,
         })
+    }
+
+    /// The screen's refresh period, ns.
+    #[must_use]
+    pub fn refresh_period_ns(&self) -> u32 {
+        self.refresh_period_ns
+    }
+
+    /// Sets the screen's refresh period (at least [`MIN_REFRESH_PERIOD_NS`]; a shorter one is
+    /// raised to it, so the frame timer can never spin). Returns the period in force.
+    pub fn set_refresh_period_ns(&mut self, period_ns: u32) -> u32 {
+        self.refresh_period_ns = period_ns.max(MIN_REFRESH_PERIOD_NS);
+        self.refresh_period_ns
+    }
+
+    /// Whether some app that can be seen waits for `FRAME_DONE`: the caller keeps its one-shot
+    /// frame timer armed, for [`Kds::next_frame_ns`], exactly while this holds. Requests of apps
+    /// that cannot be seen are held, and arm nothing, until they can.
+    #[must_use]
+    pub fn frame_wanted(&self) -> bool {
+        self.clients
+            .iter()
+            .any(|(app, c)| c.frame_requested && self.can_see(*app))
+    }
+
+    /// When the frame timer should expire, if it should be armed at all: the first refresh
+    /// boundary after `now_ns`.
+    #[must_use]
+    pub fn next_frame_ns(&self, now_ns: u64) -> Option<u64> {
+        self.frame_wanted()
+            .then(|| pacing::next_boundary_ns(now_ns, self.refresh_period_ns))
+    }
+
+    /// The frame timer expired at `now_ns`: every app that can be seen and waits is answered
+    /// (`FRAME_DONE` with the boundary just passed) and waits no more. Held requests stay.
+    pub fn frames_due(&mut self, now_ns: u64) -> Vec<(AppId, Reply)> {
+        let frame_ns = pacing::boundary_at_or_before_ns(now_ns, self.refresh_period_ns);
+        let due: Vec<AppId> = self
+            .clients
+            .iter()
+            .filter(|(app, c)| c.frame_requested && self.can_see(**app))
+            .map(|(app, _)| *app)
+            .collect();
+        for app in &due {
+            if let Some(c) = self.clients.get_mut(app) {
+                c.frame_requested = false;
+            }
+        }
+        self.counters.frames_done += due.len() as u64;
+        due.into_iter()
+            .map(|app| (app, Reply::FrameDone { frame_ns }))
+            .collect()
+    }
+
+    fn can_see(&self, app: AppId) -> bool {
+        self.wm.state(app).is_ok_and(WindowState::can_see)
     }
 
     #[must_use]
@@ -273,6 +344,7 @@ impl Kds {
                 buffer,
                 surfaces: BTreeMap::new(),
                 threads: [None; 4],
+                frame_requested: false,
             },
         );
         self.counters.attached += 1;
@@ -364,6 +436,21 @@ impl Kds {
                 self.draw(app, *surface_id, *x, *y)?;
                 ok()
             }
+            (Channel::Private(app), Request::DrawBatch(items)) => {
+                self.draw_batch(app, items)?;
+                ok()
+            }
+            (Channel::Private(app), Request::Frame) => {
+                let client = self.client_mut(app)?;
+                let coalesced = client.frame_requested;
+                client.frame_requested = true;
+                self.counters.frame_requests += 1;
+                self.counters.frame_requests_coalesced += u64::from(coalesced);
+                Ok(Outcome {
+                    reply: None,
+                    ..Outcome::reply(Reply::Ok { request_type: ty })
+                })
+            }
             (Channel::Private(app), Request::EsmRegister { kind, handler }) => {
                 esm.register(app, *kind, *handler)
                     .map_err(|e| KdsError::new(ErrorCode::Esm, e.to_string()))?;
@@ -389,6 +476,8 @@ impl Kds {
                 Request::Detach
                 | Request::Compose { .. }
                 | Request::Draw { .. }
+                | Request::DrawBatch(_)
+                | Request::Frame
                 | Request::EsmRegister { .. }
                 | Request::Thread { .. },
             ) => Err(KdsError::new(
@@ -517,6 +606,40 @@ impl Kds {
         Ok(())
     }
 
+    /// `DRAW_BATCH`: every draw is checked before any is made, so a refused batch writes
+    /// nothing (as a refused `DRAW` does); then each is drawn in order.
+    fn draw_batch(&mut self, app: AppId, items: &[DrawItem]) -> Result<(), KdsError> {
+        let client = self.client_mut(app)?;
+        let bounds = client.buffer.bounds();
+        for d in items {
+            let src = client.surfaces.get(&d.surface_id).ok_or_else(|| {
+                KdsError::new(
+                    ErrorCode::NoSurface,
+                    format!("no surface {}: COMPOSE it first", d.surface_id),
+                )
+            })?;
+            if !bounds.contains(Rect::new(d.x, d.y, src.width(), src.height())) {
+                return Err(KdsError::new(
+                    ErrorCode::OutsideWindow,
+                    format!(
+                        "a {}x{} surface at ({}, {}) leaves the {}x{} window; nothing of the batch was drawn",
+                        src.width(),
+                        src.height(),
+                        d.x,
+                        d.y,
+                        bounds.width,
+                        bounds.height
+                    ),
+                ));
+            }
+        }
+        for d in items {
+            self.draw(app, d.surface_id, d.x, d.y)?;
+        }
+        self.counters.draw_batches += 1;
+        Ok(())
+    }
+
     fn add_damage(&mut self, r: Rect) {
         let Some(r) = self.screen.bounds().intersect(r) else {
             return;
@@ -558,6 +681,8 @@ pub fn request_type_of(r: &Request) -> u32 {
         Request::Detach => t::DETACH,
         Request::Compose { .. } => t::COMPOSE,
         Request::Draw { .. } => t::DRAW,
+        Request::DrawBatch(_) => t::DRAW_BATCH,
+        Request::Frame => t::FRAME,
         Request::EsmRegister { .. } => t::ESM_REGISTER,
         Request::Thread { .. } => t::THREAD,
         Request::WmForeground { .. } => t::WM_FOREGROUND,
@@ -605,7 +730,7 @@ mod tests {
             },
             &any_thread,
         );
-        assert!(matches!(o.reply, Reply::Composed { width: 25, .. }));
+        assert!(matches!(o.reply, Some(Reply::Composed { width: 25, .. })));
         let o = kds.handle(
             &mut esm,
             ch,
@@ -616,7 +741,7 @@ mod tests {
             },
             &any_thread,
         );
-        assert!(matches!(o.reply, Reply::Ok { .. }));
+        assert!(matches!(o.reply, Some(Reply::Ok { .. })));
         assert_eq!(kds.take_damage(), Some(Rect::new(37, 27, 25, 25)));
         let s = kds.displayed();
         for y in 0..80u32 {
@@ -632,13 +757,167 @@ mod tests {
         }
     }
 
+    fn square(side: u32, argb: u32) -> Surface {
+        Surface {
+            width: side,
+            height: side,
+            layers: vec![crate::Layer {
+                z: 0,
+                rect: Rect::new(0, 0, side, side),
+                fill: crate::Fill::Solid(argb),
+            }],
+        }
+    }
+
+    #[test]
+    fn frame_is_answered_at_the_next_boundary_only_while_someone_waits() {
+        let (mut kds, mut esm, app) = setup();
+        let p = u64::from(kds.refresh_period_ns());
+        assert!(!kds.frame_wanted(), "nobody asked: no timer");
+        assert_eq!(kds.next_frame_ns(5), None);
+        let o = kds.handle(
+            &mut esm,
+            Channel::Private(app),
+            &Request::Frame,
+            &any_thread,
+        );
+        assert_eq!(o.reply, None, "FRAME has no immediate reply");
+        // A second FRAME before the answer is one request.
+        kds.handle(
+            &mut esm,
+            Channel::Private(app),
+            &Request::Frame,
+            &any_thread,
+        );
+        let now = 7 * p + 11;
+        assert_eq!(kds.next_frame_ns(now), Some(8 * p));
+        let done = kds.frames_due(8 * p + 40);
+        assert_eq!(done, [(app, Reply::FrameDone { frame_ns: 8 * p })]);
+        assert!(
+            !kds.frame_wanted(),
+            "answered: the timer is not armed again"
+        );
+        assert!(kds.frames_due(9 * p).is_empty());
+        let c = kds.counters();
+        assert_eq!(
+            (c.frame_requests, c.frame_requests_coalesced, c.frames_done),
+            (2, 1, 1)
+        );
+    }
+
+    #[test]
+    fn a_hidden_apps_frame_is_held_until_it_can_be_seen() {
+        let (mut kds, mut esm, app) = setup();
+        kds.handle(
+            &mut esm,
+            Channel::Private(app),
+            &Request::Frame,
+            &any_thread,
+        );
+        kds.handle(&mut esm, WM, &Request::WmBackground { app }, &any_thread);
+        assert!(
+            !kds.frame_wanted(),
+            "a background app's request arms nothing"
+        );
+        assert!(
+            kds.frames_due(u64::MAX / 2).is_empty(),
+            "and is not answered"
+        );
+        kds.handle(&mut esm, WM, &Request::WmForeground { app }, &any_thread);
+        assert!(kds.frame_wanted(), "held, not lost");
+        assert_eq!(kds.frames_due(1).len(), 1);
+        // Covered or screen off: held too.
+        kds.handle(
+            &mut esm,
+            Channel::Private(app),
+            &Request::Frame,
+            &any_thread,
+        );
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmScreen {
+                screen: Screen::Off,
+            },
+            &any_thread,
+        );
+        assert!(!kds.frame_wanted());
+        // Gone with its app.
+        kds.detach(app);
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmScreen { screen: Screen::On },
+            &any_thread,
+        );
+        assert!(!kds.frame_wanted());
+    }
+
+    #[test]
+    fn frame_on_the_control_socket_is_the_wrong_channel() {
+        let (mut kds, mut esm, _) = setup();
+        let o = kds.handle(&mut esm, WM, &Request::Frame, &any_thread);
+        assert!(matches!(
+            o.reply,
+            Some(Reply::Error { code, .. }) if code == ErrorCode::WrongChannel as u32
+        ));
+    }
+
+    #[test]
+    fn a_draw_batch_draws_all_or_nothing() {
+        let (mut kds, mut esm, app) = setup();
+        let ch = Channel::Private(app);
+        kds.handle(
+            &mut esm,
+            ch,
+            &Request::Compose {
+                surface_id: 1,
+                surface: square(3, 0xff11_2233),
+            },
+            &any_thread,
+        );
+        let before = kds.displayed().into_owned();
+        let item = |x, y| DrawItem {
+            surface_id: 1,
+            x,
+            y,
+        };
+        // The second draw leaves the 25 × 25 window: nothing of the batch is drawn.
+        let o = kds.handle(
+            &mut esm,
+            ch,
+            &Request::DrawBatch(vec![item(0, 0), item(23, 0)]),
+            &any_thread,
+        );
+        assert!(matches!(
+            o.reply,
+            Some(Reply::Error { code, .. }) if code == ErrorCode::OutsideWindow as u32
+        ));
+        assert_eq!(*kds.displayed(), before);
+        let o = kds.handle(
+            &mut esm,
+            ch,
+            &Request::DrawBatch(vec![item(0, 0), item(22, 22)]),
+            &any_thread,
+        );
+        assert!(
+            matches!(o.reply, Some(Reply::Ok { request_type }) if request_type == crate::wire::request_type::DRAW_BATCH)
+        );
+        let s = kds.displayed();
+        // The window is at (37, 27) on the screen.
+        assert_eq!(s.get(37, 27), Some(0xff11_2233));
+        assert_eq!(s.get(37 + 24, 27 + 24), Some(0xff11_2233));
+        assert_eq!(kds.counters().draws, 2);
+        assert_eq!(kds.counters().draw_batches, 1);
+    }
+
     #[test]
     fn refused_requests_name_their_code_and_change_nothing() {
         let (mut kds, mut esm, app) = setup();
         let ch = Channel::Private(app);
         let before = kds.displayed().into_owned();
         let code = |o: Outcome| match o.reply {
-            Reply::Error { code, .. } => ErrorCode::from_u32(code),
+            Some(Reply::Error { code, .. }) => ErrorCode::from_u32(code),
             _ => None,
         };
         let draw = Request::Draw {

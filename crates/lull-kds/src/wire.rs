@@ -21,6 +21,9 @@ pub const MAX_DATA_LEN: u32 = 64 << 20;
 pub const MAX_NAME_LEN: usize = 64;
 /// Most windows one `WINDOWS` reply lists; the server attaches no more apps than this.
 pub const MAX_WINDOWS: usize = 256;
+/// Most draws one `DRAW_BATCH` carries: a frame's worth of marks with a wide margin (the
+/// tracking app gathers at most a few per 60 Hz refresh); bounds the work one command asks.
+pub const MAX_DRAW_BATCH: usize = 1024;
 
 /// Request types, client → server.
 pub mod request_type {
@@ -37,6 +40,10 @@ pub mod request_type {
     pub const WM_SCREEN: u32 = 10;
     pub const SNAPSHOT: u32 = 11;
     pub const LIST_WINDOWS: u32 = 12;
+    /// Private channel: tell me when the next frame may be drawn (answered by `FRAME_DONE`).
+    pub const FRAME: u32 = 13;
+    /// Private channel: several `DRAW`s in one message, one reply.
+    pub const DRAW_BATCH: u32 = 14;
 }
 
 /// Message types, server → client (high bit set so a stray echo can never parse as a request).
@@ -48,6 +55,8 @@ pub mod reply_type {
     pub const WINDOW_STATE: u32 = 0x8000_0005;
     pub const SNAPSHOT: u32 = 0x8000_0006;
     pub const WINDOWS: u32 = 0x8000_0007;
+    /// Pushed: the next frame may be drawn now (answers `FRAME` at a refresh boundary).
+    pub const FRAME_DONE: u32 = 0x8000_0008;
 }
 
 /// The `code` of an `ERROR` reply: what kind of request failed and why.
@@ -119,6 +128,14 @@ pub struct WindowInfo {
     pub threads: [Option<u32>; 4],
 }
 
+/// One draw of a `DRAW_BATCH`: what a `DRAW` carries.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct DrawItem {
+    pub surface_id: u32,
+    pub x: i32,
+    pub y: i32,
+}
+
 /// A command from an application.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Request {
@@ -135,6 +152,12 @@ pub enum Request {
     Compose { surface_id: u32, surface: Surface },
     /// Draw the flattened surface `surface_id` at `(x, y)` of the app's window (figure 17).
     Draw { surface_id: u32, x: i32, y: i32 },
+    /// Several draws, applied in order as one: refused whole if any one would be (1 to
+    /// [`MAX_DRAW_BATCH`] of them); answered with one `OK`.
+    DrawBatch(Vec<DrawItem>),
+    /// Ask to be told when the next frame may be drawn: the server pushes `FRAME_DONE` at the
+    /// next refresh boundary while the app's window is visible. No immediate reply.
+    Frame,
     /// `esm_register` on the app's event thread, through the KDS so it can suspend it in the
     /// background (figure 19); `None` unregisters.
     EsmRegister {
@@ -165,6 +188,9 @@ pub enum Reply {
     Attached {
         app: AppId,
         window: Rect,
+        /// The screen's refresh period: its refresh boundaries are the multiples of this on
+        /// `CLOCK_MONOTONIC`, so the app can tell whether one has passed since its last frame.
+        refresh_period_ns: u32,
     },
     Ok {
         request_type: u32,
@@ -187,6 +213,11 @@ pub enum Reply {
         height: u32,
     },
     Windows(Vec<WindowInfo>),
+    /// Answers `FRAME`: the refresh boundary (`CLOCK_MONOTONIC`, ns) from which the app may draw
+    /// its next frame.
+    FrameDone {
+        frame_ns: u64,
+    },
 }
 
 /// Why bytes are not a valid message.
@@ -244,11 +275,11 @@ pub fn frame(buf: &[u8], known: fn(u32) -> bool) -> Result<Option<Frame<'_>>, Wi
 }
 
 fn is_request(ty: u32) -> bool {
-    (request_type::ATTACH..=request_type::LIST_WINDOWS).contains(&ty)
+    (request_type::ATTACH..=request_type::DRAW_BATCH).contains(&ty)
 }
 
 fn is_reply(ty: u32) -> bool {
-    (reply_type::ATTACHED..=reply_type::WINDOWS).contains(&ty)
+    (reply_type::ATTACHED..=reply_type::FRAME_DONE).contains(&ty)
 }
 
 /// Decodes one request from the front of `buf`; `Ok(None)` while incomplete.
@@ -315,6 +346,22 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, WireError>
             x: r.i32("x")?,
             y: r.i32("y")?,
         },
+        request_type::DRAW_BATCH => {
+            let n = r.u32("draw_count")?;
+            if n == 0 || n as usize > MAX_DRAW_BATCH {
+                return Err(r.bad("draw_count", n.into()));
+            }
+            let mut items = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                items.push(DrawItem {
+                    surface_id: r.u32("surface_id")?,
+                    x: r.i32("x")?,
+                    y: r.i32("y")?,
+                });
+            }
+            Request::DrawBatch(items)
+        }
+        request_type::FRAME => Request::Frame,
         request_type::ESM_REGISTER => {
             let raw_kind = r.u16("kind")?;
             let kind =
@@ -378,6 +425,10 @@ pub fn decode_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, WireError> {
         reply_type::ATTACHED => Reply::Attached {
             app: r.app()?,
             window: r.rect()?,
+            refresh_period_ns: r.u32("refresh_period_ns")?,
+        },
+        reply_type::FRAME_DONE => Reply::FrameDone {
+            frame_ns: r.u64("frame_ns")?,
         },
         reply_type::OK => Reply::Ok {
             request_type: r.u32("request_type")?,
@@ -495,6 +546,16 @@ pub fn encode_request(req: &Request, out: &mut Vec<u8>) {
             put_i32(out, *y);
             request_type::DRAW
         }
+        Request::DrawBatch(items) => {
+            put_u32(out, u32::try_from(items.len()).unwrap_or(u32::MAX));
+            for d in items {
+                put_u32(out, d.surface_id);
+                put_i32(out, d.x);
+                put_i32(out, d.y);
+            }
+            request_type::DRAW_BATCH
+        }
+        Request::Frame => request_type::FRAME,
         Request::EsmRegister { kind, handler } => {
             out.extend_from_slice(&(*kind as u16).to_le_bytes());
             out.extend_from_slice(&u16::from(handler.is_some()).to_le_bytes());
@@ -537,10 +598,19 @@ pub fn encode_request(req: &Request, out: &mut Vec<u8>) {
 pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
     let start = begin(out);
     let ty = match reply {
-        Reply::Attached { app, window } => {
+        Reply::Attached {
+            app,
+            window,
+            refresh_period_ns,
+        } => {
             put_app(out, *app);
             put_rect(out, *window);
+            put_u32(out, *refresh_period_ns);
             reply_type::ATTACHED
+        }
+        Reply::FrameDone { frame_ns } => {
+            out.extend_from_slice(&frame_ns.to_le_bytes());
+            reply_type::FRAME_DONE
         }
         Reply::Ok { request_type } => {
             put_u32(out, *request_type);
@@ -682,6 +752,10 @@ impl<'a> Reader<'a> {
 
     fn u32(&mut self, field: &'static str) -> Result<u32, WireError> {
         Ok(u32::from_le_bytes(self.array(field)?))
+    }
+
+    fn u64(&mut self, field: &'static str) -> Result<u64, WireError> {
+        Ok(u64::from_le_bytes(self.array(field)?))
     }
 
     fn i32(&mut self, field: &'static str) -> Result<i32, WireError> {
@@ -829,6 +903,19 @@ mod tests {
         round_trip(&Request::Snapshot);
         round_trip(&Request::ListWindows);
         round_trip(&Request::Detach);
+        round_trip(&Request::Frame);
+        round_trip(&Request::DrawBatch(vec![
+            DrawItem {
+                surface_id: 2,
+                x: -1,
+                y: 7,
+            },
+            DrawItem {
+                surface_id: 3,
+                x: 1919,
+                y: 0,
+            },
+        ]));
         round_trip(&Request::Draw {
             surface_id: 1,
             x: -3,
@@ -876,6 +963,10 @@ mod tests {
                     generation: 1,
                 },
                 window: Rect::new(100, 50, 25, 25),
+                refresh_period_ns: 16_666_667,
+            },
+            Reply::FrameDone {
+                frame_ns: u64::MAX - 3,
             },
             Reply::Snapshot {
                 width: 640,
@@ -966,6 +1057,32 @@ mod tests {
                 value: 7,
                 ..
             })
+        ));
+        // A batch of no draws, and one claiming more than the limit in a short message.
+        for n in [0u32, MAX_DRAW_BATCH as u32 + 1] {
+            let mut m = header(request_type::DRAW_BATCH, 4);
+            m.extend_from_slice(&n.to_le_bytes());
+            assert!(matches!(
+                decode_request(&m),
+                Err(WireError::BadValue {
+                    field: "draw_count",
+                    ..
+                })
+            ));
+        }
+        // A batch of two whose second draw is cut short.
+        let mut m = header(request_type::DRAW_BATCH, 20);
+        m.extend_from_slice(&2u32.to_le_bytes());
+        m.extend_from_slice(&[0; 16]);
+        assert!(matches!(
+            decode_request(&m),
+            Err(WireError::Truncated { field: "x", .. })
+        ));
+        let mut m = header(request_type::FRAME, 4);
+        m.extend_from_slice(&[0; 4]);
+        assert!(matches!(
+            decode_request(&m),
+            Err(WireError::TrailingBytes { extra: 4, .. })
         ));
         // A layer claiming 2^32 × 2^32 pixels in a small message.
         let mut m = header(request_type::COMPOSE, 40);

@@ -46,7 +46,7 @@ use lull_kds::server::{
     MAX_SURFACES,
 };
 use lull_kds::wire::{
-    self, truncate_utf8, ErrorCode, Reply, Request, WindowInfo, HEADER_LEN, MAX_DATA_LEN,
+    self, truncate_utf8, DrawItem, ErrorCode, Reply, Request, WindowInfo, HEADER_LEN, MAX_DATA_LEN,
     MAX_NAME_LEN,
 };
 use lull_kds::{Fill, Layer, Rect, Surface};
@@ -90,7 +90,7 @@ static OUTCOMES: [AtomicU64; ErrorCode::ALL.len() + 1] =
     [const { AtomicU64::new(0) }; ErrorCode::ALL.len() + 1];
 static REPLY_INPUTS: AtomicU64 = AtomicU64::new(0);
 /// Successes by request type (`wire::request_type`, 1..=12).
-static SUCCEEDED: [AtomicU64; 13] = [const { AtomicU64::new(0) }; 13];
+static SUCCEEDED: [AtomicU64; 15] = [const { AtomicU64::new(0) }; 15];
 
 fn count(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
@@ -147,6 +147,8 @@ enum ReqGen {
         x: u8,
         y: u8,
     },
+    /// `DRAW_BATCH` of draws made as `FitDraw`'s.
+    FitDrawBatch(Vec<(u8, u8, u8)>),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -332,6 +334,14 @@ fn req() -> impl Strategy<Value = ReqGen> {
         }),
         1 => Just(Request::Snapshot),
         1 => Just(Request::ListWindows),
+        2 => Just(Request::Frame),
+        3 => proptest::collection::vec((0u32..12, coord(), coord()), 1..4).prop_map(|v| {
+            Request::DrawBatch(
+                v.into_iter()
+                    .map(|(surface_id, x, y)| DrawItem { surface_id, x, y })
+                    .collect(),
+            )
+        }),
     ];
     let tid = prop_oneof![
         4 => any::<u8>().prop_map(TidGen::Own),
@@ -357,6 +367,8 @@ fn req() -> impl Strategy<Value = ReqGen> {
         20 => plain.prop_map(ReqGen::Plain),
         10 => fit_compose,
         14 => fit_draw,
+        4 => proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..5)
+            .prop_map(ReqGen::FitDrawBatch),
         3 => (category(), tid).prop_map(|(c, t)| ReqGen::Thread(c, t)),
         3 => target().prop_map(ReqGen::Foreground),
         3 => target().prop_map(ReqGen::Background),
@@ -482,6 +494,8 @@ struct MApp {
     threads: [Option<u32>; 4],
     /// The app's registrations as it made them (the ESM sets input aside in the background).
     regs: [Option<HandlerId>; EventKind::COUNT],
+    /// A `FRAME` waits for its answer.
+    frame_pending: bool,
 }
 
 impl MApp {
@@ -563,6 +577,21 @@ impl Model {
                 }
             })
             .collect()
+    }
+
+    /// A draw the model has checked: the surface's pixels into the app's buffer.
+    fn draw(&mut self, app: AppId, surface_id: u32, x: i32, y: i32) {
+        let a = self.apps.get_mut(&app).expect("attached");
+        let s = &a.surfaces[&surface_id];
+        let ww = a.rect.width as usize;
+        for sy in 0..s.height as usize {
+            for sx in 0..s.width as usize {
+                a.buffer[(y as usize + sy) * ww + x as usize + sx] =
+                    s.pixels[sy * s.width as usize + sx];
+            }
+        }
+        self.counters.draws += 1;
+        self.counters.pixels_drawn += u64::from(s.width) * u64::from(s.height);
     }
 
     fn remove(&mut self, app: AppId) -> bool {
@@ -677,7 +706,12 @@ fn thread_is_callers(pid: u32, tid: u32) -> bool {
 #[derive(Clone, Debug, PartialEq)]
 enum Expect {
     Ok,
-    Composed { surface_id: u32, flat: Flat },
+    /// Taken, answered later (`FRAME`).
+    NoReply,
+    Composed {
+        surface_id: u32,
+        flat: Flat,
+    },
     Snapshot,
     Windows,
     Refused(ErrorCode),
@@ -838,6 +872,17 @@ impl Harness {
                 };
                 Request::Draw { surface_id, x, y }
             }
+            ReqGen::FitDrawBatch(draws) => Request::DrawBatch(
+                draws
+                    .iter()
+                    .map(|&(surface, x, y)| {
+                        match self.resolve_req(channel, &ReqGen::FitDraw { surface, x, y }) {
+                            Request::Draw { surface_id, x, y } => DrawItem { surface_id, x, y },
+                            _ => unreachable!("a FitDraw is a DRAW"),
+                        }
+                    })
+                    .collect(),
+            ),
         }
     }
 
@@ -892,6 +937,8 @@ impl Harness {
                 Request::Detach
                 | Request::Compose { .. }
                 | Request::Draw { .. }
+                | Request::DrawBatch(_)
+                | Request::Frame
                 | Request::EsmRegister { .. }
                 | Request::Thread { .. },
             ) => Expect::Refused(E::WrongChannel),
@@ -946,6 +993,31 @@ impl Harness {
                     Expect::Refused(E::OutsideWindow)
                 }
             }
+            (Channel::Private(app), Request::Frame) => {
+                if m.apps.contains_key(&app) {
+                    Expect::NoReply
+                } else {
+                    Expect::Refused(E::NoWindow)
+                }
+            }
+            (Channel::Private(app), Request::DrawBatch(items)) => {
+                let Some(a) = m.apps.get(&app) else {
+                    return Expect::Refused(E::NoWindow);
+                };
+                for d in items {
+                    let Some(s) = a.surfaces.get(&d.surface_id) else {
+                        return Expect::Refused(E::NoSurface);
+                    };
+                    let inside = d.x >= 0
+                        && d.y >= 0
+                        && i64::from(d.x) + i64::from(s.width) <= i64::from(a.rect.width)
+                        && i64::from(d.y) + i64::from(s.height) <= i64::from(a.rect.height);
+                    if !inside {
+                        return Expect::Refused(E::OutsideWindow);
+                    }
+                }
+                Expect::Ok
+            }
             (Channel::Private(app), Request::EsmRegister { .. }) => {
                 if m.apps.contains_key(&app) {
                     Expect::Ok
@@ -997,17 +1069,19 @@ impl Harness {
                     .insert(*surface_id, flat.clone());
             }
             (Channel::Private(app), Request::Draw { surface_id, x, y }) => {
-                let a = m.apps.get_mut(&app).expect("attached");
-                let s = &a.surfaces[surface_id];
-                let ww = a.rect.width as usize;
-                for sy in 0..s.height as usize {
-                    for sx in 0..s.width as usize {
-                        a.buffer[(*y as usize + sy) * ww + *x as usize + sx] =
-                            s.pixels[sy * s.width as usize + sx];
-                    }
+                m.draw(app, *surface_id, *x, *y);
+            }
+            (Channel::Private(app), Request::DrawBatch(items)) => {
+                for d in items {
+                    m.draw(app, d.surface_id, d.x, d.y);
                 }
-                m.counters.draws += 1;
-                m.counters.pixels_drawn += u64::from(s.width) * u64::from(s.height);
+                m.counters.draw_batches += 1;
+            }
+            (Channel::Private(app), Request::Frame) => {
+                let a = m.apps.get_mut(&app).expect("attached");
+                m.counters.frame_requests += 1;
+                m.counters.frame_requests_coalesced += u64::from(a.frame_pending);
+                a.frame_pending = true;
             }
             (Channel::Private(app), Request::EsmRegister { kind, handler }) => {
                 m.apps.get_mut(&app).expect("attached").regs[kind.index()] = *handler;
@@ -1066,11 +1140,11 @@ impl Harness {
         if let Expect::Refused(code) = expect {
             count(&OUTCOMES[code as usize]);
             match &outcome.reply {
-                Reply::Error {
+                Some(Reply::Error {
                     request_type,
                     code: got,
                     message,
-                } => {
+                }) => {
                     check!(
                         *request_type == ty && *got == code as u32 && !message.is_empty(),
                         "{req:?} on {channel:?}: expected ERROR {code:?}, got {:?}",
@@ -1111,20 +1185,24 @@ impl Harness {
         count(&OUTCOMES[0]);
         count(&SUCCEEDED[ty as usize]);
         let reply_ok = match (&expect, &outcome.reply) {
-            (Expect::Ok, Reply::Ok { request_type }) => *request_type == ty,
-            (
-                Expect::Composed { surface_id, flat },
-                Reply::Composed {
-                    surface_id: id,
-                    width,
-                    height,
-                },
-            ) => id == surface_id && *width == flat.width && *height == flat.height,
-            (Expect::Snapshot, Reply::Snapshot { width, height }) => {
-                *width == SCREEN_W && *height == SCREEN_H && outcome.snapshot
-            }
-            (Expect::Windows, Reply::Windows(list)) => *list == self.model.windows(),
-            _ => false,
+            (Expect::NoReply, None) => true,
+            (_, None) => false,
+            (_, Some(reply)) => match (&expect, reply) {
+                (Expect::Ok, Reply::Ok { request_type }) => *request_type == ty,
+                (
+                    Expect::Composed { surface_id, flat },
+                    Reply::Composed {
+                        surface_id: id,
+                        width,
+                        height,
+                    },
+                ) => id == surface_id && *width == flat.width && *height == flat.height,
+                (Expect::Snapshot, Reply::Snapshot { width, height }) => {
+                    *width == SCREEN_W && *height == SCREEN_H && outcome.snapshot
+                }
+                (Expect::Windows, Reply::Windows(list)) => *list == self.model.windows(),
+                _ => false,
+            },
         };
         check!(
             reply_ok,
@@ -1203,6 +1281,7 @@ impl Harness {
                         surfaces: BTreeMap::new(),
                         threads: [None; 4],
                         regs: [None; EventKind::COUNT],
+                        frame_pending: false,
                     },
                 );
                 m.stack.push(app);
@@ -1626,7 +1705,7 @@ fn commands_from_hostile_channels_keep_every_invariant() {
         .collect();
     assert!(missing.is_empty(), "never refused with {missing:?}");
     // And every request type an app or the window manager can have accepted was accepted.
-    let never: Vec<u32> = (wire::request_type::DETACH..=wire::request_type::LIST_WINDOWS)
+    let never: Vec<u32> = (wire::request_type::DETACH..=wire::request_type::DRAW_BATCH)
         .filter(|&t| SUCCEEDED[t as usize].load(Ordering::Relaxed) == 0)
         .collect();
     assert!(never.is_empty(), "request types never accepted: {never:?}");
@@ -1679,7 +1758,14 @@ fn reply() -> impl Strategy<Value = Reply> {
             threads,
         });
     prop_oneof![
-        (app_id(), rect()).prop_map(|(app, window)| Reply::Attached { app, window }),
+        (app_id(), rect(), any::<u32>()).prop_map(|(app, window, refresh_period_ns)| {
+            Reply::Attached {
+                app,
+                window,
+                refresh_period_ns,
+            }
+        }),
+        any::<u64>().prop_map(|frame_ns| Reply::FrameDone { frame_ns }),
         any::<u32>().prop_map(|request_type| Reply::Ok { request_type }),
         (any::<u32>(), any::<u32>(), "\\PC{0,40}").prop_map(|(request_type, code, message)| {
             Reply::Error {
@@ -1819,7 +1905,7 @@ fn long_fuzz_of_commands_and_replies() {
         started.elapsed().as_secs_f64()
     );
     println!("succeeded: {}", load(&OUTCOMES[0]));
-    for t in wire::request_type::ATTACH..=wire::request_type::LIST_WINDOWS {
+    for t in wire::request_type::ATTACH..=wire::request_type::DRAW_BATCH {
         println!("  request type {t}: {}", load(&SUCCEEDED[t as usize]));
     }
     // Malformed bytes never reach the handlers: they are the `malformed` decodes above.

@@ -302,9 +302,12 @@ fn bench_surface() -> lull_kds::Surface {
     }
 }
 
-fn server_refusal(request: &'static str, reply: lull_kds::wire::Reply) -> ComposeBenchError {
+fn server_refusal(
+    request: &'static str,
+    reply: Option<lull_kds::wire::Reply>,
+) -> ComposeBenchError {
     let message = match reply {
-        lull_kds::wire::Reply::Error { message, .. } => message,
+        Some(lull_kds::wire::Reply::Error { message, .. }) => message,
         other => format!("unexpected reply {other:?}"),
     };
     ComposeBenchError::Server { request, message }
@@ -374,12 +377,12 @@ pub fn compose(config: &ComposeBenchConfig) -> Result<ComposeBench, ComposeBench
             black_box(&compose_req),
             &any_thread,
         );
-        if !matches!(o.reply, Reply::Composed { .. }) {
+        if !matches!(o.reply, Some(Reply::Composed { .. })) {
             return Err(server_refusal("COMPOSE", o.reply));
         }
         let o = kds.handle(&mut esm, Channel::Private(app), &draw_req, &any_thread);
         let ns = elapsed_ns(start);
-        if !matches!(o.reply, Reply::Ok { .. }) {
+        if !matches!(o.reply, Some(Reply::Ok { .. })) {
             return Err(server_refusal("DRAW", o.reply));
         }
         black_box(kds.take_damage());

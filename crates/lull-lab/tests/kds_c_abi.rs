@@ -178,6 +178,32 @@ fn figure_18_and_bad_arguments() {
         assert_eq!(kds_draw(ptr::null(), 1, 0, 0), KDS_ERR_NULL);
         assert_refused(kds_draw(k, 77, 0, 0), ErrorCode::NoSurface);
         assert_refused(kds_draw(k, 5, 24, 0), ErrorCode::OutsideWindow);
+        // DRAW_BATCH: NULL with n > 0, more than the bound, one draw outside (all refused),
+        // then a batch that fits; n 0 does nothing.
+        let at = |x, y| KdsDrawItem {
+            surface_id: 5,
+            x,
+            y,
+        };
+        let batch = [at(0, 0), at(23, 24)];
+        assert_eq!(kds_draw_batch(ptr::null(), batch.as_ptr(), 2), KDS_ERR_NULL);
+        assert_eq!(kds_draw_batch(k, ptr::null(), 2), KDS_ERR_NULL);
+        assert_eq!(kds_draw_batch(k, ptr::null(), 0), KDS_OK);
+        assert_eq!(
+            kds_draw_batch(k, batch.as_ptr(), KDS_MAX_DRAW_BATCH + 1),
+            KDS_ERR_BAD_ARG
+        );
+        let leaves = [at(0, 0), at(24, 0)];
+        assert_refused(
+            kds_draw_batch(k, leaves.as_ptr(), 2),
+            ErrorCode::OutsideWindow,
+        );
+        assert_eq!(kds_draw_batch(k, batch.as_ptr(), 2), KDS_OK);
+        // Frame pacing: NULL, then two frames (the second waits for FRAME_DONE unless a
+        // refresh boundary passed between the calls).
+        assert_eq!(kds_next_frame(ptr::null()), KDS_ERR_NULL);
+        assert_eq!(kds_next_frame(k), KDS_OK);
+        assert_eq!(kds_next_frame(k), KDS_OK);
         // Figure 18: two squares, the second over the first.
         assert_eq!(kds_compose(k, 1, 25, 25, layers.as_ptr(), 2), KDS_OK);
         assert_eq!(kds_draw(k, 1, 0, 0), KDS_OK);
@@ -509,6 +535,7 @@ fn header_numbers_are_the_librarys() {
         assert_eq!(value(name), i64::from(code), "{name}");
     }
     assert_eq!(value("KDS_MAX_LAYERS"), i64::from(KDS_MAX_LAYERS));
+    assert_eq!(value("KDS_MAX_DRAW_BATCH"), i64::from(KDS_MAX_DRAW_BATCH));
     for c in ThreadCategory::ALL {
         let name = format!("KDS_THREAD_{}", c.name().to_uppercase());
         assert_eq!(

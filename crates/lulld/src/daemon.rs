@@ -812,6 +812,10 @@ impl Daemon {
         })?);
         self.lp
             .insert(Box::new(crate::kds::control_listener(listener)))?;
+        // Frame pacing: the display server's one-shot frame timer (crate::kds).
+        let timer_fd = host.frame_timer.raw();
+        self.lp
+            .insert(Box::new(crate::kds::frame_timer_source(timer_fd)))?;
         self.state.kds = Some(host);
         Ok(())
     }

@@ -14,6 +14,11 @@
 //! go, with its window. Replies and `WINDOW_STATE` pushes are small and written without waiting;
 //! a client whose socket is full is not reading and is dropped (counted), so no client can stall
 //! the loop. Screen pixels leave only as a sealed memfd (`SNAPSHOT`).
+//!
+//! **Frame pacing.** `FRAME` is answered by `FRAME_DONE` at the screen's next refresh boundary
+//! from one one-shot timerfd, armed only while some app that can be seen waits for one
+//! ([`Kds::next_frame_ns`]) and disarmed otherwise: a screen where nothing changes costs the
+//! daemon no wake-up.
 
 use std::collections::HashMap;
 use std::io;
@@ -21,6 +26,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::rc::Rc;
 
+use lull_kds::pacing::DEFAULT_REFRESH_PERIOD_NS;
 use lull_kds::server::{Channel, Kds, KdsCounters, DEFAULT_SCREEN_HEIGHT, DEFAULT_SCREEN_WIDTH};
 use lull_kds::wire::{self, ErrorCode, Reply, Request};
 use lull_kds::Rect;
@@ -91,6 +97,13 @@ pub struct KdsHostCounters {
     pub attach_resource_errors: u64,
     /// Turns that ended with commands left for later ([`MAX_COMMANDS_PER_TURN`]).
     pub turns_deferred: u64,
+    /// Times the one-shot frame timer was armed, and times it expired (each expiry is one
+    /// wake-up of the daemon; both stay 0 while no app asks for a frame).
+    pub frame_timer_arms: u64,
+    pub frame_timer_expiries: u64,
+    /// Times the timer could not be set (`timerfd_settime` failed); the pending `FRAME`s are
+    /// then answered at once rather than never.
+    pub frame_timer_errors: u64,
 }
 
 /// How far a turn on a channel got through its buffered commands.
@@ -137,6 +150,9 @@ pub struct KdsHost {
     pub(crate) socket_path: PathBuf,
     /// Control connections open now.
     control_open: usize,
+    /// The one-shot frame timer ([`crate::kds`], frame pacing), and whether it is armed.
+    pub(crate) frame_timer: sys::TimerFd,
+    frame_timer_armed: bool,
 }
 
 impl std::fmt::Debug for KdsHost {
@@ -147,7 +163,7 @@ impl std::fmt::Debug for KdsHost {
 
 impl KdsHost {
     pub(crate) fn new(config: &KdsConfig) -> Result<KdsHost, String> {
-        let kds = Kds::new(config.screen_width, config.screen_height).map_err(|e| {
+        let mut kds = Kds::new(config.screen_width, config.screen_height).map_err(|e| {
             format!(
                 "screen {}x{}: {e}",
                 config.screen_width, config.screen_height
@@ -160,6 +176,10 @@ impl KdsHost {
                 Some(fb)
             }
         };
+        // The headless screen's 60 Hz (`FRAME_DONE` comes at multiples of its period).
+        kds.set_refresh_period_ns(DEFAULT_REFRESH_PERIOD_NS);
+        let frame_timer =
+            sys::TimerFd::new().map_err(|e| format!("the frame timer (timerfd): {e}"))?;
         let mut host = KdsHost {
             kds,
             channels: HashMap::new(),
@@ -169,6 +189,8 @@ impl KdsHost {
             on_window_state: None,
             socket_path: config.socket_path.clone(),
             control_open: 0,
+            frame_timer,
+            frame_timer_armed: false,
         };
         host.present(Some(Rect::new(
             0,
@@ -213,6 +235,33 @@ impl KdsHost {
         let damage = self.kds.take_damage();
         self.present(damage);
         Some(ch.token)
+    }
+
+    /// Arms the frame timer for the next refresh boundary when a visible app waits for
+    /// `FRAME_DONE` and it is not armed; disarms it when nobody waits any more (the app left or
+    /// was hidden). Reads the clock only to arm. Returns `false` when the timer could not be
+    /// set: the caller answers the waiting apps at once instead.
+    fn update_frame_timer(&mut self) -> bool {
+        let wanted = self.kds.frame_wanted();
+        if wanted == self.frame_timer_armed {
+            return true;
+        }
+        let set = if wanted {
+            match self.kds.next_frame_ns(sys::monotonic_ns()) {
+                Some(at) => self.frame_timer.set_abs(at, 0),
+                None => Ok(()),
+            }
+        } else {
+            self.frame_timer.disarm()
+        };
+        if set.is_err() {
+            self.counters.frame_timer_errors += 1;
+            self.frame_timer_armed = false;
+            return !wanted;
+        }
+        self.frame_timer_armed = wanted;
+        self.counters.frame_timer_arms += u64::from(wanted);
+        true
     }
 
     fn present(&mut self, damage: Option<Rect>) {
@@ -345,6 +394,8 @@ impl DaemonState {
         for app in gone {
             self.disconnect(app, Some(ctl), Closer::Other);
         }
+        // A held FRAME may have become visible, or the only waiting app hidden.
+        self.kds_frame_timer_update(ctl);
         self.guis_evaluate_idle(ctl);
     }
 
@@ -388,11 +439,11 @@ impl DaemonState {
             None
         };
         let reply = match (outcome.snapshot, &memfd) {
-            (true, None) => Reply::Error {
+            (true, None) => Some(Reply::Error {
                 request_type: wire::request_type::SNAPSHOT,
                 code: ErrorCode::Resources as u32,
                 message: "the server could not create the snapshot's memfd".into(),
-            },
+            }),
             _ => outcome.reply,
         };
         Ran {
@@ -419,6 +470,8 @@ impl DaemonState {
         });
         if processed == Processed::Close {
             self.disconnect(app, Some(ctl), Closer::KdsSource);
+            // Its FRAME, if any, went with it: no expiry for nobody.
+            self.kds_frame_timer_update(ctl);
             return PostAction::Remove;
         }
         let Some(host) = self.kds.as_mut() else {
@@ -428,12 +481,60 @@ impl DaemonState {
             return PostAction::Remove;
         };
         ch.inbuf = inbuf;
-        if processed == Processed::More {
+        let action = if processed == Processed::More {
             ch.deferred = true;
             host.counters.turns_deferred += 1;
             PostAction::Again
         } else {
             PostAction::Continue
+        };
+        self.kds_frame_timer_update(ctl);
+        action
+    }
+
+    /// Keeps the frame timer armed exactly while a visible app waits for `FRAME_DONE`; if the
+    /// timer cannot be set, the waiting apps are answered at once (paced less, never stuck).
+    fn kds_frame_timer_update(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        let Some(host) = self.kds.as_mut() else {
+            return;
+        };
+        if !host.update_frame_timer() {
+            self.kds_frames_due(ctl);
+        }
+    }
+
+    /// The frame timer expired: `FRAME_DONE` to every visible app that asked, then the timer is
+    /// armed again only if some app still waits (none does, unless one was just made visible).
+    pub(crate) fn kds_frame_timer_expired(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        let Some(host) = self.kds.as_mut() else {
+            return;
+        };
+        // Non-blocking: 0 when a disarm raced the expiry; the answers below are still right.
+        let _ = host.frame_timer.take_expirations();
+        host.frame_timer_armed = false;
+        host.counters.frame_timer_expiries += 1;
+        self.kds_frames_due(ctl);
+        self.kds_frame_timer_update(ctl);
+    }
+
+    /// Sends `FRAME_DONE` to every visible app waiting for one.
+    fn kds_frames_due(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        let Some(host) = self.kds.as_mut() else {
+            return;
+        };
+        let due = host.kds.frames_due(sys::monotonic_ns());
+        let mut gone = Vec::new();
+        for (app, reply) in due {
+            let Some(ch) = host.channels.get(&app) else {
+                continue;
+            };
+            if send_reply(&mut host.out, ch.fd.as_raw_fd(), &reply, &[]).is_err() {
+                host.counters.not_reading_closed += 1;
+                gone.push(app);
+            }
+        }
+        for app in gone {
+            self.disconnect(app, Some(ctl), Closer::Other);
         }
     }
 
@@ -470,12 +571,14 @@ impl DaemonState {
             let Some(fd) = host.channels.get(&app).map(|c| c.fd.as_raw_fd()) else {
                 return false;
             };
-            if send_reply(&mut host.out, fd, &reply, &[]).is_err() {
-                host.counters.not_reading_closed += 1;
-                return false;
+            if let Some(reply) = &reply {
+                if send_reply(&mut host.out, fd, reply, &[]).is_err() {
+                    host.counters.not_reading_closed += 1;
+                    return false;
+                }
             }
             self.push_states(pushes, ctl);
-            if let (Request::Thread { category, tid }, Reply::Ok { .. }) = (&req, &reply) {
+            if let (Request::Thread { category, tid }, Some(Reply::Ok { .. })) = (&req, &reply) {
                 self.seam_thread_declared(app, *category, *tid);
                 self.guis_evaluate_idle(ctl);
             }
@@ -557,7 +660,11 @@ impl DaemonState {
         // greeted, so the app needs no path to the ESM socket.
         self.add_connection(app, srv_esm, ctl);
         let host = self.kds.as_mut().expect("present");
-        let reply = Reply::Attached { app, window };
+        let reply = Reply::Attached {
+            app,
+            window,
+            refresh_period_ns: host.kds.refresh_period_ns(),
+        };
         let sent = send_reply(
             &mut host.out,
             control_fd,
@@ -580,7 +687,8 @@ impl DaemonState {
 
 /// A request run, and what remains to do after its reply is sent.
 struct Ran {
-    reply: Reply,
+    /// `None`: nothing to send now (`FRAME`).
+    reply: Option<Reply>,
     /// Window states to push to apps.
     pushes: Vec<(AppId, WindowState)>,
     /// The app detached: close its channels.
@@ -683,9 +791,11 @@ impl ControlConn {
             } = st.run_request(Channel::Control { privileged }, &req);
             let fds: Vec<RawFd> = memfd.iter().map(AsRawFd::as_raw_fd).collect();
             let host = st.kds.as_mut().expect("control connections need a KDS");
-            if send_reply(&mut host.out, fd, &reply, &fds).is_err() {
-                host.counters.not_reading_closed += 1;
-                return false;
+            if let Some(reply) = &reply {
+                if send_reply(&mut host.out, fd, reply, &fds).is_err() {
+                    host.counters.not_reading_closed += 1;
+                    return false;
+                }
             }
             st.push_states(pushes, ctl);
             true
@@ -752,6 +862,19 @@ pub(crate) fn control_listener(
                     },
                 }));
             }
+            PostAction::Continue
+        },
+    }
+}
+
+/// The frame timer's source: each expiry answers the waiting apps ([`KdsHost`], frame pacing).
+pub(crate) fn frame_timer_source(
+    fd: RawFd,
+) -> FnSource<impl FnMut(&mut DaemonState, &mut LoopCtl<DaemonState>) -> PostAction> {
+    FnSource {
+        fd,
+        f: |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+            st.kds_frame_timer_expired(ctl);
             PostAction::Continue
         },
     }

@@ -183,14 +183,21 @@ fn draw_loop(ctx: &ThreadCtx, app: &FileManager) {
         if !ctx.gate() {
             return;
         }
-        let (open, injected) = {
+        {
             let g = app.shared.lock();
-            let mut g = app
+            let g = app
                 .shared
                 .wait_until(g, |s| s.stopping || s.pending.is_some());
             if g.stopping {
                 return;
             }
+        }
+        // At most one frame per refresh.
+        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+            return;
+        }
+        let (open, injected) = {
+            let mut g = app.shared.lock();
             match g.pending.take() {
                 Some(p) => p,
                 None => continue,

@@ -256,14 +256,25 @@ fn draw_loop(ctx: &ThreadCtx, app: &Messaging) {
         if !ctx.gate() {
             return;
         }
-        let (input, conversation, shown) = {
+        // A frame asked for ahead (input dense): wait for its slot before waiting for a change.
+        if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
+            return;
+        }
+        {
             let g = app.shared.lock();
-            let mut g = app
+            let g = app
                 .shared
                 .wait_until(g, |s| s.stopping || s.input_dirty || s.conversation_dirty);
             if g.stopping {
                 return;
             }
+        }
+        // At most one frame per refresh; keys typed meanwhile join it.
+        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+            return;
+        }
+        let (input, conversation, shown) = {
+            let mut g = app.shared.lock();
             let input = std::mem::take(&mut g.input_dirty).then(|| g.typed.clone());
             let conversation = std::mem::take(&mut g.conversation_dirty)
                 .then(|| conversation_surface(&g.conversation));

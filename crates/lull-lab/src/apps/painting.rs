@@ -219,15 +219,26 @@ fn draw_loop(ctx: &ThreadCtx, app: &Painting) {
         if !ctx.gate() {
             return;
         }
+        // A frame asked for ahead (input dense): wait for its slot before waiting for a change.
+        if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
+            return;
+        }
         let mut patches = Vec::new();
         {
             let g = app.shared.lock();
-            let mut g = app
+            let g = app
                 .shared
                 .wait_until(g, |s| s.stopping || !s.pending.is_empty());
             if g.stopping {
                 return;
             }
+        }
+        // At most one frame per refresh; strokes arriving meanwhile join it.
+        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+            return;
+        }
+        {
+            let mut g = app.shared.lock();
             std::mem::swap(&mut g.pending, &mut batch);
             // The pixels of each patch, copied out under the lock.
             for p in batch.drain(..) {

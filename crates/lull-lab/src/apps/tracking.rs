@@ -3,13 +3,16 @@
 //! release.
 //!
 //! The spiral guide, the dot and the two stars are composed once at start (four surfaces); each
-//! handled event then costs one `DRAW` of the right surface at the event's point, clamped inside
+//! handled event then costs one draw of the right surface at the event's point, clamped inside
 //! the window (a draw reaching outside is refused whole by the server). The handler records the
-//! mark and wakes the drawing thread, which draws every mark waiting.
+//! mark and wakes the drawing thread, which waits for the display's pace
+//! ([`ThreadCtx::next_frame`]: at most one frame per refresh) and then draws every mark waiting
+//! as one frame, in one `DRAW_BATCH`.
 
 use std::sync::Arc;
 
 use lull::kds_runtime::{KdsApp, ThreadCtx};
+use lull_kds::wire::DrawItem;
 use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_model::{AppEvent, EventKind, Payload, ThreadCategory};
 use lull_os::sys;
@@ -138,32 +141,48 @@ fn place(window: Rect, x: i32, y: i32, side: u32) -> (i32, i32) {
 
 fn draw_loop(ctx: &ThreadCtx, app: &Tracking) {
     let mut batch = Vec::new();
+    let mut items = Vec::new();
     let mut injected = Vec::new();
     loop {
         if !ctx.gate() {
             return;
         }
+        // A frame asked for ahead (input dense): wait for its slot before waiting for a change.
+        if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
+            return;
+        }
         {
             let g = app.shared.lock();
-            let mut g = app
+            let g = app
                 .shared
                 .wait_until(g, |s| s.stopping || !s.pending.is_empty());
             if g.stopping {
                 return;
             }
-            std::mem::swap(&mut g.pending, &mut batch);
         }
+        // Something changed: wait for the display's pace; marks arriving meanwhile join this
+        // frame (the handler's wake-up finds no one waiting on the app's variable).
+        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+            return;
+        }
+        std::mem::swap(&mut app.shared.lock().pending, &mut batch);
+        items.clear();
         injected.clear();
         for m in batch.drain(..) {
-            match drawn(ctx.draw(m.surface, m.x, m.y)) {
-                Drawn::Ok => injected.push(m.injected_ns),
-                Drawn::Refused => app.shared.lock().stats.draw_errors += 1,
-                Drawn::Stop => return,
-            }
+            items.push(DrawItem {
+                surface_id: m.surface,
+                x: m.x,
+                y: m.y,
+            });
+            injected.push(m.injected_ns);
         }
-        if !injected.is_empty() {
-            let done = sys::monotonic_ns();
-            app.shared.lock().stats.frame(done, &injected);
+        match drawn(ctx.draw_batch(&items)) {
+            Drawn::Ok => {
+                let done = sys::monotonic_ns();
+                app.shared.lock().stats.frame(done, &injected);
+            }
+            Drawn::Refused => app.shared.lock().stats.draw_errors += items.len() as u64,
+            Drawn::Stop => return,
         }
     }
 }

@@ -145,16 +145,20 @@ fn draw_loop(ctx: &ThreadCtx, app: &Video) {
         if !ctx.gate() {
             return;
         }
-        let frame = {
+        {
             let g = app.shared.lock();
-            let mut g = app
+            let g = app
                 .shared
                 .wait_until(g, |s| s.stopping || s.newest.is_some());
             if g.stopping {
                 return;
             }
-            g.newest.take()
-        };
+        }
+        // At most one frame per refresh (29.97 fps never waits on a 60 Hz screen).
+        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+            return;
+        }
+        let frame = app.shared.lock().newest.take();
         let Some(pixels) = frame else {
             continue;
         };

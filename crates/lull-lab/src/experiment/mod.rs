@@ -53,6 +53,18 @@ use probe::{app_probes, mark, totals, usage, Probe};
 pub use report::*;
 pub use reproduce::*;
 
+/// The daemon thread's name, as probed and reported (`daemon_wakeups_per_event`).
+const DAEMON_THREAD_NAME: &str = "lull-daemon";
+
+/// `count / events`, 0 without events.
+fn per_event(count: u64, events: u64) -> f64 {
+    if events == 0 {
+        0.0
+    } else {
+        count as f64 / events as f64
+    }
+}
+
 /// How long the app may take from start to its ready line (a debug build composing the 1080p
 /// tracking guide on a loaded machine takes about a second).
 pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -765,38 +777,40 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         };
         let guis = spec.model.guis();
         let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
-        stack.daemon = Some(thread::Builder::new().name("lull-daemon".into()).spawn(
-            move || {
-                let built = (|| {
-                    let mut d = Daemon::bind(&DaemonConfig {
-                        socket_path: esm_path,
-                        ..DaemonConfig::default()
-                    })?;
-                    // Headless, on the default screen: seed 000's 1080p display.
-                    d.enable_kds(&KdsConfig {
-                        socket_path: kds_path,
-                        ..KdsConfig::default()
-                    })?;
-                    if guis {
-                        switch_on_guis(&mut d)?;
+        stack.daemon = Some(
+            thread::Builder::new()
+                .name(DAEMON_THREAD_NAME.into())
+                .spawn(move || {
+                    let built = (|| {
+                        let mut d = Daemon::bind(&DaemonConfig {
+                            socket_path: esm_path,
+                            ..DaemonConfig::default()
+                        })?;
+                        // Headless, on the default screen: seed 000's 1080p display.
+                        d.enable_kds(&KdsConfig {
+                            socket_path: kds_path,
+                            ..KdsConfig::default()
+                        })?;
+                        if guis {
+                            switch_on_guis(&mut d)?;
+                        }
+                        if let Some(fd) = evdev {
+                            d.add_evdev(fd)?;
+                        }
+                        Ok::<_, DaemonError>(d)
+                    })();
+                    match built {
+                        Ok(d) => {
+                            let _ = up_tx.send(Ok((d.stopper(), sys::gettid())));
+                            d.run()
+                        }
+                        Err(e) => {
+                            let _ = up_tx.send(Err(e.to_string()));
+                            Err(e)
+                        }
                     }
-                    if let Some(fd) = evdev {
-                        d.add_evdev(fd)?;
-                    }
-                    Ok::<_, DaemonError>(d)
-                })();
-                match built {
-                    Ok(d) => {
-                        let _ = up_tx.send(Ok((d.stopper(), sys::gettid())));
-                        d.run()
-                    }
-                    Err(e) => {
-                        let _ = up_tx.send(Err(e.to_string()));
-                        Err(e)
-                    }
-                }
-            },
-        )?);
+                })?,
+        );
         let (stopper, tid) = up_rx
             .recv()
             .map_err(thread_err)?
@@ -804,7 +818,7 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         stack.daemon_stop = Some(stopper);
         probes.push(Probe {
             group: Group::Server,
-            name: "lull-daemon".into(),
+            name: DAEMON_THREAD_NAME.into(),
             pid: me,
             tid,
         });
@@ -983,6 +997,22 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         scenario: spec.scenario,
         latency_us: LatencyStats::of(&report.latencies_ns),
         frame_latency_us: LatencyStats::of(&report.frame_latencies_ns),
+        event_to_pixel_us: LatencyStats::of(&report.frame_latencies_ns),
+        daemon_wakeups_per_event: per_event(
+            threads
+                .iter()
+                .filter(|t| t.name == DAEMON_THREAD_NAME)
+                .map(|t| t.wakeups)
+                .sum(),
+            delivered,
+        ),
+        pacing: Pacing {
+            frames: report.runtime.frames,
+            frames_waited: report.runtime.frames_waited,
+            frame_requests: report.runtime.frame_requests,
+            frame_requests_ahead: report.runtime.frame_requests_ahead,
+            draw_batches: report.runtime.draw_batches,
+        },
         wakeups_per_s: if window_s > 0.0 {
             wakeups.total as f64 / window_s
         } else {

@@ -154,6 +154,17 @@ pub struct VideoSummary {
     pub decode_ms_mean: f64,
 }
 
+/// Frame pacing as the app's runtime counted it (`lull::kds_runtime::RuntimeCounters`).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Pacing {
+    pub frames: u64,
+    pub frames_waited: u64,
+    pub frame_requests: u64,
+    /// `FRAME`s sent ahead with a waited frame's first draw (input dense).
+    pub frame_requests_ahead: u64,
+    pub draw_batches: u64,
+}
+
 /// The result of one run, as `lull live experiment --json` prints it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ExperimentReport {
@@ -164,6 +175,16 @@ pub struct ExperimentReport {
     pub latency_us: LatencyStats,
     /// Injection → the `DRAW` showing the event acknowledged.
     pub frame_latency_us: LatencyStats,
+    /// The same figure under the name the comparison across the project uses: event injection
+    /// → the frame that shows it acknowledged (one refresh period + the draw at most, with
+    /// frame pacing).
+    pub event_to_pixel_us: LatencyStats,
+    /// The daemon thread's wake-ups in the window per event delivered (its loop serves input,
+    /// the ESM and the display server).
+    pub daemon_wakeups_per_event: f64,
+    /// The app runtime's frame pacing: frames let through, of them those that waited for
+    /// `FRAME_DONE`, and `FRAME` requests sent.
+    pub pacing: Pacing,
     /// Of the app's threads and the server's, per second of the window.
     pub wakeups_per_s: f64,
     pub cpu_ms: ByGroup<f64>,
