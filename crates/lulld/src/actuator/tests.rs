@@ -290,6 +290,13 @@ fn frequency_is_unavailable_without_cpufreq() {
 fn actions_on_an_exited_thread_are_refused_esrch() {
     let _serial = serial();
     let tid = std::thread::spawn(sys::gettid).join().unwrap();
+    // `join` returns when the kernel clears the thread's id word, a moment before the task is
+    // released: until /proc stops listing it, the kernel may still act on it. Wait for that
+    // (a kernel state, polled; no time is assumed).
+    let task = format!("/proc/self/task/{tid}");
+    while std::path::Path::new(&task).exists() {
+        std::thread::yield_now();
+    }
     let thread = ours(tid);
     let mut a = match test_support::open("actuator-exited", FreezerKind::V2Threaded)
         .or_else(|| test_support::open("actuator-exited", FreezerKind::V1))
