@@ -127,7 +127,8 @@ pub struct DaemonState {
     buf: Vec<u8>,
     /// Deliveries made while a source runs, written when it returns ([`DaemonState::flush`]).
     outbox: Vec<Push>,
-    /// Apps sent a batch since they last waited: their wait, when it comes, is in their cell.
+    /// Apps connected or sent a batch since they last waited: their next wait may come through
+    /// their cell alone, so the daemon reads it there.
     watched: Vec<AppId>,
     /// An event was injected since the last flush (something may have been queued).
     injected: bool,
