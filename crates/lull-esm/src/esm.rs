@@ -238,17 +238,7 @@ impl Esm {
             }
             Some(delivery) => {
                 record.state = AppState::Running;
-                match delivery {
-                    Delivery::Event { .. } => {
-                        record.queued_events -= 1;
-                        record.counters.pushed_from_queue += 1;
-                        self.counters.pushed_from_queue += 1;
-                    }
-                    Delivery::Overflow { .. } => {
-                        record.counters.overflow_markers += 1;
-                        self.counters.overflow_markers += 1;
-                    }
-                }
+                taken_from_queue(&mut self.counters, record, &delivery);
                 Ok(Some(Push { app, delivery }))
             }
         }
@@ -272,17 +262,7 @@ impl Esm {
             let Some(delivery) = record.queue.pop_front() else {
                 break;
             };
-            match delivery {
-                Delivery::Event { .. } => {
-                    record.queued_events -= 1;
-                    record.counters.pushed_from_queue += 1;
-                    self.counters.pushed_from_queue += 1;
-                }
-                Delivery::Overflow { .. } => {
-                    record.counters.overflow_markers += 1;
-                    self.counters.overflow_markers += 1;
-                }
-            }
+            taken_from_queue(&mut self.counters, record, &delivery);
             out.push(delivery);
             taken += 1;
         }
@@ -495,6 +475,22 @@ impl Esm {
             ));
         }
         Ok(())
+    }
+}
+
+/// Counts one item leaving `record`'s private queue for the app.
+#[inline]
+fn taken_from_queue(counters: &mut EsmCounters, record: &mut AppRecord, delivery: &Delivery) {
+    match delivery {
+        Delivery::Event { .. } => {
+            record.queued_events -= 1;
+            record.counters.pushed_from_queue += 1;
+            counters.pushed_from_queue += 1;
+        }
+        Delivery::Overflow { .. } => {
+            record.counters.overflow_markers += 1;
+            counters.overflow_markers += 1;
+        }
     }
 }
 
