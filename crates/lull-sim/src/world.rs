@@ -252,18 +252,16 @@ pub fn run_model_with_audit(
 #[cfg(test)]
 mod pacing_tests;
 
+/// A small seed-000 framework spec for the unit tests: the stylus trace scaled to `scale_to_ms`
+/// on the Jetson TK1 model, ESM only.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kernel::ns_to_cycles;
-    use crate::platform::{FreqDomain, IrqController, TimerMode};
-    use crate::spec::{Spec, WorkloadSpec};
-
-    const SPEC: &str = r#"
+fn unit_spec(seed: u64, scale_to_ms: u64) -> Spec {
+    Spec::parse(&format!(
+        r#"
 experiment = "unit"
 description = "unit"
 platform = "jetson-tk1"
-seed = 3
+seed = {seed}
 models = ["esm"]
 tail_ms = 200
 [cpu]
@@ -276,11 +274,21 @@ cache_kib = 256
 [workload]
 kind = "trace"
 trace = "stylus-spiral"
-scale_to_ms = 5000
-"#;
+scale_to_ms = {scale_to_ms}
+"#
+    ))
+    .expect("a valid unit spec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ns_to_cycles;
+    use crate::platform::{FreqDomain, IrqController, TimerMode};
+    use crate::spec::{Spec, WorkloadSpec};
 
     fn spec() -> Spec {
-        Spec::parse(SPEC).expect("valid")
+        unit_spec(3, 5_000)
     }
 
     fn run(spec: &Spec, m: Model) -> ModelResult {

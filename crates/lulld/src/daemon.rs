@@ -272,16 +272,24 @@ impl DaemonState {
         self.batch = batch;
     }
 
+    /// Claims `app`'s wait if its cell says it waits, and hands it what its queue holds (to the
+    /// outbox) or parks it in `EV_WAIT`. The app leaves `watched`.
+    fn claim_cell_wait(&mut self, app: AppId) -> bool {
+        if !self.conns.get(&app).is_some_and(|c| c.cell.daemon_claim()) {
+            return false;
+        }
+        self.counters.waits_by_cell += 1;
+        self.app_waited(app);
+        true
+    }
+
     /// Claims the cell waits of watched apps (before an event is dispatched, so that a waiting
     /// app gets it pushed directly, as in `EV_WAIT`).
     fn claim_cell_waits(&mut self) {
         let mut i = 0;
         while i < self.watched.len() {
-            let app = self.watched[i];
-            if self.conns.get(&app).is_some_and(|c| c.cell.daemon_claim()) {
-                self.counters.waits_by_cell += 1;
-                self.app_waited(app);
-            } else {
+            // A claimed app leaves `watched`: the next one moves into slot `i`.
+            if !self.claim_cell_wait(self.watched[i]) {
                 i += 1;
             }
         }
@@ -291,6 +299,27 @@ impl DaemonState {
     /// its private queue. Then, if events were queued, tells every watched app how many and
     /// claims the waits of those already waiting (the other half of the cell's race).
     pub(crate) fn flush(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        self.write_outbox(ctl);
+        if !std::mem::take(&mut self.injected) {
+            return;
+        }
+        let mut i = 0;
+        while i < self.watched.len() {
+            let app = self.watched[i];
+            let queued = self.esm.queued_items(app).unwrap_or(0);
+            if let Some(c) = self.conns.get(&app) {
+                c.cell.daemon_set_queued(queued);
+            }
+            if queued > 0 && self.claim_cell_wait(app) {
+                self.write_outbox(ctl);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Sends the outbox: one batch per app, topped up from its private queue.
+    fn write_outbox(&mut self, ctl: &mut LoopCtl<DaemonState>) {
         while !self.outbox.is_empty() {
             let app = self.outbox[0].app;
             let mut outbox = std::mem::take(&mut self.outbox);
@@ -309,32 +338,6 @@ impl DaemonState {
             self.batch = batch;
             self.send_batch(app, ctl);
         }
-        if !std::mem::take(&mut self.injected) {
-            return;
-        }
-        let mut i = 0;
-        while i < self.watched.len() {
-            let app = self.watched[i];
-            let queued = self.esm.queued_items(app).unwrap_or(0);
-            let claimed = self.conns.get(&app).is_some_and(|c| {
-                c.cell.daemon_set_queued(queued);
-                queued > 0 && c.cell.daemon_claim()
-            });
-            if claimed {
-                self.counters.waits_by_cell += 1;
-                self.app_waited(app);
-                // The outbox now holds this app's batch; write it before looking further.
-                self.flush_outbox_only(ctl);
-            } else {
-                i += 1;
-            }
-        }
-    }
-
-    fn flush_outbox_only(&mut self, ctl: &mut LoopCtl<DaemonState>) {
-        let injected = std::mem::replace(&mut self.injected, false);
-        self.flush(ctl);
-        self.injected = injected;
     }
 
     /// Removes `app` everywhere: from the ESM, with its socket, and from the display server with

@@ -9,31 +9,11 @@ use super::World;
 use crate::report::ModelResult;
 use crate::spec::{Model, Spec};
 
-const SPEC: &str = r#"
-experiment = "pacing"
-description = "pacing"
-platform = "jetson-tk1"
-seed = 5
-models = ["esm"]
-tail_ms = 200
-[cpu]
-main_cores = 4
-companion = true
-[app]
-handler_cycles = 150000
-draw_cycles = 400000
-cache_kib = 256
-[workload]
-kind = "trace"
-trace = "stylus-spiral"
-scale_to_ms = 3000
-"#;
-
 /// The models that draw when input changes something (vsync-batched draws only at vsync).
 const PUSHED_DRAWERS: [Model; 3] = [Model::BlockingMiddleware, Model::Esm, Model::EsmKdsGuis];
 
 fn spec() -> Spec {
-    Spec::parse(SPEC).expect("valid")
+    super::unit_spec(5, 3_000)
 }
 
 fn touch(at_ns: u64, phase: TouchPhase) -> TimedEvent {
