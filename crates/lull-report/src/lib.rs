@@ -1,0 +1,15 @@
+//! Lull's results as files.
+//!
+//! `lull reproduce --out DIR` writes one [`ResultFile`] per experiment under `DIR/results/`;
+//! `lull report DIR` and the Python package read them back through [`load_dir`]. The format is
+//! versioned ([`FORMAT_VERSION`]): a reader meets a file of another version with
+//! [`ResultsError::Version`], never a guess.
+
+mod provenance;
+mod results;
+
+pub use provenance::{civil_date_utc, Machine, Provenance};
+pub use results::{
+    load_dir, load_file, results_dir, write, Label, Outcome, ResultFile, ResultsError, FORMAT,
+    FORMAT_VERSION, RESULTS_SUBDIR,
+};
