@@ -6,6 +6,7 @@ mod ctl;
 mod guis;
 mod kds;
 mod live;
+mod report;
 mod reproduce;
 mod rtapp;
 mod sim;
@@ -35,6 +36,9 @@ struct Cli {
 enum Command {
     /// Run every experiment that exists and print its results; list the ones still to come.
     Reproduce(ReproduceArgs),
+    /// Render DIR/report/index.html (SVG plots, ours beside the seeds') from the results files
+    /// `lull reproduce --out DIR` wrote.
+    Report(report::ReportArgs),
     /// Micro-benchmarks of hot paths.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -192,6 +196,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Reproduce(args) => reproduce::run(args.json),
+        Command::Report(args) => report::run(&args),
         Command::Audit(cmd) => audit::run(cmd),
         Command::Live(cmd) => live::run(cmd),
         Command::Sim(cmd) => sim::run(cmd),

@@ -211,8 +211,28 @@ pub fn reproduce_section() -> Result<(String, Value), String> {
         .iter()
         .map(|r| (r.experiment.clone(), json!(r)))
         .collect();
+    // Figure 8 over time (each model's 100 ms footprint samples) and the seed's averages, for
+    // `lull report`'s footprint plot; only the figure-8 spec's, to keep the JSON small.
+    let figure_8 = results
+        .iter()
+        .find(|r| r.experiment.starts_with("fig8"))
+        .map(|r| {
+            let footprints: serde_json::Map<String, Value> = r
+                .models
+                .iter()
+                .map(|(name, m)| (name.clone(), json!(m.footprint)))
+                .collect();
+            json!({
+                "experiment": r.experiment,
+                "footprints": footprints,
+                "seed": {
+                    "cfs-ondemand": {"big_cluster_pct": seed::BIG_CLUSTER_PCT.0, "active_cores_mean": seed::ACTIVE_CORES.0, "freq_mhz_mean": seed::FREQ_MHZ.0},
+                    "ucsg": {"big_cluster_pct": seed::BIG_CLUSTER_PCT.1, "active_cores_mean": seed::ACTIVE_CORES.1, "freq_mhz_mean": seed::FREQ_MHZ.1},
+                },
+            })
+        });
     Ok((
         t,
-        json!({ "experiments": all, "ucsg_vs_cfs_ondemand": cells }),
+        json!({ "experiments": all, "ucsg_vs_cfs_ondemand": cells, "figure_8": figure_8 }),
     ))
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use lull_model::stats::nearest_rank;
+use lull_model::stats::{nearest_rank, CDF_PERCENTS};
 use lull_model::time::{ns_to_us, NS_PER_MS, NS_PER_S, NS_PER_US};
 use lull_os::procfs::MeasureError;
 use lull_os::sys::{self, EventFd};
@@ -140,6 +140,9 @@ pub struct LatencyUs {
     pub p50: Option<f64>,
     pub p99: Option<f64>,
     pub max: Option<f64>,
+    /// The distribution: values at `lull_model::stats::CDF_PERCENTS` (0 = min … 100 = max),
+    /// nearest rank; `None` when nothing was delivered.
+    pub cdf: Option<[f64; CDF_PERCENTS.len()]>,
 }
 
 impl LatencyUs {
@@ -158,6 +161,7 @@ impl LatencyUs {
             p50: rank(50),
             p99: rank(99),
             max: Some(ns_to_us(s[s.len() - 1])),
+            cdf: Some(CDF_PERCENTS.map(|p| nearest_rank(&s, p).map_or(0.0, ns_to_us))),
         }
     }
 }

@@ -15,6 +15,21 @@ pub fn nearest_rank<T: Copy>(sorted: &[T], percent: u32) -> Option<T> {
     Some(sorted[rank - 1])
 }
 
+/// The percentiles a latency distribution is reported at (`latency_cdf_*` in the JSON reports),
+/// so a reader can draw its CDF: 0 is the smallest sample and 100 the largest. Dense at the tail,
+/// where the models differ.
+pub const CDF_PERCENTS: [u32; 15] = [0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 100];
+
+/// The nearest-rank value of `sorted` (ascending) at each of [`CDF_PERCENTS`]; empty for no
+/// samples.
+#[must_use]
+pub fn cdf_points<T: Copy>(sorted: &[T]) -> Vec<T> {
+    CDF_PERCENTS
+        .iter()
+        .filter_map(|&p| nearest_rank(sorted, p))
+        .collect()
+}
+
 /// The file manager's response times as seed 001's figure 7(a) reports them, simulated or live.
 #[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
 pub struct ResponseMs {
@@ -58,6 +73,10 @@ mod tests {
         let r = ResponseMs::of_ns(&[3_000_000, 1_000_000, 2_000_000]).unwrap();
         assert_eq!((r.mean, r.p99), (2.0, 3.0));
         assert_eq!(ResponseMs::of_ns(&[]), None);
+        let cdf = cdf_points(&s);
+        assert_eq!(cdf.len(), CDF_PERCENTS.len());
+        assert_eq!((cdf[0], cdf[7], cdf[14]), (1, 50, 100));
+        assert!(cdf_points::<u64>(&[]).is_empty());
         assert_eq!(nearest_rank(&s, 100), Some(100));
         assert_eq!(nearest_rank(&s, 0), Some(1));
         assert_eq!(nearest_rank(&[7], 99), Some(7));

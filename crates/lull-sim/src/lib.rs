@@ -50,7 +50,7 @@ pub mod world;
 pub use kernel::{BoostCounters, BoostKind};
 pub use report::{
     latency_change_ms, power_reduction_pct, seed_000_reported, ExperimentResult, LatencyStats,
-    ModelResult,
+    ModelResult, POWER_SERIES_BUCKET_MS,
 };
 pub use spec::{Model, Spec, SpecError};
 pub use world::{run_model, run_model_with_audit, run_spec};

@@ -2,18 +2,26 @@
 
 use std::collections::BTreeMap;
 
-use lull_model::stats::nearest_rank;
+use lull_model::stats::{cdf_points, nearest_rank};
 use serde::Serialize;
 
 use crate::spec::Model;
 
+/// Width of the buckets the 1 ms power samples are averaged into for the power-over-time series
+/// ([`ModelResult::power_mw_per_100ms`]): fine enough to show a 16 ms frame loop's bursts as a
+/// raised level, coarse enough that a 60 s run is 600 numbers in the JSON.
+pub const POWER_SERIES_BUCKET_MS: u64 = 100;
+
 /// Latency from event injection to handler start, in milliseconds; `None` when no event was
 /// handled (the video experiment).
-#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
+#[derive(Clone, PartialEq, Debug, Serialize)]
 pub struct LatencyStats {
     pub mean: Option<f64>,
     pub p99: Option<f64>,
     pub max: Option<f64>,
+    /// The distribution: values at `lull_model::stats::CDF_PERCENTS` (0 = min … 100 = max),
+    /// nearest rank; empty when no event was handled.
+    pub cdf: Vec<f64>,
 }
 
 impl LatencyStats {
@@ -25,6 +33,7 @@ impl LatencyStats {
                 mean: None,
                 p99: None,
                 max: None,
+                cdf: Vec::new(),
             };
         }
         let n = sorted.len();
@@ -33,6 +42,10 @@ impl LatencyStats {
             mean: Some(sum as f64 / n as f64 / 1e6),
             p99: nearest_rank(sorted, 99).map(|v| v as f64 / 1e6),
             max: Some(sorted[n - 1] as f64 / 1e6),
+            cdf: cdf_points(sorted)
+                .into_iter()
+                .map(|v| v as f64 / 1e6)
+                .collect(),
         }
     }
 }
@@ -44,6 +57,10 @@ pub struct ModelResult {
     pub power_mw_mean: f64,
     /// Largest 1 ms sample.
     pub power_mw_max_1ms: f64,
+    /// Board power over time: the 1 ms samples averaged over consecutive
+    /// [`POWER_SERIES_BUCKET_MS`]-ms buckets (the last one may be shorter), mW to
+    /// 0.1 mW.
+    pub power_mw_per_100ms: Vec<f64>,
     /// The CPU clusters' share of `power_mw_mean`: board power less the fixed rest-of-board and
     /// (lit) display power.
     pub cpu_power_mw_mean: f64,

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use lull_model::time::NS_PER_MS;
 
 use crate::platform::Platform;
+use crate::report::POWER_SERIES_BUCKET_MS;
 use crate::spec::CpuSpec;
 
 /// A core's power state.
@@ -69,6 +70,10 @@ struct Meter {
     fixed_sum_mw: f64,
     samples: u64,
     max_mw: f64,
+    /// Completed buckets of the power-over-time series, and the open one's sum and count.
+    series_mw: Vec<f64>,
+    bucket_sum_mw: f64,
+    bucket_samples: u64,
 }
 
 /// The SoC of one run: the spec's main cores and, if allowed, the companion core.
@@ -195,6 +200,9 @@ impl<'s> Soc<'s> {
                 fixed_sum_mw: 0.0,
                 samples: 0,
                 max_mw: 0.0,
+                series_mw: Vec::new(),
+                bucket_sum_mw: 0.0,
+                bucket_samples: 0,
             },
         }
     }
@@ -238,6 +246,13 @@ impl<'s> Soc<'s> {
             m.samples += 1;
             if mw > m.max_mw {
                 m.max_mw = mw;
+            }
+            m.bucket_sum_mw += mw;
+            m.bucket_samples += 1;
+            if m.bucket_samples == POWER_SERIES_BUCKET_MS {
+                m.series_mw.push(m.bucket_sum_mw / m.bucket_samples as f64);
+                m.bucket_sum_mw = 0.0;
+                m.bucket_samples = 0;
             }
             m.next_sample_ns += NS_PER_MS;
         }
@@ -332,6 +347,19 @@ impl<'s> Soc<'s> {
 
     pub fn power_mw_max_1ms(&self) -> f64 {
         self.meter.max_mw
+    }
+
+    /// The power-over-time series: each [`POWER_SERIES_BUCKET_MS`] bucket's mean 1 ms sample,
+    /// the last, partial bucket included, rounded to 0.1 mW to keep the JSON small.
+    pub fn power_series_mw(&self) -> Vec<f64> {
+        let m = &self.meter;
+        let open = (m.bucket_samples > 0).then(|| m.bucket_sum_mw / m.bucket_samples as f64);
+        m.series_mw
+            .iter()
+            .copied()
+            .chain(open)
+            .map(|mw| (mw * 10.0).round() / 10.0)
+            .collect()
     }
 
     pub fn energy_mj(&self) -> f64 {

@@ -169,6 +169,7 @@ impl<'s> World<'s> {
         ModelResult {
             power_mw_mean: self.soc.power_mw_mean(),
             power_mw_max_1ms: self.soc.power_mw_max_1ms(),
+            power_mw_per_100ms: self.soc.power_series_mw(),
             cpu_power_mw_mean: self.soc.cpu_power_mw_mean(),
             energy_mj: self.soc.energy_mj(),
             duration_ms: dur as f64 / 1e6,

@@ -42,6 +42,10 @@ pub struct SimRow {
     /// Scheduling events of the run.
     pub events: usize,
     pub dropped_events: u64,
+    /// TLP over time: each window's TLP (`None` where no task ran), to 0.01; the windows are
+    /// `tlp_window_ms` wide (`lull_audit::tlp::DEFAULT_WINDOW_NS`, wider for very long runs).
+    pub tlp_over_time: Vec<Option<f64>>,
+    pub tlp_window_ms: f64,
 }
 
 /// A spec that could not be run.
@@ -94,6 +98,12 @@ pub fn row_of_log(spec: &str, experiment: &str, model: &str, log: &AuditLog) -> 
         seconds: r.span_ns as f64 / 1e9,
         events: log.records.len(),
         dropped_events: r.dropped_events,
+        tlp_over_time: r
+            .windows
+            .iter()
+            .map(|w| w.tlp.map(|t| (t * 100.0).round() / 100.0))
+            .collect(),
+        tlp_window_ms: r.window_ns as f64 / 1e6,
     }
 }
 

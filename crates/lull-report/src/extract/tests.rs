@@ -1,0 +1,239 @@
+//! Each extractor against JSON shaped like its section's, and against JSON that lacks what a plot
+//! needs.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::view::{Plot, PlotKind};
+use crate::{Label, Machine, Outcome, Provenance};
+
+fn file(section: &str, label: Label, data: Value) -> ResultFile {
+    ResultFile::new(
+        section,
+        1,
+        "t",
+        label,
+        Provenance {
+            machine: Machine {
+                hostname: "h".into(),
+                arch: "x86_64".into(),
+                cpus: 2,
+                cpu_model: String::new(),
+                memory_mib: 1,
+            },
+            kernel: "6.18".into(),
+            commit: "c".into(),
+            date: "d".into(),
+        },
+        1.0,
+        Outcome::Data(data),
+    )
+}
+
+fn plots(blocks: &[Block]) -> Vec<&Plot> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Plot(p) => Some(p),
+            _ => None,
+        })
+        .collect()
+}
+
+fn notes(blocks: &[Block]) -> Vec<&str> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Note(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn cdf(scale: f64) -> Value {
+    json!(lull_model::stats::CDF_PERCENTS
+        .iter()
+        .map(|&p| (f64::from(p) + 1.0) * scale)
+        .collect::<Vec<_>>())
+}
+
+fn sim_model(handled: u64) -> Value {
+    json!({
+        "power_mw_mean": 900.5, "energy_mj": 9000.0, "events_handled": handled,
+        "latency_ms": {"mean": 1.5, "p99": 4.0, "max": 9.0, "cdf": if handled > 0 { cdf(0.01) } else { json!([]) }},
+        "power_mw_per_100ms": [880.0, 910.2, 905.0],
+    })
+}
+
+#[test]
+fn marz_latency_cdf_power_series_and_seed_line() {
+    let data = json!({
+        "tracking-20s": {
+            "models": {"esm-kds-guis": sim_model(10), "pull-16ms": sim_model(10)},
+            "reduction_of": {"esm-kds-guis": {"pull-16ms": {"power_reduction_pct": 3.2, "mean_latency_change_ms": -0.4}}},
+            "seed_000_reported_vs_pull": "seed: -117.9 mW (15.3 %), latency -1.9 ms",
+        },
+        "video": {"models": {"esm-kds-guis": sim_model(0)}},
+    });
+    let b = blocks(&file("marz_sim", Label::Modelled, data));
+    let p = plots(&b);
+    // tracking: CDF + power; video: power only (no events).
+    assert_eq!(p.len(), 3);
+    match &p[0].kind {
+        PlotKind::Cdf { series, unit } => {
+            assert_eq!(unit, "ms");
+            assert_eq!(series.len(), 2);
+            assert_eq!(series[0].points.first(), Some(&(0.01, 0.0)));
+            assert_eq!(series[0].points.last(), Some(&(1.01, 100.0)));
+        }
+        k => panic!("{k:?}"),
+    }
+    match &p[1].kind {
+        PlotKind::TimeSeries { series, .. } => {
+            assert_eq!(series[0].points.len(), 3);
+            assert!((series[0].points[1].0 - 0.15).abs() < 1e-9);
+            assert_eq!(series[0].points[1].1, 910.2);
+        }
+        k => panic!("{k:?}"),
+    }
+    assert!(p.iter().all(|p| p.label == Label::Modelled));
+    let tables: Vec<_> = b
+        .iter()
+        .filter_map(|b| match b {
+            Block::Table(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert!(tables
+        .iter()
+        .any(|t| t.rows.iter().any(|r| r[1].contains("117.9 mW"))));
+    assert!(tables[0].rows.iter().any(|r| r[5] == "3.20 %"));
+    assert!(notes(&b)
+        .iter()
+        .any(|n| n.contains("video: no input events")));
+}
+
+#[test]
+fn live_sections_plot_each_models_distribution() {
+    let run = |model: &str| {
+        json!({"model": model, "workload": "tracking-20s", "wakeups_per_s": 261.4, "cpu_ms": 191.3,
+               "latency_us": {"mean": 71.7, "p50": 61.0, "p99": 155.7, "max": 3603.9, "cdf": cdf(10.0)}})
+    };
+    let data = json!({"tracking_20s": [run("esm"), run("pull-16ms")], "idle": [{"model": "esm", "workload": "idle-5s", "wakeups_per_s": 0.2, "cpu_ms": 0.1, "latency_us": {"mean": null}}]});
+    let b = blocks(&file("live_esm", Label::Measured, data));
+    let p = plots(&b);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].label, Label::Measured);
+    assert!(
+        matches!(&p[0].kind, PlotKind::Cdf { series, .. } if series.len() == 2 && series[1].name == "pull-16ms")
+    );
+
+    let app = json!({"apps": [{"app": "messaging", "runs": [{"model": "esm-kds-guis", "latency_us": {"mean": 80.0, "p99": 300.0, "cdf": cdf(5.0), "count": 10}, "wakeups_per_s": 3.0, "frames_drawn": 12}]}]});
+    let b = blocks(&file("live_apps", Label::Measured, app));
+    assert_eq!(plots(&b).len(), 1);
+}
+
+#[test]
+fn ucsg_footprint_and_seed_figures() {
+    let fp = json!([{"time_s": 0.0, "big": true, "active_cores": 4, "freq_mhz": 1600},
+                    {"time_s": 0.1, "big": false, "active_cores": 2, "freq_mhz": 500}]);
+    let data = json!({
+        "experiments": {"fig8-video-zip": {"models": {"ucsg": {"big_cluster_pct": 10.0, "active_cores_mean": 2.5, "freq_mhz_mean": 480.0}}}},
+        "ucsg_vs_cfs_ondemand": {"fig6-fm-zip": {"energy_change_pct": -20.0, "seed_energy_change_pct": -26.2}},
+        "figure_8": {"experiment": "fig8-video-zip", "footprints": {"cfs-ondemand": fp, "ucsg": fp},
+                     "seed": {"ucsg": {"big_cluster_pct": 14.3, "active_cores_mean": 2.2, "freq_mhz_mean": 470.0}}},
+    });
+    let b = blocks(&file("ucsg_sim", Label::Modelled, data));
+    let p = plots(&b);
+    assert_eq!(p.len(), 1);
+    assert!(
+        matches!(&p[0].kind, PlotKind::Footprint(m) if m.len() == 2 && m[0].samples[1] == (0.1, false, 2.0, 500.0))
+    );
+    let text = format!("{b:?}");
+    assert!(
+        text.contains("\"14.3\"") && text.contains("\"-26.2\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn validation_scatters_and_tlp_over_time() {
+    let data = json!({"workloads": [{"name": "periodic", "threads": [
+        {"name": "t0", "live": {"cpu_share": 0.25, "wakeup_latency_us": {"p50": 50, "p99": 80}},
+         "sim": {"cpu_share": 0.24, "wakeup_latency_us": {"p50": 20, "p99": 30}}, "cpu_share_within_bound": true}]}]});
+    let b = blocks(&file("validation", Label::MeasuredAndModelled, data));
+    let p = plots(&b);
+    assert_eq!(p.len(), 2);
+    assert!(
+        matches!(&p[0].kind, PlotKind::Scatter { series, log: false, .. } if series[0].points == vec![(25.0, 24.0)])
+    );
+
+    let data = json!({
+        "modelled": {"rows": [{"experiment": "vips", "model": "toggling", "tlp": 1.5, "tlp_window_ms": 100.0, "tlp_over_time": [1.0, null, 2.0]}]},
+        "live": {"programs": [{"name": "idle", "status": "measured", "tlp": 1.01}], "seed_table_1_1": [{"category": "System", "application": "None", "tlp": 1.02}], "geomean_tlp": 1.2},
+    });
+    let b = blocks(&file("tlp_table", Label::MeasuredAndModelled, data));
+    let p = plots(&b);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].label, Label::Modelled);
+    assert!(
+        matches!(&p[0].kind, PlotKind::TimeSeries { series, .. } if series[0].points == vec![(0.05, 1.0), (0.25, 2.0)])
+    );
+    assert!(format!("{b:?}").contains("\"1.02\""));
+}
+
+#[test]
+fn missing_fields_become_notes_never_panics() {
+    let odd = [
+        json!(null),
+        json!([]),
+        json!({"tracking_20s": [{"model": 3}]}),
+        json!({"apps": "x"}),
+        json!({"x": {"models": {"m": {"latency_ms": {"cdf": [1, 2]}}}}}),
+        json!({"figure_8": null}),
+        json!({"workloads": [{"threads": [{}]}]}),
+        json!({"modelled": {"rows": [{"experiment": "vips", "tlp_over_time": "?"}]}}),
+    ];
+    for section in [
+        "live_esm",
+        "live_apps",
+        "vtcfs_sim",
+        "marz_sim",
+        "marz_policies",
+        "ucsg_sim",
+        "validation",
+        "tlp_table",
+        "dispatch_bench",
+    ] {
+        for data in &odd {
+            let b = blocks(&file(section, Label::Modelled, data.clone()));
+            assert!(!b.is_empty(), "{section} {data}");
+        }
+    }
+    // Old results without distributions: the plot is a note, the table stays.
+    let old = json!({"tracking_20s": [{"model": "esm", "latency_us": {"mean": 71.7}}]});
+    let b = blocks(&file("live_esm", Label::Measured, old));
+    assert!(plots(&b).is_empty());
+    assert!(notes(&b)[0].starts_with(NO_DATA), "{:?}", notes(&b));
+}
+
+#[test]
+fn an_error_section_has_no_blocks_and_others_get_their_figures() {
+    let mut f = file("audit", Label::Measured, json!(null));
+    f.outcome = Outcome::Error("needs root".into());
+    assert!(blocks(&f).is_empty());
+    let b = blocks(&file(
+        "dispatch_bench",
+        Label::Measured,
+        json!({"events": 1000, "ns_per_event": 41.26, "nested": {"a": true}, "list": [1]}),
+    ));
+    match &b[0] {
+        Block::Table(t) => {
+            assert_eq!(t.rows.len(), 3);
+            assert!(t
+                .rows
+                .contains(&vec!["ns_per_event".to_owned(), "41.3".to_owned()]));
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,189 @@
+//! The page: one section per experiment with its title, label, provenance, plots (as `<img>` of
+//! the SVG files beside it), tables and notes; an error box for an experiment that did not run.
+//! Static: no network, no external script or font; one small inline script counts the plots
+//! whose images loaded, for the headless-browser check (`data-plots-loaded` on `<body>`).
+
+use std::fmt::Write as _;
+
+use crate::view::{Block, Table};
+use crate::{Label, ResultFile};
+
+/// One section as the page shows it: the file, and its blocks with each plot's SVG file name.
+#[derive(Debug)]
+pub struct SectionPage<'a> {
+    pub file: &'a ResultFile,
+    pub blocks: Vec<PageBlock>,
+}
+
+/// A block with its plot drawn: the SVG's file name (relative to the page) and alt text.
+#[derive(Debug)]
+pub enum PageBlock {
+    Plot { svg: String, alt: String },
+    Table(Table),
+    Note(String),
+}
+
+impl PageBlock {
+    /// A non-plot block as it is on the page (plots are drawn first: see `render`).
+    #[must_use]
+    pub fn of(block: Block) -> Option<PageBlock> {
+        match block {
+            Block::Plot(_) => None,
+            Block::Table(t) => Some(PageBlock::Table(t)),
+            Block::Note(n) => Some(PageBlock::Note(n)),
+        }
+    }
+}
+
+const STYLE: &str = "\
+body{font-family:sans-serif;margin:2em auto;max-width:1600px;padding:0 1em;color:#222}\
+h1{font-size:1.6em}h2{font-size:1.25em;border-top:1px solid #ccc;padding-top:1em}\
+.label{display:inline-block;padding:0 .5em;border-radius:.3em;font-size:.85em;color:#fff}\
+.measured{background:#0072b2}.modelled{background:#d55e00}.measured_and_modelled{background:#009e73}\
+.prov{color:#555;font-size:.85em}\
+.plots{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}\
+.plots img{width:760px;max-width:100%;border:1px solid #ddd}\
+table{border-collapse:collapse;margin:.8em 0;font-size:.85em}\
+th,td{border:1px solid #ccc;padding:.2em .5em;text-align:right}th{background:#f3f3f3}\
+td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:bold;padding:.3em 0}\
+.note{color:#555;font-style:italic}\
+.error{border:2px solid #c00;background:#fee;padding:.6em 1em;white-space:pre-wrap}\
+nav li{margin:.15em 0}";
+
+/// Counts the images that loaded with a size, after the page's load event.
+const CHECK_SCRIPT: &str = "window.addEventListener('load',function(){\
+var n=0,all=document.querySelectorAll('img.plot');\
+all.forEach(function(i){if(i.complete&&i.naturalWidth>0&&i.naturalHeight>0){n++}});\
+document.body.setAttribute('data-plots-loaded',String(n));\
+document.body.setAttribute('data-plots-total',String(all.length));});";
+
+/// The whole page.
+#[must_use]
+pub fn page(sections: &[SectionPage<'_>]) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<title>Lull results</title><style>{STYLE}</style><script>{CHECK_SCRIPT}</script></head>\n<body>\n\
+<h1>Lull results</h1>\n<p>One section per experiment of <code>lull reproduce</code>. \
+<span class=\"label measured\">measured</span> figures were measured on the machine named in the \
+section; <span class=\"label modelled\">modelled</span> figures come from the simulator; the seeds' \
+figures are shown as numbers beside ours where the results carry them.</p>\n<nav><ol>\n"
+    );
+    for s in sections {
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#{}\">{}</a> {}</li>",
+            esc(&s.file.section),
+            esc(&s.file.title),
+            label_badge(s.file.label)
+        );
+    }
+    h.push_str("</ol></nav>\n");
+    for s in sections {
+        section(&mut h, s);
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+fn label_badge(l: Label) -> String {
+    let class = match l {
+        Label::Measured => "measured",
+        Label::Modelled => "modelled",
+        Label::MeasuredAndModelled => "measured_and_modelled",
+    };
+    format!("<span class=\"label {class}\">{l}</span>")
+}
+
+fn section(h: &mut String, s: &SectionPage<'_>) {
+    let f = s.file;
+    let p = &f.provenance;
+    let m = &p.machine;
+    let _ = write!(
+        h,
+        "<section id=\"{id}\">\n<h2>{i}. {title} {badge}</h2>\n<p class=\"prov\">{host} ({arch}, {cpus} CPUs, {cpu}, {mem} MiB), \
+kernel {kernel}, commit {commit}, {date}; took {secs:.1} s. Results file: <code>results/{id}.json</code></p>\n",
+        id = esc(&f.section),
+        i = f.index,
+        title = esc(&f.title),
+        badge = label_badge(f.label),
+        host = esc(&m.hostname),
+        arch = esc(&m.arch),
+        cpus = m.cpus,
+        cpu = esc(if m.cpu_model.is_empty() { "CPU model unknown" } else { &m.cpu_model }),
+        mem = m.memory_mib,
+        kernel = esc(&p.kernel),
+        commit = esc(&p.commit),
+        date = esc(&p.date),
+        secs = f.elapsed_s,
+    );
+    if let crate::Outcome::Error(why) = &f.outcome {
+        let _ = writeln!(
+            h,
+            "<div class=\"error\"><strong>This experiment did not run:</strong> {}</div>",
+            esc(why)
+        );
+    }
+    let mut in_plots = false;
+    for b in &s.blocks {
+        let is_plot = matches!(b, PageBlock::Plot { .. });
+        if is_plot && !in_plots {
+            h.push_str("<div class=\"plots\">\n");
+        } else if !is_plot && in_plots {
+            h.push_str("</div>\n");
+        }
+        in_plots = is_plot;
+        match b {
+            PageBlock::Plot { svg, alt } => {
+                let _ = writeln!(
+                    h,
+                    "<img class=\"plot\" src=\"{}\" alt=\"{}\" width=\"760\">",
+                    esc(svg),
+                    esc(alt)
+                );
+            }
+            PageBlock::Table(t) => table(h, t),
+            PageBlock::Note(n) => {
+                let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(n));
+            }
+        }
+    }
+    if in_plots {
+        h.push_str("</div>\n");
+    }
+    h.push_str("</section>\n");
+}
+
+fn table(h: &mut String, t: &Table) {
+    let _ = write!(h, "<table><caption>{}</caption><tr>", esc(&t.title));
+    for c in &t.header {
+        let _ = write!(h, "<th>{}</th>", esc(c));
+    }
+    h.push_str("</tr>\n");
+    for r in &t.rows {
+        h.push_str("<tr>");
+        for c in r {
+            let _ = write!(h, "<td>{}</td>", esc(c));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
+}
+
+/// HTML-escapes text for element content and double-quoted attributes.
+#[must_use]
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}

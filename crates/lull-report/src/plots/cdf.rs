@@ -1,0 +1,78 @@
+//! Latency distributions: percent of events at or below a latency, on a logarithmic latency axis
+//! (the models differ by orders of magnitude at the tail).
+
+use plotters::coord::combinators::IntoLogRange;
+use plotters::prelude::*;
+
+use super::{colour, err, span, tick, AXIS_DESC_PX, CAPTION_PX, PLOT_SIZE_PX};
+use crate::view::Series;
+
+pub(super) fn draw(
+    out: &mut String,
+    caption: &str,
+    unit: &str,
+    series: &[Series],
+) -> Result<(), String> {
+    // A log axis has no place for zero or negative latencies: they sit at the axis' start.
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    let (lo, hi) = span(
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .filter(|&v| positive(v)),
+    )
+    .ok_or("no positive latency to draw")?;
+    let (lo, hi) = (lo / 1.5, hi * 1.5);
+    let root = SVGBackend::with_string(out, PLOT_SIZE_PX).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, ("sans-serif", CAPTION_PX))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(52)
+        .build_cartesian_2d((lo..hi).log_scale(), 0.0..100.0)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(format!("latency ({unit}), log scale"))
+        .y_desc("events at or below (%)")
+        .axis_desc_style(("sans-serif", AXIS_DESC_PX))
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(err)?;
+    for (i, s) in series.iter().enumerate() {
+        let c = colour(i);
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|&(v, p)| (if positive(v) { v } else { lo }, p))
+            .filter(|p| p.1.is_finite())
+            .collect();
+        // A step line: the share stays at p until the next sample's latency.
+        let mut steps = Vec::with_capacity(pts.len() * 2);
+        for (k, &(v, p)) in pts.iter().enumerate() {
+            if k > 0 {
+                steps.push((v, pts[k - 1].1));
+            }
+            steps.push((v, p));
+        }
+        chart
+            .draw_series(LineSeries::new(steps, c.stroke_width(2)))
+            .map_err(err)?
+            .label(s.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}

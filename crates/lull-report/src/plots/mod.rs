@@ -1,0 +1,205 @@
+//! Draws a [`Plot`] as an SVG document with `plotters`' SVG backend, one file per plot kind.
+//! Text is written as SVG `<text>` in a generic sans-serif family: the page needs no font files.
+
+mod cdf;
+mod footprint;
+mod scatter;
+mod timeseries;
+
+use plotters::style::RGBColor;
+
+use crate::view::{Plot, PlotKind};
+
+/// Width and height of every plot, px: two fit side by side on a laptop screen, and the axis
+/// labels stay legible when the browser scales the image down.
+pub const PLOT_SIZE_PX: (u32, u32) = (760, 420);
+/// The footprint's three panels need more height than one chart.
+pub const FOOTPRINT_SIZE_PX: (u32, u32) = (760, 620);
+
+/// Caption and axis-label sizes, px.
+const CAPTION_PX: u32 = 17;
+const AXIS_DESC_PX: u32 = 14;
+
+/// Series colours, distinguishable in print and for the common colour-vision deficiencies
+/// (Okabe and Ito's palette, with black last).
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(120, 94, 60),
+    RGBColor(0, 0, 0),
+];
+
+fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Why a plot could not be drawn.
+#[derive(Debug, thiserror::Error)]
+#[error("drawing the plot {title:?}: {why}")]
+pub struct PlotError {
+    pub title: String,
+    pub why: String,
+}
+
+impl PlotError {
+    fn new(plot: &Plot, why: impl std::fmt::Display) -> Self {
+        PlotError {
+            title: plot.title.clone(),
+            why: why.to_string(),
+        }
+    }
+}
+
+/// The SVG text of `plot`.
+///
+/// # Errors
+/// [`PlotError`] when the plot has no finite point to draw or the backend fails.
+pub fn draw(plot: &Plot) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    let res = match &plot.kind {
+        PlotKind::Cdf { unit, series } => cdf::draw(&mut svg, &plot.caption(), unit, series),
+        PlotKind::TimeSeries {
+            x_label,
+            y_label,
+            series,
+        } => timeseries::draw(&mut svg, &plot.caption(), x_label, y_label, series),
+        PlotKind::Footprint(models) => footprint::draw(&mut svg, &plot.caption(), models),
+        PlotKind::Scatter {
+            x_label,
+            y_label,
+            log,
+            series,
+        } => scatter::draw(&mut svg, &plot.caption(), x_label, y_label, *log, series),
+    };
+    res.map_err(|why| PlotError::new(plot, why))?;
+    Ok(svg)
+}
+
+/// The smallest and largest finite value of `values`, widened when they are equal so an axis
+/// always has a span; `None` without any finite value.
+fn span(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if lo > hi {
+        return None;
+    }
+    if lo == hi {
+        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        return Some((lo - pad, hi + pad));
+    }
+    Some((lo, hi))
+}
+
+/// A compact axis number: no trailing zeros, thousands without decimals.
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 0.1 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// Turns a plotters error into text (its error types differ per backend).
+fn err<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::{Footprint, Series};
+    use crate::Label;
+
+    fn plot(kind: PlotKind) -> Plot {
+        Plot {
+            title: "t <&>".into(),
+            label: Label::Modelled,
+            kind,
+        }
+    }
+
+    fn series(points: Vec<(f64, f64)>) -> Vec<Series> {
+        vec![Series {
+            name: "a".into(),
+            points,
+        }]
+    }
+
+    #[test]
+    fn every_kind_draws_svg_with_its_label() {
+        let kinds = [
+            PlotKind::Cdf {
+                unit: "µs".into(),
+                series: series(vec![(1.0, 0.0), (10.0, 50.0), (100.0, 100.0)]),
+            },
+            PlotKind::TimeSeries {
+                x_label: "s".into(),
+                y_label: "mW".into(),
+                series: series(vec![(0.0, 1.0), (0.1, 2.0)]),
+            },
+            PlotKind::Footprint(vec![Footprint {
+                model: "m".into(),
+                samples: vec![(0.0, true, 4.0, 1600.0), (0.1, false, 2.0, 500.0)],
+            }]),
+            PlotKind::Scatter {
+                x_label: "x".into(),
+                y_label: "y".into(),
+                log: true,
+                series: series(vec![(1.0, 2.0), (3.0, 3.0)]),
+            },
+        ];
+        for kind in kinds {
+            let svg = draw(&plot(kind)).unwrap();
+            assert!(svg.starts_with("<svg"), "{svg}");
+            // The caption carries the label, escaped.
+            assert!(svg.contains("t &lt;&amp;&gt; (modelled)"), "{svg}");
+        }
+    }
+
+    #[test]
+    fn nothing_finite_is_an_error_not_a_panic() {
+        for kind in [
+            PlotKind::Cdf {
+                unit: "µs".into(),
+                series: series(vec![(f64::NAN, 0.0)]),
+            },
+            PlotKind::TimeSeries {
+                x_label: "s".into(),
+                y_label: "mW".into(),
+                series: vec![],
+            },
+            PlotKind::Footprint(vec![]),
+            PlotKind::Scatter {
+                x_label: "x".into(),
+                y_label: "y".into(),
+                log: true,
+                series: series(vec![(0.0, -1.0)]),
+            },
+        ] {
+            assert!(draw(&plot(kind)).is_err());
+        }
+    }
+
+    #[test]
+    fn spans_and_ticks() {
+        assert_eq!(span([1.0, f64::NAN, 3.0].into_iter()), Some((1.0, 3.0)));
+        assert_eq!(span([0.0].into_iter()), Some((-1.0, 1.0)));
+        assert_eq!(span(std::iter::empty()), None);
+        assert_eq!(tick(1500.25), "1500");
+        assert_eq!(tick(12.34), "12.3");
+        assert_eq!(tick(2.0), "2");
+        assert_eq!(tick(0.25), "0.25");
+    }
+}

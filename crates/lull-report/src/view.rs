@@ -1,0 +1,77 @@
+//! What a section of the report shows, as data: plots, tables of numbers and notes. The
+//! extractors (`extract`) build it from a section's JSON; `plots` draws it and `html` lays it out.
+
+use crate::Label;
+
+/// One block of a section, in page order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Plot(Plot),
+    Table(Table),
+    /// A plain sentence: what a plot would have shown when the section's JSON lacks its data.
+    Note(String),
+}
+
+/// One plot: what it shows, its label, and the data of its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plot {
+    /// The plot's title; the SVG caption adds the measured/modelled label to it.
+    pub title: String,
+    pub label: Label,
+    pub kind: PlotKind,
+}
+
+/// A named series of points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One model's CPU footprint over time (seed 001 figure 8).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Footprint {
+    pub model: String,
+    /// (time s, on the big cluster, active cores, frequency MHz).
+    pub samples: Vec<(f64, bool, f64, f64)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlotKind {
+    /// A latency distribution per model: each series is (value, percent at or below it), drawn
+    /// as a step line on a logarithmic value axis.
+    Cdf { unit: String, series: Vec<Series> },
+    /// Values over time, one line per series.
+    TimeSeries {
+        x_label: String,
+        y_label: String,
+        series: Vec<Series>,
+    },
+    /// Three panels over time: big cluster or not, active cores, frequency.
+    Footprint(Vec<Footprint>),
+    /// One figure against another per item (e.g. simulated against measured), with the line
+    /// where they agree.
+    Scatter {
+        x_label: String,
+        y_label: String,
+        log: bool,
+        series: Vec<Series>,
+    },
+}
+
+/// A table of numbers: ours beside the seed's where the section's JSON carries them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Plot {
+    /// The caption written inside the SVG: the title and the label, so a plot copied out of the
+    /// page still says whether it was measured or modelled.
+    #[must_use]
+    pub fn caption(&self) -> String {
+        format!("{} ({})", self.title, self.label)
+    }
+}
