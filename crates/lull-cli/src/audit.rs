@@ -814,7 +814,7 @@ pub fn perturbation_table(r: &PerturbationReport) -> String {
 /// `lull reproduce`'s `tlp_table` section: the live table with its default programs and time,
 /// and the modelled table of every spec under `experiments/`.
 pub fn tlp_reproduce_section() -> Result<crate::reproduce::Section, String> {
-    let mut progress = |line: &str| eprintln!("  {line}");
+    let mut progress = |line: &str| lull_lab::progress::note(line);
     let sim = sim_tlp::sim_table(
         &sim_tlp::default_specs(std::path::Path::new(".")),
         &mut progress,

@@ -376,6 +376,7 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
     let mut latency = Vec::new();
     let mut idle = Vec::new();
     for model in Model::ALL {
+        lull_lab::progress::note(&format!("{} on tracking-20s, then idle", model.name()));
         let spec =
             RunSpec::latency(model, Workload::Tracking20s, &base).map_err(|e| e.to_string())?;
         latency.push(live::run(&spec).map_err(|e| format!("{}: {e}", model.name()))?);

@@ -6,6 +6,7 @@ mod ctl;
 mod guis;
 mod kds;
 mod live;
+mod progress;
 mod report;
 mod reproduce;
 mod rtapp;
@@ -80,6 +81,13 @@ struct ReproduceArgs {
     /// Print one JSON document instead of tables.
     #[arg(long)]
     json: bool,
+    /// Also write every section's JSON to DIR/results/<section>.json, with the machine, kernel,
+    /// commit and date.
+    #[arg(long, value_name = "DIR")]
+    out: Option<std::path::PathBuf>,
+    /// Run only these sections (comma-separated keys, as the README lists them).
+    #[arg(long, value_name = "SECTION,…", value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -195,7 +203,11 @@ fn to_json<T: serde::Serialize>(value: &T) -> String {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Reproduce(args) => reproduce::run(args.json),
+        Command::Reproduce(args) => reproduce::run(&reproduce::Options {
+            json: args.json,
+            out: args.out,
+            only: args.only,
+        }),
         Command::Report(args) => report::run(&args),
         Command::Audit(cmd) => audit::run(cmd),
         Command::Live(cmd) => live::run(cmd),

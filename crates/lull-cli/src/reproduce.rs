@@ -2,12 +2,18 @@
 //!
 //! Each experiment is a [`Section`]: a function that runs it and returns its table and JSON.
 //! Adding an experiment means adding one entry to [`SECTIONS`] and taking its line out of
-//! [`TO_COME`].
+//! [`TO_COME`]. With `--out DIR` every section's JSON is also written as a results file
+//! (`lull_report`), as soon as the section ends, so an interrupted run keeps what it finished.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use lull_lab::bench::{self, DispatchBenchConfig};
+use lull_report::{Label, Outcome, Provenance, ResultFile};
 use serde_json::{json, Value};
+
+use crate::progress::Progress;
 
 /// One experiment's printed table and JSON, or why it could not run on this machine.
 pub struct Section {
@@ -17,74 +23,119 @@ pub struct Section {
 
 type Runner = fn() -> Result<Section, String>;
 
-/// The experiments, in the order they run: (key in the JSON report, title, runner).
-const SECTIONS: &[(&str, &str, Runner)] = &[
-    ("dispatch_bench", "ESM dispatch throughput (measured in process)", dispatch_section),
-    (
-        "kds_compose",
-        "KDS compose + draw of four full-screen 1080p layers vs memcpy (measured in process)",
-        kds_compose_section,
-    ),
-    (
-        "kds_figure18",
-        "KDS figure 18: a C client composes two layers, every screen pixel checked (measured live)",
-        crate::kds::reproduce_section,
-    ),
-    (
-        "live_esm",
-        "Live ESM vs pull-16ms, vsync-batched, blocking-middleware: tracking-20s and idle (measured live)",
-        crate::live::reproduce_section,
-    ),
-    (
-        "live_apps",
-        "Live apps (tracking, messaging, video) under ESM+KDS+guiS vs the three baselines (measured live)",
-        crate::live::apps_reproduce_section,
-    ),
-    (
-        "audit",
-        "IPSA recorder: validation and throughput perturbation (seed 002 ch. 3, measured live)",
-        crate::audit::reproduce_section,
-    ),
-    (
-        "marz_sim",
-        "Seed-000 experiments on a modelled Jetson TK1: power, energy, latency (modelled)",
-        marz_sim_section,
-    ),
-    (
-        "marz_policies",
-        "Seed-000 experiments under the seed's kernel (CFS + ondemand) and today's Linux (EEVDF + schedutil) (modelled)",
-        policies_section,
-    ),
-    (
-        "ucsg_sim",
-        "UCSG (seed 001) on a modelled Galaxy S4: energy, response, frame rate, completion, footprints (modelled)",
-        ucsg_sim_section,
-    ),
-    (
-        "vtcfs_sim",
-        "VT-CFS and the interactive boost (seed 003) on a modelled Tegra 250: painting-app response and its decomposition (modelled)",
-        vtcfs_sim_section,
-    ),
-    (
-        "validation",
-        "The simulator against this machine's kernel on rt-app workloads (measured live and modelled)",
-        crate::validate::reproduce_section,
-    ),
-    (
-        "toggling_sim",
-        "Seed 004's affinity and toggling schemes on a modelled Odroid-XU3: Blackscholes and Vips, figure 3.9 (modelled)",
-        toggling_sim_section,
-    ),
-    (
-        "tlp_table",
-        "Seed 004's Table 1.1 on this machine: TLP of real programs (measured live) and of every modelled app (modelled)",
-        crate::audit::tlp_reproduce_section,
-    ),
-    (
-        "controller_live",
-        "Seed 004's controller interface live: monitoring overhead, and the schemes against a capacity thief (measured live)",
-        crate::ctl::reproduce_section,
-    ),
+/// One entry of [`SECTIONS`].
+#[derive(Debug)]
+pub struct SectionDef {
+    /// The name `--only` takes, the key in the JSON report and the results file's stem.
+    pub key: &'static str,
+    pub title: &'static str,
+    pub label: Label,
+    /// About how long the section takes on a 2-core x86-64 machine, for the time-left estimate
+    /// (from the `elapsed_s` of results files written on such a machine).
+    pub expected_s: u32,
+    runner: Runner,
+}
+
+/// The experiments, in the order they run.
+pub const SECTIONS: &[SectionDef] = &[
+    SectionDef {
+        key: "dispatch_bench",
+        title: "ESM dispatch throughput (measured in process)",
+        label: Label::Measured,
+        expected_s: 10,
+        runner: dispatch_section,
+    },
+    SectionDef {
+        key: "kds_compose",
+        title: "KDS compose + draw of four full-screen 1080p layers vs memcpy (measured in process)",
+        label: Label::Measured,
+        expected_s: 10,
+        runner: kds_compose_section,
+    },
+    SectionDef {
+        key: "kds_figure18",
+        title: "KDS figure 18: a C client composes two layers, every screen pixel checked (measured live)",
+        label: Label::Measured,
+        expected_s: 5,
+        runner: crate::kds::reproduce_section,
+    },
+    SectionDef {
+        key: "live_esm",
+        title: "Live ESM vs pull-16ms, vsync-batched, blocking-middleware: tracking-20s and idle (measured live)",
+        label: Label::Measured,
+        expected_s: 100,
+        runner: crate::live::reproduce_section,
+    },
+    SectionDef {
+        key: "live_apps",
+        title: "Live apps (tracking, messaging, video) under ESM+KDS+guiS vs the three baselines (measured live)",
+        label: Label::Measured,
+        expected_s: 360,
+        runner: crate::live::apps_reproduce_section,
+    },
+    SectionDef {
+        key: "audit",
+        title: "IPSA recorder: validation and throughput perturbation (seed 002 ch. 3, measured live)",
+        label: Label::Measured,
+        expected_s: 20,
+        runner: crate::audit::reproduce_section,
+    },
+    SectionDef {
+        key: "marz_sim",
+        title: "Seed-000 experiments on a modelled Jetson TK1: power, energy, latency (modelled)",
+        label: Label::Modelled,
+        expected_s: 10,
+        runner: marz_sim_section,
+    },
+    SectionDef {
+        key: "marz_policies",
+        title: "Seed-000 experiments under the seed's kernel (CFS + ondemand) and today's Linux (EEVDF + schedutil) (modelled)",
+        label: Label::Modelled,
+        expected_s: 15,
+        runner: policies_section,
+    },
+    SectionDef {
+        key: "ucsg_sim",
+        title: "UCSG (seed 001) on a modelled Galaxy S4: energy, response, frame rate, completion, footprints (modelled)",
+        label: Label::Modelled,
+        expected_s: 15,
+        runner: ucsg_sim_section,
+    },
+    SectionDef {
+        key: "vtcfs_sim",
+        title: "VT-CFS and the interactive boost (seed 003) on a modelled Tegra 250: painting-app response and its decomposition (modelled)",
+        label: Label::Modelled,
+        expected_s: 15,
+        runner: vtcfs_sim_section,
+    },
+    SectionDef {
+        key: "validation",
+        title: "The simulator against this machine's kernel on rt-app workloads (measured live and modelled)",
+        label: Label::MeasuredAndModelled,
+        expected_s: 80,
+        runner: crate::validate::reproduce_section,
+    },
+    SectionDef {
+        key: "toggling_sim",
+        title: "Seed 004's affinity and toggling schemes on a modelled Odroid-XU3: Blackscholes and Vips, figure 3.9 (modelled)",
+        label: Label::Modelled,
+        expected_s: 15,
+        runner: toggling_sim_section,
+    },
+    SectionDef {
+        key: "tlp_table",
+        title: "Seed 004's Table 1.1 on this machine: TLP of real programs (measured live) and of every modelled app (modelled)",
+        label: Label::MeasuredAndModelled,
+        expected_s: 60,
+        runner: crate::audit::tlp_reproduce_section,
+    },
+    SectionDef {
+        key: "controller_live",
+        title: "Seed 004's controller interface live: monitoring overhead, and the schemes against a capacity thief (measured live)",
+        label: Label::Measured,
+        expected_s: 120,
+        runner: crate::ctl::reproduce_section,
+    },
 ];
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
@@ -132,45 +183,164 @@ fn kds_compose_section() -> Result<Section, String> {
     })
 }
 
-pub fn run(json_out: bool) -> ExitCode {
+/// What `lull reproduce` was asked for.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// One JSON document on stdout instead of tables.
+    pub json: bool,
+    /// Where to write `results/` (and the report).
+    pub out: Option<PathBuf>,
+    /// The sections to run, by key; all when empty.
+    pub only: Vec<String>,
+}
+
+/// The sections `only` names, in `SECTIONS` order, with their 1-based place in it.
+///
+/// # Errors
+/// A name that is not a section's key.
+pub fn select(only: &[String]) -> Result<Vec<(usize, &'static SectionDef)>, String> {
+    if let Some(bad) = only
+        .iter()
+        .find(|n| !SECTIONS.iter().any(|s| s.key == n.as_str()))
+    {
+        let keys: Vec<&str> = SECTIONS.iter().map(|s| s.key).collect();
+        return Err(format!(
+            "no section named {bad:?}; the sections are: {}",
+            keys.join(", ")
+        ));
+    }
+    Ok(SECTIONS
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| only.is_empty() || only.iter().any(|n| n == s.key))
+        .map(|(i, s)| (i + 1, s))
+        .collect())
+}
+
+pub fn run(opts: &Options) -> ExitCode {
+    let selected = match select(&opts.only) {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!("lull reproduce: --only: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(dir) = &opts.out {
+        if let Err(e) = std::fs::create_dir_all(lull_report::results_dir(dir)) {
+            eprintln!("lull reproduce: --out {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
+    let provenance = Provenance::here();
+    let progress = Progress::new(
+        selected
+            .iter()
+            .map(|(_, s)| f64::from(s.expected_s))
+            .collect(),
+    );
+    lull_lab::progress::set_sink(progress.sink());
     let mut report = serde_json::Map::new();
     let mut failed = false;
-    for (i, (key, title, runner)) in SECTIONS.iter().enumerate() {
-        if !json_out {
-            println!("== {}. {title} ==", i + 1);
+    for (nth, (index, def)) in selected.iter().enumerate() {
+        progress.section(nth + 1, selected.len(), def.key, def.title);
+        if !opts.json {
+            progress.print(&format!("== {index}. {} ==", def.title));
         }
-        match runner() {
+        let started = Instant::now();
+        let outcome = match (def.runner)() {
             Ok(section) => {
-                if !json_out {
-                    println!("{}", section.table);
+                if !opts.json {
+                    progress.print(&section.table);
                 }
-                report.insert((*key).to_owned(), section.json);
+                Outcome::Data(section.json)
             }
             Err(why) => {
                 failed = true;
-                eprintln!("lull reproduce: {title}: {why}");
-                report.insert((*key).to_owned(), json!({ "error": why }));
+                progress.eprint(&format!("lull reproduce: {}: {why}", def.title));
+                Outcome::Error(why)
+            }
+        };
+        let elapsed_s = started.elapsed().as_secs_f64();
+        progress.section_done(elapsed_s, matches!(outcome, Outcome::Data(_)));
+        let json = match &outcome {
+            Outcome::Data(v) => v.clone(),
+            Outcome::Error(why) => json!({ "error": why }),
+        };
+        if let Some(dir) = &opts.out {
+            let file = ResultFile::new(
+                def.key,
+                *index,
+                def.title,
+                def.label,
+                provenance.clone(),
+                elapsed_s,
+                outcome,
+            );
+            if let Err(e) = lull_report::write(dir, &file) {
+                failed = true;
+                progress.eprint(&format!("lull reproduce: {e}"));
             }
         }
+        report.insert(def.key.to_owned(), json);
     }
+    lull_lab::progress::clear_sink();
+    progress.finish();
     let to_come: Vec<Value> = TO_COME
         .iter()
         .map(|(e, n)| json!({ "experiment": e, "needs": n }))
         .collect();
-    if json_out {
+    if opts.json {
         report.insert("to_come".to_owned(), Value::Array(to_come));
         println!("{}", crate::to_json(&report));
-    } else {
-        if !TO_COME.is_empty() {
-            println!("== still to come ==");
-            for (experiment, needs) in TO_COME {
-                println!("- {experiment} (needs: {needs})");
-            }
+    } else if !TO_COME.is_empty() {
+        println!("== still to come ==");
+        for (experiment, needs) in TO_COME {
+            println!("- {experiment} (needs: {needs})");
         }
+    }
+    if let Some(dir) = &opts.out {
+        eprintln!(
+            "lull reproduce: results in {}",
+            lull_report::results_dir(dir).display()
+        );
     }
     if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_unique_plain_names() {
+        for (i, a) in SECTIONS.iter().enumerate() {
+            assert!(a
+                .key
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
+            assert!(
+                SECTIONS[i + 1..].iter().all(|b| b.key != a.key),
+                "{}",
+                a.key
+            );
+        }
+    }
+
+    #[test]
+    fn only_selects_in_order_and_names_unknown_sections() {
+        let all = select(&[]).unwrap();
+        assert_eq!(all.len(), SECTIONS.len());
+        let some = select(&["validation".into(), "marz_sim".into()]).unwrap();
+        let keys: Vec<_> = some.iter().map(|(i, s)| (*i, s.key)).collect();
+        assert_eq!(keys, [(7, "marz_sim"), (11, "validation")]);
+        let err = select(&["marz".into()]).unwrap_err();
+        assert!(
+            err.contains("\"marz\"") && err.contains("marz_sim"),
+            "{err}"
+        );
     }
 }

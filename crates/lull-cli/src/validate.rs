@@ -169,7 +169,7 @@ fn run_all(
     seed: u64,
 ) -> Result<(Machine, SimProfile, Vec<WorkloadComparison>), String> {
     validate_all(paths, seed, |what| {
-        eprintln!("lull validate kernel: {what} …")
+        lull_lab::progress::note(&format!("lull validate kernel: {what} …"))
     })
     .map_err(|e| e.to_string())
 }

@@ -39,6 +39,7 @@ pub mod kds_demo;
 pub mod live;
 pub mod measure;
 pub mod png;
+pub mod progress;
 pub mod respondent;
 pub mod stack;
 pub mod toggling_live;

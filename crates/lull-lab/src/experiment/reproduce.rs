@@ -116,6 +116,12 @@ pub struct AppsReproduction {
 /// The first experiment that fails, named ([`ExperimentError::During`]).
 pub fn reproduce(app_binary: &Path, stylus: &Trace) -> Result<AppsReproduction, ExperimentError> {
     let run_one = |app: ExperimentApp, model: AppModel, scenario: Scenario| {
+        crate::progress::note(&format!(
+            "{} under {} ({})",
+            app.name(),
+            model.name(),
+            scenario.name()
+        ));
         ExperimentSpec::standard(app, model, scenario, stylus, app_binary.to_owned())
             .and_then(|spec| run(&spec))
             .map_err(|e| {

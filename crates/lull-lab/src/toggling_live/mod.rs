@@ -512,7 +512,7 @@ pub fn run(spec: &TogglingSpec) -> Result<TogglingReport, TogglingError> {
     std::fs::create_dir_all(&scratch.0)?;
     let (loads, skipped) = workloads(spec, &scratch.0)?;
     for s in &skipped {
-        eprintln!("skipped {}: {}", s.workload, s.why);
+        crate::progress::note(&format!("skipped {}: {}", s.workload, s.why));
     }
     let thief = if spec.thief_share_pct == 0 {
         None
@@ -562,11 +562,11 @@ pub fn run(spec: &TogglingSpec) -> Result<TogglingReport, TogglingError> {
                 };
                 let secs = outcome.completion_ns as f64 / 1e9;
                 done += 1;
-                eprintln!(
+                crate::progress::note(&format!(
                     "[{done}/{total}] {} under {}: {secs:.3} s",
                     w.name,
                     arm_name(arm)
-                );
+                ));
                 runs[wi][ai].push((secs, spread, outcome));
             }
         }
