@@ -18,6 +18,7 @@ pub struct SectionPage<'a> {
 /// A block with its plot drawn: the SVG's file name (relative to the page) and alt text.
 #[derive(Debug)]
 pub enum PageBlock {
+    Heading(String),
     Plot { svg: String, alt: String },
     Table(Table),
     Note(String),
@@ -29,6 +30,7 @@ impl PageBlock {
     pub fn of(block: Block) -> Option<PageBlock> {
         match block {
             Block::Plot(_) => None,
+            Block::Heading(t) => Some(PageBlock::Heading(t)),
             Block::Table(t) => Some(PageBlock::Table(t)),
             Block::Note(n) => Some(PageBlock::Note(n)),
         }
@@ -42,13 +44,13 @@ h1{font-size:1.6em}h2{font-size:1.25em;border-top:1px solid #ccc;padding-top:1em
 .measured{background:#0072b2}.modelled{background:#d55e00}.measured_and_modelled{background:#009e73}\
 .prov{color:#555;font-size:.85em}\
 .plots{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}\
-.plots img{width:760px;max-width:100%;border:1px solid #ddd}\
+.plots img{width:calc(50% - 1em);min-width:480px;max-width:760px;height:auto;border:1px solid #ddd}h3{font-size:1.05em;margin:1.2em 0 .4em}\
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em}\
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:right}th{background:#f3f3f3}\
 td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:bold;padding:.3em 0}\
 .note{color:#555;font-style:italic}\
 .error{border:2px solid #c00;background:#fee;padding:.6em 1em;white-space:pre-wrap}\
-nav li{margin:.15em 0}";
+nav ul{list-style:none;padding-left:1em}nav li{margin:.15em 0}";
 
 /// Counts the images that loaded with a size, after the page's load event.
 const CHECK_SCRIPT: &str = "window.addEventListener('load',function(){\
@@ -68,18 +70,19 @@ pub fn page(sections: &[SectionPage<'_>]) -> String {
 <h1>Lull results</h1>\n<p>One section per experiment of <code>lull reproduce</code>. \
 <span class=\"label measured\">measured</span> figures were measured on the machine named in the \
 section; <span class=\"label modelled\">modelled</span> figures come from the simulator; the seeds' \
-figures are shown as numbers beside ours where the results carry them.</p>\n<nav><ol>\n"
+figures are shown as numbers beside ours where the results carry them.</p>\n<nav><ul>\n"
     );
     for s in sections {
         let _ = writeln!(
             h,
-            "<li><a href=\"#{}\">{}</a> {}</li>",
+            "<li>{}. <a href=\"#{}\">{}</a> {}</li>",
+            s.file.index,
             esc(&s.file.section),
             esc(&s.file.title),
             label_badge(s.file.label)
         );
     }
-    h.push_str("</ol></nav>\n");
+    h.push_str("</ul></nav>\n");
     for s in sections {
         section(&mut h, s);
     }
@@ -138,12 +141,15 @@ kernel {kernel}, commit {commit}, {date}; took {secs:.1} s. Results file: <code>
             PageBlock::Plot { svg, alt } => {
                 let _ = writeln!(
                     h,
-                    "<img class=\"plot\" src=\"{}\" alt=\"{}\" width=\"760\">",
+                    "<img class=\"plot\" src=\"{}\" alt=\"{}\">",
                     esc(svg),
                     esc(alt)
                 );
             }
             PageBlock::Table(t) => table(h, t),
+            PageBlock::Heading(t) => {
+                let _ = writeln!(h, "<h3>{}</h3>", esc(t));
+            }
             PageBlock::Note(n) => {
                 let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(n));
             }

@@ -6,6 +6,8 @@ use crate::Label;
 /// One block of a section, in page order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
+    /// A sub-heading inside the section (one experiment of several).
+    Heading(String),
     Plot(Plot),
     Table(Table),
     /// A plain sentence: what a plot would have shown when the section's JSON lacks its data.

@@ -124,7 +124,11 @@ fn every_plot_renders_in_headless_chromium() {
 
     let out = chromium(&profile, &summary.index, &["--dump-dom"]);
     let dom = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(count(&dom, "data-plots-total"), Some(summary.plots), "{dom}");
+    assert_eq!(
+        count(&dom, "data-plots-total"),
+        Some(summary.plots),
+        "{dom}"
+    );
     assert_eq!(count(&dom, "data-plots-loaded"), Some(summary.plots));
     let console = console_lines(&out.stderr);
     assert!(console.is_empty(), "console messages: {console:#?}");
@@ -138,9 +142,17 @@ fn every_plot_renders_in_headless_chromium() {
             "--window-size=1400,2400",
         ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let png = std::fs::read(&shot).unwrap();
-    assert!(png.len() > 10_000 && png.starts_with(b"\x89PNG"), "{} bytes", png.len());
+    assert!(
+        png.len() > 10_000 && png.starts_with(b"\x89PNG"),
+        "{} bytes",
+        png.len()
+    );
     if let Some(to) = std::env::var_os("LULL_REPORT_SCREENSHOT") {
         std::fs::copy(&shot, to).unwrap();
     }

@@ -119,6 +119,7 @@ pub(super) fn live_apps(data: &Value, label: Label) -> Vec<Block> {
     let mut rows = Vec::new();
     for a in apps {
         let app = name_of(a.get("app"));
+        out.push(Block::Heading(app.clone()));
         let runs = a.get("runs").and_then(Value::as_array);
         let series = runs
             .into_iter()

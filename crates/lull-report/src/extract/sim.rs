@@ -23,6 +23,7 @@ pub(super) fn marz(data: &Value, label: Label) -> Vec<Block> {
     };
     let mut out = Vec::new();
     for (name, exp) in exps {
+        out.push(Block::Heading(name.clone()));
         let Some(models) = exp.get("models").and_then(Value::as_object) else {
             out.push(no_data(name, "no `models`"));
             continue;

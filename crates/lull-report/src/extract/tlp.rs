@@ -25,7 +25,7 @@ pub(super) fn blocks(data: &Value) -> Vec<Block> {
                 let series: Vec<Series> = rows
                     .iter()
                     .filter(|r| r.get("experiment").and_then(Value::as_str) == Some(exp))
-                    .filter_map(|r| over_time(r))
+                    .filter_map(over_time)
                     .collect();
                 if series.is_empty() {
                     continue;

@@ -4,7 +4,7 @@
 use plotters::coord::combinators::IntoLogRange;
 use plotters::prelude::*;
 
-use super::{colour, err, span, tick, AXIS_DESC_PX, CAPTION_PX, PLOT_SIZE_PX};
+use super::{colour, err, frac, legend_corner, span, tick, AXIS_DESC_PX, CAPTION_PX, PLOT_SIZE_PX};
 use crate::view::Series;
 
 pub(super) fn draw(
@@ -35,7 +35,7 @@ pub(super) fn draw(
     chart
         .configure_mesh()
         .x_desc(format!("latency ({unit}), log scale"))
-        .y_desc("events at or below (%)")
+        .y_desc("samples at or below (%)")
         .axis_desc_style(("sans-serif", AXIS_DESC_PX))
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
@@ -68,7 +68,12 @@ pub(super) fn draw(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(legend_corner(
+            series
+                .iter()
+                .flat_map(|s| s.points.iter())
+                .map(|&(v, p)| (frac(v, lo, hi, true), p / 100.0)),
+        ))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.3))
         .draw()

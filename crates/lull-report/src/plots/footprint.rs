@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::{colour, err, span, tick, AXIS_DESC_PX, CAPTION_PX, FOOTPRINT_SIZE_PX};
+use super::{colour, err, span, stroke, tick, AXIS_DESC_PX, CAPTION_PX, FOOTPRINT_SIZE_PX};
 use crate::view::Footprint;
 
 /// Which value of a sample a panel shows.
@@ -57,7 +57,10 @@ pub(super) fn draw(out: &mut String, caption: &str, models: &[Footprint]) -> Res
                 pts.push((s.0, pick(s)));
             }
             let drawn = chart
-                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    pts,
+                    c.stroke_width(stroke(i, models.len()) + 1),
+                ))
                 .map_err(err)?;
             if k == 0 {
                 drawn.label(m.model.clone()).legend(move |(x, y)| {

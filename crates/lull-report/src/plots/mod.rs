@@ -6,6 +6,7 @@ mod footprint;
 mod scatter;
 mod timeseries;
 
+use plotters::chart::SeriesLabelPosition;
 use plotters::style::RGBColor;
 
 use crate::view::{Plot, PlotKind};
@@ -32,6 +33,55 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(120, 94, 60),
     RGBColor(0, 0, 0),
 ];
+
+/// Line width of series `i` of `n`: the first drawn (underneath) widest, so a series hidden
+/// under a later one with the same values still shows as a band around it.
+fn stroke(i: usize, n: usize) -> u32 {
+    if n <= 1 {
+        return 2;
+    }
+    // From 4 px down to 1 px across the series.
+    (1 + (n - 1 - i.min(n - 1)) * 3 / (n - 1)) as u32
+}
+
+/// The corner of the plot area with the fewest points, for the legend. `points` are in axis
+/// fractions (0..1 along each axis, after any log scale).
+fn legend_corner(points: impl Iterator<Item = (f64, f64)>) -> SeriesLabelPosition {
+    // The legend box covers about this share of the width and height.
+    const BOX_W: f64 = 0.35;
+    const BOX_H: f64 = 0.45;
+    let mut counts = [0usize; 4];
+    for (x, y) in points {
+        let left = x <= BOX_W;
+        let right = x >= 1.0 - BOX_W;
+        let low = y <= BOX_H;
+        let high = y >= 1.0 - BOX_H;
+        for (k, hit) in [high && left, high && right, low && left, low && right]
+            .into_iter()
+            .enumerate()
+        {
+            counts[k] += usize::from(hit);
+        }
+    }
+    // Ties keep the order: upper right first, where most of these plots leave room.
+    let order = [1, 0, 3, 2];
+    let best = order.into_iter().min_by_key(|&k| counts[k]).unwrap_or(1);
+    match best {
+        0 => SeriesLabelPosition::UpperLeft,
+        1 => SeriesLabelPosition::UpperRight,
+        2 => SeriesLabelPosition::LowerLeft,
+        _ => SeriesLabelPosition::LowerRight,
+    }
+}
+
+/// `v`'s place along an axis from `lo` to `hi` (0..1), on a log scale if `log`.
+fn frac(v: f64, lo: f64, hi: f64, log: bool) -> f64 {
+    if log {
+        (v.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln())
+    } else {
+        (v - lo) / (hi - lo)
+    }
+}
 
 fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
@@ -201,5 +251,18 @@ mod tests {
         assert_eq!(tick(12.34), "12.3");
         assert_eq!(tick(2.0), "2");
         assert_eq!(tick(0.25), "0.25");
+        assert_eq!((stroke(0, 7), stroke(3, 7), stroke(6, 7)), (4, 2, 1));
+        assert_eq!(stroke(0, 1), 2);
+        // Points in the upper right push the legend to the upper left.
+        let crowded = [(0.9, 0.9), (0.8, 0.95), (0.1, 0.1), (0.9, 0.1)];
+        assert!(matches!(
+            legend_corner(crowded.into_iter()),
+            SeriesLabelPosition::UpperLeft
+        ));
+        assert!(matches!(
+            legend_corner(std::iter::empty()),
+            SeriesLabelPosition::UpperRight
+        ));
+        assert!((frac(100.0, 1.0, 10_000.0, true) - 0.5).abs() < 1e-12);
     }
 }

@@ -6,8 +6,26 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{colour, err, span, tick, AXIS_DESC_PX, CAPTION_PX, PLOT_SIZE_PX};
+use super::{
+    colour, err, frac, legend_corner, span, tick, AXIS_DESC_PX, CAPTION_PX, PALETTE, PLOT_SIZE_PX,
+};
 use crate::view::Series;
+
+/// The axes both coordinates share, so the diagonal is the line of agreement.
+struct Frame {
+    x_desc: String,
+    y_desc: String,
+    lo: f64,
+    hi: f64,
+    log: bool,
+}
+
+impl Frame {
+    /// A point this frame can place: finite, and positive on a log scale.
+    fn usable(&self, p: (f64, f64)) -> bool {
+        p.0.is_finite() && p.1.is_finite() && (!self.log || (p.0 > 0.0 && p.1 > 0.0))
+    }
+}
 
 pub(super) fn draw(
     out: &mut String,
@@ -17,43 +35,40 @@ pub(super) fn draw(
     log: bool,
     series: &[Series],
 ) -> Result<(), String> {
-    let usable =
-        |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite() && (!log || (p.0 > 0.0 && p.1 > 0.0));
+    let scale = if log { ", log scale" } else { "" };
+    let mut frame = Frame {
+        x_desc: format!("{x_label}{scale}"),
+        y_desc: format!("{y_label}{scale}"),
+        lo: 0.0,
+        hi: 0.0,
+        log,
+    };
     let (lo, hi) = span(
         series
             .iter()
-            .flat_map(|s| s.points.iter().filter(usable))
+            .flat_map(|s| s.points.iter().copied())
+            .filter(|&p| frame.usable(p))
             .flat_map(|p| [p.0, p.1]),
     )
     .ok_or("no point to draw")?;
-    // Both axes share one range, so the diagonal is the line of agreement.
-    let (lo, hi) = if log {
+    (frame.lo, frame.hi) = if log {
         (lo / 1.5, hi * 1.5)
     } else {
         (lo.min(0.0), hi + (hi - lo.min(0.0)) * 0.1)
     };
+    let (lo, hi) = (frame.lo, frame.hi);
     let root = SVGBackend::with_string(out, PLOT_SIZE_PX).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let x_desc = if log {
-        format!("{x_label}, log scale")
-    } else {
-        x_label.to_owned()
-    };
-    let y_desc = if log {
-        format!("{y_label}, log scale")
-    } else {
-        y_label.to_owned()
-    };
     if log {
         let chart = builder(&root, caption)
             .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
             .map_err(err)?;
-        finish(chart, &x_desc, &y_desc, lo, hi, series, usable)?;
+        finish(chart, &frame, series)?;
     } else {
         let chart = builder(&root, caption)
             .build_cartesian_2d(lo..hi, lo..hi)
             .map_err(err)?;
-        finish(chart, &x_desc, &y_desc, lo, hi, series, usable)?;
+        finish(chart, &frame, series)?;
     }
     root.present().map_err(err)?;
     Ok(())
@@ -73,21 +88,18 @@ fn builder<'a, 'b>(
 
 fn finish<'a, 'b: 'a, X, Y>(
     mut chart: ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
-    x_desc: &str,
-    y_desc: &str,
-    lo: f64,
-    hi: f64,
+    frame: &Frame,
     series: &[Series],
-    usable: impl Fn(&&(f64, f64)) -> bool,
 ) -> Result<(), String>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    let (lo, hi) = (frame.lo, frame.hi);
     chart
         .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
+        .x_desc(frame.x_desc.as_str())
+        .y_desc(frame.y_desc.as_str())
         .axis_desc_style(("sans-serif", AXIS_DESC_PX))
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
@@ -103,20 +115,37 @@ where
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.mix(0.4)));
     for (i, s) in series.iter().enumerate() {
         let c = colour(i);
-        chart
-            .draw_series(
-                s.points
-                    .iter()
-                    .filter(&usable)
-                    .map(|&p| Circle::new(p, 4, c.filled())),
-            )
-            .map_err(err)?
-            .label(s.name.clone())
-            .legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
+        let pts = s.points.iter().copied().filter(|&p| frame.usable(p));
+        // Past the palette's length, a new marker shape keeps the series apart.
+        let shape = i / PALETTE.len();
+        let drawn = match shape {
+            0 => chart
+                .draw_series(pts.map(|p| Circle::new(p, 4, c.filled())))
+                .map_err(err)?,
+            1 => chart
+                .draw_series(pts.map(|p| TriangleMarker::new(p, 6, c.filled())))
+                .map_err(err)?,
+            _ => chart
+                .draw_series(pts.map(|p| Cross::new(p, 4, c.stroke_width(2))))
+                .map_err(err)?,
+        };
+        drawn.label(s.name.clone()).legend(move |(x, y)| {
+            let at = (x + 9, y);
+            match shape {
+                0 => Circle::new(at, 4, c.filled()).into_dyn(),
+                1 => TriangleMarker::new(at, 6, c.filled()).into_dyn(),
+                _ => Cross::new(at, 4, c.stroke_width(2)).into_dyn(),
+            }
+        });
     }
+    let placed = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .filter(|&p| frame.usable(p))
+        .map(|(x, y)| (frac(x, lo, hi, frame.log), frac(y, lo, hi, frame.log)));
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(legend_corner(placed))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.3))
         .draw()
