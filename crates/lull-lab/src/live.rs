@@ -552,7 +552,10 @@ mod tests {
         assert_eq!(l.p99, Some(99.0));
         assert_eq!(l.max, Some(100.0));
         assert_eq!(l.mean, Some(50.5));
+        let cdf = l.cdf.unwrap();
+        assert_eq!((cdf[0], cdf[7], cdf[14]), (1.0, 50.0, 100.0));
         assert_eq!(LatencyUs::of(&[]), LatencyUs::default());
+        assert_eq!(LatencyUs::of(&[]).cdf, None);
     }
 
     #[test]

@@ -297,6 +297,28 @@ mod tests {
     }
 
     #[test]
+    fn the_power_series_and_latency_distribution_agree_with_the_summary() {
+        let r = run(&spec(), Model::Esm);
+        // One bucket per started POWER_SERIES_BUCKET_MS of 1 ms samples.
+        let samples = r.duration_ms.floor();
+        let buckets = (samples / crate::report::POWER_SERIES_BUCKET_MS as f64).ceil();
+        assert_eq!(r.power_mw_per_100ms.len() as f64, buckets);
+        // Full buckets weigh 100 samples each; the mean of the series is the run's mean power
+        // within the rounding to 0.1 mW and the short last bucket.
+        let full = &r.power_mw_per_100ms[..r.power_mw_per_100ms.len() - 1];
+        let mean = full.iter().sum::<f64>() / full.len() as f64;
+        assert!(
+            (mean - r.power_mw_mean).abs() < r.power_mw_mean * 0.02,
+            "{mean} vs {}",
+            r.power_mw_mean
+        );
+        let cdf = &r.latency_ms.cdf;
+        assert_eq!(cdf.len(), lull_model::stats::CDF_PERCENTS.len());
+        assert!(cdf.windows(2).all(|w| w[0] <= w[1]), "{cdf:?}");
+        assert_eq!(cdf.last().copied(), r.latency_ms.max);
+    }
+
+    #[test]
     fn periodic_ticks_cost_power_that_dynamic_ticks_save() {
         let dynamic = spec();
         let mut periodic = spec();

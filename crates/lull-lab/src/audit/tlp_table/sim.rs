@@ -206,6 +206,19 @@ scale_to_ms = 2000
             assert!((sum - 1.0).abs() < 1e-9);
             assert!(r.events > 0);
             assert!(r.seconds > 1.0);
+            // TLP over time: one window per started 100 ms of the run, each within the cores.
+            assert_eq!(r.tlp_window_ms, 100.0);
+            let windows = (r.seconds * 1000.0 / r.tlp_window_ms).ceil() as usize;
+            assert!(
+                r.tlp_over_time.len().abs_diff(windows) <= 1,
+                "{}",
+                r.tlp_over_time.len()
+            );
+            assert!(r
+                .tlp_over_time
+                .iter()
+                .flatten()
+                .all(|t| (1.0..=f64::from(r.cores)).contains(t)));
         }
     }
 
