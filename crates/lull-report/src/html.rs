@@ -32,7 +32,7 @@ impl PageBlock {
             Block::Plot(_) => None,
             Block::Heading(t) => Some(PageBlock::Heading(t)),
             Block::Table(t) => Some(PageBlock::Table(t)),
-            Block::Note(n) => Some(PageBlock::Note(n)),
+            Block::Note(n) | Block::NoData(n) => Some(PageBlock::Note(n)),
         }
     }
 }

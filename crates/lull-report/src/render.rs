@@ -82,11 +82,7 @@ pub fn render(dir: &Path) -> Result<RenderSummary, ReportError> {
                     }
                 },
                 other => {
-                    if let Block::Note(n) = &other {
-                        if n.starts_with(extract::NO_DATA) {
-                            missing += 1;
-                        }
-                    }
+                    missing += usize::from(matches!(other, Block::NoData(_)));
                     blocks.extend(PageBlock::of(other));
                 }
             }
@@ -118,4 +114,107 @@ fn remove_old_plots(out: &Path) -> Result<(), ReportError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{write, Label, Machine, Provenance, ResultFile};
+
+    fn file(section: &str, index: usize, outcome: Outcome) -> ResultFile {
+        let provenance = Provenance {
+            machine: Machine {
+                hostname: "h<ost>".into(),
+                arch: "x86_64".into(),
+                cpus: 2,
+                cpu_model: String::new(),
+                memory_mib: 1,
+            },
+            kernel: "6.18".into(),
+            commit: "c".into(),
+            date: "d".into(),
+        };
+        ResultFile::new(
+            section,
+            index,
+            "T & t",
+            Label::Modelled,
+            provenance,
+            0.5,
+            outcome,
+        )
+    }
+
+    fn tempdir(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lull-render-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn plots_notes_and_error_sections_on_one_page() {
+        let dir = tempdir("page");
+        let power = json!({"tracking-10s": {"models": {"esm": {"events_handled": 0, "power_mw_per_100ms": [900.0, 910.0]}}}});
+        write(&dir, &file("marz_sim", 1, Outcome::Data(power))).unwrap();
+        // Results from before the distributions: a note, not a plot.
+        let old = json!({"tracking_20s": [{"model": "esm", "latency_us": {"mean": 70.0}}]});
+        write(&dir, &file("live_esm", 2, Outcome::Data(old))).unwrap();
+        write(
+            &dir,
+            &file("audit", 3, Outcome::Error("no <tracefs>".into())),
+        )
+        .unwrap();
+        // A stale plot of an earlier render goes.
+        let out = dir.join(REPORT_SUBDIR);
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("old-9.svg"), "<svg/>").unwrap();
+
+        let s = render(&dir).unwrap();
+        assert_eq!(
+            (s.sections, s.plots, s.missing_plots, s.failed_sections),
+            (3, 1, 1, 1)
+        );
+        let html = std::fs::read_to_string(&s.index).unwrap();
+        assert!(html.contains("<img class=\"plot\" src=\"marz_sim-1.svg\""));
+        assert!(html.contains("No data for the plot of"));
+        assert!(html.contains("<div class=\"error\">"));
+        assert!(html.contains("no &lt;tracefs&gt;") && html.contains("h&lt;ost&gt;"));
+        assert!(!html.contains("http://") && !html.contains("https://"));
+        let svg = std::fs::read_to_string(out.join("marz_sim-1.svg")).unwrap();
+        assert!(svg.contains("(modelled)"));
+        assert!(!out.join("old-9.svg").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_directories_are_typed_errors() {
+        let dir = tempdir("bad");
+        assert!(matches!(
+            render(&dir),
+            Err(ReportError::Results(ResultsError::MissingDir(_)))
+        ));
+        std::fs::create_dir_all(crate::results_dir(&dir)).unwrap();
+        assert!(matches!(
+            render(&dir),
+            Err(ReportError::Results(ResultsError::Empty(_)))
+        ));
+        let other = json!({"format": "lull-results", "version": 2, "section": "x"});
+        std::fs::write(crate::results_dir(&dir).join("x.json"), other.to_string()).unwrap();
+        let e = render(&dir).unwrap_err();
+        assert!(matches!(
+            e,
+            ReportError::Results(ResultsError::Version { found: 2, .. })
+        ));
+        assert!(e.to_string().contains("version 2"), "{e}");
+        std::fs::write(crate::results_dir(&dir).join("x.json"), "{}").unwrap();
+        assert!(matches!(
+            render(&dir),
+            Err(ReportError::Results(ResultsError::NotResults { .. }))
+        ));
+        // Nothing was written for a directory that failed.
+        assert!(!dir.join(REPORT_SUBDIR).exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -10,8 +10,10 @@ pub enum Block {
     Heading(String),
     Plot(Plot),
     Table(Table),
-    /// A plain sentence: what a plot would have shown when the section's JSON lacks its data.
+    /// A plain sentence about the section's data.
     Note(String),
+    /// A plot the section's JSON has no data for: which one and why, shown as a note.
+    NoData(String),
 }
 
 /// One plot: what it shows, its label, and the data of its kind.

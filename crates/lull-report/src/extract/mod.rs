@@ -115,12 +115,9 @@ fn cell(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_owned(), num)
 }
 
-/// How every note for a plot without data starts (the renderer counts them).
-pub const NO_DATA: &str = "No data for the plot of ";
-
 /// A note for a plot the JSON has no data for.
 fn no_data(plot: &str, why: &str) -> Block {
-    Block::Note(format!("{NO_DATA}{plot}: {why}."))
+    Block::NoData(format!("No data for the plot of {plot}: {why}."))
 }
 
 /// The name a model or run goes by in the JSON: a string, or an object's `name`.
