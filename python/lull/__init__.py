@@ -9,6 +9,6 @@ Errors are the classes in ``lull.errors``.
 """
 
 from . import audit, errors, results, sim
-from .sweep import sweep
+from ._sweep import sweep
 
 __all__ = ["audit", "errors", "results", "sim", "sweep"]

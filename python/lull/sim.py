@@ -62,3 +62,18 @@ def rtapp(workload, *, platform="x86-64", scheduler=None, policy=None, seed=1, l
     out = _lull.run_rtapp(text, origin, platform, slots, seed,
                           None if loop_ns is None else float(loop_ns))
     return json.loads(out)
+
+
+def audit_logs(spec, directory, *, seed=None, models=None):
+    """Runs each model of a framework-model spec with the scheduler audit on and writes its log
+    (the ``lull audit`` format, modelled) to ``DIR/<experiment>-<model>.audit``, as
+    ``lull sim run --audit-dir DIR``. Returns ``{model: (path, records)}``; read a log back with
+    ``lull.audit.read``."""
+    text, origin = _inputs.spec_text(spec)
+    seed = _inputs.seed(seed)
+    if models is not None:
+        if isinstance(models, str) or not all(isinstance(m, str) for m in models):
+            raise SpecError(f"models must be a list of model names, not {models!r}")
+        models = list(models)
+    written = _lull.write_audit_logs(text, origin, os.fspath(directory), seed, models)
+    return {model: (str(path), n) for model, path, n in written}

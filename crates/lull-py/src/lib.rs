@@ -69,6 +69,28 @@ fn run_rtapp(
     Ok(v.to_string())
 }
 
+/// Writes each model's simulated scheduler audit log under `dir`; `[(model, path, records)]`.
+#[pyfunction]
+#[pyo3(signature = (text, origin, dir, seed=None, models=None))]
+fn write_audit_logs(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    dir: PathBuf,
+    seed: Option<u64>,
+    models: Option<Vec<String>>,
+) -> PyResult<Vec<(String, PathBuf, usize)>> {
+    py.detach(|| spec::write_audit_logs(text, origin, &dir, seed, models.as_deref()))
+        .map_err(spec_err)
+}
+
+/// Checks a framework-model spec (TOML text) without running it.
+#[pyfunction]
+#[pyo3(signature = (text, origin, models=None))]
+fn check_spec(text: &str, origin: &str, models: Option<Vec<String>>) -> PyResult<()> {
+    spec::check_framework(text, origin, models.as_deref()).map_err(spec_err)
+}
+
 /// Dotted spec keys a sweep may override though a spec need not write them.
 #[pyfunction]
 fn optional_spec_keys() -> Vec<String> {
@@ -162,6 +184,8 @@ fn _lull(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec_json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_rtapp, m)?)?;
     m.add_function(wrap_pyfunction!(optional_spec_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(check_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(write_audit_logs, m)?)?;
     m.add_function(wrap_pyfunction!(read_audit, m)?)?;
     m.add_function(wrap_pyfunction!(load_results, m)?)?;
     Ok(())

@@ -8,7 +8,7 @@ use lull_sim::rtapp::{run_rtapp, RtAppRun};
 use lull_sim::toggling::TogglingSpec;
 use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
 use lull_sim::vtcfs::PaintingSpec;
-use lull_sim::{run_spec, Spec};
+use lull_sim::{run_model_with_audit, run_spec, Spec};
 use lull_workload::rtapp::{self, ThreadSummary};
 use serde_json::{json, Map, Value};
 
@@ -127,6 +127,59 @@ pub fn parse_framework(text: &str, origin: &str) -> Result<Spec, SpecProblem> {
         ));
     }
     Spec::parse(text).map_err(|e| problem(origin, e))
+}
+
+/// Checks a framework-model spec as a run of it would (sweeps check every point before any
+/// runs); `models`, when given, must be some of the spec's.
+pub fn check_framework(
+    text: &str,
+    origin: &str,
+    models: Option<&[String]>,
+) -> Result<(), SpecProblem> {
+    if UcsgSpec::is_ucsg(text) {
+        return Err(problem(
+            origin,
+            "sweeps run framework-model specs (experiments/marz/ and the like), not UCSG scenarios",
+        ));
+    }
+    let spec = parse_framework(text, origin)?;
+    if let Some(names) = models {
+        let known: Vec<&str> = spec.models.iter().map(|m| m.name()).collect();
+        check_models(names, &known, origin)?;
+    }
+    Ok(())
+}
+
+/// Runs each model of a framework-model spec with the scheduler audit on and writes its log to
+/// `DIR/<experiment>-<model>.audit` (the names `lull sim run --audit-dir` uses); each model's
+/// path and record count.
+pub fn write_audit_logs(
+    text: &str,
+    origin: &str,
+    dir: &std::path::Path,
+    seed: Option<u64>,
+    models: Option<&[String]>,
+) -> Result<Vec<(String, std::path::PathBuf, usize)>, SpecProblem> {
+    let mut spec = parse_framework(text, origin)?;
+    if let Some(s) = seed {
+        spec.seed = s;
+    }
+    if let Some(names) = models {
+        let known: Vec<&str> = spec.models.iter().map(|m| m.name()).collect();
+        check_models(names, &known, origin)?;
+        spec.models.retain(|m| names.iter().any(|n| n == m.name()));
+    }
+    let io = |p: &std::path::Path, e: std::io::Error| SpecProblem(format!("{}: {e}", p.display()));
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mut written = Vec::new();
+    for &m in &spec.models {
+        let (_, log) = run_model_with_audit(&spec, m).map_err(|e| problem(origin, e))?;
+        let bytes = lull_audit::log::encode(&log).map_err(|e| problem(origin, e))?;
+        let path = dir.join(format!("{}-{}.audit", spec.experiment, m.name()));
+        std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
+        written.push((m.name().to_owned(), path, log.records.len()));
+    }
+    Ok(written)
 }
 
 fn check_models(names: &[String], known: &[&str], origin: &str) -> Result<(), SpecProblem> {
