@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 import lull
-from lull.errors import SpecError, SweepError
+from lull.errors import SweepError
 
 
 def grid(tiny):
@@ -93,11 +93,6 @@ def test_callable_after_importing_the_module(tiny):
     import lull.sweep
 
     assert len(lull.sweep({"spec": tiny, "seeds": [1]})) == 2
-
-
-def test_a_refused_run_is_a_spec_error():
-    with pytest.raises(SpecError):
-        lull.sim.run({"spec": 1})
 
 
 def test_dask_on_a_local_cluster_equals_local(tiny):
