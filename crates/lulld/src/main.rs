@@ -290,7 +290,7 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     if args.no_kds && activated.kds.is_some() {
         return Err(format!(
             "systemd passed a display-server socket (named {KDS_FD_NAME:?}) but --no-kds is \
-             set; stop and disable lulld-kds.socket, or drop --no-kds"
+             set; mask lulld-kds.socket (systemctl mask --now lulld-kds.socket), or drop --no-kds"
         ));
     }
     let guis = guis_config(args)?;

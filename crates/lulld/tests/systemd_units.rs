@@ -44,10 +44,8 @@ fn the_units_name_and_type_the_sockets_as_lulld_expects() {
     // lulld's default display-server path is kds.sock beside the ESM socket; the units keep it.
     let service = unit("lulld.service");
     assert_eq!(values(&service, "Type"), ["notify"]);
-    assert_eq!(
-        values(&service, "Sockets"),
-        ["lulld.socket lulld-kds.socket"]
-    );
+    assert_eq!(values(&service, "Requires"), ["lulld.socket"]);
+    assert_eq!(values(&service, "Wants"), ["lulld-kds.socket"]);
     assert_eq!(
         values(&service, "ExecStart"),
         ["/usr/local/bin/lulld $LULLD_ARGS"]
