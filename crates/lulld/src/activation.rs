@@ -314,22 +314,18 @@ pub fn parse_notify_socket(value: &OsStr) -> Result<NotifyTarget, String> {
     }
 }
 
-/// Sends `state` (e.g. `READY=1\nSTATUS=…`) to the service manager as one datagram. `Ok(false)`
-/// when `$NOTIFY_SOCKET` is not set: the daemon was not started by one that waits.
+/// Where to report readiness: `$NOTIFY_SOCKET` parsed, `Ok(None)` when it is not set (the
+/// daemon was not started by a service manager that waits for it).
 ///
 /// # Errors
-/// A malformed `$NOTIFY_SOCKET`, or the kernel's error sending to it.
-pub fn notify(state: &str) -> io::Result<bool> {
-    let Some(value) = std::env::var_os("NOTIFY_SOCKET") else {
-        return Ok(false);
-    };
-    let target =
-        parse_notify_socket(&value).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    notify_to(&target, state)?;
-    Ok(true)
+/// As [`parse_notify_socket`].
+pub fn notify_target_from_env() -> Result<Option<NotifyTarget>, String> {
+    std::env::var_os("NOTIFY_SOCKET")
+        .map(|v| parse_notify_socket(&v))
+        .transpose()
 }
 
-/// Sends `state` to `target` as one datagram.
+/// Sends `state` (e.g. `READY=1\nSTATUS=…`) to `target` as one datagram.
 ///
 /// # Errors
 /// The kernel's error creating the socket or sending.

@@ -414,6 +414,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let notify = match activation::notify_target_from_env() {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("lulld: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let args = Args::parse();
     let daemon = match setup(&args, activated) {
         Ok(d) => d,
@@ -424,13 +431,16 @@ fn main() -> ExitCode {
     };
     // Readiness for `Type=notify` (packaging/systemd/lulld.service): every socket listens and
     // every source is open, so clients started after this succeed.
-    let status = format!(
-        "READY=1\nSTATUS=listening on {}",
-        daemon.socket_path().display()
-    );
-    if let Err(e) = activation::notify(&status) {
-        eprintln!("lulld: cannot tell the service manager it is ready: {e}");
-        return ExitCode::FAILURE;
+    if let Some(target) = &notify {
+        let status = format!(
+            "READY=1\nSTATUS=listening on {}",
+            daemon.socket_path().display()
+        );
+        // Not fatal: the service manager reports the missing readiness itself, and the daemon
+        // keeps serving whoever is already connected.
+        if let Err(e) = activation::notify_to(target, &status) {
+            eprintln!("lulld: cannot tell the service manager it is ready: {e}");
+        }
     }
     match daemon.run() {
         Ok(report) => {
