@@ -499,6 +499,8 @@ mod tests {
         std::os::fd::IntoRawFd::into_raw_fd(fd)
     }
 
+    // SAFETY (each `adopt` below): `raw` gives up ownership, so the descriptor is this test's
+    // alone.
     #[test]
     fn adopt_checks_the_socket() {
         let dir = temp_dir("adopt");
