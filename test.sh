@@ -10,3 +10,6 @@ echo "== cargo clippy -D warnings" >&2
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test" >&2
 cargo test --workspace --locked
+echo "== Python package (pip install ./python, pytest)" >&2
+CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}" python3 -m pip install -q --root-user-action=ignore --no-build-isolation ./python
+python3 -m pytest python/tests -q

@@ -30,3 +30,21 @@ if command -v rustup >/dev/null; then
         rustup component list --installed 2>/dev/null | grep -q "^$comp" || rustup component add "$comp" >&2
     done
 fi
+
+# The Python package's build and test tools (python/, docs/python.md), for the interpreter on
+# PATH; installed with pip only when missing.
+if command -v python3 >/dev/null; then
+    py_missing=()
+    for mod_pkg in maturin:maturin pandas:pandas pyarrow:pyarrow distributed:"dask[distributed]" pytest:pytest; do
+        mod="${mod_pkg%%:*}"
+        python3 -c "import $mod" 2>/dev/null || py_missing+=("${mod_pkg#*:}")
+    done
+    if ((${#py_missing[@]})); then
+        echo "setup: installing Python packages: ${py_missing[*]}" >&2
+        # A Debian-managed interpreter refuses pip outside a virtualenv (PEP 668); pyenv's does not.
+        if python3 -m pip install -q --root-user-action=ignore "${py_missing[@]}" 2>/dev/null; then :
+        else python3 -m pip install -q --root-user-action=ignore --break-system-packages "${py_missing[@]}"; fi
+    fi
+else
+    echo "setup: python3 not found; the Python package (python/) will not be built" >&2
+fi

@@ -48,6 +48,7 @@ pub mod vtcfs;
 pub mod world;
 
 pub use kernel::{BoostCounters, BoostKind};
+pub use policy::POLICY_SLOTS;
 pub use report::{
     latency_change_ms, power_reduction_pct, seed_000_reported, ExperimentResult, LatencyStats,
     ModelResult, POWER_SERIES_BUCKET_MS,

@@ -46,6 +46,19 @@ pub struct PolicySpec {
     pub boost_slice_us: Option<u64>,
 }
 
+/// The slots of a `[policy]` table, as [`PolicySpec::set`] names them.
+pub const POLICY_SLOTS: [&str; 9] = [
+    "scheduler",
+    "governor",
+    "idle",
+    "cores",
+    "placement",
+    "base_slice_us",
+    "preempt_tick_us",
+    "boost_c_ms",
+    "boost_slice_us",
+];
+
 /// Why a `[policy]` table cannot run.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum PolicyError {
@@ -305,3 +318,22 @@ fn boost_kind(p: &PolicySpec, scheduler: &str) -> Result<Option<BoostKind>, Poli
 
 /// The largest C `boost_c_ms` takes: 10 s.
 pub const MAX_BOOST_C_MS: u64 = 10_000;
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_slot_is_one_set_knows() {
+        for slot in POLICY_SLOTS {
+            // A number is a valid value for the numeric slots and a name for the others.
+            let r = PolicySpec::default().set(slot, "1");
+            let unknown = matches!(&r, Err(PolicyError::Invalid { reason, .. }) if reason.contains("unknown slot"));
+            assert!(!unknown, "{slot}: {r:?}");
+        }
+        let r = PolicySpec::default().set("nope", "1");
+        assert!(
+            matches!(&r, Err(PolicyError::Invalid { reason, .. }) if reason.contains("unknown slot"))
+        );
+    }
+}

@@ -534,6 +534,9 @@ pub struct Daemon {
     stop: Arc<EventFd>,
     socket_path: PathBuf,
     _listener: Rc<OwnedFd>,
+    /// Socket files this daemon bound, removed when it stops; an adopted socket's file belongs
+    /// to whoever bound it (systemd's socket unit) and stays.
+    bound_paths: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -575,12 +578,29 @@ impl Daemon {
     pub fn bind(config: &DaemonConfig) -> Result<Daemon, DaemonError> {
         let esm = Esm::new(config.esm)?;
         prepare_socket_path(&config.socket_path, sys::seqpacket_connect)?;
-        let listener = Rc::new(
+        let listener =
             sys::seqpacket_listen(&config.socket_path).map_err(|source| DaemonError::Bind {
                 path: config.socket_path.clone(),
                 source,
-            })?,
-        );
+            })?;
+        let mut d = Daemon::serve(config, esm, listener)?;
+        d.bound_paths.push(config.socket_path.clone());
+        Ok(d)
+    }
+
+    /// Creates the ESM and serves on `listener`, a listening, non-blocking `SOCK_SEQPACKET`
+    /// socket someone else bound at `config.socket_path` (systemd's socket activation,
+    /// [`crate::activation`], checks that before handing it over). The socket file is not
+    /// removed when the daemon stops.
+    ///
+    /// # Errors
+    /// [`DaemonError`] when the ESM configuration is invalid or the loop cannot be set up.
+    pub fn adopt(config: &DaemonConfig, listener: OwnedFd) -> Result<Daemon, DaemonError> {
+        Daemon::serve(config, Esm::new(config.esm)?, listener)
+    }
+
+    fn serve(config: &DaemonConfig, esm: Esm, listener: OwnedFd) -> Result<Daemon, DaemonError> {
+        let listener = Rc::new(listener);
         let mut lp = EventLoop::new()?;
         lp.set_after_source(DaemonState::flush);
         let stop = Arc::new(EventFd::new()?);
@@ -625,6 +645,7 @@ impl Daemon {
             stop,
             socket_path: config.socket_path.clone(),
             _listener: listener,
+            bound_paths: Vec::new(),
         })
     }
 
@@ -765,7 +786,7 @@ impl Daemon {
         Ok(())
     }
 
-    /// Runs until stopped, then closes every connection and removes the socket file.
+    /// Runs until stopped, then closes every connection and removes the socket files it bound.
     ///
     /// # Errors
     /// The event loop's error.
@@ -791,9 +812,8 @@ impl Daemon {
         if let Some(guis) = self.state.guis.take() {
             guis.close();
         }
-        let _ = std::fs::remove_file(&self.socket_path);
-        if let Some(host) = &self.state.kds {
-            let _ = std::fs::remove_file(&host.socket_path);
+        for path in &self.bound_paths {
+            let _ = std::fs::remove_file(path);
         }
         result?;
         Ok(report)
@@ -808,12 +828,29 @@ impl Daemon {
     pub fn enable_kds(&mut self, config: &KdsConfig) -> Result<(), DaemonError> {
         let host = KdsHost::new(config).map_err(DaemonError::Kds)?;
         prepare_socket_path(&config.socket_path, sys::stream_connect)?;
-        let listener = Rc::new(sys::stream_listen(&config.socket_path).map_err(|source| {
-            DaemonError::Bind {
+        let listener =
+            sys::stream_listen(&config.socket_path).map_err(|source| DaemonError::Bind {
                 path: config.socket_path.clone(),
                 source,
-            }
-        })?);
+            })?;
+        self.serve_kds(host, listener)?;
+        self.bound_paths.push(config.socket_path.clone());
+        Ok(())
+    }
+
+    /// Runs the display server in this daemon's loop on `listener`, a listening, non-blocking
+    /// `SOCK_STREAM` socket someone else bound at `config.socket_path` (socket activation). The
+    /// socket file is not removed when the daemon stops.
+    ///
+    /// # Errors
+    /// [`DaemonError`] when the screen or frame buffer cannot be set up.
+    pub fn adopt_kds(&mut self, config: &KdsConfig, listener: OwnedFd) -> Result<(), DaemonError> {
+        let host = KdsHost::new(config).map_err(DaemonError::Kds)?;
+        self.serve_kds(host, listener)
+    }
+
+    fn serve_kds(&mut self, host: KdsHost, listener: OwnedFd) -> Result<(), DaemonError> {
+        let listener = Rc::new(listener);
         self.lp
             .insert(Box::new(crate::kds::control_listener(listener)))?;
         // Frame pacing: the display server's one-shot frame timer (crate::kds).

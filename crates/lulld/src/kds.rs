@@ -147,7 +147,6 @@ pub struct KdsHost {
     counters: KdsHostCounters,
     out: Vec<u8>,
     pub(crate) on_window_state: Option<WindowStateHook>,
-    pub(crate) socket_path: PathBuf,
     /// Control connections open now.
     control_open: usize,
     /// The one-shot frame timer ([`crate::kds`], frame pacing), and whether it is armed.
@@ -187,7 +186,6 @@ impl KdsHost {
             counters: KdsHostCounters::default(),
             out: Vec::with_capacity(256),
             on_window_state: None,
-            socket_path: config.socket_path.clone(),
             control_open: 0,
             frame_timer,
             frame_timer_armed: false,

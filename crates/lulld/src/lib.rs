@@ -15,6 +15,8 @@
 //!   run-queue sampler and the deadline timer of its budget, and what this machine lets it do.
 //! - [`guis`]: guiS in the daemon — its configuration, status and counters, and idle forcing
 //!   (table 1 itself runs on the seam).
+//! - [`activation`]: systemd's socket activation (the ESM and display-server sockets passed as
+//!   descriptors) and readiness notification, without libsystemd (`packaging/systemd/`).
 //! - [`freezer`]: freezing and thawing single threads of another process. It lives here, not in
 //!   `lull-os`, because the actuator in this daemon is its only user.
 //!
@@ -23,6 +25,7 @@
 //! daemon with real clients are in `lull-lab`, the crate that depends on both; `test_support`
 //! (feature `test-support`) runs a daemon on a test's thread for them.
 
+pub mod activation;
 pub mod actuator;
 pub mod boost;
 pub mod daemon;

@@ -1,6 +1,7 @@
 //! `lulld`: the ESM daemon. Listens on a Unix socket for applications, reads the configured event
 //! sources, and pushes each event to the apps registered for it. Blocks in the kernel with no
-//! timeout while nothing happens; stops on SIGINT or SIGTERM.
+//! timeout while nothing happens; stops on SIGINT or SIGTERM. Under systemd it takes the sockets
+//! passed by socket activation and reports readiness (`lulld::activation`).
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use lull_esm::EsmConfig;
 use lull_model::time::NS_PER_MS;
 use lull_os::sys;
 use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
+use lulld::activation::{self, Activated, Adopted, KDS_FD_NAME};
 use lulld::daemon::{Daemon, DaemonConfig};
 use lulld::freezer::DEFAULT_NAMESPACE;
 use lulld::guis::{GuisConfig, IdleAction};
@@ -256,13 +258,41 @@ fn evdev_paths(specs: &[String]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn setup(args: &Args) -> Result<Daemon, String> {
+/// The path of a socket systemd passed, checked against the one the options name.
+fn activated_path(
+    adopted: &Adopted,
+    option: &str,
+    given: Option<&PathBuf>,
+) -> Result<PathBuf, String> {
+    match given {
+        Some(p) if *p != adopted.path => Err(format!(
+            "{option} {} but systemd passed the socket bound at {}; drop {option} or change \
+             the socket unit",
+            p.display(),
+            adopted.path.display()
+        )),
+        _ => Ok(adopted.path.clone()),
+    }
+}
+
+fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
+    let esm_fd = activated.esm.take();
+    let socket_path = match &esm_fd {
+        Some(a) => activated_path(a, "--socket", args.socket.as_ref())?,
+        None => args.socket.clone().unwrap_or_else(sys::default_socket_path),
+    };
     let config = DaemonConfig {
-        socket_path: args.socket.clone().unwrap_or_else(sys::default_socket_path),
+        socket_path,
         esm: EsmConfig {
             queue_bound: args.queue_bound as usize,
         },
     };
+    if args.no_kds && activated.kds.is_some() {
+        return Err(format!(
+            "systemd passed a display-server socket (named {KDS_FD_NAME:?}) but --no-kds is \
+             set; mask lulld-kds.socket (systemctl mask --now lulld-kds.socket), or drop --no-kds"
+        ));
+    }
     let guis = guis_config(args)?;
     let boost = boost_config(args)?;
     if args.no_kds && !args.policy.is_empty() {
@@ -274,18 +304,31 @@ fn setup(args: &Args) -> Result<Daemon, String> {
         return Err("--ucsg-manage needs --policy ucsg".into());
     }
     let signals = sys::termination_signalfd().map_err(|e| format!("signals: {e}"))?;
-    let mut d = Daemon::bind(&config).map_err(|e| e.to_string())?;
+    let mut d = match esm_fd {
+        Some(a) => Daemon::adopt(&config, a.fd),
+        None => Daemon::bind(&config),
+    }
+    .map_err(|e| e.to_string())?;
     if !args.no_kds {
-        let kds = KdsConfig {
-            socket_path: args
+        let kds_fd = activated.kds.take();
+        let socket_path = match &kds_fd {
+            Some(a) => activated_path(a, "--kds-socket", args.kds_socket.as_ref())?,
+            None => args
                 .kds_socket
                 .clone()
                 .unwrap_or_else(|| config.socket_path.with_file_name("kds.sock")),
+        };
+        let kds = KdsConfig {
+            socket_path,
             screen_width: args.screen.0,
             screen_height: args.screen.1,
             framebuffer: framebuffer_path(args.framebuffer.as_deref()),
         };
-        d.enable_kds(&kds).map_err(|e| e.to_string())?;
+        match kds_fd {
+            Some(a) => d.adopt_kds(&kds, a.fd),
+            None => d.enable_kds(&kds),
+        }
+        .map_err(|e| e.to_string())?;
         eprintln!(
             "lulld: display server on {} ({}x{}, {})",
             kds.socket_path.display(),
@@ -362,14 +405,43 @@ fn setup(args: &Args) -> Result<Daemon, String> {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: first thing in `main`: no other thread runs and nothing has opened a descriptor
+    // that the passed ones (3, 4) could be mistaken for.
+    let activated = match unsafe { activation::take_listen_fds() } {
+        Ok(a) => a.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("lulld: socket activation: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let notify = match activation::notify_target_from_env() {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("lulld: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let args = Args::parse();
-    let daemon = match setup(&args) {
+    let daemon = match setup(&args, activated) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("lulld: {e}");
             return ExitCode::FAILURE;
         }
     };
+    // Readiness for `Type=notify` (packaging/systemd/lulld.service): every socket listens and
+    // every source is open, so clients started after this succeed.
+    if let Some(target) = &notify {
+        let status = format!(
+            "READY=1\nSTATUS=listening on {}",
+            daemon.socket_path().display()
+        );
+        // Not fatal: the service manager reports the missing readiness itself, and the daemon
+        // keeps serving whoever is already connected.
+        if let Err(e) = activation::notify_to(target, &status) {
+            eprintln!("lulld: cannot tell the service manager it is ready: {e}");
+        }
+    }
     match daemon.run() {
         Ok(report) => {
             eprintln!(
