@@ -47,7 +47,7 @@ h1{font-size:1.6em}h2{font-size:1.25em;border-top:1px solid #ccc;padding-top:1em
 .plots img{width:calc(50% - 1em);min-width:480px;max-width:760px;height:auto;border:1px solid #ddd}h3{font-size:1.05em;margin:1.2em 0 .4em}\
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em}\
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:right}th{background:#f3f3f3}\
-td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:bold;padding:.3em 0}\
+td:first-child,th:first-child,td.t{text-align:left}caption{text-align:left;font-weight:bold;padding:.3em 0}\
 .note{color:#555;font-style:italic}\
 .error{border:2px solid #c00;background:#fee;padding:.6em 1em;white-space:pre-wrap}\
 nav ul{list-style:none;padding-left:1em}nav li{margin:.15em 0}";
@@ -170,11 +170,19 @@ fn table(h: &mut String, t: &Table) {
     for r in &t.rows {
         h.push_str("<tr>");
         for c in r {
-            let _ = write!(h, "<td>{}</td>", esc(c));
+            // Numbers align right for comparison down a column; words read from the left.
+            let class = if numeric(c) { "" } else { " class=\"t\"" };
+            let _ = write!(h, "<td{class}>{}</td>", esc(c));
         }
         h.push_str("</tr>\n");
     }
     h.push_str("</table>\n");
+}
+
+/// A table cell that is a number (with an optional sign, unit percent, or the dash for none).
+fn numeric(cell: &str) -> bool {
+    let c = cell.trim().trim_end_matches('%').trim();
+    c == "–" || c.parse::<f64>().is_ok()
 }
 
 /// HTML-escapes text for element content and double-quoted attributes.

@@ -14,8 +14,9 @@ use lull_report::{render, write, Label, Machine, Outcome, Provenance, ResultFile
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// (section, label, fixture file) in `lull reproduce`'s order.
-const FIXTURES: [(&str, Label, &str); 6] = [
+const FIXTURES: [(&str, Label, &str); 7] = [
     ("live_esm", Label::Measured, "live_esm.json"),
+    ("live_apps", Label::Measured, "live_apps.json"),
     ("marz_sim", Label::Modelled, "marz_sim.json"),
     ("ucsg_sim", Label::Modelled, "ucsg_sim.json"),
     ("validation", Label::MeasuredAndModelled, "validation.json"),
@@ -118,7 +119,8 @@ fn every_plot_renders_in_headless_chromium() {
     let dir = results_dir();
     let summary = render(&dir).unwrap();
     // Every fixture section with data has at least one plot except the benchmark's table.
-    assert!(summary.plots >= 8, "{summary:?}");
+    assert!(summary.plots >= 10, "{summary:?}");
+    assert_eq!(summary.missing_plots, 0, "{summary:?}");
     assert_eq!(summary.failed_sections, 1);
     let profile = dir.join("chromium-profile");
 

@@ -126,12 +126,24 @@ pub(super) fn live_apps(data: &Value, label: Label) -> Vec<Block> {
             .flatten()
             .filter_map(|r| cdf_series(name_of(r.get("model")), r.get("latency_us")))
             .collect();
-        out.push(cdf_block(
-            format!("{app}: event latency per model"),
-            label,
-            "µs",
-            series,
-        ));
+        let handled = runs.into_iter().flatten().any(|r| {
+            r.get("latency_us")
+                .and_then(|l| l.get("count"))
+                .and_then(Value::as_u64)
+                != Some(0)
+        });
+        if handled {
+            out.push(cdf_block(
+                format!("{app}: event latency per model"),
+                label,
+                "µs",
+                series,
+            ));
+        } else {
+            out.push(Block::Note(format!(
+                "{app}: no input events, so no latency distribution."
+            )));
+        }
         for r in runs.into_iter().flatten() {
             let l = r.get("latency_us");
             let at = |k| l.and_then(|l| f(l, k));

@@ -131,6 +131,13 @@ fn live_sections_plot_each_models_distribution() {
     let app = json!({"apps": [{"app": "messaging", "runs": [{"model": "esm-kds-guis", "latency_us": {"mean": 80.0, "p99": 300.0, "cdf": cdf(5.0), "count": 10}, "wakeups_per_s": 3.0, "frames_drawn": 12}]}]});
     let b = blocks(&file("live_apps", Label::Measured, app));
     assert_eq!(plots(&b).len(), 1);
+    // The video handles no input: a note, not a missing plot.
+    let video = json!({"apps": [{"app": "video", "runs": [{"model": "esm-kds-guis", "latency_us": {"mean": null, "cdf": null, "count": 0}}]}]});
+    let b = blocks(&file("live_apps", Label::Measured, video));
+    assert!(
+        matches!(&b[1], Block::Note(n) if n.contains("no input events")),
+        "{b:?}"
+    );
 }
 
 #[test]
