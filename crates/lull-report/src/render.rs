@@ -181,7 +181,10 @@ mod tests {
         assert!(html.contains("No data for the plot of"));
         assert!(html.contains("<div class=\"error\">"));
         // Words align left, numbers right.
-        assert!(html.contains("<td class=\"t\">esm</td><td>–</td>"), "{html}");
+        assert!(
+            html.contains("<td class=\"t\">esm</td><td>–</td>"),
+            "{html}"
+        );
         assert!(html.contains("no &lt;tracefs&gt;") && html.contains("h&lt;ost&gt;"));
         assert!(!html.contains("http://") && !html.contains("https://"));
         let svg = std::fs::read_to_string(out.join("marz_sim-1.svg")).unwrap();

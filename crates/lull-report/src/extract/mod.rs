@@ -91,7 +91,8 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
-/// A number for a table: three significant figures or whole units.
+/// A number for a table: whole units from 100 (and for whole numbers), one decimal from 10, two
+/// below.
 fn num(v: f64) -> String {
     let a = v.abs();
     if !v.is_finite() {
