@@ -303,6 +303,18 @@ pub fn run(opts: &Options) -> ExitCode {
             "lull reproduce: results in {}",
             lull_report::results_dir(dir).display()
         );
+        // The report covers every results file in DIR, this run's and any earlier `--only` runs'.
+        match lull_report::render(dir) {
+            Ok(s) => eprintln!(
+                "lull reproduce: report in {} ({} plots)",
+                s.index.display(),
+                s.plots
+            ),
+            Err(e) => {
+                eprintln!("lull reproduce: report: {e}");
+                failed = true;
+            }
+        }
     }
     if failed {
         ExitCode::FAILURE
