@@ -40,6 +40,15 @@ pub struct Footprint {
     pub samples: Vec<(f64, bool, f64, f64)>,
 }
 
+/// One bar of a bar chart: what it stands for, its value, and the smallest and largest of the
+/// runs behind it where there were several (drawn as a whisker).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub name: String,
+    pub value: f64,
+    pub range: Option<(f64, f64)>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlotKind {
     /// A latency distribution per model: each series is (value, percent at or below it), drawn
@@ -61,6 +70,8 @@ pub enum PlotKind {
         log: bool,
         series: Vec<Series>,
     },
+    /// One figure per item (a model, a policy) as bars from zero, negative values below it.
+    Bars { y_label: String, bars: Vec<Bar> },
 }
 
 /// A table of numbers: ours beside the seed's where the section's JSON carries them.

@@ -3,9 +3,11 @@
 //! reads the JSON defensively: a missing or malformed field becomes a note saying which plot has
 //! no data, never a panic.
 
+mod controller;
 mod latency;
 mod sim;
 mod tlp;
+mod toggling;
 mod ucsg;
 mod validation;
 
@@ -33,6 +35,8 @@ pub fn blocks(file: &ResultFile) -> Vec<Block> {
         "ucsg_sim" => ucsg::blocks(data, label),
         "validation" => validation::blocks(data),
         "tlp_table" => tlp::blocks(data),
+        "toggling_sim" => toggling::blocks(data, label),
+        "controller_live" => controller::blocks(data, label),
         _ => generic(data),
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::view::{Plot, PlotKind};
+use crate::view::{Plot, PlotKind, Table};
 use crate::{Label, Machine, Outcome, Provenance};
 
 fn file(section: &str, label: Label, data: Value) -> ResultFile {
@@ -190,6 +190,110 @@ fn validation_scatters_and_tlp_over_time() {
 }
 
 #[test]
+fn toggling_speedup_bars_and_seed_statements() {
+    let model = |name: &str, speedup: f64, spread: f64| {
+        json!({"model": name, "completion_s": 2.2, "speedup_pct": speedup, "energy_mj": 12854.2,
+               "migrations": 4, "end_spread_s": spread, "threads": [{"cpu_s": 1.5, "end_s": 1.5}]})
+    };
+    let seed = json!({"best_model": "toggle-0.25s", "max_speedup_pct": 14.0, "figures": [
+        {"figure": "3.7", "program": "blackscholes", "model": "toggle-0.25s", "shows": "faster"}]});
+    let data = json!({
+        "blackscholes": {"experiment": "blackscholes", "seed_figure_3_9": seed,
+            "models": [model("baseline", 0.0, 0.95), model("affinity-1", -39.2, 2.5), model("toggle-0.25s", 6.87, 0.16)]},
+        "vips": {"experiment": "vips", "seed_figure_3_9": seed, "models": [{"model": "baseline"}]},
+    });
+    let b = blocks(&file("toggling_sim", Label::Modelled, data));
+    let p = plots(&b);
+    // vips has no speedup: its plot is a note, blackscholes' is drawn.
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].label, Label::Modelled);
+    match &p[0].kind {
+        PlotKind::Bars { bars, .. } => {
+            let got: Vec<(&str, f64)> = bars.iter().map(|b| (b.name.as_str(), b.value)).collect();
+            assert_eq!(
+                got,
+                vec![("baseline", 0.0), ("affinity-1", -39.2), ("toggle-0.25s", 6.87)]
+            );
+        }
+        k => panic!("{k:?}"),
+    }
+    assert!(notes(&b).iter().any(|n| n.contains("vips's speedup")));
+    let tables: Vec<&Table> = b
+        .iter()
+        .filter_map(|b| match b {
+            Block::Table(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let fig39 = tables
+        .iter()
+        .find(|t| t.title.starts_with("Figure 3.9"))
+        .unwrap();
+    assert_eq!(
+        fig39.rows[0],
+        ["blackscholes", "toggle-0.25s", "6.87", "toggle-0.25s", "14"]
+    );
+    let figs = tables
+        .iter()
+        .find(|t| t.title.starts_with("Figures 3.1"))
+        .unwrap();
+    // The seed's statement beside our end spread for that program and scheme.
+    assert_eq!(
+        figs.rows[0],
+        ["3.7", "blackscholes", "toggle-0.25s", "faster", "0.16"]
+    );
+    // The core-over-time plots are not in the JSON: said so.
+    assert!(notes(&b).iter().any(|n| n.contains("figures 3.1–3.8")));
+}
+
+#[test]
+fn controller_completion_bars_and_overhead_beside_the_seed() {
+    let row = |policy: &str, median: f64, min: f64, max: f64| {
+        json!({"policy": policy, "completion_s": {"median": median, "min": min, "max": max},
+               "runs_s": [median], "speedup_pct": null, "thread_spread_s": 0.02, "masks": null})
+    };
+    let data = json!({
+        "overhead": {"sample_ns_per_thread": 2100, "interval_ns": 100_000_000, "slowdown_pct": 0.41, "seed_overhead_pct": 3.0},
+        "toggling": {"reps": 1, "workloads": [{"name": "equal", "rows": [
+            row("uncontrolled", 4.1, 4.1, 4.1), row("baseline", 4.2, 4.0, 4.5)],
+            "monitoring_overhead_pct": 2.4}],
+            "skipped": [{"workload": "vips", "why": "no vips binary"}]},
+    });
+    let b = blocks(&file("controller_live", Label::Measured, data));
+    let p = plots(&b);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].label, Label::Measured);
+    match &p[0].kind {
+        PlotKind::Bars { bars, .. } => {
+            assert_eq!(bars.len(), 2);
+            // One run (min = max) has no whisker; several do.
+            assert_eq!((bars[0].value, bars[0].range), (4.1, None));
+            assert_eq!(bars[1].range, Some((4.0, 4.5)));
+        }
+        k => panic!("{k:?}"),
+    }
+    assert!(notes(&b).iter().any(|n| n.contains("vips not run")));
+    let overhead = b
+        .iter()
+        .find_map(|b| match b {
+            Block::Table(t) if t.title.starts_with("The monitoring") => Some(t),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(overhead.rows[0][1..], ["0.41", "3"]);
+    assert!(overhead.rows[0][0].contains("every 100 ms"));
+    assert_eq!(overhead.rows[2][1..], ["2.40", "3"]);
+    // Without the live table: a note, and the overhead still shown.
+    let b = blocks(&file(
+        "controller_live",
+        Label::Measured,
+        json!({"overhead": {"slowdown_pct": 1.0}}),
+    ));
+    assert!(matches!(&b[0], Block::NoData(_)), "{b:?}");
+    assert!(matches!(&b[1], Block::Table(t) if t.rows[0][2] == "–"), "{b:?}");
+}
+
+#[test]
 fn missing_fields_become_notes_never_panics() {
     let odd = [
         json!(null),
@@ -200,6 +304,8 @@ fn missing_fields_become_notes_never_panics() {
         json!({"figure_8": null}),
         json!({"workloads": [{"threads": [{}]}]}),
         json!({"modelled": {"rows": [{"experiment": "vips", "tlp_over_time": "?"}]}}),
+        json!({"vips": {"models": "x", "seed_figure_3_9": {"figures": [{}]}}}),
+        json!({"toggling": {"workloads": [{"rows": [{"completion_s": 1}]}]}, "overhead": 2}),
     ];
     for section in [
         "live_esm",
@@ -210,6 +316,8 @@ fn missing_fields_become_notes_never_panics() {
         "ucsg_sim",
         "validation",
         "tlp_table",
+        "toggling_sim",
+        "controller_live",
         "dispatch_bench",
     ] {
         for data in &odd {

@@ -1,6 +1,7 @@
 //! Draws a [`Plot`] as an SVG document with `plotters`' SVG backend, one file per plot kind.
 //! Text is written as SVG `<text>` in a generic sans-serif family: the page needs no font files.
 
+mod bars;
 mod cdf;
 mod footprint;
 mod scatter;
@@ -124,6 +125,7 @@ pub fn draw(plot: &Plot) -> Result<String, PlotError> {
             log,
             series,
         } => scatter::draw(&mut svg, &plot.caption(), x_label, y_label, *log, series),
+        PlotKind::Bars { y_label, bars } => bars::draw(&mut svg, &plot.caption(), y_label, bars),
     };
     res.map_err(|why| PlotError::new(plot, why))?;
     Ok(svg)
@@ -169,7 +171,7 @@ fn err<E: std::fmt::Display>(e: E) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::{Footprint, Series};
+    use crate::view::{Bar, Footprint, Series};
     use crate::Label;
 
     fn plot(kind: PlotKind) -> Plot {
@@ -209,6 +211,21 @@ mod tests {
                 log: true,
                 series: series(vec![(1.0, 2.0), (3.0, 3.0)]),
             },
+            PlotKind::Bars {
+                y_label: "%".into(),
+                bars: vec![
+                    Bar {
+                        name: "a".into(),
+                        value: -3.5,
+                        range: None,
+                    },
+                    Bar {
+                        name: "b".into(),
+                        value: 2.0,
+                        range: Some((1.5, 2.5)),
+                    },
+                ],
+            },
         ];
         for kind in kinds {
             let svg = draw(&plot(kind)).unwrap();
@@ -236,6 +253,14 @@ mod tests {
                 y_label: "y".into(),
                 log: true,
                 series: series(vec![(0.0, -1.0)]),
+            },
+            PlotKind::Bars {
+                y_label: "%".into(),
+                bars: vec![Bar {
+                    name: "a".into(),
+                    value: f64::NAN,
+                    range: None,
+                }],
             },
         ] {
             assert!(draw(&plot(kind)).is_err());

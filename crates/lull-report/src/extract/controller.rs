@@ -1,0 +1,165 @@
+//! Seed 004's controller on this machine (`controller_live`): the live toggling table's
+//! completion time per policy as bars, the table itself, and the monitoring's cost beside the
+//! seed's ≈ 3 %.
+
+use serde_json::Value;
+
+use super::{cell, f, no_data};
+use crate::view::{Bar, Block, Plot, PlotKind, Table};
+use crate::Label;
+
+pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
+    let mut out = Vec::new();
+    let toggling = data.get("toggling").filter(|v| v.is_object());
+    let workloads = toggling
+        .and_then(|t| t.get("workloads"))
+        .and_then(Value::as_array);
+    match workloads {
+        Some(ws) if !ws.is_empty() => {
+            let reps = toggling.and_then(|t| f(t, "reps"));
+            for w in ws {
+                out.extend(workload(w, reps, label));
+            }
+        }
+        _ => out.push(no_data(
+            "the live completion time per policy",
+            "no `toggling.workloads` in the results",
+        )),
+    }
+    for s in toggling
+        .and_then(|t| t.get("skipped"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push(Block::Note(format!(
+            "Workload {} not run: {}.",
+            text(s, "workload"),
+            text(s, "why")
+        )));
+    }
+    out.push(overhead_table(data, workloads.map_or(&[][..], Vec::as_slice)));
+    out
+}
+
+/// One workload's bars (median completion per policy, whiskers from the fastest to the slowest
+/// run) and its table.
+fn workload(w: &Value, reps: Option<f64>, label: Label) -> Vec<Block> {
+    let name = text(w, "name");
+    let rows = w
+        .get("rows")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let completion = |r: &Value, k: &str| r.get("completion_s").and_then(|c| f(c, k));
+    let bars: Vec<Bar> = rows
+        .iter()
+        .filter_map(|r| {
+            let range = completion(r, "min").zip(completion(r, "max"));
+            Some(Bar {
+                name: r.get("policy")?.as_str()?.to_owned(),
+                value: completion(r, "median")?,
+                // One run has no spread to show.
+                range: range.filter(|(lo, hi)| lo < hi),
+            })
+        })
+        .collect();
+    let mut out = vec![Block::Heading(name.clone())];
+    if bars.is_empty() {
+        out.push(no_data(
+            &format!("{name}'s completion time per policy"),
+            "no row with a `completion_s.median`",
+        ));
+    } else {
+        let runs = reps.map_or_else(String::new, |r| format!(", median of {}", cell(Some(r))));
+        out.push(Block::Plot(Plot {
+            title: format!("{name}: completion time per policy{runs}"),
+            label,
+            kind: PlotKind::Bars {
+                y_label: "completion (s)".to_owned(),
+                bars,
+            },
+        }));
+    }
+    if !rows.is_empty() {
+        out.push(Block::Table(Table {
+            title: format!("{name}: each policy's runs ({label})"),
+            header: [
+                "policy",
+                "median s",
+                "min s",
+                "max s",
+                "speedup %",
+                "thread spread s",
+                "masks",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            rows: rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        text(r, "policy"),
+                        cell(completion(r, "median")),
+                        cell(completion(r, "min")),
+                        cell(completion(r, "max")),
+                        cell(f(r, "speedup_pct")),
+                        cell(f(r, "thread_spread_s")),
+                        cell(f(r, "masks")),
+                    ]
+                })
+                .collect(),
+        }));
+    }
+    out
+}
+
+/// The monitoring's cost, ours (measured) beside seed 004's statement where the JSON carries it.
+fn overhead_table(data: &Value, workloads: &[Value]) -> Block {
+    let o = data.get("overhead").filter(|v| v.is_object());
+    let seed = o.and_then(|o| f(o, "seed_overhead_pct"));
+    let mut rows = Vec::new();
+    if let Some(o) = o {
+        rows.push(vec![
+            format!(
+                "CPU-bound program watched every {} ms against plain, slowdown %",
+                cell(f(o, "interval_ns").map(|ns| ns / 1e6))
+            ),
+            cell(f(o, "slowdown_pct")),
+            cell(seed),
+        ]);
+        rows.push(vec![
+            "one thread's sample, ns".to_owned(),
+            cell(f(o, "sample_ns_per_thread")),
+            "–".to_owned(),
+        ]);
+    }
+    for w in workloads {
+        if let Some(pct) = f(w, "monitoring_overhead_pct") {
+            rows.push(vec![
+                format!(
+                    "{}: baseline (monitoring only) against no controller, %",
+                    text(w, "name")
+                ),
+                cell(Some(pct)),
+                cell(seed),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return no_data("the monitoring overhead", "no `overhead` in the results");
+    }
+    Block::Table(Table {
+        title: "The monitoring's cost: ours (measured) beside seed 004's (about, measured on an Odroid-XU3)"
+            .to_owned(),
+        header: ["figure", "ours", "seed 004"].map(str::to_owned).to_vec(),
+        rows,
+    })
+}
+
+fn text(v: &Value, key: &str) -> String {
+    match v.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => "–".to_owned(),
+        Some(other) => other.to_string(),
+    }
+}

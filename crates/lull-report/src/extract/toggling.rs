@@ -1,0 +1,192 @@
+//! Seed 004's affinity and toggling schemes, modelled (`toggling_sim`): figure 3.9's speedup per
+//! scheme as bars for each program, our runs as a table, and what seed 004 states about figure 3.9
+//! and figures 3.1–3.8 beside our figures.
+
+use serde_json::{Map, Value};
+
+use super::{cell, f, no_data, num};
+use crate::view::{Bar, Block, Plot, PlotKind, Table};
+use crate::Label;
+
+pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
+    // One experiment per program: the objects that carry a `models` list.
+    let programs: Vec<(&String, &Value)> = data
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| v.get("models").is_some())
+        .collect();
+    if programs.is_empty() {
+        return vec![no_data(
+            "the speedup per scheme (seed 004 figure 3.9)",
+            "no program with `models` in the results",
+        )];
+    }
+    let mut out = Vec::new();
+    let mut seed: Option<&Map<String, Value>> = None;
+    for (name, exp) in &programs {
+        out.push(Block::Heading((*name).clone()));
+        let models = exp
+            .get("models")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let bars: Vec<Bar> = models
+            .iter()
+            .filter_map(|m| {
+                Some(Bar {
+                    name: m.get("model")?.as_str()?.to_owned(),
+                    value: f(m, "speedup_pct")?,
+                    range: None,
+                })
+            })
+            .collect();
+        if bars.is_empty() {
+            out.push(no_data(
+                &format!("{name}'s speedup per scheme"),
+                "no model with a `speedup_pct`",
+            ));
+        } else {
+            out.push(Block::Plot(Plot {
+                title: format!("{name}: speedup against the baseline per scheme (seed 004 figure 3.9)"),
+                label,
+                kind: PlotKind::Bars {
+                    y_label: "speedup (%)".to_owned(),
+                    bars,
+                },
+            }));
+        }
+        if !models.is_empty() {
+            out.push(Block::Table(Table {
+                title: format!("{name}: each scheme's run ({label})"),
+                header: [
+                    "scheme",
+                    "completion s",
+                    "speedup %",
+                    "energy mJ",
+                    "migrations",
+                    "end spread s",
+                ]
+                .map(str::to_owned)
+                .to_vec(),
+                rows: models
+                    .iter()
+                    .map(|m| {
+                        vec![
+                            super::name_of(m.get("model")),
+                            cell(f(m, "completion_s")),
+                            cell(f(m, "speedup_pct")),
+                            cell(f(m, "energy_mj")),
+                            cell(f(m, "migrations")),
+                            cell(f(m, "end_spread_s")),
+                        ]
+                    })
+                    .collect(),
+            }));
+        }
+        seed = seed.or_else(|| exp.get("seed_figure_3_9").and_then(Value::as_object));
+    }
+    match seed {
+        Some(seed) => out.extend(seed_tables(seed, &programs, label)),
+        None => out.push(Block::Note(
+            "The results carry no `seed_figure_3_9`: seed 004's statements are not shown."
+                .to_owned(),
+        )),
+    }
+    out.push(Block::Note(
+        "The per-thread core-over-time plots (seed 004 figures 3.1–3.8) are not in the results \
+         file; `lull sim run experiments/toggling/<program>.toml --plot DIR` draws them."
+            .to_owned(),
+    ));
+    out
+}
+
+/// Figure 3.9's statement (best scheme, largest speedup) beside ours per program, and what the
+/// seed's text says figures 3.1–3.8 show beside our thread end spread for that scheme.
+fn seed_tables(
+    seed: &Map<String, Value>,
+    programs: &[(&String, &Value)],
+    label: Label,
+) -> Vec<Block> {
+    let seed_best = seed
+        .get("best_model")
+        .and_then(Value::as_str)
+        .unwrap_or("–");
+    let seed_max = cell(seed.get("max_speedup_pct").and_then(Value::as_f64));
+    let mut rows = Vec::new();
+    for (name, exp) in programs {
+        let best = exp
+            .get("models")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|m| Some((m.get("model")?.as_str()?, f(m, "speedup_pct")?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        rows.push(vec![
+            (*name).clone(),
+            best.map_or_else(|| "–".to_owned(), |b| b.0.to_owned()),
+            best.map_or_else(|| "–".to_owned(), |b| num(b.1)),
+            seed_best.to_owned(),
+            seed_max.clone(),
+        ]);
+    }
+    let mut out = vec![Block::Table(Table {
+        title: format!(
+            "Figure 3.9: the fastest scheme, ours ({label}) beside seed 004's (measured on an \
+             Odroid-XU3; the text gives only the best scheme and the largest speedup)"
+        ),
+        header: [
+            "program",
+            "fastest, ours",
+            "its speedup %, ours",
+            "fastest, seed 004",
+            "up to %, seed 004",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows,
+    })];
+    let figures = seed.get("figures").and_then(Value::as_array);
+    if let Some(figures) = figures.filter(|f| !f.is_empty()) {
+        let ours = |program: &str, model: &str| {
+            programs
+                .iter()
+                .find(|(n, _)| n.as_str() == program)
+                .and_then(|(_, e)| e.get("models"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|m| m.get("model").and_then(Value::as_str) == Some(model))
+                .and_then(|m| f(m, "end_spread_s"))
+        };
+        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("–").to_owned();
+        out.push(Block::Table(Table {
+            title: format!(
+                "Figures 3.1–3.8: what seed 004's text says each shows, beside how far apart our \
+                 threads ended ({label})"
+            ),
+            header: [
+                "figure",
+                "program",
+                "scheme",
+                "seed 004",
+                "end spread s, ours",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            rows: figures
+                .iter()
+                .map(|fig| {
+                    let (program, model) = (text(fig, "program"), text(fig, "model"));
+                    vec![
+                        text(fig, "figure"),
+                        program.clone(),
+                        model.clone(),
+                        text(fig, "shows"),
+                        cell(ours(&program, &model)),
+                    ]
+                })
+                .collect(),
+        }));
+    }
+    out
+}
