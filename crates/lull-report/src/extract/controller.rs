@@ -38,7 +38,10 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
             text(s, "why")
         )));
     }
-    out.push(overhead_table(data, workloads.map_or(&[][..], Vec::as_slice)));
+    out.push(overhead_table(
+        data,
+        workloads.map_or(&[][..], Vec::as_slice),
+    ));
     out
 }
 

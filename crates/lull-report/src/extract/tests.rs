@@ -212,7 +212,11 @@ fn toggling_speedup_bars_and_seed_statements() {
             let got: Vec<(&str, f64)> = bars.iter().map(|b| (b.name.as_str(), b.value)).collect();
             assert_eq!(
                 got,
-                vec![("baseline", 0.0), ("affinity-1", -39.2), ("toggle-0.25s", 6.87)]
+                vec![
+                    ("baseline", 0.0),
+                    ("affinity-1", -39.2),
+                    ("toggle-0.25s", 6.87)
+                ]
             );
         }
         k => panic!("{k:?}"),
@@ -290,7 +294,10 @@ fn controller_completion_bars_and_overhead_beside_the_seed() {
         json!({"overhead": {"slowdown_pct": 1.0}}),
     ));
     assert!(matches!(&b[0], Block::NoData(_)), "{b:?}");
-    assert!(matches!(&b[1], Block::Table(t) if t.rows[0][2] == "–"), "{b:?}");
+    assert!(
+        matches!(&b[1], Block::Table(t) if t.rows[0][2] == "–"),
+        "{b:?}"
+    );
 }
 
 #[test]

@@ -47,7 +47,9 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
             ));
         } else {
             out.push(Block::Plot(Plot {
-                title: format!("{name}: speedup against the baseline per scheme (seed 004 figure 3.9)"),
+                title: format!(
+                    "{name}: speedup against the baseline per scheme (seed 004 figure 3.9)"
+                ),
                 label,
                 kind: PlotKind::Bars {
                     y_label: "speedup (%)".to_owned(),
