@@ -14,13 +14,15 @@ use lull_report::{render, write, Label, Machine, Outcome, Provenance, ResultFile
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// (section, label, fixture file) in `lull reproduce`'s order.
-const FIXTURES: [(&str, Label, &str); 7] = [
+const FIXTURES: [(&str, Label, &str); 9] = [
     ("live_esm", Label::Measured, "live_esm.json"),
     ("live_apps", Label::Measured, "live_apps.json"),
     ("marz_sim", Label::Modelled, "marz_sim.json"),
     ("ucsg_sim", Label::Modelled, "ucsg_sim.json"),
     ("validation", Label::MeasuredAndModelled, "validation.json"),
+    ("toggling_sim", Label::Modelled, "toggling_sim.json"),
     ("tlp_table", Label::MeasuredAndModelled, "tlp_table.json"),
+    ("controller_live", Label::Measured, "controller_live.json"),
     ("dispatch_bench", Label::Measured, "dispatch_bench.json"),
 ];
 
@@ -119,7 +121,7 @@ fn every_plot_renders_in_headless_chromium() {
     let dir = results_dir();
     let summary = render(&dir).unwrap();
     // Every fixture section with data has at least one plot except the benchmark's table.
-    assert!(summary.plots >= 10, "{summary:?}");
+    assert!(summary.plots >= 13, "{summary:?}");
     assert_eq!(summary.missing_plots, 0, "{summary:?}");
     assert_eq!(summary.failed_sections, 1);
     let profile = dir.join("chromium-profile");

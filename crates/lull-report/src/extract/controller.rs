@@ -73,7 +73,11 @@ fn workload(w: &Value, reps: Option<f64>, label: Label) -> Vec<Block> {
             "no row with a `completion_s.median`",
         ));
     } else {
-        let runs = reps.map_or_else(String::new, |r| format!(", median of {}", cell(Some(r))));
+        let runs = match reps {
+            Some(1.0) => ", one run per policy".to_owned(),
+            Some(r) => format!(", median of {} runs", cell(Some(r))),
+            None => String::new(),
+        };
         out.push(Block::Plot(Plot {
             title: format!("{name}: completion time per policy{runs}"),
             label,
