@@ -82,9 +82,7 @@ pub fn run_text(
             spec.seed = s;
         }
         if let Some(names) = models {
-            let known: Vec<&str> = spec.models.iter().map(|m| m.name()).collect();
-            check_models(names, &known, origin)?;
-            spec.models.retain(|m| names.iter().any(|n| n == m.name()));
+            keep_models(&mut spec.models, |m| m.name(), names, origin)?;
         }
         let r = run_ucsg_spec(&spec).map_err(|e| problem(origin, e))?;
         let mut v = json!(r);
@@ -96,9 +94,7 @@ pub fn run_text(
         spec.seed = s;
     }
     if let Some(names) = models {
-        let known: Vec<&str> = spec.models.iter().map(|m| m.name()).collect();
-        check_models(names, &known, origin)?;
-        spec.models.retain(|m| names.iter().any(|n| n == m.name()));
+        keep_models(&mut spec.models, |m| m.name(), names, origin)?;
     }
     let r = run_spec(&spec).map_err(|e| problem(origin, e))?;
     let mut v = json!(r);
@@ -165,9 +161,7 @@ pub fn write_audit_logs(
         spec.seed = s;
     }
     if let Some(names) = models {
-        let known: Vec<&str> = spec.models.iter().map(|m| m.name()).collect();
-        check_models(names, &known, origin)?;
-        spec.models.retain(|m| names.iter().any(|n| n == m.name()));
+        keep_models(&mut spec.models, |m| m.name(), names, origin)?;
     }
     let io = |p: &std::path::Path, e: std::io::Error| SpecProblem(format!("{}: {e}", p.display()));
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
@@ -180,6 +174,19 @@ pub fn write_audit_logs(
         written.push((m.name().to_owned(), path, log.records.len()));
     }
     Ok(written)
+}
+
+/// Keeps only the spec's models `names` names, after checking each is one of them.
+fn keep_models<M>(
+    models: &mut Vec<M>,
+    name: impl Fn(&M) -> &'static str,
+    names: &[String],
+    origin: &str,
+) -> Result<(), SpecProblem> {
+    let known: Vec<&str> = models.iter().map(&name).collect();
+    check_models(names, &known, origin)?;
+    models.retain(|m| names.iter().any(|n| n == name(m)));
+    Ok(())
 }
 
 fn check_models(names: &[String], known: &[&str], origin: &str) -> Result<(), SpecProblem> {
