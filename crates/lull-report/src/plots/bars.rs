@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{colour, err, span, tick, AXIS_DESC_PX, CAPTION_PX, PLOT_SIZE_PX};
+use super::{colour, err, span, tick, AXIS_DESC_PX, PLOT_SIZE_PX};
 use crate::view::Bar;
 
 /// Size of the value written over each bar and of the item names under the axis, px.
@@ -37,11 +37,7 @@ pub(super) fn draw(
     let n = bars.len();
     let root = SVGBackend::with_string(out, PLOT_SIZE_PX).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", CAPTION_PX))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(60)
+    let mut chart = super::framed(&root, caption)
         .build_cartesian_2d(0.0..n as f64, y0..y1)
         .map_err(err)?;
     chart

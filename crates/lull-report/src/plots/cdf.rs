@@ -4,7 +4,7 @@
 use plotters::coord::combinators::IntoLogRange;
 use plotters::prelude::*;
 
-use super::{colour, err, frac, legend_corner, span, tick, AXIS_DESC_PX, CAPTION_PX, PLOT_SIZE_PX};
+use super::{colour, err, frac, legend_corner, span, tick, AXIS_DESC_PX, PLOT_SIZE_PX};
 use crate::view::Series;
 
 pub(super) fn draw(
@@ -25,11 +25,7 @@ pub(super) fn draw(
     let (lo, hi) = (lo / 1.5, hi * 1.5);
     let root = SVGBackend::with_string(out, PLOT_SIZE_PX).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", CAPTION_PX))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(52)
+    let mut chart = super::framed(&root, caption)
         .build_cartesian_2d((lo..hi).log_scale(), 0.0..100.0)
         .map_err(err)?;
     chart

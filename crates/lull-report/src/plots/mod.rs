@@ -7,7 +7,10 @@ mod footprint;
 mod scatter;
 mod timeseries;
 
-use plotters::chart::SeriesLabelPosition;
+use plotters::chart::{ChartBuilder, SeriesLabelPosition};
+use plotters::coord::Shift;
+use plotters::drawing::DrawingArea;
+use plotters::prelude::SVGBackend;
 use plotters::style::RGBColor;
 
 use crate::view::{Plot, PlotKind};
@@ -21,6 +24,24 @@ pub const FOOTPRINT_SIZE_PX: (u32, u32) = (760, 620);
 /// Caption and axis-label sizes, px.
 const CAPTION_PX: u32 = 17;
 const AXIS_DESC_PX: u32 = 14;
+/// A single-panel chart's margin and the room kept for each axis' tick labels and title, px
+/// (the y axis takes numbers up to five digits, as power in mW).
+const MARGIN_PX: u32 = 12;
+const X_LABEL_AREA_PX: u32 = 44;
+const Y_LABEL_AREA_PX: u32 = 60;
+
+/// The frame every single-panel chart shares: caption, margin and the axes' label areas.
+fn framed<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    caption: &str,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(caption, ("sans-serif", CAPTION_PX))
+        .margin(MARGIN_PX)
+        .x_label_area_size(X_LABEL_AREA_PX)
+        .y_label_area_size(Y_LABEL_AREA_PX);
+    b
+}
 
 /// Series colours, distinguishable in print and for the common colour-vision deficiencies
 /// (Okabe and Ito's palette, with black last).

@@ -3,12 +3,9 @@
 
 use plotters::coord::combinators::IntoLogRange;
 use plotters::coord::ranged1d::ValueFormatter;
-use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{
-    colour, err, frac, legend_corner, span, tick, AXIS_DESC_PX, CAPTION_PX, PALETTE, PLOT_SIZE_PX,
-};
+use super::{colour, err, frac, legend_corner, span, tick, AXIS_DESC_PX, PALETTE, PLOT_SIZE_PX};
 use crate::view::Series;
 
 /// The axes both coordinates share, so the diagonal is the line of agreement.
@@ -60,30 +57,18 @@ pub(super) fn draw(
     let root = SVGBackend::with_string(out, PLOT_SIZE_PX).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     if log {
-        let chart = builder(&root, caption)
+        let chart = super::framed(&root, caption)
             .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
             .map_err(err)?;
         finish(chart, &frame, series)?;
     } else {
-        let chart = builder(&root, caption)
+        let chart = super::framed(&root, caption)
             .build_cartesian_2d(lo..hi, lo..hi)
             .map_err(err)?;
         finish(chart, &frame, series)?;
     }
     root.present().map_err(err)?;
     Ok(())
-}
-
-fn builder<'a, 'b>(
-    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
-    caption: &str,
-) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
-    let mut b = ChartBuilder::on(root);
-    b.caption(caption, ("sans-serif", CAPTION_PX))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(60);
-    b
 }
 
 fn finish<'a, 'b: 'a, X, Y>(

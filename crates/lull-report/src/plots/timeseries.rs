@@ -2,9 +2,7 @@
 
 use plotters::prelude::*;
 
-use super::{
-    colour, err, frac, legend_corner, span, stroke, tick, AXIS_DESC_PX, CAPTION_PX, PLOT_SIZE_PX,
-};
+use super::{colour, err, frac, legend_corner, span, stroke, tick, AXIS_DESC_PX, PLOT_SIZE_PX};
 use crate::view::Series;
 
 pub(super) fn draw(
@@ -27,11 +25,7 @@ pub(super) fn draw(
     );
     let root = SVGBackend::with_string(out, PLOT_SIZE_PX).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", CAPTION_PX))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(60)
+    let mut chart = super::framed(&root, caption)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
     chart
