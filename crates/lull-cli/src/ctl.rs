@@ -18,6 +18,8 @@ pub enum CtlCommand {
     Watch(WatchArgs),
     /// Run a command under a controller scheme (baseline, affinity-1, affinity-2,
     /// toggle-<s>s, equalise) and report its completion time and each thread's placements.
+    /// Ends as the command did (its exit code, or 128 + the signal that ended it); the command
+    /// gets SIGTERM if this process dies first.
     Run(RunArgs),
     /// Set the CPU mask of one thread (it stays after the command ends).
     SetMask(SetMaskArgs),
@@ -227,7 +229,7 @@ fn run_cmd(a: RunArgs) -> ExitCode {
                 "{}",
                 serde_json::to_string_pretty(&r).expect("reports serialise")
             );
-            ExitCode::SUCCESS
+            ended_as(&r)
         }
         Ok(r) => {
             println!(
@@ -267,10 +269,16 @@ fn run_cmd(a: RunArgs) -> ExitCode {
                     cpus
                 );
             }
-            ExitCode::SUCCESS
+            ended_as(&r)
         }
         Err(e) => fail("run", e),
     }
+}
+
+/// `lull ctl run` ends as its command did, as `time` and `taskset` do: the command's exit code,
+/// or 128 + the signal that ended it.
+fn ended_as(r: &lull_ctl::RunReport) -> ExitCode {
+    ExitCode::from(u8::try_from(r.shell_status()).unwrap_or(u8::MAX))
 }
 
 fn set_mask(a: &SetMaskArgs) -> ExitCode {
@@ -368,7 +376,7 @@ fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
                 "{}",
                 serde_json::to_string_pretty(&r).expect("reports serialise")
             );
-            ExitCode::SUCCESS
+            ended_as(&r)
         }
         Ok(r) => {
             print!("{}", overhead_text(&r, cpus));

@@ -9,12 +9,16 @@
 //! `lulld`'s actuator. The run ends when the command's process exits (its pidfd polls
 //! readable); every mask is then put back. Without the connector (not root) new threads are
 //! found by listing `/proc/PID/task` at each sample and the report says so.
+//!
+//! The command never outlives the run: it gets `SIGTERM` if the thread that started it dies
+//! (`PR_SET_PDEATHSIG`), and a run that fails after the spawn kills and reaps it before it
+//! returns the error.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
-use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
 
 use lull_os::sys::{self, Epoll, TimerFd};
 use lull_sched::controller::{Controller, CoreSets, Scheme};
@@ -83,6 +87,43 @@ pub struct RunReport {
     pub vanished: u64,
 }
 
+impl RunReport {
+    /// The command's status as a shell reports it: its exit code, or 128 + the signal that
+    /// ended it, so `lull ctl run` can end as the command did.
+    #[must_use]
+    pub fn shell_status(&self) -> i32 {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => code,
+            (None, Some(sig)) => 128 + sig,
+            (None, None) => 1,
+        }
+    }
+}
+
+/// The spawned command until it has been waited for: dropped before that (an error in the
+/// run's loop), it is killed and reaped, so no command is left running unmanaged.
+struct Spawned(Option<Child>);
+
+impl Spawned {
+    fn id(&self) -> u32 {
+        self.0.as_ref().map_or(0, Child::id)
+    }
+
+    fn wait(mut self) -> std::io::Result<ExitStatus> {
+        let mut child = self.0.take().expect("waited for once");
+        child.wait()
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// Runs `opts.command` under `opts.scheme`; see the module docs.
 ///
 /// # Errors
@@ -114,8 +155,20 @@ pub fn run(opts: &RunOptions) -> Result<RunReport, CtlError> {
     if opts.discard_output {
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
     }
+    // SAFETY: between fork and exec the closure makes only async-signal-safe system calls.
+    let parent = std::process::id();
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            // The starter may have died between fork and prctl: then nobody would end the command.
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                return Err(std::io::Error::other("the starting process is gone"));
+            }
+            Ok(())
+        });
+    }
     let start = sys::monotonic_ns();
-    let mut child = cmd.spawn().map_err(|source| CtlError::Spawn {
+    let child = cmd.spawn().map_err(|source| CtlError::Spawn {
         command: opts
             .command
             .iter()
@@ -124,6 +177,7 @@ pub fn run(opts: &RunOptions) -> Result<RunReport, CtlError> {
             .join(" "),
         source,
     })?;
+    let child = Spawned(Some(child));
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let pidfd =
         sys::pidfd_open(pid).map_err(|e| CtlError::io("open a pidfd for the command", e.into()))?;

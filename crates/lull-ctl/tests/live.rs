@@ -99,6 +99,26 @@ fn role_entry() {
             );
             std::process::exit(0);
         }
+        // Runs a command that prints its pid and sleeps for ever; the test then kills this
+        // process and checks the command went with it.
+        Ok("starter") => {
+            let report = run(&RunOptions {
+                command: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "echo command-pid=$$; exec sleep 1000".into(),
+                ],
+                scheme: Scheme::Baseline,
+                sets: CoreSets {
+                    fast: CpuMask(0b01),
+                    slow: CpuMask(0),
+                },
+                sample_period_ns: 0,
+                discard_output: false,
+            });
+            println!("run ended: {report:?}");
+            std::process::exit(0);
+        }
         _ => {}
     }
 }
@@ -414,4 +434,75 @@ fn run_under_baseline_only_watches() {
         .1;
     assert_eq!(masks_asked, 0);
     assert!(report.samples > 10);
+}
+
+fn run_sh(script: &str) -> lull_ctl::RunReport {
+    run(&RunOptions {
+        command: vec!["sh".into(), "-c".into(), script.into()],
+        scheme: Scheme::Baseline,
+        sets: CoreSets {
+            fast: CpuMask(0b01),
+            slow: CpuMask(0),
+        },
+        sample_period_ns: 0,
+        discard_output: true,
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_run_ends_as_its_command_did() {
+    let failed = run_sh("exit 3");
+    assert_eq!((failed.exit_code, failed.signal), (Some(3), None));
+    assert_eq!(failed.shell_status(), 3);
+    let killed = run_sh("kill -TERM $$");
+    assert_eq!((killed.exit_code, killed.signal), (None, Some(15)));
+    assert_eq!(killed.shell_status(), 128 + 15);
+    assert_eq!(run_sh("true").shell_status(), 0);
+}
+
+#[test]
+fn the_command_does_not_outlive_the_process_that_runs_it() {
+    let mut starter = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "role_entry",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(ROLE, "starter")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(starter.stdout.take().unwrap());
+    // The test harness writes its own text around it (on the same line, too).
+    let pid: i32 = loop {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the starter ended early"
+        );
+        if let Some((_, p)) = line.trim().split_once("command-pid=") {
+            break p.parse().unwrap();
+        }
+    };
+    let pidfd = sys::pidfd_open(pid).expect("the command is running");
+    starter.kill().unwrap();
+    starter.wait().unwrap();
+    // The command's pidfd turns readable when it exits; the bound only keeps a broken build
+    // from hanging the suite.
+    let mut p = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(&pidfd),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut p, 1, 60_000) };
+    if n != 1 {
+        // Do not leave it holding the suite's output open.
+        // SAFETY: a plain kill of the pid the command printed.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert_eq!(n, 1, "the command ({pid}) outlived the process that ran it");
 }
