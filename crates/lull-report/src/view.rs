@@ -14,6 +14,12 @@ pub enum Block {
     Note(String),
     /// A plot the section's JSON has no data for: which one and why, shown as a note.
     NoData(String),
+    /// A group of blocks shown folded under a one-line summary, opened by a click: many plots
+    /// of one kind that would otherwise push the section's tables far down the page.
+    Fold {
+        summary: String,
+        blocks: Vec<Block>,
+    },
 }
 
 /// One plot: what it shows, its label, and the data of its kind.

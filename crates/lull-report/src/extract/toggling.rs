@@ -115,9 +115,7 @@ fn core_plots(program: &str, exp: &Value, models: &[Value], label: Label) -> Vec
         .and_then(|s| s.get("figures"))
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
-    let mut out = vec![Block::Heading(format!(
-        "{program}: each thread's core over time (lanes are CPUs; a dot where a thread ended)"
-    ))];
+    let mut out = Vec::with_capacity(models.len());
     for m in models {
         let model = super::name_of(m.get("model"));
         let figure = figures
@@ -143,7 +141,14 @@ fn core_plots(program: &str, exp: &Value, models: &[Value], label: Label) -> Vec
             )),
         }
     }
-    out
+    vec![Block::Fold {
+        summary: format!(
+            "{program}: each thread's core over time under each scheme, {} plots (seed 004 \
+             figures 3.1–3.8; a lane per CPU, a dot where a thread ended)",
+            models.len()
+        ),
+        blocks: out,
+    }]
 }
 
 /// Figure 3.9's statement (best scheme, largest speedup) beside ours per program, and what the
