@@ -102,10 +102,10 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
 /// One core-over-time plot per model of `program` (seed 004 figures 3.1–3.8), each naming the
 /// seed's figure of the same program and scheme where the results list one.
 fn core_plots(program: &str, exp: &Value, models: &[Value], label: Label) -> Vec<Block> {
-    let what = format!("{program}'s threads on the cores over time (seed 004 figures 3.1–3.8)");
     if models.is_empty() {
         return Vec::new();
     }
+    let what = format!("{program}'s threads on the cores over time (seed 004 figures 3.1–3.8)");
     let (fast, slow) = match cores::cpus(exp) {
         Ok(sets) => sets,
         Err(e) => return vec![no_data(&what, &e.to_string())],
