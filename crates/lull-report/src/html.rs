@@ -19,17 +19,26 @@ pub struct SectionPage<'a> {
 #[derive(Debug)]
 pub enum PageBlock {
     Heading(String),
-    Plot { svg: String, alt: String },
+    Plot {
+        svg: String,
+        alt: String,
+    },
     Table(Table),
     Note(String),
+    /// A folded group (`<details>`), its blocks drawn.
+    Fold {
+        summary: String,
+        blocks: Vec<PageBlock>,
+    },
 }
 
 impl PageBlock {
-    /// A non-plot block as it is on the page (plots are drawn first: see `render`).
+    /// A block that needs no drawing as it is on the page (plots, and folded groups that may
+    /// hold some, are drawn first: see `render`).
     #[must_use]
     pub fn of(block: Block) -> Option<PageBlock> {
         match block {
-            Block::Plot(_) => None,
+            Block::Plot(_) | Block::Fold { .. } => None,
             Block::Heading(t) => Some(PageBlock::Heading(t)),
             Block::Table(t) => Some(PageBlock::Table(t)),
             Block::Note(n) | Block::NoData(n) => Some(PageBlock::Note(n)),
@@ -50,7 +59,8 @@ th,td{border:1px solid #ccc;padding:.2em .5em;text-align:right}th{background:#f3
 td:first-child,th:first-child,td.t{text-align:left}caption{text-align:left;font-weight:bold;padding:.3em 0}\
 .note{color:#555;font-style:italic}\
 .error{border:2px solid #c00;background:#fee;padding:.6em 1em;white-space:pre-wrap}\
-nav ul{list-style:none;padding-left:1em}nav li{margin:.15em 0}";
+nav ul{list-style:none;padding-left:1em}nav li{margin:.15em 0}\
+details{margin:.8em 0}summary{cursor:pointer;font-weight:bold;font-size:.95em}";
 
 /// Counts the images that loaded with a size, after the page's load event.
 const CHECK_SCRIPT: &str = "window.addEventListener('load',function(){\
@@ -128,8 +138,14 @@ kernel {kernel}, commit {commit}, {date}; took {secs:.1} s. Results file: <code>
             esc(why)
         );
     }
+    blocks(h, &s.blocks);
+    h.push_str("</section>\n");
+}
+
+/// `list` in order, consecutive plots side by side in one `.plots` row.
+fn blocks(h: &mut String, list: &[PageBlock]) {
     let mut in_plots = false;
-    for b in &s.blocks {
+    for b in list {
         let is_plot = matches!(b, PageBlock::Plot { .. });
         if is_plot && !in_plots {
             h.push_str("<div class=\"plots\">\n");
@@ -153,12 +169,19 @@ kernel {kernel}, commit {commit}, {date}; took {secs:.1} s. Results file: <code>
             PageBlock::Note(n) => {
                 let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(n));
             }
+            PageBlock::Fold {
+                summary,
+                blocks: inner,
+            } => {
+                let _ = writeln!(h, "<details><summary>{}</summary>", esc(summary));
+                blocks(h, inner);
+                h.push_str("</details>\n");
+            }
         }
     }
     if in_plots {
         h.push_str("</div>\n");
     }
-    h.push_str("</section>\n");
 }
 
 fn table(h: &mut String, t: &Table) {

@@ -58,35 +58,10 @@ pub fn render(dir: &Path) -> Result<RenderSummary, ReportError> {
     let out = dir.join(REPORT_SUBDIR);
     std::fs::create_dir_all(&out).map_err(io(&out))?;
     remove_old_plots(&out)?;
-    let mut plots_written = 0;
-    let mut missing = 0;
+    let mut drawn = Drawn::default();
     let mut pages = Vec::new();
     for file in &files {
-        let mut blocks = Vec::new();
-        for block in extract::blocks(file) {
-            match block {
-                Block::Plot(plot) => match plots::draw(&plot) {
-                    Ok(svg) => {
-                        plots_written += 1;
-                        let name = format!("{}-{plots_written}.svg", file.section);
-                        let path = out.join(&name);
-                        std::fs::write(&path, svg).map_err(io(&path))?;
-                        blocks.push(PageBlock::Plot {
-                            svg: name,
-                            alt: plot.caption(),
-                        });
-                    }
-                    Err(e) => {
-                        missing += 1;
-                        blocks.push(PageBlock::Note(e.to_string()));
-                    }
-                },
-                other => {
-                    missing += usize::from(matches!(other, Block::NoData(_)));
-                    blocks.extend(PageBlock::of(other));
-                }
-            }
-        }
+        let blocks = drawn.page_blocks(extract::blocks(file), &file.section, &out)?;
         pages.push(SectionPage { file, blocks });
     }
     let index = out.join("index.html");
@@ -96,13 +71,62 @@ pub fn render(dir: &Path) -> Result<RenderSummary, ReportError> {
     Ok(RenderSummary {
         index,
         sections: files.len(),
-        plots: plots_written,
-        missing_plots: missing,
+        plots: drawn.plots,
+        missing_plots: drawn.missing,
         failed_sections: files
             .iter()
             .filter(|f| matches!(f.outcome, Outcome::Error(_)))
             .count(),
     })
+}
+
+/// The plots written so far and the plots that had no data or could not be drawn.
+#[derive(Default)]
+struct Drawn {
+    plots: usize,
+    missing: usize,
+}
+
+impl Drawn {
+    /// `blocks` as the page shows them, each plot drawn to `out/<section>-<n>.svg` (numbered
+    /// across the whole report), a folded group's blocks in turn.
+    fn page_blocks(
+        &mut self,
+        blocks: Vec<Block>,
+        section: &str,
+        out: &Path,
+    ) -> Result<Vec<PageBlock>, ReportError> {
+        let mut page = Vec::with_capacity(blocks.len());
+        for block in blocks {
+            match block {
+                Block::Plot(plot) => match plots::draw(&plot) {
+                    Ok(svg) => {
+                        self.plots += 1;
+                        let name = format!("{section}-{}.svg", self.plots);
+                        let path = out.join(&name);
+                        std::fs::write(&path, svg).map_err(io(&path))?;
+                        page.push(PageBlock::Plot {
+                            svg: name,
+                            alt: plot.caption(),
+                        });
+                    }
+                    Err(e) => {
+                        self.missing += 1;
+                        page.push(PageBlock::Note(e.to_string()));
+                    }
+                },
+                Block::Fold { summary, blocks } => {
+                    let blocks = self.page_blocks(blocks, section, out)?;
+                    page.push(PageBlock::Fold { summary, blocks });
+                }
+                other => {
+                    self.missing += usize::from(matches!(other, Block::NoData(_)));
+                    page.extend(PageBlock::of(other));
+                }
+            }
+        }
+        Ok(page)
+    }
 }
 
 /// The SVGs of an earlier render: a section that now has fewer plots must not leave old ones.
@@ -118,7 +142,7 @@ fn remove_old_plots(out: &Path) -> Result<(), ReportError> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     use super::*;
     use crate::{write, Label, Machine, Provenance, ResultFile};
@@ -190,6 +214,30 @@ mod tests {
         let svg = std::fs::read_to_string(out.join("marz_sim-1.svg")).unwrap();
         assert!(svg.contains("(modelled)"));
         assert!(!out.join("old-9.svg").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn folded_plots_are_drawn_and_counted_inside_details() {
+        let dir = tempdir("fold");
+        let thread = |cores: Value| json!({"end_s": 1.0, "cores": cores});
+        let data = json!({"vips": {"fast_cpus": [1], "slow_cpus": [0], "models": [
+            {"model": "baseline", "completion_s": 1.0,
+             "threads": [thread(json!([[0.0, 1], [0.5, 0]]))]},
+            {"model": "equalise", "completion_s": 1.0, "threads": [thread(json!([[0.0, 2]]))]},
+        ]}});
+        write(&dir, &file("toggling_sim", 1, Outcome::Data(data))).unwrap();
+        let s = render(&dir).unwrap();
+        // Each scheme's speedup is missing (one note) and equalise's core 2 is not a CPU.
+        assert_eq!((s.plots, s.missing_plots), (1, 2));
+        let html = std::fs::read_to_string(&s.index).unwrap();
+        let fold = &html[html.find("<details><summary>").expect("a fold")..];
+        let fold = &fold[..fold.find("</details>").unwrap()];
+        assert!(fold.contains("<img class=\"plot\" src=\"toggling_sim-1.svg\""));
+        assert!(
+            fold.contains("core 2 at 0 s, not one of the CPUs"),
+            "{fold}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

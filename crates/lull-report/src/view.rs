@@ -14,6 +14,12 @@ pub enum Block {
     Note(String),
     /// A plot the section's JSON has no data for: which one and why, shown as a note.
     NoData(String),
+    /// A group of blocks shown folded under a one-line summary, opened by a click: many plots
+    /// of one kind that would otherwise push the section's tables far down the page.
+    Fold {
+        summary: String,
+        blocks: Vec<Block>,
+    },
 }
 
 /// One plot: what it shows, its label, and the data of its kind.
@@ -38,6 +44,16 @@ pub struct Footprint {
     pub model: String,
     /// (time s, on the big cluster, active cores, frequency MHz).
     pub samples: Vec<(f64, bool, f64, f64)>,
+}
+
+/// One thread's cores over time (seed 004 figures 3.1–3.8).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreTrace {
+    pub name: String,
+    /// (from when s, CPU number) at each change of core, in time order.
+    pub steps: Vec<(f64, usize)>,
+    /// When it ended (s); `None` if it had not.
+    pub end_s: Option<f64>,
 }
 
 /// One bar of a bar chart: what it stands for, its value, and the smallest and largest of the
@@ -72,6 +88,14 @@ pub enum PlotKind {
     },
     /// One figure per item (a model, a policy) as bars from zero, negative values below it.
     Bars { y_label: String, bars: Vec<Bar> },
+    /// Each thread's core over time as a step line, one lane per CPU, the slow (LITTLE) CPUs'
+    /// lanes shaded, a dot where each thread ended; time runs from 0 to `end_s`.
+    Cores {
+        fast_cpus: Vec<usize>,
+        slow_cpus: Vec<usize>,
+        end_s: f64,
+        threads: Vec<CoreTrace>,
+    },
 }
 
 /// A table of numbers: ours beside the seed's where the section's JSON carries them.

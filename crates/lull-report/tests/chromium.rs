@@ -120,8 +120,15 @@ fn every_plot_renders_in_headless_chromium() {
     }
     let dir = results_dir();
     let summary = render(&dir).unwrap();
-    // Every fixture section with data has at least one plot except the benchmark's table.
-    assert!(summary.plots >= 13, "{summary:?}");
+    // Every fixture section with data has at least one plot except the benchmark's table; the
+    // toggling section has one core-over-time plot per program and scheme (2 × 7).
+    assert!(summary.plots >= 27, "{summary:?}");
+    let index = std::fs::read_to_string(&summary.index).unwrap();
+    assert_eq!(
+        index.matches("class=\"plot\" src=\"toggling_sim-").count(),
+        2 + 14,
+        "the toggling section's plots: two speedup charts and fourteen core-over-time plots"
+    );
     assert_eq!(summary.missing_plots, 0, "{summary:?}");
     assert_eq!(summary.failed_sections, 1);
     let profile = dir.join("chromium-profile");

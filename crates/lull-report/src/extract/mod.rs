@@ -4,6 +4,7 @@
 //! no data, never a panic.
 
 mod controller;
+mod cores;
 mod latency;
 mod sim;
 mod tlp;

@@ -246,8 +246,75 @@ fn toggling_speedup_bars_and_seed_statements() {
         figs.rows[0],
         ["3.7", "blackscholes", "toggle-0.25s", "faster", "0.16"]
     );
-    // The core-over-time plots are not in the JSON: said so.
-    assert!(notes(&b).iter().any(|n| n.contains("figures 3.1–3.8")));
+    // Without `fast_cpus` and `slow_cpus` the core-over-time plots have no data: said so.
+    assert!(notes(&b)
+        .iter()
+        .any(|n| n.contains("figures 3.1–3.8") && n.contains("`fast_cpus`")));
+}
+
+/// The blocks of the folded groups in `blocks`.
+fn folded(blocks: &[Block]) -> Vec<&Block> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Fold { blocks, .. } => Some(blocks),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn toggling_core_plots_per_scheme_with_notes_for_what_does_not_fit() {
+    let model = |name: &str, cores: Option<Value>| {
+        let mut t = json!({"cpu_s": 1.5, "end_s": 1.5});
+        if let Some(c) = cores {
+            t["cores"] = c;
+        }
+        json!({"model": name, "completion_s": 2.0, "speedup_pct": 0.0, "threads": [t]})
+    };
+    let seed = json!({"best_model": "toggle-0.25s", "max_speedup_pct": 14.0, "figures": [
+        {"figure": "3.1", "program": "blackscholes", "model": "baseline", "shows": "x"}]});
+    let data = json!({
+        "blackscholes": {"experiment": "blackscholes", "seed_figure_3_9": seed,
+            "fast_cpus": [4, 5, 6, 7], "slow_cpus": [0, 1, 2, 3],
+            "models": [
+                model("baseline", Some(json!([[0.0005, 4], [1.0, 0]]))),
+                // Written before the core trace was kept.
+                model("affinity-1", None),
+                // A core the platform does not have.
+                model("equalise", Some(json!([[0.0005, 4], [0.5, 8]]))),
+            ]},
+    });
+    let b = blocks(&file("toggling_sim", Label::Modelled, data));
+    let inner: Vec<Block> = folded(&b).into_iter().cloned().collect();
+    let p = plots(&inner);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].label, Label::Modelled);
+    assert!(p[0].title.contains("baseline") && p[0].title.contains("figure 3.1"));
+    match &p[0].kind {
+        PlotKind::Cores {
+            fast_cpus,
+            slow_cpus,
+            threads,
+            ..
+        } => {
+            assert_eq!((fast_cpus.len(), slow_cpus.len()), (4, 4));
+            assert_eq!(threads[0].steps, vec![(0.0005, 4), (1.0, 0)]);
+        }
+        k => panic!("{k:?}"),
+    }
+    let n = notes(&inner);
+    assert_eq!(n.len(), 2, "{n:?}");
+    assert!(n[0].contains("affinity-1") && n[0].contains("no thread carries `cores`"));
+    assert!(
+        n[1].contains("equalise") && n[1].contains("core 8"),
+        "{}",
+        n[1]
+    );
+    assert!(inner
+        .iter()
+        .all(|b| matches!(b, Block::Plot(_) | Block::NoData(_))));
 }
 
 #[test]

@@ -1,10 +1,11 @@
 //! Seed 004's affinity and toggling schemes, modelled (`toggling_sim`): figure 3.9's speedup per
-//! scheme as bars for each program, our runs as a table, and what seed 004 states about figure 3.9
-//! and figures 3.1–3.8 beside our figures.
+//! scheme as bars for each program, our runs as a table, each run's threads on the cores over
+//! time (figures 3.1–3.8), and what seed 004 states about figure 3.9 and figures 3.1–3.8 beside
+//! our figures.
 
 use serde_json::{Map, Value};
 
-use super::{cell, f, no_data, num};
+use super::{cell, cores, f, no_data, num};
 use crate::view::{Bar, Block, Plot, PlotKind, Table};
 use crate::Label;
 
@@ -85,6 +86,7 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
                     .collect(),
             }));
         }
+        out.extend(core_plots(name, exp, models, label));
         seed = seed.or_else(|| exp.get("seed_figure_3_9").and_then(Value::as_object));
     }
     match seed {
@@ -94,12 +96,59 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
                 .to_owned(),
         )),
     }
-    out.push(Block::Note(
-        "The per-thread core-over-time plots (seed 004 figures 3.1–3.8) are not in the results \
-         file; `lull sim run experiments/toggling/<program>.toml --plot DIR` draws them."
-            .to_owned(),
-    ));
     out
+}
+
+/// One core-over-time plot per model of `program` (seed 004 figures 3.1–3.8), each naming the
+/// seed's figure of the same program and scheme where the results list one.
+fn core_plots(program: &str, exp: &Value, models: &[Value], label: Label) -> Vec<Block> {
+    if models.is_empty() {
+        return Vec::new();
+    }
+    let what = format!("{program}'s threads on the cores over time (seed 004 figures 3.1–3.8)");
+    let (fast, slow) = match cores::cpus(exp) {
+        Ok(sets) => sets,
+        Err(e) => return vec![no_data(&what, &e.to_string())],
+    };
+    let figures = exp
+        .get("seed_figure_3_9")
+        .and_then(|s| s.get("figures"))
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let mut out = Vec::with_capacity(models.len());
+    for m in models {
+        let model = super::name_of(m.get("model"));
+        let figure = figures
+            .iter()
+            .find(|f| {
+                f.get("program").and_then(Value::as_str) == Some(program)
+                    && f.get("model").and_then(Value::as_str) == Some(model.as_str())
+            })
+            .and_then(|f| f.get("figure").and_then(Value::as_str))
+            .map_or_else(
+                || "as seed 004 figures 3.1–3.8".to_owned(),
+                |f| format!("seed 004 figure {f}"),
+            );
+        match cores::kind(m, &fast, &slow) {
+            Ok(kind) => out.push(Block::Plot(Plot {
+                title: format!("{program} under {model}: threads' cores over time ({figure})"),
+                label,
+                kind,
+            })),
+            Err(e) => out.push(no_data(
+                &format!("{program} under {model}: threads' cores over time"),
+                &e.to_string(),
+            )),
+        }
+    }
+    vec![Block::Fold {
+        summary: format!(
+            "{program}: each thread's core over time under each scheme, {} plots (seed 004 \
+             figures 3.1–3.8; a lane per CPU, a dot where a thread ended)",
+            models.len()
+        ),
+        blocks: out,
+    }]
 }
 
 /// Figure 3.9's statement (best scheme, largest speedup) beside ours per program, and what the

@@ -3,6 +3,7 @@
 
 mod bars;
 mod cdf;
+mod cores;
 mod footprint;
 mod scatter;
 mod timeseries;
@@ -147,6 +148,19 @@ pub fn draw(plot: &Plot) -> Result<String, PlotError> {
             series,
         } => scatter::draw(&mut svg, &plot.caption(), x_label, y_label, *log, series),
         PlotKind::Bars { y_label, bars } => bars::draw(&mut svg, &plot.caption(), y_label, bars),
+        PlotKind::Cores {
+            fast_cpus,
+            slow_cpus,
+            end_s,
+            threads,
+        } => cores::draw(
+            &mut svg,
+            &plot.caption(),
+            fast_cpus,
+            slow_cpus,
+            *end_s,
+            threads,
+        ),
     };
     res.map_err(|why| PlotError::new(plot, why))?;
     Ok(svg)
@@ -192,7 +206,7 @@ fn err<E: std::fmt::Display>(e: E) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::{Bar, Footprint, Series};
+    use crate::view::{Bar, CoreTrace, Footprint, Series};
     use crate::Label;
 
     fn plot(kind: PlotKind) -> Plot {
@@ -247,6 +261,16 @@ mod tests {
                     },
                 ],
             },
+            PlotKind::Cores {
+                fast_cpus: vec![2, 3],
+                slow_cpus: vec![0, 1],
+                end_s: 2.0,
+                threads: vec![CoreTrace {
+                    name: "thread 0".into(),
+                    steps: vec![(0.0, 0), (1.0, 3)],
+                    end_s: Some(1.5),
+                }],
+            },
         ];
         for kind in kinds {
             let svg = draw(&plot(kind)).unwrap();
@@ -282,6 +306,23 @@ mod tests {
                     value: f64::NAN,
                     range: None,
                 }],
+            },
+            // A core outside the platform's CPUs, and no CPUs at all.
+            PlotKind::Cores {
+                fast_cpus: vec![1],
+                slow_cpus: vec![0],
+                end_s: 1.0,
+                threads: vec![CoreTrace {
+                    name: "thread 0".into(),
+                    steps: vec![(0.0, 9)],
+                    end_s: None,
+                }],
+            },
+            PlotKind::Cores {
+                fast_cpus: vec![],
+                slow_cpus: vec![],
+                end_s: 1.0,
+                threads: vec![],
             },
         ] {
             assert!(draw(&plot(kind)).is_err());

@@ -54,8 +54,8 @@ pub struct ThreadRun {
     /// Switch-ins on another core than the previous one.
     pub migrations: u64,
     /// (from when in s, on which core) at each change of core, seen at its compute steps: the
-    /// plot's data (`lull sim run --plot`), left out of the JSON.
-    #[serde(skip)]
+    /// data of the core-over-time plot of figures 3.1–3.8 (`lull sim run --plot`, and the
+    /// report's from the JSON, where each change is a `[t_s, core]` pair).
     pub cores: Vec<(f64, usize)>,
 }
 

@@ -66,6 +66,20 @@ fn under_the_baseline_blackscholes_threads_on_little_end_last() {
 }
 
 #[test]
+fn the_json_carries_each_threads_core_changes_as_pairs() {
+    let r = run_toggling_spec(&spec(BLACKSCHOLES, &["baseline"])).expect("runs");
+    let v = serde_json::to_value(&r).expect("serialises");
+    let threads = v["models"][0]["threads"].as_array().expect("threads");
+    assert_eq!(threads.len(), 8);
+    for (th, j) in model(&r, "baseline").threads.iter().zip(threads) {
+        assert!(!th.cores.is_empty());
+        let pairs: Vec<(f64, usize)> =
+            serde_json::from_value(j["cores"].clone()).expect("[t_s, core] pairs");
+        assert_eq!(pairs, th.cores);
+    }
+}
+
+#[test]
 fn toggling_every_quarter_second_ends_the_threads_within_one_period_and_sooner() {
     let r = run_toggling_spec(&spec(BLACKSCHOLES, &["baseline", "toggle-0.25s"])).expect("runs");
     let t = model(&r, "toggle-0.25s");
