@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use lull_audit::AuditLog;
-use lull_sim::toggling::{plot, run_toggling_spec_audited, TogglingResult, TogglingSpec};
+use lull_sim::toggling::{run_toggling_spec_audited, TogglingResult, TogglingSpec};
 use serde_json::{json, Value};
 
 /// The specs `lull reproduce` runs, relative to the working directory.
@@ -104,21 +104,17 @@ pub fn table(r: &TogglingResult) -> String {
     t
 }
 
-/// Writes one core-over-time SVG per model to `dir/<experiment>-<model>.svg`; returns the paths.
+/// Writes one core-over-time SVG per model to `dir/<experiment>-<model>.svg` (the report's
+/// drawing, `lull_report::core_svgs`); returns the paths.
 ///
 /// # Errors
-/// The directory or a file could not be written.
+/// The directory or a file could not be written, or a model's plot could not be drawn.
 pub fn write_plots(dir: &Path, r: &TogglingResult) -> Result<Vec<String>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let cores = r.fast_cpus.len() + r.slow_cpus.len();
     let mut written = Vec::new();
-    for m in &r.models {
-        let title = format!(
-            "{} under {} (modelled, {}): completion {:.2} s",
-            r.experiment, m.model, r.platform, m.completion_s
-        );
-        let svg = plot::svg(&title, &m.threads, cores, r.slow_cpus.len(), m.completion_s);
-        let path = dir.join(format!("{}-{}.svg", r.experiment, m.model));
+    for (model, svg) in lull_report::core_svgs(&to_value(r)) {
+        let svg = svg.map_err(|e| format!("{} under {model}: {e}", r.experiment))?;
+        let path = dir.join(format!("{}-{model}.svg", r.experiment));
         std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
         written.push(path.display().to_string());
     }

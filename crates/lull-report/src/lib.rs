@@ -14,6 +14,7 @@ mod render;
 mod results;
 mod view;
 
+pub use extract::core_svgs;
 pub use plots::PlotError;
 pub use provenance::{civil_date_utc, Machine, Provenance};
 pub use render::{render, RenderSummary, ReportError, REPORT_SUBDIR};

@@ -9,6 +9,8 @@ mod latency;
 mod sim;
 mod tlp;
 mod toggling;
+
+pub use toggling::core_svgs;
 mod ucsg;
 mod validation;
 

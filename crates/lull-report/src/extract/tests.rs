@@ -318,6 +318,27 @@ fn toggling_core_plots_per_scheme_with_notes_for_what_does_not_fit() {
 }
 
 #[test]
+fn core_svgs_give_every_model_its_svg_or_its_reason() {
+    let model = |name: &str, core: u64| {
+        json!({"model": name, "completion_s": 2.0, "threads": [
+            {"cpu_s": 1.5, "end_s": 1.5, "cores": [[0.0005, 4], [1.0, core]]}]})
+    };
+    let exp = json!({"experiment": "blackscholes", "fast_cpus": [4, 5, 6, 7],
+        "slow_cpus": [0, 1, 2, 3], "models": [model("baseline", 0), model("equalise", 9)]});
+    let svgs = super::core_svgs(&exp);
+    assert_eq!(svgs.len(), 2);
+    assert_eq!(svgs[0].0, "baseline");
+    assert!(svgs[0].1.as_ref().unwrap().starts_with("<svg"));
+    assert_eq!(svgs[1].0, "equalise");
+    assert!(svgs[1].1.as_ref().unwrap_err().contains("core 9"));
+    // Without CPU lists no model can be drawn, and each says why.
+    let bare = json!({"experiment": "vips", "models": [model("baseline", 0), model("x", 1)]});
+    let svgs = super::core_svgs(&bare);
+    assert_eq!(svgs.len(), 2);
+    assert!(svgs.iter().all(|(_, s)| s.is_err()));
+}
+
+#[test]
 fn controller_completion_bars_and_overhead_beside_the_seed() {
     let row = |policy: &str, median: f64, min: f64, max: f64| {
         json!({"policy": policy, "completion_s": {"median": median, "min": min, "max": max},

@@ -99,6 +99,35 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
     out
 }
 
+/// The core-over-time SVG of every model of one toggling experiment's JSON (the shape of
+/// `lull sim run --json` on a toggling spec), for `lull sim run --plot`: the same drawing the
+/// report makes. Per model its name and its SVG, or why it has none.
+pub fn core_svgs(exp: &Value) -> Vec<(String, Result<String, String>)> {
+    let program = exp.get("experiment").and_then(Value::as_str).unwrap_or("?");
+    let models = exp
+        .get("models")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let names = models.iter().map(|m| super::name_of(m.get("model")));
+    let blocks = match core_plots(program, exp, models, Label::Modelled).pop() {
+        Some(Block::Fold { blocks, .. }) => blocks,
+        // The experiment's CPU lists are unusable: no model gets a plot.
+        Some(Block::NoData(why)) => return names.map(|n| (n, Err(why.clone()))).collect(),
+        _ => Vec::new(),
+    };
+    names
+        .zip(blocks)
+        .map(|(model, block)| {
+            let svg = match block {
+                Block::Plot(plot) => crate::plots::draw(&plot).map_err(|e| e.to_string()),
+                Block::NoData(why) => Err(why),
+                other => Err(format!("unexpected block {other:?}")),
+            };
+            (model, svg)
+        })
+        .collect()
+}
+
 /// One core-over-time plot per model of `program` (seed 004 figures 3.1–3.8), each naming the
 /// seed's figure of the same program and scheme where the results list one.
 fn core_plots(program: &str, exp: &Value, models: &[Value], label: Label) -> Vec<Block> {

@@ -5,15 +5,13 @@
 //! Every figure is modelled.
 //!
 //! Per model: when the last thread ended (`completion_s`), the speedup against `baseline`, the
-//! CPU clusters' energy, the threads' migrations, and each thread's cores over time (the plot of
-//! figures 3.1–3.8, [`plot`]).
+//! CPU clusters' energy, the threads' migrations, and each thread's cores over time (the data of
+//! figures 3.1–3.8; `lull_report` draws it).
 //!
 //! - [`spec`]: specs (`experiments/toggling/*.toml`);
 //! - `workers`: the program's threads, their steps and barrier;
-//! - [`plot`]: the core-over-time SVG;
 //! - [`seed`]: what figure 3.9 and figures 3.1–3.8 state.
 
-pub mod plot;
 pub mod seed;
 pub mod spec;
 #[cfg(test)]

@@ -278,14 +278,3 @@ fn bad_specs_get_typed_errors() {
         })
     ));
 }
-
-#[test]
-fn the_plot_has_a_line_and_an_end_mark_per_thread() {
-    let r = run_toggling_spec(&spec(BLACKSCHOLES, &["baseline"])).expect("runs");
-    let b = model(&r, "baseline");
-    let svg = plot::svg("t", &b.threads, 8, 4, b.completion_s);
-    assert!(svg.starts_with("<svg"));
-    assert_eq!(svg.matches("<polyline").count(), 8);
-    assert_eq!(svg.matches("stroke-dasharray").count(), 8);
-    assert!(svg.contains("0 LITTLE") && svg.contains("7 big"));
-}
