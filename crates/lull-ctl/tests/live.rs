@@ -123,6 +123,20 @@ fn role_entry() {
     }
 }
 
+/// This test binary run again as the helper process `role` (see [`role_entry`]).
+fn role_command(role: &str) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "--exact",
+        "role_entry",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ])
+    .env(ROLE, role);
+    c
+}
+
 struct Helper {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -131,15 +145,7 @@ struct Helper {
 
 impl Helper {
     fn threads() -> Helper {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "role_entry",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ])
-            .env(ROLE, "threads")
+        let mut child = role_command("threads")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -303,15 +309,7 @@ fn an_unprivileged_caller_gets_a_permission_error() {
         let _ = stop_rx.recv();
     });
     let tid = rx.recv().unwrap();
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "role_entry",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(ROLE, "nobody")
+    let out = role_command("nobody")
         .env("LULL_CTL_TID", tid.to_string())
         .uid(65534)
         .gid(65534)
@@ -463,15 +461,7 @@ fn a_run_ends_as_its_command_did() {
 
 #[test]
 fn the_command_does_not_outlive_the_process_that_runs_it() {
-    let mut starter = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "role_entry",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(ROLE, "starter")
+    let mut starter = role_command("starter")
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
