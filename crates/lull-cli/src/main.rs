@@ -5,6 +5,7 @@ mod bench_fanout;
 mod ctl;
 mod guis;
 mod kds;
+mod lab;
 mod live;
 mod progress;
 mod report;
@@ -68,6 +69,10 @@ enum Command {
     /// controller scheme, set a thread's CPU mask, measure the sensing overhead.
     #[command(subcommand)]
     Ctl(ctl::CtlCommand),
+    /// The lab machine: a QEMU guest on Debian's newest kernel for what this host's kernel
+    /// lacks (sched_ext, uinput and evdev, HID-BPF, BTF).
+    #[command(subcommand)]
+    Lab(lab::LabCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -216,6 +221,7 @@ fn main() -> ExitCode {
         Command::Guis(cmd) => guis::run(cmd),
         Command::Validate(cmd) => validate::run(cmd),
         Command::Ctl(cmd) => ctl::run(cmd),
+        Command::Lab(cmd) => lab::run(cmd),
         Command::Workload(WorkloadCommand::Spiral) => {
             print!("{}", lull_workload::spiral::stylus_spiral().to_text());
             ExitCode::SUCCESS

@@ -9,6 +9,11 @@
 //! - [`protocol`]: the messages between `lulld` and its ESM clients (and between a baseline hub
 //!   and its app).
 //! - [`evdev`]: Linux input events from any descriptor, decoded per `SYN_REPORT` packet.
+//! - [`evdev_ioctl`]: the evdev ioctls on one device descriptor — event mask, grab, revoke,
+//!   name — with a typed error per refusal.
+//! - [`uinput`]: a virtual input device through `/dev/uinput`, for the lab guest's tests.
+//! - [`bpf`]: BPF without clang or libbpf — the BTF reader, maps and programs, a sched_ext
+//!   scheduler registered through its struct_ops map, a kprobe call counter.
 //! - [`fbdev`]: the frame buffer device the display server presents to.
 //! - [`topology`]: the CPUs as sysfs describes them — online, clusters by capacity, cpufreq levels.
 //! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on.
@@ -24,7 +29,9 @@
 //! The cgroup freezer is not here: only the policy actuator in `lulld` freezes threads, so it
 //! lives in that crate (`lulld::freezer`).
 
+pub mod bpf;
 pub mod evdev;
+pub mod evdev_ioctl;
 pub mod event_loop;
 pub mod fbdev;
 pub mod proc_connector;
@@ -34,4 +41,5 @@ pub mod runqueue;
 pub mod sys;
 pub mod topology;
 pub mod tracefs;
+pub mod uinput;
 pub mod wait_cell;
