@@ -387,7 +387,9 @@ impl<S> std::fmt::Debug for EvdevSource<S> {
     }
 }
 
-/// Records read per `read(2)`: a full 64-record evdev client buffer in one call.
+/// Records read per `read(2)`: evdev's smallest client buffer (`EVDEV_MIN_BUFFER_SIZE`) in one
+/// call. Larger devices have larger buffers (128 records for two axes and keys, measured in the
+/// lab guest); the source reads again until the descriptor is empty.
 const READ_RECORDS: usize = 64;
 
 impl<S> EvdevSource<S> {
