@@ -24,6 +24,7 @@
 //!   process's start time, a thread parked in a futex wait, a process's threads by name.
 //! - [`wait_cell`]: the page an ESM app shares with the daemon so that `esm_wait` costs the
 //!   daemon no wake-up.
+//! - [`event_ring`]: one app's data-plane queue, a sealed shared-memory ring woken by eventfd.
 //! - [`runqueue`]: the machine's runnable task count (`/proc/loadavg`), one `pread` per reading.
 //!
 //! The cgroup freezer is not here: only the policy actuator in `lulld` freezes threads, so it
@@ -33,6 +34,7 @@ pub mod bpf;
 pub mod evdev;
 pub mod evdev_ioctl;
 pub mod event_loop;
+pub mod event_ring;
 pub mod fbdev;
 pub mod proc_connector;
 pub mod procfs;

@@ -1,0 +1,294 @@
+//! The consumer's (app's) side of the ring: validates, pops, waits.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+
+use super::{
+    io_err, map, page_bytes, ring_bytes, unmap, ConsumerPage, Header, RingCounters, RingError,
+    RingRecord, MAGIC, MAX_CAPACITY, MIN_CAPACITY, RECORD_BYTES, VERSION,
+};
+
+/// The consumer's (app's) side: header and records mapped read-only, its own page writable.
+#[derive(Debug)]
+pub struct RingConsumer {
+    pub(super) header: *mut u8,
+    page: u64,
+    pub(super) ctl: *mut u8,
+    pub(super) records: *mut u8,
+    records_bytes: u64,
+    capacity: u64,
+    tail: u64,
+    cached_head: u64,
+    popped: u64,
+    producer_faults: u64,
+    eventfd: OwnedFd,
+}
+
+// SAFETY: the mappings are owned by the consumer and read through atomics or volatile copies.
+unsafe impl Send for RingConsumer {}
+
+impl RingConsumer {
+    /// Opens a ring from the descriptors the daemon sent, refusing anything that is not a sealed
+    /// ring of the size its header claims, or a wake-up descriptor that is not an eventfd.
+    ///
+    /// # Errors
+    /// A [`RingError`] naming what is wrong; the kernel's error from `fstat`, `fcntl` or `mmap`.
+    pub fn from_fds(memfd: OwnedFd, eventfd: OwnedFd) -> Result<RingConsumer, RingError> {
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", eventfd.as_raw_fd()))
+            .map_err(io_err("readlink eventfd"))?;
+        if link.as_os_str() != "anon_inode:[eventfd]" {
+            return Err(RingError::NotEventFd);
+        }
+        // SAFETY: fcntl on a descriptor we own, no pointers.
+        let seals = unsafe { libc::fcntl(memfd.as_raw_fd(), libc::F_GET_SEALS) };
+        let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
+        if seals < 0 || seals & want != want {
+            return Err(RingError::NotSealed(seals));
+        }
+        // SAFETY: stat is plain data; fstat fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid out-pointer.
+        crate::sys::cvt(unsafe { libc::fstat(memfd.as_raw_fd(), &raw mut st) })
+            .map_err(io_err("fstat"))?;
+        let file_bytes = u64::try_from(st.st_size).unwrap_or(0);
+        let page = page_bytes();
+        if file_bytes < 2 * page {
+            return Err(RingError::TooSmall { file_bytes });
+        }
+        let header = map(&memfd, page, 0, libc::PROT_READ)?;
+        // From here `header` is ours: unmap it on every refusal.
+        let checked = Self::check_header(header, page, file_bytes);
+        let capacity = match checked {
+            Ok(c) => c,
+            Err(e) => {
+                unmap(header, page);
+                return Err(e);
+            }
+        };
+        let records_bytes = file_bytes - 2 * page;
+        let ctl = match map(&memfd, page, page, libc::PROT_READ | libc::PROT_WRITE) {
+            Ok(p) => p,
+            Err(e) => {
+                unmap(header, page);
+                return Err(e);
+            }
+        };
+        let records = match map(&memfd, records_bytes, 2 * page, libc::PROT_READ) {
+            Ok(p) => p,
+            Err(e) => {
+                unmap(header, page);
+                unmap(ctl, page);
+                return Err(e);
+            }
+        };
+        let mut consumer = RingConsumer {
+            header,
+            page,
+            ctl,
+            records,
+            records_bytes,
+            capacity,
+            tail: 0,
+            cached_head: 0,
+            popped: 0,
+            producer_faults: 0,
+            eventfd,
+        };
+        // Resume where a previous consumer of this ring stopped, within what the ring can hold.
+        let head = consumer.head().load(Ordering::Acquire);
+        let tail = consumer.ctl_page().tail.load(Ordering::Relaxed);
+        consumer.tail = if head.wrapping_sub(tail) <= capacity {
+            tail
+        } else {
+            head
+        };
+        consumer.cached_head = head;
+        consumer
+            .ctl_page()
+            .tail
+            .store(consumer.tail, Ordering::Release);
+        Ok(consumer)
+    }
+
+    /// The capacity the header at `header` declares, once it matches this build and the file.
+    fn check_header(header: *const u8, page: u64, file_bytes: u64) -> Result<u64, RingError> {
+        let h = header.cast::<Header>();
+        // SAFETY: a live read-only mapping of one page, larger than a Header; the fields read are
+        // plain integers, copied volatile as another process owns them.
+        let (magic, version, record_bytes, capacity, page_bytes) = unsafe {
+            (
+                (&raw const (*h).magic).read_volatile(),
+                (&raw const (*h).version).read_volatile(),
+                (&raw const (*h).record_bytes).read_volatile(),
+                (&raw const (*h).capacity).read_volatile(),
+                (&raw const (*h).page_bytes).read_volatile(),
+            )
+        };
+        if magic != MAGIC {
+            return Err(RingError::BadMagic(magic));
+        }
+        if version != VERSION {
+            return Err(RingError::BadVersion(version));
+        }
+        if record_bytes as usize != RECORD_BYTES {
+            return Err(RingError::BadRecordBytes(record_bytes));
+        }
+        if page_bytes != page {
+            return Err(RingError::BadPageBytes {
+                header: page_bytes,
+                machine: page,
+            });
+        }
+        if !(MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity) || !capacity.is_power_of_two() {
+            return Err(RingError::BadCapacity(capacity));
+        }
+        let header_bytes = ring_bytes(capacity, page);
+        if header_bytes != file_bytes {
+            return Err(RingError::SizeMismatch {
+                header_bytes,
+                file_bytes,
+            });
+        }
+        Ok(capacity)
+    }
+
+    fn hdr(&self) -> &Header {
+        // SAFETY: our live read-only mapping of page 0, checked to hold a Header. Only its
+        // atomics are read through this reference (atomic loads of read-only memory are fine
+        // for lock-free 64-bit atomics).
+        unsafe { &*self.header.cast::<Header>() }
+    }
+
+    fn head(&self) -> &AtomicU64 {
+        &self.hdr().head
+    }
+
+    fn ctl_page(&self) -> &ConsumerPage {
+        // SAFETY: our live read-write mapping of page 1; all-zero is a valid ConsumerPage and it
+        // is only touched through atomics.
+        unsafe { &*self.ctl.cast::<ConsumerPage>() }
+    }
+
+    /// The oldest record, if any; publishes the consumer's index past it.
+    pub fn pop(&mut self) -> Option<RingRecord> {
+        if self.tail == self.cached_head {
+            self.cached_head = self.head().load(Ordering::Acquire);
+            if self.tail == self.cached_head {
+                return None;
+            }
+        }
+        if self.cached_head.wrapping_sub(self.tail) > self.capacity {
+            // A producer cannot have written more than the ring holds: it broke the protocol.
+            // Skip to the oldest slot that can still hold data rather than read past the ring.
+            self.producer_faults += 1;
+            self.tail = self.cached_head.wrapping_sub(self.capacity);
+        }
+        let slot = self.tail & (self.capacity - 1);
+        // SAFETY: slot < capacity and the records mapping holds `capacity` records (checked
+        // against the file size); every bit pattern is a RingRecord; volatile because another
+        // process writes the memory.
+        let rec = unsafe {
+            self.records
+                .cast::<RingRecord>()
+                .add(slot as usize)
+                .read_volatile()
+        };
+        self.tail = self.tail.wrapping_add(1);
+        self.popped += 1;
+        self.ctl_page().tail.store(self.tail, Ordering::Release);
+        Some(rec)
+    }
+
+    /// Whether the ring holds nothing, as the producer last published.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.head().load(Ordering::Acquire) == self.tail
+    }
+
+    /// Blocks until the ring holds something (it may return with nothing after a stale
+    /// wake-up; callers loop on `pop`).
+    ///
+    /// # Errors
+    /// The kernel's error from `poll` or `read` on the eventfd.
+    pub fn wait(&mut self) -> Result<(), RingError> {
+        if !self.is_empty() {
+            return Ok(());
+        }
+        let waiting = &self.ctl_page().waiting;
+        waiting.store(1, Ordering::Relaxed);
+        // Dekker with `RingProducer::publish`: `waiting` stored, then head loaded.
+        fence(Ordering::SeqCst);
+        if !self.is_empty() {
+            self.ctl_page().waiting.store(0, Ordering::Relaxed);
+            return Ok(());
+        }
+        let mut pfd = libc::pollfd {
+            fd: self.eventfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: one valid pollfd, count 1, no timeout.
+            let n = unsafe { libc::poll(&raw mut pfd, 1, -1) };
+            if n >= 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(RingError::Io {
+                    op: "poll eventfd",
+                    source: e,
+                });
+            }
+        }
+        let mut buf = [0u8; 8];
+        match crate::sys::read(self.eventfd.as_raw_fd(), &mut buf) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            Err(e) => Err(RingError::Io {
+                op: "read eventfd",
+                source: e,
+            }),
+        }
+    }
+
+    /// The producer's counters as it last published them.
+    #[must_use]
+    pub fn counters(&self) -> RingCounters {
+        let h = self.hdr();
+        RingCounters {
+            produced: h.produced.load(Ordering::Relaxed),
+            delivered: h.delivered.load(Ordering::Relaxed),
+            dropped: h.dropped.load(Ordering::Relaxed),
+            markers: h.markers.load(Ordering::Relaxed),
+            hostile_tails: h.hostile_tails.load(Ordering::Relaxed),
+            wakes: h.wakes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Records popped by this consumer (events and markers).
+    #[must_use]
+    pub fn popped(&self) -> u64 {
+        self.popped
+    }
+
+    /// Times the producer's `head` was impossible (more than a ring ahead of `tail`).
+    #[must_use]
+    pub fn producer_faults(&self) -> u64 {
+        self.producer_faults
+    }
+
+    #[cfg(test)]
+    pub(super) fn scribble_tail(&self, v: u64) {
+        self.ctl_page().tail.store(v, Ordering::Release);
+    }
+}
+
+impl Drop for RingConsumer {
+    fn drop(&mut self) {
+        unmap(self.header, self.page);
+        unmap(self.ctl, self.page);
+        unmap(self.records, self.records_bytes);
+    }
+}
