@@ -40,7 +40,7 @@ pub enum VmError {
         source: std::io::Error,
     },
     /// QEMU ended before the guest started the command (it printed `qemu_stderr`).
-    #[error("the guest did not boot: QEMU exited with {status} before the command started\n{qemu_stderr}{console_tail}")]
+    #[error("the guest did not boot: QEMU exited with {status} before the command started\nQEMU said: {qemu_stderr}\n{console_tail}")]
     BootFailed {
         status: String,
         qemu_stderr: String,

@@ -235,7 +235,7 @@ impl Apt {
         for tool in ["apt-get", "apt-cache", "dpkg-deb"] {
             if !crate::on_path(tool) {
                 return Err(VmError::ToolMissing {
-                    tool: "apt-get",
+                    tool,
                     remedy: "the lab machine fetches Debian's kernel with apt; run on Debian",
                 });
             }

@@ -352,10 +352,20 @@ fn boot_and_run(
             let _ = child.kill();
             let _ = child.wait();
             let _ = fs::remove_file(&initrd);
+            // QEMU's own words come first: a KVM that cannot run the guest says so there.
+            let qemu_said = fs::read_to_string(&qemu_stderr).unwrap_or_default();
+            let qemu_said = qemu_said
+                .lines()
+                .take(CONSOLE_TAIL_LINES)
+                .collect::<Vec<_>>();
+            let mut detail = console_tail(&files(run_files::CONSOLE));
+            if !qemu_said.is_empty() {
+                detail = format!("QEMU said: {}\n{detail}", qemu_said.join("\n"));
+            }
             return Err(VmError::Timeout {
                 phase,
                 limit_s,
-                console_tail: console_tail(&files(run_files::CONSOLE)),
+                console_tail: detail,
             });
         }
         std::thread::sleep(POLL_INTERVAL);
