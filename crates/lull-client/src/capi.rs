@@ -51,7 +51,7 @@ thread_local! {
 
 fn code(e: &ClientError) -> c_int {
     match e {
-        ClientError::Connect { .. } => ESM_ERR_CONNECT,
+        ClientError::Connect { .. } | ClientError::ConnectTimeout { .. } => ESM_ERR_CONNECT,
         ClientError::DaemonGone | ClientError::Rejected(_) => ESM_ERR_DAEMON_GONE,
         ClientError::Protocol(_) | ClientError::Unexpected(..) | ClientError::NoWaitCell(_) => {
             ESM_ERR_PROTOCOL

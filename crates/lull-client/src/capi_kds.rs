@@ -226,7 +226,7 @@ fn fail(code: c_int, refusal: c_int, message: &str) -> c_int {
 /// The code of a runtime error, recorded for the calling thread.
 fn fail_client(e: &KdsClientError) -> c_int {
     let (code, refusal) = match e {
-        KdsClientError::Connect { .. } => (KDS_ERR_CONNECT, 0),
+        KdsClientError::Connect { .. } | KdsClientError::Timeout { .. } => (KDS_ERR_CONNECT, 0),
         KdsClientError::ServerGone => (KDS_ERR_SERVER_GONE, 0),
         KdsClientError::Refused { code, .. } => (KDS_ERR_REFUSED, code.map_or(0, |c| c as c_int)),
         KdsClientError::Wire(_)

@@ -28,6 +28,8 @@ use lull_os::wait_cell::WaitCell;
 pub enum ClientError {
     #[error("cannot connect to the ESM daemon at {path}: {source} (is lulld running?)")]
     Connect { path: PathBuf, source: io::Error },
+    #[error("the ESM daemon at {path} did not answer within {timeout_ms} ms (it may be out of file descriptors, stopped or hung)")]
+    ConnectTimeout { path: PathBuf, timeout_ms: u64 },
     #[error("the ESM daemon closed the connection (it stopped or crashed)")]
     DaemonGone,
     #[error("the ESM daemon rejected this client: {0:?}")]
@@ -131,17 +133,50 @@ impl std::fmt::Debug for EsmClient {
     }
 }
 
+/// How long [`EsmClient::connect`] waits for the daemon to take the connection and greet it.
+/// `lulld` answers within one turn of its loop (microseconds); a daemon that has not in five
+/// seconds is out of descriptors or stuck, and the user is better told so than left waiting.
+pub const CONNECT_TIMEOUT_MS: u64 = 5_000;
+
 impl EsmClient {
-    /// Connects to the daemon listening at `path` and becomes an application.
+    /// Connects to the daemon listening at `path` and becomes an application, waiting at most
+    /// [`CONNECT_TIMEOUT_MS`] for its welcome.
     ///
     /// # Errors
-    /// [`ClientError::Connect`] when nothing listens there; others when the greeting is wrong.
+    /// [`ClientError::Connect`] when nothing listens there, [`ClientError::ConnectTimeout`] when
+    /// the daemon does not answer in time; others when the greeting is wrong.
     pub fn connect(path: &Path) -> Result<EsmClient, ClientError> {
-        let fd = sys::seqpacket_connect(path).map_err(|source| ClientError::Connect {
+        EsmClient::connect_timeout(path, CONNECT_TIMEOUT_MS)
+    }
+
+    /// As [`EsmClient::connect`], waiting at most `timeout_ms` (more than 0).
+    ///
+    /// # Errors
+    /// As [`EsmClient::connect`].
+    pub fn connect_timeout(path: &Path, timeout_ms: u64) -> Result<EsmClient, ClientError> {
+        let timed_out = || ClientError::ConnectTimeout {
             path: path.to_owned(),
-            source,
-        })?;
-        EsmClient::from_fd(fd)
+            timeout_ms,
+        };
+        let fd = match sys::seqpacket_connect_timeout(path, timeout_ms.max(1)) {
+            Ok(fd) => fd,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(timed_out()),
+            Err(source) => {
+                return Err(ClientError::Connect {
+                    path: path.to_owned(),
+                    source,
+                })
+            }
+        };
+        let client = match EsmClient::from_fd(fd) {
+            Err(ClientError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+                return Err(timed_out())
+            }
+            other => other?,
+        };
+        // Greeted: from now on the app blocks in `recv` for as long as it has nothing to do.
+        sys::set_socket_timeouts(client.fd.as_raw_fd(), 0)?;
+        Ok(client)
     }
 
     /// Becomes an application over an already connected `SOCK_SEQPACKET` descriptor (the one the

@@ -25,6 +25,8 @@ pub enum KdsClientError {
     Connect { path: PathBuf, source: io::Error },
     #[error("the display server closed the connection")]
     ServerGone,
+    #[error("the display server at {path} did not answer within {timeout_ms} ms (it may be out of file descriptors, stopped or hung)")]
+    Timeout { path: PathBuf, timeout_ms: u64 },
     #[error("the display server refused {request}: {message} ({code:?})")]
     Refused {
         request: u32,
@@ -375,17 +377,48 @@ pub fn attach(
     height: u32,
     name: &str,
 ) -> Result<Attachment, KdsClientError> {
-    let fd = sys::stream_connect(path).map_err(|source| KdsClientError::Connect {
-        path: path.to_owned(),
-        source,
+    let timeout_ms = crate::client::CONNECT_TIMEOUT_MS;
+    let timed_out = |e: KdsClientError| match e {
+        KdsClientError::Io(e) if e.kind() == io::ErrorKind::WouldBlock => KdsClientError::Timeout {
+            path: path.to_owned(),
+            timeout_ms,
+        },
+        other => other,
+    };
+    // Timeouts on the control connection only: it lives for this one exchange.
+    let fd = sys::stream_connect_timeout(path, timeout_ms).map_err(|source| {
+        if source.kind() == io::ErrorKind::WouldBlock {
+            timed_out(KdsClientError::Io(source))
+        } else {
+            KdsClientError::Connect {
+                path: path.to_owned(),
+                source,
+            }
+        }
     })?;
     let mut control = Stream::new(fd);
-    control.send(&Request::Attach {
+    let sent = control.send(&Request::Attach {
         width,
         height,
         name: wire::truncate_utf8(name, wire::MAX_NAME_LEN).to_owned(),
-    })?;
-    let (app, window, refresh_period_ns) = match refused(control.recv()?)? {
+    });
+    if let Err(e) = sent {
+        // A server that turns the connection away says why before it closes it (a limit, or
+        // out of descriptors): that reason, when it came, is the error to report.
+        return match control.recv() {
+            Ok(Reply::Error {
+                request_type,
+                code,
+                message,
+            }) => Err(KdsClientError::Refused {
+                request: request_type,
+                code: ErrorCode::from_u32(code),
+                message,
+            }),
+            _ => Err(timed_out(e)),
+        };
+    }
+    let (app, window, refresh_period_ns) = match refused(control.recv().map_err(timed_out)?)? {
         Reply::Attached {
             app,
             window,

@@ -15,6 +15,12 @@ use crate::interpreter::interpret;
 /// stylus (about a third of a second of the seed's fastest trace) has stopped keeping up.
 pub const DEFAULT_QUEUE_BOUND: usize = 64;
 
+/// Largest queue bound an [`Esm`] accepts: 64 × the default. A private queue at the bound holds
+/// this many deliveries, so with the display server's 64 apps (`lull_kds::server::MAX_APPS`) all
+/// stuck the queues hold at most 262,144 deliveries (a few MB); `--queue-bound 1000000` with 60
+/// stuck apps took `lulld` from 3 to 265 MB. An app this far behind has stopped reading anyway.
+pub const MAX_QUEUE_BOUND: usize = 64 * DEFAULT_QUEUE_BOUND;
+
 /// Tuning of an [`Esm`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct EsmConfig {
@@ -37,6 +43,8 @@ pub enum EsmError {
     UnknownApp(AppId),
     #[error("a private queue bound of 0 would drop every event sent to a busy app")]
     ZeroQueueBound,
+    #[error("a private queue bound of {0} is over the most allowed, {MAX_QUEUE_BOUND}: each stuck app could hold that many events in the daemon's memory")]
+    QueueBoundTooLarge(usize),
 }
 
 /// Whether an application is ready to be pushed an event.
@@ -123,6 +131,9 @@ impl Esm {
     pub fn new(config: EsmConfig) -> Result<Esm, EsmError> {
         if config.queue_bound == 0 {
             return Err(EsmError::ZeroQueueBound);
+        }
+        if config.queue_bound > MAX_QUEUE_BOUND {
+            return Err(EsmError::QueueBoundTooLarge(config.queue_bound));
         }
         Ok(Esm {
             queue_bound: config.queue_bound,
@@ -756,7 +767,18 @@ mod tests {
     }
 
     #[test]
-    fn zero_bound_is_refused() {
+    fn zero_and_too_large_bounds_are_refused() {
+        assert_eq!(
+            Esm::new(EsmConfig {
+                queue_bound: MAX_QUEUE_BOUND + 1
+            })
+            .unwrap_err(),
+            EsmError::QueueBoundTooLarge(MAX_QUEUE_BOUND + 1)
+        );
+        assert!(Esm::new(EsmConfig {
+            queue_bound: MAX_QUEUE_BOUND
+        })
+        .is_ok());
         assert_eq!(
             Esm::new(EsmConfig { queue_bound: 0 }).unwrap_err(),
             EsmError::ZeroQueueBound

@@ -29,6 +29,10 @@ pub const MAX_APPS: usize = 64;
 /// Most flattened surfaces one app may keep; a surface is at most the window's size, so an app
 /// can make the server hold at most this many window-sized pixmaps plus its window buffer.
 pub const MAX_SURFACES: usize = 8;
+/// The pixels one app's surfaces may hold together, in screens: the surfaces an app draws from
+/// are rarely more than a window's worth, and [`MAX_SURFACES`] full-screen ones would let 18 apps
+/// make the server hold over a gigabyte. A `COMPOSE` past it is refused (`Resources`).
+pub const SURFACE_BUDGET_SCREENS: u64 = 2;
 /// What the screen shows where no window is: opaque black.
 pub const BACKDROP_ARGB: u32 = 0xff00_0000;
 /// The system decoration drawn over a covered window (a notification shade, say): opaque dark
@@ -571,6 +575,27 @@ impl Kds {
             return Err(KdsError::new(
                 ErrorCode::Compose,
                 format!("an app may keep at most {MAX_SURFACES} surfaces"),
+            ));
+        }
+        let screen_px = u64::from(self.screen.width()) * u64::from(self.screen.height());
+        let budget_px = SURFACE_BUDGET_SCREENS * screen_px;
+        let client = self.clients.get_mut(&app).expect("checked above");
+        let kept_px: u64 = client
+            .surfaces
+            .iter()
+            .filter(|(&id, _)| id != surface_id)
+            .map(|(_, p)| u64::from(p.width()) * u64::from(p.height()))
+            .sum();
+        let new_px = u64::from(surface.width) * u64::from(surface.height);
+        if kept_px + new_px > budget_px {
+            return Err(KdsError::new(
+                ErrorCode::Resources,
+                format!(
+                    "the app's surfaces would hold {} bytes, over its budget of {} bytes \
+                     ({SURFACE_BUDGET_SCREENS} screens); DRAW from fewer or smaller surfaces",
+                    (kept_px + new_px) * 4,
+                    budget_px * 4
+                ),
             ));
         }
         let flat = compose(surface)

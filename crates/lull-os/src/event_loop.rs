@@ -40,6 +40,10 @@ pub enum PostAction {
     /// Run this source again in the next batch even if its descriptor brings nothing new: it
     /// has work left that it put off so that other sources get their turn.
     Again,
+    /// Keep this source registered but stop watching its descriptor until a source calls
+    /// [`LoopCtl::resume_paused`]: a listener out of descriptors pauses so, or the
+    /// level-triggered loop would call it again at once and spin.
+    Pause,
 }
 
 /// Something with a file descriptor to wake the loop.
@@ -84,6 +88,9 @@ pub struct LoopCtl<S> {
     inserts: Vec<(Token, Box<dyn Source<S>>)>,
     removes: Vec<Token>,
     stop: bool,
+    /// Sources paused ([`PostAction::Pause`]), and whether a source asked to resume them.
+    paused: Vec<Token>,
+    resume: bool,
 }
 
 impl<S> std::fmt::Debug for LoopCtl<S> {
@@ -130,6 +137,17 @@ impl<S> LoopCtl<S> {
         self.removes.push(token);
     }
 
+    /// Watches the descriptors of every paused source again once the current batch is done.
+    pub fn resume_paused(&mut self) {
+        self.resume = true;
+    }
+
+    /// Sources paused now.
+    #[must_use]
+    pub fn paused(&self) -> usize {
+        self.paused.len()
+    }
+
     /// Makes [`EventLoop::run`] return after the current batch.
     pub fn stop(&mut self) {
         self.stop = true;
@@ -173,6 +191,8 @@ impl<S> EventLoop<S> {
                 inserts: Vec::new(),
                 removes: Vec::new(),
                 stop: false,
+                paused: Vec::new(),
+                resume: false,
             },
             wakeups: 0,
             after_source: None,
@@ -223,6 +243,8 @@ impl<S> EventLoop<S> {
         if slot.generation != token.generation() {
             return;
         }
+        self.ctl.paused.retain(|&t| t != token);
+        let slot = &mut self.ctl.slots[token.index()];
         if let Some(source) = slot.source.take() {
             // The fd may already be closed by the source's owner; nothing to undo then.
             let _ = self.epoll.delete(source.fd());
@@ -274,11 +296,36 @@ impl<S> EventLoop<S> {
                 PostAction::Continue => {}
                 PostAction::Remove => self.remove(token),
                 PostAction::Again => self.again.push(raw),
+                PostAction::Pause => {
+                    if let Some(fd) = self.ctl.slots[token.index()]
+                        .source
+                        .as_ref()
+                        .map(|s| s.fd())
+                    {
+                        if self.epoll.set_armed(fd, raw, false).is_ok()
+                            && !self.ctl.paused.contains(&token)
+                        {
+                            self.ctl.paused.push(token);
+                        }
+                    }
+                }
             }
         }
         self.ready = ready;
         for token in std::mem::take(&mut self.ctl.removes) {
             self.remove(token);
+        }
+        if std::mem::take(&mut self.ctl.resume) {
+            for token in std::mem::take(&mut self.ctl.paused) {
+                let slot = &self.ctl.slots[token.index()];
+                if slot.generation != token.generation() {
+                    continue;
+                }
+                if let Some(source) = slot.source.as_ref() {
+                    // A source removed since it paused is gone from epoll with its slot.
+                    let _ = self.epoll.set_armed(source.fd(), token.0, true);
+                }
+            }
         }
         let mut result = Ok(());
         for (token, source) in std::mem::take(&mut self.ctl.inserts) {
@@ -395,6 +442,45 @@ mod tests {
         lp.dispatch(&mut st).unwrap();
         assert_eq!(st.0, ["a", "b", "a", "a", "b"]);
         assert_eq!(lp.wakeups, 2);
+    }
+
+    #[test]
+    fn a_paused_source_is_not_called_until_resumed() {
+        let a = EventFd::new().unwrap();
+        let b = EventFd::new().unwrap();
+        // The state: the log, and whether b resumes the paused sources.
+        let mut lp: EventLoop<Vec<&'static str>> = EventLoop::new().unwrap();
+        // a never drains its descriptor (like a listener out of descriptors): it pauses.
+        lp.insert(Box::new(FnSource {
+            fd: a.raw(),
+            f: |log: &mut Vec<&'static str>, _: &mut LoopCtl<_>| {
+                log.push("a");
+                PostAction::Pause
+            },
+        }))
+        .unwrap();
+        let b_fd = b.raw();
+        lp.insert(Box::new(FnSource {
+            fd: b_fd,
+            f: move |log: &mut Vec<&'static str>, ctl: &mut LoopCtl<_>| {
+                let mut buf = [0u8; 8];
+                let _ = crate::sys::read(b_fd, &mut buf);
+                log.push("b");
+                ctl.resume_paused();
+                PostAction::Continue
+            },
+        }))
+        .unwrap();
+        let mut log = Vec::new();
+        a.signal().unwrap();
+        lp.dispatch(&mut log).unwrap();
+        assert_eq!(log, ["a"]);
+        // a is still readable but paused: only b runs, and it resumes a for the next turn.
+        b.signal().unwrap();
+        lp.dispatch(&mut log).unwrap();
+        assert_eq!(log, ["a", "b"]);
+        lp.dispatch(&mut log).unwrap();
+        assert_eq!(log, ["a", "b", "a"]);
     }
 
     #[test]

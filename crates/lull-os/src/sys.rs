@@ -88,6 +88,22 @@ impl Epoll {
         Ok(())
     }
 
+    /// Keeps `fd` registered but stops (`false`) or resumes (`true`) reporting its readability:
+    /// a listener out of descriptors is disarmed this way, or level-triggered epoll would wake
+    /// the loop for it again at once.
+    ///
+    /// # Errors
+    /// The kernel's error from `epoll_ctl`.
+    pub fn set_armed(&self, fd: RawFd, token: u64, armed: bool) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: if armed { libc::EPOLLIN as u32 } else { 0 },
+            u64: token,
+        };
+        // SAFETY: as in `add`.
+        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_MOD, fd, &mut ev) })?;
+        Ok(())
+    }
+
     /// Stops watching `fd`.
     ///
     /// # Errors
@@ -429,8 +445,33 @@ pub fn seqpacket_connect(path: &Path) -> io::Result<OwnedFd> {
     unix_connect(path, libc::SOCK_SEQPACKET)
 }
 
+/// As [`seqpacket_connect`], with `SO_SNDTIMEO`/`SO_RCVTIMEO` of `timeout_ms` set first: the
+/// `connect` (a full backlog) and later blocking calls fail with `WouldBlock` after that long,
+/// until [`set_socket_timeouts`] changes them.
+///
+/// # Errors
+/// The kernel's error from `socket`, `setsockopt` or `connect`.
+pub fn seqpacket_connect_timeout(path: &Path, timeout_ms: u64) -> io::Result<OwnedFd> {
+    unix_connect_timeout(path, libc::SOCK_SEQPACKET, timeout_ms)
+}
+
+/// As [`stream_connect`], with timeouts as [`seqpacket_connect_timeout`].
+///
+/// # Errors
+/// The kernel's error from `socket`, `setsockopt` or `connect`.
+pub fn stream_connect_timeout(path: &Path, timeout_ms: u64) -> io::Result<OwnedFd> {
+    unix_connect_timeout(path, libc::SOCK_STREAM, timeout_ms)
+}
+
 fn unix_connect(path: &Path, ty: libc::c_int) -> io::Result<OwnedFd> {
+    unix_connect_timeout(path, ty, 0)
+}
+
+fn unix_connect_timeout(path: &Path, ty: libc::c_int, timeout_ms: u64) -> io::Result<OwnedFd> {
     let fd = unix_socket(ty)?;
+    if timeout_ms > 0 {
+        set_socket_timeouts(fd.as_raw_fd(), timeout_ms)?;
+    }
     let (addr, len) = sockaddr_un(path)?;
     loop {
         // SAFETY: `addr` is a valid sockaddr_un of length `len`.
@@ -609,6 +650,117 @@ pub fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedF
         ));
     }
     Ok((n, fds))
+}
+
+/// Whether `err` says the process or the system is out of file descriptors (`EMFILE`,
+/// `ENFILE`): `accept` fails so even with no connection waiting, as it takes the descriptor first.
+#[must_use]
+pub fn is_fd_exhaustion(err: &io::Error) -> bool {
+    matches!(err.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Sets `SO_SNDTIMEO` and `SO_RCVTIMEO` of a blocking socket: a `connect` to a full backlog, a
+/// `send` and a `recv` then fail with `WouldBlock` after `timeout_ms` (0: wait forever again).
+///
+/// # Errors
+/// The kernel's error from `setsockopt`.
+pub fn set_socket_timeouts(fd: RawFd, timeout_ms: u64) -> io::Result<()> {
+    let tv = libc::timeval {
+        tv_sec: (timeout_ms / 1000) as libc::time_t,
+        tv_usec: ((timeout_ms % 1000) * 1000) as libc::suseconds_t,
+    };
+    for opt in [libc::SO_SNDTIMEO, libc::SO_RCVTIMEO] {
+        // SAFETY: `tv` is a valid timeval of the size given.
+        cvt(unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                opt,
+                (&raw const tv).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether `fd` is a datagram socket (`SO_TYPE` is `SOCK_DGRAM`); `false` for anything else,
+/// a pipe or a file included.
+#[must_use]
+pub fn is_datagram_socket(fd: RawFd) -> bool {
+    let mut ty: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `ty` and `len` are valid out-pointers of the size given.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&raw mut ty).cast(),
+            &raw mut len,
+        )
+    };
+    r == 0 && ty == libc::SOCK_DGRAM
+}
+
+/// Turns on `SO_RXQ_OVFL`: every datagram then carries the socket's count of datagrams the
+/// kernel dropped (receive buffer full) so far, read by [`recv_counting_drops`].
+///
+/// # Errors
+/// The kernel's error from `setsockopt`.
+pub fn enable_drop_count(fd: RawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: `on` is a valid int of the size given.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RXQ_OVFL,
+            (&raw const on).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
+/// Receives one datagram into `buf` (truncated to its length); returns its length and the
+/// socket's cumulative kernel drop count when `SO_RXQ_OVFL` is on and the kernel attached it.
+///
+/// # Errors
+/// The kernel's error from `recvmsg`, including `WouldBlock` on a non-blocking socket.
+pub fn recv_counting_drops(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u32>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut cbuf = [0u64; 8];
+    // SAFETY: msghdr is plain data; zeroed is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&cbuf);
+    let n = loop {
+        // SAFETY: `msg` points at live buffers for the call.
+        let r = unsafe { libc::recvmsg(fd, &raw mut msg, 0) };
+        match cvt_size(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
+    let mut drops = None;
+    // SAFETY: the kernel filled msg_control with `msg_controllen` bytes of control messages;
+    // an SO_RXQ_OVFL one carries one u32.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&raw const msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_RXQ_OVFL {
+                drops = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<u32>()));
+            }
+            c = libc::CMSG_NXTHDR(&raw const msg, c);
+        }
+    }
+    Ok((n, drops))
 }
 
 /// `shutdown(fd, SHUT_RDWR)`: ends reads blocked on the socket and tells the peer; errors (a

@@ -61,7 +61,22 @@ pub struct DaemonCounters {
     pub waits_by_message: u64,
     /// … and waits it read in the app's wait cell (no wake-up).
     pub waits_by_cell: u64,
+    /// Times a listening socket stopped accepting because the daemon was out of descriptors
+    /// (`EMFILE`/`ENFILE`); it is watched again when a connection closes or after
+    /// [`LISTENER_RETRY_MS`].
+    pub listener_pauses: u64,
+    /// Datagrams the network source received (each one injected, an empty one too).
+    pub net_datagrams: u64,
+    /// Datagrams the kernel dropped on the network socket because its receive buffer was full
+    /// (`SO_RXQ_OVFL`): events that never reached the ESM, counted in the accounting identity.
+    pub net_kernel_drops: u64,
 }
+
+/// How long a listener out of descriptors stays paused when no connection of the daemon closes
+/// meanwhile (descriptors can free elsewhere: another source ending, `ENFILE` easing): one
+/// `accept` attempt per period costs nothing, and a client waits at most this long after
+/// descriptors are back.
+pub const LISTENER_RETRY_MS: u64 = 100;
 
 /// Errors of setting up or running the daemon.
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +159,13 @@ pub struct DaemonState {
     pub(crate) guis: Option<crate::guis::GuisHost>,
     /// The policy seam and its actuator, while a policy runs (table 1, with guiS on).
     pub(crate) seam: Option<crate::seam::SeamHost>,
+    /// Re-arms paused listeners after [`LISTENER_RETRY_MS`], and whether it is armed.
+    listen_retry: TimerFd,
+    listen_retry_armed: bool,
+    /// A connection or source closed since the last flush: a descriptor is free again.
+    pub(crate) fds_freed: bool,
+    /// The network source's last cumulative kernel drop count (`SO_RXQ_OVFL`).
+    net_drops_seen: u32,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -299,6 +321,9 @@ impl DaemonState {
     /// its private queue. Then, if events were queued, tells every watched app how many and
     /// claims the waits of those already waiting (the other half of the cell's race).
     pub(crate) fn flush(&mut self, ctl: &mut LoopCtl<DaemonState>) {
+        if std::mem::take(&mut self.fds_freed) && ctl.paused() > 0 {
+            ctl.resume_paused();
+        }
         self.write_outbox(ctl);
         if !std::mem::take(&mut self.injected) {
             return;
@@ -366,6 +391,7 @@ impl DaemonState {
             }
             let _ = self.esm.remove_app(app);
             self.counters.disconnections += 1;
+            self.fds_freed = true;
         }
         self.watched.retain(|&a| a != app);
         self.outbox.retain(|p| p.app != app);
@@ -411,6 +437,19 @@ impl DaemonState {
         if !welcomed {
             self.disconnect(app, Some(ctl), Closer::Other);
         }
+    }
+
+    /// A listener's `accept` failed for want of descriptors (or any other lasting reason): it
+    /// pauses — level-triggered, it would otherwise be called again at once and spin — until a
+    /// connection closes ([`DaemonState::flush`]) or the retry timer expires.
+    pub(crate) fn listener_out_of_fds(&mut self) -> PostAction {
+        self.counters.listener_pauses += 1;
+        if !self.listen_retry_armed {
+            let at = sys::monotonic_ns().saturating_add(LISTENER_RETRY_MS * 1_000_000);
+            // Without the timer, a closing connection still resumes the listener.
+            self.listen_retry_armed = self.listen_retry.set_abs(at, 0).is_ok();
+        }
+        PostAction::Pause
     }
 
     /// The interrupt path: interpret and dispatch `raw` stamped `stamp_ns`, then write the pushes.
@@ -494,6 +533,7 @@ impl<T: Source<DaemonState>> Source<DaemonState> for CountEnd<T> {
         let action = self.0.ready(st, ctl);
         if action == PostAction::Remove {
             st.counters.sources_ended += 1;
+            st.fds_freed = true;
         }
         action
     }
@@ -523,6 +563,9 @@ pub struct DaemonReport {
     /// The policy seam, when a policy ran (guiS on): its policies and the actuator's counts per
     /// action kind.
     pub seam: Option<crate::seam::SeamReport>,
+    /// Events a source saw arrive that never reached the ESM (the network socket's kernel
+    /// drops): every event offered to the daemon is `esm.raw_injected + lost_before_esm`.
+    pub lost_before_esm: u64,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
     pub accounting: Result<(), String>,
 }
@@ -617,11 +660,28 @@ impl Daemon {
         let l = Rc::clone(&listener);
         lp.insert(Box::new(FnSource {
             fd: listener.as_raw_fd(),
-            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-                while let Ok(Some(fd)) = sys::accept(l.as_fd()) {
-                    let app = st.esm.add_app();
-                    st.add_connection(app, fd, ctl);
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| loop {
+                match sys::accept(l.as_fd()) {
+                    Ok(Some(fd)) => {
+                        let app = st.esm.add_app();
+                        st.add_connection(app, fd, ctl);
+                    }
+                    Ok(None) => return PostAction::Continue,
+                    Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
+                    // EMFILE/ENFILE above all; a client waiting in the backlog then gets its
+                    // connect timeout (`lull::EsmClient::connect`) unless descriptors free first.
+                    Err(_) => return st.listener_out_of_fds(),
                 }
+            },
+        }))?;
+        let listen_retry = TimerFd::new()?;
+        let retry_fd = listen_retry.raw();
+        lp.insert(Box::new(FnSource {
+            fd: retry_fd,
+            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                let _ = st.listen_retry.take_expirations();
+                st.listen_retry_armed = false;
+                ctl.resume_paused();
                 PostAction::Continue
             },
         }))?;
@@ -641,6 +701,10 @@ impl Daemon {
                 kds: None,
                 guis: None,
                 seam: None,
+                listen_retry,
+                listen_retry_armed: false,
+                fds_freed: false,
+                net_drops_seen: 0,
             },
             stop,
             socket_path: config.socket_path.clone(),
@@ -722,25 +786,48 @@ impl Daemon {
     }
 
     /// Adds a network source: every datagram (or stream read) arriving on `fd` from a peer is
-    /// injected as `RawEvent::Net { channel, len }`.
+    /// injected as `RawEvent::Net { channel, len }`. On a datagram socket an empty datagram is a
+    /// datagram like any other (only a stream's 0-byte read is its end), and the datagrams the
+    /// kernel drops for a full receive buffer are counted (`SO_RXQ_OVFL`) in
+    /// [`DaemonCounters::net_kernel_drops`].
     ///
     /// # Errors
-    /// The kernel's error registering the descriptor.
+    /// The kernel's error registering the descriptor or turning on the drop count.
     pub fn add_net(&mut self, fd: OwnedFd, channel: u32) -> io::Result<()> {
         sys::set_nonblocking(fd.as_raw_fd(), true)?;
         let raw = fd.as_raw_fd();
+        let datagram = sys::is_datagram_socket(raw);
+        if datagram {
+            sys::enable_drop_count(raw)?;
+        }
+        // The largest UDP payload; a longer read would only be truncated anyway.
         let mut buf = vec![0u8; 65_536];
         self.lp.insert(Box::new(FnSource {
             fd: raw,
             f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
                 let _keep = &fd;
                 loop {
-                    match sys::read(raw, &mut buf) {
-                        Ok(0) => {
+                    let got = if datagram {
+                        sys::recv_counting_drops(raw, &mut buf)
+                    } else {
+                        sys::read(raw, &mut buf).map(|n| (n, None))
+                    };
+                    match got {
+                        Ok((0, _)) if !datagram => {
                             st.counters.sources_ended += 1;
+                            st.fds_freed = true;
                             return PostAction::Remove;
                         }
-                        Ok(n) => {
+                        Ok((n, drops)) => {
+                            if datagram {
+                                st.counters.net_datagrams += 1;
+                            }
+                            if let Some(total) = drops {
+                                // Cumulative and 32-bit in the kernel: the difference, wrapping.
+                                let new = total.wrapping_sub(st.net_drops_seen);
+                                st.net_drops_seen = total;
+                                st.counters.net_kernel_drops += u64::from(new);
+                            }
                             let len = u32::try_from(n).unwrap_or(u32::MAX);
                             st.inject(RawEvent::Net { channel, len }, sys::monotonic_ns(), ctl);
                         }
@@ -749,6 +836,7 @@ impl Daemon {
                         }
                         Err(_) => {
                             st.counters.sources_ended += 1;
+                            st.fds_freed = true;
                             return PostAction::Remove;
                         }
                     }
@@ -800,6 +888,7 @@ impl Daemon {
             kds: self.state.kds.as_ref().map(KdsHost::report),
             guis: self.state.guis_report(),
             seam: self.state.seam_report(),
+            lost_before_esm: self.state.counters.net_kernel_drops,
             accounting: self.state.esm.check_accounting(),
         };
         let apps: Vec<AppId> = self.state.conns.keys().copied().collect();
@@ -857,6 +946,9 @@ impl Daemon {
         let timer_fd = host.frame_timer.raw();
         self.lp
             .insert(Box::new(crate::kds::frame_timer_source(timer_fd)))?;
+        let idle_fd = host.control_idle_timer.raw();
+        self.lp
+            .insert(Box::new(crate::kds::control_idle_source(idle_fd)))?;
         self.state.kds = Some(host);
         Ok(())
     }

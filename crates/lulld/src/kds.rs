@@ -52,6 +52,21 @@ pub const MAX_COMMANDS_PER_TURN: usize = 64;
 /// manager, so a few dozen are plenty; beyond this a new one is closed at once (counted).
 pub const MAX_CONTROL_CONNECTIONS: usize = 64;
 
+/// Control connections one unprivileged user (`SO_PEERCRED` uid; not root, not the daemon's
+/// user) may hold open at once: a quarter of [`MAX_CONTROL_CONNECTIONS`], so no one user can
+/// lock the others out. An app holds one only while it attaches.
+pub const MAX_CONTROL_PER_PEER: usize = MAX_CONTROL_CONNECTIONS / 4;
+
+/// How long a control connection may stay open without sending one complete request before it
+/// is closed with an `ERROR`: a client attaches within milliseconds of connecting; ten seconds
+/// leaves a loaded machine room and frees an idle squatter's place.
+pub const CONTROL_IDLE_TIMEOUT_MS: u64 = 10_000;
+
+/// Bytes of one unfinished message an app's private channel may have buffered (the wire allows
+/// 64 MiB): a `COMPOSE` of two full-screen layers at the default 1920×1080 (16.6 MB) fits; a
+/// message announcing more is refused with `ERROR` `Resources` and the channel closes.
+pub const MAX_PENDING_BYTES_PER_APP: usize = 16 << 20;
+
 /// Bytes a control connection may have buffered: the largest control request (`ATTACH` with a
 /// name of `MAX_NAME_LEN` bytes) is well under this, so more is a misbehaving peer.
 const MAX_CONTROL_BUFFER: usize = 4096;
@@ -93,6 +108,13 @@ pub struct KdsHostCounters {
     pub control_refused: u64,
     /// Control connections closed for buffering more than a control request can be.
     pub control_oversized_closed: u64,
+    /// Control connections closed with `ERROR` `Resources` because their user already held
+    /// [`MAX_CONTROL_PER_PEER`] (also counted in `control_refused`).
+    pub control_peer_limited: u64,
+    /// Control connections closed for sending nothing for [`CONTROL_IDLE_TIMEOUT_MS`].
+    pub control_idle_closed: u64,
+    /// Private channels closed for announcing a message over [`MAX_PENDING_BYTES_PER_APP`].
+    pub over_quota_closed: u64,
     /// `ATTACH`es refused because the app's channels could not be made.
     pub attach_resource_errors: u64,
     /// Turns that ended with commands left for later ([`MAX_COMMANDS_PER_TURN`]).
@@ -136,6 +158,17 @@ struct PrivateChannel {
     pid_start_ticks: Option<u64>,
 }
 
+/// What the daemon keeps of an open control connection (the connection is its source's).
+struct ControlEntry {
+    token: Token,
+    /// Valid while the source is registered, which it is while the entry exists.
+    fd: RawFd,
+    uid: u32,
+    privileged: bool,
+    /// Cleared by its first complete request.
+    idle_deadline_ns: Option<u64>,
+}
+
 /// Called with every window-state change the display server pushes to an app (guiS listens).
 pub type WindowStateHook = Box<dyn FnMut(AppId, WindowState)>;
 
@@ -147,8 +180,13 @@ pub struct KdsHost {
     counters: KdsHostCounters,
     out: Vec<u8>,
     pub(crate) on_window_state: Option<WindowStateHook>,
-    /// Control connections open now.
-    control_open: usize,
+    /// Control connections open now, by id.
+    control: HashMap<u64, ControlEntry>,
+    next_control_id: u64,
+    /// Closes control connections idle past their deadline, and whether it is armed.
+    pub(crate) control_idle_timer: sys::TimerFd,
+    control_idle_armed: bool,
+    control_idle_timeout_ns: u64,
     /// The one-shot frame timer ([`crate::kds`], frame pacing), and whether it is armed.
     pub(crate) frame_timer: sys::TimerFd,
     frame_timer_armed: bool,
@@ -179,6 +217,8 @@ impl KdsHost {
         kds.set_refresh_period_ns(DEFAULT_REFRESH_PERIOD_NS);
         let frame_timer =
             sys::TimerFd::new().map_err(|e| format!("the frame timer (timerfd): {e}"))?;
+        let control_idle_timer = sys::TimerFd::new()
+            .map_err(|e| format!("the control connections' idle timer (timerfd): {e}"))?;
         let mut host = KdsHost {
             kds,
             channels: HashMap::new(),
@@ -186,7 +226,11 @@ impl KdsHost {
             counters: KdsHostCounters::default(),
             out: Vec::with_capacity(256),
             on_window_state: None,
-            control_open: 0,
+            control: HashMap::new(),
+            next_control_id: 0,
+            control_idle_timer,
+            control_idle_armed: false,
+            control_idle_timeout_ns: CONTROL_IDLE_TIMEOUT_MS * 1_000_000,
             frame_timer,
             frame_timer_armed: false,
         };
@@ -215,7 +259,20 @@ impl KdsHost {
     /// Control connections open now.
     #[must_use]
     pub fn control_connections_open(&self) -> usize {
-        self.control_open
+        self.control.len()
+    }
+
+    /// Arms the idle timer for the earliest deadline of the control connections, if any.
+    fn arm_control_idle(&mut self) {
+        let earliest = self
+            .control
+            .values()
+            .filter_map(|e| e.idle_deadline_ns)
+            .min();
+        self.control_idle_armed = match earliest {
+            Some(at) => self.control_idle_timer.set_abs(at, 0).is_ok(),
+            None => false,
+        };
     }
 
     #[must_use]
@@ -354,6 +411,14 @@ impl DaemonState {
         self.kds.as_ref()
     }
 
+    /// Sets how long a control connection may say nothing before it is closed (the default is
+    /// [`CONTROL_IDLE_TIMEOUT_MS`]); for tests and deployments that need another bound.
+    pub fn set_kds_control_idle_timeout_ms(&mut self, timeout_ms: u64) {
+        if let Some(k) = self.kds.as_mut() {
+            k.control_idle_timeout_ns = timeout_ms.saturating_mul(1_000_000);
+        }
+    }
+
     /// Sets what runs on every window-state change (guiS).
     pub fn set_window_state_hook(&mut self, hook: WindowStateHook) {
         if let Some(k) = self.kds.as_mut() {
@@ -478,6 +543,22 @@ impl DaemonState {
         let Some(ch) = host.channels.get_mut(&app) else {
             return PostAction::Remove;
         };
+        if processed != Processed::More && over_quota(&inbuf) {
+            host.counters.over_quota_closed += 1;
+            let reply = Reply::Error {
+                request_type: u32::from_le_bytes(inbuf[..4].try_into().expect("4 bytes")),
+                code: ErrorCode::Resources as u32,
+                message: format!(
+                    "a message of {} bytes is over the {MAX_PENDING_BYTES_PER_APP} bytes an app \
+                     may have buffered",
+                    announced_len(&inbuf).unwrap_or(0)
+                ),
+            };
+            let _ = send_reply(&mut host.out, fd, &reply, &[]);
+            self.disconnect(app, Some(ctl), Closer::KdsSource);
+            self.kds_frame_timer_update(ctl);
+            return PostAction::Remove;
+        }
         ch.inbuf = inbuf;
         let action = if processed == Processed::More {
             ch.deferred = true;
@@ -683,6 +764,29 @@ impl DaemonState {
     }
 }
 
+/// The whole length (header and data) the message at the front of `buf` announces, once its
+/// header is there.
+fn announced_len(buf: &[u8]) -> Option<usize> {
+    let len = buf.get(4..wire::HEADER_LEN)?;
+    Some(wire::HEADER_LEN + u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize)
+}
+
+/// Whether the unfinished message at the front of `buf` announces more than an app may buffer.
+fn over_quota(buf: &[u8]) -> bool {
+    announced_len(buf).is_some_and(|n| n > MAX_PENDING_BYTES_PER_APP)
+}
+
+/// Tells a control connection why it is closed (`ERROR` `Resources`, request type 0: it is not
+/// an answer to any request), then closes it.
+fn refuse_control(out: &mut Vec<u8>, conn: OwnedFd, message: String) {
+    let reply = Reply::Error {
+        request_type: 0,
+        code: ErrorCode::Resources as u32,
+        message,
+    };
+    let _ = send_reply(out, conn.as_raw_fd(), &reply, &[]);
+}
+
 /// A request run, and what remains to do after its reply is sent.
 struct Ran {
     /// `None`: nothing to send now (`FRAME`).
@@ -711,6 +815,7 @@ fn malformed(e: &wire::WireError) -> Reply {
 
 /// One connection to the control socket.
 struct ControlConn {
+    id: u64,
     fd: OwnedFd,
     cred: PeerCred,
     privileged: bool,
@@ -739,8 +844,9 @@ impl ControlConn {
         }
         if processed == Processed::Close {
             if let Some(host) = st.kds.as_mut() {
-                host.control_open = host.control_open.saturating_sub(1);
+                host.control.remove(&self.id);
             }
+            st.fds_freed = true;
             PostAction::Remove
         } else if processed == Processed::More {
             self.deferred = true;
@@ -761,8 +867,12 @@ impl ControlConn {
         ctl: &mut LoopCtl<DaemonState>,
     ) -> Processed {
         let fd = self.fd.as_raw_fd();
-        let (cred, privileged) = (self.cred, self.privileged);
+        let (cred, privileged, id) = (self.cred, self.privileged, self.id);
         each_command(buf, |req| {
+            if let Some(e) = st.kds.as_mut().and_then(|h| h.control.get_mut(&id)) {
+                // It spoke: no longer idle (a malformed request closes it below anyway).
+                e.idle_deadline_ns = None;
+            }
             let req = match req {
                 Ok(req) => req,
                 Err(e) => {
@@ -801,64 +911,155 @@ impl ControlConn {
     }
 }
 
-/// The control socket's listening source: accepts and records each peer's credentials.
+/// The control socket's listening source: accepts and records each peer's credentials. A peer
+/// turned away (too many connections in all or from its user, or the daemon out of
+/// descriptors) is told why in an `ERROR` before its connection closes.
 pub(crate) fn control_listener(
     listener: Rc<OwnedFd>,
 ) -> FnSource<impl FnMut(&mut DaemonState, &mut LoopCtl<DaemonState>) -> PostAction> {
     let fd = listener.as_raw_fd();
     // A descriptor held in reserve: when `accept` fails for want of descriptors, it is given up
-    // to accept the waiting connection and close it, or the level-triggered listener would
-    // stay readable and the loop would spin.
+    // to accept one waiting connection and tell it why it is closed; then the listener pauses
+    // (`DaemonState::listener_out_of_fds`) until descriptors free.
     let mut reserve: Option<OwnedFd> = reserve_fd();
     FnSource {
         fd,
-        f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-            loop {
-                let conn = match sys::accept(listener.as_fd()) {
-                    Ok(Some(conn)) => conn,
-                    Ok(None) => break,
-                    Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
-                        if let Some(host) = st.kds.as_mut() {
+        f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| loop {
+            let conn = match sys::accept(listener.as_fd()) {
+                Ok(Some(conn)) => conn,
+                Ok(None) => return PostAction::Continue,
+                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+                Err(e) => {
+                    if sys::is_fd_exhaustion(&e) && reserve.take().is_some() {
+                        if let (Ok(Some(conn)), Some(host)) =
+                            (sys::accept(listener.as_fd()), st.kds.as_mut())
+                        {
                             host.counters.control_refused += 1;
+                            refuse_control(
+                                &mut host.out,
+                                conn,
+                                "the display server is out of file descriptors; try again \
+                                 later"
+                                    .into(),
+                            );
                         }
-                        drop(reserve.take());
-                        drop(sys::accept(listener.as_fd()));
                         reserve = reserve_fd();
-                        if reserve.is_none() {
-                            break;
-                        }
-                        continue;
                     }
-                    Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
-                    Err(_) => break,
-                };
-                let Some(host) = st.kds.as_mut() else {
-                    continue;
-                };
-                if host.control_open >= MAX_CONTROL_CONNECTIONS {
-                    host.counters.control_refused += 1;
-                    continue;
+                    return st.listener_out_of_fds();
                 }
-                let Ok(cred) = sys::peer_cred(conn.as_raw_fd()) else {
+            };
+            let Some(host) = st.kds.as_mut() else {
+                continue;
+            };
+            let Ok(cred) = sys::peer_cred(conn.as_raw_fd()) else {
+                continue;
+            };
+            let privileged = cred.uid == 0 || cred.uid == sys::geteuid();
+            if host.control.len() >= MAX_CONTROL_CONNECTIONS {
+                host.counters.control_refused += 1;
+                refuse_control(
+                    &mut host.out,
+                    conn,
+                    format!(
+                        "the display server has {MAX_CONTROL_CONNECTIONS} control connections \
+                         open, the most it holds; try again later"
+                    ),
+                );
+                continue;
+            }
+            let of_peer = host
+                .control
+                .values()
+                .filter(|e| !e.privileged && e.uid == cred.uid)
+                .count();
+            if !privileged && of_peer >= MAX_CONTROL_PER_PEER {
+                host.counters.control_refused += 1;
+                host.counters.control_peer_limited += 1;
+                refuse_control(
+                    &mut host.out,
+                    conn,
+                    format!(
+                        "user {} already has {MAX_CONTROL_PER_PEER} control connections open, \
+                         the most one user may; close one and try again",
+                        cred.uid
+                    ),
+                );
+                continue;
+            }
+            host.counters.control_connections += 1;
+            let id = host.next_control_id;
+            host.next_control_id += 1;
+            let raw = conn.as_raw_fd();
+            let mut cc = ControlConn {
+                id,
+                fd: conn,
+                cred,
+                privileged,
+                inbuf: Vec::new(),
+                deferred: false,
+            };
+            let token = ctl.insert(Box::new(FnSource {
+                fd: raw,
+                f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| cc.ready(st, ctl),
+            }));
+            let deadline = sys::monotonic_ns().saturating_add(host.control_idle_timeout_ns);
+            host.control.insert(
+                id,
+                ControlEntry {
+                    token,
+                    fd: raw,
+                    uid: cred.uid,
+                    privileged,
+                    idle_deadline_ns: Some(deadline),
+                },
+            );
+            if !host.control_idle_armed {
+                host.arm_control_idle();
+            }
+        },
+    }
+}
+
+/// The control connections' idle timer: closes each connection that has said nothing since its
+/// deadline, telling it why, and arms the timer for the next deadline.
+pub(crate) fn control_idle_source(
+    fd: RawFd,
+) -> FnSource<impl FnMut(&mut DaemonState, &mut LoopCtl<DaemonState>) -> PostAction> {
+    FnSource {
+        fd,
+        f: |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+            let Some(host) = st.kds.as_mut() else {
+                return PostAction::Continue;
+            };
+            let _ = host.control_idle_timer.take_expirations();
+            let now = sys::monotonic_ns();
+            let idle: Vec<u64> = host
+                .control
+                .iter()
+                .filter(|(_, e)| e.idle_deadline_ns.is_some_and(|d| d <= now))
+                .map(|(&id, _)| id)
+                .collect();
+            let timeout_ms = host.control_idle_timeout_ns / 1_000_000;
+            for id in idle {
+                let Some(e) = host.control.remove(&id) else {
                     continue;
                 };
-                let privileged = cred.uid == 0 || cred.uid == sys::geteuid();
-                host.counters.control_connections += 1;
-                host.control_open += 1;
-                let raw = conn.as_raw_fd();
-                let mut cc = ControlConn {
-                    fd: conn,
-                    cred,
-                    privileged,
-                    inbuf: Vec::new(),
-                    deferred: false,
+                host.counters.control_idle_closed += 1;
+                let reply = Reply::Error {
+                    request_type: 0,
+                    code: ErrorCode::Resources as u32,
+                    message: format!(
+                        "the control connection sent no request for {timeout_ms} ms and is \
+                         closed; connect again to attach"
+                    ),
                 };
-                ctl.insert(Box::new(FnSource {
-                    fd: raw,
-                    f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-                        cc.ready(st, ctl)
-                    },
-                }));
+                // The source still owns the descriptor; it closes when the source is removed.
+                let _ = send_reply(&mut host.out, e.fd, &reply, &[]);
+                ctl.remove(e.token);
+                st.fds_freed = true;
+            }
+            if let Some(host) = st.kds.as_mut() {
+                host.arm_control_idle();
             }
             PostAction::Continue
         },

@@ -31,9 +31,10 @@ struct Args {
     /// Socket path (default: $XDG_RUNTIME_DIR/lull/esm.sock, else /run/lull/esm.sock).
     #[arg(long)]
     socket: Option<PathBuf>,
-    /// Events one app's private queue may hold before the overflow marker.
+    /// Events one app's private queue may hold before the overflow marker (1 to 4096,
+    /// `lull_esm::MAX_QUEUE_BOUND`: the queues of stuck apps stay a few MB).
     #[arg(long, default_value_t = lull_esm::DEFAULT_QUEUE_BOUND as u32,
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+          value_parser = clap::value_parser!(u32).range(1..=lull_esm::MAX_QUEUE_BOUND as i64))]
     queue_bound: u32,
     /// An evdev device (or any file of `struct input_event` records) to read; repeatable.
     /// `auto` opens every /dev/input/event* there is.
