@@ -34,6 +34,7 @@ pub mod evdev;
 pub mod evdev_ioctl;
 pub mod event_loop;
 pub mod fbdev;
+pub mod fileout;
 pub mod proc_connector;
 pub mod procfs;
 pub mod protocol;
