@@ -3,7 +3,6 @@
 //!
 //! The PNG codec is the `png` crate, named `::png` here because this module has the same name.
 
-
 use std::io::{self, Cursor};
 use std::path::Path;
 
@@ -126,6 +125,7 @@ pub fn decode_png(bytes: &[u8]) -> Result<Pixmap, PngError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn sample() -> Pixmap {
         Pixmap::from_pixels(

@@ -116,8 +116,12 @@ fn create_temp(path: &Path, name: &std::ffi::OsStr) -> Result<(File, PathBuf), F
         tmp_name.push(name);
         tmp_name.push(format!(".{r:016x}.tmp"));
         let tmp = path.with_file_name(tmp_name);
-        let c = std::ffi::CString::new(tmp.as_os_str().as_bytes())
-            .map_err(|e| io_err("temporary name", io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+        let c = std::ffi::CString::new(tmp.as_os_str().as_bytes()).map_err(|e| {
+            io_err(
+                "temporary name",
+                io::Error::new(io::ErrorKind::InvalidInput, e),
+            )
+        })?;
         let flags =
             libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         // SAFETY: `c` is a NUL-terminated path; the mode is passed for O_CREAT.

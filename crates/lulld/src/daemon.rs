@@ -675,7 +675,10 @@ pub fn same_socket_path(a: &Path, b: &Path) -> bool {
         return true;
     }
     let real = |p: &Path| {
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
     };
     matches!((real(a), real(b)), (Some(x), Some(y)) if x == y)

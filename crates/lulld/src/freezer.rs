@@ -691,7 +691,11 @@ impl Freezer {
         fs::create_dir(&dir).map_err(io_err("mkdir", &dir))?;
         if self.kind == FreezerKind::V2Threaded {
             // Best effort: without it a successor gives the process to the namespace's parent.
-            let _ = set_xattr(&dir, ORIGINAL_XATTR, original.as_os_str().as_encoded_bytes());
+            let _ = set_xattr(
+                &dir,
+                ORIGINAL_XATTR,
+                original.as_os_str().as_encoded_bytes(),
+            );
             let procs = dir.join("cgroup.procs");
             if let Err(e) = write_file(&procs, &pid.to_string()) {
                 let _ = fs::remove_dir(&dir);
@@ -921,7 +925,15 @@ fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
     let p = std::ffi::CString::new(path.as_os_str().as_bytes())?;
     let n = std::ffi::CString::new(name)?;
     // SAFETY: NUL-terminated path and name; `value` is readable for its length.
-    let r = unsafe { libc::setxattr(p.as_ptr(), n.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    let r = unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
     if r == 0 {
         Ok(())
     } else {
@@ -980,10 +992,12 @@ fn recover_stale(kind: FreezerKind, mount: &Path, root: &Path) -> Result<Recover
     };
     for dir in &dirs {
         let frozen = match kind {
-            FreezerKind::V2Threaded => fs::read_to_string(dir.join("cgroup.freeze"))
-                .is_ok_and(|t| t.trim() == "1"),
-            FreezerKind::V1 => fs::read_to_string(dir.join("freezer.state"))
-                .is_ok_and(|t| t.trim() != "THAWED"),
+            FreezerKind::V2Threaded => {
+                fs::read_to_string(dir.join("cgroup.freeze")).is_ok_and(|t| t.trim() == "1")
+            }
+            FreezerKind::V1 => {
+                fs::read_to_string(dir.join("freezer.state")).is_ok_and(|t| t.trim() != "THAWED")
+            }
         };
         if frozen && write_frozen(kind, dir, false).is_ok() {
             r.thawed_cgroups += 1;
@@ -1006,7 +1020,11 @@ fn recover_stale(kind: FreezerKind, mount: &Path, root: &Path) -> Result<Recover
                     .unwrap_or_else(|| fallback.clone());
                 let procs = target.join("cgroup.procs");
                 let mut pids: Vec<i32> = read_ids(&dir.join("cgroup.procs"));
-                pids.extend(read_ids(&dir.join("cgroup.threads")).into_iter().filter_map(tgid_of));
+                pids.extend(
+                    read_ids(&dir.join("cgroup.threads"))
+                        .into_iter()
+                        .filter_map(tgid_of),
+                );
                 pids.sort_unstable();
                 pids.dedup();
                 for pid in pids {
