@@ -27,14 +27,19 @@ fn scratch(tag: &str) -> PathBuf {
     d
 }
 
+/// The cgroup v2 mount point (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on a hybrid layout).
+fn cgroup2_mount() -> PathBuf {
+    lulld::freezer::cgroup2_controllers()
+        .map(|(m, _)| m)
+        .unwrap_or_else(|_| PathBuf::from("/sys/fs/cgroup"))
+}
+
 /// Root and a cgroup v2 freezer, or why not (the test then passes unless LULL_REQUIRE_ALL=1).
 fn guis_available() -> bool {
     let why = if lull_os::sys::geteuid() != 0 {
         Some("not root".to_owned())
-    } else if !Path::new("/sys/fs/cgroup/cgroup.freeze").exists()
-        && !Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
-    {
-        Some("no cgroup v2 at /sys/fs/cgroup".to_owned())
+    } else if let Err(e) = lulld::freezer::cgroup2_controllers() {
+        Some(e)
     } else {
         None
     };
@@ -171,7 +176,7 @@ fn every_terminating_signal_cleans_up_as_sigterm_does() {
         let esm = dir.join("esm.sock");
         let kds = dir.join("kds.sock");
         let ns = format!("lull-faults-sig{sig}-{}", std::process::id());
-        let cg = PathBuf::from("/sys/fs/cgroup").join(&ns);
+        let cg = cgroup2_mount().join(&ns);
         let guis_args = if guis {
             vec!["--guis-namespace", ns.as_str()]
         } else {
@@ -232,7 +237,7 @@ fn a_start_after_sigkill_thaws_what_the_dead_freezer_left() {
         return;
     }
     let ns = format!("lull-faults-kill-{}", std::process::id());
-    let cg = PathBuf::from("/sys/fs/cgroup").join(&ns);
+    let cg = cgroup2_mount().join(&ns);
     let mut victim = Command::new("sleep").arg("600").spawn().unwrap();
     let before = cgroup_of(victim.id());
     let mut helper = Command::new(std::env::current_exe().unwrap())
@@ -251,13 +256,13 @@ fn a_start_after_sigkill_thaws_what_the_dead_freezer_left() {
     let frozen_line = BufReader::new(out)
         .lines()
         .map_while(Result::ok)
-        .find(|l| l.starts_with("FROZEN "));
+        .find_map(|l| l.split_once("FROZEN ").map(|(_, dir)| dir.to_owned()));
     let Some(line) = frozen_line else {
         let _ = helper.kill();
         let _ = victim.kill();
         panic!("the helper did not freeze the thread");
     };
-    let leaf = PathBuf::from(line.trim_start_matches("FROZEN "));
+    let leaf = PathBuf::from(line);
     helper.kill().unwrap();
     helper.wait().unwrap();
     // What a SIGKILLed freezer leaves: the namespace, the thread in it, frozen.
