@@ -38,10 +38,8 @@ fn cgroup2_mount() -> PathBuf {
 fn guis_available() -> bool {
     let why = if lull_os::sys::geteuid() != 0 {
         Some("not root".to_owned())
-    } else if let Err(e) = lulld::freezer::cgroup2_controllers() {
-        Some(e)
     } else {
-        None
+        lulld::freezer::cgroup2_controllers().err()
     };
     match why {
         None => true,
