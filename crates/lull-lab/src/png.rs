@@ -3,8 +3,7 @@
 //!
 //! The PNG codec is the `png` crate, named `::png` here because this module has the same name.
 
-use std::fs::{self, File};
-use std::io::{self, Cursor, Write};
+use std::io::{self, Cursor};
 use std::path::Path;
 
 use ::png::{BitDepth, ColorType, Decoder, Encoder, Transformations};
@@ -57,37 +56,19 @@ pub fn encode_png(p: &Pixmap) -> Result<Vec<u8>, PngError> {
     Ok(out)
 }
 
-/// Writes `p` as a PNG to `path`. The bytes go to a temporary file beside `path` that is renamed
-/// over it only once complete and synced, so a failed or interrupted write leaves either the old
-/// file or none, never half of one.
+/// Writes `p` as a PNG to `path` with [`lull_os::fileout::write_file_atomically`]: a complete,
+/// synced file renamed over `path`, or the old file untouched; a `path` that exists and is not a
+/// regular file (a device, a symbolic link) is refused.
 ///
 /// # Errors
-/// `InvalidInput` for a path with no file name or a pixmap PNG cannot hold; otherwise the error of
-/// the failing create, write, sync or rename (the temporary file is removed).
+/// `InvalidInput` for a path with no file name, one that is not a regular file, or a pixmap PNG
+/// cannot hold; otherwise the error of the failing step (the temporary file is removed).
 pub fn write_png(path: &Path, p: &Pixmap) -> io::Result<()> {
-    let name = path.file_name().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} names no file", path.display()),
-        )
-    })?;
     let bytes = encode_png(p).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let result = write_new(&tmp, &bytes).and_then(|()| fs::rename(&tmp, path));
-    if result.is_err() {
-        // Best effort: the temporary may not exist if creating it was what failed.
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))
-}
-
-fn write_new(tmp: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = File::options().write(true).create_new(true).open(tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()
+    lull_os::fileout::write_file_atomically(path, &bytes).map_err(|e| {
+        let e = e.into_io();
+        io::Error::new(e.kind(), format!("writing {}: {e}", path.display()))
+    })
 }
 
 /// Reads PNG bytes into a pixmap. Any PNG is accepted: palette, grey, low and 16-bit depths and
@@ -144,6 +125,7 @@ pub fn decode_png(bytes: &[u8]) -> Result<Pixmap, PngError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn sample() -> Pixmap {
         Pixmap::from_pixels(

@@ -36,6 +36,7 @@ pub mod evdev_ioctl;
 pub mod event_loop;
 pub mod event_ring;
 pub mod fbdev;
+pub mod fileout;
 pub mod proc_connector;
 pub mod procfs;
 pub mod protocol;

@@ -65,9 +65,8 @@ pub fn render(dir: &Path) -> Result<RenderSummary, ReportError> {
         pages.push(SectionPage { file, blocks });
     }
     let index = out.join("index.html");
-    let tmp = out.join(".index.html.tmp");
-    std::fs::write(&tmp, html::page(&pages)).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, &index).map_err(io(&index))?;
+    lull_os::fileout::write_file_atomically(&index, html::page(&pages).as_bytes())
+        .map_err(|e| io(&index)(e.into_io()))?;
     Ok(RenderSummary {
         index,
         sections: files.len(),
@@ -104,7 +103,8 @@ impl Drawn {
                         self.plots += 1;
                         let name = format!("{section}-{}.svg", self.plots);
                         let path = out.join(&name);
-                        std::fs::write(&path, svg).map_err(io(&path))?;
+                        lull_os::fileout::write_file_atomically(&path, svg.as_bytes())
+                            .map_err(|e| io(&path)(e.into_io()))?;
                         page.push(PageBlock::Plot {
                             svg: name,
                             alt: plot.caption(),

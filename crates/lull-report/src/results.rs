@@ -136,13 +136,12 @@ pub fn write(dir: &Path, file: &ResultFile) -> Result<PathBuf, ResultsError> {
     }
     std::fs::create_dir_all(&sub).map_err(io(&sub))?;
     let path = sub.join(format!("{}.json", file.section));
-    let tmp = sub.join(format!(".{}.json.tmp", file.section));
     let text = serde_json::to_string_pretty(file).map_err(|e| ResultsError::NotResults {
         path: path.clone(),
         why: e.to_string(),
     })?;
-    std::fs::write(&tmp, text + "\n").map_err(io(&tmp))?;
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    lull_os::fileout::write_file_atomically(&path, (text + "\n").as_bytes())
+        .map_err(|e| io(&path)(e.into_io()))?;
     Ok(path)
 }
 

@@ -83,8 +83,16 @@ pub const LISTENER_RETRY_MS: u64 = 100;
 pub enum DaemonError {
     #[error("cannot create the socket directory {path}: {source}")]
     SocketDir { path: PathBuf, source: io::Error },
-    #[error("another daemon already listens on {0}")]
+    #[error("another daemon is listening at {0}")]
     AlreadyRunning(PathBuf),
+    #[error("socket path {path} is {len_bytes} bytes; a Unix socket path holds at most {MAX_SOCKET_PATH_BYTES}")]
+    SocketPathTooLong { path: PathBuf, len_bytes: usize },
+    #[error("{path} exists and is {what}, not a socket; refusing to remove it")]
+    NotASocket { path: PathBuf, what: &'static str },
+    #[error("cannot tell whether something listens at {path}: {source}")]
+    SocketProbe { path: PathBuf, source: io::Error },
+    #[error("the ESM and the display server cannot share the socket {0}: give --kds-socket another path")]
+    SocketShared(PathBuf),
     #[error("cannot listen on {path}: {source}")]
     Bind { path: PathBuf, source: io::Error },
     #[error("display server: {0}")]
@@ -582,16 +590,81 @@ pub struct Daemon {
     bound_paths: Vec<PathBuf>,
 }
 
+impl Drop for Daemon {
+    /// A daemon dropped without running (a later start-up step failed) or after it ran leaves
+    /// none of the socket files it bound; the freezer's own drop thaws what it holds.
+    fn drop(&mut self) {
+        for path in self.bound_paths.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 impl std::fmt::Debug for Daemon {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Daemon({})", self.socket_path.display())
     }
 }
 
+/// Longest socket path `bind` takes: `sun_path` holds 108 bytes with the terminating NUL.
+pub const MAX_SOCKET_PATH_BYTES: usize = 107;
+
+/// What a non-socket at a socket path is, for the message.
+fn file_kind(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_file() {
+        "a regular file"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else {
+        "not a socket"
+    }
+}
+
+/// Checks a socket path before anything is created or removed: it must fit `sun_path`, and
+/// whatever is already there must be a socket.
+///
+/// # Errors
+/// [`DaemonError::SocketPathTooLong`], [`DaemonError::NotASocket`], or the `stat` failure.
+pub fn check_socket_path(path: &Path) -> Result<(), DaemonError> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::FileTypeExt;
+    let len_bytes = path.as_os_str().as_bytes().len();
+    if len_bytes == 0 || len_bytes > MAX_SOCKET_PATH_BYTES {
+        return Err(DaemonError::SocketPathTooLong {
+            path: path.to_owned(),
+            len_bytes,
+        });
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => Ok(()),
+        Ok(m) => Err(DaemonError::NotASocket {
+            path: path.to_owned(),
+            what: file_kind(m.file_type()),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(DaemonError::SocketProbe {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// Makes `path` free to bind: checks it ([`check_socket_path`]), creates its directory, and
+/// removes a stale socket file left by a daemon that died. A socket where anything accepts a
+/// connection, or answers other than "refused" (a socket of another type says `EPROTOTYPE`, a
+/// full backlog `EAGAIN`), belongs to a live program and is left alone.
 fn prepare_socket_path(
     path: &Path,
     probe: fn(&Path) -> io::Result<OwnedFd>,
 ) -> Result<(), DaemonError> {
+    check_socket_path(path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
@@ -603,14 +676,55 @@ fn prepare_socket_path(
                 source,
             })?;
     }
-    if path.exists() {
-        // A live daemon answers; a stale socket file from a crashed one refuses and is replaced.
-        if probe(path).is_ok() {
-            return Err(DaemonError::AlreadyRunning(path.to_owned()));
+    if std::fs::symlink_metadata(path).is_ok() {
+        match probe(path) {
+            Ok(_) => return Err(DaemonError::AlreadyRunning(path.to_owned())),
+            Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EPROTOTYPE | libc::EAGAIN | libc::EACCES)
+                ) =>
+            {
+                return Err(DaemonError::AlreadyRunning(path.to_owned()))
+            }
+            Err(source) => {
+                return Err(DaemonError::SocketProbe {
+                    path: path.to_owned(),
+                    source,
+                })
+            }
         }
-        let _ = std::fs::remove_file(path);
+        // Checked again just before: only a socket file is ever removed.
+        check_socket_path(path)?;
+        if let Err(e) = std::fs::remove_file(path) {
+            if e.kind() != io::ErrorKind::NotFound {
+                return Err(DaemonError::Bind {
+                    path: path.to_owned(),
+                    source: e,
+                });
+            }
+        }
     }
     Ok(())
+}
+
+/// Whether two socket paths name the same file (compared through their directories' real paths
+/// when those exist).
+#[must_use]
+pub fn same_socket_path(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let real = |p: &Path| {
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+    };
+    matches!((real(a), real(b)), (Some(x), Some(y)) if x == y)
 }
 
 impl Daemon {
@@ -874,6 +988,35 @@ impl Daemon {
         Ok(())
     }
 
+    /// Stops the daemon on every signal `fd` (a [`sys::termination_signalfd`]) reports, after
+    /// telling `on_signal` which, except a `SIGPIPE` or `SIGXFSZ` the daemon caused itself (a write's error
+    /// reports those). The loop's end then thaws and gives back every thread and removes the
+    /// socket files, as for `SIGTERM`.
+    ///
+    /// # Errors
+    /// The kernel's error registering the descriptor.
+    pub fn add_signal_fd(
+        &mut self,
+        fd: OwnedFd,
+        mut on_signal: impl FnMut(sys::SignalInfo) + 'static,
+    ) -> io::Result<()> {
+        let raw = fd.as_raw_fd();
+        self.lp.insert(Box::new(FnSource {
+            fd: raw,
+            f: move |_: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
+                while let Ok(Some(sig)) = sys::read_signal(fd.as_fd()) {
+                    if sig.self_inflicted() {
+                        continue;
+                    }
+                    on_signal(sig);
+                    ctl.stop();
+                }
+                PostAction::Continue
+            },
+        }))?;
+        Ok(())
+    }
+
     /// Runs until stopped, then closes every connection and removes the socket files it bound.
     ///
     /// # Errors
@@ -901,7 +1044,7 @@ impl Daemon {
         if let Some(guis) = self.state.guis.take() {
             guis.close();
         }
-        for path in &self.bound_paths {
+        for path in self.bound_paths.drain(..) {
             let _ = std::fs::remove_file(path);
         }
         result?;
@@ -915,6 +1058,9 @@ impl Daemon {
     /// [`DaemonError`] when the socket is taken or cannot be bound, or the screen or frame
     /// buffer cannot be set up.
     pub fn enable_kds(&mut self, config: &KdsConfig) -> Result<(), DaemonError> {
+        if same_socket_path(&config.socket_path, &self.socket_path) {
+            return Err(DaemonError::SocketShared(config.socket_path.clone()));
+        }
         let host = KdsHost::new(config).map_err(DaemonError::Kds)?;
         prepare_socket_path(&config.socket_path, sys::stream_connect)?;
         let listener =

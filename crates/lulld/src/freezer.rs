@@ -79,7 +79,7 @@ pub enum FreezerError {
     BadName { what: &'static str, name: String },
     #[error("no per-thread freezer here: {}", reasons(.tried))]
     Unavailable { tried: Vec<(FreezerKind, String)> },
-    #[error("{} already exists: another freezer uses namespace {namespace:?}, or one did not clean up", .path.display())]
+    #[error("{} is held by a running freezer (another lulld uses namespace {namespace:?}); stop it or choose another --guis-namespace", .path.display())]
     NamespaceInUse { namespace: String, path: PathBuf },
     #[error("thread {tid} of process {pid} not found")]
     ThreadNotFound { pid: i32, tid: i32 },
@@ -198,7 +198,45 @@ pub struct Freezer {
     /// `cgroup.subtree_control` files outside the namespace where [`Freezer::set_cpu_weight`]
     /// enabled the cpu controller: disabled again when the freezer closes.
     cpu_enabled: Vec<PathBuf>,
+    /// The namespace directory, opened and `flock`ed for as long as this freezer lives: the
+    /// kernel drops the lock when the process dies, however it dies, so a later
+    /// [`Freezer::open`] tells a namespace a dead freezer left from one a live freezer holds.
+    _lock: fs::File,
+    recovered: Option<Recovered>,
 }
+
+/// What [`Freezer::open`] found and undid in a namespace a dead freezer left behind (killed by
+/// `SIGKILL`, or crashed): every cgroup in it thawed, every process in it moved back to the
+/// cgroup it came from (recorded at adoption) or else to the namespace's parent, every
+/// directory removed.
+#[derive(Clone, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct Recovered {
+    pub path: PathBuf,
+    /// Cgroups that were frozen, thawed.
+    pub thawed_cgroups: u32,
+    /// Processes (v2) or threads (v1) moved out.
+    pub moved: u32,
+    /// Directories removed (the namespace's own among them).
+    pub removed_dirs: u32,
+}
+
+impl fmt::Display for Recovered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "adopted {} left by a freezer that died: thawed {} frozen cgroup(s), moved {} \
+             process(es) back, removed {} cgroup(s)",
+            self.path.display(),
+            self.thawed_cgroups,
+            self.moved,
+            self.removed_dirs
+        )
+    }
+}
+
+/// Extended attribute on `<namespace>/<pid>` holding the cgroup the process came from, so that
+/// a freezer started after this one died can move it back there.
+const ORIGINAL_XATTR: &str = "trusted.lull_original";
 
 impl Freezer {
     /// Creates `<cgroup root>/<namespace>` in the cgroup v2 hierarchy if it can freeze threads
@@ -247,13 +285,26 @@ impl Freezer {
         };
         let mount = mount.ok_or_else(|| unavailable("no such hierarchy is mounted".into()))?;
         let root = mount.point.join(namespace);
+        let mut recovered = None;
         match fs::create_dir(&root) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                return Err(FreezerError::NamespaceInUse {
+                // Held by a live freezer: its lock says so. Else a dead one left it.
+                let stale = lock_dir(&root).map_err(|_| FreezerError::NamespaceInUse {
                     namespace: namespace.to_owned(),
-                    path: root,
-                })
+                    path: root.clone(),
+                })?;
+                let r = recover_stale(kind, &mount.point, &root);
+                drop(stale);
+                let r = r?;
+                fs::create_dir(&root).map_err(|e| match e.kind() {
+                    io::ErrorKind::AlreadyExists => FreezerError::NamespaceInUse {
+                        namespace: namespace.to_owned(),
+                        path: root.clone(),
+                    },
+                    _ => unavailable(format!("mkdir {}: {e}", root.display())),
+                })?;
+                recovered = Some(r);
             }
             Err(e) => return Err(unavailable(format!("mkdir {}: {e}", root.display()))),
         }
@@ -268,6 +319,13 @@ impl Freezer {
                 return Err(unavailable(format!("{} has no {f}", root.display())));
             }
         }
+        let lock = match lock_dir(&root) {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = fs::remove_dir(&root);
+                return Err(io_err("lock", &root)(e));
+            }
+        };
         Ok(Freezer {
             kind,
             mount: mount.point.clone(),
@@ -275,7 +333,15 @@ impl Freezer {
             root,
             adopted: BTreeMap::new(),
             cpu_enabled: Vec::new(),
+            _lock: lock,
+            recovered,
         })
+    }
+
+    /// What this freezer found and undid at open in a namespace a dead freezer left, if any.
+    #[must_use]
+    pub fn recovered(&self) -> Option<&Recovered> {
+        self.recovered.as_ref()
     }
 
     #[must_use]
@@ -624,6 +690,12 @@ impl Freezer {
         };
         fs::create_dir(&dir).map_err(io_err("mkdir", &dir))?;
         if self.kind == FreezerKind::V2Threaded {
+            // Best effort: without it a successor gives the process to the namespace's parent.
+            let _ = set_xattr(
+                &dir,
+                ORIGINAL_XATTR,
+                original.as_os_str().as_encoded_bytes(),
+            );
             let procs = dir.join("cgroup.procs");
             if let Err(e) = write_file(&procs, &pid.to_string()) {
                 let _ = fs::remove_dir(&dir);
@@ -831,6 +903,158 @@ fn remove_dir_settled(dir: &Path) -> Result<(), FreezerError> {
             Err(e) => return Err(io_err("rmdir", dir)(e)),
         }
     }
+}
+
+/// Opens `dir` and takes an exclusive `flock` on it without waiting.
+fn lock_dir(dir: &Path) -> io::Result<fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(dir)?;
+    // SAFETY: `f` is an open descriptor.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(f)
+}
+
+fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    let n = std::ffi::CString::new(name)?;
+    // SAFETY: NUL-terminated path and name; `value` is readable for its length.
+    let r = unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Longest recorded original cgroup path read back (a path under the cgroup mount).
+const XATTR_MAX_BYTES: usize = 4096;
+
+fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let n = std::ffi::CString::new(name).ok()?;
+    let mut buf = vec![0u8; XATTR_MAX_BYTES];
+    // SAFETY: NUL-terminated path and name; `buf` is writable for its length.
+    let r = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let len = usize::try_from(r).ok()?;
+    buf.truncate(len);
+    Some(buf)
+}
+
+/// Every directory under `root` (itself included), children before their parents.
+fn dirs_post_order(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = fs::read_dir(root) {
+        for e in rd.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                out.extend(dirs_post_order(&e.path()));
+            }
+        }
+    }
+    out.push(root.to_owned());
+    out
+}
+
+/// The process a thread id belongs to (`Tgid:` of `/proc/TID/status`).
+fn tgid_of(tid: i32) -> Option<i32> {
+    let text = fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Undoes what a dead freezer left in `root` (see [`Recovered`]): thaws every cgroup in it,
+/// moves everything the kernel lists in it out, and removes every directory.
+///
+/// # Errors
+/// The first cgroup that cannot be removed, as [`FreezerError::Io`]; everything else is tried.
+fn recover_stale(kind: FreezerKind, mount: &Path, root: &Path) -> Result<Recovered, FreezerError> {
+    let fallback = root.parent().unwrap_or(mount).to_owned();
+    let dirs = dirs_post_order(root);
+    let mut r = Recovered {
+        path: root.to_owned(),
+        ..Recovered::default()
+    };
+    for dir in &dirs {
+        let frozen = match kind {
+            FreezerKind::V2Threaded => {
+                fs::read_to_string(dir.join("cgroup.freeze")).is_ok_and(|t| t.trim() == "1")
+            }
+            FreezerKind::V1 => {
+                fs::read_to_string(dir.join("freezer.state")).is_ok_and(|t| t.trim() != "THAWED")
+            }
+        };
+        if frozen && write_frozen(kind, dir, false).is_ok() {
+            r.thawed_cgroups += 1;
+        }
+    }
+    let mut first = Ok(());
+    for dir in &dirs {
+        match kind {
+            FreezerKind::V2Threaded => {
+                // `<namespace>/<pid>` carries where its process came from; its children are
+                // the threaded leaves of the same process.
+                let domain = dir
+                    .ancestors()
+                    .take_while(|d| *d != root)
+                    .last()
+                    .unwrap_or(dir);
+                let target = get_xattr(domain, ORIGINAL_XATTR)
+                    .map(|b| PathBuf::from(String::from_utf8_lossy(&b).into_owned()))
+                    .filter(|p| p.starts_with(mount) && !p.starts_with(root) && p.is_dir())
+                    .unwrap_or_else(|| fallback.clone());
+                let procs = target.join("cgroup.procs");
+                let mut pids: Vec<i32> = read_ids(&dir.join("cgroup.procs"));
+                pids.extend(
+                    read_ids(&dir.join("cgroup.threads"))
+                        .into_iter()
+                        .filter_map(tgid_of),
+                );
+                pids.sort_unstable();
+                pids.dedup();
+                for pid in pids {
+                    let moved = move_id(&procs, pid);
+                    if moved.is_ok() {
+                        r.moved += 1;
+                    }
+                    keep_first(&mut first, moved);
+                }
+            }
+            FreezerKind::V1 => {
+                let tasks = fallback.join("tasks");
+                for id in read_ids(&dir.join("tasks")) {
+                    let moved = move_id(&tasks, id);
+                    if moved.is_ok() {
+                        r.moved += 1;
+                    }
+                    keep_first(&mut first, moved);
+                }
+            }
+        }
+    }
+    for dir in &dirs {
+        let removed = remove_dir_settled(dir);
+        if removed.is_ok() {
+            r.removed_dirs += 1;
+        }
+        keep_first(&mut first, removed);
+    }
+    first.map(|()| r)
 }
 
 fn check_name(what: &'static str, name: &str) -> Result<(), FreezerError> {

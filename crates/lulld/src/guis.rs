@@ -152,6 +152,8 @@ pub enum KernelEnforcement {
 pub struct GuisStatus {
     pub kernel: KernelEnforcement,
     pub idle_action: IdleAction,
+    /// What the freezer undid at start-up in a namespace a dead daemon left (`lulld` says so).
+    pub recovered: Option<freezer::Recovered>,
 }
 
 impl GuisStatus {
@@ -420,8 +422,8 @@ impl Daemon {
     ///
     /// # Errors
     /// [`DaemonError::Guis`] without the display server, when called twice, for a bad namespace,
-    /// or when the namespace's cgroup directory already exists (another daemon uses it, or one
-    /// did not clean up). A machine without a freezer is not an error: the status says why.
+    /// or when a running daemon holds the namespace's cgroup directory (one a dead daemon left
+    /// is adopted: thawed, emptied and removed; [`GuisStatus::recovered`] says what was done). A machine without a freezer is not an error: the status says why.
     pub fn enable_guis(&mut self, config: &GuisConfig) -> Result<GuisStatus, DaemonError> {
         let st = self.state_mut();
         if st.kds.is_none() {
@@ -436,10 +438,13 @@ impl Daemon {
             return Ok(GuisStatus {
                 kernel: KernelEnforcement::Off,
                 idle_action: IdleAction::None,
+                recovered: None,
             });
         }
+        let mut recovered = None;
         let (freezer, kernel) = match Freezer::open(&config.freezer_namespace) {
             Ok(f) => {
+                recovered = f.recovered().cloned();
                 let kernel = KernelEnforcement::Active {
                     kind: f.kind(),
                     cgroup_root: f.root().to_owned(),
@@ -462,6 +467,7 @@ impl Daemon {
         let status = GuisStatus {
             kernel,
             idle_action: config.idle_action.clone(),
+            recovered,
         };
         st.seam = Some(SeamHost::new(
             vec![Box::new(Table1::new())],
@@ -508,10 +514,12 @@ mod tests {
                 reason: "not root".into(),
             },
             idle_action: IdleAction::ScreenOff,
+            recovered: None,
         };
         let off = GuisStatus {
             kernel: KernelEnforcement::Off,
             idle_action: IdleAction::None,
+            recovered: None,
         };
         assert_eq!(
             serde_json::to_string(&on).unwrap(),

@@ -13,7 +13,7 @@ use lull_model::time::NS_PER_MS;
 use lull_os::sys;
 use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
 use lulld::activation::{self, Activated, Adopted, KDS_FD_NAME};
-use lulld::daemon::{Daemon, DaemonConfig};
+use lulld::daemon::{check_socket_path, same_socket_path, Daemon, DaemonConfig, DaemonError};
 use lulld::freezer::DEFAULT_NAMESPACE;
 use lulld::guis::{GuisConfig, IdleAction};
 use lulld::kds::KdsConfig;
@@ -304,6 +304,28 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     if !args.policy.contains(&PolicyName::Ucsg) && !args.ucsg_manage.is_empty() {
         return Err("--ucsg-manage needs --policy ucsg".into());
     }
+    // Everything checked before anything is created: both socket paths fit and hold nothing but
+    // a socket, and they differ.
+    let kds_path = match (&activated.kds, args.no_kds) {
+        (_, true) => None,
+        (Some(a), false) => Some(activated_path(a, "--kds-socket", args.kds_socket.as_ref())?),
+        (None, false) => Some(
+            args.kds_socket
+                .clone()
+                .unwrap_or_else(|| config.socket_path.with_file_name("kds.sock")),
+        ),
+    };
+    if esm_fd.is_none() {
+        check_socket_path(&config.socket_path).map_err(|e| e.to_string())?;
+    }
+    if let Some(p) = &kds_path {
+        if same_socket_path(p, &config.socket_path) {
+            return Err(DaemonError::SocketShared(p.clone()).to_string());
+        }
+        if activated.kds.is_none() {
+            check_socket_path(p).map_err(|e| e.to_string())?;
+        }
+    }
     let signals = sys::termination_signalfd().map_err(|e| format!("signals: {e}"))?;
     let mut d = match esm_fd {
         Some(a) => Daemon::adopt(&config, a.fd),
@@ -312,13 +334,7 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     .map_err(|e| e.to_string())?;
     if !args.no_kds {
         let kds_fd = activated.kds.take();
-        let socket_path = match &kds_fd {
-            Some(a) => activated_path(a, "--kds-socket", args.kds_socket.as_ref())?,
-            None => args
-                .kds_socket
-                .clone()
-                .unwrap_or_else(|| config.socket_path.with_file_name("kds.sock")),
-        };
+        let socket_path = kds_path.clone().unwrap_or_default();
         let kds = KdsConfig {
             socket_path,
             screen_width: args.screen.0,
@@ -342,6 +358,9 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
         match &guis {
             Some(config) => {
                 let status = d.enable_guis(config).map_err(|e| e.to_string())?;
+                if let Some(r) = &status.recovered {
+                    eprintln!("lulld: {r}");
+                }
                 eprintln!("lulld: {status}");
                 if let Some(seam) = d.state_mut().seam_report() {
                     eprintln!(
@@ -368,7 +387,15 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
             eprintln!("lulld: {status}");
         }
     }
-    d.add_stop_fd(signals).map_err(|e| e.to_string())?;
+    d.add_signal_fd(signals, |sig| {
+        eprintln!(
+            "lulld: {} from pid {}: stopping (thawing and giving back every thread, removing \
+             the sockets)",
+            sig.name(),
+            sig.pid
+        );
+    })
+    .map_err(|e| e.to_string())?;
     for p in evdev_paths(&args.evdev)? {
         let fd = sys::open_read_nonblocking(&p)
             .map_err(|e| format!("cannot open evdev device {}: {e}", p.display()))?;

@@ -1,0 +1,274 @@
+//! One safe way to write a file at a path a user gave: [`write_file_atomically`].
+//!
+//! The destination may be anything, and the process may run as root, so the write never opens
+//! the destination itself (a device node, a FIFO or a planted symlink would receive the bytes):
+//! the bytes go to a new temporary file beside it, created with `O_EXCL | O_NOFOLLOW` under an
+//! unpredictable name, synced, and renamed over the destination only once complete. A failure
+//! at any step, a full disk among them, removes the temporary, leaving the old file or none.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Mode the temporary file is created with: readable by its owner only until it is complete.
+const TEMP_MODE: libc::mode_t = 0o600;
+
+/// Mode a finished file gets before the umask, as `File::create` would give it.
+const FINAL_MODE: u32 = 0o666;
+
+/// Umask assumed when `/proc/self/status` does not say (the common default).
+const FALLBACK_UMASK: u32 = 0o022;
+
+/// How many random names are tried before giving up (each collision is a 1 in 2^64 event
+/// unless someone creates names on purpose).
+const NAME_ATTEMPTS: u32 = 16;
+
+/// Why a file could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum FileOutError {
+    #[error("{}: names no file", .path.display())]
+    NoFileName { path: PathBuf },
+    #[error("{}: exists and is {what}, not a regular file; refusing to replace it", .path.display())]
+    NotRegular { path: PathBuf, what: &'static str },
+    #[error("{}: {op}: {source}", .path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+}
+
+impl FileOutError {
+    /// As an `io::Error` of the same kind whose message leaves out the destination, for
+    /// callers whose own error names it.
+    #[must_use]
+    pub fn into_io(self) -> io::Error {
+        match self {
+            FileOutError::NoFileName { .. } => {
+                io::Error::new(io::ErrorKind::InvalidInput, "names no file")
+            }
+            FileOutError::NotRegular { what, .. } => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("exists and is {what}, not a regular file; refusing to replace it"),
+            ),
+            FileOutError::Io { op, source, .. } => {
+                io::Error::new(source.kind(), format!("{op}: {source}"))
+            }
+        }
+    }
+}
+
+/// What a non-regular file is, for the message.
+fn kind_name(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn random_suffix() -> io::Result<u64> {
+    let mut b = [0u8; 8];
+    // SAFETY: `b` is writable for its length; flags 0 blocks only before the pool is seeded.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if usize::try_from(n).ok() == Some(b.len()) {
+        Ok(u64::from_ne_bytes(b))
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(FALLBACK_UMASK)
+}
+
+/// Creates a new temporary file beside `path` (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600).
+fn create_temp(path: &Path, name: &std::ffi::OsStr) -> Result<(File, PathBuf), FileOutError> {
+    let io_err = |op, source| FileOutError::Io {
+        op,
+        path: path.to_owned(),
+        source,
+    };
+    for _ in 0..NAME_ATTEMPTS {
+        let r = random_suffix().map_err(|e| io_err("getrandom", e))?;
+        let mut tmp_name = OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".{r:016x}.tmp"));
+        let tmp = path.with_file_name(tmp_name);
+        let c = std::ffi::CString::new(tmp.as_os_str().as_bytes()).map_err(|e| {
+            io_err(
+                "temporary name",
+                io::Error::new(io::ErrorKind::InvalidInput, e),
+            )
+        })?;
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: `c` is a NUL-terminated path; the mode is passed for O_CREAT.
+        let fd = unsafe { libc::open(c.as_ptr(), flags, libc::c_uint::from(TEMP_MODE)) };
+        if fd >= 0 {
+            // SAFETY: a fresh descriptor from the kernel, owned by the File from here.
+            return Ok((unsafe { File::from_raw_fd(fd) }, tmp));
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(FileOutError::Io {
+                op: "create temporary",
+                path: tmp,
+                source: e,
+            });
+        }
+    }
+    Err(io_err(
+        "create temporary",
+        io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "every random temporary name tried exists",
+        ),
+    ))
+}
+
+/// Writes `bytes` to `path` as a whole: a new temporary file in the destination's directory
+/// (unpredictable name, `O_EXCL | O_NOFOLLOW`, 0600) is written, synced, given the usual mode
+/// (0666 less the umask) and renamed over `path`. A destination that exists and is not a
+/// regular file (a device, FIFO, socket, directory or symbolic link) is refused before anything
+/// is created. On any failure the temporary is removed and `path` is untouched.
+///
+/// # Errors
+/// [`FileOutError::NoFileName`], [`FileOutError::NotRegular`], or the failing step as
+/// [`FileOutError::Io`] (`ENOSPC` from the write or sync among them).
+pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), FileOutError> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| FileOutError::NoFileName {
+            path: path.to_owned(),
+        })?
+        .to_owned();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => {
+            return Err(FileOutError::NotRegular {
+                path: path.to_owned(),
+                what: kind_name(m.file_type()),
+            })
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(source) => {
+            return Err(FileOutError::Io {
+                op: "stat",
+                path: path.to_owned(),
+                source,
+            })
+        }
+    }
+    let (mut f, tmp) = create_temp(path, &name)?;
+    let result = (|| {
+        let step = |op| {
+            let tmp = tmp.clone();
+            move |source| FileOutError::Io {
+                op,
+                path: tmp,
+                source,
+            }
+        };
+        f.write_all(bytes).map_err(step("write"))?;
+        // SAFETY: `f` is an open descriptor; the mode is plain bits.
+        let mode = (FINAL_MODE & !umask()) as libc::mode_t;
+        if unsafe { libc::fchmod(f.as_raw_fd(), mode) } != 0 {
+            return Err(step("chmod")(io::Error::last_os_error()));
+        }
+        f.sync_all().map_err(step("sync"))?;
+        drop(f);
+        std::fs::rename(&tmp, path).map_err(|source| FileOutError::Io {
+            op: "rename into place",
+            path: path.to_owned(),
+            source,
+        })
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("lull-fileout-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn writes_and_replaces_a_regular_file() {
+        let d = scratch("regular");
+        let p = d.join("out.txt");
+        write_file_atomically(&p, b"one").unwrap();
+        write_file_atomically(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(entries(&d), ["out.txt"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_regular_file() {
+        let d = scratch("refuse");
+        let target = d.join("target");
+        std::fs::write(&target, b"keep").unwrap();
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let sub = d.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        for (p, what) in [(&link, "symbolic link"), (&sub, "directory")] {
+            let e = write_file_atomically(p, b"x").unwrap_err();
+            assert!(matches!(e, FileOutError::NotRegular { .. }), "{e}");
+            assert!(e.to_string().contains(what), "{e}");
+        }
+        let e = write_file_atomically(Path::new("/dev/null"), b"x").unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert_eq!(entries(&d), ["link", "sub", "target"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_it() {
+        let d = scratch("nodir");
+        let p = d.join("absent").join("out");
+        let e = write_file_atomically(&p, b"x").unwrap_err();
+        assert!(e.to_string().contains("absent"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
