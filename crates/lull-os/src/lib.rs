@@ -14,6 +14,8 @@
 //! - [`uinput`]: a virtual input device through `/dev/uinput`, for the lab guest's tests.
 //! - [`bpf`]: BPF without clang or libbpf — the BTF reader, maps and programs, a sched_ext
 //!   scheduler registered through its struct_ops map, a kprobe call counter.
+//! - [`input_file`]: files a user names as input (traces, specs, logs), read with a bound per
+//!   kind, refusing FIFOs, devices and directories; `--evdev` sources checked to be input devices.
 //! - [`fbdev`]: the frame buffer device the display server presents to.
 //! - [`topology`]: the CPUs as sysfs describes them — online, clusters by capacity, cpufreq levels.
 //! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on.
@@ -34,6 +36,7 @@ pub mod evdev;
 pub mod evdev_ioctl;
 pub mod event_loop;
 pub mod fbdev;
+pub mod input_file;
 pub mod proc_connector;
 pub mod procfs;
 pub mod protocol;
