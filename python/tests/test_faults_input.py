@@ -52,7 +52,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
 def test_a_spec_that_is_not_utf8_is_an_input_error(tmp_path):
     p = tmp_path / "latin1.toml"
     p.write_bytes(b'experiment = "caf\xe9"\n')
-    with pytest.raises(InputError, match="not UTF-8 text \\(invalid byte at offset 15\\)"):
+    with pytest.raises(InputError, match="not UTF-8 text \\(invalid byte at offset 17\\)"):
         lull.sim.run(p)
 
 

@@ -53,7 +53,9 @@ fn lull(args: &[&str]) -> Output {
     match rx.recv_timeout(GUARD) {
         Ok(out) => out.unwrap(),
         Err(_) => {
-            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
             panic!("lull {args:?} still running after {GUARD:?}");
         }
     }
@@ -92,7 +94,11 @@ fn readers_refuse_dev_zero() {
 fn readers_refuse_a_fifo_and_a_directory() {
     let dir = Scratch::new("fifo");
     let fifo = dir.0.join("spec.fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let fifo = fifo.display().to_string();
     refused(
         &["sim", "run", &fifo],
@@ -113,9 +119,16 @@ fn a_spec_with_handler_cycles_at_u64_max_is_refused() {
         "/../../experiments/marz/tracking-10s.toml"
     ))
     .unwrap();
-    let at = spec.find("handler_cycles = ").expect("the shipped spec sets handler_cycles");
+    let at = spec
+        .find("handler_cycles = ")
+        .expect("the shipped spec sets handler_cycles");
     let end = at + spec[at..].find('\n').unwrap();
-    let absurd = format!("{}handler_cycles = {}{}", &spec[..at], u64::MAX, &spec[end..]);
+    let absurd = format!(
+        "{}handler_cycles = {}{}",
+        &spec[..at],
+        u64::MAX,
+        &spec[end..]
+    );
     let path = dir.write("absurd.toml", &absurd);
     let out = lull(&["sim", "run", &path]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -155,7 +168,12 @@ fn a_nested_events_small_step_back_is_counted() {
     let path = dir.write("nested.txt", &two_lines("2630.829789", "2630.829788"));
     let out = lull(&["audit", "tlp", "--ftrace", &path]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         stdout.contains("1 lines stepped back in their CPU's time"),
         "{stdout}"

@@ -303,7 +303,14 @@ mod tests {
         let p = scratch("large");
         std::fs::write(&p, b"123456789").unwrap();
         let e = read_bounded(&p, TINY).unwrap_err();
-        assert!(matches!(e, ReadError::TooLarge { size_bytes: 9, max_bytes: 8, .. }));
+        assert!(matches!(
+            e,
+            ReadError::TooLarge {
+                size_bytes: 9,
+                max_bytes: 8,
+                ..
+            }
+        ));
         assert!(e.to_string().contains(&p.display().to_string()));
         std::fs::remove_file(&p).unwrap();
     }
@@ -340,7 +347,9 @@ mod tests {
     fn a_missing_file_is_not_found() {
         let e = read_bounded(Path::new("/nonexistent/lull"), TINY).unwrap_err();
         assert!(e.is_not_found());
-        assert!(e.to_string().starts_with("test input /nonexistent/lull: cannot open"));
+        assert!(e
+            .to_string()
+            .starts_with("test input /nonexistent/lull: cannot open"));
     }
 
     #[test]
@@ -348,7 +357,10 @@ mod tests {
         let p = scratch("records");
         std::fs::write(&p, [0u8; 24]).unwrap();
         for (path, found) in [
-            (Path::new("/dev/null"), "a character device that is not evdev"),
+            (
+                Path::new("/dev/null"),
+                "a character device that is not evdev",
+            ),
             (Path::new("/tmp"), "a directory"),
             (p.as_path(), "a regular file"),
         ] {

@@ -111,7 +111,9 @@ fn check_work_cycles(field: &'static str, cycles: u64) -> Result<(), SpecError> 
     if cycles > MAX_WORK_CYCLES {
         return Err(invalid(
             field,
-            format!("{cycles} cycles is more than the {MAX_WORK_CYCLES} one piece of work may take"),
+            format!(
+                "{cycles} cycles is more than the {MAX_WORK_CYCLES} one piece of work may take"
+            ),
         ));
     }
     Ok(())
@@ -341,10 +343,7 @@ impl Spec {
                         return Err(invalid(field, format!("must be 1..={MAX_VIDEO_SIDE_PX}")));
                     }
                 }
-                check_work_cycles(
-                    "workload.decode_cycles_per_frame",
-                    *decode_cycles_per_frame,
-                )?;
+                check_work_cycles("workload.decode_cycles_per_frame", *decode_cycles_per_frame)?;
                 check_workload_ms("workload.duration_ms", *duration_ms)?;
                 if !(1..=240_000).contains(fps_milli) {
                     return Err(invalid("workload.fps_milli", "must be 1..=240000"));

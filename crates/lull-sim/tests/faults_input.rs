@@ -79,7 +79,11 @@ fn a_hot_set_past_the_platforms_cache_is_refused() {
 
 #[test]
 fn a_zero_by_zero_video_is_refused() {
-    let e = refused(VIDEO, "width = 1920\nheight = 1080", "width = 0\nheight = 0");
+    let e = refused(
+        VIDEO,
+        "width = 1920\nheight = 1080",
+        "width = 0\nheight = 0",
+    );
     assert!(e.contains("workload.width"), "{e}");
     let e = refused(
         VIDEO,

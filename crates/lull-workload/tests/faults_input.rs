@@ -14,7 +14,9 @@ fn an_event_at_u64_max_ns_is_refused() {
             at_ns: u64::MAX
         }
     );
-    assert!(e.to_string().starts_with("line 3: time 18446744073709551615 ns is past"));
+    assert!(e
+        .to_string()
+        .starts_with("line 3: time 18446744073709551615 ns is past"));
 }
 
 #[test]
@@ -22,5 +24,8 @@ fn the_longest_trace_is_accepted_and_one_ns_more_is_not() {
     let ok = format!("lull-trace 1\n{MAX_SPAN_NS} timer 0\n");
     assert_eq!(Trace::parse(&ok).unwrap().events[0].at_ns, MAX_SPAN_NS);
     let past = format!("lull-trace 1\n{} timer 0\n", MAX_SPAN_NS + 1);
-    assert!(matches!(Trace::parse(&past), Err(TraceError::TooLong { line: 2, .. })));
+    assert!(matches!(
+        Trace::parse(&past),
+        Err(TraceError::TooLong { line: 2, .. })
+    ));
 }

@@ -288,7 +288,10 @@ fn check_option_conflicts(args: &Args) -> Result<(), String> {
     if args.udp.is_none() && args.net_channel.is_some() {
         return Err("--net-channel is the channel of --udp's datagrams; it needs --udp".into());
     }
-    for (option, path) in [("--socket", &args.socket), ("--kds-socket", &args.kds_socket)] {
+    for (option, path) in [
+        ("--socket", &args.socket),
+        ("--kds-socket", &args.kds_socket),
+    ] {
         if let Some(p) = path.as_ref().filter(|p| p.is_dir()) {
             return Err(format!(
                 "{option} {}: is a directory; give the path of the socket file to create",

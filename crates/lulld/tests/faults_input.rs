@@ -18,10 +18,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(case: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!(
-            "lulld-faults-input-{}-{case}",
-            std::process::id()
-        ));
+        let p =
+            std::env::temp_dir().join(format!("lulld-faults-input-{}-{case}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Scratch(p)
@@ -107,7 +105,10 @@ fn replay_of_a_fifo_is_refused_without_waiting_for_a_writer() {
     refused(
         &dir,
         &["--replay", s(&fifo)],
-        &format!("--replay: trace {}: is a FIFO, not a regular file", fifo.display()),
+        &format!(
+            "--replay: trace {}: is a FIFO, not a regular file",
+            fifo.display()
+        ),
         &["trace.fifo"],
     );
 }
@@ -116,7 +117,11 @@ fn replay_of_a_fifo_is_refused_without_waiting_for_a_writer() {
 fn replay_of_an_event_at_u64_max_ns_is_refused() {
     let dir = Scratch::new("umax");
     let trace = dir.path("far.trace");
-    std::fs::write(&trace, format!("lull-trace 1\n0 timer 0\n{} timer 1\n", u64::MAX)).unwrap();
+    std::fs::write(
+        &trace,
+        format!("lull-trace 1\n0 timer 0\n{} timer 1\n", u64::MAX),
+    )
+    .unwrap();
     let out = lulld(&dir, &["--no-kds", "--replay", s(&trace)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -135,7 +140,8 @@ fn evdev_paths_that_are_no_input_device_are_named() {
     let dir = Scratch::new("evdev");
     let file = dir.path("records.bin");
     std::fs::write(&file, [0u8; 24]).unwrap();
-    let tail = "not an input device (give /dev/input/eventN, or a pipe of struct input_event records)";
+    let tail =
+        "not an input device (give /dev/input/eventN, or a pipe of struct input_event records)";
     for (path, found) in [
         ("/dev/null", "a character device that is not evdev"),
         (s(&dir.0), "a directory"),
