@@ -35,7 +35,8 @@ struct Args {
     #[arg(long, default_value_t = lull_esm::DEFAULT_QUEUE_BOUND as u32,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     queue_bound: u32,
-    /// An evdev device (or any file of `struct input_event` records) to read; repeatable.
+    /// An evdev device (or a pipe of `struct input_event` records) to read; repeatable. A
+    /// directory, a regular file or a device that is not evdev is refused by name.
     /// `auto` opens every /dev/input/event* there is.
     #[arg(long)]
     evdev: Vec<String>,
