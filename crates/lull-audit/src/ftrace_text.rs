@@ -463,7 +463,11 @@ CPU:0 [LOST 3 EVENTS]
         let joined = nested.replace("1.999999", "1.0");
         assert!(matches!(
             read(&joined, &[]),
-            Err(FtraceError::TimeGoesBack { line: 2, cpu: 0, .. })
+            Err(FtraceError::TimeGoesBack {
+                line: 2,
+                cpu: 0,
+                ..
+            })
         ));
     }
 
