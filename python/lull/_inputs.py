@@ -17,6 +17,15 @@ def seed(value, what="seed"):
     return value
 
 
+def read_text(path, kind):
+    """The text of an input file through the native bounded reader: ``InputError`` naming the
+    path for a missing or unreadable file, a directory, FIFO or device, a file past the kind's
+    bound, or text that is not UTF-8. ``kind`` is ``spec``, ``rtapp``, ``trace`` or ``sweep``."""
+    from . import _lull
+
+    return _lull.read_text(os.fspath(path), kind)
+
+
 def spec_text(spec):
     """The TOML text of a spec given as a path or a dict, and a name for it in messages.
 
@@ -32,6 +41,5 @@ def spec_text(spec):
         return _lull.spec_json_to_toml(as_json, "spec dict"), "spec dict"
     if isinstance(spec, (str, os.PathLike)):
         path = os.fspath(spec)
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
+        return read_text(path, "spec"), path
     raise SpecError(f"a spec is a path or a dict, not {type(spec).__name__}")

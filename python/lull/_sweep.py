@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pandas as pd
 
 from . import _inputs, _lull
-from .errors import LullError, SweepError
+from .errors import InputError, LullError, SweepError
 
 ENGINES = ("local", "dask", "ray")
 
@@ -93,10 +93,9 @@ class Grid:
             if relative_to is not None and not os.path.isabs(path):
                 path = os.path.join(relative_to, path)
             try:
-                with open(path, "rb") as f:
-                    base = tomllib.load(f)
-            except OSError as e:
-                raise SweepError(f"spec {path}: {e.strerror or e}") from None
+                base = tomllib.loads(_inputs.read_text(path, "spec"))
+            except InputError as e:
+                raise SweepError(str(e)) from None
             except tomllib.TOMLDecodeError as e:
                 raise SweepError(f"spec {path}: not TOML: {e}") from None
             origin = path
@@ -263,10 +262,9 @@ def load_file(path):
     """A sweep file (TOML: ``spec``, ``seeds``, ``models``, ``[overrides]``) as a checked grid;
     the spec's path is relative to the file."""
     try:
-        with open(path, "rb") as f:
-            table = tomllib.load(f)
-    except OSError as e:
-        raise SweepError(f"{path}: {e.strerror or e}") from None
+        table = tomllib.loads(_inputs.read_text(path, "sweep"))
+    except InputError as e:
+        raise SweepError(str(e)) from None
     except tomllib.TOMLDecodeError as e:
         raise SweepError(f"{path}: not TOML: {e}") from None
     return Grid.of(table, relative_to=os.path.dirname(os.path.abspath(path)))

@@ -33,7 +33,7 @@ def read(path):
     kernel lost) and ``gap_before`` is ``lost_before > 0``. ``df.attrs`` holds the header
     (``rings``, ``ring_capacity``, ``start_ns``), the per-ring trailer counters
     (``overwritten``, ``kernel_lost``) and ``lost_at_end`` (numbers skipped after each ring's
-    last record). Raises ``LogError`` for a log that is not sound and ``OSError`` when the file
+    last record). Raises ``LogError`` for a log that is not sound and ``InputError`` when the file
     cannot be read.
     """
     raw = _lull.read_audit(os.fspath(path))

@@ -6,6 +6,12 @@ class LullError(Exception):
     """Base of every error Lull raises for bad input."""
 
 
+class InputError(LullError, OSError):
+    """An input file that cannot be read: missing, unreadable, not a regular file (a directory,
+    a FIFO, a device such as ``/dev/zero``), larger than its kind's bound, or not UTF-8 text.
+    Also an ``OSError``, so code that caught ``OSError`` before still does."""
+
+
 class SpecError(LullError, ValueError):
     """A spec (file or dict) or an rt-app workload the simulator refuses."""
 

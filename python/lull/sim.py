@@ -43,8 +43,7 @@ def rtapp(workload, *, platform="x86-64", scheduler=None, policy=None, seed=1, l
         origin = "rt-app dict"
     elif isinstance(workload, (str, os.PathLike)):
         origin = os.fspath(workload)
-        with open(origin, encoding="utf-8") as f:
-            text = f.read()
+        text = _inputs.read_text(origin, "rtapp")
     else:
         raise SpecError(f"an rt-app workload is a path or a dict, not {type(workload).__name__}")
     if not isinstance(platform, str):

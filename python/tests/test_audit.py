@@ -3,7 +3,7 @@ import pytest
 
 import auditlog
 import lull
-from lull.errors import CorruptLog, LogError
+from lull.errors import CorruptLog, InputError, LogError
 
 
 def records():
@@ -57,8 +57,8 @@ def test_corrupt_logs_are_log_errors(tmp_path, damage, words):
     assert CorruptLog is LogError
 
 
-def test_a_missing_log_is_an_os_error(tmp_path):
-    with pytest.raises(OSError):
+def test_a_missing_log_is_an_input_error(tmp_path):
+    with pytest.raises(InputError):
         lull.audit.read(tmp_path / "none.audit")
 
 

@@ -3,7 +3,7 @@ import os
 import pytest
 
 import lull
-from lull.errors import LullError, SpecError
+from lull.errors import InputError, LullError, SpecError
 
 
 def test_run_by_path(root):
@@ -66,7 +66,7 @@ def test_bad_arguments_are_spec_errors(tiny):
             lull.sim.run(tiny, **kwargs)
     with pytest.raises(SpecError):
         lull.sim.run(42)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(InputError, match="spec /nonexistent/spec.toml: cannot open"):
         lull.sim.run("/nonexistent/spec.toml")
     assert issubclass(SpecError, LullError)
 

@@ -32,7 +32,23 @@ pub enum FtraceError {
     Cpu { line: usize, cpu: u32 },
     #[error("no scheduler events in the trace")]
     Empty,
+    #[error(
+        "line {line}: CPU {cpu}'s time goes back from {previous_ns} ns to {at_ns} ns, more than \
+         the {MAX_STEP_BACK_NS} ns nested events explain (are two traces joined?)"
+    )]
+    TimeGoesBack {
+        line: usize,
+        cpu: u32,
+        at_ns: u64,
+        previous_ns: u64,
+    },
 }
+
+/// Largest step back in one CPU's time the reader accepts (and counts in
+/// [`FtraceCounts::out_of_order_lines`]): 10 ms. Nested events (an interrupt's, committed
+/// while an outer event was being written) step back by microseconds; a larger step is two
+/// traces joined or a corrupt stamp, whose thread-level parallelism would be meaningless.
+pub const MAX_STEP_BACK_NS: u64 = 10_000_000;
 
 /// Counts of what the reader saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -40,8 +56,9 @@ pub struct FtraceCounts {
     pub sched_lines: u64,
     pub other_event_lines: u64,
     pub lost_events_reported: u64,
-    /// Lines whose time is earlier than the previous line of the same CPU (nested events can
-    /// do this); kept, since the analyses order by time.
+    /// Lines whose time is earlier than the previous line of the same CPU by at most
+    /// [`MAX_STEP_BACK_NS`] (nested events can do this); kept, since the analyses order by time.
+    /// A larger step back is [`FtraceError::TimeGoesBack`].
     pub out_of_order_lines: u64,
 }
 
@@ -296,6 +313,14 @@ pub fn read(text: &str, ignore_comms: &[&str]) -> Result<(AuditLog, FtraceCounts
                     last_ts.resize(c + 1, 0);
                 }
                 if ts < last_ts[c] {
+                    if last_ts[c] - ts > MAX_STEP_BACK_NS {
+                        return Err(FtraceError::TimeGoesBack {
+                            line: lineno,
+                            cpu,
+                            at_ns: ts,
+                            previous_ns: last_ts[c],
+                        });
+                    }
                     counts.out_of_order_lines += 1;
                 }
                 last_ts[c] = last_ts[c].max(ts);
@@ -433,8 +458,17 @@ CPU:0 [LOST 3 EVENTS]
             Err(FtraceError::Malformed { line: 1, .. })
         ));
         assert_eq!(read("# nothing\n", &[]), Err(FtraceError::Empty));
-        let back = "a-1 [000] 2.0: sched_wakeup: comm=a pid=1 prio=120 target_cpu=000\na-1 [000] 1.0: sched_wakeup: comm=a pid=1 prio=120 target_cpu=000\n";
-        assert_eq!(read(back, &[]).unwrap().1.out_of_order_lines, 1);
+        let nested = "a-1 [000] 2.0: sched_wakeup: comm=a pid=1 prio=120 target_cpu=000\na-1 [000] 1.999999: sched_wakeup: comm=a pid=1 prio=120 target_cpu=000\n";
+        assert_eq!(read(nested, &[]).unwrap().1.out_of_order_lines, 1);
+        let joined = nested.replace("1.999999", "1.0");
+        assert!(matches!(
+            read(&joined, &[]),
+            Err(FtraceError::TimeGoesBack {
+                line: 2,
+                cpu: 0,
+                ..
+            })
+        ));
     }
 
     #[test]

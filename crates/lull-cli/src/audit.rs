@@ -670,6 +670,7 @@ fn tlp(a: &AnalysisArgs, input: &files::Input) -> ExitCode {
             "dropped_events": rep.dropped_events,
             "lost_records": rep.lost_records,
             "lost_events_reported": input.ftrace.map(|f| f.lost_events_reported),
+            "out_of_order_lines": input.ftrace.map(|f| f.out_of_order_lines),
             "cpus": rep.cpus,
             "span_ns": rep.span_ns,
             "busy_ns": rep.busy_ns,
@@ -692,6 +693,13 @@ fn tlp(a: &AnalysisArgs, input: &files::Input) -> ExitCode {
         rep.dropped_events,
         rep.lost_records
     );
+    if let Some(f) = input.ftrace {
+        outln!(
+            "ftrace text: {} lost events reported, {} lines stepped back in their CPU's time (nested events, kept)",
+            f.lost_events_reported,
+            f.out_of_order_lines
+        );
+    }
     ExitCode::SUCCESS
 }
 

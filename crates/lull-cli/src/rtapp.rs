@@ -44,7 +44,8 @@ pub struct RtAppArgs {
 /// # Errors
 /// The file's read error or the reader's typed error, as text.
 pub fn load(path: &Path) -> Result<RtApp, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::RTAPP_JSON)
+        .map_err(|e| e.to_string())?;
     rtapp::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 

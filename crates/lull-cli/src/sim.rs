@@ -79,7 +79,8 @@ pub struct RunArgs {
 }
 
 fn load(path: &Path) -> Result<Spec, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
+        .map_err(|e| e.to_string())?;
     Spec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
@@ -207,7 +208,8 @@ pub fn run(cmd: SimCommand) -> ExitCode {
 
 /// Runs one spec file: its table and its JSON.
 fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
+        .map_err(|e| e.to_string())?;
     if TogglingSpec::is_toggling(&text) {
         if !args.policy.is_empty() || args.footprint_dir.is_some() || args.seed_size {
             return Err(format!(

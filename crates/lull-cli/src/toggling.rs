@@ -137,7 +137,8 @@ pub fn section() -> Result<(String, Value), String> {
     let mut all = serde_json::Map::new();
     for path in SPECS {
         let p = Path::new(path);
-        let body = std::fs::read_to_string(p).map_err(|e| format!("{path}: {e}"))?;
+        let body = lull_os::input_file::read_bounded_text(p, lull_os::input_file::SPEC)
+            .map_err(|e| e.to_string())?;
         let r = run_text(&body, p, None)?;
         if !text.is_empty() {
             text.push('\n');

@@ -111,7 +111,8 @@ pub fn reproduce_section() -> Result<(String, Value), String> {
     let started = std::time::Instant::now();
     let mut results = Vec::new();
     for p in specs()? {
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = lull_os::input_file::read_bounded_text(&p, lull_os::input_file::SPEC)
+            .map_err(|e| e.to_string())?;
         let spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", p.display()))?;
         results.push(run_ucsg_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?);
     }

@@ -129,8 +129,8 @@ pub fn run_text(text: &str, path: &Path, seed: Option<u64>) -> Result<PaintingRe
 /// A message when the spec cannot be read or run.
 pub fn painting_rows() -> Result<(String, Value), String> {
     let path = Path::new(PAINTING_SPEC);
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{PAINTING_SPEC}: {e} (run from the repository root)"))?;
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
+        .map_err(|e| format!("{e} (run from the repository root)"))?;
     let started = std::time::Instant::now();
     let r = run_text(&text, path, None)?;
     let mut t = table(&r);

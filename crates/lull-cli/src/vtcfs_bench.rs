@@ -26,7 +26,8 @@ pub fn run_interbench_file(
     seed_size: bool,
     seed: Option<u64>,
 ) -> Result<InterbenchResult, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
+        .map_err(|e| e.to_string())?;
     let mut spec = InterbenchSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     if seed_size {
         spec.seed_size();
@@ -142,7 +143,8 @@ pub fn run_hackbench_file(
     seed_size: bool,
     seed: Option<u64>,
 ) -> Result<HackbenchResult, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
+        .map_err(|e| e.to_string())?;
     let mut spec = HackbenchSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     if seed_size {
         spec.seed_size();

@@ -88,11 +88,8 @@ pub enum LiveError {
     BadSeconds(u64),
     #[error("trace: {0}")]
     Trace(#[from] TraceError),
-    #[error("cannot read trace {path}: {source}")]
-    TraceFile {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    TraceFile(#[from] lull_os::input_file::ReadError),
     #[error("the trace holds {0:?}, which has no evdev form; live tracking replays input only")]
     NotInput(lull_model::RawEvent),
     #[error("measuring threads: {0}")]
@@ -126,10 +123,7 @@ pub fn parse_workload(s: &str) -> Result<Workload, LiveError> {
 /// # Errors
 /// [`LiveError::TraceFile`] or [`LiveError::Trace`].
 pub fn load_trace(path: &std::path::Path) -> Result<Trace, LiveError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LiveError::TraceFile {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::TRACE)?;
     Ok(Trace::parse(&text)?)
 }
 

@@ -14,6 +14,10 @@
 //! - [`uinput`]: a virtual input device through `/dev/uinput`, for the lab guest's tests.
 //! - [`bpf`]: BPF without clang or libbpf — the BTF reader, maps and programs, a sched_ext
 //!   scheduler registered through its struct_ops map, a kprobe call counter.
+//! - [`input_file`]: files a user names as input (traces, specs, logs), read with a bound per
+//!   kind, refusing FIFOs, devices and directories; `--evdev` sources checked to be input devices.
+//! - [`fileout`]: files Lull writes to a user-given path, replaced atomically through an
+//!   unpredictable temporary, never through a symlink or over a device.
 //! - [`fbdev`]: the frame buffer device the display server presents to.
 //! - [`topology`]: the CPUs as sysfs describes them — online, clusters by capacity, cpufreq levels.
 //! - [`tracefs`]: a private tracefs instance with the scheduler tracepoints on.
@@ -37,6 +41,7 @@ pub mod event_loop;
 pub mod event_ring;
 pub mod fbdev;
 pub mod fileout;
+pub mod input_file;
 pub mod proc_connector;
 pub mod procfs;
 pub mod protocol;

@@ -9,7 +9,7 @@ mod spec;
 
 use std::path::PathBuf;
 
-use pyo3::exceptions::PyOSError;
+use lull_os::input_file::{self, InputKind, ReadError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -18,6 +18,39 @@ use audit::LeBytes as _;
 pyo3::import_exception!(lull.errors, SpecError);
 pyo3::import_exception!(lull.errors, LogError);
 pyo3::import_exception!(lull.errors, ResultsError);
+pyo3::import_exception!(lull.errors, InputError);
+
+fn input_err(e: &ReadError) -> PyErr {
+    InputError::new_err(e.to_string())
+}
+
+/// The bound and name of each kind of input file Python reads, by the name Python passes.
+fn input_kind(kind: &str) -> PyResult<InputKind> {
+    Ok(match kind {
+        "spec" => input_file::SPEC,
+        "rtapp" => input_file::RTAPP_JSON,
+        "trace" => input_file::TRACE,
+        "sweep" => InputKind {
+            what: "sweep file",
+            ..input_file::SPEC
+        },
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown input kind {other:?}"
+            )))
+        }
+    })
+}
+
+/// Reads a text input file with the bounded reader every Lull front end uses (`lull_os::
+/// input_file`): a regular UTF-8 file within its kind's bound, else `lull.errors.InputError`
+/// naming the path.
+#[pyfunction]
+fn read_text(py: Python<'_>, path: PathBuf, kind: &str) -> PyResult<String> {
+    let kind = input_kind(kind)?;
+    py.detach(|| input_file::read_bounded_text(&path, kind))
+        .map_err(|e| input_err(&e))
+}
 
 fn spec_err(p: spec::SpecProblem) -> PyErr {
     SpecError::new_err(p.0)
@@ -102,8 +135,8 @@ fn optional_spec_keys() -> Vec<String> {
 #[pyfunction]
 fn read_audit<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
     let bytes = py
-        .detach(|| std::fs::read(&path))
-        .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        .detach(|| input_file::read_bounded(&path, input_file::AUDIT_LOG))
+        .map_err(|e| input_err(&e))?;
     let (log, c) = py
         .detach(|| audit::columns_of_bytes(&bytes))
         .map_err(|e| LogError::new_err(format!("{}: {e}", path.display())))?;
@@ -188,5 +221,6 @@ fn _lull(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_audit_logs, m)?)?;
     m.add_function(wrap_pyfunction!(read_audit, m)?)?;
     m.add_function(wrap_pyfunction!(load_results, m)?)?;
+    m.add_function(wrap_pyfunction!(read_text, m)?)?;
     Ok(())
 }

@@ -98,6 +98,27 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> SpecError {
 }
 
 /// A workload's length in ms must be 1..=[`MAX_DURATION_MS`].
+/// Most cycles one piece of the app's work (an event's handler, a frame's drawing or decoding)
+/// may take: 10 G cycles, four seconds on a 2.5 GHz core, far past any frame or handler; it also
+/// keeps `cycles × 1e9` (the cycle-to-time conversions) inside `u64`.
+pub const MAX_WORK_CYCLES: u64 = 10_000_000_000;
+
+/// Largest video side, px: 8K's 7680 rounded up to the display server's own limit (`lulld
+/// --screen`).
+pub const MAX_VIDEO_SIDE_PX: u32 = 8192;
+
+fn check_work_cycles(field: &'static str, cycles: u64) -> Result<(), SpecError> {
+    if cycles > MAX_WORK_CYCLES {
+        return Err(invalid(
+            field,
+            format!(
+                "{cycles} cycles is more than the {MAX_WORK_CYCLES} one piece of work may take"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn check_workload_ms(field: &'static str, ms: u64) -> Result<(), SpecError> {
     if ms == 0 || ms > MAX_DURATION_MS {
         return Err(invalid(field, format!("must be 1..={MAX_DURATION_MS}")));
@@ -261,6 +282,23 @@ impl Spec {
                 "handler_cycles and draw_cycles must be positive",
             ));
         }
+        for (field, cycles) in [
+            ("app.handler_cycles", raw.app.handler_cycles),
+            ("app.draw_cycles", raw.app.draw_cycles),
+        ] {
+            check_work_cycles(field, cycles)?;
+        }
+        // The model reloads at most the L2 (`kernel::exec`): a larger hot set would run exactly
+        // as one of the L2's size, so the spec would not mean what it says.
+        if raw.app.cache_kib > platform.costs.l2_kib {
+            return Err(invalid(
+                "app.cache_kib",
+                format!(
+                    "{} KiB is more than {}'s {} KiB L2, the largest cache the model reloads",
+                    raw.app.cache_kib, raw.platform, platform.costs.l2_kib
+                ),
+            ));
+        }
         if raw.tail_ms > MAX_DURATION_MS {
             return Err(invalid("tail_ms", format!("at most {MAX_DURATION_MS}")));
         }
@@ -297,8 +335,15 @@ impl Spec {
                 duration_ms,
                 fps_milli,
                 decode_cycles_per_frame,
-                ..
+                width,
+                height,
             } => {
+                for (field, px) in [("workload.width", width), ("workload.height", height)] {
+                    if !(1..=MAX_VIDEO_SIDE_PX).contains(px) {
+                        return Err(invalid(field, format!("must be 1..={MAX_VIDEO_SIDE_PX}")));
+                    }
+                }
+                check_work_cycles("workload.decode_cycles_per_frame", *decode_cycles_per_frame)?;
                 check_workload_ms("workload.duration_ms", *duration_ms)?;
                 if !(1..=240_000).contains(fps_milli) {
                     return Err(invalid("workload.fps_milli", "must be 1..=240000"));

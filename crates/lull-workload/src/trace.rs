@@ -10,7 +10,8 @@
 //! <t_ns> timer <id>
 //! ```
 //!
-//! `t_ns` is nanoseconds from the start of the trace and never decreases. The reader accepts
+//! `t_ns` is nanoseconds from the start of the trace, never decreases and is at most
+//! [`MAX_SPAN_NS`] (24 hours). The reader accepts
 //! nothing else: every malformed line is a [`TraceError`] naming the line.
 
 use std::fmt::Write as _;
@@ -21,6 +22,11 @@ use lull_model::{RawEvent, TouchPhase};
 pub const HEADER: &str = "lull-trace 1";
 /// Largest trace the reader accepts, so a corrupt file cannot exhaust memory.
 pub const MAX_EVENTS: usize = 10_000_000;
+/// Latest event time the reader accepts: 24 hours. A recording is minutes long; a day leaves
+/// room for any soak test while keeping `start + t_ns` far from `u64` overflow in the daemon's
+/// replay and the simulator's clocks, so a corrupt or hostile time such as `u64::MAX` is refused
+/// here rather than injected.
+pub const MAX_SPAN_NS: u64 = 24 * 3_600 * 1_000_000_000;
 
 /// One raw event at its time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -49,6 +55,11 @@ pub enum TraceError {
         at_ns: u64,
         previous_ns: u64,
     },
+    #[error(
+        "line {line}: time {at_ns} ns is past the longest trace the reader accepts \
+         ({MAX_SPAN_NS} ns, 24 hours)"
+    )]
+    TooLong { line: usize, at_ns: u64 },
     #[error("more than {MAX_EVENTS} events")]
     TooManyEvents,
     #[error("cannot scale a trace of {events} events spanning {span_ns} ns to {target_ns} ns")]
@@ -88,6 +99,12 @@ impl Trace {
                 line: line_no,
                 reason,
             })?;
+            if ev.at_ns > MAX_SPAN_NS {
+                return Err(TraceError::TooLong {
+                    line: line_no,
+                    at_ns: ev.at_ns,
+                });
+            }
             if ev.at_ns < previous_ns {
                 return Err(TraceError::TimeGoesBack {
                     line: line_no,

@@ -87,7 +87,7 @@ pub enum DaemonError {
     AlreadyRunning(PathBuf),
     #[error("socket path {path} is {len_bytes} bytes; a Unix socket path holds at most {MAX_SOCKET_PATH_BYTES}")]
     SocketPathTooLong { path: PathBuf, len_bytes: usize },
-    #[error("{path} exists and is {what}, not a socket; refusing to remove it")]
+    #[error("{path} exists and is {what}, not a socket; refusing to remove it (give the path of the socket file to create)")]
     NotASocket { path: PathBuf, what: &'static str },
     #[error("cannot tell whether something listens at {path}: {source}")]
     SocketProbe { path: PathBuf, source: io::Error },

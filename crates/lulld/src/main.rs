@@ -36,7 +36,8 @@ struct Args {
     #[arg(long, default_value_t = lull_esm::DEFAULT_QUEUE_BOUND as u32,
           value_parser = clap::value_parser!(u32).range(1..=lull_esm::MAX_QUEUE_BOUND as i64))]
     queue_bound: u32,
-    /// An evdev device (or any file of `struct input_event` records) to read; repeatable.
+    /// An evdev device (or a pipe of `struct input_event` records) to read; repeatable. A
+    /// directory, a regular file or a device that is not evdev is refused by name.
     /// `auto` opens every /dev/input/event* there is.
     #[arg(long)]
     evdev: Vec<String>,
@@ -47,8 +48,9 @@ struct Args {
     /// `net_message` event on --net-channel.
     #[arg(long)]
     udp: Option<String>,
-    #[arg(long, default_value_t = 0)]
-    net_channel: u32,
+    /// The channel of --udp's `net_message` events (default 0).
+    #[arg(long)]
+    net_channel: Option<u32>,
     /// Inject a `timer` event (id 0) every this many milliseconds. Off by default: a periodic
     /// timer wakes the daemon even when nothing happens.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
@@ -276,7 +278,51 @@ fn activated_path(
     }
 }
 
+/// Refuses options that mean nothing with the others given, naming the conflict, and a
+/// directory where a socket is to be bound (`bind` would say only "Address already in use").
+fn check_option_conflicts(args: &Args) -> Result<(), String> {
+    if args.no_kds && args.kds_socket.is_some() {
+        return Err(
+            "--kds-socket names the display server's socket, which --no-kds turns off; drop one"
+                .into(),
+        );
+    }
+    if args.udp.is_none() && args.net_channel.is_some() {
+        return Err("--net-channel is the channel of --udp's datagrams; it needs --udp".into());
+    }
+    // A directory or any other non-socket at a socket path is refused by the socket checks
+    // (`lulld::check_socket_path`), which run before anything is created.
+    Ok(())
+}
+
 fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
+    check_option_conflicts(args)?;
+    // Inputs are read and checked before anything is created, so a bad one leaves nothing
+    // behind. The bounded reader refuses FIFOs and devices (`/dev/zero`), whose reads would
+    // never end while the termination signals are blocked for the signalfd.
+    let replay = match &args.replay {
+        Some(path) => {
+            let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::TRACE)
+                .map_err(|e| format!("--replay: {e}"))?;
+            Some(
+                lull_workload::Trace::parse(&text)
+                    .map_err(|e| format!("--replay {}: {e}", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    let mut evdev = Vec::new();
+    for p in evdev_paths(&args.evdev)? {
+        let fd = lull_os::input_file::open_event_source(&p).map_err(|e| e.to_string())?;
+        if let Err(e) = sys::evdev_use_monotonic(fd.as_raw_fd()) {
+            eprintln!(
+                "lulld: {}: cannot switch its stamps to CLOCK_MONOTONIC ({e}); \
+                 its records must already carry monotonic times",
+                p.display()
+            );
+        }
+        evdev.push((p, fd));
+    }
     let esm_fd = activated.esm.take();
     let socket_path = match &esm_fd {
         Some(a) => activated_path(a, "--socket", args.socket.as_ref())?,
@@ -396,31 +442,18 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
         );
     })
     .map_err(|e| e.to_string())?;
-    for p in evdev_paths(&args.evdev)? {
-        let fd = sys::open_read_nonblocking(&p)
-            .map_err(|e| format!("cannot open evdev device {}: {e}", p.display()))?;
-        if let Err(e) = sys::evdev_use_monotonic(fd.as_raw_fd()) {
-            eprintln!(
-                "lulld: {}: cannot switch its stamps to CLOCK_MONOTONIC ({e}); \
-                 its records must already carry monotonic times",
-                p.display()
-            );
-        }
+    for (p, fd) in evdev {
         d.add_evdev(fd).map_err(|e| e.to_string())?;
         eprintln!("lulld: evdev source {}", p.display());
     }
-    if let Some(path) = &args.replay {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let trace =
-            lull_workload::Trace::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        d.add_replay(&trace, sys::monotonic_ns() + REPLAY_LEAD_NS)
+    if let Some(trace) = &replay {
+        d.add_replay(trace, sys::monotonic_ns() + REPLAY_LEAD_NS)
             .map_err(|e| e.to_string())?;
     }
     if let Some(addr) = &args.udp {
         let sock =
             std::net::UdpSocket::bind(addr).map_err(|e| format!("cannot bind UDP {addr}: {e}"))?;
-        d.add_net(OwnedFd::from(sock), args.net_channel)
+        d.add_net(OwnedFd::from(sock), args.net_channel.unwrap_or(0))
             .map_err(|e| e.to_string())?;
     }
     if let Some(ms) = args.timer_ms {

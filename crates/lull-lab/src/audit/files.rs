@@ -9,11 +9,8 @@ use thiserror::Error;
 /// Why an input file cannot be analysed.
 #[derive(Debug, Error)]
 pub enum InputError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Read(#[from] lull_os::input_file::ReadError),
     #[error("{path}: {source}")]
     Log { path: String, source: LogError },
     #[error("{path}: not ftrace text: {source}")]
@@ -32,10 +29,14 @@ pub struct Input {
 /// Reads `path` as an audit log, or as ftrace text when `ftrace` is set.
 pub fn load(path: &Path, ftrace: bool) -> Result<Input, InputError> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| InputError::Io {
-        path: p.clone(),
-        source,
-    })?;
+    // Bounded: a device (`/dev/zero`), a FIFO or a file past the kind's bound is refused, not
+    // read until memory runs out.
+    let kind = if ftrace {
+        lull_os::input_file::FTRACE_TEXT
+    } else {
+        lull_os::input_file::AUDIT_LOG
+    };
+    let bytes = lull_os::input_file::read_bounded(path, kind)?;
     if ftrace {
         let text = std::str::from_utf8(&bytes).map_err(|e| InputError::Utf8 {
             path: p.clone(),

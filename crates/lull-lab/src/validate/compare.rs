@@ -318,7 +318,8 @@ pub fn validate_all(
             path: p.display().to_string(),
             reason,
         };
-        let text = std::fs::read_to_string(p).map_err(|e| bad(e.to_string()))?;
+        let text = lull_os::input_file::read_bounded_text(p, lull_os::input_file::RTAPP_JSON)
+            .map_err(|e| bad(e.to_string()))?;
         workloads.push((
             p,
             lull_workload::rtapp::parse(&text).map_err(|e| bad(e.to_string()))?,

@@ -1,0 +1,181 @@
+//! Fault injection at the `lull` command's input files (issue 28, items 2 and 11): devices,
+//! FIFOs and directories where a file goes, absurd spec values, ftrace text whose time goes
+//! back. Each case runs the built `lull` under its own hang guard and asserts the exit status and
+//! the message naming the path and the problem.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Hang guard per case: each refusal comes before any read; a minute means it blocked.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// A scratch directory of this test's own, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(case: &str) -> Scratch {
+        let p = std::env::temp_dir().join(format!(
+            "lull-cli-faults-input-{}-{case}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `lull args`, killed if it outlives [`GUARD`].
+fn lull(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(GUARD) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("lull {args:?} still running after {GUARD:?}");
+        }
+    }
+}
+
+/// Asserts `lull args` failed with status 1 and exactly `message` on stderr.
+fn refused(args: &[&str], message: &str) {
+    let out = lull(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end(), message, "{args:?}");
+}
+
+#[test]
+fn readers_refuse_dev_zero() {
+    let dev = "is a character device, not a regular file";
+    refused(
+        &["audit", "tlp", "--ftrace", "/dev/zero"],
+        &format!("lull audit: ftrace text /dev/zero: {dev}"),
+    );
+    refused(
+        &["audit", "dump", "/dev/zero"],
+        &format!("lull audit: audit log /dev/zero: {dev}"),
+    );
+    refused(
+        &["sim", "run", "/dev/zero"],
+        &format!("lull sim run: spec /dev/zero: {dev}"),
+    );
+    refused(
+        &["sim", "rtapp", "/dev/zero"],
+        &format!("lull sim rtapp: rt-app workload /dev/zero: {dev}"),
+    );
+}
+
+#[test]
+fn readers_refuse_a_fifo_and_a_directory() {
+    let dir = Scratch::new("fifo");
+    let fifo = dir.0.join("spec.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.display().to_string();
+    refused(
+        &["sim", "run", &fifo],
+        &format!("lull sim run: spec {fifo}: is a FIFO, not a regular file"),
+    );
+    let d = dir.0.display().to_string();
+    refused(
+        &["audit", "tlp", &d],
+        &format!("lull audit: audit log {d}: is a directory, not a regular file"),
+    );
+}
+
+#[test]
+fn a_spec_with_handler_cycles_at_u64_max_is_refused() {
+    let dir = Scratch::new("spec");
+    let spec = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/marz/tracking-10s.toml"
+    ))
+    .unwrap();
+    let at = spec
+        .find("handler_cycles = ")
+        .expect("the shipped spec sets handler_cycles");
+    let end = at + spec[at..].find('\n').unwrap();
+    let absurd = format!(
+        "{}handler_cycles = {}{}",
+        &spec[..at],
+        u64::MAX,
+        &spec[end..]
+    );
+    let path = dir.write("absurd.toml", &absurd);
+    let out = lull(&["sim", "run", &path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("{path}: ")), "{stderr}");
+    assert!(stderr.contains("app.handler_cycles"), "{stderr}");
+}
+
+const SWITCH_AT: &str = "          <idle>-0       [001] d..3.  TS: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=app next_pid=29792 next_prio=120\n";
+const BACK_AT: &str = "             app-29792   [001] d..3.  TS: sched_switch: prev_comm=app prev_pid=29792 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
+
+fn two_lines(first: &str, second: &str) -> String {
+    format!(
+        "# tracer: nop\n#P:2\n{}{}",
+        SWITCH_AT.replace("TS", first),
+        BACK_AT.replace("TS", second)
+    )
+}
+
+#[test]
+fn ftrace_time_going_back_is_an_error_not_a_tlp() {
+    let dir = Scratch::new("ftrace-back");
+    let path = dir.write("joined.txt", &two_lines("2630.829789", "2628.000000"));
+    refused(
+        &["audit", "tlp", "--ftrace", &path],
+        &format!(
+            "lull audit: {path}: not ftrace text: line 4: CPU 1's time goes back from \
+             2630829789000 ns to 2628000000000 ns, more than the 10000000 ns nested events \
+             explain (are two traces joined?)"
+        ),
+    );
+}
+
+#[test]
+fn a_nested_events_small_step_back_is_counted() {
+    let dir = Scratch::new("ftrace-nested");
+    let path = dir.write("nested.txt", &two_lines("2630.829789", "2630.829788"));
+    let out = lull(&["audit", "tlp", "--ftrace", &path]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("1 lines stepped back in their CPU's time"),
+        "{stdout}"
+    );
+}
