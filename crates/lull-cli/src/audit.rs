@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +10,7 @@ use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
+use lull_os::fileout::AtomicFile;
 use lull_audit::footprint::{
     footprint, SEED_CONTROL_BYTES, SEED_ENTRIES_PER_RING, SEED_ENTRY_SIZE, SEED_RINGS,
 };
@@ -527,13 +527,15 @@ fn fmt_opt(v: Option<f64>) -> String {
 }
 
 fn record(a: RecordArgs) -> ExitCode {
+    // The log streams into a temporary beside --out that replaces it only when the recording
+    // is complete; a destination that is not a regular file is refused before tracing starts.
+    let file = match AtomicFile::create(&a.out) {
+        Ok(f) => BufWriter::new(f),
+        Err(e) => return fail(e),
+    };
     if let Err(e) = lull_os::tracefs::available() {
         return fail(e);
     }
-    let file = match File::create(&a.out) {
-        Ok(f) => BufWriter::new(f),
-        Err(e) => return fail(format!("{}: {e}", a.out.display())),
-    };
     let extraction = if a.poll {
         Extraction::Poll
     } else if a.interval_ms == 0 {
@@ -550,9 +552,18 @@ fn record(a: RecordArgs) -> ExitCode {
         nice: None,
         trace_clock: a.trace_clock,
     };
-    match recorder::record_for(cfg, Duration::from_secs(a.seconds), file) {
-        Ok((_, s)) if a.json => print_json(&s),
-        Ok((_, s)) => {
+    let recorded = recorder::record_for(cfg, Duration::from_secs(a.seconds), file)
+        .map_err(|e| e.to_string())
+        .and_then(|(w, s)| {
+            let f = w
+                .into_inner()
+                .map_err(|e| format!("{}: write: {}", a.out.display(), e.error()))?;
+            f.commit().map_err(|e| e.to_string())?;
+            Ok(s)
+        });
+    match recorded {
+        Ok(s) if a.json => print_json(&s),
+        Ok(s) => {
             outln!(
                 "{}: {} records from {} kernel events in {} extractions; overwritten {}, kernel lost {}, counted-not-logged tasks {} ({} events); footprint M = {}×{}×{}+{} = {} bytes (+ kernel buffers {} bytes); extraction CPU {:.1} ms",
                 a.out.display(), s.records, s.raw_events, s.extractions, s.overwritten, s.kernel_lost, s.counted_tasks, s.counted_events,
@@ -735,8 +746,8 @@ fn export(a: &ExportArgs, input: &files::Input) -> ExitCode {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
-    if let Err(e) = std::fs::write(&a.perfetto, text) {
-        return fail(format!("{}: {e}", a.perfetto.display()));
+    if let Err(e) = lull_os::fileout::write_file_atomically(&a.perfetto, text.as_bytes()) {
+        return fail(e);
     }
     outln!(
         "{}: {} records as ftrace text, {} counter events",

@@ -323,7 +323,7 @@ fn write_audit_logs(spec: &Spec, dir: &Path) -> Result<(), String> {
         let (_, log) = run_model_with_audit(spec, m).map_err(|e| e.to_string())?;
         let bytes = lull_audit::log::encode(&log).map_err(|e| e.to_string())?;
         let path = dir.join(format!("{}-{}.audit", spec.experiment, m.name()));
-        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        lull_os::fileout::write_file_atomically(&path, &bytes).map_err(|e| e.to_string())?;
         eprintln!(
             "wrote {} ({} scheduling events)",
             path.display(),

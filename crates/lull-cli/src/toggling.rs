@@ -55,7 +55,7 @@ pub fn write_audit_logs(
     for (model, log) in logs {
         let bytes = lull_audit::log::encode(log).map_err(|e| e.to_string())?;
         let path = dir.join(format!("{}-{model}.audit", r.experiment));
-        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        lull_os::fileout::write_file_atomically(&path, &bytes).map_err(|e| e.to_string())?;
         eprintln!(
             "wrote {} ({} scheduling events)",
             path.display(),
@@ -115,7 +115,8 @@ pub fn write_plots(dir: &Path, r: &TogglingResult) -> Result<Vec<String>, String
     for (model, svg) in lull_report::core_svgs(&to_value(r)) {
         let svg = svg.map_err(|e| format!("{} under {model}: {e}", r.experiment))?;
         let path = dir.join(format!("{}-{model}.svg", r.experiment));
-        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        lull_os::fileout::write_file_atomically(&path, svg.as_bytes())
+            .map_err(|e| e.to_string())?;
         written.push(path.display().to_string());
     }
     Ok(written)

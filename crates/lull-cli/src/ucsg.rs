@@ -67,7 +67,8 @@ pub fn table(r: &UcsgResult) -> String {
 pub fn write_footprints(r: &UcsgResult, dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let write = |path: PathBuf, text: String| {
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        lull_os::fileout::write_file_atomically(&path, text.as_bytes())
+            .map_err(|e| e.to_string())?;
         eprintln!("wrote {}", path.display());
         Ok::<(), String>(())
     };

@@ -148,6 +148,124 @@ fn create_temp(path: &Path, name: &std::ffi::OsStr) -> Result<(File, PathBuf), F
     ))
 }
 
+/// Refuses a destination that exists and is not a regular file; returns its file name.
+fn check_destination(path: &Path) -> Result<OsString, FileOutError> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| FileOutError::NoFileName {
+            path: path.to_owned(),
+        })?
+        .to_owned();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => Err(FileOutError::NotRegular {
+            path: path.to_owned(),
+            what: kind_name(m.file_type()),
+        }),
+        Ok(_) => Ok(name),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(name),
+        Err(source) => Err(FileOutError::Io {
+            op: "stat",
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// A file being written to a user-given path a piece at a time (an audit log written while it
+/// is recorded), with the promises of [`write_file_atomically`]: the bytes go to a new
+/// temporary beside the destination (unpredictable name, `O_EXCL | O_NOFOLLOW`, 0600), which
+/// [`AtomicFile::commit`] syncs and renames into place. Dropped without a commit, or after any
+/// failure, the temporary is removed and the destination is untouched.
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: Option<File>,
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+impl AtomicFile {
+    /// Refuses a destination that exists and is not a regular file (a device, FIFO, socket,
+    /// directory or symbolic link) before anything is created, then creates the temporary.
+    ///
+    /// # Errors
+    /// [`FileOutError::NoFileName`], [`FileOutError::NotRegular`], or the failing step.
+    pub fn create(path: &Path) -> Result<AtomicFile, FileOutError> {
+        let name = check_destination(path)?;
+        let (file, tmp) = create_temp(path, &name)?;
+        Ok(AtomicFile {
+            file: Some(file),
+            tmp,
+            dest: path.to_owned(),
+        })
+    }
+
+    /// The destination this file will replace.
+    #[must_use]
+    pub fn destination(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Gives the file the usual mode (0666 less the umask), syncs it and renames it over the
+    /// destination. On failure the temporary is removed (by `Drop`).
+    ///
+    /// # Errors
+    /// The failing step as [`FileOutError::Io`] (`ENOSPC` from the sync among them).
+    pub fn commit(mut self) -> Result<(), FileOutError> {
+        let Some(f) = self.file.take() else {
+            return Err(FileOutError::Io {
+                op: "commit",
+                path: self.tmp.clone(),
+                source: io::Error::other("already closed"),
+            });
+        };
+        let step = |op, source| FileOutError::Io {
+            op,
+            path: self.tmp.clone(),
+            source,
+        };
+        let mode = (FINAL_MODE & !umask()) as libc::mode_t;
+        // SAFETY: `f` is an open descriptor; the mode is plain bits.
+        if unsafe { libc::fchmod(f.as_raw_fd(), mode) } != 0 {
+            return Err(step("chmod", io::Error::last_os_error()));
+        }
+        f.sync_all().map_err(|e| step("sync", e))?;
+        drop(f);
+        std::fs::rename(&self.tmp, &self.dest).map_err(|source| FileOutError::Io {
+            op: "rename into place",
+            path: self.dest.clone(),
+            source,
+        })?;
+        // Renamed: nothing left for Drop to remove.
+        self.tmp = PathBuf::new();
+        Ok(())
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("file already committed"))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file()?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file()?.flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            drop(self.file.take());
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 /// Writes `bytes` to `path` as a whole: a new temporary file in the destination's directory
 /// (unpredictable name, `O_EXCL | O_NOFOLLOW`, 0600) is written, synced, given the usual mode
 /// (0666 less the umask) and renamed over `path`. A destination that exists and is not a
@@ -158,57 +276,13 @@ fn create_temp(path: &Path, name: &std::ffi::OsStr) -> Result<(File, PathBuf), F
 /// [`FileOutError::NoFileName`], [`FileOutError::NotRegular`], or the failing step as
 /// [`FileOutError::Io`] (`ENOSPC` from the write or sync among them).
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), FileOutError> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| FileOutError::NoFileName {
-            path: path.to_owned(),
-        })?
-        .to_owned();
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if !m.file_type().is_file() => {
-            return Err(FileOutError::NotRegular {
-                path: path.to_owned(),
-                what: kind_name(m.file_type()),
-            })
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(source) => {
-            return Err(FileOutError::Io {
-                op: "stat",
-                path: path.to_owned(),
-                source,
-            })
-        }
-    }
-    let (mut f, tmp) = create_temp(path, &name)?;
-    let result = (|| {
-        let step = |op| {
-            let tmp = tmp.clone();
-            move |source| FileOutError::Io {
-                op,
-                path: tmp,
-                source,
-            }
-        };
-        f.write_all(bytes).map_err(step("write"))?;
-        // SAFETY: `f` is an open descriptor; the mode is plain bits.
-        let mode = (FINAL_MODE & !umask()) as libc::mode_t;
-        if unsafe { libc::fchmod(f.as_raw_fd(), mode) } != 0 {
-            return Err(step("chmod")(io::Error::last_os_error()));
-        }
-        f.sync_all().map_err(step("sync"))?;
-        drop(f);
-        std::fs::rename(&tmp, path).map_err(|source| FileOutError::Io {
-            op: "rename into place",
-            path: path.to_owned(),
-            source,
-        })
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes).map_err(|source| FileOutError::Io {
+        op: "write",
+        path: f.tmp.clone(),
+        source,
+    })?;
+    f.commit()
 }
 
 #[cfg(test)]
@@ -269,6 +343,27 @@ mod tests {
         let p = d.join("absent").join("out");
         let e = write_file_atomically(&p, b"x").unwrap_err();
         assert!(e.to_string().contains("absent"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_streamed_file_appears_only_on_commit_and_is_removed_when_dropped() {
+        let d = scratch("stream");
+        let p = d.join("log.audit");
+        std::fs::write(&p, b"old").unwrap();
+        let mut f = AtomicFile::create(&p).unwrap();
+        f.write_all(b"new ").unwrap();
+        f.write_all(b"bytes").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new bytes");
+        let mut g = AtomicFile::create(&p).unwrap();
+        g.write_all(b"abandoned").unwrap();
+        drop(g);
+        assert_eq!(std::fs::read(&p).unwrap(), b"new bytes");
+        assert_eq!(entries(&d), ["log.audit"]);
+        let e = AtomicFile::create(Path::new("/dev/full")).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -170,7 +170,8 @@ pub fn write_audit_logs(
         let (_, log) = run_model_with_audit(&spec, m).map_err(|e| problem(origin, e))?;
         let bytes = lull_audit::log::encode(&log).map_err(|e| problem(origin, e))?;
         let path = dir.join(format!("{}-{}.audit", spec.experiment, m.name()));
-        std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
+        lull_os::fileout::write_file_atomically(&path, &bytes)
+            .map_err(|e| SpecProblem(e.to_string()))?;
         written.push((m.name().to_owned(), path, log.records.len()));
     }
     Ok(written)

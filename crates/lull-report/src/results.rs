@@ -113,6 +113,9 @@ pub enum ResultsError {
     Version { path: PathBuf, found: u64 },
     #[error("{path}: section name {name:?} is not a plain name", path = .path.display())]
     BadSection { path: PathBuf, name: String },
+    /// The bounded reader refused or failed: not a regular file, too large, unreadable.
+    #[error(transparent)]
+    Read(#[from] lull_os::input_file::ReadError),
 }
 
 /// `DIR/results`.
@@ -145,12 +148,11 @@ pub fn write(dir: &Path, file: &ResultFile) -> Result<PathBuf, ResultsError> {
     Ok(path)
 }
 
-/// Reads one results file, checking its format and version before its fields.
+/// Reads one results file, checking its format and version before its fields. It is read
+/// through the bounded reader ([`lull_os::input_file::RESULTS_JSON`]): a FIFO, a device or a
+/// directory is refused by name rather than read without end.
 pub fn load_file(path: &Path) -> Result<ResultFile, ResultsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::RESULTS_JSON)?;
     let not = |why: String| ResultsError::NotResults {
         path: path.to_owned(),
         why,

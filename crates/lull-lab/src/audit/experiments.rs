@@ -2,7 +2,6 @@
 //! plus the two-phase TLP check of the audit issue.
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::time::Duration;
 
 use lull_audit::log::decode;
@@ -443,7 +442,11 @@ fn run_condition(
         Condition::Continuous => Extraction::Continuous,
         Condition::Poll => Extraction::Poll,
     };
-    let file = File::create(out_path).map_err(AuditError::Write)?;
+    // A scratch log in a shared directory: written to an unpredictable `O_EXCL | O_NOFOLLOW`
+    // temporary beside `out_path` (so a planted symlink is never followed), never committed,
+    // and removed when the recorder hands it back and it is dropped.
+    let file = lull_os::fileout::AtomicFile::create(out_path)
+        .map_err(|e| AuditError::Write(std::io::Error::other(e.to_string())))?;
     let rc = RecorderConfig {
         extraction,
         pin_cpu: Some(BENCH_CPU),

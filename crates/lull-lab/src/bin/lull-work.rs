@@ -28,8 +28,8 @@ fn main() -> ExitCode {
         }
     };
     if let Some(path) = &args.report {
-        if let Err(e) = std::fs::write(path, json.as_bytes()) {
-            eprintln!("lull-work: cannot write {}: {e}", path.display());
+        if let Err(e) = lull_os::fileout::write_file_atomically(path, json.as_bytes()) {
+            eprintln!("lull-work: cannot write the report: {e}");
             return ExitCode::FAILURE;
         }
     }
