@@ -84,3 +84,17 @@ def test_a_log_of_garbage_is_a_log_error(tmp_path):
     p.write_bytes(b"\xff" * 100)
     with pytest.raises(LogError):
         lull.audit.read(p)
+
+
+@pytest.mark.parametrize("make, found", [
+    (lambda p: os.mkfifo(p), "a FIFO"),
+    (lambda p: os.symlink("/dev/zero", p), "a character device"),
+    (lambda p: os.mkdir(p), "a directory"),
+])
+def test_results_files_that_are_not_regular_files_are_refused(tmp_path, make, found):
+    from lull.errors import ResultsError
+    (tmp_path / "results").mkdir()
+    x = tmp_path / "results" / "x.json"
+    make(x)
+    with pytest.raises(ResultsError, match=f"results file {x}: is {found}, not a regular file"):
+        lull.results.load(tmp_path)

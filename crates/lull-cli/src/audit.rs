@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
-use lull_os::fileout::AtomicFile;
 use lull_audit::footprint::{
     footprint, SEED_CONTROL_BYTES, SEED_ENTRIES_PER_RING, SEED_ENTRY_SIZE, SEED_RINGS,
 };
@@ -24,6 +23,7 @@ use lull_lab::audit::recorder::{self, Extraction, RecorderConfig};
 use lull_lab::audit::tlp_table::programs::PROGRAM_NAMES;
 use lull_lab::audit::tlp_table::sim::{self as sim_tlp, SimTable};
 use lull_lab::audit::tlp_table::{self, RowStatus, TableConfig, TlpTable};
+use lull_os::fileout::AtomicFile;
 use serde_json::json;
 
 /// `println!` that ends quietly when stdout is closed (`| head`) instead of panicking.

@@ -1,0 +1,309 @@
+//! Fault injection at the files `lull` writes and the results it reads back (issue 28, items 2
+//! and 8): a device (`/dev/full`), a planted symbolic link or a FIFO where an output or a
+//! results file goes. Each case runs the built `lull` under its own hang guard and asserts the
+//! exit status, the message naming the path and the problem, that whatever was at the path is
+//! untouched, and that no temporary file is left behind.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Hang guard per case: the slowest run here (a toggling simulation) takes under a second;
+/// a minute means something blocked.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// What a planted symlink's target holds; it must hold it still after every refusal.
+const VICTIM_TEXT: &str = "not Lull's\n";
+
+/// A scratch directory of this test's own, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(case: &str) -> Scratch {
+        let p = std::env::temp_dir().join(format!(
+            "lull-cli-faults-output-{}-{case}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// A regular file that is not Lull's, outside the output directories.
+    fn victim(&self) -> PathBuf {
+        let p = self.path("victim.txt");
+        std::fs::write(&p, VICTIM_TEXT).unwrap();
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `lull args`, killed if it outlives [`GUARD`].
+fn lull(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(GUARD) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("lull {args:?} still running after {GUARD:?}");
+        }
+    }
+}
+
+/// Asserts `lull args` failed with status 1 and its stderr holds `message`.
+fn refused(args: &[&str], message: &str) {
+    let out = lull(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(stderr.contains(message), "{args:?}: {stderr}");
+}
+
+fn refusal(path: &Path, what: &str) -> String {
+    format!(
+        "{}: exists and is {what}, not a regular file; refusing to replace it",
+        path.display()
+    )
+}
+
+/// The names in `dir`, sorted; a temporary left behind would show as `.NAME.HEX.tmp`.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn assert_untouched(victim: &Path, link: &Path) {
+    assert_eq!(std::fs::read_to_string(victim).unwrap(), VICTIM_TEXT);
+    assert!(std::fs::symlink_metadata(link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+/// Makes a character device like `/dev/full` (1, 7) at `path`, where root may; `false` if not.
+fn mknod_full(path: &Path) -> bool {
+    Command::new("mknod")
+        .arg(path)
+        .args(["c", "1", "7"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+const FTRACE: &str = "# tracer: nop\n#P:2\n          <idle>-0       [001] d..3.  2630.829789: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=app next_pid=29792 next_prio=120\n             app-29792   [001] d..3.  2630.839789: sched_switch: prev_comm=app prev_pid=29792 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
+
+#[test]
+fn perfetto_export_refuses_dev_full_and_a_symlink() {
+    let dir = Scratch::new("perfetto");
+    let input = dir.path("trace.txt");
+    std::fs::write(&input, FTRACE).unwrap();
+    let input = input.to_str().unwrap();
+    let export = |out: &Path| {
+        vec![
+            "audit".to_owned(),
+            "export".to_owned(),
+            "--ftrace".to_owned(),
+            input.to_owned(),
+            "--perfetto".to_owned(),
+            out.display().to_string(),
+        ]
+    };
+    let run = |out: &Path, message: &str| {
+        let args = export(out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&args, message);
+    };
+
+    run(
+        Path::new("/dev/full"),
+        &refusal(Path::new("/dev/full"), "a character device"),
+    );
+
+    let victim = dir.victim();
+    let link = dir.path("trace.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    run(&link, &refusal(&link, "a symbolic link"));
+    assert_untouched(&victim, &link);
+
+    // A regular destination is replaced whole, with nothing left beside it.
+    let out = dir.path("real.json");
+    std::fs::write(&out, "old").unwrap();
+    let args = export(&out);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = lull(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("traceEvents"));
+    assert_eq!(
+        entries(&dir.0),
+        ["real.json", "trace.json", "trace.txt", "victim.txt"]
+    );
+}
+
+#[test]
+fn audit_record_refuses_dev_full_and_a_symlink_before_tracing() {
+    let dir = Scratch::new("record");
+    refused(
+        &["audit", "record", "--seconds", "1", "--out", "/dev/full"],
+        &refusal(Path::new("/dev/full"), "a character device"),
+    );
+    let victim = dir.victim();
+    let link = dir.path("sched.audit");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let l = link.display().to_string();
+    refused(
+        &["audit", "record", "--seconds", "1", "--out", &l],
+        &refusal(&link, "a symbolic link"),
+    );
+    assert_untouched(&victim, &link);
+    assert_eq!(entries(&dir.0), ["sched.audit", "victim.txt"]);
+
+    // Where tracefs lets it record (root), the log appears whole under its name; where it
+    // does not, the refusal leaves nothing. Either way no temporary remains.
+    let real = dir.path("real.audit");
+    let r = real.display().to_string();
+    let o = lull(&["audit", "record", "--seconds", "1", "--out", &r]);
+    if o.status.success() {
+        let bytes = std::fs::read(&real).unwrap();
+        assert!(
+            bytes.starts_with(b"LULLAUDT"),
+            "{:?}",
+            &bytes[..bytes.len().min(8)]
+        );
+        assert_eq!(entries(&dir.0), ["real.audit", "sched.audit", "victim.txt"]);
+    } else {
+        assert_eq!(entries(&dir.0), ["sched.audit", "victim.txt"]);
+    }
+}
+
+/// Runs `lull sim run SPEC FLAG DIR` with a symlink, then a device, planted at `name` in DIR.
+fn sim_output_refuses_what_is_not_lulls(case: &str, spec: &str, flag: &str, name: &str) {
+    let dir = Scratch::new(case);
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(spec);
+    let spec = spec.to_str().unwrap();
+    let out = dir.path("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = out.display().to_string();
+    let victim = dir.victim();
+    let link = out.join(name);
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    refused(
+        &["sim", "run", spec, flag, &o],
+        &refusal(&link, "a symbolic link"),
+    );
+    assert_untouched(&victim, &link);
+    assert!(
+        !entries(&out).iter().any(|n| n.ends_with(".tmp")),
+        "{:?}",
+        entries(&out)
+    );
+
+    std::fs::remove_file(&link).unwrap();
+    if mknod_full(&link) {
+        refused(
+            &["sim", "run", spec, flag, &o],
+            &refusal(&link, "a character device"),
+        );
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        assert!(!entries(&out).iter().any(|n| n.ends_with(".tmp")));
+    }
+}
+
+#[test]
+fn sim_audit_dir_refuses_a_symlink_and_a_device() {
+    sim_output_refuses_what_is_not_lulls(
+        "audit-dir",
+        "experiments/marz/esm-alone.toml",
+        "--audit-dir",
+        "esm-alone-esm.audit",
+    );
+}
+
+#[test]
+fn sim_plot_refuses_a_symlink_and_a_device() {
+    sim_output_refuses_what_is_not_lulls(
+        "plot",
+        "experiments/toggling/vips.toml",
+        "--plot",
+        "vips-baseline.svg",
+    );
+}
+
+#[test]
+fn sim_footprint_dir_refuses_a_symlink_and_a_device() {
+    sim_output_refuses_what_is_not_lulls(
+        "footprint",
+        "experiments/ucsg/fig5-idle-screen-off.toml",
+        "--footprint-dir",
+        "fig5-idle-screen-off.svg",
+    );
+}
+
+#[test]
+fn report_refuses_results_files_that_are_not_regular_files() {
+    let dir = Scratch::new("report");
+    let results = dir.path("results");
+    std::fs::create_dir(&results).unwrap();
+    let d = dir.0.display().to_string();
+    let x = results.join("x.json");
+
+    assert!(Command::new("mkfifo").arg(&x).status().unwrap().success());
+    refused(
+        &["report", &d],
+        &format!(
+            "lull report: results file {}: is a FIFO, not a regular file",
+            x.display()
+        ),
+    );
+    std::fs::remove_file(&x).unwrap();
+
+    std::os::unix::fs::symlink("/dev/zero", &x).unwrap();
+    refused(
+        &["report", &d],
+        &format!(
+            "lull report: results file {}: is a character device, not a regular file",
+            x.display()
+        ),
+    );
+    std::fs::remove_file(&x).unwrap();
+
+    std::fs::create_dir(&x).unwrap();
+    refused(
+        &["report", &d],
+        &format!(
+            "lull report: results file {}: is a directory, not a regular file",
+            x.display()
+        ),
+    );
+    assert_eq!(entries(&dir.0), ["results"]);
+}
