@@ -16,7 +16,8 @@ def load(directory):
     experiment's JSON), ``value`` (numbers; booleans as 1/0), ``text`` (text leaves), ``error``
     (why an experiment could not run, on a single row with an empty path), and the provenance:
     ``hostname kernel commit date elapsed_s``. Raises ``ResultsError`` for a missing directory,
-    a directory without results, or a file that is not a results file of this version.
+    a directory without results, a file that is not a results file of this version, or one that
+    is not a regular file (a FIFO, a device, a directory) or is over 64 MiB, naming its path.
     """
     cols = _lull.load_results(os.fspath(directory))
     df = pd.DataFrame(cols)
