@@ -27,7 +27,7 @@ pub enum KdsClientError {
     ServerGone,
     #[error("the display server at {path} did not answer within {timeout_ms} ms (it may be out of file descriptors, stopped or hung)")]
     Timeout { path: PathBuf, timeout_ms: u64 },
-    #[error("the display server refused {request}: {message} ({code:?})")]
+    #[error("the display server {}: {message}{}", refused_what(*request), code_note(*code))]
     Refused {
         request: u32,
         code: Option<ErrorCode>,
@@ -48,6 +48,20 @@ pub enum KdsClientError {
     Esm(#[from] ClientError),
     #[error("socket error talking to the display server: {0}")]
     Io(#[from] io::Error),
+}
+
+/// "refused COMPOSE", or "turned the connection away" for an error that answers no request.
+fn refused_what(request: u32) -> String {
+    match wire::request_type::name(request) {
+        Some(name) => format!("refused {name}"),
+        None if request == 0 => "turned the connection away".to_string(),
+        None => format!("refused request type {request}"),
+    }
+}
+
+/// The error code's name, in parentheses, when the reply carried a known one.
+fn code_note(code: Option<ErrorCode>) -> String {
+    code.map(|c| format!(" ({})", c.name())).unwrap_or_default()
 }
 
 fn reply_name(r: &Reply) -> &'static str {
@@ -452,26 +466,61 @@ pub fn attach(
 #[derive(Debug)]
 pub struct KdsAdmin {
     stream: Stream,
+    path: PathBuf,
+    timeout_ms: u64,
 }
 
 impl KdsAdmin {
-    /// Connects to the control socket at `path`.
+    /// Connects to the control socket at `path`, giving up on the connect and on each reply
+    /// after [`crate::client::CONNECT_TIMEOUT_MS`].
     ///
     /// # Errors
-    /// [`KdsClientError::Connect`].
+    /// [`KdsClientError::Connect`], or [`KdsClientError::Timeout`].
     pub fn connect(path: &Path) -> Result<KdsAdmin, KdsClientError> {
-        let fd = sys::stream_connect(path).map_err(|source| KdsClientError::Connect {
-            path: path.to_owned(),
-            source,
+        KdsAdmin::connect_timeout(path, crate::client::CONNECT_TIMEOUT_MS)
+    }
+
+    /// As [`KdsAdmin::connect`], with `timeout_ms`. Every window-manager request is answered
+    /// at once, so a daemon that is stopped or wedged gives a `Timeout` naming the socket,
+    /// never a wait without end.
+    ///
+    /// # Errors
+    /// As [`KdsAdmin::connect`].
+    pub fn connect_timeout(path: &Path, timeout_ms: u64) -> Result<KdsAdmin, KdsClientError> {
+        let fd = sys::stream_connect_timeout(path, timeout_ms).map_err(|source| {
+            if source.kind() == io::ErrorKind::WouldBlock {
+                KdsClientError::Timeout {
+                    path: path.to_owned(),
+                    timeout_ms,
+                }
+            } else {
+                KdsClientError::Connect {
+                    path: path.to_owned(),
+                    source,
+                }
+            }
         })?;
         Ok(KdsAdmin {
             stream: Stream::new(fd),
+            path: path.to_owned(),
+            timeout_ms,
         })
     }
 
     fn request(&mut self, req: &Request) -> Result<Reply, KdsClientError> {
-        self.stream.send(req)?;
-        refused(self.stream.recv()?)
+        let (path, timeout_ms) = (&self.path, self.timeout_ms);
+        let timed_out = |e: KdsClientError| match e {
+            KdsClientError::Io(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                KdsClientError::Timeout {
+                    path: path.clone(),
+                    timeout_ms,
+                }
+            }
+            other => other,
+        };
+        self.stream.send(req).map_err(timed_out)?;
+        let reply = self.stream.recv().map_err(timed_out)?;
+        refused(reply)
     }
 
     fn expect_ok(&mut self, req: &Request) -> Result<(), KdsClientError> {

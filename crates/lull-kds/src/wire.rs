@@ -44,6 +44,29 @@ pub mod request_type {
     pub const FRAME: u32 = 13;
     /// Private channel: several `DRAW`s in one message, one reply.
     pub const DRAW_BATCH: u32 = 14;
+
+    /// The request's name as the protocol document writes it; `None` for a type no request has
+    /// (0 is what the server puts in an error that answers no request: a connection turned away).
+    #[must_use]
+    pub fn name(t: u32) -> Option<&'static str> {
+        Some(match t {
+            ATTACH => "ATTACH",
+            DETACH => "DETACH",
+            COMPOSE => "COMPOSE",
+            DRAW => "DRAW",
+            ESM_REGISTER => "ESM_REGISTER",
+            THREAD => "THREAD",
+            WM_FOREGROUND => "WM_FOREGROUND",
+            WM_BACKGROUND => "WM_BACKGROUND",
+            WM_COVER => "WM_COVER",
+            WM_SCREEN => "WM_SCREEN",
+            SNAPSHOT => "SNAPSHOT",
+            LIST_WINDOWS => "LIST_WINDOWS",
+            FRAME => "FRAME",
+            DRAW_BATCH => "DRAW_BATCH",
+            _ => return None,
+        })
+    }
 }
 
 /// Message types, server → client (high bit set so a stray echo can never parse as a request).
@@ -110,6 +133,25 @@ impl ErrorCode {
     #[must_use]
     pub fn from_u32(n: u32) -> Option<ErrorCode> {
         ErrorCode::ALL.into_iter().find(|c| *c as u32 == n)
+    }
+
+    /// The code's name as `docs/kds-protocol.md` writes it, for messages to users.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::Malformed => "malformed",
+            ErrorCode::WrongChannel => "wrong channel",
+            ErrorCode::NotPermitted => "not permitted",
+            ErrorCode::NoWindow => "no window",
+            ErrorCode::NoSurface => "no surface",
+            ErrorCode::Compose => "compose",
+            ErrorCode::OutsideWindow => "outside window",
+            ErrorCode::TooManyApps => "too many apps",
+            ErrorCode::BadThread => "bad thread",
+            ErrorCode::WindowTooLarge => "window too large",
+            ErrorCode::Esm => "ESM",
+            ErrorCode::Resources => "resources",
+        }
     }
 }
 
@@ -854,6 +896,17 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn every_request_type_and_error_code_has_a_name() {
+        for t in 1..=request_type::DRAW_BATCH {
+            assert!(request_type::name(t).is_some(), "request type {t}");
+        }
+        assert_eq!(request_type::name(0), None, "0 answers no request");
+        assert_eq!(request_type::name(request_type::DRAW_BATCH + 1), None);
+        let names: std::collections::HashSet<_> = ErrorCode::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(names.len(), ErrorCode::ALL.len(), "names are distinct");
+    }
 
     fn round_trip(req: &Request) {
         let mut buf = Vec::new();

@@ -20,7 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use lull::client::{ClientError, EsmClient, Handled};
-use lull::kds_client::{self, KdsClientError};
+use lull::kds_client::{self, KdsAdmin, KdsClientError};
 use lull_esm::{EsmConfig, EsmError, MAX_QUEUE_BOUND};
 use lull_kds::wire::{self, ErrorCode, Reply};
 use lull_kds::Surface;
@@ -302,6 +302,25 @@ fn a_client_of_a_daemon_that_never_answers_gets_a_clear_error() {
     assert!(matches!(err, ClientError::ConnectTimeout { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(msg.contains(&path.display().to_string()) && msg.contains("did not answer"));
+    drop(listener);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn a_window_manager_client_of_a_daemon_that_never_answers_gets_a_clear_error() {
+    let path =
+        std::env::temp_dir().join(format!("lull-faults-mute-wm-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    // The backlog takes the connect; nothing ever answers a request.
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let mut admin = KdsAdmin::connect_timeout(&path, 50).expect("the connect lands in the backlog");
+    let err = admin.windows().unwrap_err();
+    assert!(matches!(err, KdsClientError::Timeout { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&path.display().to_string()) && msg.contains("did not answer"),
+        "{msg}"
+    );
     drop(listener);
     std::fs::remove_file(&path).unwrap();
 }
