@@ -21,6 +21,14 @@ pub const DEFAULT_QUEUE_BOUND: usize = 64;
 /// stuck apps took `lulld` from 3 to 265 MB. An app this far behind has stopped reading anyway.
 pub const MAX_QUEUE_BOUND: usize = 64 * DEFAULT_QUEUE_BOUND;
 
+/// Most events all private queues hold together: 64 apps' worth at [`MAX_QUEUE_BOUND`], the
+/// display server's app limit (`lull_kds::server::MAX_APPS`). ESM connections are not limited to
+/// 64, so without this the queues' memory would grow with the number of stuck clients; at this
+/// bound they hold at most 262,144 deliveries of 48 bytes (12.6 MB, twice that while a
+/// `VecDeque` grows). An event for a busy app past it is dropped as at the app's own bound: an
+/// overflow marker tells the app, and it is counted in `overflow_dropped`.
+pub const MAX_QUEUED_EVENTS_TOTAL: usize = 64 * MAX_QUEUE_BOUND;
+
 /// Tuning of an [`Esm`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct EsmConfig {
@@ -529,7 +537,9 @@ fn dispatch(
         push(delivery);
         return;
     }
-    if record.queued_events < queue_bound {
+    // Events in all queues, from the identity `check_accounting` holds.
+    let in_queues = counters.queued - counters.pushed_from_queue - counters.discarded_on_exit;
+    if record.queued_events < queue_bound && in_queues < MAX_QUEUED_EVENTS_TOTAL as u64 {
         record.queue.push_back(delivery);
         record.queued_events += 1;
         counters.queued += 1;
@@ -783,5 +793,46 @@ mod tests {
             Esm::new(EsmConfig { queue_bound: 0 }).unwrap_err(),
             EsmError::ZeroQueueBound
         );
+    }
+
+    #[test]
+    fn the_queues_together_hold_at_most_the_total_bound() {
+        // The measured figure the constant's comment gives: a delivery is 48 bytes.
+        assert_eq!(std::mem::size_of::<Delivery>(), 48);
+        let mut e = esm(MAX_QUEUE_BOUND);
+        let apps_to_fill = MAX_QUEUED_EVENTS_TOTAL / MAX_QUEUE_BOUND;
+        let apps: Vec<AppId> = (0..=apps_to_fill).map(|_| e.add_app()).collect();
+        for &a in &apps {
+            e.register(a, EventKind::Key, Some(HandlerId(1))).unwrap();
+        }
+        let key = RawEvent::Key {
+            code: 1,
+            pressed: true,
+        };
+        // No app ever waits: every event queues until the total is reached, even though the
+        // last app's own queue is empty.
+        for _ in 0..MAX_QUEUE_BOUND + 3 {
+            assert!(inject(&mut e, key, 10).is_empty());
+        }
+        assert_eq!(e.total_queued_events(), MAX_QUEUED_EVENTS_TOTAL as u64);
+        let last = *apps.last().unwrap();
+        assert!(e.queued_events(last).unwrap() < MAX_QUEUE_BOUND);
+        e.check_accounting().unwrap();
+        // Every event past the total is counted and marked for its app.
+        let c = e.counters();
+        assert_eq!(
+            c.overflow_dropped,
+            c.dispatched - MAX_QUEUED_EVENTS_TOTAL as u64
+        );
+        // A queue that empties makes room for others again.
+        let before = e.queued_events(last).unwrap();
+        let freed = e.remove_app(apps[0]).unwrap().discarded_events;
+        assert!(inject(&mut e, key, 10).is_empty());
+        assert_eq!(e.queued_events(last).unwrap(), before + 1);
+        assert_eq!(
+            e.total_queued_events(),
+            MAX_QUEUED_EVENTS_TOTAL as u64 - freed + apps_to_fill as u64
+        );
+        e.check_accounting().unwrap();
     }
 }

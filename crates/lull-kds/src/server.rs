@@ -33,6 +33,11 @@ pub const MAX_SURFACES: usize = 8;
 /// are rarely more than a window's worth, and [`MAX_SURFACES`] full-screen ones would let 18 apps
 /// make the server hold over a gigabyte. A `COMPOSE` past it is refused (`Resources`).
 pub const SURFACE_BUDGET_SCREENS: u64 = 2;
+/// The pixels all apps' surfaces may hold together, in screens: eight apps at their full
+/// [`SURFACE_BUDGET_SCREENS`] (133 MB at 1920×1080). Without it [`MAX_APPS`] apps could make the
+/// server hold 128 screens (1.06 GB at 1080p). A `COMPOSE` past it is refused (`Resources`)
+/// until other apps free surfaces (by detaching).
+pub const TOTAL_SURFACE_BUDGET_SCREENS: u64 = 16;
 /// What the screen shows where no window is: opaque black.
 pub const BACKDROP_ARGB: u32 = 0xff00_0000;
 /// The system decoration drawn over a covered window (a notification shade, say): opaque dark
@@ -128,6 +133,9 @@ pub struct KdsCounters {
     pub frame_requests_coalesced: u64,
     /// `FRAME_DONE` answers the caller was asked to send.
     pub frames_done: u64,
+    /// `COMPOSE`s refused (`Resources`) for going past the app's [`SURFACE_BUDGET_SCREENS`] or
+    /// all apps' [`TOTAL_SURFACE_BUDGET_SCREENS`].
+    pub surface_budget_refused: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -588,6 +596,7 @@ impl Kds {
             .sum();
         let new_px = u64::from(surface.width) * u64::from(surface.height);
         if kept_px + new_px > budget_px {
+            self.counters.surface_budget_refused += 1;
             return Err(KdsError::new(
                 ErrorCode::Resources,
                 format!(
@@ -598,9 +607,35 @@ impl Kds {
                 ),
             ));
         }
+        // Every app's surfaces but the one this COMPOSE replaces, if any.
+        let others_px: u64 = self
+            .clients
+            .iter()
+            .flat_map(|(&a, c)| {
+                c.surfaces
+                    .iter()
+                    .filter(move |(&id, _)| a != app || id != surface_id)
+            })
+            .map(|(_, p)| u64::from(p.width()) * u64::from(p.height()))
+            .sum();
+        let total_px = TOTAL_SURFACE_BUDGET_SCREENS * screen_px;
+        if others_px + new_px > total_px {
+            self.counters.surface_budget_refused += 1;
+            return Err(KdsError::new(
+                ErrorCode::Resources,
+                format!(
+                    "the display server's surfaces would hold {} bytes, over its budget of {} \
+                     bytes for all apps ({TOTAL_SURFACE_BUDGET_SCREENS} screens); try again \
+                     when other apps have detached",
+                    (others_px + new_px) * 4,
+                    total_px * 4
+                ),
+            ));
+        }
         let flat = compose(surface)
             .map_err(|e: ComposeError| KdsError::new(ErrorCode::Compose, e.to_string()))?;
         let size = (flat.width(), flat.height());
+        let client = self.clients.get_mut(&app).expect("checked above");
         client.surfaces.insert(surface_id, flat);
         self.counters.composes += 1;
         Ok(size)

@@ -70,7 +70,17 @@ pub struct DaemonCounters {
     /// Datagrams the kernel dropped on the network socket because its receive buffer was full
     /// (`SO_RXQ_OVFL`): events that never reached the ESM, counted in the accounting identity.
     pub net_kernel_drops: u64,
+    /// Turns on an ESM connection that stopped after [`MAX_MESSAGES_PER_TURN`] messages, leaving
+    /// any more for the next turn.
+    pub turns_deferred: u64,
 }
+
+/// Messages read from one ESM connection, or datagrams from the network source, per turn of the
+/// loop. An app sends one `Wait` per
+/// event it handles, so a well-behaved one has a few queued at most; one that floods its
+/// socket has the rest read in later turns (the descriptor stays ready), after the other ready
+/// connections and sources have been served.
+pub const MAX_MESSAGES_PER_TURN: usize = 64;
 
 /// How long a listener out of descriptors stays paused when no connection of the daemon closes
 /// meanwhile (descriptors can free elsewhere: another source ending, `ENFILE` easing): one
@@ -491,10 +501,11 @@ impl DaemonState {
         }
     }
 
-    /// Reads every pending message of `app`; returns `Remove` when the connection is gone.
+    /// Reads the pending messages of `app`, at most [`MAX_MESSAGES_PER_TURN`]; returns `Remove`
+    /// when the connection is gone.
     fn serve(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) -> PostAction {
         let mut buf = [0u8; MAX_MESSAGE];
-        loop {
+        for _ in 0..MAX_MESSAGES_PER_TURN {
             let Some(fd) = self.conns.get(&app).map(|c| c.fd.as_raw_fd()) else {
                 return PostAction::Remove;
             };
@@ -527,6 +538,9 @@ impl DaemonState {
                 }
             }
         }
+        // Epoll is level-triggered: what is left makes the connection ready in the next turn.
+        self.counters.turns_deferred += 1;
+        PostAction::Continue
     }
 }
 
@@ -920,7 +934,9 @@ impl Daemon {
             fd: raw,
             f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
                 let _keep = &fd;
-                loop {
+                // A burst is read over several turns, so the apps' connections are served
+                // between its parts.
+                for _ in 0..MAX_MESSAGES_PER_TURN {
                     let got = if datagram {
                         sys::recv_counting_drops(raw, &mut buf)
                     } else {
@@ -955,6 +971,7 @@ impl Daemon {
                         }
                     }
                 }
+                PostAction::Continue
             },
         }))?;
         Ok(())

@@ -67,6 +67,12 @@ pub const CONTROL_IDLE_TIMEOUT_MS: u64 = 10_000;
 /// message announcing more is refused with `ERROR` `Resources` and the channel closes.
 pub const MAX_PENDING_BYTES_PER_APP: usize = 16 << 20;
 
+/// Bytes of unfinished messages all private channels may have buffered together: four apps'
+/// [`MAX_PENDING_BYTES_PER_APP`] at once. Without it [`lull_kds::server::MAX_APPS`] apps could
+/// make the daemon buffer 1 GiB. A message whose header would take the total past it is refused
+/// with `ERROR` `Resources` and its channel closes, as one over the app's own bound.
+pub const MAX_PENDING_BYTES_TOTAL: usize = 4 * MAX_PENDING_BYTES_PER_APP;
+
 /// Bytes a control connection may have buffered: the largest control request (`ATTACH` with a
 /// name of `MAX_NAME_LEN` bytes) is well under this, so more is a misbehaving peer.
 const MAX_CONTROL_BUFFER: usize = 4096;
@@ -115,6 +121,9 @@ pub struct KdsHostCounters {
     pub control_idle_closed: u64,
     /// Private channels closed for announcing a message over [`MAX_PENDING_BYTES_PER_APP`].
     pub over_quota_closed: u64,
+    /// Private channels closed for announcing a message that would take the unfinished messages
+    /// of all apps past [`MAX_PENDING_BYTES_TOTAL`].
+    pub over_total_quota_closed: u64,
     /// `ATTACH`es refused because the app's channels could not be made.
     pub attach_resource_errors: u64,
     /// Turns that ended with commands left for later ([`MAX_COMMANDS_PER_TURN`]).
@@ -540,24 +549,54 @@ impl DaemonState {
         let Some(host) = self.kds.as_mut() else {
             return PostAction::Remove;
         };
+        let others_pending: usize = host
+            .channels
+            .iter()
+            .filter(|(&a, _)| a != app)
+            .map(|(_, c)| pending_claim(&c.inbuf))
+            .sum();
         let Some(ch) = host.channels.get_mut(&app) else {
             return PostAction::Remove;
         };
-        if processed != Processed::More && over_quota(&inbuf) {
-            host.counters.over_quota_closed += 1;
-            let reply = Reply::Error {
-                request_type: u32::from_le_bytes(inbuf[..4].try_into().expect("4 bytes")),
-                code: ErrorCode::Resources as u32,
-                message: format!(
+        let over_own = over_quota(&inbuf);
+        let over_total = others_pending + pending_claim(&inbuf) > MAX_PENDING_BYTES_TOTAL;
+        if processed != Processed::More && (over_own || over_total) {
+            let message = if over_own {
+                host.counters.over_quota_closed += 1;
+                format!(
                     "a message of {} bytes is over the {MAX_PENDING_BYTES_PER_APP} bytes an app \
                      may have buffered",
                     announced_len(&inbuf).unwrap_or(0)
-                ),
+                )
+            } else {
+                host.counters.over_total_quota_closed += 1;
+                format!(
+                    "a message of {} bytes would take the display server's unfinished messages \
+                     over the {MAX_PENDING_BYTES_TOTAL} bytes all apps may have buffered; send \
+                     it again when others have finished",
+                    announced_len(&inbuf).unwrap_or(0)
+                )
+            };
+            let reply = Reply::Error {
+                request_type: u32::from_le_bytes(inbuf[..4].try_into().expect("4 bytes")),
+                code: ErrorCode::Resources as u32,
+                message,
             };
             let _ = send_reply(&mut host.out, fd, &reply, &[]);
             self.disconnect(app, Some(ctl), Closer::KdsSource);
             self.kds_frame_timer_update(ctl);
             return PostAction::Remove;
+        }
+        // Memory follows the message: room for the whole unfinished message at once (the
+        // chunked reads would otherwise double the buffer past it), and none kept after it.
+        match announced_len(&inbuf) {
+            Some(n) if n > inbuf.len() => {
+                inbuf.reserve_exact(n + READ_CHUNK - inbuf.len());
+            }
+            _ if inbuf.capacity() > 2 * (inbuf.len() + READ_CHUNK) => {
+                inbuf.shrink_to(inbuf.len() + READ_CHUNK);
+            }
+            _ => {}
         }
         ch.inbuf = inbuf;
         let action = if processed == Processed::More {
@@ -769,6 +808,14 @@ impl DaemonState {
 fn announced_len(buf: &[u8]) -> Option<usize> {
     let len = buf.get(4..wire::HEADER_LEN)?;
     Some(wire::HEADER_LEN + u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize)
+}
+
+/// The bytes a channel's buffer holds or, for an unfinished message, will hold once it is whole.
+fn pending_claim(buf: &[u8]) -> usize {
+    if buf.is_empty() {
+        return 0;
+    }
+    announced_len(buf).unwrap_or(0).max(buf.len())
 }
 
 /// Whether the unfinished message at the front of `buf` announces more than an app may buffer.
