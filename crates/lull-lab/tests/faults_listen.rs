@@ -561,6 +561,68 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
     report.accounting.unwrap();
 }
 
+/// Drops that no later datagram reports, and datagrams still unread at the stop, are counted:
+/// a burst overflows the receive buffer while the loop is held, nothing follows it, and the
+/// daemon stops; every datagram sent is injected or counted lost before the ESM.
+#[test]
+fn a_burst_with_nothing_after_it_is_accounted_for_at_the_stop() {
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = udp.local_addr().unwrap();
+    let one: libc::c_int = 1;
+    // SAFETY: a valid int option on our socket.
+    let r = unsafe {
+        libc::setsockopt(
+            udp.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&raw const one).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0);
+    let (trigger_r, trigger_w) = sys::pipe(true).unwrap();
+    let (release_r, release_w) = sys::pipe(false).unwrap();
+    let (entered_tx, entered) = mpsc::channel();
+    let daemon = TestDaemon::start("faults-net-stop", EsmConfig::default(), move |d| {
+        d.add_net(OwnedFd::from(udp), 4)?;
+        let fd = trigger_r.as_raw_fd();
+        d.add_source(Box::new(FnSource {
+            fd,
+            f: move |_: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
+                let _owned = (&trigger_r, &release_r);
+                let mut b = [0u8; 1];
+                let _ = sys::read(fd, &mut b);
+                entered_tx.send(()).unwrap();
+                // Blocking: the loop is held here until the test releases it.
+                let _ = sys::read(release_r.as_raw_fd(), &mut b);
+                PostAction::Continue
+            },
+        }))?;
+        Ok(())
+    });
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    const BURST: u64 = 2_000;
+    sys::write_all_once(trigger_w.as_raw_fd(), &[1]).unwrap();
+    entered.recv_timeout(GIVE_UP).unwrap();
+    for _ in 0..BURST {
+        peer.send_to(&[1; 100], addr).unwrap();
+    }
+    sys::write_all_once(release_w.as_raw_fd(), &[1]).unwrap();
+    let report = daemon.stop();
+    let c = report.counters;
+    assert!(c.net_kernel_drops > 0, "the burst fitted: {c:?}");
+    assert_eq!(
+        report.lost_before_esm,
+        c.net_kernel_drops + c.net_unread_at_stop
+    );
+    assert_eq!(
+        report.esm.raw_injected + report.lost_before_esm,
+        BURST,
+        "{c:?}"
+    );
+    report.accounting.unwrap();
+}
+
 /// Item 10, the queue bound. `--queue-bound 1000000` used to be accepted (60 stuck apps took
 /// the daemon from 3 to 265 MB); now a bound over `MAX_QUEUE_BOUND` is refused before anything
 /// is created.

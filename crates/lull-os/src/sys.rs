@@ -763,6 +763,41 @@ pub fn recv_counting_drops(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Opti
     Ok((n, drops))
 }
 
+/// `SO_MEMINFO` (`include/uapi/asm-generic/socket.h`; the same on x86 and arm64), which the
+/// libc crate does not name.
+const SO_MEMINFO: libc::c_int = 55;
+/// Entries of the `SO_MEMINFO` array (`SK_MEMINFO_VARS`, `include/uapi/linux/sock_diag.h`).
+const SK_MEMINFO_VARS: usize = 9;
+
+/// The socket's cumulative count of datagrams the kernel dropped (receive buffer full), read
+/// with `SO_MEMINFO`: the same counter `SO_RXQ_OVFL` attaches to each datagram, but readable
+/// when no datagram follows the drops.
+///
+/// # Errors
+/// The kernel's error from `getsockopt`.
+pub fn socket_drop_count(fd: RawFd) -> io::Result<u32> {
+    let mut info = [0u32; SK_MEMINFO_VARS];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` is writable for `len` bytes; the kernel writes at most that.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &raw mut len,
+        )
+    })?;
+    let at = usize::try_from(libc::SK_MEMINFO_DROPS).unwrap_or(usize::MAX);
+    if (len as usize) < (at + 1) * std::mem::size_of::<u32>() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "SO_MEMINFO returned no drop count",
+        ));
+    }
+    Ok(info[at])
+}
+
 /// `shutdown(fd, SHUT_RDWR)`: ends reads blocked on the socket and tells the peer; errors (a
 /// socket already shut) are of no interest.
 pub fn shutdown(fd: RawFd) {

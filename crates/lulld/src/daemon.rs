@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -68,8 +68,12 @@ pub struct DaemonCounters {
     /// Datagrams the network source received (each one injected, an empty one too).
     pub net_datagrams: u64,
     /// Datagrams the kernel dropped on the network socket because its receive buffer was full
-    /// (`SO_RXQ_OVFL`): events that never reached the ESM, counted in the accounting identity.
+    /// (`SO_RXQ_OVFL`, and `SO_MEMINFO` at the stop for drops no later datagram reported):
+    /// events that never reached the ESM, counted in the accounting identity.
     pub net_kernel_drops: u64,
+    /// Datagrams the kernel had received but the daemon had not read when it stopped: lost
+    /// before the ESM as the kernel's drops are, and counted with them.
+    pub net_unread_at_stop: u64,
     /// Turns on an ESM connection that stopped after [`MAX_MESSAGES_PER_TURN`] messages, leaving
     /// any more for the next turn.
     pub turns_deferred: u64,
@@ -182,8 +186,9 @@ pub struct DaemonState {
     listen_retry_armed: bool,
     /// A connection or source closed since the last flush: a descriptor is free again.
     pub(crate) fds_freed: bool,
-    /// The network source's last cumulative kernel drop count (`SO_RXQ_OVFL`).
-    net_drops_seen: u32,
+    /// Each datagram network source's socket and its last cumulative kernel drop count
+    /// (`SO_RXQ_OVFL`); the socket stays open while its source is in the loop.
+    net_drops_seen: HashMap<RawFd, u32>,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -470,6 +475,35 @@ impl DaemonState {
         PostAction::Pause
     }
 
+    /// Counts the drops since `fd`'s last reading of its cumulative kernel drop count `total`
+    /// (32-bit in the kernel: the difference is taken wrapping).
+    fn note_net_drops(&mut self, fd: RawFd, total: u32) {
+        if let Some(seen) = self.net_drops_seen.get_mut(&fd) {
+            let new = total.wrapping_sub(*seen);
+            *seen = total;
+            self.counters.net_kernel_drops += u64::from(new);
+        }
+    }
+
+    /// At the stop, every datagram offered to a network source is accounted for: those still
+    /// unread in its socket are counted (`net_unread_at_stop`), and the drops no later datagram
+    /// reported are read with `SO_MEMINFO`.
+    fn settle_net_sources(&mut self) {
+        let mut buf = vec![0u8; 65_536];
+        let fds: Vec<RawFd> = self.net_drops_seen.keys().copied().collect();
+        for fd in fds {
+            while let Ok((_, drops)) = sys::recv_counting_drops(fd, &mut buf) {
+                self.counters.net_unread_at_stop += 1;
+                if let Some(total) = drops {
+                    self.note_net_drops(fd, total);
+                }
+            }
+            if let Ok(total) = sys::socket_drop_count(fd) {
+                self.note_net_drops(fd, total);
+            }
+        }
+    }
+
     /// The interrupt path: interpret and dispatch `raw` stamped `stamp_ns`, then write the pushes.
     /// The pushes are written when the running source returns (see [`DaemonState::flush`]).
     pub fn inject(&mut self, raw: RawEvent, stamp_ns: u64, _ctl: &mut LoopCtl<DaemonState>) {
@@ -586,7 +620,8 @@ pub struct DaemonReport {
     /// action kind.
     pub seam: Option<crate::seam::SeamReport>,
     /// Events a source saw arrive that never reached the ESM (the network socket's kernel
-    /// drops): every event offered to the daemon is `esm.raw_injected + lost_before_esm`.
+    /// drops, and datagrams still unread at the stop): every event offered to the daemon is
+    /// `esm.raw_injected + lost_before_esm`.
     pub lost_before_esm: u64,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
     pub accounting: Result<(), String>,
@@ -832,7 +867,7 @@ impl Daemon {
                 listen_retry,
                 listen_retry_armed: false,
                 fds_freed: false,
-                net_drops_seen: 0,
+                net_drops_seen: HashMap::new(),
             },
             stop,
             socket_path: config.socket_path.clone(),
@@ -927,6 +962,7 @@ impl Daemon {
         let datagram = sys::is_datagram_socket(raw);
         if datagram {
             sys::enable_drop_count(raw)?;
+            self.state.net_drops_seen.insert(raw, 0);
         }
         // The largest UDP payload; a longer read would only be truncated anyway.
         let mut buf = vec![0u8; 65_536];
@@ -953,10 +989,7 @@ impl Daemon {
                                 st.counters.net_datagrams += 1;
                             }
                             if let Some(total) = drops {
-                                // Cumulative and 32-bit in the kernel: the difference, wrapping.
-                                let new = total.wrapping_sub(st.net_drops_seen);
-                                st.net_drops_seen = total;
-                                st.counters.net_kernel_drops += u64::from(new);
+                                st.note_net_drops(raw, total);
                             }
                             let len = u32::try_from(n).unwrap_or(u32::MAX);
                             st.inject(RawEvent::Net { channel, len }, sys::monotonic_ns(), ctl);
@@ -967,6 +1000,8 @@ impl Daemon {
                         Err(_) => {
                             st.counters.sources_ended += 1;
                             st.fds_freed = true;
+                            // The socket closes with the source: nothing to settle at the stop.
+                            st.net_drops_seen.remove(&raw);
                             return PostAction::Remove;
                         }
                     }
@@ -1041,6 +1076,7 @@ impl Daemon {
     pub fn run(mut self) -> Result<DaemonReport, DaemonError> {
         let result = self.lp.run(&mut self.state);
         self.state.counters.loop_wakeups = self.lp.wakeups;
+        self.state.settle_net_sources();
         let report = DaemonReport {
             counters: self.state.counters,
             esm: self.state.esm.counters(),
@@ -1048,7 +1084,8 @@ impl Daemon {
             kds: self.state.kds.as_ref().map(KdsHost::report),
             guis: self.state.guis_report(),
             seam: self.state.seam_report(),
-            lost_before_esm: self.state.counters.net_kernel_drops,
+            lost_before_esm: self.state.counters.net_kernel_drops
+                + self.state.counters.net_unread_at_stop,
             accounting: self.state.esm.check_accounting(),
         };
         let apps: Vec<AppId> = self.state.conns.keys().copied().collect();
