@@ -187,7 +187,8 @@ pub fn windows(socket: &Path) -> Result<Vec<WindowInfo>, KdsClientError> {
 /// [`DemoError::Client`] from the server, [`DemoError::Io`] writing the file.
 pub fn snapshot(socket: &Path, out: &Path) -> Result<(u32, u32), DemoError> {
     let shot = KdsAdmin::connect(socket)?.snapshot()?;
-    crate::png::write_png(out, &shot).map_err(io_err(format!("writing {}", out.display())))?;
+    // `write_png` names the path in its error.
+    crate::png::write_png(out, &shot).map_err(io_err("the snapshot"))?;
     Ok((shot.width(), shot.height()))
 }
 
@@ -612,8 +613,7 @@ pub fn figure18(config: &Figure18Config) -> Result<Figure18Report, DemoError> {
         height: config.screen_height,
     };
     let verified = verify(&shot, &expected_screen(screen, reported.window, &layers)?)?;
-    crate::png::write_png(&config.png, &shot)
-        .map_err(io_err(format!("writing {}", config.png.display())))?;
+    crate::png::write_png(&config.png, &shot).map_err(io_err("the figure's snapshot"))?;
 
     // Let it detach: a line on its stdin, then end of file.
     if let Some(mut input) = example.child.stdin.take() {
