@@ -500,13 +500,15 @@ mod tests {
         assert_eq!(s.path(), taken(3));
         std::fs::write(s.path().join("mine"), b"x").unwrap();
         drop(s);
-        assert!(std::fs::symlink_metadata(taken(1)).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(taken(1))
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(entries(&target), ["theirs"]);
-        assert_eq!(entries(&d), [
-            "s-0000000000000001",
-            "s-0000000000000002",
-            "target"
-        ]);
+        assert_eq!(
+            entries(&d),
+            ["s-0000000000000001", "s-0000000000000002", "target"]
+        );
         // Every name taken: an error naming the directory, nothing created.
         let e = create_scratch(&d, "s", || Ok(1)).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
