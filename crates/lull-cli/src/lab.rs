@@ -132,18 +132,26 @@ fn vm(args: &VmArgs) -> ExitCode {
             Err(e) => fail(&e),
         };
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("lull-vm-{}", std::process::id())));
-    if args.tests {
-        return tests(&cache, &config, &out, args.json);
-    }
-    if args.command.is_empty() {
+    if !args.tests && args.command.is_empty() {
         eprintln!(
             "lull lab vm: nothing to do: give a command after `--`, or --probe, --tests or --fetch"
         );
         return ExitCode::from(2);
+    }
+    // Without --out, the run's files go to a new private directory (mode 0700, unpredictable
+    // name, never one planted in the shared temporary directory), kept for the user.
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => match lull_os::fileout::ScratchDir::new("lull-vm") {
+            Ok(d) => d.keep(),
+            Err(e) => {
+                eprintln!("lull lab vm: output directory: {e}");
+                return ExitCode::from(EXIT_LAB_FAILED);
+            }
+        },
+    };
+    if args.tests {
+        return tests(&cache, &config, &out, args.json);
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let req = RunRequest {

@@ -432,10 +432,12 @@ impl Drop for AppProc {
     }
 }
 
-fn socket_paths() -> (PathBuf, PathBuf) {
+/// The sockets go in the runtime directory when there is one, else in the cell's private
+/// scratch directory (never under a predictable name in the shared temporary directory).
+fn socket_paths(scratch: &Path) -> (PathBuf, PathBuf) {
     let dir = std::env::var_os("XDG_RUNTIME_DIR")
         .filter(|d| !d.is_empty())
-        .map_or_else(std::env::temp_dir, PathBuf::from);
+        .map_or_else(|| scratch.to_owned(), PathBuf::from);
     let stem = format!("lull-ucsg-{}-{}", std::process::id(), sys::monotonic_ns());
     (
         dir.join(format!("{stem}.sock")),
@@ -457,18 +459,13 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     }
     let scale = spec.scale;
     let scaled = |b: u64| ((b as f64 * scale) as u64).max(1);
-    let work_dir = std::env::temp_dir().join(format!("lull-ucsg-{}", std::process::id()));
-    std::fs::create_dir_all(&work_dir)?;
-    struct Cleanup(PathBuf);
-    impl Drop for Cleanup {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-    let _cleanup = Cleanup(work_dir.clone());
+    // Private scratch space (the zip input, and the sockets when there is no runtime
+    // directory), removed with everything in it when the cell ends.
+    let scratch = lull_os::fileout::ScratchDir::new("lull-ucsg")?;
+    let work_dir = scratch.path().to_owned();
 
     // The daemon.
-    let (esm_path, kds_path) = socket_paths();
+    let (esm_path, kds_path) = socket_paths(&work_dir);
     let (device_r, device_w) = sys::pipe(false)?;
     let (up_tx, up_rx) = mpsc::channel();
     let ucsg_on = spec.policy == Policy::Ucsg;

@@ -5,6 +5,10 @@
 //! the bytes go to a new temporary file beside it, created with `O_EXCL | O_NOFOLLOW` under an
 //! unpredictable name, synced, and renamed over the destination only once complete. A failure
 //! at any step, a full disk among them, removes the temporary, leaving the old file or none.
+//!
+//! Scratch space under the system temporary directory goes through [`ScratchDir`]: a new
+//! directory with an unpredictable name, made with `mkdir` (which never follows or reuses an
+//! entry someone else planted), mode 0700, removed on drop.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -285,6 +289,90 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), FileOutErr
     f.commit()
 }
 
+/// Mode a scratch directory is created with: its owner's alone.
+const SCRATCH_MODE: u32 = 0o700;
+
+/// A private scratch directory, `DIR/PREFIX-RANDOM`, removed with everything in it on drop.
+///
+/// The name is unpredictable and the directory is made with `mkdir`, which fails on any
+/// existing entry, a planted symbolic link included, so nothing another user put in the
+/// temporary directory is ever followed or written through; a taken name is retried with a new
+/// random one. Mode 0700 keeps other users out of what is created inside.
+#[derive(Debug)]
+pub struct ScratchDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl ScratchDir {
+    /// Creates `$TMPDIR/PREFIX-RANDOM` (the system temporary directory).
+    ///
+    /// # Errors
+    /// The failing `getrandom` or `mkdir`, with the path in the message; `AlreadyExists` when
+    /// every random name tried was taken.
+    pub fn new(prefix: &str) -> io::Result<ScratchDir> {
+        ScratchDir::new_in(&std::env::temp_dir(), prefix)
+    }
+
+    /// Creates `PARENT/PREFIX-RANDOM`.
+    ///
+    /// # Errors
+    /// As [`ScratchDir::new`].
+    pub fn new_in(parent: &Path, prefix: &str) -> io::Result<ScratchDir> {
+        create_scratch(parent, prefix, random_suffix)
+    }
+
+    /// The directory.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Keeps the directory (output a user asked for): it is not removed on drop.
+    #[must_use]
+    pub fn keep(mut self) -> PathBuf {
+        self.keep = true;
+        std::mem::take(&mut self.path)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if !self.keep && !self.path.as_os_str().is_empty() {
+            // std's `remove_dir_all` removes symbolic links inside, never what they name.
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// [`ScratchDir::new_in`] with the random source given, so a test can make names collide.
+fn create_scratch(
+    parent: &Path,
+    prefix: &str,
+    mut next: impl FnMut() -> io::Result<u64>,
+) -> io::Result<ScratchDir> {
+    use std::os::unix::fs::DirBuilderExt;
+    let named = |p: &Path, op: &str, e: io::Error| {
+        io::Error::new(e.kind(), format!("{}: {op}: {e}", p.display()))
+    };
+    for _ in 0..NAME_ATTEMPTS {
+        let r = next().map_err(|e| named(parent, "getrandom", e))?;
+        let path = parent.join(format!("{prefix}-{r:016x}"));
+        match std::fs::DirBuilder::new().mode(SCRATCH_MODE).create(&path) {
+            Ok(()) => return Ok(ScratchDir { path, keep: false }),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(named(&path, "mkdir", e)),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!(
+            "{}: every random name tried for a {prefix}-* scratch directory exists",
+            parent.display()
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,6 +452,67 @@ mod tests {
         assert_eq!(entries(&d), ["log.audit"]);
         let e = AtomicFile::create(Path::new("/dev/full")).unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn scratch_dirs_are_private_unpredictable_and_removed_on_drop() {
+        use std::os::unix::fs::PermissionsExt;
+        let a = ScratchDir::new("lull-scratch-test").unwrap();
+        let b = ScratchDir::new("lull-scratch-test").unwrap();
+        assert_ne!(a.path(), b.path());
+        for d in [&a, &b] {
+            let m = std::fs::symlink_metadata(d.path()).unwrap();
+            assert!(m.file_type().is_dir());
+            assert_eq!(m.permissions().mode() & 0o777, SCRATCH_MODE);
+            let name = d.path().file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with("lull-scratch-test-"), "{name}");
+        }
+        let inner = a.path().join("sub");
+        std::fs::create_dir(&inner).unwrap();
+        std::fs::write(inner.join("f"), b"x").unwrap();
+        let (pa, pb) = (a.path().to_owned(), b.path().to_owned());
+        drop(a);
+        assert!(!pa.exists());
+        let kept = b.keep();
+        assert_eq!(kept, pb);
+        assert!(kept.is_dir());
+        std::fs::remove_dir_all(&kept).unwrap();
+    }
+
+    #[test]
+    fn a_scratch_dir_never_reuses_or_follows_a_planted_name() {
+        let d = scratch("planted");
+        let target = d.join("target");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("theirs"), b"keep").unwrap();
+        // The first two names the generator gives are taken: a symlink to a directory and a
+        // directory; the third is free.
+        let taken = |r: u64| d.join(format!("s-{r:016x}"));
+        std::os::unix::fs::symlink(&target, taken(1)).unwrap();
+        std::fs::create_dir(taken(2)).unwrap();
+        let mut n = 0;
+        let s = create_scratch(&d, "s", || {
+            n += 1;
+            Ok(n)
+        })
+        .unwrap();
+        assert_eq!(s.path(), taken(3));
+        std::fs::write(s.path().join("mine"), b"x").unwrap();
+        drop(s);
+        assert!(std::fs::symlink_metadata(taken(1))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(entries(&target), ["theirs"]);
+        assert_eq!(
+            entries(&d),
+            ["s-0000000000000001", "s-0000000000000002", "target"]
+        );
+        // Every name taken: an error naming the directory, nothing created.
+        let e = create_scratch(&d, "s", || Ok(1)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert!(e.to_string().contains(&*d.to_string_lossy()), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

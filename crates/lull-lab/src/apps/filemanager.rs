@@ -57,6 +57,8 @@ struct State {
 #[derive(Debug)]
 pub(crate) struct FileManager {
     shared: Shared<State>,
+    /// The generated tree's private directory, removed at `stop` or when the app is dropped.
+    scratch: std::sync::Mutex<Option<lull_os::fileout::ScratchDir>>,
     tree: PathBuf,
     open_rounds: u32,
     close_rounds: u32,
@@ -107,12 +109,13 @@ fn list_round(root: &Path) -> u64 {
 
 /// Starts the file manager; `scale` (0 < scale ≤ 1) shrinks its work for tests.
 pub(crate) fn start(kds: &KdsApp, scale: f64) -> Result<Arc<dyn LiveApp>, AppError> {
-    let tree = std::env::temp_dir().join(format!("lull-filemanager-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tree);
+    let scratch = lull_os::fileout::ScratchDir::new("lull-filemanager")?;
+    let tree = scratch.path().join("tree");
     generate_tree(&tree)?;
     let rounds = |r: u32| ((f64::from(r) * scale).round() as u32).max(1);
     let app = Arc::new(FileManager {
         shared: Shared::new(State::default()),
+        scratch: std::sync::Mutex::new(Some(scratch)),
         tree,
         open_rounds: rounds(OPEN_ROUNDS),
         close_rounds: rounds(CLOSE_ROUNDS),
@@ -160,7 +163,7 @@ impl LiveApp for FileManager {
     fn stop(&self) {
         self.shared.lock().stopping = true;
         self.shared.notify();
-        let _ = std::fs::remove_dir_all(&self.tree);
+        drop(self.scratch.lock().ok().and_then(|mut s| s.take()));
     }
 
     fn report(&self) -> (Stats, Option<MessagingAppReport>, Option<VideoAppReport>) {

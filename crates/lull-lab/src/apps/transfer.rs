@@ -108,7 +108,10 @@ fn zip(input: &std::path::Path) -> Result<u64, String> {
 /// Downloads everything `server` sends into a temporary file (removed after); the bytes.
 fn download(server: SocketAddr) -> Result<u64, String> {
     let mut s = TcpStream::connect(server).map_err(|e| format!("connect {server}: {e}"))?;
-    let path = std::env::temp_dir().join(format!("lull-ftp-{}.part", std::process::id()));
+    // A private directory, so the file is never one another user planted (removed on return).
+    let scratch = lull_os::fileout::ScratchDir::new("lull-ftp")
+        .map_err(|e| format!("scratch directory: {e}"))?;
+    let path = scratch.path().join("download.part");
     let mut file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut buf = vec![0u8; DOWNLOAD_CHUNK_BYTES];
     let mut total = 0u64;
@@ -168,5 +171,42 @@ impl LiveApp for Transfer {
             error: g.error.clone(),
             ..WorkReport::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The download's file used to be `$TMPDIR/lull-ftp-PID.part`, created with
+    /// `File::create`: a symlink planted at that name had its target overwritten. The file now
+    /// lives in a private scratch directory, and the planted link and its target are untouched.
+    #[test]
+    fn a_symlink_planted_at_the_old_download_name_is_left_alone() {
+        let tmp = std::env::temp_dir();
+        let pid = std::process::id();
+        let target = tmp.join(format!("lull-ftp-test-target-{pid}"));
+        let planted = tmp.join(format!("lull-ftp-{pid}.part"));
+        let _ = std::fs::remove_file(&planted);
+        std::fs::write(&target, b"not lull's").unwrap();
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+
+        const SENT_BYTES: usize = 100_000;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = listener.local_addr().unwrap();
+        let sender = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.write_all(&vec![b'x'; SENT_BYTES]).unwrap();
+        });
+        let got = download(server);
+        sender.join().unwrap();
+
+        let link_still = std::fs::symlink_metadata(&planted).map(|m| m.file_type().is_symlink());
+        let theirs = std::fs::read(&target);
+        let _ = std::fs::remove_file(&planted);
+        let _ = std::fs::remove_file(&target);
+        assert_eq!(got, Ok(SENT_BYTES as u64));
+        assert!(link_still.unwrap(), "the planted link is still a link");
+        assert_eq!(theirs.unwrap(), b"not lull's");
     }
 }

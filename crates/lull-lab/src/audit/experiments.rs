@@ -467,8 +467,12 @@ fn run_condition(
 /// conditions interleaved within each repeat so slow drifts of the machine spread over all.
 pub fn perturbation(cfg: &PerturbationConfig) -> Result<PerturbationReport, AuditError> {
     lull_os::tracefs::available()?;
-    let dir = std::env::temp_dir();
-    let (append_file, path) = append_path(&dir);
+    // Private scratch space for the append file and the scratch audit log, removed (with
+    // whatever a failed run left in it) on every return.
+    let scratch =
+        lull_os::fileout::ScratchDir::new("lull-audit-perturbation").map_err(AuditError::Write)?;
+    let dir = scratch.path();
+    let (append_file, path) = append_path(dir).map_err(AuditError::Write)?;
     let log_path = dir.join(format!(
         "lull-audit-perturbation-{}.log",
         std::process::id()

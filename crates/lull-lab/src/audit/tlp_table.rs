@@ -507,8 +507,9 @@ pub fn run_table(
     let cpus = lull_os::tracefs::tracefs_root()
         .map(|r| lull_os::tracefs::cpu_count(&r))
         .unwrap_or(1);
-    let dir = std::env::temp_dir().join(format!("lull-tlp-table-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(AuditError::Write)?;
+    // Private scratch space, removed with everything in it on every return.
+    let scratch = lull_os::fileout::ScratchDir::new("lull-tlp-table").map_err(AuditError::Write)?;
+    let dir = scratch.path().to_owned();
     let started = Instant::now();
     let setup = Setup {
         dir: &dir,
@@ -554,7 +555,7 @@ pub fn run_table(
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(scratch);
     result?;
     Ok(TlpTable {
         modelled: false,

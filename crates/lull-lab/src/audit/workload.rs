@@ -276,10 +276,18 @@ pub fn run_all(
     Ok((runs, monotonic_ns() - t0))
 }
 
-/// A path for the append benchmark's file, as a path and as the C string the child opens.
-pub fn append_path(dir: &Path) -> (std::path::PathBuf, CString) {
+/// A path in `dir` (a private scratch directory) for the append benchmark's file, as a path
+/// and as the C string the child opens.
+///
+/// # Errors
+/// `InvalidInput` when the path holds a NUL byte.
+pub fn append_path(dir: &Path) -> std::io::Result<(std::path::PathBuf, CString)> {
     let p = dir.join(format!("lull-audit-append-{}.dat", std::process::id()));
-    let c = CString::new(p.as_os_str().as_bytes())
-        .unwrap_or_else(|_| c"/tmp/lull-audit-append.dat".to_owned());
-    (p, c)
+    let c = CString::new(p.as_os_str().as_bytes()).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{}: the path holds a NUL byte", p.display()),
+        )
+    })?;
+    Ok((p, c))
 }

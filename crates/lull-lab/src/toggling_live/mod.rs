@@ -372,16 +372,6 @@ struct RunOutcome {
 /// One finished run: seconds, the spread of the workers' finish times, the controller's figures.
 type Done = (f64, Option<f64>, RunOutcome);
 
-/// A scratch directory removed on drop.
-#[derive(Debug)]
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// `bytes` of text made of words drawn by a fixed generator: the same file every run, and
 /// compressible about as well as prose (xz's speed depends on it).
 #[must_use]
@@ -507,10 +497,8 @@ pub fn run(spec: &TogglingSpec) -> Result<TogglingReport, TogglingError> {
         .map(|s| s.cpus().filter_map(|c| u32::try_from(c).ok()).collect())
         .unwrap_or_default();
     let sets = core_sets(&allowed, spec.thief_cpu)?;
-    let scratch =
-        Scratch(std::env::temp_dir().join(format!("lull-toggling-{}", std::process::id())));
-    std::fs::create_dir_all(&scratch.0)?;
-    let (loads, skipped) = workloads(spec, &scratch.0)?;
+    let scratch = lull_os::fileout::ScratchDir::new("lull-toggling")?;
+    let (loads, skipped) = workloads(spec, scratch.path())?;
     for s in &skipped {
         crate::progress::note(&format!("skipped {}: {}", s.workload, s.why));
     }
