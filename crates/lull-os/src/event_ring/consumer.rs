@@ -6,8 +6,17 @@ use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 use super::{
     io_err, map, page_bytes, ring_bytes, unmap, ConsumerPage, Header, RingCounters, RingError,
-    RingRecord, MAGIC, MAX_CAPACITY, MIN_CAPACITY, RECORD_BYTES, VERSION,
+    RingObservation, RingRecord, MAGIC, MAX_CAPACITY, MIN_CAPACITY, RECORD_BYTES, VERSION,
 };
+
+/// A ring's header read once ([`RingConsumer::probe`]).
+pub(super) struct Probe {
+    pub(super) capacity: u64,
+    pub(super) file_bytes: u64,
+    pub(super) head: u64,
+    consumed: u64,
+    counters: RingCounters,
+}
 
 /// The consumer's (app's) side: header and records mapped read-only, its own page writable.
 #[derive(Debug)]
@@ -109,6 +118,79 @@ impl RingConsumer {
             .tail
             .store(consumer.tail, Ordering::Release);
         Ok(consumer)
+    }
+
+    /// Checks a ring's descriptors without taking it: what [`RingConsumer::from_fds`] refuses,
+    /// this refuses; it reads the header once and unmaps it.
+    pub(super) fn probe(memfd: &OwnedFd, eventfd: &OwnedFd) -> Result<Probe, RingError> {
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", eventfd.as_raw_fd()))
+            .map_err(io_err("readlink eventfd"))?;
+        if link.as_os_str() != "anon_inode:[eventfd]" {
+            return Err(RingError::NotEventFd);
+        }
+        Self::observe_memfd(memfd)
+    }
+
+    fn observe_memfd(memfd: &OwnedFd) -> Result<Probe, RingError> {
+        // SAFETY: fcntl on a descriptor we hold, no pointers.
+        let seals = unsafe { libc::fcntl(memfd.as_raw_fd(), libc::F_GET_SEALS) };
+        let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
+        if seals < 0 || seals & want != want {
+            return Err(RingError::NotSealed(seals));
+        }
+        // SAFETY: stat is plain data; fstat fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid out-pointer.
+        crate::sys::cvt(unsafe { libc::fstat(memfd.as_raw_fd(), &raw mut st) })
+            .map_err(io_err("fstat"))?;
+        let file_bytes = u64::try_from(st.st_size).unwrap_or(0);
+        let page = page_bytes();
+        if file_bytes < 2 * page {
+            return Err(RingError::TooSmall { file_bytes });
+        }
+        let header = map(memfd, 2 * page, 0, libc::PROT_READ)?;
+        let checked = Self::check_header(header, page, file_bytes);
+        let probe = checked.map(|capacity| {
+            // SAFETY: page 0 of our live read-only mapping holds a checked Header; page 1 a
+            // ConsumerPage (every bit pattern valid); read through atomics only.
+            let (h, c) = unsafe {
+                (
+                    &*header.cast::<Header>(),
+                    &*header.add(page as usize).cast::<ConsumerPage>(),
+                )
+            };
+            Probe {
+                capacity,
+                file_bytes,
+                head: h.head.load(Ordering::Acquire),
+                consumed: c.tail.load(Ordering::Acquire),
+                counters: RingCounters {
+                    produced: h.produced.load(Ordering::Relaxed),
+                    delivered: h.delivered.load(Ordering::Relaxed),
+                    dropped: h.dropped.load(Ordering::Relaxed),
+                    markers: h.markers.load(Ordering::Relaxed),
+                    hostile_tails: h.hostile_tails.load(Ordering::Relaxed),
+                    wakes: h.wakes.load(Ordering::Relaxed),
+                },
+            }
+        });
+        unmap(header, 2 * page);
+        probe
+    }
+
+    /// What a ring's memfd says now, read without taking either end (the daemon, which created
+    /// the ring, reads each app's counters this way): the producer's counters, `head`, and the
+    /// consumer's published index. The consumer's index is the app's word, so untrusted.
+    ///
+    /// # Errors
+    /// A [`RingError`] when the memfd is not a sealed ring.
+    pub fn observe(memfd: &OwnedFd) -> Result<RingObservation, RingError> {
+        let p = Self::observe_memfd(memfd)?;
+        Ok(RingObservation {
+            counters: p.counters,
+            head: p.head,
+            consumed: p.consumed,
+        })
     }
 
     /// The capacity the header at `header` declares, once it matches this build and the file.
@@ -242,6 +324,48 @@ impl RingConsumer {
                 });
             }
         }
+        let mut buf = [0u8; 8];
+        match crate::sys::read(self.eventfd.as_raw_fd(), &mut buf) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            Err(e) => Err(RingError::Io {
+                op: "read eventfd",
+                source: e,
+            }),
+        }
+    }
+
+    /// Says the consumer is about to block on [`RingConsumer::wake_fd`] with other descriptors
+    /// (the app's socket, other rings), as [`RingConsumer::wait`] does for one ring: sets
+    /// `waiting`, then reads `head` again. Returns `true` when the ring is empty and the producer
+    /// will write the eventfd at its next push; `false` (with `waiting` cleared) when a record
+    /// arrived meanwhile, and the caller must pop instead of blocking.
+    pub fn prepare_wait(&mut self) -> bool {
+        if !self.is_empty() {
+            return false;
+        }
+        self.ctl_page().waiting.store(1, Ordering::Relaxed);
+        // Dekker with `RingProducer::publish`: `waiting` stored, then head loaded.
+        fence(Ordering::SeqCst);
+        if self.is_empty() {
+            return true;
+        }
+        self.ctl_page().waiting.store(0, Ordering::Relaxed);
+        false
+    }
+
+    /// The eventfd the producer writes when the consumer waits, to poll with other descriptors.
+    #[must_use]
+    pub fn wake_fd(&self) -> std::os::fd::RawFd {
+        self.eventfd.as_raw_fd()
+    }
+
+    /// Empties the eventfd after a poll said it is readable (it is non-blocking: nothing to read
+    /// is not an error).
+    ///
+    /// # Errors
+    /// The kernel's error from `read` on the eventfd.
+    pub fn drain_wake(&self) -> Result<(), RingError> {
         let mut buf = [0u8; 8];
         match crate::sys::read(self.eventfd.as_raw_fd(), &mut buf) {
             Ok(_) => Ok(()),

@@ -112,6 +112,8 @@ pub enum RingError {
     SizeMismatch { header_bytes: u64, file_bytes: u64 },
     #[error("the wake-up descriptor is not an eventfd")]
     NotEventFd,
+    #[error("the ring already holds {0} records; a producer takes over only a fresh ring")]
+    NotFresh(u64),
 }
 
 fn io_err(op: &'static str) -> impl FnOnce(io::Error) -> RingError {
@@ -130,7 +132,7 @@ pub enum PushOutcome {
 }
 
 /// The producer's counters, as published in the header.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
 pub struct RingCounters {
     /// Events pushed.
     pub produced: u64,
@@ -144,6 +146,17 @@ pub struct RingCounters {
     pub hostile_tails: u64,
     /// Eventfd writes.
     pub wakes: u64,
+}
+
+/// A ring's state read from its memfd by a third party ([`RingConsumer::observe`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct RingObservation {
+    /// The producer's counters as it last published them.
+    pub counters: RingCounters,
+    /// Records the producer has written (events and markers).
+    pub head: u64,
+    /// Records the consumer says it has read (its own, untrusted, word).
+    pub consumed: u64,
 }
 
 /// The two descriptors the daemon sends to the app (with `SCM_RIGHTS` in the real design).

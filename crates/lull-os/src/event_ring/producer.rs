@@ -103,6 +103,37 @@ impl RingProducer {
         Ok((producer, RingFds { memfd, eventfd }))
     }
 
+    /// Takes over a fresh ring another process created with [`RingProducer::create`] (the
+    /// daemon creates each app's ring and hands its producer end to the source that fills it).
+    /// The ring must be empty: the producer's head and counters start at zero and are never
+    /// read back from shared memory, which the app can also write.
+    ///
+    /// # Errors
+    /// As [`RingConsumer::from_fds`](super::RingConsumer::from_fds) for a memfd that is not a
+    /// sealed ring; [`RingError::NotFresh`] when records were already written.
+    pub fn from_fds(memfd: OwnedFd, eventfd: OwnedFd) -> Result<RingProducer, RingError> {
+        let probe = super::RingConsumer::probe(&memfd, &eventfd)?;
+        if probe.head != 0 {
+            return Err(RingError::NotFresh(probe.head));
+        }
+        let base = map(
+            &memfd,
+            probe.file_bytes,
+            0,
+            libc::PROT_READ | libc::PROT_WRITE,
+        )?;
+        Ok(RingProducer {
+            base,
+            map_bytes: probe.file_bytes,
+            page: page_bytes(),
+            capacity: probe.capacity,
+            head: 0,
+            counters: RingCounters::default(),
+            pending: None,
+            eventfd,
+        })
+    }
+
     fn header(&self) -> &Header {
         // SAFETY: page 0 of our live mapping holds the Header written in `create`.
         unsafe { &*self.base.cast::<Header>() }

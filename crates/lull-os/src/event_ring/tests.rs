@@ -304,3 +304,65 @@ fn two_threads_account_for_every_record() {
     assert_eq!(next, N);
     assert!(k.wakes <= k.delivered + k.markers);
 }
+
+#[test]
+fn prepare_wait_arms_the_wakeup_only_when_empty() {
+    let (mut p, mut c) = ring(4);
+    assert!(c.prepare_wait(), "empty: the consumer may block");
+    p.push(&ev(0));
+    assert_eq!(p.counters().wakes, 1, "the push saw `waiting` and woke");
+    let mut pfd = libc::pollfd {
+        fd: c.wake_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no wait.
+    assert_eq!(unsafe { libc::poll(&raw mut pfd, 1, 0) }, 1);
+    c.drain_wake().unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::poll(&raw mut pfd, 1, 0) }, 0, "drained");
+    assert!(!c.prepare_wait(), "a record is there: pop, do not block");
+    assert_eq!(c.pop().unwrap().seq, 0);
+    p.push(&ev(1));
+    assert_eq!(p.counters().wakes, 1, "not waiting: no wake-up");
+    c.drain_wake().unwrap();
+}
+
+#[test]
+fn producer_end_from_fds_writes_what_the_consumer_reads_and_observe_counts_both_sides() {
+    let (creator, fds) = RingProducer::create(4).unwrap();
+    let producer_fds = (
+        fds.memfd.try_clone().unwrap(),
+        fds.eventfd.try_clone().unwrap(),
+    );
+    let observer = fds.memfd.try_clone().unwrap();
+    drop(creator);
+    let mut p = RingProducer::from_fds(producer_fds.0, producer_fds.1).unwrap();
+    let mut c = RingConsumer::from_fds(fds.memfd, fds.eventfd).unwrap();
+    for s in 0..6 {
+        p.push(&ev(s));
+    }
+    let mut r = Reader::default();
+    while let Some(rec) = c.pop() {
+        r.take(&rec);
+    }
+    assert!(p.flush());
+    while let Some(rec) = c.pop() {
+        r.take(&rec);
+    }
+    let o = RingConsumer::observe(&observer).unwrap();
+    assert_eq!(o.counters.produced, 6);
+    assert_eq!(
+        o.counters.produced,
+        o.counters.delivered + o.counters.dropped
+    );
+    assert_eq!(r.events, o.counters.delivered);
+    assert_eq!(r.dropped_seen, o.counters.dropped);
+    assert_eq!(o.consumed, o.head, "the consumer read everything written");
+    // A used ring cannot be taken over: its producer's private state would be lost.
+    let again = RingProducer::from_fds(observer.try_clone().unwrap(), {
+        // SAFETY: a fresh eventfd from the kernel.
+        unsafe { OwnedFd::from_raw_fd(libc::eventfd(0, libc::EFD_CLOEXEC)) }
+    });
+    assert!(matches!(again, Err(RingError::NotFresh(_))));
+}
