@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 
 use lull_esm::Delivery;
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
+use lull_os::event_ring::RingConsumer;
 use lull_os::protocol::{
-    ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply, MAX_MESSAGE,
-    MAX_PACKET,
+    delivery_of_record, ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply,
+    MAX_MESSAGE, MAX_PACKET,
 };
 use lull_os::sys;
 use lull_os::wait_cell::WaitCell;
@@ -70,6 +71,9 @@ pub struct EsmParts {
     cell: WaitCell,
     pending: VecDeque<Delivery>,
     counters: ClientCounters,
+    rings: Vec<RingConsumer>,
+    by_kind: [Option<HandlerId>; EventKind::COUNT],
+    told_waiting: bool,
 }
 
 /// What one [`EsmClient::wait_delivery`] received.
@@ -103,6 +107,18 @@ pub struct ClientCounters {
     pub waits_by_message: u64,
     /// … and waits told in the wait cell only.
     pub waits_by_cell: u64,
+    /// Rings the daemon handed over (one per producer routed to this app), and those refused
+    /// because their descriptors were not a sealed ring and an eventfd.
+    pub rings: u64,
+    pub rings_refused: u64,
+    /// Records popped from the rings: events and overflow markers …
+    pub ring_records: u64,
+    /// … of which records that were not a valid event (counted, skipped).
+    pub ring_malformed: u64,
+    /// Events of a kind this app holds no handler for (it unregistered while they were queued).
+    pub ring_unrouted: u64,
+    /// Blocking waits that a ring's eventfd ended.
+    pub ring_wakes: u64,
 }
 
 type Handler = Box<dyn FnMut(&AppEvent)>;
@@ -120,6 +136,12 @@ pub struct EsmClient {
     on_overflow: Option<OverflowHandler>,
     buf: Vec<u8>,
     counters: ClientCounters,
+    /// The data plane: one ring per producer routed to this app, read before the socket.
+    rings: Vec<RingConsumer>,
+    /// Which handler each kind runs, for events read from a ring (which carry no handler).
+    by_kind: [Option<HandlerId>; EventKind::COUNT],
+    /// The daemon was told this app waits and has not answered with a batch yet.
+    told_waiting: bool,
 }
 
 impl std::fmt::Debug for EsmClient {
@@ -221,6 +243,9 @@ impl EsmClient {
             on_overflow: None,
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: ClientCounters::default(),
+            rings: Vec::new(),
+            by_kind: [None; EventKind::COUNT],
+            told_waiting: false,
         })
     }
 
@@ -243,6 +268,9 @@ impl EsmClient {
             cell: self.cell,
             pending: self.pending,
             counters: self.counters,
+            rings: self.rings,
+            by_kind: self.by_kind,
+            told_waiting: self.told_waiting,
         }
     }
 
@@ -259,6 +287,9 @@ impl EsmClient {
             on_overflow: None,
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: parts.counters,
+            rings: parts.rings,
+            by_kind: parts.by_kind,
+            told_waiting: parts.told_waiting,
         }
     }
 
@@ -290,34 +321,142 @@ impl EsmClient {
         }
     }
 
-    /// Receives one message; a batch here is a protocol fault (none is pushed while not waiting).
+    /// Receives one message. A batch here answers a wait told before a ring event ended it: its
+    /// deliveries are kept for the next waits. Any other batch is a protocol fault (none is
+    /// pushed while not waiting).
     fn recv(&mut self) -> Result<DaemonMsg, ClientError> {
-        match self.recv_packet()? {
-            DaemonPacket::Msg(m) => Ok(m),
-            DaemonPacket::Batch { .. } => Err(ClientError::Unexpected("Batch", "a reply")),
+        loop {
+            let Some(packet) = self.recv_packet()? else {
+                continue;
+            };
+            match packet {
+                DaemonPacket::Msg(m) => return Ok(m),
+                DaemonPacket::Batch { .. } if self.told_waiting => {
+                    self.told_waiting = false;
+                    self.counters.batches += 1;
+                }
+                DaemonPacket::Batch { .. } => {
+                    return Err(ClientError::Unexpected("Batch", "a reply"))
+                }
+            }
         }
     }
 
-    /// Receives one packet; a batch's deliveries go to `pending`.
-    fn recv_packet(&mut self) -> Result<DaemonPacket, ClientError> {
-        let mut buf = [0u8; MAX_PACKET];
-        let (n, truncated) = match sys::recv_msg(self.fd.as_raw_fd(), &mut buf) {
-            Ok(r) => r,
-            Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
-                return Err(ClientError::DaemonGone)
+    /// Receives one packet; a batch's deliveries go to `pending`, a ring (with its two
+    /// descriptors) to `rings` (and then `None`: the caller decides whether to block again).
+    fn recv_packet(&mut self) -> Result<Option<DaemonPacket>, ClientError> {
+        {
+            // One byte more than the longest packet, so a longer one is seen, not cut.
+            let mut buf = [0u8; MAX_PACKET + 1];
+            let (n, fds) = match sys::recv_with_fds(self.fd.as_raw_fd(), &mut buf) {
+                Ok(r) => r,
+                Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
+                    return Err(ClientError::DaemonGone)
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if n == 0 && fds.is_empty() {
+                return Err(ClientError::DaemonGone);
             }
-            Err(e) => return Err(e.into()),
+            if n > MAX_PACKET {
+                return Err(ProtocolError::TooLong.into());
+            }
+            match DaemonPacket::decode(&buf[..n], &mut self.pending)? {
+                DaemonPacket::Msg(DaemonMsg::Error(code)) => Err(ClientError::Rejected(code)),
+                DaemonPacket::Msg(DaemonMsg::Ring { .. }) => {
+                    self.take_ring(fds);
+                    Ok(None)
+                }
+                p => Ok(Some(p)),
+            }
+        }
+    }
+
+    /// Opens a ring the daemon sent; descriptors that are not one are closed and counted.
+    fn take_ring(&mut self, fds: Vec<OwnedFd>) {
+        let mut fds = fds.into_iter();
+        let opened = match (fds.next(), fds.next(), fds.next()) {
+            (Some(memfd), Some(eventfd), None) => RingConsumer::from_fds(memfd, eventfd).ok(),
+            _ => None,
         };
-        if n == 0 && !truncated {
-            return Err(ClientError::DaemonGone);
+        match opened {
+            Some(r) => {
+                self.rings.push(r);
+                self.counters.rings += 1;
+            }
+            None => self.counters.rings_refused += 1,
         }
-        if truncated {
-            return Err(ProtocolError::TooLong.into());
+    }
+
+    /// The next record of any ring, as a delivery (rings are read in turn, oldest first within
+    /// each).
+    fn pop_ring(&mut self) -> Option<Delivery> {
+        for i in 0..self.rings.len() {
+            while let Some(rec) = self.rings[i].pop() {
+                self.counters.ring_records += 1;
+                let handler =
+                    lull_model::EventKind::from_u16(rec.kind).and_then(|k| self.by_kind[k.index()]);
+                let handler = match handler {
+                    Some(h) => h,
+                    None if rec.overflow().is_some() => HandlerId(0),
+                    None => {
+                        self.counters.ring_unrouted += 1;
+                        continue;
+                    }
+                };
+                match delivery_of_record(&rec, handler) {
+                    Ok(d) => return Some(d),
+                    Err(_) => self.counters.ring_malformed += 1,
+                }
+            }
         }
-        match DaemonPacket::decode(&buf[..n], &mut self.pending)? {
-            DaemonPacket::Msg(DaemonMsg::Error(code)) => Err(ClientError::Rejected(code)),
-            p => Ok(p),
+        None
+    }
+
+    /// Blocks until the socket or a ring's eventfd is readable, every ring armed first; returns
+    /// at once when a ring filled meanwhile.
+    fn block(&mut self) -> Result<(), ClientError> {
+        if !self.rings.iter_mut().all(RingConsumer::prepare_wait) {
+            return Ok(());
         }
+        let mut pfds: Vec<libc::pollfd> = std::iter::once(self.fd.as_raw_fd())
+            .chain(self.rings.iter().map(RingConsumer::wake_fd))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        loop {
+            // SAFETY: a valid array of pollfds of the given length; no timeout.
+            let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, -1) };
+            if n >= 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e.into());
+            }
+        }
+        for (r, p) in self.rings.iter().zip(&pfds[1..]) {
+            if p.revents != 0 {
+                self.counters.ring_wakes += 1;
+                let _ = r.drain_wake();
+            }
+        }
+        if pfds[0].revents != 0 {
+            match self.recv_packet()? {
+                None => {}
+                Some(DaemonPacket::Batch { .. }) => {
+                    self.told_waiting = false;
+                    self.counters.batches += 1;
+                }
+                Some(DaemonPacket::Msg(other)) => {
+                    return Err(ClientError::Unexpected(name(&other), "a batch"))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The seed's `esm_register(kind, handler)`: `handler` runs, on the thread that calls
@@ -332,6 +471,7 @@ impl EsmClient {
     ) -> Result<HandlerId, ClientError> {
         let id = HandlerId(u32::try_from(self.handlers.len()).unwrap_or(u32::MAX));
         self.handlers.push(Box::new(handler));
+        self.by_kind[kind.index()] = Some(id);
         self.register_with_daemon(kind, Some(id))?;
         Ok(id)
     }
@@ -341,6 +481,7 @@ impl EsmClient {
     /// # Errors
     /// [`ClientError::DaemonGone`] or a socket error.
     pub fn unregister(&mut self, kind: EventKind) -> Result<(), ClientError> {
+        self.by_kind[kind.index()] = None;
         self.register_with_daemon(kind, None)
     }
 
@@ -404,21 +545,27 @@ impl EsmClient {
     /// # Errors
     /// As [`EsmClient::wait`].
     pub fn wait_delivery(&mut self) -> Result<Delivered, ClientError> {
-        if self.pending.is_empty() {
-            if self.cell.app_going_to_wait() {
-                self.counters.waits_by_message += 1;
-                self.send(ClientMsg::Wait)?;
-            } else {
-                self.counters.waits_by_cell += 1;
+        let next = loop {
+            if let Some(d) = self.pending.pop_front() {
+                break d;
             }
-            match self.recv_packet()? {
-                DaemonPacket::Batch { .. } => self.counters.batches += 1,
-                DaemonPacket::Msg(other) => {
-                    return Err(ClientError::Unexpected(name(&other), "a batch"))
+            if let Some(d) = self.pop_ring() {
+                break d;
+            }
+            // Nothing here: tell the daemon (once per batch it owes) and block on the socket
+            // and every ring.
+            if !self.told_waiting {
+                if self.cell.app_going_to_wait() {
+                    self.counters.waits_by_message += 1;
+                    self.send(ClientMsg::Wait)?;
+                } else {
+                    self.counters.waits_by_cell += 1;
                 }
+                self.told_waiting = true;
             }
-        }
-        match self.pending.pop_front() {
+            self.block()?;
+        };
+        match Some(next) {
             Some(Delivery::Event { handler, event }) => {
                 self.counters.events += 1;
                 Ok(Delivered::Event { handler, event })
@@ -469,5 +616,7 @@ fn name(m: &DaemonMsg) -> &'static str {
         DaemonMsg::Stats(_) => "Stats",
         DaemonMsg::Error(_) => "Error",
         DaemonMsg::Registered => "Registered",
+        DaemonMsg::Ring { .. } => "Ring",
+        DaemonMsg::Route { .. } => "Route",
     }
 }

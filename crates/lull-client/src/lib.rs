@@ -18,3 +18,4 @@ pub mod capi_kds;
 pub mod client;
 pub mod kds_client;
 pub mod kds_runtime;
+pub mod producer;

@@ -32,6 +32,7 @@ pub const MAX_MESSAGE: usize = 128;
 const T_REGISTER: u8 = 1;
 const T_WAIT: u8 = 2;
 const T_STATS: u8 = 3;
+const T_PRODUCE: u8 = 4;
 const T_WELCOME: u8 = 0x80;
 const T_EVENT: u8 = 0x81;
 const T_OVERFLOW: u8 = 0x82;
@@ -39,6 +40,8 @@ const T_STATS_REPLY: u8 = 0x83;
 const T_ERROR: u8 = 0x84;
 const T_REGISTERED: u8 = 0x85;
 const T_BATCH: u8 = 0x86;
+const T_RING: u8 = 0x87;
+const T_ROUTE: u8 = 0x88;
 
 /// Most deliveries one `Batch` carries: as evdev's `read()` hands over what fits the caller's
 /// buffer, a batch hands over at most this many of the queued items; the rest follow at the next
@@ -64,6 +67,10 @@ pub enum ClientMsg {
     Wait,
     /// Ask for the daemon's counters (answered with [`DaemonMsg::Stats`]).
     Stats,
+    /// This connection is a producer, not an app: it writes events of `kinds` (a bit per
+    /// [`EventKind::index`]) straight into the rings of the apps registered for them. Answered
+    /// with one [`DaemonMsg::Route`] per app routed now, then [`DaemonMsg::Registered`].
+    Produce { kinds: u32 },
 }
 
 /// Counters and census the daemon reports.
@@ -118,6 +125,18 @@ pub enum DaemonMsg {
     /// The client's `Register` is in the application list: every event injected from now on
     /// reaches it. Makes `esm_register` synchronous, as the seed's system call is.
     Registered,
+    /// To an app, with the consumer end of a new ring (memfd, eventfd) as `SCM_RIGHTS`: the
+    /// producer `producer` writes the app's events there from now on.
+    Ring {
+        producer: u32,
+    },
+    /// To a producer: push events of `kinds` (a bit per [`EventKind::index`]) to `app`; 0 means
+    /// the app is gone, unregistered or suspended. With two descriptors (memfd, eventfd) it is a
+    /// new ring's producer end.
+    Route {
+        app: AppId,
+        kinds: u32,
+    },
 }
 
 /// Why a message was rejected.
@@ -224,6 +243,10 @@ impl ClientMsg {
             }
             ClientMsg::Wait => out.push(T_WAIT),
             ClientMsg::Stats => out.push(T_STATS),
+            ClientMsg::Produce { kinds } => {
+                out.push(T_PRODUCE);
+                out.extend_from_slice(&kinds.to_le_bytes());
+            }
         }
     }
 
@@ -248,6 +271,10 @@ impl ClientMsg {
             }
             T_WAIT => check_len(msg, 1).map(|_| ClientMsg::Wait),
             T_STATS => check_len(msg, 1).map(|_| ClientMsg::Stats),
+            T_PRODUCE => {
+                let mut r = check_len(msg, 5)?;
+                Ok(ClientMsg::Produce { kinds: r.u32() })
+            }
             t => Err(ProtocolError::UnknownTag(t)),
         }
     }
@@ -350,6 +377,16 @@ impl DaemonMsg {
                 out.push(code as u8);
             }
             DaemonMsg::Registered => out.push(T_REGISTERED),
+            DaemonMsg::Ring { producer } => {
+                out.push(T_RING);
+                out.extend_from_slice(&producer.to_le_bytes());
+            }
+            DaemonMsg::Route { app, kinds } => {
+                out.push(T_ROUTE);
+                out.extend_from_slice(&app.index.to_le_bytes());
+                out.extend_from_slice(&app.generation.to_le_bytes());
+                out.extend_from_slice(&kinds.to_le_bytes());
+            }
         }
     }
 
@@ -423,9 +460,72 @@ impl DaemonMsg {
                 check_len(msg, 1)?;
                 Ok(DaemonMsg::Registered)
             }
+            T_RING => {
+                let mut r = check_len(msg, 5)?;
+                Ok(DaemonMsg::Ring { producer: r.u32() })
+            }
+            T_ROUTE => {
+                let mut r = check_len(msg, 13)?;
+                let app = AppId {
+                    index: r.u32(),
+                    generation: r.u32(),
+                };
+                Ok(DaemonMsg::Route {
+                    app,
+                    kinds: r.u32(),
+                })
+            }
             t => Err(ProtocolError::UnknownTag(t)),
         }
     }
+}
+
+/// An event as a ring record: `kind` is the [`EventKind`] number, the payload its tag and three
+/// fields (little-endian), as in an `Event` message.
+#[must_use]
+pub fn ring_record_of(event: &AppEvent) -> crate::event_ring::RingRecord {
+    let (t, a, b, c) = payload_fields(event.payload);
+    let mut p = [0u8; 13];
+    p[0] = t;
+    p[1..5].copy_from_slice(&a.to_le_bytes());
+    p[5..9].copy_from_slice(&b.to_le_bytes());
+    p[9..13].copy_from_slice(&c.to_le_bytes());
+    crate::event_ring::RingRecord::new(event.seq.0, event.kind as u16, &p, event.injected_ns)
+}
+
+/// The delivery a ring record stands for: an event, or the overflow marker. The record comes
+/// from another process, so it is checked like a message.
+///
+/// # Errors
+/// [`ProtocolError::UnknownKind`], [`ProtocolError::UnknownPayload`] or
+/// [`ProtocolError::PayloadMismatch`].
+pub fn delivery_of_record(
+    rec: &crate::event_ring::RingRecord,
+    handler: HandlerId,
+) -> Result<Delivery, ProtocolError> {
+    if let Some(m) = rec.overflow() {
+        return Ok(Delivery::Overflow {
+            dropped: m.dropped,
+            first: EventSeq(m.first_seq),
+            last: EventSeq(m.last_seq),
+        });
+    }
+    let kind = kind(rec.kind)?;
+    let word = |i: usize| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&rec.payload[i..i + 4]);
+        i32::from_le_bytes(b)
+    };
+    let payload = payload_of(kind, rec.payload[0], word(1), word(5), word(9))?;
+    Ok(Delivery::Event {
+        handler,
+        event: AppEvent {
+            seq: EventSeq(rec.seq),
+            kind,
+            payload,
+            injected_ns: rec.injected_ns,
+        },
+    })
 }
 
 /// What one packet from the daemon holds.
