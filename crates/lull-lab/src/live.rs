@@ -277,18 +277,32 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     let mut stack_threads = Vec::new();
     let (daemon_tx, daemon_rx) = mpsc::channel::<lulld::daemon::DaemonCounters>();
 
-    // The device driver, the same in every model.
+    let path = socket_path();
+    // The device driver, the same replay in every model: the baselines' drivers write the device
+    // queue their hub reads; the ESM's is a data-plane producer writing the app's ring.
     {
         let stop = Arc::clone(&driver_stop);
         let trace = spec.trace.clone();
         let tid_tx = tid_tx.clone();
+        let (model, producer_path) = (spec.model, path.clone());
         handles.push(
             thread::Builder::new()
                 .name("lull-driver".into())
                 .spawn(move || {
                     let _ = tid_tx.send(StackThread::current("driver"));
                     let start_ns = start_rx.recv().map_err(thread_err)?;
-                    stack::run_driver(trace.as_ref(), start_ns, device_w, &stop, replay_tx)?;
+                    if model == Model::Esm {
+                        drop(device_w);
+                        stack::run_producer_driver(
+                            trace.as_ref(),
+                            start_ns,
+                            &producer_path,
+                            &stop,
+                            replay_tx,
+                        )?;
+                    } else {
+                        stack::run_driver(trace.as_ref(), start_ns, device_w, &stop, replay_tx)?;
+                    }
                     Ok(())
                 })?,
         );
@@ -301,7 +315,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
 
     match spec.model {
         Model::Esm => {
-            let path = socket_path();
+            drop(device_r);
             let tx = tid_tx.clone();
             let (up_tx, up_rx) = mpsc::channel::<Result<lulld::daemon::Stopper, LiveError>>();
             let daemon_path = path.clone();
@@ -315,10 +329,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
                             socket_path: daemon_path,
                             ..DaemonConfig::default()
                         })
-                        .map_err(LiveError::from)
-                        .and_then(|mut d| {
-                            d.add_evdev(device_r).map(|()| d).map_err(LiveError::from)
-                        });
+                        .map_err(LiveError::from);
                         let daemon = match built {
                             Ok(d) => d,
                             Err(e) => {

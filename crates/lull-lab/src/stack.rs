@@ -9,9 +9,10 @@
 //! is to read the clock, so latency = handler start − injection stamp.
 //!
 //! What differs is the path between the two:
-//! - `esm`: `lulld` (the [`Daemon`](lulld::daemon::Daemon)) reads the device queue with its evdev
-//!   source and pushes each event to the app's event thread, which blocks in
-//!   [`EsmClient::wait`](lull::client::EsmClient::wait). One hop, no timeout.
+//! - `esm`: the driver is a data-plane producer ([`run_producer_driver`]): `lulld` (the
+//!   [`Daemon`](lulld::daemon::Daemon)) only routes, handing it the app's ring, and the driver
+//!   writes each event there and wakes the app's event thread, which blocks in
+//!   [`EsmClient::wait`](lull::client::EsmClient::wait). One hop, no timeout, no daemon.
 //! - `pull-16ms` (seed 000's pull model): a hub polls the device queue every 16 ms and forwards
 //!   what it finds to the app's socket; the app polls its socket every 16 ms.
 //! - `vsync-batched` (Android-like): the hub blocks on the device queue; key and touch down/up go
@@ -202,6 +203,52 @@ pub fn run_driver(
         enc: EvdevEncoder::new(),
         buf: Vec::new(),
         write_errors: 0,
+    };
+    lp.run(&mut st)
+}
+
+/// The ESM model's device driver: as [`run_driver`], but a data-plane producer
+/// ([`lull::producer::EsmProducer`]) connected to the daemon at `socket`, writing each event
+/// straight into the rings of the apps registered for it; the daemon is not on the per-event
+/// path (issue 27, item 2).
+///
+/// # Errors
+/// The kernel's error setting up the loop; the producer's connection error.
+pub fn run_producer_driver(
+    trace: Option<&Trace>,
+    start_ns: u64,
+    socket: &std::path::Path,
+    stop: &EventFd,
+    report: Sender<ReplayCounters>,
+) -> io::Result<()> {
+    struct Driver {
+        producer: lull::producer::EsmProducer,
+        push_errors: u64,
+    }
+    let producer = lull::producer::EsmProducer::connect(socket, &TRACKING_KINDS)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let mut lp: EventLoop<Driver> = EventLoop::new()?;
+    lp.insert(stop_source(stop.raw()))?;
+    if let Some(trace) = trace {
+        let src = ReplaySource::new(
+            trace,
+            start_ns,
+            Box::new(|d: &mut Driver, _: &mut LoopCtl<Driver>, raw, t| {
+                if d.producer.push(raw, t).is_err() {
+                    d.push_errors += 1;
+                }
+            }),
+            Box::new(move |d: &mut Driver, c| {
+                // The last event is in: report the drops of a full ring as soon as there is room.
+                d.producer.flush();
+                let _ = report.send(c);
+            }),
+        )?;
+        lp.insert(Box::new(src))?;
+    }
+    let mut st = Driver {
+        producer,
+        push_errors: 0,
     };
     lp.run(&mut st)
 }
