@@ -72,7 +72,16 @@ $B mount --rbind /dev $R/dev && $B mount --rbind /proc $R/proc && $B mount --rbi
 $B mkdir -p /dev/pts /dev/shm
 $B mount -t devpts devpts $R/dev/pts
 $B mount -t tmpfs -o mode=1777 tmpfs $R/dev/shm
-for d in tmp var/tmp; do [ -d $R/$d ] && $B mount -t tmpfs -o mode=1777 tmpfs $R/$d; done
+# /tmp and /var/tmp show the host's files (a checkout or a build may live there) with the
+# guest's writes kept in memory: an overlay on the read-only share, or a bare tmpfs without one.
+$B mount -t tmpfs -o mode=0755 tmpfs /ovl
+for d in tmp var/tmp; do
+  [ -d $R/$d ] || continue
+  u=/ovl/$($B echo $d | $B tr / _)
+  $B mkdir -p $u/upper $u/work && $B chmod 1777 $u/upper
+  $B mount -t overlay overlay -o lowerdir=$R/$d,upperdir=$u/upper,workdir=$u/work $R/$d \
+    || {{ say "no overlay on /$d: a bare tmpfs hides the host's files there"; $B mount -t tmpfs -o mode=1777 tmpfs $R/$d; }}
+done
 for d in run boot; do [ -d $R/$d ] && $B mount -t tmpfs -o mode=0755 tmpfs $R/$d; done
 [ -d $R/boot ] && $B cp /config $R/boot/config-$($B uname -r)
 $B mount -t bpf bpf $R/sys/fs/bpf || say "no bpffs"
@@ -127,7 +136,7 @@ pub fn initramfs(
     init: &str,
 ) -> Vec<u8> {
     let mut c = Cpio::new();
-    for d in ["bin", "dev", "proc", "sys", "newroot", "modules"] {
+    for d in ["bin", "dev", "proc", "sys", "newroot", "modules", "ovl"] {
         c.dir(d, 0o755);
     }
     c.file("bin/busybox", 0o755, busybox);
@@ -226,6 +235,10 @@ mod tests {
         }
         // The output directory is mounted after the tmpfs over /tmp, or /tmp would hide it.
         let tmpfs = s.find("for d in tmp var/tmp").unwrap();
+        assert!(
+            s.contains("-t overlay overlay -o lowerdir=$R/$d"),
+            "the host's /tmp stays visible"
+        );
         let out = s.find("$R$O || stop").unwrap();
         assert!(tmpfs < out);
         assert!(s.contains("echo $? > $M/status.part && $B mv $M/status.part $M/status"));

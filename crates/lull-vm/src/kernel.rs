@@ -23,7 +23,7 @@ const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 
 /// Modules the guest loads at boot, in load order (each after what it needs): 9p over virtio
 /// for the host's files, evdev and uinput for real input devices, hid and uhid for HID devices
-/// (the HID-BPF path).
+/// (the HID-BPF path), overlay to give the guest a writable `/tmp` that still shows the host's.
 pub const GUEST_MODULES: &[&str] = &[
     "netfs",
     "9pnet",
@@ -33,6 +33,7 @@ pub const GUEST_MODULES: &[&str] = &[
     "uinput",
     "hid",
     "uhid",
+    "overlay",
 ];
 
 /// A kernel ready to boot, in the cache.

@@ -54,18 +54,29 @@ fn qemu_processes_for(out: &Path) -> Vec<String> {
 #[test]
 fn status_output_and_result_files_come_back() {
     let out = out_dir("run");
-    let script = "echo to-stdout; echo to-stderr >&2; echo \"$LULL_TEST_VALUE\"; \
-                  cat /sys/kernel/sched_ext/state; echo result > \"$LULL_VM_OUT/result.txt\"; \
-                  test \"$LULL_GUEST\" = 1 && exit 7";
+    // A host file under the host's /tmp (where a checkout may live) is visible in the guest.
+    let host = out_dir("host-file");
+    std::fs::create_dir_all(&host).unwrap();
+    std::fs::write(host.join("f"), "from-the-host\n").unwrap();
+    let script = format!(
+        "echo to-stdout; echo to-stderr >&2; echo \"$LULL_TEST_VALUE\"; \
+         cat /sys/kernel/sched_ext/state; cat '{}/f'; echo result > \"$LULL_VM_OUT/result.txt\"; \
+         test \"$LULL_GUEST\" = 1 && exit 7",
+        host.display()
+    );
     let o = lull_vm::run::run(
         &cache(),
         &config(),
-        &request(&["sh", "-c", script], &out),
+        &request(&["sh", "-c", &script], &out),
         &mut quiet,
     )
     .expect("the guest runs");
     assert_eq!(o.exit_code, 7);
-    assert_eq!(o.stdout().unwrap(), "to-stdout\nit's here\ndisabled\n");
+    assert_eq!(
+        o.stdout().unwrap(),
+        "to-stdout\nit's here\ndisabled\nfrom-the-host\n"
+    );
+    std::fs::remove_dir_all(&host).unwrap();
     assert_eq!(
         std::fs::read_to_string(&o.stderr_path).unwrap(),
         "to-stderr\n"
