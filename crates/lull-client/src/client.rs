@@ -419,32 +419,18 @@ impl EsmClient {
         if !self.rings.iter_mut().all(RingConsumer::prepare_wait) {
             return Ok(());
         }
-        let mut pfds: Vec<libc::pollfd> = std::iter::once(self.fd.as_raw_fd())
+        let fds: Vec<_> = std::iter::once(self.fd.as_raw_fd())
             .chain(self.rings.iter().map(RingConsumer::wake_fd))
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
             .collect();
-        loop {
-            // SAFETY: a valid array of pollfds of the given length; no timeout.
-            let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, -1) };
-            if n >= 0 {
-                break;
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e.into());
-            }
-        }
-        for (r, p) in self.rings.iter().zip(&pfds[1..]) {
-            if p.revents != 0 {
+        let mut ready = vec![false; fds.len()];
+        sys::poll_readable(&fds, None, &mut ready)?;
+        for (r, &woke) in self.rings.iter().zip(&ready[1..]) {
+            if woke {
                 self.counters.ring_wakes += 1;
                 let _ = r.drain_wake();
             }
         }
-        if pfds[0].revents != 0 {
+        if ready[0] {
             match self.recv_packet()? {
                 None => {}
                 Some(DaemonPacket::Batch { .. }) => {

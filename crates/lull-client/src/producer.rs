@@ -8,7 +8,6 @@
 //! route changes (an app registers, unregisters or goes) arrive on the same connection; the
 //! producer reads them between events without blocking ([`EsmProducer::push`]).
 
-use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
@@ -161,20 +160,7 @@ impl EsmProducer {
     /// [`ClientError::DaemonGone`] when the daemon closed the connection; a protocol fault.
     pub fn poll_routes(&mut self) -> Result<(), ClientError> {
         loop {
-            let mut pfd = libc::pollfd {
-                fd: self.fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd, no wait.
-            let n = unsafe { libc::poll(&raw mut pfd, 1, 0) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e.into());
-            }
+            let n = sys::poll_readable(&[self.fd.as_raw_fd()], Some(0), &mut [false])?;
             if n == 0 {
                 return Ok(());
             }

@@ -449,11 +449,10 @@ struct Gate {
 /// off for good; datagrams the kernel dropped were counted nowhere. Now an empty datagram is
 /// delivered like any other, and kernel drops (`SO_RXQ_OVFL`) are in the daemon's counters and
 /// in the report's accounting: every datagram sent is received or counted dropped.
-#[test]
-fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
+/// A loopback UDP socket with the smallest receive buffer, so a burst overflows it while the
+/// daemon's loop is held.
+fn udp_with_the_smallest_buffer() -> std::net::UdpSocket {
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = udp.local_addr().unwrap();
-    // The smallest receive buffer, so a burst overflows it while the loop is held.
     let one: libc::c_int = 1;
     // SAFETY: a valid int option on our socket.
     let r = unsafe {
@@ -466,6 +465,13 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
         )
     };
     assert_eq!(r, 0);
+    udp
+}
+
+#[test]
+fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
+    let udp = udp_with_the_smallest_buffer();
+    let addr = udp.local_addr().unwrap();
     let (trigger_r, trigger_w) = sys::pipe(true).unwrap();
     let (release_r, release_w) = sys::pipe(false).unwrap();
     let (probe_r, probe_w) = sys::pipe(true).unwrap();
@@ -566,20 +572,8 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
 /// daemon stops; every datagram sent is injected or counted lost before the ESM.
 #[test]
 fn a_burst_with_nothing_after_it_is_accounted_for_at_the_stop() {
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let udp = udp_with_the_smallest_buffer();
     let addr = udp.local_addr().unwrap();
-    let one: libc::c_int = 1;
-    // SAFETY: a valid int option on our socket.
-    let r = unsafe {
-        libc::setsockopt(
-            udp.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            (&raw const one).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(r, 0);
     let (trigger_r, trigger_w) = sys::pipe(true).unwrap();
     let (release_r, release_w) = sys::pipe(false).unwrap();
     let (entered_tx, entered) = mpsc::channel();

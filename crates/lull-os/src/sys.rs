@@ -763,6 +763,46 @@ pub fn recv_counting_drops(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Opti
     Ok((n, drops))
 }
 
+/// `poll(2)` for readability of `fds`, retried on `EINTR`: blocks for up to `timeout_ms`
+/// (`None`: without end), and fills `ready[i]` with whether `fds[i]` is readable or closed
+/// (`POLLIN`, `POLLHUP`, `POLLERR`). Returns how many are.
+///
+/// # Errors
+/// The kernel's error from `poll`; `InvalidInput` when `ready` is shorter than `fds`.
+pub fn poll_readable(
+    fds: &[RawFd],
+    timeout_ms: Option<u32>,
+    ready: &mut [bool],
+) -> io::Result<usize> {
+    if ready.len() < fds.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "poll_readable: fewer result slots than descriptors",
+        ));
+    }
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let timeout = timeout_ms.map_or(-1, |t| libc::c_int::try_from(t).unwrap_or(libc::c_int::MAX));
+    let n = loop {
+        // SAFETY: a valid array of pollfds of the length given.
+        let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout) };
+        match cvt(r) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
+    for (slot, p) in ready.iter_mut().zip(&pfds) {
+        *slot = p.revents != 0;
+    }
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
 /// `SO_MEMINFO` (`include/uapi/asm-generic/socket.h`; the same on x86 and arm64), which the
 /// libc crate does not name.
 const SO_MEMINFO: libc::c_int = 55;
@@ -1407,6 +1447,23 @@ pub fn pidfd_exited(pidfd: BorrowedFd<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn poll_readable_says_which_descriptors_have_data() {
+        let (r1, _w1) = pipe(true).unwrap();
+        let (r2, w2) = pipe(true).unwrap();
+        let fds = [r1.as_raw_fd(), r2.as_raw_fd()];
+        let mut ready = [true; 2];
+        assert_eq!(poll_readable(&fds, Some(0), &mut ready).unwrap(), 0);
+        assert_eq!(ready, [false, false]);
+        write_all_once(w2.as_raw_fd(), b"x").unwrap();
+        assert_eq!(poll_readable(&fds, None, &mut ready).unwrap(), 1);
+        assert_eq!(ready, [false, true]);
+        assert!(
+            poll_readable(&fds, Some(0), &mut [false]).is_err(),
+            "too few slots"
+        );
+    }
 
     #[test]
     fn errno_names() {
