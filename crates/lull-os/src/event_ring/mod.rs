@@ -39,7 +39,7 @@ mod record;
 mod tests;
 
 pub use consumer::RingConsumer;
-pub use producer::RingProducer;
+pub use producer::{BurstOutcome, RingProducer};
 
 pub use record::{OverflowMarker, RingRecord, FLAG_OVERFLOW, PAYLOAD_BYTES, RECORD_BYTES};
 

@@ -26,7 +26,20 @@ pub struct RingProducer {
     head: u64,
     counters: RingCounters,
     pending: Option<PendingDrop>,
+    /// Most records unread after a push (the consumer's lag), kept privately to size rings.
+    high_water: u64,
     eventfd: OwnedFd,
+}
+
+/// What [`RingProducer::push_all`] did with a burst.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct BurstOutcome {
+    /// Events written into the ring.
+    pub queued: u64,
+    /// Events dropped because the ring was full (counted, and marked once there is room).
+    pub dropped: u64,
+    /// Whether the consumer was woken (one eventfd write for the whole burst).
+    pub woke: bool,
 }
 
 // SAFETY: the mapping is owned by the producer and touched only through `&mut self` (records,
@@ -98,6 +111,7 @@ impl RingProducer {
             head: 0,
             counters: RingCounters::default(),
             pending: None,
+            high_water: 0,
             eventfd: eventfd.try_clone().map_err(io_err("dup"))?,
         };
         Ok((producer, RingFds { memfd, eventfd }))
@@ -130,6 +144,7 @@ impl RingProducer {
             head: 0,
             counters: RingCounters::default(),
             pending: None,
+            high_water: 0,
             eventfd,
         })
     }
@@ -173,40 +188,76 @@ impl RingProducer {
 
     /// Pushes one event: never blocks, never trusts the consumer's index.
     pub fn push(&mut self, rec: &RingRecord) -> PushOutcome {
-        self.counters.produced += 1;
-        let free = match self.free_slots() {
-            Some(n) => n,
-            None => {
-                self.counters.hostile_tails += 1;
-                0
-            }
-        };
-        let need = if self.pending.is_some() { 2 } else { 1 };
-        let outcome = if free >= need {
-            let marker = self.write_pending();
-            self.write_slot(rec);
-            self.counters.delivered += 1;
-            match marker {
-                Some(dropped) => PushOutcome::QueuedAfterMarker { dropped },
-                None => PushOutcome::Queued,
-            }
-        } else {
-            self.counters.dropped += 1;
-            let p = self.pending.get_or_insert(PendingDrop {
-                marker: OverflowMarker {
-                    dropped: 0,
-                    first_seq: rec.seq,
-                    last_seq: rec.seq,
-                },
-                last_injected_ns: rec.injected_ns,
-            });
-            p.marker.dropped += 1;
-            p.marker.last_seq = rec.seq;
-            p.last_injected_ns = rec.injected_ns;
-            PushOutcome::Dropped
-        };
+        let mut free = self.read_free();
+        let outcome = self.stage(rec, &mut free);
         self.publish();
         outcome
+    }
+
+    /// Pushes a burst of events with one publication: the consumer's index is read once (again
+    /// only if the ring looks full), `head` and the counters are published once, and a waiting
+    /// consumer is woken once. The consumer sees the burst at once, as if one event; order and
+    /// overflow rules are those of [`RingProducer::push`] event by event.
+    pub fn push_all(&mut self, recs: &[RingRecord]) -> BurstOutcome {
+        let mut out = BurstOutcome::default();
+        let mut free = self.read_free();
+        let wakes = self.counters.wakes;
+        for rec in recs {
+            if free < 2 {
+                // The consumer may have made room since the burst began (2: a marker and an
+                // event).
+                free = self.read_free();
+            }
+            match self.stage(rec, &mut free) {
+                PushOutcome::Dropped => out.dropped += 1,
+                _ => out.queued += 1,
+            }
+        }
+        self.publish();
+        out.woke = self.counters.wakes != wakes;
+        out
+    }
+
+    /// Free slots now, counting an impossible consumer index as a full ring (and counting it).
+    fn read_free(&mut self) -> u64 {
+        if let Some(n) = self.free_slots() {
+            n
+        } else {
+            self.counters.hostile_tails += 1;
+            0
+        }
+    }
+
+    /// Writes one event (after the pending marker, if any) or drops it, given `free` slots;
+    /// publishes nothing.
+    fn stage(&mut self, rec: &RingRecord, free: &mut u64) -> PushOutcome {
+        self.counters.produced += 1;
+        let need = if self.pending.is_some() { 2 } else { 1 };
+        if *free >= need {
+            let marker = self.write_pending();
+            self.write_slot(rec);
+            *free -= need;
+            self.high_water = self.high_water.max(self.capacity - *free);
+            self.counters.delivered += 1;
+            return match marker {
+                Some(dropped) => PushOutcome::QueuedAfterMarker { dropped },
+                None => PushOutcome::Queued,
+            };
+        }
+        self.counters.dropped += 1;
+        self.high_water = self.capacity;
+        let p = self.pending.get_or_insert(PendingDrop {
+            marker: OverflowMarker {
+                dropped: 0,
+                first_seq: rec.seq,
+                last_seq: rec.seq,
+            },
+            last_injected_ns: rec.injected_ns,
+        });
+        p.marker.dropped += 1;
+        p.marker.last_seq = rec.seq;
+        p.last_injected_ns = rec.injected_ns;
+        PushOutcome::Dropped
     }
 
     /// Writes the pending marker if there is one (the caller checked there is room).
@@ -278,6 +329,21 @@ impl RingProducer {
     #[must_use]
     pub fn capacity(&self) -> u64 {
         self.capacity
+    }
+
+    /// Records written and not yet read, as the consumer last published its index (`None` when
+    /// that index is impossible). 0 with no pending drop means the consumer has read everything.
+    #[must_use]
+    pub fn unread(&self) -> Option<u64> {
+        self.free_slots().map(|n| self.capacity - n)
+    }
+
+    /// The most records the ring held unread after any push so far, as far as the producer
+    /// knew (the capacity once an event was dropped): how far the consumer fell behind, the
+    /// measure a ring's capacity is sized by.
+    #[must_use]
+    pub fn high_water(&self) -> u64 {
+        self.high_water
     }
 }
 

@@ -168,6 +168,61 @@ proptest! {
         prop_assert_eq!(r.dropped_seen, k.dropped);
         prop_assert_eq!(p.pending_dropped(), 0);
     }
+
+    /// A burst pushed with one publication leaves the ring exactly as the same events pushed
+    /// one by one: same records read, same counters but the wake-ups.
+    #[test]
+    fn a_burst_is_its_events_pushed_one_by_one(
+        cap_log2 in 1u32..5,
+        ops in proptest::collection::vec(op(), 0..60),
+    ) {
+        let (mut one, mut c_one) = ring(1 << cap_log2);
+        let (mut all, mut c_all) = ring(1 << cap_log2);
+        let mut seq = 0u64;
+        for o in ops {
+            match o {
+                Op::Push(n) => {
+                    let recs: Vec<_> = (seq..seq + u64::from(n)).map(ev).collect();
+                    for r in &recs { one.push(r); }
+                    let b = all.push_all(&recs);
+                    prop_assert_eq!(b.queued + b.dropped, u64::from(n));
+                    seq += u64::from(n);
+                }
+                Op::Pop(n) => for _ in 0..n { prop_assert_eq!(c_one.pop(), c_all.pop()); },
+                Op::Flush => { prop_assert_eq!(one.flush(), all.flush()); }
+            }
+            let (a, b) = (one.counters(), all.counters());
+            prop_assert_eq!(
+                (a.produced, a.delivered, a.dropped, a.markers),
+                (b.produced, b.delivered, b.dropped, b.markers)
+            );
+            prop_assert_eq!(one.unread(), all.unread());
+        }
+        prop_assert_eq!(one.high_water(), all.high_water());
+    }
+}
+
+#[test]
+fn a_burst_wakes_a_waiting_consumer_once_and_unread_counts_down() {
+    let (mut p, mut c) = ring(64);
+    assert!(c.prepare_wait(), "empty ring: the consumer may block");
+    let recs: Vec<_> = (0..10).map(ev).collect();
+    let b = p.push_all(&recs);
+    assert_eq!((b.queued, b.dropped, b.woke), (10, 0, true));
+    assert_eq!(p.counters().wakes, 1, "one eventfd write for ten events");
+    assert_eq!(p.unread(), Some(10));
+    c.drain_wake().unwrap();
+    for s in 0..10 {
+        assert_eq!(c.pop(), Some(ev(s)));
+    }
+    assert_eq!(p.unread(), Some(0));
+    assert_eq!(p.high_water(), 10);
+    let b = p.push_all(&recs);
+    assert!(!b.woke, "a consumer that did not say it waits is not woken");
+    p.push(&ev(10));
+    assert_eq!(p.high_water(), 11);
+    c.scribble_tail(u64::MAX);
+    assert_eq!(p.unread(), None, "an impossible index is not a count");
 }
 
 #[test]
