@@ -43,7 +43,9 @@ enum {
     ESM_ERR_BAD_KIND = -4,    /* unknown event kind */
     ESM_ERR_IO = -5,          /* socket error */
     ESM_ERR_BAD_PATH = -6,    /* socket path not valid UTF-8 */
-    ESM_ERR_REENTRANT = -7    /* esm_* called from inside a handler */
+    ESM_ERR_REENTRANT = -7,   /* esm_* called from inside a handler */
+    ESM_ERR_BAD_EVENT = -8,   /* producer: the event's fields do not fit its kind */
+    ESM_ERR_BAD_ARG = -9      /* producer: a NULL pointer or a count out of range */
 };
 
 /* An event as a handler receives it. */
@@ -77,6 +79,66 @@ int esm_disconnect(void);
 
 /* A static description of a return code. */
 const char *esm_strerror(int code);
+
+/*
+ * Producers: sources outside the daemon (a device driver, a network or timer source) that write
+ * events straight into the apps' queues, with no daemon on the per-event path.
+ *
+ * A producer connects to lulld as the producer of some kinds; for every app registered for one
+ * of them, lulld creates a bounded ring in shared memory and hands one end to the producer and
+ * the other to the app (whose esm_wait reads it). Pushing writes the event into the ring of
+ * every app routed for its kind and wakes an app only if it is blocked in esm_wait. It never
+ * blocks: an event for a full ring is dropped and counted, and the app gets an overflow marker
+ * (ESM_OVERFLOW) in its place. Route changes (apps registering, leaving) are read at each push.
+ *
+ * A handle may move between threads but is used by one thread at a time.
+ */
+
+typedef struct esm_producer esm_producer_t;
+
+/* Most events one esm_producer_push_burst takes. */
+enum {
+    ESM_MAX_BURST = 4096
+};
+
+/* What a producer did, summed over every ring it has had. */
+struct esm_producer_counters {
+    uint64_t events;       /* events pushed */
+    uint64_t queued;       /* ring pushes (one per event and routed app) that queued it */
+    uint64_t dropped;      /* ring pushes that dropped it: the ring was full (marked there) */
+    uint64_t unrouted;     /* events no app was routed for */
+    uint64_t rings;        /* rings received from the daemon */
+    uint64_t rings_closed; /* rings whose route the daemon ended */
+    uint64_t markers;      /* overflow markers written */
+    uint64_t wakes;        /* wake-ups of apps blocked in esm_wait */
+    uint64_t unread;       /* records the apps have yet to read (UINT64_MAX: an app's index is
+                              impossible) */
+};
+
+/* Connects to the daemon at path (NULL: as esm_connect) as the producer of the n_kinds kinds
+ * (ESM_KIND_*) at kinds; returns once every app registered for them now is routed, or NULL
+ * with *error (if error is not NULL) set to an ESM_ERR_*. */
+esm_producer_t *esm_producer_connect(const char *path, const uint16_t *kinds, uint32_t n_kinds,
+                                     int *error);
+
+/* Pushes one event: kind, a, b, c as a handler receives them; seq is ignored (the producer
+ * numbers events) and injected_ns 0 means now. Returns the number of apps it was queued for
+ * (0 or more) or an ESM_ERR_*. */
+int esm_producer_push(esm_producer_t *p, const struct lull_event *ev);
+
+/* Pushes n events that arrived together: one look at the routes, and each app's ring gets its
+ * events with at most one wake-up. Returns ESM_OK, or an ESM_ERR_* with nothing pushed. */
+int esm_producer_push_burst(esm_producer_t *p, const struct lull_event *events, uint32_t n);
+
+/* Writes the overflow markers still owed where the rings have room: 1 when none is left, 0 when
+ * some wait for their app to read. */
+int esm_producer_flush(esm_producer_t *p);
+
+/* The producer's counters. */
+int esm_producer_counters(const esm_producer_t *p, struct esm_producer_counters *out);
+
+/* Closes the producer and frees p (NULL is ignored); its apps keep what they have not read. */
+void esm_producer_close(esm_producer_t *p);
 
 /*
  * KDS apps: the display server's client API (seed 000, figures 14-19).

@@ -3,26 +3,38 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use lull_lab::bench_fanout::{self, FanoutConfig, FanoutReport};
+use lull_lab::bench_fanout::curve::{self, DEFAULT_CURVE_CLIENTS, DEFAULT_CURVE_RATES_PER_S};
+use lull_lab::bench_fanout::{self, ClientMode, FanoutConfig, FanoutReport};
 
 #[derive(Args, Debug)]
 pub struct FanoutArgs {
-    /// Client threads, each an app registered for network messages.
+    /// Clients, each an app registered for network messages.
     #[arg(long, default_value_t = 20,
           value_parser = clap::value_parser!(u32).range(1..=bench_fanout::MAX_CLIENTS as i64))]
     clients: u32,
-    /// Datagrams (events) per second sent to the daemon's UDP source; each goes to every client.
-    #[arg(long, default_value_t = 25_000,
+    /// Events per second the producer pushes; each goes to every client.
+    #[arg(long, default_value_t = 100_000,
           value_parser = clap::value_parser!(u64).range(1..=bench_fanout::MAX_RATE_PER_S))]
     rate: u64,
-    /// How long the sender sends.
+    /// How long the producer pushes (per point with --curve).
     #[arg(long, default_value_t = 5,
           value_parser = clap::value_parser!(u64).range(1..=bench_fanout::MAX_SECONDS))]
     seconds: u64,
-    /// Each app's private queue bound in the daemon.
-    #[arg(long, default_value_t = bench_fanout::DEFAULT_QUEUE_BOUND as u32,
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    queue_bound: u32,
+    /// Run the clients as separate C programs (apps/esm-c/fanout_client.c, built with $CC or cc
+    /// against the liblull.a beside this executable) instead of threads.
+    #[arg(long)]
+    processes: bool,
+    /// Sweep clients × rate (see --curve-clients, --curve-rates) and print one row per point.
+    #[arg(long)]
+    curve: bool,
+    /// Client counts of the curve, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "curve",
+          value_parser = clap::value_parser!(u32).range(1..=bench_fanout::MAX_CLIENTS as i64))]
+    curve_clients: Vec<u32>,
+    /// Rates (events/s) of the curve, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "curve",
+          value_parser = clap::value_parser!(u64).range(1..=bench_fanout::MAX_RATE_PER_S))]
+    curve_rates: Vec<u64>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -30,22 +42,28 @@ pub struct FanoutArgs {
 
 fn table(r: &FanoutReport) -> String {
     format!(
-        "ESM fan-out: {} clients, {} events/s for {} s, queue bound {} (measured on this machine)\n\
-         events      sent {} (send failed {}), dropped at the socket {}, injected {}, accepted {}\n\
-         deliveries  expected {}, delivered {}, dropped and counted {} ({} overflow markers), \
-         lost uncounted {}, excess {}, out of order {}\n\
-         rate        {:.0} deliveries/s ({:.0} events/s sent)\n\
-         daemon      {:.1} ms CPU, {} wake-ups ({} loop wake-ups)\n\
-         clients     {:.1} ms CPU, {} wake-ups; sender {:.1} ms CPU; window {:.2} s",
+        "ESM fan-out on the data plane: {} client {}, {} events/s for {} s, rings of {} records \
+         (measured on this machine)\n\
+         producer    pushed {} events in {} bursts; rings: written {}, dropped {}, {} markers, \
+         {} unmarked, {} wake-ups, high water {}\n\
+         clients     expected {}, handled {}, dropped and counted {} ({} overflow markers), \
+         lost uncounted {}, excess {}, out of order {}, failed {}; sides agree: {}\n\
+         rate        {:.0} deliveries/s ({:.0} events/s pushed)\n\
+         CPU         producer {:.1} ms, clients {:.1} ms ({} wake-ups), daemon {:.1} ms \
+         ({} wake-ups, {} loop wake-ups); window {:.2} s",
         r.clients,
+        r.mode,
         r.rate_per_s,
         r.duration_s,
-        r.queue_bound,
-        r.events_sent,
-        r.send_failed,
-        r.socket_dropped,
-        r.events_injected,
-        r.events_accepted,
+        r.ring_capacity,
+        r.events_pushed,
+        r.bursts,
+        r.ring_written,
+        r.ring_dropped,
+        r.ring_markers,
+        r.ring_unmarked,
+        r.ring_wakes,
+        r.ring_high_water,
         r.deliveries_expected,
         r.delivered,
         r.dropped_counted,
@@ -53,40 +71,129 @@ fn table(r: &FanoutReport) -> String {
         r.lost_uncounted,
         r.excess,
         r.out_of_order,
+        r.clients_failed,
+        r.sides_agree,
         r.deliveries_per_s,
-        r.sent_per_s,
+        r.pushed_per_s,
+        r.producer_cpu_ms,
+        r.clients_cpu_ms,
+        r.clients_wakeups,
         r.daemon_cpu_ms,
         r.daemon_wakeups,
         r.daemon_loop_wakeups,
-        r.clients_cpu_ms,
-        r.clients_wakeups,
-        r.sender_cpu_ms,
         r.window_s,
     )
 }
 
+fn curve_table(points: &[FanoutReport]) -> String {
+    let mut s = format!(
+        "ESM fan-out curve ({} clients, rings of {} records; measured on this machine)\n\
+         {:>7} {:>9} {:>12} {:>13} {:>10} {:>8} {:>8} {:>6} {:>11}\n",
+        points.first().map_or("", |p| p.mode),
+        points.first().map_or(0, |p| p.ring_capacity),
+        "clients",
+        "events/s",
+        "offered/s",
+        "delivered/s",
+        "dropped",
+        "lost",
+        "loss %",
+        "wakes",
+        "high water",
+    );
+    for p in points {
+        s.push_str(&format!(
+            "{:>7} {:>9} {:>12} {:>13.0} {:>10} {:>8} {:>8.3} {:>6} {:>11}\n",
+            p.clients,
+            p.rate_per_s,
+            p.rate_per_s * p.clients as u64,
+            p.deliveries_per_s,
+            p.dropped_counted,
+            p.lost_uncounted,
+            p.loss() * 100.0,
+            p.ring_wakes,
+            p.ring_high_water,
+        ));
+    }
+    s
+}
+
+fn exit_for(reports: &[FanoutReport]) -> ExitCode {
+    let bad: Vec<&FanoutReport> = reports
+        .iter()
+        .filter(|r| !r.accounted() || r.clients_failed > 0)
+        .collect();
+    for r in &bad {
+        eprintln!(
+            "lull bench fanout: {} clients at {}/s: deliveries not accounted for: {} lost \
+             uncounted, {} excess, {} out of order, {} unmarked, sides agree {}, {} clients failed",
+            r.clients,
+            r.rate_per_s,
+            r.lost_uncounted,
+            r.excess,
+            r.out_of_order,
+            r.ring_unmarked,
+            r.sides_agree,
+            r.clients_failed
+        );
+    }
+    if bad.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 pub fn run(args: &FanoutArgs) -> ExitCode {
-    let config = FanoutConfig {
-        queue_bound: args.queue_bound as usize,
-        ..FanoutConfig::new(args.clients as usize, args.rate, args.seconds)
+    let mode = if args.processes {
+        match ClientMode::processes_beside_exe() {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("lull bench fanout: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        ClientMode::Threads
     };
-    match bench_fanout::run(&config) {
-        Ok(r) => {
+    let reports = if args.curve {
+        let clients: Vec<usize> = if args.curve_clients.is_empty() {
+            DEFAULT_CURVE_CLIENTS.to_vec()
+        } else {
+            args.curve_clients.iter().map(|&c| c as usize).collect()
+        };
+        let rates = if args.curve_rates.is_empty() {
+            DEFAULT_CURVE_RATES_PER_S.to_vec()
+        } else {
+            args.curve_rates.clone()
+        };
+        curve::run_curve(
+            &clients,
+            &rates,
+            args.seconds,
+            &mode,
+        )
+    } else {
+        let config = FanoutConfig {
+            mode,
+            ..FanoutConfig::new(args.clients as usize, args.rate, args.seconds)
+        };
+        bench_fanout::run(&config).map(|r| vec![r])
+    };
+    match reports {
+        Ok(reports) => {
             if args.json {
-                println!("{}", crate::to_json(&r));
+                if args.curve {
+                    println!("{}", crate::to_json(&reports));
+                } else {
+                    println!("{}", crate::to_json(&reports[0]));
+                }
+            } else if args.curve {
+                print!("{}", curve_table(&reports));
             } else {
-                println!("{}", table(&r));
+                println!("{}", table(&reports[0]));
             }
-            if r.accounted() && r.clients_failed == 0 {
-                ExitCode::SUCCESS
-            } else {
-                eprintln!(
-                    "lull bench fanout: deliveries not accounted for: {} lost uncounted, {} excess, \
-                     {} out of order, {} clients failed",
-                    r.lost_uncounted, r.excess, r.out_of_order, r.clients_failed
-                );
-                ExitCode::FAILURE
-            }
+            exit_for(&reports)
         }
         Err(e) => {
             eprintln!("lull bench fanout: {e}");

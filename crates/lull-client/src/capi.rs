@@ -1,5 +1,6 @@
 //! The C ABI of the client library (`include/lull.h`): the seed's `esm_register(kind, handler)`
-//! and `esm_wait()`, plus connect/disconnect and error strings.
+//! and `esm_wait()`, plus connect/disconnect and error strings (for every `ESM_*` code, the
+//! producer's of [`crate::capi_producer`] too).
 //!
 //! The connection belongs to the calling thread — the app's event thread, which registers its
 //! handlers and then loops in `esm_wait()`. `esm_connect` is optional: the first `esm_register`
@@ -49,7 +50,8 @@ thread_local! {
     static LAST_OVERFLOW: RefCell<(u64, u64, u64)> = const { RefCell::new((0, 0, 0)) };
 }
 
-fn code(e: &ClientError) -> c_int {
+/// The `ESM_ERR_*` code of a client error (the producer's C ABI reports the same codes).
+pub(crate) fn code(e: &ClientError) -> c_int {
     match e {
         ClientError::Connect { .. } | ClientError::ConnectTimeout { .. } => ESM_ERR_CONNECT,
         ClientError::DaemonGone | ClientError::Rejected(_) => ESM_ERR_DAEMON_GONE,
@@ -81,7 +83,7 @@ pub fn to_c(ev: &AppEvent) -> LullEvent {
 }
 
 /// Where a thread connects without a path: `$LULL_SOCKET`, else the default socket.
-fn default_path() -> PathBuf {
+pub(crate) fn default_path() -> PathBuf {
     std::env::var_os("LULL_SOCKET").map_or_else(lull_os::sys::default_socket_path, PathBuf::from)
 }
 
@@ -209,7 +211,7 @@ pub extern "C" fn esm_strerror(code: c_int) -> *const c_char {
         ESM_ERR_IO => c"socket error talking to the ESM daemon",
         ESM_ERR_BAD_PATH => c"socket path is not valid UTF-8",
         ESM_ERR_REENTRANT => c"esm_* called from inside a handler",
-        _ => c"unknown error code",
+        other => crate::capi_producer::strerror(other).unwrap_or(c"unknown error code"),
     };
     s.as_ptr()
 }

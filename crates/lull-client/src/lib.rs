@@ -8,12 +8,15 @@
 //!   commands, and the window manager's requests ([`kds_client::KdsAdmin`]).
 //! - [`kds_runtime`]: the four KDS threads of an app (figure 19) with guiS's cooperative gates
 //!   ([`kds_runtime::KdsApp`]).
-//! - [`capi`], [`capi_kds`]: the C ABI over the three above.
+//! - [`producer`]: a data-plane producer writing events into the apps' rings
+//!   ([`producer::EsmProducer`]).
+//! - [`capi`], [`capi_kds`], [`capi_producer`]: the C ABI over the four above.
 //!
 //! It talks to the daemon only through the OS layer (`lull_os::protocol`, the KDS wire of
 //! `lull_kds::wire`) and does not depend on the daemon crate.
 
 pub mod capi;
+pub mod capi_producer;
 pub mod capi_kds;
 pub mod client;
 pub mod kds_client;

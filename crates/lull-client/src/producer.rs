@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, RawEvent};
-use lull_os::event_ring::{PushOutcome, RingCounters, RingProducer};
+use lull_os::event_ring::{RingCounters, RingProducer, RingRecord};
 use lull_os::protocol::{ring_record_of, ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_os::sys;
 
@@ -44,6 +44,22 @@ pub struct ProducerCounters {
     pub rings_closed: u64,
     /// Route messages whose descriptors were not a fresh ring (closed, counted).
     pub rings_refused: u64,
+    /// Calls of [`EsmProducer::push_burst`] (one per [`EsmProducer::push`]): each polls the
+    /// control connection once.
+    pub bursts: u64,
+}
+
+/// What one [`EsmProducer::push_burst`] did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct BurstCounts {
+    /// Ring pushes that queued an event (an event routed to three apps counts three).
+    pub queued: u64,
+    /// Ring pushes that dropped it (counted and marked in that ring).
+    pub dropped: u64,
+    /// Events no app was routed for.
+    pub unrouted: u64,
+    /// Rings whose consumer was woken (at most one eventfd write per ring and burst).
+    pub woken: u64,
 }
 
 /// A connection to `lulld` that produces events into apps' rings.
@@ -56,6 +72,13 @@ pub struct EsmProducer {
     next_seq: u64,
     counters: ProducerCounters,
     buf: Vec<u8>,
+    /// A burst's records and each one's kind bit, kept to reuse their allocation.
+    recs: Vec<RingRecord>,
+    bits: Vec<u32>,
+    /// The records of a burst routed to one ring when it takes only some of the burst's kinds.
+    some: Vec<RingRecord>,
+    /// The highest `high_water` of the rings whose route ended.
+    closed_high_water: u64,
 }
 
 impl EsmProducer {
@@ -82,6 +105,10 @@ impl EsmProducer {
             next_seq: 0,
             counters: ProducerCounters::default(),
             buf: Vec::with_capacity(MAX_MESSAGE),
+            recs: Vec::new(),
+            bits: Vec::new(),
+            some: Vec::new(),
+            closed_high_water: 0,
         };
         match p.recv()? {
             // The wait cell that comes with the welcome is an app's; a producer drops it.
@@ -150,6 +177,7 @@ impl EsmProducer {
             self.closed.markers += c.markers;
             self.closed.hostile_tails += c.hostile_tails;
             self.closed.wakes += c.wakes;
+            self.closed_high_water = self.closed_high_water.max(r.ring.high_water());
             self.counters.rings_closed += 1;
         }
     }
@@ -179,32 +207,97 @@ impl EsmProducer {
     /// # Errors
     /// As [`EsmProducer::poll_routes`].
     pub fn push(&mut self, raw: RawEvent, injected_ns: u64) -> Result<u32, ClientError> {
+        let b = self.push_burst(&[(raw, injected_ns)])?;
+        Ok(u32::try_from(b.queued).unwrap_or(u32::MAX))
+    }
+
+    /// Pushes events that arrived together (a device's packet, a timer tick's due events): the
+    /// control connection is polled once, each routed ring gets the burst's events of its kinds
+    /// with one publication and at most one wake-up, and the events of one burst are routed
+    /// alike. Each event is numbered and interpreted as by [`EsmProducer::push`].
+    ///
+    /// # Errors
+    /// As [`EsmProducer::poll_routes`]; nothing is pushed then.
+    pub fn push_burst(&mut self, events: &[(RawEvent, u64)]) -> Result<BurstCounts, ClientError> {
         self.poll_routes()?;
-        let (kind, payload) = lull_esm::interpret(raw);
-        let event = AppEvent {
-            seq: EventSeq(self.next_seq),
-            kind,
-            payload,
-            injected_ns,
-        };
-        self.next_seq += 1;
-        self.counters.events += 1;
-        let rec = ring_record_of(&event);
-        let bit = 1u32 << kind.index();
-        let mut queued = 0;
-        for r in self.routes.iter_mut().filter(|r| r.kinds & bit != 0) {
-            match r.ring.push(&rec) {
-                PushOutcome::Dropped => self.counters.dropped += 1,
-                _ => {
-                    self.counters.queued += 1;
-                    queued += 1;
-                }
+        self.counters.bursts += 1;
+        self.recs.clear();
+        self.bits.clear();
+        let mut all_bits = 0u32;
+        for &(raw, injected_ns) in events {
+            let (kind, payload) = lull_esm::interpret(raw);
+            let event = AppEvent {
+                seq: EventSeq(self.next_seq),
+                kind,
+                payload,
+                injected_ns,
+            };
+            self.next_seq += 1;
+            self.recs.push(ring_record_of(&event));
+            let bit = 1u32 << kind.index();
+            self.bits.push(bit);
+            all_bits |= bit;
+        }
+        self.counters.events += events.len() as u64;
+        let mut out = BurstCounts::default();
+        let mut routed_bits = 0u32;
+        for r in &mut self.routes {
+            let take = r.kinds & all_bits;
+            if take == 0 {
+                continue;
             }
+            routed_bits |= take;
+            let b = if take == all_bits {
+                r.ring.push_all(&self.recs)
+            } else {
+                self.some.clear();
+                self.some.extend(
+                    self.recs
+                        .iter()
+                        .zip(&self.bits)
+                        .filter(|&(_, &bit)| r.kinds & bit != 0)
+                        .map(|(rec, _)| *rec),
+                );
+                r.ring.push_all(&self.some)
+            };
+            out.queued += b.queued;
+            out.dropped += b.dropped;
+            out.woken += u64::from(b.woke);
         }
-        if !self.routes.iter().any(|r| r.kinds & bit != 0) {
-            self.counters.unrouted += 1;
-        }
-        Ok(queued)
+        out.unrouted = self
+            .bits
+            .iter()
+            .filter(|&&bit| routed_bits & bit == 0)
+            .count() as u64;
+        self.counters.queued += out.queued;
+        self.counters.dropped += out.dropped;
+        self.counters.unrouted += out.unrouted;
+        Ok(out)
+    }
+
+    /// Records the routed apps have yet to read, summed over their rings (`None` when a ring's
+    /// consumer index is impossible). With [`EsmProducer::flush`] true, 0 means every app has
+    /// read every event and marker it was given.
+    #[must_use]
+    pub fn unread(&self) -> Option<u64> {
+        self.routes.iter().map(|r| r.ring.unread()).sum()
+    }
+
+    /// Events dropped and not yet covered by a marker, summed over the rings (see
+    /// [`EsmProducer::flush`]).
+    #[must_use]
+    pub fn pending_dropped(&self) -> u64 {
+        self.routes.iter().map(|r| r.ring.pending_dropped()).sum()
+    }
+
+    /// The most records any ring of this producer held unread after a push (see
+    /// [`RingProducer::high_water`]).
+    #[must_use]
+    pub fn high_water(&self) -> u64 {
+        self.routes
+            .iter()
+            .map(|r| r.ring.high_water())
+            .fold(self.closed_high_water, u64::max)
     }
 
     /// Writes the markers of pending drop runs where there is room; `true` when none is left.

@@ -16,7 +16,8 @@
 //! - [`kds_demo`]: `lull kds` — the window manager's requests, snapshots ([`png`]), and figure 18
 //!   as a C program against a private display server.
 //! - [`bench`](mod@bench): the in-process ESM dispatch and KDS compose benchmarks;
-//!   [`bench_fanout`]: one UDP source to N apps through a real daemon (`lull bench fanout`).
+//!   [`bench_fanout`]: one data-plane producer to N apps (threads or C programs) through the rings a
+//!   real daemon routes (`lull bench fanout`, with its clients × rate curve).
 //! - [`audit`]: the live IPSA recorder and the seed-002 experiments.
 //! - [`validate`]: the live side of `lull validate kernel` — this machine as Linux describes it
 //!   ([`validate::probe`], with where each figure came from and two rt-app measurements), and

@@ -210,9 +210,12 @@ struct RouteRing {
     kinds: u32,
 }
 
-/// Records a ring holds (one per app and producer): 1024 × 64 bytes = 64 KiB, a second of a
-/// 1 kHz device, sixteen times the ESM's default private queue bound (64).
-pub const RING_CAPACITY: u64 = 1024;
+/// Records a ring holds (one per app and producer): 16,384 × 64 bytes = 1 MiB, sized by
+/// measurement (`lull bench fanout`, docs/live.md): at issue 27's 100,000 events/s per app it
+/// covers 164 ms of an app not running; on this 2-core machine, loaded by builds, the apps of
+/// a 20-client fan-out fell up to RING_HIGH_WATER records behind. The kernel backs the pages
+/// only once written, so a slow source costs what it uses.
+pub const RING_CAPACITY: u64 = 16_384;
 
 /// One ring's accounting, read from its memfd: `produced = delivered + dropped` holds from the
 /// producer's side; `consumed` is what the app says it read (events and markers).

@@ -1,0 +1,147 @@
+//! The producer's C ABI (`esm_producer_*` of `include/lull.h`): `apps/esm-c/producer.c`, built
+//! against this crate's static library with warnings as errors, run as its own process against
+//! a real daemon, pushes events singly and in bursts into the ring of an app on this process's
+//! thread. The app must get every event once, in order, with the payloads the program wrote, and
+//! the program's counters must match (nothing dropped: it never lets more than a window of
+//! records wait, far below a ring's capacity).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::mpsc;
+use std::thread;
+
+use lull::client::{EsmClient, Handled};
+use lull_esm::EsmConfig;
+use lull_lab::kds_demo::{C_LINK_LIBS, STATIC_LIB};
+use lull_model::{EventKind, Payload};
+use lulld::test_support::TestDaemon;
+
+const N: u64 = 3_000;
+/// Records the program lets wait unread before it pushes more: well below a ring's capacity.
+const WINDOW: u64 = 256;
+
+fn static_lib_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let deps = exe.parent()?;
+    let found = [deps, deps.parent()?]
+        .into_iter()
+        .find(|d| d.join(STATIC_LIB).is_file())
+        .map(Path::to_path_buf);
+    found
+}
+
+fn build(lib_dir: &Path, dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin = dir.join("producer");
+    let out = Command::new("cc")
+        .args([
+            "-std=c11",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+        ])
+        .arg("-I")
+        .arg(root.join("include"))
+        .arg(root.join("apps/esm-c/producer.c"))
+        .arg(lib_dir.join(STATIC_LIB))
+        .args(C_LINK_LIBS)
+        .arg("-o")
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "producer.c does not build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}
+
+#[test]
+fn a_c_producer_writes_every_event_into_the_apps_ring() {
+    if Command::new("cc").arg("--version").output().is_err() {
+        eprintln!("no C compiler on this machine; the C producer's run is skipped");
+        return;
+    }
+    let scratch = lull_os::fileout::ScratchDir::new("lull-c-producer").unwrap();
+    let bin = build(
+        &static_lib_dir().expect("liblull.a beside the test binary"),
+        scratch.path(),
+    );
+    let daemon = TestDaemon::start("c-producer", EsmConfig::default(), |_| Ok(()));
+    let (tx, rx) = mpsc::channel();
+    let path = daemon.path.clone();
+    let app = thread::spawn(move || {
+        let mut c = EsmClient::connect(&path).unwrap();
+        c.register(EventKind::NetMessage, |_| {}).unwrap();
+        c.register(EventKind::Key, |_| {}).unwrap();
+        tx.send(()).unwrap();
+        let mut got = Vec::new();
+        // wait_delivery hands back the event itself, to check its payload.
+        while (got.len() as u64) < N {
+            match c.wait_delivery().unwrap() {
+                lull::client::Delivered::Event { event, .. } => got.push(event),
+                lull::client::Delivered::Overflow { dropped, .. } => {
+                    panic!("{dropped} dropped within the window")
+                }
+            }
+        }
+        (got, c.counters())
+    });
+    rx.recv().unwrap();
+    let out = Command::new(&bin)
+        .arg(&daemon.path)
+        .arg(N.to_string())
+        .arg(WINDOW.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "producer failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let counters: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    assert_eq!(counters["events"], N);
+    assert_eq!(counters["queued"], N, "one app, every event queued once");
+    assert_eq!(counters["dropped"], 0);
+    assert_eq!(counters["unrouted"], 0);
+    assert_eq!(counters["rings"], 1);
+    assert_eq!(counters["markers"], 0);
+
+    let (got, client) = app.join().unwrap();
+    assert_eq!(client.rings, 1);
+    assert_eq!(client.batches, 0, "nothing came through the daemon");
+    for (i, ev) in got.iter().enumerate() {
+        let i = i as u64;
+        assert_eq!(ev.seq.0, i, "in order, none twice");
+        if i % 10 == 9 {
+            assert_eq!(ev.kind, EventKind::Key);
+            assert_eq!(
+                ev.payload,
+                Payload::Key {
+                    code: (i % 200) as u16,
+                    pressed: true
+                }
+            );
+        } else {
+            assert_eq!(ev.kind, EventKind::NetMessage);
+            assert_eq!(
+                ev.payload,
+                Payload::Net {
+                    channel: 7,
+                    len: i as u32
+                }
+            );
+        }
+        assert!(ev.injected_ns > 0, "stamped now when the program gave 0");
+    }
+    let report = daemon.stop();
+    assert_eq!(report.esm.raw_injected, 0, "no event went through the daemon's ESM");
+    let ring = report.rings.iter().map(|r| r.ring.counters).fold(0, |n, c| {
+        assert_eq!(c.produced, c.delivered + c.dropped);
+        n + c.delivered
+    });
+    assert_eq!(ring, N, "the daemon's reading of the ring agrees");
+}
