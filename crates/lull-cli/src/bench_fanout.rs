@@ -167,12 +167,7 @@ pub fn run(args: &FanoutArgs) -> ExitCode {
         } else {
             args.curve_rates.clone()
         };
-        curve::run_curve(
-            &clients,
-            &rates,
-            args.seconds,
-            &mode,
-        )
+        curve::run_curve(&clients, &rates, args.seconds, &mode)
     } else {
         let config = FanoutConfig {
             mode,

@@ -179,3 +179,28 @@ fn a_nested_events_small_step_back_is_counted() {
         "{stdout}"
     );
 }
+
+/// `lull bench fanout` answers settings out of range, and curve lists without `--curve`, with
+/// clap's usage error (status 2) naming the argument, before anything runs.
+#[test]
+fn fanout_settings_out_of_range_are_refused() {
+    for (args, names) in [
+        (&["bench", "fanout", "--clients", "0"][..], "--clients"),
+        (&["bench", "fanout", "--rate", "0"][..], "--rate"),
+        (&["bench", "fanout", "--seconds", "601"][..], "--seconds"),
+        (&["bench", "fanout", "--curve-rates", "1000"][..], "--curve"),
+        (
+            &["bench", "fanout", "--curve", "--curve-clients", "1,0"][..],
+            "--curve-clients",
+        ),
+        (
+            &["bench", "fanout", "--curve", "--curve-rates", "x"][..],
+            "--curve-rates",
+        ),
+    ] {
+        let out = lull(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(names), "{args:?}: {stderr}");
+    }
+}

@@ -80,7 +80,9 @@ fn raw_of(ev: &LullEvent) -> Result<RawEvent, c_int> {
             channel: unsigned(ev.a)?,
             len: unsigned(ev.b)?,
         },
-        EventKind::Timer => RawEvent::Timer { id: unsigned(ev.a)? },
+        EventKind::Timer => RawEvent::Timer {
+            id: unsigned(ev.a)?,
+        },
     })
 }
 
@@ -171,7 +173,14 @@ pub unsafe extern "C" fn esm_producer_push_burst(
     let now = sys::monotonic_ns();
     for ev in events {
         match raw_of(ev) {
-            Ok(raw) => h.raws.push((raw, if ev.injected_ns == 0 { now } else { ev.injected_ns })),
+            Ok(raw) => h.raws.push((
+                raw,
+                if ev.injected_ns == 0 {
+                    now
+                } else {
+                    ev.injected_ns
+                },
+            )),
             Err(e) => return e,
         }
     }
@@ -330,7 +339,8 @@ mod tests {
     fn null_and_out_of_range_arguments_are_refused() {
         let mut err = 0;
         // SAFETY: NULL kinds are what is tested; `err` is valid.
-        let p = unsafe { esm_producer_connect(std::ptr::null(), std::ptr::null(), 1, &raw mut err) };
+        let p =
+            unsafe { esm_producer_connect(std::ptr::null(), std::ptr::null(), 1, &raw mut err) };
         assert!(p.is_null());
         assert_eq!(err, ESM_ERR_BAD_ARG);
         let kinds = [99u16];

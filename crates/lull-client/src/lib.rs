@@ -16,8 +16,8 @@
 //! `lull_kds::wire`) and does not depend on the daemon crate.
 
 pub mod capi;
-pub mod capi_producer;
 pub mod capi_kds;
+pub mod capi_producer;
 pub mod client;
 pub mod kds_client;
 pub mod kds_runtime;

@@ -1,7 +1,8 @@
 //! Criterion benchmark of the daemon's fan-out hot path, end to end through the real pieces: a
 //! `lulld` daemon with a UDP source, N client threads blocked in `esm_wait`, and this thread
 //! sending bursts of datagrams. One iteration is a burst of `BURST` events, timed until every
-//! client has handled every one (`lull bench fanout` is the paced, accounted version).
+//! client has handled every one. This is the daemon's own UDP path; `lull bench fanout` is the
+//! paced, accounted bench of the data plane, where a producer writes the clients' rings.
 
 use std::net::UdpSocket;
 use std::os::fd::OwnedFd;

@@ -27,16 +27,18 @@ fn check_exactly_once(r: &FanoutReport) {
     // The clients' side: every expected delivery handled, none twice, in order.
     assert_eq!(r.delivered, r.deliveries_expected, "{r:#?}");
     assert_eq!(
-        (r.dropped_counted, r.lost_uncounted, r.excess, r.out_of_order),
+        (
+            r.dropped_counted,
+            r.lost_uncounted,
+            r.excess,
+            r.out_of_order
+        ),
         (0, 0, 0, 0),
         "{r:#?}"
     );
     // The producer's side: written into the rings exactly what the clients handled.
     assert_eq!(r.ring_written, r.delivered, "{r:#?}");
-    assert_eq!(
-        (r.ring_dropped, r.ring_markers, r.ring_unmarked),
-        (0, 0, 0)
-    );
+    assert_eq!((r.ring_dropped, r.ring_markers, r.ring_unmarked), (0, 0, 0));
     assert!(r.ring_high_water <= EVENTS);
     // And the daemon's reading of the rings agrees with both.
     assert!(r.sides_agree, "{r:#?}");
@@ -106,5 +108,9 @@ fn a_missing_static_library_is_named() {
         },
     })
     .unwrap_err();
-    assert!(err.to_string().contains("liblull.a not found in /nonexistent"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("liblull.a not found in /nonexistent"),
+        "{err}"
+    );
 }

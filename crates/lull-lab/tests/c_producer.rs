@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::thread;
 
-use lull::client::{EsmClient, Handled};
+use lull::client::{Delivered, EsmClient};
 use lull_esm::EsmConfig;
 use lull_lab::kds_demo::{C_LINK_LIBS, STATIC_LIB};
 use lull_model::{EventKind, Payload};
@@ -81,8 +81,8 @@ fn a_c_producer_writes_every_event_into_the_apps_ring() {
         // wait_delivery hands back the event itself, to check its payload.
         while (got.len() as u64) < N {
             match c.wait_delivery().unwrap() {
-                lull::client::Delivered::Event { event, .. } => got.push(event),
-                lull::client::Delivered::Overflow { dropped, .. } => {
+                Delivered::Event { event, .. } => got.push(event),
+                Delivered::Overflow { dropped, .. } => {
                     panic!("{dropped} dropped within the window")
                 }
             }
@@ -138,10 +138,17 @@ fn a_c_producer_writes_every_event_into_the_apps_ring() {
         assert!(ev.injected_ns > 0, "stamped now when the program gave 0");
     }
     let report = daemon.stop();
-    assert_eq!(report.esm.raw_injected, 0, "no event went through the daemon's ESM");
-    let ring = report.rings.iter().map(|r| r.ring.counters).fold(0, |n, c| {
-        assert_eq!(c.produced, c.delivered + c.dropped);
-        n + c.delivered
-    });
+    assert_eq!(
+        report.esm.raw_injected, 0,
+        "no event went through the daemon's ESM"
+    );
+    let ring = report
+        .rings
+        .iter()
+        .map(|r| r.ring.counters)
+        .fold(0, |n, c| {
+            assert_eq!(c.produced, c.delivered + c.dropped);
+            n + c.delivered
+        });
     assert_eq!(ring, N, "the daemon's reading of the ring agrees");
 }

@@ -94,10 +94,7 @@ fn run_thread_client(path: &Path, ready: mpsc::Sender<i32>) -> ClientResult {
     let mut next_seq = 0u64;
     loop {
         let (first, last) = match client.wait() {
-            Ok(Handled::Event { seq, .. }) => {
-                out.last_ns = sys::monotonic_ns();
-                (seq.0, seq.0)
-            }
+            Ok(Handled::Event { seq, .. }) => (seq.0, seq.0),
             Ok(Handled::Overflow { first, last, .. }) => (first.0, last.0),
             Err(ClientError::DaemonGone) => break,
             Err(_) => {

@@ -56,7 +56,7 @@ pub const MAX_DURATION_NS: u64 = MAX_SECONDS * NS_PER_S;
 /// lost: far above any scheduling delay of a working stack.
 pub const DRAIN_QUIET_NS: u64 = 2 * NS_PER_S;
 /// How often the producer looks at what its clients have read while draining.
-const DRAIN_POLL_NS: u64 = 100_000;
+pub const DRAIN_POLL_NS: u64 = 100_000;
 
 /// How the clients run.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -83,8 +83,9 @@ impl ClientMode {
     /// # Errors
     /// [`FanoutError::CClient`] when the executable's directory cannot be found.
     pub fn processes_beside_exe() -> Result<ClientMode, FanoutError> {
-        let exe = std::env::current_exe()
-            .map_err(|e| FanoutError::CClient(format!("cannot find the running executable: {e}")))?;
+        let exe = std::env::current_exe().map_err(|e| {
+            FanoutError::CClient(format!("cannot find the running executable: {e}"))
+        })?;
         Ok(ClientMode::Processes {
             lib_dir: exe.parent().map(PathBuf::from).unwrap_or_default(),
             cc: std::env::var("CC")
@@ -224,7 +225,8 @@ pub struct FanoutReport {
     /// Whether the producer's and the clients' counts agree (written = handled, dropped =
     /// counted dropped, and the daemon's reading of the rings the same).
     pub sides_agree: bool,
-    /// Handled events per second, from the first push to the last handler run.
+    /// Handled events per second, from the first push until the producer saw every ring read
+    /// (it looks every [`DRAIN_POLL_NS`] once it has pushed the last event).
     pub deliveries_per_s: f64,
     /// Events per second the producer achieved over its pushing time.
     pub pushed_per_s: f64,
@@ -268,8 +270,6 @@ pub(crate) struct ClientResult {
     pub overflow_markers: u64,
     pub dropped: u64,
     pub out_of_order: u64,
-    /// `CLOCK_MONOTONIC` when its last handler ran.
-    pub last_ns: u64,
     #[serde(skip)]
     pub failed: bool,
 }
@@ -290,6 +290,9 @@ struct Pushed {
     high_water: u64,
     /// Records left unread when the drain ended (0 unless a client stopped reading).
     unread: u64,
+    /// When the producer last saw its clients read something: when they had read everything,
+    /// or their last progress before the drain gave up.
+    drained_ns: u64,
 }
 
 fn thread_err<E: std::fmt::Display>(e: E) -> FanoutError {
@@ -347,10 +350,11 @@ fn run_producer(
     loop {
         let flushed = producer.flush();
         let unread = producer.unread().unwrap_or(u64::MAX);
+        let now = sys::monotonic_ns();
         if flushed && unread == 0 {
+            last_change = now;
             break;
         }
-        let now = sys::monotonic_ns();
         if unread != last_unread {
             last_unread = unread;
             last_change = now;
@@ -367,6 +371,7 @@ fn run_producer(
     p.unmarked = producer.pending_dropped();
     p.high_water = producer.high_water();
     p.unread = producer.unread().unwrap_or(u64::MAX);
+    p.drained_ns = last_change;
     p.cpu_ns = procfs::sample(me)?.run_ns.saturating_sub(cpu_before);
     Ok(p)
 }
@@ -385,9 +390,8 @@ fn start_daemon(
     FanoutError,
 > {
     let (up_tx, up_rx) = mpsc::channel::<Result<(Stopper, StackThread), String>>();
-    let daemon = thread::Builder::new()
-        .name("lull-daemon".into())
-        .spawn(move || -> Result<_, FanoutError> {
+    let daemon = thread::Builder::new().name("lull-daemon".into()).spawn(
+        move || -> Result<_, FanoutError> {
             let d = match Daemon::bind(&DaemonConfig {
                 socket_path: path,
                 esm: EsmConfig::default(),
@@ -400,7 +404,8 @@ fn start_daemon(
             };
             let _ = up_tx.send(Ok((d.stopper(), StackThread::current("daemon"))));
             Ok(d.run()?)
-        })?;
+        },
+    )?;
     let (stopper, t) = up_rx
         .recv()
         .map_err(thread_err)?
@@ -421,9 +426,7 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     let path = scratch.path().join("esm.sock");
     let c_program = match &config.mode {
         ClientMode::Threads => None,
-        ClientMode::Processes { lib_dir, cc } => {
-            Some(build_c_client(scratch.path(), lib_dir, cc)?)
-        }
+        ClientMode::Processes { lib_dir, cc } => Some(build_c_client(scratch.path(), lib_dir, cc)?),
     };
     let (daemon, stopper, daemon_thread) = start_daemon(path.clone())?;
     // From here every early return must stop the daemon (its thread would run on).
@@ -488,8 +491,7 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     let sides_agree = pushed.written == delivered
         && pushed.dropped == dropped_counted
         && daemon_rings == (expected, pushed.written, pushed.dropped);
-    let last_ns = results.iter().map(|r| r.last_ns).max().unwrap_or(0);
-    let span_ns = last_ns.saturating_sub(pushed.first_ns);
+    let span_ns = pushed.drained_ns.saturating_sub(pushed.first_ns);
     let per_s = |n: u64, ns: u64| {
         if ns > 0 {
             n as f64 * NS_PER_S as f64 / ns as f64
@@ -521,7 +523,10 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         clients_failed: results.iter().filter(|r| r.failed).count() as u64,
         sides_agree,
         deliveries_per_s: per_s(delivered, span_ns),
-        pushed_per_s: per_s(pushed.events, pushed.last_ns.saturating_sub(pushed.first_ns)),
+        pushed_per_s: per_s(
+            pushed.events,
+            pushed.last_ns.saturating_sub(pushed.first_ns),
+        ),
         producer_cpu_ms: ns_to_ms(pushed.cpu_ns),
         clients_cpu_ms: ns_to_ms(clients_cpu_ns),
         clients_wakeups,

@@ -202,10 +202,10 @@ impl RingProducer {
         let mut out = BurstOutcome::default();
         let mut free = self.read_free();
         let wakes = self.counters.wakes;
-        for rec in recs {
-            if free < 2 {
+        for (i, rec) in recs.iter().enumerate() {
+            if free < 2 && i > 0 {
                 // The consumer may have made room since the burst began (2: a marker and an
-                // event).
+                // event); at most one look per event, as `push` takes.
                 free = self.read_free();
             }
             match self.stage(rec, &mut free) {

@@ -223,6 +223,14 @@ fn a_burst_wakes_a_waiting_consumer_once_and_unread_counts_down() {
     assert_eq!(p.high_water(), 11);
     c.scribble_tail(u64::MAX);
     assert_eq!(p.unread(), None, "an impossible index is not a count");
+    let before = p.counters().hostile_tails;
+    let b = p.push_all(&recs);
+    assert_eq!((b.queued, b.dropped), (0, 10));
+    assert_eq!(
+        p.counters().hostile_tails - before,
+        10,
+        "one look per event, as push"
+    );
 }
 
 #[test]
