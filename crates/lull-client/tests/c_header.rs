@@ -62,7 +62,7 @@ fn header_codes_are_the_librarys() {
             continue;
         };
         let value: i64 = rest
-            .split(|c: char| c == ',' || c == '/')
+            .split([',', '/'])
             .next()
             .unwrap()
             .trim()
