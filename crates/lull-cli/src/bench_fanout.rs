@@ -45,7 +45,7 @@ fn table(r: &FanoutReport) -> String {
         "ESM fan-out on the data plane: {} client {}, {} events/s for {} s, rings of {} records \
          (measured on this machine)\n\
          producer    pushed {} events in {} bursts; rings: written {}, dropped {}, {} markers, \
-         {} unmarked, {} wake-ups, high water {}\n\
+         {} unmarked, {} wake-ups, high water {}, unread at the end {}\n\
          clients     expected {}, handled {}, dropped and counted {} ({} overflow markers), \
          lost uncounted {}, excess {}, out of order {}, failed {}; sides agree: {}\n\
          rate        {:.0} deliveries/s ({:.0} events/s pushed)\n\
@@ -64,6 +64,7 @@ fn table(r: &FanoutReport) -> String {
         r.ring_unmarked,
         r.ring_wakes,
         r.ring_high_water,
+        r.ring_unread,
         r.deliveries_expected,
         r.delivered,
         r.dropped_counted,

@@ -38,6 +38,7 @@ fn check_exactly_once(r: &FanoutReport) {
     assert_eq!(r.ring_written, r.delivered, "{r:#?}");
     assert_eq!((r.ring_dropped, r.ring_markers, r.ring_unmarked), (0, 0, 0));
     assert!(r.ring_high_water <= EVENTS);
+    assert_eq!(r.ring_unread, 0, "every ring read to the end");
     // And the daemon's reading of the rings agrees with both.
     assert!(r.sides_agree, "{r:#?}");
     assert!(r.accounted());

@@ -209,6 +209,9 @@ pub struct FanoutReport {
     pub ring_wakes: u64,
     /// The most records a ring held unread after a push (the clients' worst lag).
     pub ring_high_water: u64,
+    /// Records still unread when the drain ended (0 unless a client stopped reading;
+    /// `u64::MAX` when a client's index was impossible).
+    pub ring_unread: u64,
     /// The clients' side: events their handlers ran …
     pub delivered: u64,
     /// … deliveries the overflow markers said were dropped …
@@ -514,6 +517,7 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         ring_unmarked: pushed.unmarked,
         ring_wakes: pushed.wakes,
         ring_high_water: pushed.high_water,
+        ring_unread: pushed.unread,
         delivered,
         dropped_counted,
         overflow_markers: results.iter().map(|r| r.overflow_markers).sum(),
