@@ -1,5 +1,6 @@
-//! `include/lull.h` repeats the event kinds' wire numbers for C; they must be
-//! `lull_model::EventKind`'s, one constant per kind.
+//! `include/lull.h` repeats the event kinds' wire numbers, the return codes and the burst bound
+//! for C; they must be the library's: one constant per `lull_model::EventKind`, and the `ESM_*`
+//! constants of `capi` and `capi_producer`.
 
 use lull_model::EventKind;
 
