@@ -5,9 +5,9 @@
 //!
 //! Dropped events are reconciled as the seed describes: when a task is seen switching in on one
 //! CPU, or switching out of one, while it was last running on another, it migrated and the other
-//! CPU became idle at that moment; a CPU that switches a task in while another task was still running on it, or switches
-//! out a task it was not running, also missed an event. Each such inference counts one dropped
-//! event.
+//! CPU became idle at that moment; a CPU that switches a task in while another task was still
+//! running on it, or switches out a task it was not running, also missed an event. Each such
+//! inference counts one dropped event.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
