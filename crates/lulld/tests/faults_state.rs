@@ -200,8 +200,9 @@ fn every_terminating_signal_cleans_up_as_sigterm_does() {
 
 /// Helper role for [`a_start_after_sigkill_thaws_what_the_dead_freezer_left`]: runs only when
 /// the variables are set; adopts and freezes the given process's thread, then waits to be
-/// killed.
+/// killed. Ignored so that it is not counted as a test that passed.
 #[test]
+#[ignore = "the helper process's entry, run by its test with LULL_FAULTS_NS set"]
 fn helper_dying_freezer() {
     let (Ok(ns), Ok(pid)) = (
         std::env::var("LULL_FAULTS_NS"),
@@ -240,6 +241,7 @@ fn a_start_after_sigkill_thaws_what_the_dead_freezer_left() {
     let before = cgroup_of(victim.id());
     let mut helper = Command::new(std::env::current_exe().unwrap())
         .args([
+            "--ignored",
             "--exact",
             "helper_dying_freezer",
             "--nocapture",
