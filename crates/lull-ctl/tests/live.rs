@@ -19,7 +19,7 @@ fn is_root() -> bool {
     if sys::geteuid() == 0 {
         return true;
     }
-    println!("SKIPPED: needs root (the proc connector and setting other processes' masks)");
+    lull_testkit::skip("needs root (the proc connector and setting other processes' masks)");
     false
 }
 
@@ -321,7 +321,7 @@ fn an_unprivileged_caller_gets_a_permission_error() {
     let out = match out {
         Ok(o) if o.status.success() => o,
         other => {
-            println!("SKIPPED: the test binary cannot run as nobody here: {other:?}");
+            lull_testkit::skip(format!("the test binary cannot run as nobody here: {other:?}"));
             return;
         }
     };
@@ -389,7 +389,7 @@ fn run_under_toggling_moves_a_busy_thread_between_the_sets() {
         return;
     }
     if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
-        println!("SKIPPED: toggling needs two CPUs");
+        lull_testkit::skip("toggling needs two CPUs");
         return;
     }
     let (report, masks) = busy_run(Scheme::parse("toggle-0.1s").unwrap(), 5000);

@@ -11,14 +11,14 @@ const PHASE_MS: u64 = 3000;
 #[test]
 fn two_then_one_busy_process_gives_tlp_near_one_and_a_half() {
     if let Err(why) = tracefs::available() {
-        println!("SKIPPED: the live recorder cannot run here: {why}");
+        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
         return;
     }
     let cpus = tracefs::tracefs_root()
         .map(|r| tracefs::cpu_count(&r))
         .unwrap_or(1);
     if cpus < 2 {
-        println!("SKIPPED: needs two CPUs, this machine has {cpus}");
+        lull_testkit::skip(format!("needs two CPUs, this machine has {cpus}"));
         return;
     }
     let r = two_phase_tlp(PHASE_MS).expect("two-phase run");

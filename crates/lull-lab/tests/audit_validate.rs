@@ -8,7 +8,7 @@ use lull_os::tracefs;
 #[test]
 fn log_execution_time_matches_getrusage() {
     if let Err(why) = tracefs::available() {
-        println!("SKIPPED: the live recorder cannot run here: {why}");
+        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
         return;
     }
     let r = validate(&ValidationConfig {

@@ -32,7 +32,7 @@ fn root() -> bool {
     if sys::geteuid() == 0 {
         return true;
     }
-    eprintln!("skipped: the boost's negative nice values need root");
+    lull_testkit::skip("the boost's negative nice values need root");
     false
 }
 

@@ -38,7 +38,7 @@ fn validate_live_runs_a_tiny_workload() {
     let rt_app = match live_machine() {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            lull_testkit::skip(&why);
             return;
         }
     };
@@ -77,7 +77,7 @@ fn validate_live_runs_a_tiny_workload() {
 #[test]
 fn validate_probe_describes_this_machine() {
     if let Err(why) = live_machine() {
-        eprintln!("skipped: {why}");
+        lull_testkit::skip(&why);
         return;
     }
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -102,7 +102,7 @@ fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
     let rt_app = match live_machine() {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            lull_testkit::skip(&why);
             return;
         }
     };
