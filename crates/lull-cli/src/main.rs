@@ -5,6 +5,7 @@ mod bench_fanout;
 mod ctl;
 mod doctor;
 mod guis;
+mod input;
 mod kds;
 mod lab;
 mod live;
@@ -78,6 +79,9 @@ enum Command {
     /// rt-app, cc, QEMU and KVM, the lab guest's kernel, …), what each lack makes skip, and
     /// the remedy.
     Doctor(doctor::DoctorArgs),
+    /// Input traces (`lull-trace 1`, docs/traces.md): show one human-readably.
+    #[command(subcommand)]
+    Input(input::InputCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -228,6 +232,7 @@ fn main() -> ExitCode {
         Command::Ctl(cmd) => ctl::run(cmd),
         Command::Lab(cmd) => lab::run(cmd),
         Command::Doctor(args) => doctor::run(&args),
+        Command::Input(cmd) => input::run(cmd),
         Command::Workload(WorkloadCommand::Spiral) => {
             print!("{}", lull_workload::spiral::stylus_spiral().to_text());
             ExitCode::SUCCESS

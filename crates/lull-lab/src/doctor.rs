@@ -85,33 +85,34 @@ pub fn checks() -> Vec<Check> {
             ))
         },
     )];
+    let cgroup2 = lulld::freezer::cgroup2_controllers();
     out.push(Check::new(
         "cgroup v2",
-        "guiS's freezer (lulld --guis on), cpu.weight actuation, the fault tests of lulld's state",
-        match lulld::freezer::cgroup2_controllers() {
-            Ok((mount, controllers)) => {
-                let missing: Vec<&str> = ["cpu", "cpuset"]
-                    .into_iter()
-                    .filter(|c| !controllers.iter().any(|have| have == c))
-                    .collect();
-                if missing.is_empty() {
-                    Ok(format!("{} with {}", mount.display(), controllers.join(" ")))
-                } else {
-                    Err((
-                        format!(
-                            "{} lacks the {} controller(s) (has: {})",
-                            mount.display(),
-                            missing.join(", "),
-                            controllers.join(" ")
-                        ),
-                        "enable them in the root's cgroup.subtree_control, or boot with cgroup v2 unified (systemd.unified_cgroup_hierarchy=1)".into(),
-                    ))
-                }
-            }
+        "guiS's kernel half (the cgroup v2 freezer: lulld --guis on, live apps' section 5), the fault tests of lulld's state",
+        match &cgroup2 {
+            Ok((mount, _)) => Ok(format!("mounted at {}", mount.display())),
             Err(why) => Err((
-                why,
-                "mount cgroup2 (mount -t cgroup2 none /sys/fs/cgroup) or boot a systemd with the unified hierarchy".into(),
+                why.clone(),
+                "mount cgroup2 (mount -t cgroup2 none /sys/fs/cgroup), or boot a systemd with the unified hierarchy".into(),
             )),
+        },
+    ));
+    out.push(Check::new(
+        "cgroup cpu",
+        "lulld's cpu.weight actuation (UCSG's and guiS's weights; the tests of it skip)",
+        match &cgroup2 {
+            Ok((mount, controllers)) if controllers.iter().any(|c| c == "cpu") => {
+                Ok(format!("{} has the cpu controller", mount.display()))
+            }
+            Ok((mount, controllers)) => Err((
+                format!(
+                    "{} lacks the cpu controller (has: {})",
+                    mount.display(),
+                    if controllers.is_empty() { "none".to_owned() } else { controllers.join(" ") }
+                ),
+                "a unified cgroup v2 hierarchy (systemd.unified_cgroup_hierarchy=1): on a hybrid one cgroup v1 holds the cpu controller".into(),
+            )),
+            Err(why) => Err((why.clone(), "mount cgroup2 with the cpu controller enabled".into())),
         },
     ));
     out.push(Check::new(

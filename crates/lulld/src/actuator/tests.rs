@@ -261,7 +261,9 @@ fn frequency_is_unavailable_without_cpufreq() {
         .any(|e| e.path().join("cpufreq").is_dir());
     if has_cpufreq {
         assert_eq!(a.report().frequency.unavailable_reason, None);
-        lull_testkit::skip("this machine has cpufreq (the write paths are tested on a fake tree)");
+        // Not a skip: here the check is that cpufreq is reported available (the write paths are
+        // tested on a fake tree).
+        println!("this machine has cpufreq: checked that it is reported available");
         return;
     }
     assert_eq!(a.apply(&ask), Outcome::Unavailable);
