@@ -835,12 +835,7 @@ mod tests {
             Edit::Cpu { at, cpu } => log.records[at % n].cpu = cpu,
             Edit::NextSeq { ring, next } => log.summary.rings[ring].next_seq = next,
             Edit::NextSeqToLast { ring, back } => {
-                if let Some(l) = log
-                    .records
-                    .iter()
-                    .filter(|r| usize::from(r.ring) == ring)
-                    .last()
-                {
+                if let Some(l) = log.records.iter().rfind(|r| usize::from(r.ring) == ring) {
                     log.summary.rings[ring].next_seq = l.seq.saturating_sub(back);
                 }
             }

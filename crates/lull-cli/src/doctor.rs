@@ -23,7 +23,11 @@ fn lab_guest_kernel() -> Check {
                     "lull lab vm --fetch (about 120 MB downloaded, 18 MB kept)".to_owned(),
                 ))
             } else {
-                Ok(format!("{} in {}", kernels.join(", "), cache.root().display()))
+                Ok(format!(
+                    "{} in {}",
+                    kernels.join(", "),
+                    cache.root().display()
+                ))
             }
         }
         Err(e) => Err((e.to_string(), "set LULL_CACHE_DIR or HOME".to_owned())),
@@ -39,7 +43,10 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
     let mut checks = doctor::checks();
     checks.push(lab_guest_kernel());
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&checks).expect("checks serialise"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&checks).expect("checks serialise")
+        );
         return ExitCode::SUCCESS;
     }
     for c in &checks {

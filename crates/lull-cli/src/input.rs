@@ -44,7 +44,10 @@ fn describe(raw: &RawEvent) -> String {
             format!("touch {phase} at ({x}, {y})")
         }
         RawEvent::Key { code, pressed } => {
-            format!("key {code} {}", if pressed { "pressed" } else { "released" })
+            format!(
+                "key {code} {}",
+                if pressed { "pressed" } else { "released" }
+            )
         }
         RawEvent::Mouse { dx, dy, buttons } => {
             format!("mouse moved ({dx:+}, {dy:+}), buttons {buttons:#x}")
@@ -73,7 +76,11 @@ pub fn run(cmd: InputCommand) -> ExitCode {
         "{}: lull-trace 1, {} events over {span_s:.3} s ({})",
         args.file.display(),
         trace.events.len(),
-        if kinds.is_empty() { "none".to_owned() } else { kinds.join(", ") }
+        if kinds.is_empty() {
+            "none".to_owned()
+        } else {
+            kinds.join(", ")
+        }
     );
     let shown = args.head.unwrap_or(usize::MAX);
     for ev in trace.events.iter().take(shown) {

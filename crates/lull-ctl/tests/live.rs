@@ -321,7 +321,9 @@ fn an_unprivileged_caller_gets_a_permission_error() {
     let out = match out {
         Ok(o) if o.status.success() => o,
         other => {
-            lull_testkit::skip(format!("the test binary cannot run as nobody here: {other:?}"));
+            lull_testkit::skip(format!(
+                "the test binary cannot run as nobody here: {other:?}"
+            ));
             return;
         }
     };

@@ -133,20 +133,48 @@ pub fn checks() -> Vec<Check> {
         if cpus >= 2 {
             Ok(format!("{cpus} CPUs"))
         } else {
-            Err((format!("{cpus} CPU"), "a machine (or VM) with two CPUs or more".into()))
+            Err((
+                format!("{cpus} CPU"),
+                "a machine (or VM) with two CPUs or more".into(),
+            ))
         },
     ));
-    out.push(program("rt-app", "rt-app", "rt-app", "lull validate kernel (section 11)"));
-    out.push(program("cc", "cc", "gcc", "the C examples (apps/), kds demo figure18, the C ABI tests"));
+    out.push(program(
+        "rt-app",
+        "rt-app",
+        "rt-app",
+        "lull validate kernel (section 11)",
+    ));
+    out.push(program(
+        "cc",
+        "cc",
+        "gcc",
+        "the C examples (apps/), kds demo figure18, the C ABI tests",
+    ));
     out.push(program(
         "chromium",
         "chromium",
         "chromium",
         "lull report's rendering check (crates/lull-report/tests/chromium.rs)",
     ));
-    out.push(program("hackbench", "hackbench", "rt-tests", "lull live boost-overhead"));
-    out.push(program("xz", "xz", "xz-utils", "lull live toggling's xz workload"));
-    out.push(program("qemu", "qemu-system-x86_64", "qemu-system-x86", "lull lab vm (the lab guest)"));
+    out.push(program(
+        "hackbench",
+        "hackbench",
+        "rt-tests",
+        "lull live boost-overhead",
+    ));
+    out.push(program(
+        "xz",
+        "xz",
+        "xz-utils",
+        "lull live toggling's xz workload",
+    ));
+    out.push(program(
+        "qemu",
+        "qemu-system-x86_64",
+        "qemu-system-x86",
+        "lull lab vm (the lab guest)",
+    ));
     out.push(Check::new(
         "KVM",
         "lull lab vm at full speed (without it the guest runs under TCG, slower, counts still exact)",

@@ -23,7 +23,9 @@ fn two_cpus() -> bool {
     if n >= 2 {
         return true;
     }
-    lull_testkit::skip(format!("the thief needs two CPUs (one slowed, one not); this process has {n}"));
+    lull_testkit::skip(format!(
+        "the thief needs two CPUs (one slowed, one not); this process has {n}"
+    ));
     false
 }
 

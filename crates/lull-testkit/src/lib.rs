@@ -59,7 +59,8 @@ pub fn require_root(what: &str) -> bool {
 pub fn live_lock() -> std::sync::MutexGuard<'static, ()> {
     static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     // A test that failed while holding it leaves it poisoned; the next one may still run.
-    LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The effective user id, from `/proc/self/status` (`Uid:` real, effective, …).
@@ -93,12 +94,18 @@ mod tests {
         let required = std::thread::spawn(|| skip("anything")).join();
         std::env::remove_var(REQUIRE_ALL_ENV);
         std::env::remove_var(SKIP_LOG_ENV);
-        assert!(required.is_err(), "LULL_REQUIRE_ALL=1 turns a skip into a failure");
+        assert!(
+            required.is_err(),
+            "LULL_REQUIRE_ALL=1 turns a skip into a failure"
+        );
         let log = std::fs::read_to_string(&path).unwrap();
         let _ = std::fs::remove_file(&path);
         let lines: Vec<&str> = log.lines().collect();
         assert_eq!(lines.len(), 2, "{log}");
-        assert!(lines[0].starts_with("crates/lull-testkit/src/lib.rs:"), "{log}");
+        assert!(
+            lines[0].starts_with("crates/lull-testkit/src/lib.rs:"),
+            "{log}"
+        );
         assert!(lines[0].ends_with(" some::test\tno tracefs here"), "{log}");
         assert!(lines[1].ends_with("\tneeds root"), "{log}");
     }

@@ -24,7 +24,9 @@ fn read(rel: &str) -> String {
 
 /// The fenced block that follows the line `after`.
 fn block_after<'a>(text: &'a str, after: &str) -> &'a str {
-    let start = text.find(after).unwrap_or_else(|| panic!("{after:?} not found"));
+    let start = text
+        .find(after)
+        .unwrap_or_else(|| panic!("{after:?} not found"));
     let rest = &text[start..];
     let open = rest.find("```").unwrap() + 3;
     let close = open + rest[open..].find("```").unwrap();

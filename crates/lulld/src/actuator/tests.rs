@@ -30,7 +30,9 @@ fn root(test: &str) -> Option<()> {
     if sys::geteuid() == 0 {
         Some(())
     } else {
-        lull_testkit::skip(format!("{test} restores a lowered nice value, which needs root"));
+        lull_testkit::skip(format!(
+            "{test} restores a lowered nice value, which needs root"
+        ));
         None
     }
 }
