@@ -30,12 +30,13 @@ fn two_then_one_busy_process_gives_tlp_near_one_and_a_half() {
         r.report.busy_cpus_fraction, r.report.dropped_events, r.recording.records
     );
     // How near 1.5 it comes depends on what else runs (1.44–1.48 on a quiet machine,
-    // reported by `lull audit two-phase`); what load cannot change is checked here. Both ran
-    // at once for a good part of the first phase, so TLP is well above 1 (a run with the two
-    // never together gives 1.0) and at most 2.
-    assert!(tlp > 1.1 && tlp <= 2.0, "TLP {tlp}");
-    // Two CPUs are busy only in the first half of the busy span: the second process ends on a
-    // deadline, whatever the load (a margin of 5 % of the span for the exit).
+    // reported by `lull audit two-phase`; 1.07 once beside other live experiments, whose
+    // real-time threads took the CPUs from these nice −20 ones). What load cannot change is
+    // checked here: two CPUs are busy at once at some point of the first phase and never after
+    // it (the second process ends on a deadline, a margin of 5 % of the span for its exit), so
+    // TLP is above 1; and the first process is seen from start to end (its end is a deadline
+    // too), so the busy span covers most of the two phases.
+    assert!(tlp > 1.0 && tlp <= 2.0, "TLP {tlp}");
     let busy = r.report.steps.clone();
     let start = busy.iter().find(|s| s.1 > 0).expect("busy at some point").0;
     let end = busy
@@ -46,13 +47,19 @@ fn two_then_one_busy_process_gives_tlp_near_one_and_a_half() {
         .0;
     let half = start + (end - start) / 2 + (end - start) / 20;
     assert!(
+        busy.iter().any(|&(t, n)| n == 2 && t <= half),
+        "never two busy CPUs in the first phase: {busy:?}"
+    );
+    assert!(
         busy.iter().all(|&(t, n)| n < 2 || t <= half),
         "two busy CPUs after the first phase: {busy:?}"
     );
-    // The busy time is most of the recording: the first process was logged from start to
-    // end (at nice −20, other fair load barely takes its CPU).
-    let busy_share = r.report.busy_ns as f64 / r.report.span_ns as f64;
-    assert!(busy_share > 0.5, "busy {busy_share:.2} of the span");
+    let span_ms = (end - start) / 1_000_000;
+    assert!(
+        span_ms >= 2 * PHASE_MS * 3 / 4,
+        "busy from start to end over {span_ms} ms of the {} ms",
+        2 * PHASE_MS
+    );
     assert_eq!(
         r.recording.kernel_lost + r.recording.overwritten,
         0,
