@@ -359,6 +359,10 @@ fn socket_paths_that_are_not_lulls_are_left_alone() {
         )),
         "{err}"
     );
+    assert!(
+        err.contains("with --socket PATH"),
+        "the remedy is named: {err}"
+    );
     assert!(taken.exists());
     drop(listener);
     // --socket S --kds-socket S.
