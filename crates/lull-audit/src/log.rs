@@ -389,7 +389,8 @@ pub fn decode(bytes: &[u8]) -> Result<AuditLog, LogError> {
                 "reserved bytes of a counted task are not zero",
             ));
         }
-        let comm = Comm::from_bytes(c.take(COMM_LEN)?);
+        // Kept as stored, like an entry's, so that what was read is what re-encodes.
+        let comm = Comm(c.take(COMM_LEN)?.try_into().expect("COMM_LEN bytes"));
         let events = c.u64()?;
         let exec_ns = c.u64()?;
         counted.push(CountedTask {
@@ -675,6 +676,227 @@ mod tests {
                 declared: 2
             }
         );
+    }
+
+    /// One ring, entries with the given sequence numbers, and `next_seq`.
+    fn one_ring_log(seqs: &[u64], next_seq: u64) -> AuditLog {
+        let records = seqs
+            .iter()
+            .enumerate()
+            .map(|(i, &seq)| AuditRecord {
+                seq,
+                ..rec(i as u64, 0)
+            })
+            .collect();
+        AuditLog {
+            header: LogHeader {
+                rings: 1,
+                ring_capacity: 16,
+                start_ns: 0,
+            },
+            records,
+            summary: LogSummary {
+                rings: vec![RingCounters {
+                    next_seq,
+                    ..RingCounters::default()
+                }],
+                counted: Vec::new(),
+                counted_overflow_events: 0,
+            },
+        }
+    }
+
+    fn roundtrip(log: &AuditLog) -> Result<AuditLog, LogError> {
+        decode(&encode(log).unwrap())
+    }
+
+    #[test]
+    fn a_repeated_sequence_number_is_refused() {
+        assert!(roundtrip(&one_ring_log(&[0, 1, 2], 3)).is_ok());
+        assert_eq!(
+            roundtrip(&one_ring_log(&[0, 1, 1], 3)),
+            Err(LogError::Sequence {
+                index: 2,
+                ring: 0,
+                seq: 1,
+                prev: 1
+            })
+        );
+        assert!(matches!(
+            roundtrip(&one_ring_log(&[0, 2, 1], 3)),
+            Err(LogError::Sequence { index: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn next_seq_must_be_past_the_last_entry() {
+        assert!(roundtrip(&one_ring_log(&[4, 7], 8)).is_ok());
+        assert_eq!(
+            roundtrip(&one_ring_log(&[4, 7], 7)),
+            Err(LogError::NextSeq {
+                ring: 0,
+                next: 7,
+                last: 7
+            })
+        );
+        assert!(matches!(
+            roundtrip(&one_ring_log(&[4, 7], 2)),
+            Err(LogError::NextSeq { .. })
+        ));
+        // A ring with no entries may say anything.
+        assert!(roundtrip(&one_ring_log(&[], 0)).is_ok());
+    }
+
+    #[test]
+    fn gaps_before_between_and_after_the_entries_are_counted_exactly() {
+        let s = stats(&one_ring_log(&[0, 1, 2], 3));
+        assert_eq!((s.gaps, s.gap_records), (0, 0));
+        // One missing after the last entry.
+        let s = stats(&one_ring_log(&[0, 1, 2], 4));
+        assert_eq!((s.gaps, s.gap_records), (1, 1));
+        // Two before the first, three between, one after.
+        let s = stats(&one_ring_log(&[2, 3, 7], 9));
+        assert_eq!((s.gaps, s.gap_records), (3, 6));
+        assert_eq!(s.unexplained_gap_records, 6);
+        // Nothing logged: everything up to next_seq is one gap.
+        let s = stats(&one_ring_log(&[], 5));
+        assert_eq!((s.gaps, s.gap_records), (1, 5));
+        let s = stats(&one_ring_log(&[], 0));
+        assert_eq!((s.gaps, s.gap_records), (0, 0));
+    }
+
+    /// What `decode` promises about a log it accepts, checked independently of it: entries
+    /// inside the declared rings, strictly increasing sequence numbers per ring, and each
+    /// ring's `next_seq` past its last entry.
+    fn well_formed(log: &AuditLog) -> Result<(), String> {
+        let rings = usize::from(log.header.rings);
+        if log.summary.rings.len() != rings {
+            return Err("ring counters".into());
+        }
+        let mut last: Vec<Option<u64>> = vec![None; rings];
+        for (i, r) in log.records.iter().enumerate() {
+            let ring = usize::from(r.ring);
+            if ring >= rings || usize::from(r.cpu) >= rings {
+                return Err(format!("entry {i} outside the rings"));
+            }
+            if last[ring].is_some_and(|prev| r.seq <= prev) {
+                return Err(format!("entry {i}: sequence does not increase"));
+            }
+            last[ring] = Some(r.seq);
+        }
+        for (ring, (last, c)) in last.iter().zip(&log.summary.rings).enumerate() {
+            if last.is_some_and(|l| c.next_seq <= l) {
+                return Err(format!("ring {ring}: next_seq not past the last entry"));
+            }
+        }
+        Ok(())
+    }
+
+    /// A structural change to a log, applied before encoding, so that the checksum is right
+    /// and the reader's checks behind it are what decides.
+    #[derive(Clone, Debug)]
+    enum Edit {
+        Seq { at: usize, seq: u64 },
+        SeqLikePrevious { at: usize },
+        Ring { at: usize, ring: u16 },
+        Cpu { at: usize, cpu: u16 },
+        NextSeq { ring: usize, next: u64 },
+        NextSeqToLast { ring: usize, back: u64 },
+        Swap { a: usize, b: usize },
+        Remove { at: usize },
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            (any::<usize>(), 0u64..40).prop_map(|(at, seq)| Edit::Seq { at, seq }),
+            any::<usize>().prop_map(|at| Edit::SeqLikePrevious { at }),
+            (any::<usize>(), 0u16..3).prop_map(|(at, ring)| Edit::Ring { at, ring }),
+            (any::<usize>(), 0u16..3).prop_map(|(at, cpu)| Edit::Cpu { at, cpu }),
+            (0usize..2, 0u64..40).prop_map(|(ring, next)| Edit::NextSeq { ring, next }),
+            (0usize..2, 0u64..2).prop_map(|(ring, back)| Edit::NextSeqToLast { ring, back }),
+            (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::Swap { a, b }),
+            any::<usize>().prop_map(|at| Edit::Remove { at }),
+        ]
+    }
+
+    fn apply(log: &mut AuditLog, e: &Edit) {
+        let n = log.records.len();
+        match *e {
+            _ if n == 0 => {}
+            Edit::Seq { at, seq } => log.records[at % n].seq = seq,
+            Edit::SeqLikePrevious { at } => {
+                let i = at % n;
+                let ring = log.records[i].ring;
+                if let Some(p) = log.records[..i].iter().rev().find(|p| p.ring == ring) {
+                    log.records[i].seq = p.seq;
+                }
+            }
+            Edit::Ring { at, ring } => log.records[at % n].ring = ring,
+            Edit::Cpu { at, cpu } => log.records[at % n].cpu = cpu,
+            Edit::NextSeq { ring, next } => log.summary.rings[ring].next_seq = next,
+            Edit::NextSeqToLast { ring, back } => {
+                if let Some(l) = log.records.iter().rfind(|r| usize::from(r.ring) == ring) {
+                    log.summary.rings[ring].next_seq = l.seq.saturating_sub(back);
+                }
+            }
+            Edit::Swap { a, b } => log.records.swap(a % n, b % n),
+            Edit::Remove { at } => {
+                log.records.remove(at % n);
+            }
+        }
+    }
+
+    /// FNV-1a over everything but the stored checksum, written back: byte damage that the
+    /// checksum would have caught is passed to the checks behind it.
+    fn rechecksum(bytes: &mut [u8]) {
+        let n = bytes.len();
+        if n < 8 {
+            return;
+        }
+        let mut fnv = Fnv::new();
+        fnv.update(&bytes[..n - 8]);
+        bytes[n - 8..].copy_from_slice(&fnv.0.to_le_bytes());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// A log edited as a structure (sequence numbers, rings, next_seq, order) and encoded
+        /// with a correct checksum is accepted exactly when it is well formed, and then reads
+        /// back as it was written.
+        #[test]
+        fn fuzz_decoded_structure(n in 0u64..30, edits in prop::collection::vec(edit(), 1..6)) {
+            let mut log = sample_log(n, 8);
+            for e in &edits {
+                apply(&mut log, e);
+            }
+            let bytes = encode(&log).unwrap();
+            match decode(&bytes) {
+                Ok(back) => {
+                    prop_assert_eq!(well_formed(&back), Ok(()));
+                    prop_assert_eq!(back, log);
+                }
+                Err(err) => prop_assert!(well_formed(&log).is_err(), "{} refused: {}", n, err),
+            }
+        }
+
+        /// Bytes overwritten anywhere, the checksum then made right: the reader refuses the
+        /// damage or decodes a well-formed log that re-encodes to exactly those bytes.
+        #[test]
+        fn fuzz_mutated_logs_behind_the_checksum(
+            n in 0u64..30,
+            edits in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8),
+        ) {
+            let mut bytes = encode(&sample_log(n, 8)).unwrap();
+            for (at, v) in edits {
+                let i = at % bytes.len();
+                bytes[i] = v;
+            }
+            rechecksum(&mut bytes);
+            if let Ok(log) = decode(&bytes) {
+                prop_assert_eq!(well_formed(&log), Ok(()));
+                prop_assert_eq!(encode(&log).unwrap(), bytes);
+            }
+        }
     }
 
     proptest! {

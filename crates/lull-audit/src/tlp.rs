@@ -4,10 +4,10 @@
 //! outside the target (and counted-not-logged tasks, which have no records) leave it idle.
 //!
 //! Dropped events are reconciled as the seed describes: when a task is seen switching in on one
-//! CPU while it was last running on another, it migrated and the other CPU became idle at that
-//! moment; a CPU that switches a task in while another task was still running on it, or switches
-//! out a task it was not running, also missed an event. Each such inference counts one dropped
-//! event.
+//! CPU, or switching out of one, while it was last running on another, it migrated and the other
+//! CPU became idle at that moment; a CPU that switches a task in while another task was still
+//! running on it, or switches out a task it was not running, also missed an event. Each such
+//! inference counts one dropped event.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -263,6 +263,12 @@ pub fn analyze(
                 on_cpu.insert(r.tid, cpu as u16);
             }
             AuditEventKind::Preempt | AuditEventKind::Block => {
+                // Still running on another CPU as far as the records tell: it migrated here
+                // (its switch-in was lost) and that CPU became idle.
+                let elsewhere = on_cpu
+                    .get(&r.tid)
+                    .map(|&c| usize::from(c))
+                    .filter(|&pc| pc != cpu && matches!(running[pc], Some((t, _)) if t == r.tid));
                 match running[cpu] {
                     Some((t, _)) if t == r.tid => {}
                     Some((other, _)) => {
@@ -272,10 +278,13 @@ pub fn analyze(
                     // Nothing known running: either the recording just began (the task was
                     // running before it) or its switch-in was lost.
                     None => {
-                        if on_cpu.contains_key(&r.tid) {
+                        if elsewhere.is_some() {
                             dropped += 1;
                         }
                     }
+                }
+                if let Some(pc) = elsewhere {
+                    running[pc] = None;
                 }
                 running[cpu] = None;
                 on_cpu.remove(&r.tid);
@@ -388,6 +397,75 @@ pub(crate) mod tests {
             Some(1.0),
             "CPU0 became idle when the task showed up on CPU1"
         );
+    }
+
+    #[test]
+    fn a_switch_in_over_another_task_counts_one_dropped_event() {
+        // Task 2 switches in on CPU0 while task 1 still runs there: task 1's switch-out was
+        // lost. Task 1 then shows up on CPU1: it is no longer running on CPU0, so that is not
+        // a second inference (no migration to reconcile).
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(40, 0, 2, SwitchIn),
+            r(60, 1, 1, SwitchIn),
+            r(100, 0, 2, Block),
+            r(100, 1, 1, Block),
+        ];
+        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.dropped_events, 1);
+        // One CPU busy for 0..60, two for 60..100: TLP = (60 + 2·40) / 100.
+        assert!((rep.busy_cpus_fraction["1"] - 0.6).abs() < 1e-12);
+        assert!((rep.busy_cpus_fraction["2"] - 0.4).abs() < 1e-12);
+        assert!((rep.tlp.unwrap() - 1.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_switch_out_by_a_task_not_running_there_idles_the_cpu() {
+        // CPU0 runs task 1; at 50 task 2 switches out there (task 1's switch-out and task 2's
+        // switch-in were lost): one dropped event, and CPU0 is idle from 50 on.
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(50, 0, 2, Preempt),
+            r(100, 0, 3, SwitchIn),
+            r(100, 0, 3, Block),
+        ];
+        let rep = analyze(&recs, 1, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.dropped_events, 1);
+        assert!((rep.busy_cpus_fraction["1"] - 0.5).abs() < 1e-12);
+        assert!((rep.busy_cpus_fraction["0"] - 0.5).abs() < 1e-12);
+        assert_eq!(rep.busy_ns, 50);
+        // Task 1 is no longer known to run anywhere: its own switch-out later is from a CPU
+        // with nothing running, which is a second lost event only if it was still listed.
+        let recs = vec![r(0, 0, 1, SwitchIn), r(50, 0, 2, Block), r(70, 0, 1, Block)];
+        let rep = analyze(&recs, 1, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.dropped_events, 1);
+        assert_eq!(rep.busy_ns, 50);
+    }
+
+    #[test]
+    fn a_switch_out_on_another_cpu_idles_the_cpu_it_was_running_on() {
+        // Task 1 runs on CPU0 and blocks on CPU1, where nothing was known to run: its move
+        // (switch-out on CPU0, switch-in on CPU1) was lost, and CPU0 idles from then on.
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(50, 1, 1, Block),
+            r(100, 1, 3, SwitchIn),
+            r(100, 1, 3, Block),
+        ];
+        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.dropped_events, 1);
+        assert_eq!(rep.busy_ns, 50);
+        // A task displaced by a lost switch-out is no longer running anywhere: its later
+        // switch-out on an idle CPU is the start-of-recording case, not a second inference.
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(40, 0, 2, SwitchIn),
+            r(60, 1, 1, Block),
+            r(100, 0, 2, Block),
+        ];
+        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.dropped_events, 1);
+        assert_eq!(rep.busy_ns, 100);
     }
 
     #[test]

@@ -350,10 +350,17 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
             let model = live::parse_model(&a.model)?;
             let workload = live::parse_workload(&a.workload)?;
             let base = base_trace(a.trace.as_deref())?;
+            eprintln!(
+                "live: replaying {} through {} in real time (about {} s)…",
+                workload.name(),
+                model.name(),
+                workload.span_ns().div_ceil(1_000_000_000)
+            );
             live::run(&RunSpec::latency(model, workload, &base)?).map(|r| (r, a.json))
         })(),
         LiveCommand::Idle(a) => (|| {
             let model = live::parse_model(&a.model)?;
+            eprintln!("live: {} with no input for {} s…", model.name(), a.seconds);
             live::run(&RunSpec::idle(model, a.seconds)?).map(|r| (r, a.json))
         })(),
     };

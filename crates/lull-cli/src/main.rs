@@ -3,7 +3,9 @@
 mod audit;
 mod bench_fanout;
 mod ctl;
+mod doctor;
 mod guis;
+mod input;
 mod kds;
 mod lab;
 mod live;
@@ -73,6 +75,13 @@ enum Command {
     /// lacks (sched_ext, uinput and evdev, HID-BPF, BTF).
     #[command(subcommand)]
     Lab(lab::LabCommand),
+    /// What this machine has and lacks for each part of Lull (root, cgroup v2, tracefs,
+    /// rt-app, cc, QEMU and KVM, the lab guest's kernel, …), what each lack makes skip, and
+    /// the remedy.
+    Doctor(doctor::DoctorArgs),
+    /// Input traces (`lull-trace 1`, docs/traces.md): show one human-readably.
+    #[command(subcommand)]
+    Input(input::InputCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -222,6 +231,8 @@ fn main() -> ExitCode {
         Command::Validate(cmd) => validate::run(cmd),
         Command::Ctl(cmd) => ctl::run(cmd),
         Command::Lab(cmd) => lab::run(cmd),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::Input(cmd) => input::run(cmd),
         Command::Workload(WorkloadCommand::Spiral) => {
             print!("{}", lull_workload::spiral::stylus_spiral().to_text());
             ExitCode::SUCCESS

@@ -18,10 +18,24 @@ use lull_os::sys;
 
 use crate::client::{ClientError, EsmClient};
 
+/// What to do about a failed connect: a permission problem is not a missing daemon.
+fn connect_hint(e: &io::Error) -> &'static str {
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => {
+            " (a permission problem: the socket is the daemon's user's and its group's, e.g. \
+             root:input mode 0660; run as a member of that group, or as root)"
+        }
+        _ => " (is lulld running with its display server?)",
+    }
+}
+
 /// Errors of talking to the display server.
 #[derive(Debug, thiserror::Error)]
 pub enum KdsClientError {
-    #[error("cannot connect to the display server at {path}: {source} (is lulld running with its display server?)")]
+    #[error(
+        "cannot connect to the display server at {path}: {source}{}",
+        connect_hint(source)
+    )]
     Connect { path: PathBuf, source: io::Error },
     #[error("the display server closed the connection")]
     ServerGone,
@@ -607,5 +621,23 @@ impl KdsAdmin {
             code: None,
             message: format!("snapshot does not match its size: {e}"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_permission_is_not_blamed_on_a_missing_daemon() {
+        let err = |kind| KdsClientError::Connect {
+            path: PathBuf::from("/run/lull/kds.sock"),
+            source: io::Error::from(kind),
+        };
+        let denied = err(io::ErrorKind::PermissionDenied).to_string();
+        assert!(denied.contains("a permission problem"), "{denied}");
+        assert!(!denied.contains("is lulld running"), "{denied}");
+        let missing = err(io::ErrorKind::NotFound).to_string();
+        assert!(missing.contains("is lulld running"), "{missing}");
     }
 }

@@ -35,11 +35,11 @@ fn have_cc() -> bool {
 #[test]
 fn a_c_program_registers_samples_and_sets_a_mask() {
     if sys::geteuid() != 0 {
-        println!("SKIPPED: needs root (setting another process's mask)");
+        lull_testkit::skip("needs root (setting another process's mask)");
         return;
     }
     let (Some(lib), true) = (static_lib(), have_cc()) else {
-        println!("SKIPPED: no cc or no {STATIC_LIB} beside the test binary");
+        lull_testkit::skip(format!("no cc or no {STATIC_LIB} beside the test binary"));
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -19,13 +19,14 @@ fn is_root() -> bool {
     if sys::geteuid() == 0 {
         return true;
     }
-    println!("SKIPPED: needs root (the proc connector and setting other processes' masks)");
+    lull_testkit::skip("needs root (the proc connector and setting other processes' masks)");
     false
 }
 
-/// Not a test of its own: the entry of this binary run as a helper process. Without
-/// `LULL_CTL_ROLE` it does nothing.
+/// Not a test of its own: the entry of this binary run as a helper process, ignored so that it
+/// is not counted as a test that passed. Without `LULL_CTL_ROLE` it does nothing.
 #[test]
+#[ignore = "the helper process's entry, run by the tests with LULL_CTL_ROLE set"]
 fn role_entry() {
     match std::env::var(ROLE).as_deref() {
         // One more thread per line read, answered `thread-ready` once it exists; ends at end of input.
@@ -129,6 +130,7 @@ fn role_command(role: &str) -> Command {
     c.args([
         "--exact",
         "role_entry",
+        "--ignored",
         "--nocapture",
         "--test-threads",
         "1",
@@ -319,7 +321,9 @@ fn an_unprivileged_caller_gets_a_permission_error() {
     let out = match out {
         Ok(o) if o.status.success() => o,
         other => {
-            println!("SKIPPED: the test binary cannot run as nobody here: {other:?}");
+            lull_testkit::skip(format!(
+                "the test binary cannot run as nobody here: {other:?}"
+            ));
             return;
         }
     };
@@ -360,6 +364,7 @@ fn busy_run(scheme: Scheme, busy_ms: u64) -> (lull_ctl::RunReport, String) {
         exe.into_os_string(),
         "--exact".into(),
         "role_entry".into(),
+        "--ignored".into(),
         "--nocapture".into(),
         "--test-threads".into(),
         "1".into(),
@@ -386,7 +391,7 @@ fn run_under_toggling_moves_a_busy_thread_between_the_sets() {
         return;
     }
     if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
-        println!("SKIPPED: toggling needs two CPUs");
+        lull_testkit::skip("toggling needs two CPUs");
         return;
     }
     let (report, masks) = busy_run(Scheme::parse("toggle-0.1s").unwrap(), 5000);

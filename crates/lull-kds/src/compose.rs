@@ -143,6 +143,33 @@ mod tests {
         assert_eq!(compose(&s).unwrap().pixels(), &[1, 9]);
     }
 
+    /// `n` one-pixel layers stacked on pixel (0, 0), layer i of colour i + 1, given top first.
+    fn stacked(n: usize) -> Surface {
+        Surface {
+            width: 2,
+            height: 1,
+            layers: (0..n)
+                .rev()
+                .map(|i| Layer {
+                    z: i as i32,
+                    rect: Rect::new(0, 0, 1, 1),
+                    fill: Fill::Solid(0xff00_0000 | (i as u32 + 1)),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn exactly_max_layers_compose_and_one_more_is_refused() {
+        let flat = compose(&stacked(MAX_LAYERS)).unwrap();
+        assert_eq!(flat.get(0, 0), Some(0xff00_0000 | MAX_LAYERS as u32));
+        assert_eq!(flat.get(1, 0), Some(0));
+        assert_eq!(
+            compose(&stacked(MAX_LAYERS + 1)),
+            Err(ComposeError::TooManyLayers(MAX_LAYERS + 1))
+        );
+    }
+
     #[test]
     fn bad_surfaces_are_refused() {
         let bad = Surface {

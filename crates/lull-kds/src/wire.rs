@@ -1084,6 +1084,43 @@ mod tests {
     }
 
     #[test]
+    fn a_compose_of_exactly_max_layers_is_read_and_one_more_is_refused() {
+        let layer = |i: usize| Layer {
+            z: i as i32,
+            rect: Rect::new(0, 0, 1, 1),
+            fill: Fill::Solid(i as u32),
+        };
+        round_trip(&Request::Compose {
+            surface_id: 1,
+            surface: Surface {
+                width: 1,
+                height: 1,
+                layers: (0..MAX_LAYERS).map(layer).collect(),
+            },
+        });
+        let mut buf = Vec::new();
+        encode_request(
+            &Request::Compose {
+                surface_id: 1,
+                surface: Surface {
+                    width: 1,
+                    height: 1,
+                    layers: (0..=MAX_LAYERS).map(layer).collect(),
+                },
+            },
+            &mut buf,
+        );
+        assert_eq!(
+            decode_request(&buf),
+            Err(WireError::BadValue {
+                ty: request_type::COMPOSE,
+                field: "layer_count",
+                value: MAX_LAYERS as u64 + 1,
+            })
+        );
+    }
+
+    #[test]
     fn malformed_data_is_named() {
         let mut m = header(request_type::DRAW, 8);
         m.extend_from_slice(&[0; 8]);

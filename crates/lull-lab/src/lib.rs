@@ -34,6 +34,7 @@ pub mod bench_fanout;
 pub mod boost_live;
 pub mod boost_overhead;
 pub mod channel;
+pub mod doctor;
 pub mod experiment;
 pub mod guis_stats;
 pub mod kds_demo;

@@ -14,7 +14,7 @@ use lull_os::tracefs;
 #[test]
 fn recorded_log_is_complete_and_consistent() {
     if let Err(why) = tracefs::available() {
-        println!("SKIPPED: the live recorder cannot run here: {why}");
+        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
         return;
     }
     let cfg = RecorderConfig {
@@ -93,7 +93,7 @@ fn recorded_log_is_complete_and_consistent() {
 #[test]
 fn tiny_rings_overwrite_and_every_gap_is_counted() {
     if let Err(why) = tracefs::available() {
-        println!("SKIPPED: the live recorder cannot run here: {why}");
+        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
         return;
     }
     let cfg = RecorderConfig {

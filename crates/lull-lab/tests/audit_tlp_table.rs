@@ -11,7 +11,7 @@ use lull_os::tracefs;
 #[test]
 fn a_short_table_has_the_issue_shape_and_sane_figures() {
     if let Err(why) = tracefs::available() {
-        println!("SKIPPED: the live recorder cannot run here: {why}");
+        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
         return;
     }
     let cfg = TableConfig {
@@ -84,7 +84,7 @@ fn a_short_table_has_the_issue_shape_and_sane_figures() {
 #[test]
 fn an_unknown_program_is_an_error_not_a_row() {
     if let Err(why) = tracefs::available() {
-        println!("SKIPPED: the live recorder cannot run here: {why}");
+        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
         return;
     }
     let cfg = TableConfig {
@@ -98,7 +98,7 @@ fn an_unknown_program_is_an_error_not_a_row() {
 #[test]
 fn a_failing_program_is_a_failed_row_with_its_last_error_line() {
     if let Err(why) = tracefs::available() {
-        println!("SKIPPED: the live recorder cannot run here: {why}");
+        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
         return;
     }
     let dir = std::env::temp_dir().join(format!("lull-tlp-fail-{}", std::process::id()));

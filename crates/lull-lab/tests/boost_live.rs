@@ -32,7 +32,7 @@ fn root() -> bool {
     if sys::geteuid() == 0 {
         return true;
     }
-    eprintln!("skipped: the boost's negative nice values need root");
+    lull_testkit::skip("the boost's negative nice values need root");
     false
 }
 
@@ -51,7 +51,10 @@ fn painting_among_hogs_stock_and_nice() {
         PathBuf::from(env!("CARGO_BIN_EXE_lull-app")),
     )
     .unwrap();
-    let reports = boost_live::run(&spec).unwrap();
+    let reports = {
+        let _live = lull_testkit::live_lock();
+        boost_live::run(&spec).unwrap()
+    };
     let [stock, nice] = reports.as_slice() else {
         panic!("two reports: {reports:?}")
     };
@@ -78,11 +81,14 @@ fn painting_among_hogs_stock_and_nice() {
     assert_eq!(seam.actuator.nice.refused_total(), 0);
     assert!(seam.actuator.restore_sched.applied > 0);
     assert_eq!(seam.held_threads, 0, "nothing left held");
+    // The median, not the tail: the p99 of 200 responses is the second worst, which other load
+    // on the machine moves at will (`lull live boost` reports every percentile). The boost
+    // must not make the typical response slower than the stock kernel's, within 1.5 times.
     let (s, n) = (
-        stock.response_us.p99.unwrap(),
-        nice.response_us.p99.unwrap(),
+        stock.response_us.p50.unwrap(),
+        nice.response_us.p50.unwrap(),
     );
-    assert!(n <= s * 1.5, "nice p99 {n} µs vs stock {s} µs");
+    assert!(n <= s * 1.5, "nice p50 {n} µs vs stock {s} µs");
 }
 
 /// A thread of this process, parked until told to end.

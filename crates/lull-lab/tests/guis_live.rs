@@ -174,7 +174,7 @@ fn gate_ignoring_drawing_thread_is_frozen_then_thawed() {
     let _serial = serial_adoption();
     let (daemon, status) = start("frozen", GuisConfig::default());
     if !status.kernel_enforced() {
-        println!("SKIPPED: {status}");
+        lull_testkit::skip(&status);
         daemon.stop();
         return;
     }
@@ -272,7 +272,7 @@ fn redeclared_drawing_thread_is_given_back() {
     let before = [t1.tid, t2.tid, gettid()].map(thread_cgroups);
     let (daemon, status) = start("redeclare", GuisConfig::default());
     if !status.kernel_enforced() {
-        println!("SKIPPED: {status}");
+        lull_testkit::skip(&status);
         daemon.stop();
         return;
     }
@@ -452,7 +452,7 @@ fn cooperative_drawing_thread_parks_and_never_draws_unseen() {
         // Drawing and foreground in the background, drawing when covered and screen off.
         assert_eq!(g.freezer.left_parked, 4);
     } else {
-        println!("SKIPPED (kernel part): {status}");
+        lull_testkit::skip(format!("kernel part: {status}"));
     }
 }
 

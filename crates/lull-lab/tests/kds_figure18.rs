@@ -145,11 +145,11 @@ fn run_example(tag: &str, program: &Path) {
 #[test]
 fn the_c_example_draws_exactly_figure_18() {
     let Some(lib) = static_lib_dir() else {
-        println!("SKIPPED: {STATIC_LIB} not built beside the test binary");
+        lull_testkit::skip(format!("{STATIC_LIB} not built beside the test binary"));
         return;
     };
     if !have_cc() {
-        println!("SKIPPED: no C compiler (cc)");
+        lull_testkit::skip("no C compiler (cc)");
         return;
     }
     let bin = build_c_example(&lib, "figure18");
@@ -166,7 +166,7 @@ fn the_rust_twin_draws_exactly_figure_18() {
         .map(|d| d.join("examples/figure18"))
         .filter(|p| p.is_file())
     else {
-        println!("SKIPPED: the figure18 example is not built (cargo test builds it)");
+        lull_testkit::skip("the figure18 example is not built (cargo test builds it)");
         return;
     };
     run_example("fig18-rust", &bin);
@@ -175,11 +175,11 @@ fn the_rust_twin_draws_exactly_figure_18() {
 #[test]
 fn the_demo_verifies_every_pixel_and_writes_the_png() {
     let Some(lib_dir) = static_lib_dir() else {
-        println!("SKIPPED: {STATIC_LIB} not built beside the test binary");
+        lull_testkit::skip(format!("{STATIC_LIB} not built beside the test binary"));
         return;
     };
     if !have_cc() {
-        println!("SKIPPED: no C compiler (cc)");
+        lull_testkit::skip("no C compiler (cc)");
         return;
     }
     let png = scratch("demo.png");
@@ -231,11 +231,11 @@ fn the_demo_verifies_every_pixel_and_writes_the_png() {
 #[test]
 fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
     let Some(lib) = static_lib_dir() else {
-        println!("SKIPPED: {STATIC_LIB} not built beside the test binary");
+        lull_testkit::skip(format!("{STATIC_LIB} not built beside the test binary"));
         return;
     };
     if !have_cc() {
-        println!("SKIPPED: no C compiler (cc)");
+        lull_testkit::skip("no C compiler (cc)");
         return;
     }
     let bin = build_c_example(&lib, "figure19");

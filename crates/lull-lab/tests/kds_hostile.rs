@@ -1016,7 +1016,7 @@ fn as_nobody(path: &Path, requests: &[u8]) -> Vec<u8> {
 #[test]
 fn an_unprivileged_peer_cannot_move_another_apps_window() {
     if sys::geteuid() != 0 {
-        println!("SKIPPED: needs root to make an unprivileged peer (setuid to nobody)");
+        lull_testkit::skip("needs root to make an unprivileged peer (setuid to nobody)");
         return;
     }
     let mut b = Bench::start("kds-hostile-unprivileged");

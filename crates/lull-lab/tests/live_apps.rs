@@ -46,6 +46,8 @@ fn app_binary() -> PathBuf {
 }
 
 fn run(spec: &ExperimentSpec) -> ExperimentReport {
+    // One live experiment at a time: two would load the machine for each other.
+    let _live = lull_testkit::live_lock();
     let r = experiment::run(spec)
         .unwrap_or_else(|e| panic!("{} under {}: {e}", spec.app_name, spec.model.name()));
     eprintln!(

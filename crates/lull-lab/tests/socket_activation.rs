@@ -104,7 +104,7 @@ fn stderr_of(child: &mut Child) -> String {
 #[test]
 fn lulld_serves_on_the_passed_sockets_and_reports_ready() {
     let Some(bin) = lulld_binary() else {
-        eprintln!("the lulld binary is not built (cargo build -p lulld); test skipped");
+        lull_testkit::skip("the lulld binary is not built (cargo build -p lulld)");
         return;
     };
     let dir = temp_dir("serve");
@@ -220,7 +220,7 @@ fn refused(tag: &str, passed: &[&OwnedFd], names: &str, args: &[&str]) -> Option
 #[test]
 fn lulld_refuses_passed_sockets_it_cannot_use() {
     if lulld_binary().is_none() {
-        eprintln!("the lulld binary is not built (cargo build -p lulld); test skipped");
+        lull_testkit::skip("the lulld binary is not built (cargo build -p lulld)");
         return;
     }
     let dir = temp_dir("refuse");

@@ -12,7 +12,7 @@ fn root(what: &str) -> bool {
     if sys::geteuid() == 0 {
         return true;
     }
-    eprintln!("skipped: {what} needs root (real-time scheduling)");
+    lull_testkit::skip(format!("{what} needs root (real-time scheduling)"));
     false
 }
 
@@ -23,7 +23,9 @@ fn two_cpus() -> bool {
     if n >= 2 {
         return true;
     }
-    eprintln!("skipped: the thief needs two CPUs (one slowed, one not); this process has {n}");
+    lull_testkit::skip(format!(
+        "the thief needs two CPUs (one slowed, one not); this process has {n}"
+    ));
     false
 }
 

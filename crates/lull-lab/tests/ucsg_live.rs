@@ -24,7 +24,7 @@ fn spec(policy: Policy) -> UcsgLiveSpec {
 #[test]
 fn file_manager_with_zip_and_ftp_stock_and_ucsg() {
     if lull_os::sys::geteuid() != 0 {
-        eprintln!("skipped: lull live ucsg needs root (proc connector, negative nice)");
+        lull_testkit::skip("lull live ucsg needs root (proc connector, negative nice)");
         return;
     }
     let stock = ucsg_live::run(&spec(Policy::Stock)).unwrap();

@@ -38,7 +38,7 @@ fn validate_live_runs_a_tiny_workload() {
     let rt_app = match live_machine() {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            lull_testkit::skip(&why);
             return;
         }
     };
@@ -61,7 +61,14 @@ fn validate_live_runs_a_tiny_workload() {
     assert_eq!(run.duration_s, 1);
     assert!(run.window_ms > 0.0);
     let (hog, periodic) = (&run.threads[0], &run.threads[1]);
-    assert!(hog.cpu_share > 0.5, "hog share {}", hog.cpu_share);
+    // The hog runs whenever it can, the periodic task 2 ms in 8: whatever else loads the
+    // machine, the hog gets the larger share (alone, about 1 against 0.25).
+    assert!(
+        hog.cpu_share > periodic.cpu_share,
+        "hog share {}, periodic {}",
+        hog.cpu_share,
+        periodic.cpu_share
+    );
     for t in &run.threads {
         assert!(t.cpu_share >= 0.0 && t.cpu_share <= 1.01, "{}", t.cpu_share);
         assert!(t.cpu_ms > 0.0);
@@ -77,7 +84,7 @@ fn validate_live_runs_a_tiny_workload() {
 #[test]
 fn validate_probe_describes_this_machine() {
     if let Err(why) = live_machine() {
-        eprintln!("skipped: {why}");
+        lull_testkit::skip(&why);
         return;
     }
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -102,7 +109,7 @@ fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
     let rt_app = match live_machine() {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            lull_testkit::skip(&why);
             return;
         }
     };

@@ -479,7 +479,7 @@ mod tests {
         // /dev/null answers ioctls with ENOTTY, like any non-fb device.
         let path = Path::new("/dev/null");
         if !path.exists() {
-            println!("SKIPPED: no /dev/null");
+            lull_testkit::skip("no /dev/null");
             return;
         }
         assert!(matches!(

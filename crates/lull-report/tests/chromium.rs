@@ -115,7 +115,7 @@ fn console_lines(stderr: &[u8]) -> Vec<String> {
 #[test]
 fn every_plot_renders_in_headless_chromium() {
     if !Path::new(CHROMIUM).exists() {
-        eprintln!("skipped: {CHROMIUM} not found (Debian package `chromium`)");
+        lull_testkit::skip(format!("{CHROMIUM} not found (Debian package `chromium`)"));
         return;
     }
     let dir = results_dir();

@@ -44,6 +44,21 @@ impl Cache {
         self.root.join("kernels").join(release)
     }
 
+    /// The kernel releases fetched into the cache (`lull lab vm --fetch`), sorted.
+    #[must_use]
+    pub fn kernels(&self) -> Vec<String> {
+        let mut out: Vec<String> = fs::read_dir(self.root.join("kernels"))
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
     /// Bytes the cache holds on disk.
     #[must_use]
     pub fn size_bytes(&self) -> u64 {

@@ -1204,7 +1204,7 @@ pub(crate) mod test_support {
         match Freezer::open_kind(&ns, kind) {
             Ok(f) => Some(f),
             Err(e @ FreezerError::Unavailable { .. }) => {
-                println!("SKIPPED: {e}");
+                lull_testkit::skip(&e);
                 None
             }
             Err(e) => panic!("{kind}: {e}"),

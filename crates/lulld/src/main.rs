@@ -295,6 +295,18 @@ fn check_option_conflicts(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// A socket path's error, with the way out when another daemon holds it: the option that gives
+/// this daemon a socket of its own.
+fn socket_error(e: DaemonError, option: &str) -> String {
+    match e {
+        DaemonError::AlreadyRunning(_) => format!(
+            "{e}: stop it, or give this daemon its own socket with {option} PATH (a second \
+             daemon needs --socket and --kds-socket, and with guiS on --guis-namespace NAME)"
+        ),
+        other => other.to_string(),
+    }
+}
+
 fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     check_option_conflicts(args)?;
     // Inputs are read and checked before anything is created, so a bad one leaves nothing
@@ -362,14 +374,14 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
         ),
     };
     if esm_fd.is_none() {
-        check_socket_path(&config.socket_path).map_err(|e| e.to_string())?;
+        check_socket_path(&config.socket_path).map_err(|e| socket_error(e, "--socket"))?;
     }
     if let Some(p) = &kds_path {
         if same_socket_path(p, &config.socket_path) {
             return Err(DaemonError::SocketShared(p.clone()).to_string());
         }
         if activated.kds.is_none() {
-            check_socket_path(p).map_err(|e| e.to_string())?;
+            check_socket_path(p).map_err(|e| socket_error(e, "--kds-socket"))?;
         }
     }
     let signals = sys::termination_signalfd().map_err(|e| format!("signals: {e}"))?;
@@ -377,7 +389,7 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
         Some(a) => Daemon::adopt(&config, a.fd),
         None => Daemon::bind(&config),
     }
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| socket_error(e, "--socket"))?;
     if !args.no_kds {
         let kds_fd = activated.kds.take();
         let socket_path = kds_path.clone().unwrap_or_default();
@@ -391,7 +403,7 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
             Some(a) => d.adopt_kds(&kds, a.fd),
             None => d.enable_kds(&kds),
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| socket_error(e, "--kds-socket"))?;
         eprintln!(
             "lulld: display server on {} ({}x{}, {})",
             kds.socket_path.display(),

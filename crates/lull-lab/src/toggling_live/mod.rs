@@ -707,13 +707,14 @@ mod tests {
         let per_arm = vec![
             vec![o(1.9), o(2.1)],
             vec![o(2.0), o(2.2), o(2.4)],
-            vec![o(2.2)],
+            vec![o(1.8), o(2.75), o(2.75)],
         ];
         let t = table(&w, &arms, &per_arm);
         assert_eq!(t.rows.len(), 3);
         assert_eq!(t.rows[0].policy, UNCONTROLLED);
         assert!((t.rows[1].speedup_pct.unwrap()).abs() < 1e-9);
-        assert!((t.rows[2].speedup_pct.unwrap() - 0.0).abs() < 1e-9);
+        // Affinity's median 2.75 s against baseline's 2.2 s: 2.2 / 2.75 − 1 = −20 % (slower).
+        assert!((t.rows[2].speedup_pct.unwrap() + 20.0).abs() < 1e-9);
         assert_eq!(t.rows[1].completion_s.median, 2.2);
         assert_eq!(t.rows[0].samples, Some(10));
         // Uncontrolled median 2.0 s, baseline 2.2 s: monitoring cost 10 %.

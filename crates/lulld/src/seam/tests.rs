@@ -324,7 +324,7 @@ fn a_child_is_told_as_forked_then_exited() {
     let connector = match ProcConnector::open() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("SKIPPED: {e}");
+            lull_testkit::skip(&e);
             return;
         }
     };
@@ -431,7 +431,7 @@ mod boost {
     /// hold alone, the thaw leaves the nice alone, and when the app goes both are undone.
     fn boost_and_table_1_do_not_fight(kind: FreezerKind) {
         if sys::geteuid() != 0 {
-            println!("SKIPPED: negative nice values need root");
+            lull_testkit::skip("negative nice values need root");
             return;
         }
         let _serial = serial();
@@ -538,7 +538,7 @@ mod boost {
         s.input_pushed(2, APP);
         let r = s.report().actuator;
         if r.slice.unavailable_reason.is_some() {
-            println!("SKIPPED: {:?}", r.slice.unavailable_reason);
+            lull_testkit::skip(format!("{:?}", r.slice.unavailable_reason));
             return;
         }
         assert_eq!(sys::sched_getattr(t.tid).unwrap().runtime_ns, 100_000);

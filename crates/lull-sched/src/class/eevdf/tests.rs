@@ -264,6 +264,68 @@ fn a_shorter_slice_that_does_not_preempt_shortens_the_protection() {
     eevdf.check_invariants();
 }
 
+/// `pick_eevdf` drops an ineligible current entity before anything else: neither its earlier
+/// deadline nor its protection keeps it on the CPU once it has run ahead of V.
+#[test]
+fn an_ineligible_current_task_loses_its_protection_and_its_earlier_deadline() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let (a, c) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, c, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.put_prev(CPU);
+    // V = 150 000: A ran ahead, C goes, and sleeps at once owed 150 000.
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(c));
+    eevdf.block(CPU, c);
+    assert_eq!(eevdf.saved_lag(c), Some(150_000));
+    // A alone again: v = 300 000, its request still ends at 350 000, and it is protected
+    // to that deadline (the shortest slice on the queue is its own).
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
+    assert_eq!(eevdf.deadline(a), Some(350_000));
+    assert_eq!(eevdf.protected_until(CPU), Some(350_000));
+    // C wakes: V = 300 000, its lag inflated by (1024 + 1024) / 1024 to 300 000, so v = 0 and
+    // d = 700 000. Joining moves V to 150 000: A (300 000) is no longer eligible.
+    eevdf.enqueue(CPU, c, Enqueue::Wakeup);
+    assert_eq!(eevdf.vruntime(c), Some(0));
+    assert_eq!(eevdf.deadline(c), Some(700_000));
+    assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
+    assert_eq!(eevdf.is_eligible(a), Some(false));
+    // A is protected and its deadline (350 000) is earlier than C's, yet C is the pick: an
+    // ineligible current entity is not a candidate (same slices, so no `do_preempt_short`).
+    assert!(eevdf.wakeup_preempt(CPU, c));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(c));
+    eevdf.check_invariants();
+}
+
+/// A deadline tie between the current entity and the tree's best goes to the tree: the
+/// current one wins only with a strictly earlier deadline (`entity_before`).
+#[test]
+fn a_deadline_tie_with_the_current_task_goes_to_the_waiting_one() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0), custom(100_000)]);
+    let (a, s) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    // Alone, A runs 300 000 of its first request (deadline 350 000).
+    eevdf.update_curr(CPU, 300_000);
+    assert!(!eevdf.tick(CPU, 300_000));
+    // S, with 0.1 ms requests, is new at V = 300 000: deadline 300 000 + 50 000, A's.
+    eevdf.enqueue(CPU, s, Enqueue::New);
+    assert_eq!(eevdf.deadline(s), Some(350_000));
+    assert_eq!(eevdf.deadline(a), Some(350_000));
+    assert_eq!(eevdf.is_eligible(a), Some(true));
+    assert_eq!(eevdf.is_eligible(s), Some(true));
+    // S's shorter slice lifts A's protection for the check; both are eligible with equal
+    // deadlines, and the tie goes to S.
+    assert!(eevdf.wakeup_preempt(CPU, s));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(s));
+    eevdf.check_invariants();
+}
+
 #[test]
 fn a_sleeper_that_owes_service_stays_queued_until_picked_or_woken() {
     let mut eevdf = one_cpu();
@@ -693,6 +755,13 @@ mod props {
             self.class.check_invariants();
             for i in 0..self.cpus {
                 let cpu = CpuId(i);
+                for protect in [true, false] {
+                    assert_eq!(
+                        self.class.pick_eevdf(cpu, protect),
+                        reference_pick(&self.class, cpu, protect),
+                        "{cpu:?} pick (protect {protect})"
+                    );
+                }
                 let here = self.runnable.iter().filter(|&&c| c == Some(cpu)).count();
                 let class_count =
                     self.class.nr_queued(cpu) + usize::from(self.class.current(cpu).is_some());
@@ -723,6 +792,51 @@ mod props {
                     assert_eq!(self.class.sleeping_on(t), None);
                 }
             }
+        }
+    }
+
+    /// Linux 6.18's `pick_eevdf` written from the kernel's structure, independently of the
+    /// class's: eligibility as Σ w_i·(v_i − v) ≥ 0 over the queue (current entity included),
+    /// the tree walked in deadline order with ties in insertion order (an rbtree puts an equal
+    /// key to the right), the leftmost eligible entity as the tree's best, then
+    /// `if (!best || (curr && entity_before(curr, best))) best = curr`.
+    fn reference_pick(class: &Eevdf, cpu: CpuId, protect: bool) -> Option<TaskId> {
+        let rq = &class.rqs[cpu.0];
+        let queue: Vec<TaskId> = rq.curr.iter().chain(rq.tree.iter()).copied().collect();
+        if queue.len() == 1 {
+            return Some(queue[0]);
+        }
+        let eligible = |t: TaskId| {
+            let v = class.ent(t).vruntime;
+            let lag_sum: i128 = queue
+                .iter()
+                .map(|&q| {
+                    let e = class.ent(q);
+                    i128::from(e.weight) * i128::from(e.vruntime.wrapping_sub(v) as i64)
+                })
+                .sum();
+            lag_sum >= 0
+        };
+        let before = |a: u64, b: u64| (a.wrapping_sub(b) as i64) < 0;
+        let curr = rq.curr.filter(|&c| eligible(c));
+        if let Some(c) = curr {
+            let e = class.ent(c);
+            if protect && before(e.vruntime, e.vprot) {
+                return Some(c);
+            }
+        }
+        let mut by_deadline = rq.tree.clone();
+        by_deadline.sort_by(|&x, &y| {
+            let (ex, ey) = (class.ent(x), class.ent(y));
+            (ex.deadline.wrapping_sub(ey.deadline) as i64)
+                .cmp(&0)
+                .then(ex.inserted.cmp(&ey.inserted))
+        });
+        let best = by_deadline.into_iter().find(|&t| eligible(t));
+        match (best, curr) {
+            (None, c) => c,
+            (Some(b), Some(c)) if before(class.ent(c).deadline, class.ent(b).deadline) => Some(c),
+            (Some(b), _) => Some(b),
         }
     }
 
