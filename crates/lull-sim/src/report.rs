@@ -127,6 +127,28 @@ impl ExperimentResult {
             .find(|name| self.models.contains_key(*name))
             .map(|name| (name, &self.models[name]))
     }
+
+    /// The JSON `lull sim run --json` prints: the figures, then ours against each other model
+    /// (`reduction_of`) and what seed 000 reported against its pull model.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!(self);
+        if let Some((ours_name, ours)) = self.ours() {
+            let mut red = serde_json::Map::new();
+            for (name, base) in self.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
+                red.insert(
+                    name.clone(),
+                    serde_json::json!({
+                        "power_reduction_pct": power_reduction_pct(base, ours),
+                        "mean_latency_change_ms": latency_change_ms(base, ours),
+                    }),
+                );
+            }
+            v["reduction_of"] = serde_json::json!({ ours_name: red });
+            v["seed_000_reported_vs_pull"] = serde_json::json!(seed_000_reported(&self.experiment));
+        }
+        v
+    }
 }
 
 /// Power reduction of `ours` against `base`, in percent of `base` (positive = ours uses less).
