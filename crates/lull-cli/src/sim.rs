@@ -2,7 +2,6 @@
 //! measured). Parsing and printing only; the simulator lives in `lull-sim`.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,8 +9,11 @@ use clap::{Args, Subcommand};
 use lull_audit::AuditLog;
 use lull_sim::{
     latency_change_ms, power_reduction_pct, run_spec, seed_000_reported, Experiment as _,
-    ExperimentResult, Figures, FrameworkSpec, Kind, RunOpts, Spec, SpecError,
+    ExperimentResult, Figures, FrameworkSpec, Kind, RunOpts,
 };
+
+use crate::output::emit;
+use crate::spec_file::{read_spec, read_spec_of};
 use serde_json::Value;
 
 /// Where `lull reproduce` looks for the seed-000 specs, relative to the working directory.
@@ -24,19 +26,6 @@ pub enum SimCommand {
     /// Run an rt-app workload (JSON) on a modelled platform and print each thread's CPU time,
     /// periods, wake-up latency and slack.
     Rtapp(crate::rtapp::RtAppArgs),
-}
-
-/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
-pub fn emit(text: &str, cmd: &str) -> ExitCode {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{cmd}: writing the results: {e}");
-            ExitCode::FAILURE
-        }
-    }
 }
 
 #[derive(Args, Debug)]
@@ -72,25 +61,6 @@ pub struct RunArgs {
     /// 30 s, ten times; hackbench: 100 loops) instead of the spec's own size.
     #[arg(long)]
     seed_size: bool,
-}
-
-/// Reads the spec file at `path` (with the bounded reader every front end uses) and loads it
-/// by its `kind`.
-///
-/// # Errors
-/// The file cannot be read, or the spec is refused (the message names the file and line).
-pub fn read_spec(path: &Path) -> Result<Spec, String> {
-    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
-        .map_err(|e| e.to_string())?;
-    lull_sim::load(&path.display().to_string(), &text).map_err(|e| e.to_string())
-}
-
-/// As [`read_spec`], for a spec that must be of one kind (a `lull reproduce` section's).
-///
-/// # Errors
-/// As [`read_spec`], or a spec of another kind.
-pub fn read_spec_of<T: TryFrom<Spec, Error = SpecError>>(path: &Path) -> Result<T, String> {
-    T::try_from(read_spec(path)?).map_err(|e| e.in_file(path.display()).to_string())
 }
 
 fn fmt_opt(x: Option<f64>) -> String {

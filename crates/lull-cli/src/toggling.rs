@@ -82,7 +82,7 @@ pub fn section() -> Result<(String, Value), String> {
     let mut all = serde_json::Map::new();
     for path in SPECS {
         let p = Path::new(path);
-        let spec: TogglingSpec = crate::sim::read_spec_of(p)?;
+        let spec: TogglingSpec = crate::spec_file::read_spec_of(p)?;
         let r = run_toggling_spec(&spec).map_err(|e| format!("{path}: {e}"))?;
         if !text.is_empty() {
             text.push('\n');

@@ -112,7 +112,7 @@ pub fn reproduce_section() -> Result<(String, Value), String> {
     let started = std::time::Instant::now();
     let mut results = Vec::new();
     for p in specs()? {
-        let spec: UcsgSpec = crate::sim::read_spec_of(&p)?;
+        let spec: UcsgSpec = crate::spec_file::read_spec_of(&p)?;
         results.push(run_ucsg_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?);
     }
     let secs = started.elapsed().as_secs_f64();

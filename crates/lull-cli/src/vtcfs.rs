@@ -104,7 +104,7 @@ pub fn table(r: &PaintingResult) -> String {
 /// A message when the spec cannot be read or run.
 pub fn painting_rows() -> Result<(String, Value), String> {
     let path = Path::new(PAINTING_SPEC);
-    let spec: PaintingSpec = crate::sim::read_spec_of(path)
+    let spec: PaintingSpec = crate::spec_file::read_spec_of(path)
         .map_err(|e| format!("{e} (run from the repository root)"))?;
     let started = std::time::Instant::now();
     let r = run_painting_spec(&spec).map_err(|e| format!("{PAINTING_SPEC}: {e}"))?;

@@ -103,7 +103,7 @@ pub fn interbench_rows() -> Result<(String, Value), String> {
     let mut text = String::new();
     let mut all = Vec::new();
     for p in specs("interbench-")? {
-        let spec: InterbenchSpec = crate::sim::read_spec_of(&p)?;
+        let spec: InterbenchSpec = crate::spec_file::read_spec_of(&p)?;
         let r = run_interbench_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
         text.push_str(&interbench_table(&r));
         text.push('\n');
@@ -190,7 +190,7 @@ pub fn hackbench_rows() -> Result<(String, Value), String> {
     let mut text = String::new();
     let mut all = Vec::new();
     for p in specs("hackbench")? {
-        let spec: HackbenchSpec = crate::sim::read_spec_of(&p)?;
+        let spec: HackbenchSpec = crate::spec_file::read_spec_of(&p)?;
         let r = run_hackbench_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
         text.push_str(&hackbench_table(&r));
         text.push('\n');

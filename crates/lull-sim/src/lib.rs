@@ -35,6 +35,7 @@ pub mod engine;
 mod event;
 pub mod experiment;
 pub mod hackbench;
+pub mod header;
 pub mod interbench;
 mod kernel;
 pub mod load;
@@ -54,8 +55,9 @@ pub mod vtcfs;
 pub mod world;
 
 pub use experiment::{Experiment, Figures, Report, RunError, RunOpts};
-pub use kernel::{BoostCounters, BoostKind};
+pub use kernel::BoostCounters;
 pub use load::{load, Header, Kind, Spec};
+pub use policy::BoostKind;
 pub use policy::POLICY_SLOTS;
 pub use report::{
     latency_change_ms, power_reduction_pct, seed_000_reported, ExperimentResult, LatencyStats,

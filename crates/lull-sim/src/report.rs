@@ -7,10 +7,7 @@ use serde::Serialize;
 
 use crate::spec::Model;
 
-/// Width of the buckets the 1 ms power samples are averaged into for the power-over-time series
-/// ([`ModelResult::power_mw_per_100ms`]): fine enough to show a 16 ms frame loop's bursts as a
-/// raised level, coarse enough that a 60 s run is 600 numbers in the JSON.
-pub const POWER_SERIES_BUCKET_MS: u64 = 100;
+pub use crate::soc::POWER_SERIES_BUCKET_MS;
 
 /// Latency from event injection to handler start, in milliseconds; `None` when no event was
 /// handled (the video experiment).

@@ -10,7 +10,7 @@ use lull_workload::messaging::{messaging_session, MessagingParams};
 use lull_workload::{TimedEvent, Trace};
 
 use crate::costs::FrameworkCosts;
-use crate::load::Header;
+use crate::header::Header;
 pub use crate::policy::PolicySpec;
 use crate::policy::RunPolicies;
 pub use crate::spec_error::SpecError;
@@ -132,15 +132,7 @@ pub struct AppSpec {
     pub cache_kib: u64,
 }
 
-/// Which cores the run may use.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CpuSpec {
-    /// Main-cluster cores online (1..=cluster size).
-    pub main_cores: u32,
-    /// Whether the companion core may be used.
-    pub companion: bool,
-}
+pub use crate::soc::CpuSpec;
 
 /// The tables of a framework-model spec after its header.
 #[derive(Clone, PartialEq, Eq, Debug, Deserialize)]

@@ -6,10 +6,9 @@ use std::fmt;
 
 use lull_workload::TraceError;
 
-use crate::interbench::spec::ModelListError;
-use crate::load::Kind;
+use crate::header::Kind;
 use crate::platform::PlatformError;
-use crate::policy::PolicyError;
+use crate::policy::{ModelListError, PolicyError};
 
 /// A place in a spec's text, both 1-based.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

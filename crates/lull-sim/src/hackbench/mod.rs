@@ -38,7 +38,7 @@ pub use workers::{
 };
 
 use crate::drive::drive;
-use crate::interbench::spec::policy_reason;
+use crate::policy::policy_reason;
 use workers::Hackbench;
 
 /// The most simulated time a run may take before it is declared stuck.

@@ -6,8 +6,8 @@
 use serde::Deserialize;
 
 use super::channel::Transport;
-use crate::interbench::spec::{check_models, PolicyModel};
-use crate::load::Header;
+use crate::header::Header;
+use crate::policy::{check_models, PolicyModel};
 use crate::spec_error::{invalid, Problem};
 
 /// Hackbench's default loops (`static unsigned int loops = 100`, rt-tests `hackbench.c`), the

@@ -34,8 +34,8 @@ pub use tasks::{
 };
 
 use crate::drive::drive;
+use crate::policy::policy_reason;
 use memload::MemCosts;
-use spec::policy_reason;
 use tasks::{InterbenchUser, Tally};
 
 /// Interbench's latency figures, ms.

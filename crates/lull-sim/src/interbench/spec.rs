@@ -5,9 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::load::Header;
-use crate::platform::Platform;
-use crate::policy::{PolicyError, PolicySpec, RunPolicies};
+use crate::header::Header;
+pub use crate::policy::{check_models, ModelListError, PolicyModel};
 use crate::spec_error::{invalid, Problem};
 
 /// Interbench's default length of one benchmark run (`ud.duration = 30` in interbench 0.31), the
@@ -19,62 +18,6 @@ pub const SEED_REPEATS: u32 = 10;
 pub const MAX_DURATION_S: u64 = 300;
 /// The most repetitions a spec may ask for.
 pub const MAX_REPEATS: u32 = 100;
-
-/// A named model of a benchmark spec: a label and the kernel policies it runs with.
-#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PolicyModel {
-    /// The name in tables and JSON (`cfs`, `vtcfs-3ms`, …).
-    pub name: String,
-    /// The kernel's policies; unset slots take the platform's defaults.
-    #[serde(default)]
-    pub policy: PolicySpec,
-}
-
-/// Why a model list cannot run on a platform.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum ModelListError {
-    #[error("models: no model to run")]
-    Empty,
-    #[error("models: a model without a name")]
-    Unnamed,
-    #[error("models: `{0}` listed twice")]
-    Duplicate(String),
-    #[error("model `{model}`: policy: {reason}")]
-    Policy { model: String, reason: String },
-}
-
-/// Checks that `models` are named, distinct and that each one's policies run on `plat`.
-///
-/// # Errors
-/// The first [`ModelListError`].
-pub fn check_models(models: &[PolicyModel], plat: &Platform) -> Result<(), ModelListError> {
-    if models.is_empty() {
-        return Err(ModelListError::Empty);
-    }
-    for (i, m) in models.iter().enumerate() {
-        if m.name.trim().is_empty() {
-            return Err(ModelListError::Unnamed);
-        }
-        if models[..i].iter().any(|o| o.name == m.name) {
-            return Err(ModelListError::Duplicate(m.name.clone()));
-        }
-        let cores = plat.clusters[plat.main_cluster()].cores;
-        RunPolicies::build(&m.policy, plat, cores, false).map_err(|e| ModelListError::Policy {
-            model: m.name.clone(),
-            reason: policy_reason(&e),
-        })?;
-    }
-    Ok(())
-}
-
-/// A policy error as one line.
-pub(crate) fn policy_reason(e: &PolicyError) -> String {
-    match e {
-        PolicyError::Unknown(u) => u.to_string(),
-        PolicyError::Invalid { field, reason } => format!("{field}: {reason}"),
-    }
-}
 
 /// Interbench's simulated interactive tasks that a spec benchmarks (interbench 0.31's
 /// `threadlist` entries with `.bench = 1`; seed 003 table II).

@@ -32,8 +32,8 @@ pub use spec::TogglingSpec;
 pub use workers::STEP_US;
 
 use crate::drive::{drive_on, Machine};
-use crate::interbench::spec::policy_reason;
 use crate::platform::Platform;
+use crate::policy::policy_reason;
 use crate::seam::SeamDriver;
 use workers::{cycles_in_us, Program};
 

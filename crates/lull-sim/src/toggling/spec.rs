@@ -6,7 +6,7 @@
 use lull_sched::controller::Scheme;
 use serde::Deserialize;
 
-use crate::load::Header;
+use crate::header::Header;
 use crate::policy::PolicySpec;
 use crate::spec_error::{invalid, Problem};
 

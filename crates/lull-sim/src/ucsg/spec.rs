@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use crate::load::Header;
+use crate::header::Header;
 use crate::spec::MAX_DURATION_MS;
 use crate::spec_error::{invalid, Problem};
 
@@ -135,10 +135,13 @@ impl UcsgSpec {
             models.push(m);
         }
         let s = &raw.scenario;
-        if raw.tail_ms > MAX_DURATION_MS || s.start_ms > MAX_DURATION_MS {
+        if raw.tail_ms > MAX_DURATION_MS {
+            return Err(invalid("tail_ms", format!("at most {MAX_DURATION_MS}")));
+        }
+        if s.start_ms > MAX_DURATION_MS {
             return Err(invalid(
-                "tail_ms",
-                format!("tail_ms and scenario.start_ms at most {MAX_DURATION_MS}"),
+                "scenario.start_ms",
+                format!("at most {MAX_DURATION_MS}"),
             ));
         }
         for (i, b) in s.background.iter().enumerate() {

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use super::models::PaintingModel;
-use crate::load::Header;
+use crate::header::Header;
 use crate::spec::MAX_DURATION_MS;
 use crate::spec_error::{invalid, Problem};
 
