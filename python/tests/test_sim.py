@@ -82,7 +82,8 @@ SMALL = {
     "ucsg": ({**_header("ucsg", "galaxy-s4"), "models": ["cfs-ondemand", "ucsg"], "tail_ms": 0,
               "scenario": {"foreground": "home", "screen": "on", "start_ms": 0,
                            "duration_ms": 500}},
-             lambda r: r["models"]["ucsg"]["energy_mj"] > 0),
+             lambda r: r["models"]["ucsg"]["thread_cpu_ms"]["ucsgd"] > 0
+             and "ucsgd" not in r["models"]["cfs-ondemand"]["thread_cpu_ms"]),
     "painting": ({**_header("painting", "tegra-250"), "models": ["cfs", "vtcfs-c3"],
                   "painting": {"hogs": 2, "touches": 3, "start_ms": 100, "interval_ms": 500,
                                "jitter_ms": 100, "preempt_tick_us": 3000}},
@@ -160,7 +161,7 @@ def test_a_spec_without_kind_is_told_which_to_add(tiny):
 @pytest.mark.parametrize("kind, words", [
     ("radio", "unknown kind `radio` \\(the kinds are framework, ucsg"),
     (3, "kind must be a string"),
-    ("ucsg", "unknown field `cpu`"),
+    ("ucsg", "unknown field `app`, expected one of `models`, `tail_ms`, `scenario`"),
 ])
 def test_a_wrong_kind_is_a_spec_error(tiny, kind, words):
     tiny["kind"] = kind
