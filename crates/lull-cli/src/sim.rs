@@ -30,8 +30,9 @@ pub enum SimCommand {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The spec files (e.g. experiments/marz/tracking-10s.toml, experiments/ucsg/*.toml,
-    /// experiments/vtcfs/painting.toml).
+    /// The spec files, each of the kind its `kind = "…"` says: framework, ucsg, painting,
+    /// interbench, hackbench or toggling (e.g. experiments/marz/tracking-10s.toml,
+    /// experiments/ucsg/*.toml, experiments/vtcfs/painting.toml).
     #[arg(required = true, num_args = 1..)]
     spec: Vec<PathBuf>,
     /// Print JSON: {"experiment","models":{MODEL:{…}}} for one spec, an array of them for several.
@@ -44,11 +45,11 @@ pub struct RunArgs {
     /// Override the spec's random seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// Also write each model's scheduling events as an audit log (the `lull audit` format) to
-    /// DIR/<experiment>-<model>.audit.
+    /// Framework, UCSG and toggling specs: also write each model's scheduling events as an audit
+    /// log (the `lull audit` format) to DIR/<experiment>-<model>.audit.
     #[arg(long, value_name = "DIR")]
     audit_dir: Option<PathBuf>,
-    /// Override a slot of the spec's [policy] table, e.g. `--policy scheduler=eevdf --policy
+    /// Framework specs: override a slot of the spec's [policy] table, e.g. `--policy scheduler=eevdf --policy
     /// governor=schedutil` (slots: scheduler, governor, idle, cores, placement, base_slice_us,
     /// preempt_tick_us, boost_c_ms, boost_slice_us).
     #[arg(long, value_name = "SLOT=NAME")]

@@ -174,6 +174,21 @@ fn with_seed(header: &mut Header, opts: &RunOpts) {
     }
 }
 
+/// The accessors every kind's spec has alike: its kind, its header, its models' names.
+macro_rules! accessors {
+    ($kind:expr, |$m:ident| $name:expr) => {
+        fn kind(&self) -> Kind {
+            $kind
+        }
+        fn header(&self) -> &Header {
+            &self.header
+        }
+        fn model_names(&self) -> Vec<String> {
+            self.models.iter().map(|$m| $name).collect()
+        }
+    };
+}
+
 fn report(figures: Figures, audit_logs: Vec<(String, AuditLog)>) -> Report {
     Report {
         figures,
@@ -182,15 +197,7 @@ fn report(figures: Figures, audit_logs: Vec<(String, AuditLog)>) -> Report {
 }
 
 impl Experiment for FrameworkSpec {
-    fn kind(&self) -> Kind {
-        Kind::Framework
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn model_names(&self) -> Vec<String> {
-        self.models.iter().map(|m| m.name().to_owned()).collect()
-    }
+    accessors!(Kind::Framework, |m| m.name().to_owned());
     fn run(&self, opts: &RunOpts) -> Result<Report, RunError> {
         refuse(Kind::Framework, opts, true, false, true)?;
         let mut spec = self.clone();
@@ -205,15 +212,7 @@ impl Experiment for FrameworkSpec {
 }
 
 impl Experiment for UcsgSpec {
-    fn kind(&self) -> Kind {
-        Kind::Ucsg
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn model_names(&self) -> Vec<String> {
-        self.models.iter().map(|m| m.name().to_owned()).collect()
-    }
+    accessors!(Kind::Ucsg, |m| m.name().to_owned());
     fn run(&self, opts: &RunOpts) -> Result<Report, RunError> {
         refuse(Kind::Ucsg, opts, false, false, true)?;
         let mut spec = self.clone();
@@ -225,15 +224,7 @@ impl Experiment for UcsgSpec {
 }
 
 impl Experiment for PaintingSpec {
-    fn kind(&self) -> Kind {
-        Kind::Painting
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn model_names(&self) -> Vec<String> {
-        self.models.iter().map(|m| m.name().to_owned()).collect()
-    }
+    accessors!(Kind::Painting, |m| m.name().to_owned());
     fn run(&self, opts: &RunOpts) -> Result<Report, RunError> {
         refuse(Kind::Painting, opts, false, false, false)?;
         let mut spec = self.clone();
@@ -245,15 +236,7 @@ impl Experiment for PaintingSpec {
 }
 
 impl Experiment for InterbenchSpec {
-    fn kind(&self) -> Kind {
-        Kind::Interbench
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn model_names(&self) -> Vec<String> {
-        self.models.iter().map(|m| m.name.clone()).collect()
-    }
+    accessors!(Kind::Interbench, |m| m.name.clone());
     fn run(&self, opts: &RunOpts) -> Result<Report, RunError> {
         refuse(Kind::Interbench, opts, false, true, false)?;
         let mut spec = self.clone();
@@ -268,15 +251,7 @@ impl Experiment for InterbenchSpec {
 }
 
 impl Experiment for HackbenchSpec {
-    fn kind(&self) -> Kind {
-        Kind::Hackbench
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn model_names(&self) -> Vec<String> {
-        self.models.iter().map(|m| m.name.clone()).collect()
-    }
+    accessors!(Kind::Hackbench, |m| m.name.clone());
     fn run(&self, opts: &RunOpts) -> Result<Report, RunError> {
         refuse(Kind::Hackbench, opts, false, true, false)?;
         let mut spec = self.clone();
@@ -291,15 +266,7 @@ impl Experiment for HackbenchSpec {
 }
 
 impl Experiment for TogglingSpec {
-    fn kind(&self) -> Kind {
-        Kind::Toggling
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn model_names(&self) -> Vec<String> {
-        self.models.iter().map(|m| m.name()).collect()
-    }
+    accessors!(Kind::Toggling, |m| m.name());
     fn run(&self, opts: &RunOpts) -> Result<Report, RunError> {
         refuse(Kind::Toggling, opts, false, false, true)?;
         let mut spec = self.clone();
