@@ -8,12 +8,14 @@ from .errors import SpecError
 
 
 def run(spec, *, seed=None, models=None):
-    """Runs every model of a framework-model or UCSG spec.
+    """Runs every model of a spec of any kind (its ``kind``: framework, ucsg, painting,
+    interbench, hackbench, toggling).
 
     ``spec`` is a path to a spec file (``experiments/marz/tracking-10s.toml``) or a dict of the
     same tables. ``seed`` overrides the spec's seed; ``models`` (a list of names) runs only
-    those. Returns the dict ``lull sim run --json`` prints, with ``"kind"`` ("framework" or
-    "ucsg") and ``"label": "modelled"``. Raises ``SpecError`` for a spec the simulator refuses.
+    those. Returns the dict ``lull sim run --json`` prints, with ``"kind"`` (the spec's) and
+    ``"label": "modelled"``. Raises ``SpecError`` for a spec the simulator refuses, naming the
+    file, line and column where it knows them.
     """
     text, origin = _inputs.spec_text(spec)
     seed = _inputs.seed(seed)
@@ -64,7 +66,8 @@ def rtapp(workload, *, platform="x86-64", scheduler=None, policy=None, seed=1, l
 
 
 def audit_logs(spec, directory, *, seed=None, models=None):
-    """Runs each model of a framework-model spec with the scheduler audit on and writes its log
+    """Runs each model of a spec whose kind records scheduling events (framework, ucsg,
+    toggling) with the scheduler audit on and writes its log
     (the ``lull audit`` format, modelled) to ``DIR/<experiment>-<model>.audit``, as
     ``lull sim run --audit-dir DIR``. Returns ``{model: (path, records)}``; read a log back with
     ``lull.audit.read``."""

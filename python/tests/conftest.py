@@ -15,6 +15,7 @@ def root():
 
 #: A short framework-model spec (runs in milliseconds): 300 ms of the stylus spiral on the modelled Jetson TK1.
 TINY = {
+    "kind": "framework",
     "experiment": "tiny",
     "description": "the stylus spiral scaled to 300 ms",
     "platform": "jetson-tk1",

@@ -12,7 +12,7 @@ use lull_sim::rtapp::{run_rtapp, RtAppResult, RtAppRun};
 use lull_workload::rtapp::{self, RtApp, ThreadSummary};
 use serde_json::{json, Value};
 
-use crate::sim::emit;
+use crate::output::emit;
 
 #[derive(Args, Debug)]
 pub struct RtAppArgs {

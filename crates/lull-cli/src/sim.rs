@@ -2,21 +2,19 @@
 //! measured). Parsing and printing only; the simulator lives in `lull-sim`.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use lull_sim::hackbench::HackbenchSpec;
-use lull_sim::interbench::InterbenchSpec;
-use lull_sim::toggling::TogglingSpec;
-use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
-use lull_sim::vtcfs::PaintingSpec;
+use lull_audit::AuditLog;
 use lull_sim::{
-    latency_change_ms, power_reduction_pct, run_model_with_audit, run_spec, seed_000_reported,
-    ExperimentResult, Spec,
+    latency_change_ms, power_reduction_pct, run_spec, seed_000_reported, Experiment as _,
+    ExperimentResult, Figures, FrameworkSpec, Kind, RunOpts,
 };
-use serde_json::{json, Value};
+
+use crate::output::emit;
+use crate::spec_file::{read_spec, read_spec_of};
+use serde_json::Value;
 
 /// Where `lull reproduce` looks for the seed-000 specs, relative to the working directory.
 pub const MARZ_DIR: &str = "experiments/marz";
@@ -30,23 +28,11 @@ pub enum SimCommand {
     Rtapp(crate::rtapp::RtAppArgs),
 }
 
-/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
-pub fn emit(text: &str, cmd: &str) -> ExitCode {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{cmd}: writing the results: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The spec files (e.g. experiments/marz/tracking-10s.toml, experiments/ucsg/*.toml,
-    /// experiments/vtcfs/painting.toml).
+    /// The spec files, each of the kind its `kind = "…"` says: framework, ucsg, painting,
+    /// interbench, hackbench or toggling (e.g. experiments/marz/tracking-10s.toml,
+    /// experiments/ucsg/*.toml, experiments/vtcfs/painting.toml).
     #[arg(required = true, num_args = 1..)]
     spec: Vec<PathBuf>,
     /// Print JSON: {"experiment","models":{MODEL:{…}}} for one spec, an array of them for several.
@@ -59,11 +45,11 @@ pub struct RunArgs {
     /// Override the spec's random seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// Also write each model's scheduling events as an audit log (the `lull audit` format) to
-    /// DIR/<experiment>-<model>.audit.
+    /// Framework, UCSG and toggling specs: also write each model's scheduling events as an audit
+    /// log (the `lull audit` format) to DIR/<experiment>-<model>.audit.
     #[arg(long, value_name = "DIR")]
     audit_dir: Option<PathBuf>,
-    /// Override a slot of the spec's [policy] table, e.g. `--policy scheduler=eevdf --policy
+    /// Framework specs: override a slot of the spec's [policy] table, e.g. `--policy scheduler=eevdf --policy
     /// governor=schedutil` (slots: scheduler, governor, idle, cores, placement, base_slice_us,
     /// preempt_tick_us, boost_c_ms, boost_slice_us).
     #[arg(long, value_name = "SLOT=NAME")]
@@ -76,12 +62,6 @@ pub struct RunArgs {
     /// 30 s, ten times; hackbench: 100 loops) instead of the spec's own size.
     #[arg(long)]
     seed_size: bool,
-}
-
-fn load(path: &Path) -> Result<Spec, String> {
-    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
-        .map_err(|e| e.to_string())?;
-    Spec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn fmt_opt(x: Option<f64>) -> String {
@@ -150,27 +130,6 @@ pub fn table(r: &ExperimentResult) -> String {
     t
 }
 
-/// JSON of one experiment with the reductions added.
-#[must_use]
-pub fn to_value(r: &ExperimentResult) -> Value {
-    let mut v = json!(r);
-    if let Some((ours_name, ours)) = r.ours() {
-        let mut red = serde_json::Map::new();
-        for (name, base) in r.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
-            red.insert(
-                name.clone(),
-                json!({
-                    "power_reduction_pct": power_reduction_pct(base, ours),
-                    "mean_latency_change_ms": latency_change_ms(base, ours),
-                }),
-            );
-        }
-        v["reduction_of"] = json!({ ours_name: red });
-        v["seed_000_reported_vs_pull"] = json!(seed_000_reported(&r.experiment));
-    }
-    v
-}
-
 pub fn run(cmd: SimCommand) -> ExitCode {
     match cmd {
         SimCommand::Rtapp(args) => crate::rtapp::run(&args),
@@ -206,123 +165,82 @@ pub fn run(cmd: SimCommand) -> ExitCode {
     }
 }
 
-/// Runs one spec file: its table and its JSON.
-fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
-    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
-        .map_err(|e| e.to_string())?;
-    if TogglingSpec::is_toggling(&text) {
-        if !args.policy.is_empty() || args.footprint_dir.is_some() || args.seed_size {
-            return Err(format!(
-                "{}: --policy, --footprint-dir and --seed-size do not apply to a toggling spec (its models are the controller's schemes)",
-                path.display()
-            ));
-        }
-        let (r, logs) =
-            crate::toggling::run_text_audited(&text, path, args.seed, args.audit_dir.is_some())?;
-        if let Some(dir) = &args.audit_dir {
-            crate::toggling::write_audit_logs(dir, &r, &logs)?;
-        }
-        let mut table = crate::toggling::table(&r);
-        if let Some(dir) = &args.plot {
-            for p in crate::toggling::write_plots(dir, &r)? {
-                let _ = writeln!(table, "plot: {p}");
-            }
-        }
-        return Ok((table, crate::toggling::to_value(&r)));
-    }
-    if args.plot.is_some() {
-        return Err(format!(
-            "{}: --plot applies to toggling specs (experiments/toggling/)",
-            path.display()
-        ));
-    }
-    if PaintingSpec::is_painting(&text) {
-        if !args.policy.is_empty()
-            || args.audit_dir.is_some()
-            || args.footprint_dir.is_some()
-            || args.seed_size
-        {
-            return Err(format!(
-                "{}: --policy, --audit-dir, --footprint-dir and --seed-size do not apply to a painting spec (its models name their policies)",
-                path.display()
-            ));
-        }
-        let r = crate::vtcfs::run_text(&text, path, args.seed)?;
-        return Ok((crate::vtcfs::table(&r), crate::vtcfs::to_value(&r)));
-    }
-    let interbench = InterbenchSpec::is_interbench(&text);
-    let hackbench = HackbenchSpec::is_hackbench(&text);
-    if (interbench || hackbench)
-        && (!args.policy.is_empty() || args.audit_dir.is_some() || args.footprint_dir.is_some())
-    {
-        return Err(format!(
-            "{}: --policy, --audit-dir and --footprint-dir do not apply to a seed-003 benchmark spec (it names its models)",
-            path.display()
-        ));
-    }
-    if interbench {
-        let r = crate::vtcfs_bench::run_interbench_file(path, args.seed_size, args.seed)?;
-        return Ok((crate::vtcfs_bench::interbench_table(&r), json!(r)));
-    }
-    if hackbench {
-        let r = crate::vtcfs_bench::run_hackbench_file(path, args.seed_size, args.seed)?;
-        return Ok((crate::vtcfs_bench::hackbench_table(&r), json!(r)));
-    }
-    if args.seed_size {
-        return Err(format!(
-            "{}: --seed-size applies to seed-003 benchmark specs (experiments/vtcfs/)",
-            path.display()
-        ));
-    }
-    if UcsgSpec::is_ucsg(&text) {
-        let mut spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        if let Some(seed) = args.seed {
-            spec.seed = seed;
-        }
-        if !args.policy.is_empty() || args.audit_dir.is_some() {
-            return Err(format!(
-                "{}: --policy and --audit-dir apply to framework-model specs; a UCSG spec names its models",
-                path.display()
-            ));
-        }
-        let r = run_ucsg_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))?;
-        if let Some(dir) = &args.footprint_dir {
-            crate::ucsg::write_footprints(&r, dir)?;
-        }
-        return Ok((crate::ucsg::table(&r), json!(r)));
-    }
-    if args.footprint_dir.is_some() {
-        return Err(format!(
-            "{}: --footprint-dir applies to UCSG specs (experiments/ucsg/)",
-            path.display()
-        ));
-    }
-    let mut spec = Spec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if let Some(seed) = args.seed {
-        spec.seed = seed;
-    }
-    for p in &args.policy {
-        let Some((slot, name)) = p.split_once('=') else {
-            return Err(format!(
-                "--policy {p:?}: expected SLOT=NAME, e.g. scheduler=eevdf"
-            ));
-        };
-        spec.set_policy(slot, name)
-            .map_err(|e| format!("--policy {p}: {e}"))?;
-    }
-    if let Some(dir) = &args.audit_dir {
-        write_audit_logs(&spec, dir)?;
-    }
-    let r = run_spec(&spec).map_err(|e| e.to_string())?;
-    Ok((table(&r), to_value(&r)))
+/// The `[policy]` overrides of a command line, `SLOT=NAME` each.
+fn policy_overrides(given: &[String]) -> Result<Vec<(String, String)>, String> {
+    given
+        .iter()
+        .map(|p| {
+            p.split_once('=')
+                .map(|(slot, name)| (slot.to_owned(), name.to_owned()))
+                .ok_or_else(|| format!("--policy {p:?}: expected SLOT=NAME, e.g. scheduler=eevdf"))
+        })
+        .collect()
 }
 
-fn write_audit_logs(spec: &Spec, dir: &Path) -> Result<(), String> {
+/// Runs one spec file of any kind: its table and its JSON.
+fn run_one(path: &Path, args: &RunArgs) -> Result<(String, Value), String> {
+    let spec = read_spec(path)?;
+    let at = path.display();
+    let kind = spec.kind();
+    for (given, only, option) in [
+        (args.footprint_dir.is_some(), Kind::Ucsg, "--footprint-dir"),
+        (args.plot.is_some(), Kind::Toggling, "--plot"),
+    ] {
+        if given && kind != only {
+            return Err(format!(
+                "{at}: {option} applies to {only} specs, not to a {kind} spec"
+            ));
+        }
+    }
+    let opts = RunOpts {
+        seed: args.seed,
+        models: None,
+        policy: policy_overrides(&args.policy)?,
+        seed_size: args.seed_size,
+        audit: args.audit_dir.is_some(),
+    };
+    let report = spec.run(&opts).map_err(|e| format!("{at}: {e}"))?;
+    if let Some(dir) = &args.audit_dir {
+        write_audit_logs(dir, &spec.header().experiment, &report.audit_logs)?;
+    }
+    let table = match &report.figures {
+        Figures::Framework(r) => table(r),
+        Figures::Ucsg(r) => {
+            if let Some(dir) = &args.footprint_dir {
+                crate::ucsg::write_footprints(r, dir)?;
+            }
+            crate::ucsg::table(r)
+        }
+        Figures::Painting(r) => crate::vtcfs::table(r),
+        Figures::Interbench(r) => crate::vtcfs_bench::interbench_table(r),
+        Figures::Hackbench(r) => crate::vtcfs_bench::hackbench_table(r),
+        Figures::Toggling(r) => {
+            let mut t = crate::toggling::table(r);
+            if let Some(dir) = &args.plot {
+                for p in crate::toggling::write_plots(dir, r)? {
+                    let _ = writeln!(t, "plot: {p}");
+                }
+            }
+            t
+        }
+    };
+    Ok((table, report.figures.to_json()))
+}
+
+/// Writes each model's scheduling events to `dir/<experiment>-<model>.audit` (the `lull audit`
+/// format, so `lull audit tlp` reads them).
+///
+/// # Errors
+/// The directory or a file could not be written.
+fn write_audit_logs(
+    dir: &Path,
+    experiment: &str,
+    logs: &[(String, AuditLog)],
+) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for &m in &spec.models {
-        let (_, log) = run_model_with_audit(spec, m).map_err(|e| e.to_string())?;
-        let bytes = lull_audit::log::encode(&log).map_err(|e| e.to_string())?;
-        let path = dir.join(format!("{}-{}.audit", spec.experiment, m.name()));
+    for (model, log) in logs {
+        let bytes = lull_audit::log::encode(log).map_err(|e| e.to_string())?;
+        let path = dir.join(format!("{experiment}-{model}.audit"));
         lull_os::fileout::write_file_atomically(&path, &bytes).map_err(|e| e.to_string())?;
         eprintln!(
             "wrote {} ({} scheduling events)",
@@ -355,12 +273,12 @@ pub fn marz_section() -> Result<(String, Value), String> {
     let mut all = serde_json::Map::new();
     let mut sim_events = 0u64;
     for p in &paths {
-        let spec = load(p)?;
+        let spec: FrameworkSpec = read_spec_of(p)?;
         let r = run_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
         sim_events += r.models.values().map(|m| m.sim_events).sum::<u64>();
         text.push_str(&table(&r));
         text.push('\n');
-        all.insert(r.experiment.clone(), to_value(&r));
+        all.insert(r.experiment.clone(), r.to_json());
     }
     let secs = started.elapsed().as_secs_f64();
     let _ = write!(
@@ -398,7 +316,7 @@ pub fn policies_section() -> Result<(String, Value), String> {
     text.push('\n');
     let mut all = serde_json::Map::new();
     for p in &paths {
-        let base = load(p)?;
+        let base: FrameworkSpec = read_spec_of(p)?;
         let mut runs = Vec::new();
         for (set, scheduler, governor) in POLICY_SETS {
             let mut spec = base.clone();
@@ -410,14 +328,14 @@ pub fn policies_section() -> Result<(String, Value), String> {
         }
         let mut per_set = serde_json::Map::new();
         for (set, r) in &runs {
-            per_set.insert((*set).to_owned(), to_value(r));
+            per_set.insert((*set).to_owned(), r.to_json());
         }
-        all.insert(base.experiment.clone(), Value::Object(per_set));
+        all.insert(base.header.experiment.clone(), Value::Object(per_set));
         for model in ["esm-kds-guis", "esm", "pull-16ms"] {
             if !runs[0].1.models.contains_key(model) {
                 continue;
             }
-            let _ = write!(text, "{:<14} {model:<14}", base.experiment);
+            let _ = write!(text, "{:<14} {model:<14}", base.header.experiment);
             for (_, r) in &runs {
                 let m = &r.models[model];
                 let _ = write!(

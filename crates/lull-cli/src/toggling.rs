@@ -5,8 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lull_audit::AuditLog;
-use lull_sim::toggling::{run_toggling_spec_audited, TogglingResult, TogglingSpec};
+use lull_sim::toggling::{run_toggling_spec, TogglingResult, TogglingSpec};
 use serde_json::{json, Value};
 
 /// The specs `lull reproduce` runs, relative to the working directory.
@@ -15,55 +14,6 @@ pub const SPECS: [&str; 2] = [
     "experiments/toggling/blackscholes.toml",
     "experiments/toggling/vips.toml",
 ];
-
-/// Parses and runs the toggling spec `text` (read from `path`), with `seed` overriding its own.
-///
-/// # Errors
-/// The spec's or the run's error, naming the file.
-pub fn run_text(text: &str, path: &Path, seed: Option<u64>) -> Result<TogglingResult, String> {
-    run_text_audited(text, path, seed, false).map(|(r, _)| r)
-}
-
-/// As [`run_text`], with each model's scheduling events when `audit`.
-///
-/// # Errors
-/// As [`run_text`].
-pub fn run_text_audited(
-    text: &str,
-    path: &Path,
-    seed: Option<u64>,
-    audit: bool,
-) -> Result<(TogglingResult, Vec<(String, AuditLog)>), String> {
-    let mut spec = TogglingSpec::parse(text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if let Some(s) = seed {
-        spec.seed = s;
-    }
-    run_toggling_spec_audited(&spec, audit).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Writes each model's scheduling events to `dir/<experiment>-<model>.audit` (the `lull audit`
-/// format, so `lull audit tlp` reads them).
-///
-/// # Errors
-/// The directory or a file could not be written.
-pub fn write_audit_logs(
-    dir: &Path,
-    r: &TogglingResult,
-    logs: &[(String, AuditLog)],
-) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for (model, log) in logs {
-        let bytes = lull_audit::log::encode(log).map_err(|e| e.to_string())?;
-        let path = dir.join(format!("{}-{model}.audit", r.experiment));
-        lull_os::fileout::write_file_atomically(&path, &bytes).map_err(|e| e.to_string())?;
-        eprintln!(
-            "wrote {} ({} scheduling events)",
-            path.display(),
-            log.records.len()
-        );
-    }
-    Ok(())
-}
 
 /// One spec's table: every model's completion, speedup against the baseline, energy, migrations
 /// and how unevenly its threads ended, with figure 3.9's statement under it.
@@ -112,7 +62,7 @@ pub fn table(r: &TogglingResult) -> String {
 pub fn write_plots(dir: &Path, r: &TogglingResult) -> Result<Vec<String>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut written = Vec::new();
-    for (model, svg) in lull_report::core_svgs(&to_value(r)) {
+    for (model, svg) in lull_report::core_svgs(&json!(r)) {
         let svg = svg.map_err(|e| format!("{} under {model}: {e}", r.experiment))?;
         let path = dir.join(format!("{}-{model}.svg", r.experiment));
         lull_os::fileout::write_file_atomically(&path, svg.as_bytes())
@@ -120,12 +70,6 @@ pub fn write_plots(dir: &Path, r: &TogglingResult) -> Result<Vec<String>, String
         written.push(path.display().to_string());
     }
     Ok(written)
-}
-
-/// The JSON of one spec's results.
-#[must_use]
-pub fn to_value(r: &TogglingResult) -> Value {
-    json!(r)
 }
 
 /// `lull reproduce`'s `toggling_sim` section: both specs' tables and JSON.
@@ -138,14 +82,13 @@ pub fn section() -> Result<(String, Value), String> {
     let mut all = serde_json::Map::new();
     for path in SPECS {
         let p = Path::new(path);
-        let body = lull_os::input_file::read_bounded_text(p, lull_os::input_file::SPEC)
-            .map_err(|e| e.to_string())?;
-        let r = run_text(&body, p, None)?;
+        let spec: TogglingSpec = crate::spec_file::read_spec_of(p)?;
+        let r = run_toggling_spec(&spec).map_err(|e| format!("{path}: {e}"))?;
         if !text.is_empty() {
             text.push('\n');
         }
         text.push_str(&table(&r));
-        all.insert(r.experiment.clone(), to_value(&r));
+        all.insert(r.experiment.clone(), json!(r));
     }
     Ok((text, Value::Object(all)))
 }

@@ -112,9 +112,7 @@ pub fn reproduce_section() -> Result<(String, Value), String> {
     let started = std::time::Instant::now();
     let mut results = Vec::new();
     for p in specs()? {
-        let text = lull_os::input_file::read_bounded_text(&p, lull_os::input_file::SPEC)
-            .map_err(|e| e.to_string())?;
-        let spec = UcsgSpec::parse(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        let spec: UcsgSpec = crate::spec_file::read_spec_of(&p)?;
         results.push(run_ucsg_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?);
     }
     let secs = started.elapsed().as_secs_f64();

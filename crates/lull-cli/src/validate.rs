@@ -13,7 +13,7 @@ use lull_lab::validate::compare::{
 use lull_lab::validate::Machine;
 use serde_json::{json, Value};
 
-use crate::sim::emit;
+use crate::output::emit;
 
 /// Where the shipped validation workloads live, relative to the working directory.
 pub const VALIDATION_DIR: &str = "experiments/validation";

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use lull_sim::vtcfs::seed;
 use lull_sim::vtcfs::{run_painting_spec, PaintingModel, PaintingResult, PaintingSpec};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The painting spec `lull reproduce` runs, relative to the working directory.
 pub const PAINTING_SPEC: &str = "experiments/vtcfs/painting.toml";
@@ -98,41 +98,16 @@ pub fn table(r: &PaintingResult) -> String {
     t
 }
 
-/// The JSON of one painting spec, with the seed's figures beside each model's.
-#[must_use]
-pub fn to_value(r: &PaintingResult) -> Value {
-    let mut v = json!(r);
-    let seed: serde_json::Map<String, Value> = PaintingModel::ALL
-        .into_iter()
-        .filter(|m| r.models.contains_key(m.name()))
-        .map(|m| (m.name().to_owned(), json!(seed::reported(m))))
-        .collect();
-    v["seed_003_reported"] = Value::Object(seed);
-    v
-}
-
-/// Runs a painting spec's text.
-///
-/// # Errors
-/// A message naming `path` when the spec is bad or a model cannot run.
-pub fn run_text(text: &str, path: &Path, seed: Option<u64>) -> Result<PaintingResult, String> {
-    let mut spec = PaintingSpec::parse(text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if let Some(s) = seed {
-        spec.seed = s;
-    }
-    run_painting_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// The painting rows of `lull reproduce`'s `vtcfs_sim` section.
 ///
 /// # Errors
 /// A message when the spec cannot be read or run.
 pub fn painting_rows() -> Result<(String, Value), String> {
     let path = Path::new(PAINTING_SPEC);
-    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
+    let spec: PaintingSpec = crate::spec_file::read_spec_of(path)
         .map_err(|e| format!("{e} (run from the repository root)"))?;
     let started = std::time::Instant::now();
-    let r = run_text(&text, path, None)?;
+    let r = run_painting_spec(&spec).map_err(|e| format!("{PAINTING_SPEC}: {e}"))?;
     let mut t = table(&r);
     let _ = write!(
         t,
@@ -140,7 +115,7 @@ pub fn painting_rows() -> Result<(String, Value), String> {
         r.models.len(),
         started.elapsed().as_secs_f64()
     );
-    Ok((t, to_value(&r)))
+    Ok((t, r.to_json()))
 }
 
 /// `lull reproduce`'s `vtcfs_sim` section: every row builder's table in turn, and their JSON

@@ -16,28 +16,6 @@ fn opt(x: Option<f64>, prec: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |v| format!("{v:.prec$}"))
 }
 
-/// Runs an interbench spec file (`seed_size`: the seed's 30 s, ten times; `seed`: instead of
-/// the spec's).
-///
-/// # Errors
-/// The file, the spec or the run, as one line.
-pub fn run_interbench_file(
-    path: &Path,
-    seed_size: bool,
-    seed: Option<u64>,
-) -> Result<InterbenchResult, String> {
-    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
-        .map_err(|e| e.to_string())?;
-    let mut spec = InterbenchSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if seed_size {
-        spec.seed_size();
-    }
-    if let Some(s) = seed {
-        spec.seed = s;
-    }
-    run_interbench_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// The table of one interbench spec: latency mean and max per model and load, then each model's
 /// largest maximum beside the seed's where its text states one.
 #[must_use]
@@ -125,34 +103,13 @@ pub fn interbench_rows() -> Result<(String, Value), String> {
     let mut text = String::new();
     let mut all = Vec::new();
     for p in specs("interbench-")? {
-        let r = run_interbench_file(&p, false, None)?;
+        let spec: InterbenchSpec = crate::spec_file::read_spec_of(&p)?;
+        let r = run_interbench_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
         text.push_str(&interbench_table(&r));
         text.push('\n');
         all.push(json!(r));
     }
     Ok((text, Value::Array(all)))
-}
-
-/// Runs a hackbench spec file (`seed_size`: hackbench's 100 loops; `seed`: instead of the
-/// spec's).
-///
-/// # Errors
-/// The file, the spec or the run, as one line.
-pub fn run_hackbench_file(
-    path: &Path,
-    seed_size: bool,
-    seed: Option<u64>,
-) -> Result<HackbenchResult, String> {
-    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::SPEC)
-        .map_err(|e| e.to_string())?;
-    let mut spec = HackbenchSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if seed_size {
-        spec.seed_size();
-    }
-    if let Some(s) = seed {
-        spec.seed = s;
-    }
-    run_hackbench_spec(&spec).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The table of one hackbench spec: elapsed time per model, transport and size; each model's
@@ -233,7 +190,8 @@ pub fn hackbench_rows() -> Result<(String, Value), String> {
     let mut text = String::new();
     let mut all = Vec::new();
     for p in specs("hackbench")? {
-        let r = run_hackbench_file(&p, false, None)?;
+        let spec: HackbenchSpec = crate::spec_file::read_spec_of(&p)?;
+        let r = run_hackbench_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
         text.push_str(&hackbench_table(&r));
         text.push('\n');
         all.push(json!(r));

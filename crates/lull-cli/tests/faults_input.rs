@@ -133,8 +133,12 @@ fn a_spec_with_handler_cycles_at_u64_max_is_refused() {
     let out = lull(&["sim", "run", &path]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains(&format!("{path}: ")), "{stderr}");
-    assert!(stderr.contains("app.handler_cycles"), "{stderr}");
+    // The file, the line of the key at fault and the key.
+    let line = spec[..at].matches('\n').count() + 1;
+    assert!(
+        stderr.contains(&format!("{path}:{line}:1: app.handler_cycles")),
+        "{stderr}"
+    );
 }
 
 const SWITCH_AT: &str = "          <idle>-0       [001] d..3.  TS: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=app next_pid=29792 next_prio=120\n";

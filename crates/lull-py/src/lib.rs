@@ -56,7 +56,7 @@ fn spec_err(p: spec::SpecProblem) -> PyErr {
     SpecError::new_err(p.0)
 }
 
-/// Runs a framework-model or UCSG spec given as TOML text; its result as JSON text.
+/// Runs a spec of any kind given as TOML text; its result as JSON text.
 #[pyfunction]
 #[pyo3(signature = (text, origin, seed=None, models=None))]
 fn run_spec(

@@ -1,14 +1,10 @@
-//! Specs from Python: a TOML text or a dict (handed over as JSON), checked by the simulator's own
-//! spec readers, and run. Every problem is a [`SpecProblem`] that becomes `lull.errors.SpecError`.
+//! Specs from Python: a TOML text or a dict (handed over as JSON), loaded by the simulator's one
+//! reader ([`lull_sim::load`], by the spec's `kind`), and run through [`Experiment`], whatever
+//! the kind. Every problem is a [`SpecProblem`] that becomes `lull.errors.SpecError`.
 
-use lull_sim::hackbench::HackbenchSpec;
-use lull_sim::interbench::InterbenchSpec;
 use lull_sim::platform::{Platform, SHIPPED};
 use lull_sim::rtapp::{run_rtapp, RtAppRun};
-use lull_sim::toggling::TogglingSpec;
-use lull_sim::ucsg::{run_ucsg_spec, UcsgSpec};
-use lull_sim::vtcfs::PaintingSpec;
-use lull_sim::{run_model_with_audit, run_spec, Spec};
+use lull_sim::{Experiment as _, Kind, RunOpts};
 use lull_workload::rtapp::{self, ThreadSummary};
 use serde_json::{json, Map, Value};
 
@@ -68,87 +64,55 @@ fn to_toml(v: &Value, path: &str) -> Result<toml::Value, String> {
     })
 }
 
-/// Runs a framework-model or UCSG spec (TOML text), optionally with another seed and only some
-/// of its models; the result as the JSON `lull sim run --json` prints for it, plus `"kind"`.
+/// Runs a spec of any kind (TOML text), optionally with another seed and only some of its
+/// models; the result as the JSON `lull sim run --json` prints for it, plus `"kind"`.
 pub fn run_text(
     text: &str,
     origin: &str,
     seed: Option<u64>,
     models: Option<&[String]>,
 ) -> Result<Value, SpecProblem> {
-    if UcsgSpec::is_ucsg(text) {
-        let mut spec = UcsgSpec::parse(text).map_err(|e| problem(origin, e))?;
-        if let Some(s) = seed {
-            spec.seed = s;
-        }
-        if let Some(names) = models {
-            keep_models(&mut spec.models, |m| m.name(), names, origin)?;
-        }
-        let r = run_ucsg_spec(&spec).map_err(|e| problem(origin, e))?;
-        let mut v = json!(r);
-        v["kind"] = json!("ucsg");
-        return Ok(v);
-    }
-    let mut spec = parse_framework(text, origin)?;
-    if let Some(s) = seed {
-        spec.seed = s;
-    }
-    if let Some(names) = models {
-        keep_models(&mut spec.models, |m| m.name(), names, origin)?;
-    }
-    let r = run_spec(&spec).map_err(|e| problem(origin, e))?;
-    let mut v = json!(r);
-    v["kind"] = json!("framework");
+    let spec = lull_sim::load(origin, text).map_err(|e| SpecProblem(e.to_string()))?;
+    let opts = RunOpts {
+        seed,
+        models: models.map(<[String]>::to_vec),
+        ..RunOpts::default()
+    };
+    let report = spec.run(&opts).map_err(|e| problem(origin, e))?;
+    let mut v = report.figures.to_json();
+    v["kind"] = json!(spec.kind().name());
     Ok(v)
 }
 
-/// Parses a framework-model spec, refusing the spec kinds only `lull sim run` runs (their
-/// drivers live in the command line).
-pub fn parse_framework(text: &str, origin: &str) -> Result<Spec, SpecProblem> {
-    let kind = if TogglingSpec::is_toggling(text) {
-        Some("toggling")
-    } else if PaintingSpec::is_painting(text) {
-        Some("painting")
-    } else if InterbenchSpec::is_interbench(text) {
-        Some("interbench")
-    } else if HackbenchSpec::is_hackbench(text) {
-        Some("hackbench")
-    } else {
-        None
-    };
-    if let Some(kind) = kind {
-        return Err(problem(
-            origin,
-            format!("a {kind} spec runs with `lull sim run`; Python runs framework-model and UCSG specs"),
-        ));
-    }
-    Spec::parse(text).map_err(|e| problem(origin, e))
-}
-
 /// Checks a framework-model spec as a run of it would (sweeps check every point before any
-/// runs); `models`, when given, must be some of the spec's.
+/// runs; their figures are the framework models'); `models`, when given, must be some of the
+/// spec's.
 pub fn check_framework(
     text: &str,
     origin: &str,
     models: Option<&[String]>,
 ) -> Result<(), SpecProblem> {
-    if UcsgSpec::is_ucsg(text) {
+    let spec = lull_sim::load(origin, text).map_err(|e| SpecProblem(e.to_string()))?;
+    if spec.kind() != Kind::Framework {
         return Err(problem(
             origin,
-            "sweeps run framework-model specs (experiments/marz/ and the like), not UCSG scenarios",
+            format!(
+                "sweeps run framework specs (kind = \"framework\", experiments/marz/), not a {} spec",
+                spec.kind()
+            ),
         ));
     }
-    let spec = parse_framework(text, origin)?;
     if let Some(names) = models {
-        let known: Vec<&str> = spec.models.iter().map(|m| m.name()).collect();
+        let known = spec.model_names();
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
         check_models(names, &known, origin)?;
     }
     Ok(())
 }
 
-/// Runs each model of a framework-model spec with the scheduler audit on and writes its log to
-/// `DIR/<experiment>-<model>.audit` (the names `lull sim run --audit-dir` uses); each model's
-/// path and record count.
+/// Runs each model of a spec whose kind records scheduling events (framework, UCSG, toggling)
+/// with the audit on and writes its log to `DIR/<experiment>-<model>.audit` (the names
+/// `lull sim run --audit-dir` uses); each model's path and record count.
 pub fn write_audit_logs(
     text: &str,
     origin: &str,
@@ -156,38 +120,25 @@ pub fn write_audit_logs(
     seed: Option<u64>,
     models: Option<&[String]>,
 ) -> Result<Vec<(String, std::path::PathBuf, usize)>, SpecProblem> {
-    let mut spec = parse_framework(text, origin)?;
-    if let Some(s) = seed {
-        spec.seed = s;
-    }
-    if let Some(names) = models {
-        keep_models(&mut spec.models, |m| m.name(), names, origin)?;
-    }
+    let spec = lull_sim::load(origin, text).map_err(|e| SpecProblem(e.to_string()))?;
+    let opts = RunOpts {
+        seed,
+        models: models.map(<[String]>::to_vec),
+        audit: true,
+        ..RunOpts::default()
+    };
+    let report = spec.run(&opts).map_err(|e| problem(origin, e))?;
     let io = |p: &std::path::Path, e: std::io::Error| SpecProblem(format!("{}: {e}", p.display()));
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut written = Vec::new();
-    for &m in &spec.models {
-        let (_, log) = run_model_with_audit(&spec, m).map_err(|e| problem(origin, e))?;
-        let bytes = lull_audit::log::encode(&log).map_err(|e| problem(origin, e))?;
-        let path = dir.join(format!("{}-{}.audit", spec.experiment, m.name()));
+    for (model, log) in &report.audit_logs {
+        let bytes = lull_audit::log::encode(log).map_err(|e| problem(origin, e))?;
+        let path = dir.join(format!("{}-{model}.audit", spec.header().experiment));
         lull_os::fileout::write_file_atomically(&path, &bytes)
             .map_err(|e| SpecProblem(e.to_string()))?;
-        written.push((m.name().to_owned(), path, log.records.len()));
+        written.push((model.clone(), path, log.records.len()));
     }
     Ok(written)
-}
-
-/// Keeps only the spec's models `names` names, after checking each is one of them.
-fn keep_models<M>(
-    models: &mut Vec<M>,
-    name: impl Fn(&M) -> &'static str,
-    names: &[String],
-    origin: &str,
-) -> Result<(), SpecProblem> {
-    let known: Vec<&str> = models.iter().map(&name).collect();
-    check_models(names, &known, origin)?;
-    models.retain(|m| names.iter().any(|n| n == name(m)));
-    Ok(())
 }
 
 fn check_models(names: &[String], known: &[&str], origin: &str) -> Result<(), SpecProblem> {
@@ -288,6 +239,7 @@ mod tests {
     use super::*;
 
     const TINY: &str = r#"
+kind = "framework"
 experiment = "tiny"
 description = "d"
 platform = "x86-64"

@@ -3,7 +3,10 @@
 //! - [`engine`]: integer-nanosecond event queue, FIFO among simultaneous events, seedable RNG;
 //! - [`platform`]: SoC profiles as data (`platforms/*.toml`): clusters, OPPs, idle states, the
 //!   companion core, interrupt controller, timer, display, board;
-//! - [`spec`]: experiment specs (`experiments/**/*.toml`), their workloads and `[policy]` table;
+//! - [`load()`]: every spec (`experiments/**/*.toml`) by its `kind`: the header all kinds share,
+//!   one [`SpecError`] with the file, line and column; [`Experiment`]: running any kind with
+//!   [`RunOpts`] into a [`Report`];
+//! - [`spec`]: framework-model specs, their workloads and `[policy]` table;
 //! - `policy`: the `lull-sched` policies a run uses, by name or the platform's defaults;
 //! - `soc`: cores' power states and OPPs, the power model and the 1 ms power meter;
 //! - `kernel`: threads, scheduling through the chosen class and placement, each core's
@@ -30,9 +33,12 @@ pub mod costs;
 mod drive;
 pub mod engine;
 mod event;
+pub mod experiment;
 pub mod hackbench;
+pub mod header;
 pub mod interbench;
 mod kernel;
+pub mod load;
 pub mod platform;
 mod pm;
 mod policy;
@@ -41,17 +47,22 @@ pub mod rtapp;
 pub mod seam;
 mod soc;
 pub mod spec;
+pub mod spec_error;
 pub mod toggling;
 pub mod ucsg;
 mod userland;
 pub mod vtcfs;
 pub mod world;
 
-pub use kernel::{BoostCounters, BoostKind};
+pub use experiment::{Experiment, Figures, Report, RunError, RunOpts};
+pub use kernel::BoostCounters;
+pub use load::{load, Header, Kind, Spec};
+pub use policy::BoostKind;
 pub use policy::POLICY_SLOTS;
 pub use report::{
     latency_change_ms, power_reduction_pct, seed_000_reported, ExperimentResult, LatencyStats,
     ModelResult, POWER_SERIES_BUCKET_MS,
 };
-pub use spec::{Model, Spec, SpecError};
-pub use world::{run_model, run_model_with_audit, run_spec};
+pub use spec::{FrameworkSpec, Model};
+pub use spec_error::{Problem, SpecError, TextPos};
+pub use world::{run_model, run_model_with_audit, run_spec, run_spec_audited};

@@ -12,8 +12,17 @@ use lull_sched::placement::{self, Placement};
 
 use serde::Deserialize;
 
-use crate::kernel::BoostKind;
 use crate::platform::Platform;
+
+/// How the kernel favours the task the framework named (seed 003's interactive boost, the
+/// `[policy]` table's `boost_c_ms` or `boost_slice_us`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BoostKind {
+    /// Eq. 6 with C = `c_ns`: the first nice whose weight reaches C × ΣW / P, capped at nice −20's.
+    Weight { c_ns: u64 },
+    /// A custom slice of `slice_ns` (an EEVDF request length; CFS and VT-CFS ignore it).
+    Slice { slice_ns: u64 },
+}
 
 /// A spec's `[policy]` table: which `lull-sched` policy runs each part of the kernel. A missing
 /// entry takes the platform's default.
@@ -318,6 +327,62 @@ fn boost_kind(p: &PolicySpec, scheduler: &str) -> Result<Option<BoostKind>, Poli
 
 /// The largest C `boost_c_ms` takes: 10 s.
 pub const MAX_BOOST_C_MS: u64 = 10_000;
+
+/// A named model of a benchmark spec: a label and the kernel policies it runs with.
+#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyModel {
+    /// The name in tables and JSON (`cfs`, `vtcfs-3ms`, …).
+    pub name: String,
+    /// The kernel's policies; unset slots take the platform's defaults.
+    #[serde(default)]
+    pub policy: PolicySpec,
+}
+
+/// Why a model list cannot run on a platform.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum ModelListError {
+    #[error("models: no model to run")]
+    Empty,
+    #[error("models: a model without a name")]
+    Unnamed,
+    #[error("models: `{0}` listed twice")]
+    Duplicate(String),
+    #[error("model `{model}`: policy: {reason}")]
+    Policy { model: String, reason: String },
+}
+
+/// Checks that `models` are named, distinct and that each one's policies run on `plat`.
+///
+/// # Errors
+/// The first [`ModelListError`].
+pub fn check_models(models: &[PolicyModel], plat: &Platform) -> Result<(), ModelListError> {
+    if models.is_empty() {
+        return Err(ModelListError::Empty);
+    }
+    for (i, m) in models.iter().enumerate() {
+        if m.name.trim().is_empty() {
+            return Err(ModelListError::Unnamed);
+        }
+        if models[..i].iter().any(|o| o.name == m.name) {
+            return Err(ModelListError::Duplicate(m.name.clone()));
+        }
+        let cores = plat.clusters[plat.main_cluster()].cores;
+        RunPolicies::build(&m.policy, plat, cores, false).map_err(|e| ModelListError::Policy {
+            model: m.name.clone(),
+            reason: policy_reason(&e),
+        })?;
+    }
+    Ok(())
+}
+
+/// A policy error as one line.
+pub(crate) fn policy_reason(e: &PolicyError) -> String {
+    match e {
+        PolicyError::Unknown(u) => u.to_string(),
+        PolicyError::Invalid { field, reason } => format!("{field}: {reason}"),
+    }
+}
 
 #[cfg(test)]
 mod slot_tests {

@@ -7,10 +7,7 @@ use serde::Serialize;
 
 use crate::spec::Model;
 
-/// Width of the buckets the 1 ms power samples are averaged into for the power-over-time series
-/// ([`ModelResult::power_mw_per_100ms`]): fine enough to show a 16 ms frame loop's bursts as a
-/// raised level, coarse enough that a 60 s run is 600 numbers in the JSON.
-pub const POWER_SERIES_BUCKET_MS: u64 = 100;
+pub use crate::soc::POWER_SERIES_BUCKET_MS;
 
 /// Latency from event injection to handler start, in milliseconds; `None` when no event was
 /// handled (the video experiment).
@@ -126,6 +123,28 @@ impl ExperimentResult {
             .map(Model::name)
             .find(|name| self.models.contains_key(*name))
             .map(|name| (name, &self.models[name]))
+    }
+
+    /// The JSON `lull sim run --json` prints: the figures, then ours against each other model
+    /// (`reduction_of`) and what seed 000 reported against its pull model.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!(self);
+        if let Some((ours_name, ours)) = self.ours() {
+            let mut red = serde_json::Map::new();
+            for (name, base) in self.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
+                red.insert(
+                    name.clone(),
+                    serde_json::json!({
+                        "power_reduction_pct": power_reduction_pct(base, ours),
+                        "mean_latency_change_ms": latency_change_ms(base, ours),
+                    }),
+                );
+            }
+            v["reduction_of"] = serde_json::json!({ ours_name: red });
+            v["seed_000_reported_vs_pull"] = serde_json::json!(seed_000_reported(&self.experiment));
+        }
+        v
     }
 }
 

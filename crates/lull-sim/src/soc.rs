@@ -10,9 +10,24 @@ use std::collections::BTreeMap;
 
 use lull_model::time::NS_PER_MS;
 
+use serde::Deserialize;
+
 use crate::platform::Platform;
-use crate::report::POWER_SERIES_BUCKET_MS;
-use crate::spec::CpuSpec;
+
+/// Width of the buckets the 1 ms power samples are averaged into for the power-over-time series
+/// (the report's `power_mw_per_100ms`): fine enough to show a 16 ms frame loop's bursts as a
+/// raised level, coarse enough that a 60 s run is 600 numbers in the JSON.
+pub const POWER_SERIES_BUCKET_MS: u64 = 100;
+
+/// Which cores the run may use.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSpec {
+    /// Main-cluster cores online (1..=cluster size).
+    pub main_cores: u32,
+    /// Whether the companion core may be used.
+    pub companion: bool,
+}
 
 /// A core's power state.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

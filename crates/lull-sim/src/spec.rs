@@ -1,17 +1,20 @@
-//! Experiment specs (`experiments/**/*.toml`): which platform, which framework models, which
-//! workload and which application costs. Specs are a boundary: every problem is a [`SpecError`].
+//! Framework-model specs (`kind = "framework"`, `experiments/marz/*.toml`): which framework
+//! models, which workload and which application costs, after the header every kind shares
+//! (`load`). Specs are a boundary: every problem is a [`SpecError`].
 
 use serde::Deserialize;
 
 use lull_model::time::NS_PER_MS;
 use lull_model::{RawEvent, Screen, Stacking, TouchPhase};
 use lull_workload::messaging::{messaging_session, MessagingParams};
-use lull_workload::{TimedEvent, Trace, TraceError};
+use lull_workload::{TimedEvent, Trace};
 
 use crate::costs::FrameworkCosts;
-use crate::platform::{Platform, PlatformError};
+use crate::header::Header;
 pub use crate::policy::PolicySpec;
-use crate::policy::{PolicyError, RunPolicies};
+use crate::policy::RunPolicies;
+pub use crate::spec_error::SpecError;
+use crate::spec_error::{invalid, Problem};
 
 /// The shipped stylus-spiral recording (seed 000, figure 30).
 pub const STYLUS_SPIRAL_TRACE: &str = include_str!("../../../traces/stylus-spiral.trace");
@@ -60,43 +63,6 @@ impl Model {
     }
 }
 
-/// Why a spec was rejected.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum SpecError {
-    #[error("spec is not valid TOML for an experiment spec: {0}")]
-    Syntax(String),
-    #[error("unknown model `{0}` (known: pull-16ms, vsync-batched, blocking-middleware, esm, esm-kds-guis)")]
-    UnknownModel(String),
-    #[error("unknown platform `{0}` (known: jetson-tk1, x86-64)")]
-    UnknownPlatform(String),
-    #[error("unknown trace `{0}` (known: stylus-spiral)")]
-    UnknownTrace(String),
-    #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
-    #[error("trace: {0}")]
-    Trace(#[from] TraceError),
-    #[error(transparent)]
-    Platform(#[from] PlatformError),
-    #[error("policy: {0}")]
-    Policy(#[from] lull_sched::UnknownPolicy),
-}
-
-impl From<PolicyError> for SpecError {
-    fn from(e: PolicyError) -> SpecError {
-        match e {
-            PolicyError::Unknown(u) => SpecError::Policy(u),
-            PolicyError::Invalid { field, reason } => SpecError::Invalid { field, reason },
-        }
-    }
-}
-
-fn invalid(field: &'static str, reason: impl Into<String>) -> SpecError {
-    SpecError::Invalid {
-        field,
-        reason: reason.into(),
-    }
-}
-
 /// A workload's length in ms must be 1..=[`MAX_DURATION_MS`].
 /// Most cycles one piece of the app's work (an event's handler, a frame's drawing or decoding)
 /// may take: 10 G cycles, four seconds on a 2.5 GHz core, far past any frame or handler; it also
@@ -107,7 +73,7 @@ pub const MAX_WORK_CYCLES: u64 = 10_000_000_000;
 /// --screen`).
 pub const MAX_VIDEO_SIDE_PX: u32 = 8192;
 
-fn check_work_cycles(field: &'static str, cycles: u64) -> Result<(), SpecError> {
+fn check_work_cycles(field: &'static str, cycles: u64) -> Result<(), Problem> {
     if cycles > MAX_WORK_CYCLES {
         return Err(invalid(
             field,
@@ -119,7 +85,7 @@ fn check_work_cycles(field: &'static str, cycles: u64) -> Result<(), SpecError> 
     Ok(())
 }
 
-fn check_workload_ms(field: &'static str, ms: u64) -> Result<(), SpecError> {
+fn check_workload_ms(field: &'static str, ms: u64) -> Result<(), Problem> {
     if ms == 0 || ms > MAX_DURATION_MS {
         return Err(invalid(field, format!("must be 1..={MAX_DURATION_MS}")));
     }
@@ -166,23 +132,12 @@ pub struct AppSpec {
     pub cache_kib: u64,
 }
 
-/// Which cores the run may use.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CpuSpec {
-    /// Main-cluster cores online (1..=cluster size).
-    pub main_cores: u32,
-    /// Whether the companion core may be used.
-    pub companion: bool,
-}
+pub use crate::soc::CpuSpec;
 
+/// The tables of a framework-model spec after its header.
 #[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSpec {
-    experiment: String,
-    description: String,
-    platform: String,
-    seed: u64,
+pub(crate) struct RawFramework {
     models: Vec<String>,
     /// Simulated time after the workload's last event, so its handling completes.
     tail_ms: u64,
@@ -215,13 +170,10 @@ fn screen_on() -> Screen {
     Screen::On
 }
 
-/// A checked experiment spec.
+/// A checked framework-model spec.
 #[derive(Clone, PartialEq, Debug)]
-pub struct Spec {
-    pub experiment: String,
-    pub description: String,
-    pub platform: Platform,
-    pub seed: u64,
+pub struct FrameworkSpec {
+    pub header: Header,
     pub models: Vec<Model>,
     pub tail_ms: u64,
     pub cpu: CpuSpec,
@@ -238,26 +190,22 @@ pub struct Spec {
 /// Upper bound on simulated time per run, so a typo cannot ask for a year.
 pub const MAX_DURATION_MS: u64 = 3_600_000;
 
-impl Spec {
-    /// Parses and checks a spec.
+impl FrameworkSpec {
+    /// Checks a framework-model spec's tables after its header.
     ///
     /// # Errors
-    /// A [`SpecError`] naming the first problem.
-    pub fn parse(text: &str) -> Result<Spec, SpecError> {
-        let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Syntax(e.to_string()))?;
-        let platform = match Platform::by_name(&raw.platform) {
-            Some(p) => p,
-            None => return Err(SpecError::UnknownPlatform(raw.platform.clone())),
-        };
-        if raw.experiment.is_empty() {
-            return Err(invalid("experiment", "empty name"));
-        }
+    /// The first [`Problem`].
+    pub(crate) fn from_parts(header: Header, raw: RawFramework) -> Result<FrameworkSpec, Problem> {
+        let platform = &header.platform;
         if raw.models.is_empty() {
             return Err(invalid("models", "no model to run"));
         }
         let mut models = Vec::new();
         for name in &raw.models {
-            let m = Model::from_name(name).ok_or_else(|| SpecError::UnknownModel(name.clone()))?;
+            let m = Model::from_name(name).ok_or_else(|| Problem::UnknownModel {
+                name: name.clone(),
+                known: Model::ALL.map(Model::name).join(", "),
+            })?;
             if models.contains(&m) {
                 return Err(invalid("models", format!("`{name}` listed twice")));
             }
@@ -295,7 +243,7 @@ impl Spec {
                 "app.cache_kib",
                 format!(
                     "{} KiB is more than {}'s {} KiB L2, the largest cache the model reloads",
-                    raw.app.cache_kib, raw.platform, platform.costs.l2_kib
+                    raw.app.cache_kib, platform.name, platform.costs.l2_kib
                 ),
             ));
         }
@@ -305,7 +253,7 @@ impl Spec {
         match &raw.workload {
             WorkloadSpec::Trace { trace, scale_to_ms } => {
                 if trace != "stylus-spiral" {
-                    return Err(SpecError::UnknownTrace(trace.clone()));
+                    return Err(Problem::UnknownTrace(trace.clone()));
                 }
                 check_workload_ms("workload.scale_to_ms", *scale_to_ms)?;
             }
@@ -368,14 +316,11 @@ impl Spec {
         if raw.framework.poll_interval_ns == 0 {
             return Err(invalid("framework.poll_interval_ns", "must be positive"));
         }
-        let spec = Spec {
+        let spec = FrameworkSpec {
             policy: raw.policy,
             window: raw.window,
             framework: raw.framework,
-            experiment: raw.experiment,
-            description: raw.description,
-            platform,
-            seed: raw.seed,
+            header,
             models,
             tail_ms: raw.tail_ms,
             cpu: raw.cpu,
@@ -392,9 +337,9 @@ impl Spec {
     /// again as a whole.
     ///
     /// # Errors
-    /// [`SpecError::Invalid`] for an unknown slot or a base slice that is not a number;
-    /// whatever [`Spec::parse`] would say of the resulting `[policy]` table.
-    pub fn set_policy(&mut self, slot: &str, name: &str) -> Result<(), SpecError> {
+    /// [`Problem::Invalid`] for an unknown slot or a base slice that is not a number;
+    /// whatever [`FrameworkSpec::parse`] would say of the resulting `[policy]` table.
+    pub fn set_policy(&mut self, slot: &str, name: &str) -> Result<(), Problem> {
         let mut p = self.policy.clone();
         p.set(slot, name)?;
         let before = std::mem::replace(&mut self.policy, p);
@@ -408,11 +353,11 @@ impl Spec {
     /// The policies this spec's runs use, built from its `[policy]` table.
     ///
     /// # Errors
-    /// As [`Spec::parse`] for the `[policy]` table.
-    pub(crate) fn policies(&self) -> Result<RunPolicies, SpecError> {
+    /// As [`FrameworkSpec::parse`] for the `[policy]` table.
+    pub(crate) fn policies(&self) -> Result<RunPolicies, Problem> {
         Ok(RunPolicies::build(
             &self.policy,
-            &self.platform,
+            &self.header.platform,
             self.cpu.main_cores,
             self.cpu.companion,
         )?)
@@ -421,13 +366,15 @@ impl Spec {
     /// The timed input events of the workload (empty for video), deterministic in the seed.
     ///
     /// # Errors
-    /// [`SpecError::Trace`] if the shipped trace cannot be read or scaled;
-    /// [`SpecError::Invalid`] for messaging parameters `lull_workload::messaging` refuses.
+    /// [`Problem::Trace`] if the shipped trace cannot be read or scaled;
+    /// [`Problem::Invalid`] for messaging parameters `lull_workload::messaging` refuses.
     pub fn input_events(&self) -> Result<Vec<TimedEvent>, SpecError> {
         match &self.workload {
             WorkloadSpec::Trace { scale_to_ms, .. } => {
-                let t = Trace::parse(STYLUS_SPIRAL_TRACE)?;
-                Ok(t.scaled_to(scale_to_ms * NS_PER_MS)?.events)
+                let t = Trace::parse(STYLUS_SPIRAL_TRACE).map_err(Problem::from)?;
+                Ok(t.scaled_to(scale_to_ms * NS_PER_MS)
+                    .map_err(Problem::from)?
+                    .events)
             }
             WorkloadSpec::Messaging {
                 duration_ms,
@@ -447,7 +394,7 @@ impl Spec {
                     key_hold_ms: *key_hold_ms,
                     reply_delay_ms: *reply_delay_ms,
                 };
-                let session = messaging_session(&params, self.seed)
+                let session = messaging_session(&params, self.header.seed)
                     .map_err(|e| invalid("workload", e.to_string()))?;
                 Ok(session.events_with_replies())
             }
@@ -458,7 +405,7 @@ impl Spec {
     /// Simulated duration of a run: the workload's length plus the tail.
     ///
     /// # Errors
-    /// As [`Spec::input_events`].
+    /// As [`FrameworkSpec::input_events`].
     pub fn duration_ns(&self) -> Result<u64, SpecError> {
         let body = match &self.workload {
             WorkloadSpec::Trace { scale_to_ms, .. } => scale_to_ms * NS_PER_MS,
@@ -486,6 +433,7 @@ mod tests {
     use super::*;
 
     const GOOD: &str = r#"
+kind = "framework"
 experiment = "t"
 description = "d"
 platform = "jetson-tk1"
@@ -505,14 +453,19 @@ trace = "stylus-spiral"
 scale_to_ms = 10000
 "#;
 
-    fn with(from: &str, to: &str) -> Result<Spec, SpecError> {
+    /// The problem of a refused spec, or the spec.
+    fn parse(text: &str) -> Result<FrameworkSpec, Problem> {
+        FrameworkSpec::parse(text).map_err(|e| e.problem)
+    }
+
+    fn with(from: &str, to: &str) -> Result<FrameworkSpec, Problem> {
         assert!(GOOD.contains(from), "{from}");
-        Spec::parse(&GOOD.replace(from, to))
+        parse(&GOOD.replace(from, to))
     }
 
     #[test]
     fn the_good_spec_parses() {
-        let s = Spec::parse(GOOD).expect("valid");
+        let s = parse(GOOD).expect("valid");
         assert_eq!(s.models, vec![Model::Pull16ms, Model::EsmKdsGuis]);
         let ev = s.input_events().expect("trace");
         assert_eq!(ev.len(), 1614);
@@ -532,49 +485,52 @@ scale_to_ms = 10000
     fn bad_specs_get_typed_errors() {
         assert_eq!(
             with("\"esm-kds-guis\"", "\"esm-kds\"").err(),
-            Some(SpecError::UnknownModel("esm-kds".into()))
+            Some(Problem::UnknownModel {
+                name: "esm-kds".into(),
+                known: "pull-16ms, vsync-batched, blocking-middleware, esm, esm-kds-guis".into()
+            })
         );
         assert!(
-            matches!(with("seed = 1\n", ""), Err(SpecError::Syntax(m)) if m.contains("missing field"))
+            matches!(with("seed = 1\n", ""), Err(Problem::Syntax(m)) if m.contains("missing field"))
         );
         assert!(matches!(
             with("seed = 1\n", "seed = -1\n"),
-            Err(SpecError::Syntax(_))
+            Err(Problem::Syntax(_))
         ));
         assert!(matches!(
             with("seed = 1\n", "seed = 1\ncolour = 2\n"),
-            Err(SpecError::Syntax(_))
+            Err(Problem::Syntax(_))
         ));
         assert_eq!(
             with("jetson-tk1", "pixel-9").err(),
-            Some(SpecError::UnknownPlatform("pixel-9".into()))
+            Some(Problem::UnknownPlatform("pixel-9".into()))
         );
         assert_eq!(
             with("\"stylus-spiral\"", "\"doodle\"").err(),
-            Some(SpecError::UnknownTrace("doodle".into()))
+            Some(Problem::UnknownTrace("doodle".into()))
         );
         assert!(matches!(
             with("main_cores = 4", "main_cores = 5"),
-            Err(SpecError::Invalid {
+            Err(Problem::Invalid {
                 field: "cpu.main_cores",
                 ..
             })
         ));
         assert!(matches!(
             with("main_cores = 4", "main_cores = 0"),
-            Err(SpecError::Invalid { .. })
+            Err(Problem::Invalid { .. })
         ));
         assert!(matches!(
             with("scale_to_ms = 10000", "scale_to_ms = 0"),
-            Err(SpecError::Invalid { .. })
+            Err(Problem::Invalid { .. })
         ));
         assert!(matches!(
             with("draw_cycles = 1000", "draw_cycles = 0"),
-            Err(SpecError::Invalid { field: "app", .. })
+            Err(Problem::Invalid { field: "app", .. })
         ));
         assert!(matches!(
             with("models = [\"pull-16ms\", \"esm-kds-guis\"]", "models = []"),
-            Err(SpecError::Invalid {
+            Err(Problem::Invalid {
                 field: "models",
                 ..
             })
@@ -584,26 +540,23 @@ scale_to_ms = 10000
                 "models = [\"pull-16ms\", \"esm-kds-guis\"]",
                 "models = [\"esm\", \"esm\"]"
             ),
-            Err(SpecError::Invalid {
+            Err(Problem::Invalid {
                 field: "models",
                 ..
             })
         ));
         assert!(matches!(
             with("kind = \"trace\"", "kind = \"radio\""),
-            Err(SpecError::Syntax(_))
+            Err(Problem::Syntax(_))
         ));
-        assert!(matches!(
-            Spec::parse("experiment = "),
-            Err(SpecError::Syntax(_))
-        ));
+        assert!(matches!(parse("experiment = "), Err(Problem::Syntax(_))));
     }
 
     #[test]
     fn framework_cost_overrides_are_checked() {
-        let s = Spec::parse(GOOD).expect("valid");
+        let s = parse(GOOD).expect("valid");
         assert_eq!(s.framework, FrameworkCosts::default());
-        let over = Spec::parse(&format!("{GOOD}\n[framework]\napp_poll_cycles = 600000\n"))
+        let over = parse(&format!("{GOOD}\n[framework]\napp_poll_cycles = 600000\n"))
             .expect("valid override");
         assert_eq!(over.framework.app_poll_cycles, 600_000);
         assert_eq!(
@@ -611,12 +564,12 @@ scale_to_ms = 10000
             FrameworkCosts::default().hub_poll_cycles
         );
         assert!(matches!(
-            Spec::parse(&format!("{GOOD}\n[framework]\npoll_cycles = 1\n")),
-            Err(SpecError::Syntax(_))
+            parse(&format!("{GOOD}\n[framework]\npoll_cycles = 1\n")),
+            Err(Problem::Syntax(_))
         ));
         assert!(matches!(
-            Spec::parse(&format!("{GOOD}\n[framework]\npoll_interval_ns = 0\n")),
-            Err(SpecError::Invalid {
+            parse(&format!("{GOOD}\n[framework]\npoll_interval_ns = 0\n")),
+            Err(Problem::Invalid {
                 field: "framework.poll_interval_ns",
                 ..
             })
@@ -625,15 +578,15 @@ scale_to_ms = 10000
 
     #[test]
     fn policies_are_named_checked_and_fit_the_platform() {
-        let s = Spec::parse(GOOD).expect("valid");
+        let s = parse(GOOD).expect("valid");
         assert_eq!(s.policy, PolicySpec::default());
-        let with = |table: &str| Spec::parse(&format!("{GOOD}\n[policy]\n{table}\n"));
+        let with = |table: &str| parse(&format!("{GOOD}\n[policy]\n{table}\n"));
         let ok =
             with("governor = \"schedutil\"\ncores = \"all-online\"\nplacement = \"wake-idle\"")
                 .expect("valid policies");
         assert_eq!(ok.policy.governor.as_deref(), Some("schedutil"));
         let unknown = |table: &str, kind: &str| match with(table) {
-            Err(SpecError::Policy(e)) => assert_eq!(e.kind, kind, "{table}"),
+            Err(Problem::Policy(e)) => assert_eq!(e.kind, kind, "{table}"),
             other => panic!("{table}: {other:?}"),
         };
         unknown("scheduler = \"bfs\"", "scheduler");
@@ -649,29 +602,29 @@ scale_to_ms = 10000
         // The Tegra switch needs the companion core the spec allows.
         let no_companion = GOOD.replace("companion = true", "companion = false");
         assert!(matches!(
-            Spec::parse(&format!(
+            parse(&format!(
                 "{no_companion}\n[policy]\ncores = \"tegra-auto\"\n"
             )),
-            Err(SpecError::Policy(_))
+            Err(Problem::Policy(_))
         ));
         // The Jetson TK1 profile has no per-core hotplug latency.
         assert!(matches!(
             with("cores = \"galaxy-s4-hotplug\""),
-            Err(SpecError::Invalid {
+            Err(Problem::Invalid {
                 field: "policy.cores",
                 ..
             })
         ));
         assert!(matches!(
             with("base_slice_us = 3000"),
-            Err(SpecError::Invalid {
+            Err(Problem::Invalid {
                 field: "policy.base_slice_us",
                 ..
             })
         ));
         assert!(matches!(
             with("scheduler = \"eevdf\"\nbase_slice_us = 0"),
-            Err(SpecError::Invalid {
+            Err(Problem::Invalid {
                 field: "policy.base_slice_us",
                 ..
             })
@@ -686,7 +639,7 @@ scale_to_ms = 10000
             assert!(
                 matches!(
                     with(bad),
-                    Err(SpecError::Invalid {
+                    Err(Problem::Invalid {
                         field: "policy.preempt_tick_us",
                         ..
                     })
@@ -713,20 +666,17 @@ scale_to_ms = 10000
             ),
         ] {
             match with(bad) {
-                Err(SpecError::Invalid { field: f, .. }) => assert_eq!(f, field, "{bad}"),
+                Err(Problem::Invalid { field: f, .. }) => assert_eq!(f, field, "{bad}"),
                 other => panic!("{bad}: {other:?}"),
             }
         }
-        assert!(matches!(with("boost_c_ms = -3"), Err(SpecError::Syntax(_))));
-        assert!(matches!(
-            with("colour = \"red\""),
-            Err(SpecError::Syntax(_))
-        ));
+        assert!(matches!(with("boost_c_ms = -3"), Err(Problem::Syntax(_))));
+        assert!(matches!(with("colour = \"red\""), Err(Problem::Syntax(_))));
     }
 
     #[test]
     fn a_command_line_may_name_policies_slot_by_slot() {
-        let mut s = Spec::parse(GOOD).expect("valid");
+        let mut s = parse(GOOD).expect("valid");
         s.set_policy("scheduler", "eevdf").expect("known");
         s.set_policy("base_slice_us", "3000")
             .expect("eevdf has one");
@@ -734,22 +684,22 @@ scale_to_ms = 10000
         assert_eq!(s.policy.base_slice_us, Some(3000));
         assert!(matches!(
             s.set_policy("governor", "turbo"),
-            Err(SpecError::Policy(_))
+            Err(Problem::Policy(_))
         ));
         assert!(matches!(
             s.set_policy("colour", "red"),
-            Err(SpecError::Invalid {
+            Err(Problem::Invalid {
                 field: "policy",
                 ..
             })
         ));
         assert!(matches!(
             s.set_policy("base_slice_us", "soon"),
-            Err(SpecError::Invalid { .. })
+            Err(Problem::Invalid { .. })
         ));
         assert!(matches!(
             s.set_policy("boost_c_ms", "ten"),
-            Err(SpecError::Invalid {
+            Err(Problem::Invalid {
                 field: "policy.boost_c_ms",
                 ..
             })
@@ -771,20 +721,20 @@ scale_to_ms = 10000
         let back_then_front = format!(
             "{GOOD}\n[[window]]\nat_ms = 5000\nstacking = \"background\"\n[[window]]\nat_ms = 6000\nstacking = \"foreground\"\nscreen = \"off\"\n"
         );
-        let s = Spec::parse(&back_then_front).expect("valid window schedule");
+        let s = parse(&back_then_front).expect("valid window schedule");
         assert_eq!(s.window.len(), 2);
         assert_eq!(s.window[1].screen, Screen::Off);
         assert_eq!(s.window[0].screen, Screen::On);
         let backwards = back_then_front.replace("at_ms = 6000", "at_ms = 4000");
         assert!(matches!(
-            Spec::parse(&backwards),
-            Err(SpecError::Invalid {
+            parse(&backwards),
+            Err(Problem::Invalid {
                 field: "window",
                 ..
             })
         ));
         let sideways = back_then_front.replace("\"background\"", "\"sideways\"");
-        assert!(matches!(Spec::parse(&sideways), Err(SpecError::Syntax(_))));
+        assert!(matches!(parse(&sideways), Err(Problem::Syntax(_))));
     }
 
     #[test]
@@ -793,7 +743,7 @@ scale_to_ms = 10000
             "kind = \"trace\"\ntrace = \"stylus-spiral\"\nscale_to_ms = 10000",
             "kind = \"messaging\"\nduration_ms = 20000\nread_pause_ms = 5000\nchars_min = 8\nchars_max = 24\nkey_interval_ms = 120\nkey_hold_ms = 60\nreply_delay_ms = 50",
         );
-        let s = Spec::parse(&msg).expect("valid messaging spec");
+        let s = parse(&msg).expect("valid messaging spec");
         let ev = s.input_events().expect("generated");
         assert!(ev.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
         assert!(ev.iter().all(|e| e.at_ns < 20_000_000_000));
@@ -805,8 +755,8 @@ scale_to_ms = 10000
         assert!((2..=4).contains(&nets), "{nets}");
         let held = msg.replace("key_hold_ms = 60", "key_hold_ms = 120");
         assert!(matches!(
-            Spec::parse(&held),
-            Err(SpecError::Invalid {
+            parse(&held),
+            Err(Problem::Invalid {
                 field: "workload.key_hold_ms",
                 ..
             })
@@ -816,8 +766,8 @@ scale_to_ms = 10000
             "kind = \"video\"\nduration_ms = 30000\nfps_milli = 0\nwidth = 1920\nheight = 1080\ndecode_cycles_per_frame = 1",
         );
         assert!(matches!(
-            Spec::parse(&video),
-            Err(SpecError::Invalid {
+            parse(&video),
+            Err(Problem::Invalid {
                 field: "workload.fps_milli",
                 ..
             })

@@ -15,13 +15,13 @@ use crate::platform::ClusterKind;
 use crate::pm::PowerManager;
 use crate::report::{ExperimentResult, LatencyStats, ModelResult};
 use crate::soc::Soc;
-use crate::spec::{Model, Spec, SpecError};
+use crate::spec::{FrameworkSpec, Model, SpecError};
 use crate::userland::Userland;
 
 /// One run of one model.
 #[derive(Debug)]
 pub struct World<'s> {
-    spec: &'s Spec,
+    spec: &'s FrameworkSpec,
     eng: Engine<Ev>,
     soc: Soc<'s>,
     kernel: Kernel<'s>,
@@ -36,13 +36,13 @@ impl<'s> World<'s> {
     /// # Errors
     /// A [`SpecError`] when the spec's workload cannot be built (a bad trace) or a policy cannot
     /// run on its platform.
-    pub fn new(spec: &'s Spec, model: Model) -> Result<World<'s>, SpecError> {
+    pub fn new(spec: &'s FrameworkSpec, model: Model) -> Result<World<'s>, SpecError> {
         let end_ns = spec.duration_ns()?;
         let p = spec.policies()?;
         let boost = p.boost;
-        let soc = Soc::new(&spec.platform, spec.cpu);
+        let soc = Soc::new(&spec.header.platform, spec.cpu);
         let mut kernel = Kernel::new(
-            &spec.platform,
+            &spec.header.platform,
             soc.cores.len(),
             Policies {
                 class: p.class,
@@ -53,14 +53,18 @@ impl<'s> World<'s> {
         if let Some(b) = boost {
             kernel.enable_boost(b);
         }
-        let pm = PowerManager::new(p.governor, p.cores, spec.platform.governor.sampling_ms);
+        let pm = PowerManager::new(
+            p.governor,
+            p.cores,
+            spec.header.platform.governor.sampling_ms,
+        );
         if pm.reads_utilisation() {
             kernel.track_utilisation();
         }
         let user = Userland::new(spec, model, &mut kernel)?;
         Ok(World {
             spec,
-            eng: Engine::new(spec.seed),
+            eng: Engine::new(spec.header.seed),
             soc,
             kernel,
             user,
@@ -192,6 +196,7 @@ impl<'s> World<'s> {
             busy_freq_residency_ms,
             platform_kind: self
                 .spec
+                .header
                 .platform
                 .clusters
                 .iter()
@@ -212,26 +217,48 @@ impl<'s> World<'s> {
 ///
 /// # Errors
 /// A [`SpecError`] if the workload cannot be built.
-pub fn run_spec(spec: &Spec) -> Result<ExperimentResult, SpecError> {
+pub fn run_spec(spec: &FrameworkSpec) -> Result<ExperimentResult, SpecError> {
+    run_spec_audited(spec, false).map(|(r, _)| r)
+}
+
+/// As [`run_spec`], with each model's scheduling events in the audit log format of `lull-audit`
+/// when `audit`, in the spec's model order.
+///
+/// # Errors
+/// As [`run_spec`].
+pub fn run_spec_audited(
+    spec: &FrameworkSpec,
+    audit: bool,
+) -> Result<(ExperimentResult, Vec<(String, AuditLog)>), SpecError> {
     let mut models = BTreeMap::new();
+    let mut logs = Vec::new();
     for &m in &spec.models {
-        let r = run_model(spec, m)?;
+        let r = if audit {
+            let (r, log) = run_model_with_audit(spec, m)?;
+            logs.push((m.name().to_owned(), log));
+            r
+        } else {
+            run_model(spec, m)?
+        };
         models.insert(m.name().to_owned(), r);
     }
-    Ok(ExperimentResult {
-        experiment: spec.experiment.clone(),
-        description: spec.description.clone(),
-        platform: spec.platform.name.clone(),
-        seed: spec.seed,
-        models,
-    })
+    Ok((
+        ExperimentResult {
+            experiment: spec.header.experiment.clone(),
+            description: spec.header.description.clone(),
+            platform: spec.header.platform.name.clone(),
+            seed: spec.header.seed,
+            models,
+        },
+        logs,
+    ))
 }
 
 /// Runs one model of `spec`.
 ///
 /// # Errors
 /// As [`run_spec`].
-pub fn run_model(spec: &Spec, model: Model) -> Result<ModelResult, SpecError> {
+pub fn run_model(spec: &FrameworkSpec, model: Model) -> Result<ModelResult, SpecError> {
     Ok(World::new(spec, model)?.run())
 }
 
@@ -241,7 +268,7 @@ pub fn run_model(spec: &Spec, model: Model) -> Result<ModelResult, SpecError> {
 /// # Errors
 /// As [`run_spec`].
 pub fn run_model_with_audit(
-    spec: &Spec,
+    spec: &FrameworkSpec,
     model: Model,
 ) -> Result<(ModelResult, lull_audit::AuditLog), SpecError> {
     let mut w = World::new(spec, model)?;
@@ -256,9 +283,10 @@ mod pacing_tests;
 /// A small seed-000 framework spec for the unit tests: the stylus trace scaled to `scale_to_ms`
 /// on the Jetson TK1 model, ESM only.
 #[cfg(test)]
-fn unit_spec(seed: u64, scale_to_ms: u64) -> Spec {
-    Spec::parse(&format!(
+fn unit_spec(seed: u64, scale_to_ms: u64) -> FrameworkSpec {
+    FrameworkSpec::parse(&format!(
         r#"
+kind = "framework"
 experiment = "unit"
 description = "unit"
 platform = "jetson-tk1"
@@ -286,13 +314,13 @@ mod tests {
     use super::*;
     use crate::kernel::ns_to_cycles;
     use crate::platform::{FreqDomain, IrqController, TimerMode};
-    use crate::spec::{Spec, WorkloadSpec};
+    use crate::spec::{FrameworkSpec, WorkloadSpec};
 
-    fn spec() -> Spec {
+    fn spec() -> FrameworkSpec {
         unit_spec(3, 5_000)
     }
 
-    fn run(spec: &Spec, m: Model) -> ModelResult {
+    fn run(spec: &FrameworkSpec, m: Model) -> ModelResult {
         World::new(spec, m).expect("builds").run()
     }
 
@@ -322,8 +350,8 @@ mod tests {
     fn periodic_ticks_cost_power_that_dynamic_ticks_save() {
         let dynamic = spec();
         let mut periodic = spec();
-        periodic.platform.timer.mode = TimerMode::Periodic;
-        periodic.platform.timer.hz = 1000;
+        periodic.header.platform.timer.mode = TimerMode::Periodic;
+        periodic.header.platform.timer.hz = 1000;
         let d = run(&dynamic, Model::Esm);
         let p = run(&periodic, Model::Esm);
         assert!(
@@ -339,10 +367,10 @@ mod tests {
     fn a_scanning_interrupt_controller_adds_latency() {
         let vectored = spec();
         let mut scanning = spec();
-        scanning.platform.interrupts.controller = IrqController::Scanning;
+        scanning.header.platform.interrupts.controller = IrqController::Scanning;
         // 2000 status reads × 400 cycles = 0.8 Mcycles per interrupt, ≥ 0.34 ms at the top OPP:
         // far above the run-to-run effects of shifted idle decisions.
-        scanning.platform.interrupts.scanned_devices = 2000;
+        scanning.header.platform.interrupts.scanned_devices = 2000;
         let v = run(&vectored, Model::Esm);
         let s = run(&scanning, Model::Esm);
         let (vm, sm) = (
@@ -357,7 +385,7 @@ mod tests {
         let base = spec();
         let mut shallow = spec();
         // Only WFI: the cores never power-gate.
-        for c in &mut shallow.platform.clusters {
+        for c in &mut shallow.header.platform.clusters {
             c.idle_states.truncate(1);
             c.cluster_off = None;
         }
@@ -437,7 +465,7 @@ mod tests {
         );
     }
 
-    pub(super) fn idle_spec(main_cores: u32) -> Spec {
+    pub(super) fn idle_spec(main_cores: u32) -> FrameworkSpec {
         let mut s = spec();
         s.cpu.main_cores = main_cores;
         s.cpu.companion = false;
@@ -476,7 +504,7 @@ mod tests {
     #[test]
     fn per_core_frequency_domains_let_an_idle_core_stay_slow() {
         let mut s = idle_spec(2);
-        for c in &mut s.platform.clusters {
+        for c in &mut s.header.platform.clusters {
             c.freq_domain = FreqDomain::Core;
         }
         let mut w = World::new(&s, Model::Esm).expect("builds");
@@ -486,7 +514,7 @@ mod tests {
         // The hog's core runs at the top OPP almost all the time.
         assert!(g.get("2320500kHz").copied().unwrap_or(0.0) > 900.0, "{g:?}");
         let mut shared = idle_spec(2);
-        for c in &mut shared.platform.clusters {
+        for c in &mut shared.header.platform.clusters {
             c.freq_domain = FreqDomain::Cluster;
         }
         let mut w2 = World::new(&shared, Model::Esm).expect("builds");
@@ -580,7 +608,7 @@ mod tests {
         }];
         let a = run(&lit, Model::EsmKdsGuis);
         let b = run(&dark, Model::EsmKdsGuis);
-        let display = lit.platform.display.on_mw as f64;
+        let display = lit.header.platform.display.on_mw as f64;
         assert!(a.power_mw_mean - b.power_mw_mean > display * 0.95);
         // The app is in front: its events are handled, but nothing is drawn (table 1).
         assert_eq!(b.events_handled, b.events_injected);
@@ -640,14 +668,14 @@ mod policy_tests {
     use super::tests::idle_spec;
     use super::*;
     use crate::platform::Hotplug;
-    use crate::spec::{PolicySpec, Spec, WorkloadSpec};
+    use crate::spec::{FrameworkSpec, PolicySpec, WorkloadSpec};
 
     /// Four main cores, no companion, nothing to do for a second.
-    fn idle() -> Spec {
+    fn idle() -> FrameworkSpec {
         idle_spec(4)
     }
 
-    fn with_policy(mut s: Spec, policy: PolicySpec) -> Spec {
+    fn with_policy(mut s: FrameworkSpec, policy: PolicySpec) -> FrameworkSpec {
         s.policy = policy;
         s
     }
@@ -665,7 +693,7 @@ mod policy_tests {
                 ..PolicySpec::default()
             },
         );
-        s.platform.hotplug = Some(Hotplug {
+        s.header.platform.hotplug = Some(Hotplug {
             online_latency_us: 1000,
         });
         let r = World::new(&s, Model::Esm).expect("builds").run();

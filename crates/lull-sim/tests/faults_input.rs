@@ -1,9 +1,10 @@
 //! Absurd spec values are refused at the boundary with the field and the limit named, not run.
 
 use lull_sim::spec::{MAX_VIDEO_SIDE_PX, MAX_WORK_CYCLES};
-use lull_sim::Spec;
+use lull_sim::FrameworkSpec as Spec;
 
 const TRACKING: &str = r#"
+kind = "framework"
 experiment = "absurd"
 description = "a spec with one value changed at a time"
 platform = "jetson-tk1"
@@ -24,6 +25,7 @@ scale_to_ms = 300
 "#;
 
 const VIDEO: &str = r#"
+kind = "framework"
 experiment = "absurd-video"
 description = "a video spec"
 platform = "jetson-tk1"

@@ -1,14 +1,14 @@
 //! Every shipped spec parses and runs; runs are byte-identical for the same spec and seed.
 
-use lull_sim::{run_spec, Spec};
+use lull_sim::{run_spec, FrameworkSpec};
 
-fn load(name: &str) -> Spec {
+fn load(name: &str) -> FrameworkSpec {
     let path = format!(
         "{}/../../experiments/marz/{name}.toml",
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).expect("shipped spec exists");
-    Spec::parse(&text).expect("shipped spec is valid")
+    FrameworkSpec::parse(&text).expect("shipped spec is valid")
 }
 
 #[test]
@@ -44,7 +44,8 @@ fn every_model_handles_every_event_and_reports_sane_figures() {
             assert_eq!(x.events_pending_at_end, 0, "{n}/{m}");
             assert_eq!(x.events_dropped, 0, "{n}/{m}");
             // Board power can never fall below the fixed parts (rest of board + lit display).
-            let floor = (spec.platform.board.rest_mw + spec.platform.display.on_mw) as f64;
+            let floor =
+                (spec.header.platform.board.rest_mw + spec.header.platform.display.on_mw) as f64;
             assert!(
                 x.power_mw_mean >= floor,
                 "{n}/{m}: {} < {floor}",
@@ -74,7 +75,7 @@ fn tracking_runs_under_eevdf_and_schedutil_with_every_event_handled() {
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).expect("shipped spec exists");
-    let spec = Spec::parse(&format!(
+    let spec = FrameworkSpec::parse(&format!(
         "{text}\n[policy]\nscheduler = \"eevdf\"\ngovernor = \"schedutil\"\n"
     ))
     .expect("valid with a policy table");
@@ -90,7 +91,7 @@ fn tracking_runs_under_eevdf_and_schedutil_with_every_event_handled() {
 fn a_different_seed_changes_the_messaging_workload() {
     let a = load("messaging");
     let mut b = a.clone();
-    b.seed = 2;
+    b.header.seed = 2;
     let ea = a.input_events().expect("builds");
     let eb = b.input_events().expect("builds");
     assert_ne!(ea, eb);

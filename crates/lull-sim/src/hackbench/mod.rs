@@ -32,13 +32,13 @@ use lull_model::time::NS_PER_S;
 use serde::Serialize;
 
 pub use channel::Transport;
-pub use spec::{HackbenchSpec, HackbenchSpecError, SEED_LOOPS};
+pub use spec::{HackbenchSpec, SEED_LOOPS};
 pub use workers::{
     PIPE_READ_CYCLES, PIPE_WRITE_CYCLES, SOCKET_READ_CYCLES, SOCKET_WRITE_CYCLES, WORKER_HOT_KIB,
 };
 
 use crate::drive::drive;
-use crate::interbench::spec::policy_reason;
+use crate::policy::policy_reason;
 use workers::Hackbench;
 
 /// The most simulated time a run may take before it is declared stuck.
@@ -167,10 +167,10 @@ pub fn run_hackbench_spec(spec: &HackbenchSpec) -> Result<HackbenchResult, Hackb
         }
     }
     Ok(HackbenchResult {
-        experiment: spec.experiment.clone(),
-        description: spec.description.clone(),
-        platform: spec.platform.name.clone(),
-        seed: spec.seed,
+        experiment: spec.header.experiment.clone(),
+        description: spec.header.description.clone(),
+        platform: spec.header.platform.name.clone(),
+        seed: spec.header.seed,
         loops: spec.loops,
         fds: spec.fds,
         datasize: spec.datasize,
@@ -190,9 +190,9 @@ fn run_one(
     let groups = pairs / spec.fds;
     let messages = u64::from(groups) * u64::from(spec.fds) * u64::from(spec.fds) * spec.loops;
     let (user, d) = drive(
-        &spec.platform,
+        &spec.header.platform,
         &m.policy,
-        spec.seed,
+        spec.header.seed,
         RUN_LIMIT_S * NS_PER_S,
         true,
         |k, _| Hackbench::new(k, t, groups, spec.fds, spec.loops, spec.datasize),

@@ -1,12 +1,14 @@
-//! Hackbench specs (`experiments/vtcfs/hackbench*.toml`): a platform, the transports, the sizes
-//! as seed 003 counts them (pairs), hackbench's loops, fds and message size, and the models. A
-//! spec is a boundary: every problem is a [`HackbenchSpecError`].
+//! Hackbench specs (`kind = "hackbench"`, `experiments/vtcfs/hackbench*.toml`): after the
+//! header every kind shares, the transports, the sizes as seed 003 counts them (pairs),
+//! hackbench's loops, fds and message size, and the models. A spec is a boundary: every problem
+//! is a [`crate::SpecError`].
 
 use serde::Deserialize;
 
 use super::channel::Transport;
-use crate::interbench::spec::{check_models, ModelListError, PolicyModel};
-use crate::platform::{Platform, PlatformError};
+use crate::header::Header;
+use crate::policy::{check_models, PolicyModel};
+use crate::spec_error::{invalid, Problem};
 
 /// Hackbench's default loops (`static unsigned int loops = 100`, rt-tests `hackbench.c`), the
 /// size seed 003's times fit (table IV: 4-14 s on the Tegra 250).
@@ -20,28 +22,6 @@ pub const MAX_LOOPS: u64 = 10_000;
 /// The most workers a run may have (groups × 2 × fds).
 pub const MAX_TASKS: u64 = 4_000;
 
-/// Why a hackbench spec was rejected.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum HackbenchSpecError {
-    #[error("spec is not valid TOML for a hackbench spec: {0}")]
-    Syntax(String),
-    #[error("unknown platform `{0}` (known: {known})", known = crate::platform::Platform::NAMES)]
-    UnknownPlatform(String),
-    #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
-    #[error(transparent)]
-    Models(#[from] ModelListError),
-    #[error(transparent)]
-    Platform(#[from] PlatformError),
-}
-
-fn invalid(field: &'static str, reason: impl Into<String>) -> HackbenchSpecError {
-    HackbenchSpecError::Invalid {
-        field,
-        reason: reason.into(),
-    }
-}
-
 fn default_fds() -> u32 {
     DEFAULT_FDS
 }
@@ -50,13 +30,10 @@ fn default_datasize() -> u32 {
     DEFAULT_DATASIZE
 }
 
+/// The tables of a hackbench spec after its header.
 #[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSpec {
-    experiment: String,
-    description: String,
-    platform: String,
-    seed: u64,
+pub(crate) struct RawHackbench {
     transports: Vec<Transport>,
     pairs: Vec<u32>,
     loops: u64,
@@ -70,10 +47,7 @@ struct RawSpec {
 /// A checked hackbench spec.
 #[derive(Clone, PartialEq, Debug)]
 pub struct HackbenchSpec {
-    pub experiment: String,
-    pub description: String,
-    pub platform: Platform,
-    pub seed: u64,
+    pub header: Header,
     pub transports: Vec<Transport>,
     /// Sender-receiver pairs, seed 003's unit; each is `pairs / fds` hackbench groups.
     pub pairs: Vec<u32>,
@@ -85,25 +59,11 @@ pub struct HackbenchSpec {
 }
 
 impl HackbenchSpec {
-    /// Whether `text` is a hackbench spec (it names `transports` and `pairs`).
-    #[must_use]
-    pub fn is_hackbench(text: &str) -> bool {
-        toml::from_str::<toml::Table>(text)
-            .is_ok_and(|t| t.contains_key("transports") && t.contains_key("pairs"))
-    }
-
-    /// Parses and checks a spec.
+    /// Checks a hackbench spec's tables after its header.
     ///
     /// # Errors
-    /// A [`HackbenchSpecError`] naming the first problem.
-    pub fn parse(text: &str) -> Result<HackbenchSpec, HackbenchSpecError> {
-        let raw: RawSpec =
-            toml::from_str(text).map_err(|e| HackbenchSpecError::Syntax(e.to_string()))?;
-        let platform = Platform::by_name(&raw.platform)
-            .ok_or_else(|| HackbenchSpecError::UnknownPlatform(raw.platform.clone()))?;
-        if raw.experiment.trim().is_empty() {
-            return Err(invalid("experiment", "empty name"));
-        }
+    /// The first [`Problem`].
+    pub(crate) fn from_parts(header: Header, raw: RawHackbench) -> Result<HackbenchSpec, Problem> {
         if raw.transports.is_empty() {
             return Err(invalid("transports", "none to run (pipe, socket)"));
         }
@@ -147,12 +107,9 @@ impl HackbenchSpec {
                 return Err(invalid("pairs", format!("{p} listed twice")));
             }
         }
-        check_models(&raw.models, &platform)?;
+        check_models(&raw.models, &header.platform)?;
         Ok(HackbenchSpec {
-            experiment: raw.experiment,
-            description: raw.description,
-            platform,
-            seed: raw.seed,
+            header,
             transports: raw.transports,
             pairs: raw.pairs,
             loops: raw.loops,

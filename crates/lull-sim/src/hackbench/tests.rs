@@ -1,12 +1,19 @@
 //! Hackbench in the simulator: message counts, the spec's checks, the overhead's origin.
 
-use super::spec::HackbenchSpecError;
 use super::*;
 use crate::interbench::spec::ModelListError;
+
+/// The spec, or the problem it was refused for.
+fn parse(text: &str) -> Result<HackbenchSpec, crate::Problem> {
+    HackbenchSpec::parse(text).map_err(|e| e.problem)
+}
+
+use crate::Problem;
 
 fn spec_text(transports: &str, pairs: &str, loops: u64, models: &str) -> String {
     format!(
         r#"
+kind = "hackbench"
 experiment = "t"
 description = "test"
 platform = "tegra-250"
@@ -30,7 +37,7 @@ policy = { scheduler = "vtcfs", preempt_tick_us = 5000, governor = "performance"
 
 #[test]
 fn every_message_arrives_and_the_counts_are_hackbench_s() {
-    let spec = HackbenchSpec::parse(&spec_text(
+    let spec = parse(&spec_text(
         r#"["pipe", "socket"]"#,
         "[20, 40]",
         3,
@@ -65,7 +72,7 @@ fn every_message_arrives_and_the_counts_are_hackbench_s() {
 fn the_per_message_costs_bound_the_elapsed_time_from_below() {
     // One group, pipes: 20 × 20 × 5 = 2000 messages, each a write and a read; two cores can
     // at best overlap the two halves.
-    let spec = HackbenchSpec::parse(&spec_text(r#"["pipe"]"#, "[20]", 5, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text(r#"["pipe"]"#, "[20]", 5, CFS_AND_VTCFS)).unwrap();
     let r = run_hackbench_spec(&spec).unwrap();
     let run = &r.runs[0];
     let cycles = run.messages * (PIPE_WRITE_CYCLES + PIPE_READ_CYCLES);
@@ -80,41 +87,41 @@ fn the_per_message_costs_bound_the_elapsed_time_from_below() {
 
 #[test]
 fn bad_specs_are_refused_with_the_field_named() {
-    let err = |t: String| HackbenchSpec::parse(&t).unwrap_err();
+    let err = |t: String| parse(&t).unwrap_err();
     assert!(matches!(
         err(spec_text(r#"["pipe"]"#, "[30]", 10, CFS_AND_VTCFS)),
-        HackbenchSpecError::Invalid { field: "pairs", .. }
+        Problem::Invalid { field: "pairs", .. }
     ));
     assert!(matches!(
         err(spec_text(r#"["pipe"]"#, "[]", 10, CFS_AND_VTCFS)),
-        HackbenchSpecError::Invalid { field: "pairs", .. }
+        Problem::Invalid { field: "pairs", .. }
     ));
     assert!(matches!(
         err(spec_text(r#"["pipe"]"#, "[20, 20]", 10, CFS_AND_VTCFS)),
-        HackbenchSpecError::Invalid { field: "pairs", .. }
+        Problem::Invalid { field: "pairs", .. }
     ));
     assert!(matches!(
         err(spec_text(r#"["pipe"]"#, "[4000]", 10, CFS_AND_VTCFS)),
-        HackbenchSpecError::Invalid { field: "pairs", .. }
+        Problem::Invalid { field: "pairs", .. }
     ));
     assert!(matches!(
         err(spec_text(r#"["pipe"]"#, "[20]", 0, CFS_AND_VTCFS)),
-        HackbenchSpecError::Invalid { field: "loops", .. }
+        Problem::Invalid { field: "loops", .. }
     ));
     assert!(matches!(
         err(spec_text(r#"["fifo"]"#, "[20]", 10, CFS_AND_VTCFS)),
-        HackbenchSpecError::Syntax(_)
+        Problem::Syntax(_)
     ));
     assert!(matches!(
         err(spec_text(r#"["pipe", "pipe"]"#, "[20]", 10, CFS_AND_VTCFS)),
-        HackbenchSpecError::Invalid {
+        Problem::Invalid {
             field: "transports",
             ..
         }
     ));
     assert!(matches!(
         err(spec_text(r#"["pipe"]"#, "[20]", 10, CFS_AND_VTCFS).replace("tegra-250", "vax")),
-        HackbenchSpecError::UnknownPlatform(_)
+        Problem::UnknownPlatform(_)
     ));
     let eevdf_tick = r#"
 [[models]]
@@ -123,11 +130,10 @@ policy = { scheduler = "eevdf", preempt_tick_us = 5000 }
 "#;
     assert!(matches!(
         err(spec_text(r#"["pipe"]"#, "[20]", 10, eevdf_tick)),
-        HackbenchSpecError::Models(ModelListError::Policy { .. })
+        Problem::Models(ModelListError::Policy { .. })
     ));
     let text = spec_text(r#"["pipe"]"#, "[20]", 10, CFS_AND_VTCFS);
-    assert!(HackbenchSpec::is_hackbench(&text));
-    let mut spec = HackbenchSpec::parse(&text).unwrap();
+    let mut spec = parse(&text).unwrap();
     spec.seed_size();
     assert_eq!(spec.loops, 100);
 }

@@ -27,15 +27,15 @@ use lull_workload::rng::SplitMix64;
 use serde::Serialize;
 
 pub use memload::{FAULT_CYCLES, SWAP_READ_MIB_PER_S, SWAP_WRITE_MIB_PER_S, SYSTEM_RESIDENT_MIB};
-pub use spec::{Bench, InterbenchSpec, InterbenchSpecError, Load, PolicyModel};
+pub use spec::{Bench, InterbenchSpec, Load, PolicyModel};
 pub use tasks::{
     AUDIO_INTERVAL_NS, AUDIO_RUN_NS, BURN_THREADS, GAME_RUN_NS, LOAD_LEAD_NS, VIDEO_INTERVAL_NS,
     VIDEO_RUN_NS,
 };
 
 use crate::drive::drive;
+use crate::policy::policy_reason;
 use memload::MemCosts;
-use spec::policy_reason;
 use tasks::{InterbenchUser, Tally};
 
 /// Interbench's latency figures, ms.
@@ -125,10 +125,10 @@ pub fn run_interbench_spec(spec: &InterbenchSpec) -> Result<InterbenchResult, In
         });
     }
     Ok(InterbenchResult {
-        experiment: spec.experiment.clone(),
-        description: spec.description.clone(),
-        platform: spec.platform.name.clone(),
-        seed: spec.seed,
+        experiment: spec.header.experiment.clone(),
+        description: spec.header.description.clone(),
+        platform: spec.header.platform.name.clone(),
+        seed: spec.header.seed,
         benchmark: spec.benchmark.name().to_owned(),
         duration_s: spec.duration_s,
         repeats: spec.repeats,
@@ -153,7 +153,7 @@ fn run_cell(
     m: &PolicyModel,
     load: Load,
 ) -> Result<(InterbenchCell, u64), InterbenchRunError> {
-    let plat = &spec.platform;
+    let plat = &spec.header.platform;
     let main = &plat.clusters[plat.main_cluster()];
     let top_khz = main.opps.last().map_or(1_000_000, |o| o.khz);
     let tick_ns = NS_PER_S / u64::from(plat.timer.hz);
@@ -162,7 +162,7 @@ fn run_cell(
     let (mut cpu_ns, mut switches, mut events) = (0u64, 0u64, 0u64);
     let mut swap = None;
     for r in 0..spec.repeats {
-        let run_seed = spec.seed.wrapping_add(u64::from(r));
+        let run_seed = spec.header.seed.wrapping_add(u64::from(r));
         // Each repetition starts the task at another point of the tick.
         let start_ns = LOAD_LEAD_NS + SplitMix64::new(run_seed).below(tick_ns);
         let (user, d) = drive(

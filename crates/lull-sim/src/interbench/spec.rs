@@ -1,11 +1,13 @@
-//! Interbench specs (`experiments/vtcfs/interbench-*.toml`): a platform, the benchmarked task,
-//! the background loads it runs against, how long and how often, and the models (each a
-//! `[policy]` table). A spec is a boundary: every problem is an [`InterbenchSpecError`].
+//! Interbench specs (`kind = "interbench"`, `experiments/vtcfs/interbench-*.toml`): after the
+//! header every kind shares, the benchmarked task, the background loads it runs against, how
+//! long and how often, and the models (each a `[policy]` table). A spec is a boundary: every
+//! problem is a [`crate::SpecError`].
 
 use serde::{Deserialize, Serialize};
 
-use crate::platform::{Platform, PlatformError};
-use crate::policy::{PolicyError, PolicySpec, RunPolicies};
+use crate::header::Header;
+pub use crate::policy::{check_models, ModelListError, PolicyModel};
+use crate::spec_error::{invalid, Problem};
 
 /// Interbench's default length of one benchmark run (`ud.duration = 30` in interbench 0.31), the
 /// seed's too (§VI-B-2: "each simulation has run for 30 seconds").
@@ -16,62 +18,6 @@ pub const SEED_REPEATS: u32 = 10;
 pub const MAX_DURATION_S: u64 = 300;
 /// The most repetitions a spec may ask for.
 pub const MAX_REPEATS: u32 = 100;
-
-/// A named model of a benchmark spec: a label and the kernel policies it runs with.
-#[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PolicyModel {
-    /// The name in tables and JSON (`cfs`, `vtcfs-3ms`, …).
-    pub name: String,
-    /// The kernel's policies; unset slots take the platform's defaults.
-    #[serde(default)]
-    pub policy: PolicySpec,
-}
-
-/// Why a model list cannot run on a platform.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum ModelListError {
-    #[error("models: no model to run")]
-    Empty,
-    #[error("models: a model without a name")]
-    Unnamed,
-    #[error("models: `{0}` listed twice")]
-    Duplicate(String),
-    #[error("model `{model}`: policy: {reason}")]
-    Policy { model: String, reason: String },
-}
-
-/// Checks that `models` are named, distinct and that each one's policies run on `plat`.
-///
-/// # Errors
-/// The first [`ModelListError`].
-pub fn check_models(models: &[PolicyModel], plat: &Platform) -> Result<(), ModelListError> {
-    if models.is_empty() {
-        return Err(ModelListError::Empty);
-    }
-    for (i, m) in models.iter().enumerate() {
-        if m.name.trim().is_empty() {
-            return Err(ModelListError::Unnamed);
-        }
-        if models[..i].iter().any(|o| o.name == m.name) {
-            return Err(ModelListError::Duplicate(m.name.clone()));
-        }
-        let cores = plat.clusters[plat.main_cluster()].cores;
-        RunPolicies::build(&m.policy, plat, cores, false).map_err(|e| ModelListError::Policy {
-            model: m.name.clone(),
-            reason: policy_reason(&e),
-        })?;
-    }
-    Ok(())
-}
-
-/// A policy error as one line.
-pub(crate) fn policy_reason(e: &PolicyError) -> String {
-    match e {
-        PolicyError::Unknown(u) => u.to_string(),
-        PolicyError::Invalid { field, reason } => format!("{field}: {reason}"),
-    }
-}
 
 /// Interbench's simulated interactive tasks that a spec benchmarks (interbench 0.31's
 /// `threadlist` entries with `.bench = 1`; seed 003 table II).
@@ -143,35 +89,10 @@ impl Load {
     }
 }
 
-/// Why an interbench spec was rejected.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum InterbenchSpecError {
-    #[error("spec is not valid TOML for an interbench spec: {0}")]
-    Syntax(String),
-    #[error("unknown platform `{0}` (known: {known})", known = crate::platform::Platform::NAMES)]
-    UnknownPlatform(String),
-    #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
-    #[error(transparent)]
-    Models(#[from] ModelListError),
-    #[error(transparent)]
-    Platform(#[from] PlatformError),
-}
-
-fn invalid(field: &'static str, reason: impl Into<String>) -> InterbenchSpecError {
-    InterbenchSpecError::Invalid {
-        field,
-        reason: reason.into(),
-    }
-}
-
+/// The tables of an interbench spec after its header.
 #[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSpec {
-    experiment: String,
-    description: String,
-    platform: String,
-    seed: u64,
+pub(crate) struct RawInterbench {
     benchmark: Bench,
     loads: Vec<Load>,
     duration_s: u64,
@@ -184,10 +105,7 @@ struct RawSpec {
 /// A checked interbench spec.
 #[derive(Clone, PartialEq, Debug)]
 pub struct InterbenchSpec {
-    pub experiment: String,
-    pub description: String,
-    pub platform: Platform,
-    pub seed: u64,
+    pub header: Header,
     pub benchmark: Bench,
     pub loads: Vec<Load>,
     /// Length of each benchmark run, s (interbench rounds it up to a multiple of 10 s so that
@@ -201,25 +119,14 @@ pub struct InterbenchSpec {
 }
 
 impl InterbenchSpec {
-    /// Whether `text` is an interbench spec (it names a `benchmark` and `loads`).
-    #[must_use]
-    pub fn is_interbench(text: &str) -> bool {
-        toml::from_str::<toml::Table>(text)
-            .is_ok_and(|t| t.contains_key("benchmark") && t.contains_key("loads"))
-    }
-
-    /// Parses and checks a spec.
+    /// Checks an interbench spec's tables after its header.
     ///
     /// # Errors
-    /// An [`InterbenchSpecError`] naming the first problem.
-    pub fn parse(text: &str) -> Result<InterbenchSpec, InterbenchSpecError> {
-        let raw: RawSpec =
-            toml::from_str(text).map_err(|e| InterbenchSpecError::Syntax(e.to_string()))?;
-        let platform = Platform::by_name(&raw.platform)
-            .ok_or_else(|| InterbenchSpecError::UnknownPlatform(raw.platform.clone()))?;
-        if raw.experiment.trim().is_empty() {
-            return Err(invalid("experiment", "empty name"));
-        }
+    /// The first [`Problem`].
+    pub(crate) fn from_parts(
+        header: Header,
+        raw: RawInterbench,
+    ) -> Result<InterbenchSpec, Problem> {
         if raw.loads.is_empty() {
             return Err(invalid("loads", "no load to run against"));
         }
@@ -249,12 +156,9 @@ impl InterbenchSpec {
         if !(64..=65_536).contains(&raw.ram_mib) {
             return Err(invalid("ram_mib", "must be 64..=65536 (MiB)"));
         }
-        check_models(&raw.models, &platform)?;
+        check_models(&raw.models, &header.platform)?;
         Ok(InterbenchSpec {
-            experiment: raw.experiment,
-            description: raw.description,
-            platform,
-            seed: raw.seed,
+            header,
             benchmark: raw.benchmark,
             loads: raw.loads,
             duration_s: round_up_to_10(raw.duration_s),

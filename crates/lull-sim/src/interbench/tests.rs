@@ -1,12 +1,20 @@
 //! Interbench in the simulator: the emulated tasks' cadence, the spec's checks, and VT-CFS
 //! against CFS under Burn.
 
-use super::spec::{InterbenchSpec, InterbenchSpecError, ModelListError};
+use super::spec::{InterbenchSpec, ModelListError};
 use super::*;
+
+/// The spec, or the problem it was refused for.
+fn parse(text: &str) -> Result<InterbenchSpec, crate::Problem> {
+    InterbenchSpec::parse(text).map_err(|e| e.problem)
+}
+
+use crate::Problem;
 
 fn spec_text(bench: &str, loads: &str, models: &str) -> String {
     format!(
         r#"
+kind = "interbench"
 experiment = "t"
 description = "test"
 platform = "tegra-250"
@@ -39,7 +47,7 @@ fn cell<'a>(r: &'a InterbenchResult, model: &str, load: &str) -> &'a InterbenchC
 
 #[test]
 fn audio_alone_wakes_every_50_ms_on_time_and_gets_its_5_percent() {
-    let spec = InterbenchSpec::parse(&spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let c = cell(&r, "cfs", "none");
     // 10 s at one wakeup per 50 ms: 200 calls (the last may fall beyond the end).
@@ -59,7 +67,7 @@ fn audio_alone_wakes_every_50_ms_on_time_and_gets_its_5_percent() {
 
 #[test]
 fn video_alone_keeps_60_frames_a_second_and_x_steps_through_its_range() {
-    let spec = InterbenchSpec::parse(&spec_text("video", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text("video", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let c = cell(&r, "cfs", "none");
     // 10 s / 16.666 ms = 600 frames of 6.666 ms: 4 s of work.
@@ -72,7 +80,7 @@ fn video_alone_keeps_60_frames_a_second_and_x_steps_through_its_range() {
     assert_eq!(c.deadlines_met_pct, Some(100.0));
     // X: 101 steps of 100 ms make one 10.1 s sweep; 10 s hold 100 calls, the i ms of each step
     // (i = 0…99) summing to 4.95 s of work, and part of the 100 ms step when the run stops.
-    let spec = InterbenchSpec::parse(&spec_text("x", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text("x", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let c = cell(&r, "cfs", "none");
     assert!((99..=101).contains(&c.samples), "{}", c.samples);
@@ -85,8 +93,7 @@ fn video_alone_keeps_60_frames_a_second_and_x_steps_through_its_range() {
 
 #[test]
 fn gaming_never_sleeps_and_shares_the_cpu_with_burn() {
-    let spec =
-        InterbenchSpec::parse(&spec_text("gaming", r#"["none", "burn"]"#, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text("gaming", r#"["none", "burn"]"#, CFS_AND_VTCFS)).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let alone = cell(&r, "cfs", "none");
     // Alone it has a core: 100 ms of work in 100 ms (and the ticks' and switches' costs), 100
@@ -120,7 +127,7 @@ name = "vtcfs-5ms"
 policy = { scheduler = "vtcfs", preempt_tick_us = 5000, governor = "performance" }
 "#
     );
-    let spec = InterbenchSpec::parse(&spec_text("audio", r#"["burn"]"#, &models)).unwrap();
+    let spec = parse(&spec_text("audio", r#"["burn"]"#, &models)).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let cfs = cell(&r, "cfs", "burn");
     let vt3 = cell(&r, "vtcfs-3ms", "burn");
@@ -137,7 +144,7 @@ policy = { scheduler = "vtcfs", preempt_tick_us = 5000, governor = "performance"
 
 #[test]
 fn memload_swaps_once_its_blocks_outgrow_the_ram() {
-    let spec = InterbenchSpec::parse(&spec_text("audio", r#"["memload"]"#, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text("audio", r#"["memload"]"#, CFS_AND_VTCFS)).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let c = cell(&r, "cfs", "memload");
     let (out, _) = c.swap_mib.expect("memload ran");
@@ -149,56 +156,56 @@ fn memload_swaps_once_its_blocks_outgrow_the_ram() {
 fn repetitions_pool_their_samples() {
     let text =
         spec_text("audio", r#"["burn"]"#, CFS_AND_VTCFS).replace("repeats = 1", "repeats = 3");
-    let spec = InterbenchSpec::parse(&text).unwrap();
+    let spec = parse(&text).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     assert!(cell(&r, "cfs", "burn").samples >= 3 * 199);
 }
 
 #[test]
 fn bad_specs_are_refused_with_the_field_named() {
-    let err = |t: String| InterbenchSpec::parse(&t).unwrap_err();
+    let err = |t: String| parse(&t).unwrap_err();
     assert!(matches!(
         err(spec_text("x", r#"["x"]"#, CFS_AND_VTCFS)),
-        InterbenchSpecError::Invalid { field: "loads", .. }
+        Problem::Invalid { field: "loads", .. }
     ));
     assert!(matches!(
         err(spec_text("audio", r#"["burn", "burn"]"#, CFS_AND_VTCFS)),
-        InterbenchSpecError::Invalid { field: "loads", .. }
+        Problem::Invalid { field: "loads", .. }
     ));
     assert!(matches!(
         err(spec_text("audio", "[]", CFS_AND_VTCFS)),
-        InterbenchSpecError::Invalid { field: "loads", .. }
+        Problem::Invalid { field: "loads", .. }
     ));
     assert!(matches!(
         err(spec_text("audio", r#"["gaming"]"#, CFS_AND_VTCFS)),
-        InterbenchSpecError::Syntax(_)
+        Problem::Syntax(_)
     ));
     assert!(matches!(
         err(spec_text("mp3", r#"["none"]"#, CFS_AND_VTCFS)),
-        InterbenchSpecError::Syntax(_)
+        Problem::Syntax(_)
     ));
     assert!(matches!(
         err(spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS)
             .replace("duration_s = 10", "duration_s = 0")),
-        InterbenchSpecError::Invalid {
+        Problem::Invalid {
             field: "duration_s",
             ..
         }
     ));
     assert!(matches!(
         err(spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS).replace("repeats = 1", "repeats = 0")),
-        InterbenchSpecError::Invalid {
+        Problem::Invalid {
             field: "repeats",
             ..
         }
     ));
     assert!(matches!(
         err(spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS).replace("tegra-250", "pdp-11")),
-        InterbenchSpecError::UnknownPlatform(_)
+        Problem::UnknownPlatform(_)
     ));
     assert!(matches!(
         err(spec_text("audio", r#"["none"]"#, "")),
-        InterbenchSpecError::Syntax(_) | InterbenchSpecError::Models(ModelListError::Empty)
+        Problem::Syntax(_) | Problem::Models(ModelListError::Empty)
     ));
     // A preemption tick that is not a whole number of the Tegra 250's 1 ms ticks.
     let bad_tick = r#"
@@ -208,27 +215,23 @@ policy = { scheduler = "vtcfs", preempt_tick_us = 2500 }
 "#;
     assert!(matches!(
         err(spec_text("audio", r#"["none"]"#, bad_tick)),
-        InterbenchSpecError::Models(ModelListError::Policy { .. })
+        Problem::Models(ModelListError::Policy { .. })
     ));
     let twice = format!("{CFS_AND_VTCFS}{CFS_AND_VTCFS}");
     assert!(matches!(
         err(spec_text("audio", r#"["none"]"#, &twice)),
-        InterbenchSpecError::Models(ModelListError::Duplicate(_))
+        Problem::Models(ModelListError::Duplicate(_))
     ));
     let unknown_field = spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS) + "\nwarmup_s = 3\n";
-    assert!(matches!(err(unknown_field), InterbenchSpecError::Syntax(_)));
+    assert!(matches!(err(unknown_field), Problem::Syntax(_)));
 }
 
 #[test]
 fn durations_round_up_to_whole_x_sweeps_and_the_seed_size_is_30_s_ten_times() {
     let text = spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS)
         .replace("duration_s = 10", "duration_s = 12");
-    let mut spec = InterbenchSpec::parse(&text).unwrap();
+    let mut spec = parse(&text).unwrap();
     assert_eq!(spec.duration_s, 20);
     spec.seed_size();
     assert_eq!((spec.duration_s, spec.repeats), (30, 10));
-    assert!(InterbenchSpec::is_interbench(&text));
-    assert!(!InterbenchSpec::is_interbench(
-        "experiment = \"x\"\n[scenario]\n"
-    ));
 }

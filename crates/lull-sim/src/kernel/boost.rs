@@ -25,15 +25,7 @@ use lull_sched::{CpuId, TaskId};
 use serde::Serialize;
 
 use super::{Kernel, TState};
-
-/// How the kernel favours the task the framework named.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum BoostKind {
-    /// Eq. 6 with C = `c_ns`: the first nice whose weight reaches C × ΣW / P, capped at nice −20's.
-    Weight { c_ns: u64 },
-    /// A custom slice of `slice_ns` (an EEVDF request length; CFS and VT-CFS ignore it).
-    Slice { slice_ns: u64 },
-}
+use crate::policy::BoostKind;
 
 /// What the boost did over a run.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]

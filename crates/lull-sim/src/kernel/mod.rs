@@ -41,7 +41,7 @@ use crate::event::Ev;
 use crate::platform::Platform;
 use crate::soc::Soc;
 
-pub use boost::{BoostCounters, BoostKind};
+pub use boost::BoostCounters;
 #[cfg(test)]
 pub(crate) use exec::ns_to_cycles;
 

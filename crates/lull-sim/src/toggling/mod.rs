@@ -28,12 +28,12 @@ use lull_sched::seam::CpuMask;
 use lull_sched::CpuId;
 use serde::Serialize;
 
-pub use spec::{TogglingSpec, TogglingSpecError};
+pub use spec::TogglingSpec;
 pub use workers::STEP_US;
 
 use crate::drive::{drive_on, Machine};
-use crate::interbench::spec::policy_reason;
 use crate::platform::Platform;
+use crate::policy::policy_reason;
 use crate::seam::SeamDriver;
 use workers::{cycles_in_us, Program};
 
@@ -164,12 +164,12 @@ pub fn run_toggling_spec_audited(
             0.0
         };
     }
-    let sets = core_sets(&spec.platform);
+    let sets = core_sets(&spec.header.platform);
     let result = TogglingResult {
-        experiment: spec.experiment.clone(),
-        description: spec.description.clone(),
-        platform: spec.platform.name.clone(),
-        seed: spec.seed,
+        experiment: spec.header.experiment.clone(),
+        description: spec.header.description.clone(),
+        platform: spec.header.platform.name.clone(),
+        seed: spec.header.seed,
         threads: spec.threads,
         work_ms: spec.work_ms,
         barrier_every_us: spec.barrier_every_us,
@@ -187,7 +187,7 @@ fn run_one(
     scheme: Scheme,
     audit: bool,
 ) -> Result<(ModelRun, Option<AuditLog>), TogglingRunError> {
-    let plat = &spec.platform;
+    let plat = &spec.header.platform;
     let sets = core_sets(plat);
     let khz = plat.top_work_khz();
     let work = spec.work_ms * khz;
@@ -208,7 +208,7 @@ fn run_one(
         plat,
         &spec.policy,
         machine,
-        spec.seed,
+        spec.header.seed,
         RUN_LIMIT_S * NS_PER_S,
         true,
         |k, _| Program::new(k, spec.threads, work, phase, step, spec.hot_kib),

@@ -1,12 +1,14 @@
-//! Toggling specs (`experiments/toggling/*.toml`): a big.LITTLE platform with both clusters
-//! online, the program's threads and their work, its synchronisation, and the controller's
-//! schemes to compare. A spec is a boundary: every problem is a [`TogglingSpecError`].
+//! Toggling specs (`kind = "toggling"`, `experiments/toggling/*.toml`): after the header every
+//! kind shares (its platform a big.LITTLE pair with both clusters online), the program's threads
+//! and their work, its synchronisation, and the controller's schemes to compare. A spec is a
+//! boundary: every problem is a [`crate::SpecError`].
 
 use lull_sched::controller::Scheme;
 use serde::Deserialize;
 
-use crate::platform::{Platform, PlatformError};
+use crate::header::Header;
 use crate::policy::PolicySpec;
+use crate::spec_error::{invalid, Problem};
 
 /// The most threads a spec may have (the controller's masks cover 64 CPUs; the seed runs 8).
 pub const MAX_THREADS: u32 = 64;
@@ -20,35 +22,10 @@ pub const GOVERNOR: &str = "performance";
 /// The shortest barrier phase: 100 µs of work (shorter is a spin lock, not a barrier).
 pub const MIN_BARRIER_US: u64 = 100;
 
-/// Why a toggling spec was rejected.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum TogglingSpecError {
-    #[error("spec is not valid TOML for a toggling spec: {0}")]
-    Syntax(String),
-    #[error("unknown platform `{name}` (known: {known})", known = crate::platform::SHIPPED.join(", "))]
-    UnknownPlatform { name: String },
-    #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
-    #[error("models: {0}")]
-    UnknownModel(#[from] lull_sched::UnknownPolicy),
-    #[error(transparent)]
-    Platform(#[from] PlatformError),
-}
-
-fn invalid(field: &'static str, reason: impl Into<String>) -> TogglingSpecError {
-    TogglingSpecError::Invalid {
-        field,
-        reason: reason.into(),
-    }
-}
-
+/// The tables of a toggling spec after its header.
 #[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSpec {
-    experiment: String,
-    description: String,
-    platform: String,
-    seed: u64,
+pub(crate) struct RawToggling {
     threads: u32,
     work_ms: u64,
     #[serde(default)]
@@ -62,10 +39,7 @@ struct RawSpec {
 /// A checked toggling spec.
 #[derive(Clone, PartialEq, Debug)]
 pub struct TogglingSpec {
-    pub experiment: String,
-    pub description: String,
-    pub platform: Platform,
-    pub seed: u64,
+    pub header: Header,
     /// Worker threads, each with the same work.
     pub threads: u32,
     /// Each thread's work: this long on the fastest core at its top frequency.
@@ -82,27 +56,12 @@ pub struct TogglingSpec {
 }
 
 impl TogglingSpec {
-    /// Whether `text` is a toggling spec (it names `threads` and `work_ms`).
-    #[must_use]
-    pub fn is_toggling(text: &str) -> bool {
-        toml::from_str::<toml::Table>(text)
-            .is_ok_and(|t| t.contains_key("threads") && t.contains_key("work_ms"))
-    }
-
-    /// Parses and checks a spec.
+    /// Checks a toggling spec's tables after its header.
     ///
     /// # Errors
-    /// A [`TogglingSpecError`] naming the first problem.
-    pub fn parse(text: &str) -> Result<TogglingSpec, TogglingSpecError> {
-        let raw: RawSpec =
-            toml::from_str(text).map_err(|e| TogglingSpecError::Syntax(e.to_string()))?;
-        let platform =
-            Platform::by_name(&raw.platform).ok_or_else(|| TogglingSpecError::UnknownPlatform {
-                name: raw.platform.clone(),
-            })?;
-        if raw.experiment.trim().is_empty() {
-            return Err(invalid("experiment", "empty name"));
-        }
+    /// The first [`Problem`].
+    pub(crate) fn from_parts(header: Header, raw: RawToggling) -> Result<TogglingSpec, Problem> {
+        let platform = &header.platform;
         if !platform.both_clusters_online {
             return Err(invalid(
                 "platform",
@@ -134,7 +93,10 @@ impl TogglingSpec {
         }
         let mut models = Vec::new();
         for name in &raw.models {
-            let s = Scheme::parse(name)?;
+            let s = Scheme::parse(name).map_err(|e| Problem::UnknownModel {
+                name: name.clone(),
+                known: e.known,
+            })?;
             if models.contains(&s) {
                 return Err(invalid("models", format!("`{name}` listed twice")));
             }
@@ -170,10 +132,7 @@ impl TogglingSpec {
             ));
         }
         Ok(TogglingSpec {
-            experiment: raw.experiment,
-            description: raw.description,
-            platform,
-            seed: raw.seed,
+            header,
             threads: raw.threads,
             work_ms: raw.work_ms,
             barrier_every_us: raw.barrier_every_us,

@@ -3,11 +3,18 @@ use lull_sched::seam::{Action, Fact, SeamPolicy, ThreadRef, ThreadSample};
 use super::*;
 use crate::seam::{PROCESS_ID, THREAD_ID_BASE};
 
+/// The spec, or the problem it was refused for.
+fn parse(text: &str) -> Result<TogglingSpec, crate::Problem> {
+    TogglingSpec::parse(text).map_err(|e| e.problem)
+}
+
+use crate::Problem;
+
 const BLACKSCHOLES: &str = include_str!("../../../../experiments/toggling/blackscholes.toml");
 const VIPS: &str = include_str!("../../../../experiments/toggling/vips.toml");
 
 fn spec(text: &str, models: &[&str]) -> TogglingSpec {
-    let mut s = TogglingSpec::parse(text).expect("the shipped spec is valid");
+    let mut s = parse(text).expect("the shipped spec is valid");
     s.models = models
         .iter()
         .map(|m| Scheme::parse(m).expect("known"))
@@ -25,15 +32,19 @@ fn model<'r>(r: &'r TogglingResult, name: &str) -> &'r ModelRun {
 #[test]
 fn the_shipped_specs_parse_as_toggling_specs() {
     for text in [BLACKSCHOLES, VIPS] {
-        assert!(TogglingSpec::is_toggling(text));
-        let s = TogglingSpec::parse(text).expect("valid");
+        assert_eq!(
+            crate::Spec::parse(text).map(|s| s.kind()),
+            Ok(crate::Kind::Toggling)
+        );
+        let s = parse(text).expect("valid");
         assert_eq!(s.threads, 8);
         assert_eq!(s.models.len(), 7);
-        assert_eq!(s.platform.name, "odroid-xu3");
+        assert_eq!(s.header.platform.name, "odroid-xu3");
     }
-    assert!(!TogglingSpec::is_toggling(include_str!(
-        "../../../../experiments/vtcfs/hackbench.toml"
-    )));
+    assert!(matches!(
+        parse(include_str!("../../../../experiments/vtcfs/hackbench.toml")),
+        Err(e) if e == crate::Problem::WrongKind { expected: crate::Kind::Toggling, found: crate::Kind::Hackbench }
+    ));
 }
 
 #[test]
@@ -168,7 +179,7 @@ impl SeamPolicy for MoveOnce {
 #[test]
 fn an_affinity_action_moves_a_running_thread_at_once() {
     let s = spec(BLACKSCHOLES, &["baseline"]);
-    let sets = core_sets(&s.platform);
+    let sets = core_sets(&s.header.platform);
     // One thread: it starts on a big core (HMP places a new task on an idle big CPU).
     let policy = MoveOnce {
         to: 1,
@@ -181,9 +192,9 @@ fn an_affinity_action_moves_a_running_thread_at_once() {
         seam: Some(SeamDriver::new(Box::new(policy))),
         audit: false,
     };
-    let khz = s.platform.top_work_khz();
+    let khz = s.header.platform.top_work_khz();
     let (user, d) = drive_on(
-        &s.platform,
+        &s.header.platform,
         &s.policy,
         machine,
         1,
@@ -210,69 +221,69 @@ fn an_affinity_action_moves_a_running_thread_at_once() {
 
 #[test]
 fn bad_specs_get_typed_errors() {
-    let bad = |from: &str, to: &str| TogglingSpec::parse(&BLACKSCHOLES.replace(from, to));
+    let bad = |from: &str, to: &str| parse(&BLACKSCHOLES.replace(from, to));
     assert!(matches!(
         bad("\"equalise\"]", "\"shuffle\"]"),
-        Err(TogglingSpecError::UnknownModel(_))
+        Err(Problem::UnknownModel { .. })
     ));
     // Periods below one sampling period (10 ms) are refused.
     assert!(matches!(
         bad("\"toggle-0.5s\"", "\"toggle-0.001s\""),
-        Err(TogglingSpecError::UnknownModel(_))
+        Err(Problem::UnknownModel { .. })
     ));
     assert!(matches!(
         bad("\"toggle-0.5s\"", "\"toggle-0.25s\""),
-        Err(TogglingSpecError::Invalid {
+        Err(Problem::Invalid {
             field: "models",
             ..
         })
     ));
     assert!(matches!(
         bad("models = [\"baseline\", ", "models = ["),
-        Err(TogglingSpecError::Invalid {
+        Err(Problem::Invalid {
             field: "models",
             ..
         })
     ));
     assert!(matches!(
         bad("platform = \"odroid-xu3\"", "platform = \"galaxy-s4\""),
-        Err(TogglingSpecError::Invalid {
+        Err(Problem::Invalid {
             field: "platform",
             ..
         })
     ));
     assert!(matches!(
         bad("platform = \"odroid-xu3\"", "platform = \"odroid\""),
-        Err(TogglingSpecError::UnknownPlatform { .. })
+        Err(Problem::UnknownPlatform(_))
     ));
     assert!(matches!(
         bad("threads = 8", "threads = 0"),
-        Err(TogglingSpecError::Invalid {
+        Err(Problem::Invalid {
             field: "threads",
             ..
         })
     ));
     assert!(matches!(
         bad("work_ms = 1500", "work_ms = -3"),
-        Err(TogglingSpecError::Syntax(_))
+        Err(Problem::Syntax(_))
     ));
     assert!(matches!(
         bad("threads = 8", "threads = 8\nbarrier_every_us = 5"),
-        Err(TogglingSpecError::Invalid {
+        Err(Problem::Invalid {
             field: "barrier_every_us",
             ..
         })
     ));
     assert!(matches!(
         bad("governor = \"performance\"", "governor = \"ondemand\""),
-        Err(TogglingSpecError::Invalid {
+        Err(Problem::Invalid {
             field: "policy.governor",
             ..
         })
     ));
     assert!(matches!(
         bad("governor = \"performance\"", "placement = \"wake-idle\""),
-        Err(TogglingSpecError::Invalid {
+        Err(Problem::Invalid {
             field: "policy.placement",
             ..
         })

@@ -27,7 +27,7 @@ use serde::Serialize;
 pub use apps::{Fact, Owner};
 pub use compare::{compare_cells, CellComparison};
 pub use footprint::{to_csv, to_svg, Footprint, FootprintSample};
-pub use spec::{Background, Foreground, Scenario, ScreenState, UcsgModel, UcsgSpec, UcsgSpecError};
+pub use spec::{Background, Foreground, Scenario, ScreenState, UcsgModel, UcsgSpec};
 
 use crate::engine::Engine;
 use crate::event::Ev;
@@ -94,9 +94,26 @@ pub enum UcsgRunError {
 /// # Errors
 /// As [`run_ucsg_model`].
 pub fn run_ucsg_spec(spec: &UcsgSpec) -> Result<UcsgResult, UcsgRunError> {
+    run_ucsg_spec_audited(spec, false).map(|(r, _)| r)
+}
+
+/// As [`run_ucsg_spec`], with each model's scheduling events in the audit log format of
+/// `lull-audit` when `audit`, in the spec's model order.
+///
+/// # Errors
+/// As [`run_ucsg_model`].
+pub fn run_ucsg_spec_audited(
+    spec: &UcsgSpec,
+    audit: bool,
+) -> Result<(UcsgResult, Vec<(String, lull_audit::AuditLog)>), UcsgRunError> {
     let mut models = BTreeMap::new();
+    let mut logs = Vec::new();
     for &m in &spec.models {
-        models.insert(m.name().to_owned(), run_ucsg_model(spec, m)?);
+        let (r, log) = run(spec, m, audit)?;
+        if let Some(log) = log {
+            logs.push((m.name().to_owned(), log));
+        }
+        models.insert(m.name().to_owned(), r);
     }
     let s = &spec.scenario;
     let background: Vec<&str> = s
@@ -107,11 +124,11 @@ pub fn run_ucsg_spec(spec: &UcsgSpec) -> Result<UcsgResult, UcsgRunError> {
             Background::Ftp => "ftp",
         })
         .collect();
-    Ok(UcsgResult {
-        experiment: spec.experiment.clone(),
-        description: spec.description.clone(),
-        platform: spec.platform.name.clone(),
-        seed: spec.seed,
+    let r = UcsgResult {
+        experiment: spec.header.experiment.clone(),
+        description: spec.header.description.clone(),
+        platform: spec.header.platform.name.clone(),
+        seed: spec.header.seed,
         foreground: match s.foreground {
             Foreground::FileManager => "file-manager",
             Foreground::Video => "video",
@@ -129,7 +146,8 @@ pub fn run_ucsg_spec(spec: &UcsgSpec) -> Result<UcsgResult, UcsgRunError> {
         }
         .to_owned(),
         models,
-    })
+    };
+    Ok((r, logs))
 }
 
 fn cast(spec: &UcsgSpec, model: UcsgModel) -> Cast {
@@ -171,10 +189,10 @@ fn run(
     model: UcsgModel,
     audit: bool,
 ) -> Result<(UcsgModelResult, Option<lull_audit::AuditLog>), UcsgRunError> {
-    let plat = &spec.platform;
+    let plat = &spec.header.platform;
     let s = &spec.scenario;
     let start_ns = s.start_ms * NS_PER_MS;
-    let mut eng = Engine::new(spec.seed);
+    let mut eng = Engine::new(spec.header.seed);
     let mut soc = Soc::big_little(plat);
     let mut driver = Driver::build(model, plat)?;
     let mut kernel = Kernel::new(plat, soc.cores.len(), driver.policies());

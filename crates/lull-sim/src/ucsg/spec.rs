@@ -1,11 +1,12 @@
-//! UCSG scenario specs (`experiments/ucsg/*.toml`): a platform, the models to compare and a
-//! scenario of seed 001 §4 (a front app, background apps, the screen). A spec is a boundary:
-//! every problem is a [`UcsgSpecError`].
+//! UCSG scenario specs (`kind = "ucsg"`, `experiments/ucsg/*.toml`): the models to compare and
+//! a scenario of seed 001 §4 (a front app, background apps, the screen), after the header every
+//! kind shares. A spec is a boundary: every problem is a [`crate::SpecError`].
 
 use serde::Deserialize;
 
-use crate::platform::{Platform, PlatformError};
+use crate::header::Header;
 use crate::spec::MAX_DURATION_MS;
+use crate::spec_error::{invalid, Problem};
 
 /// The models a UCSG spec may name.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
@@ -84,35 +85,10 @@ pub struct Scenario {
     pub duration_ms: Option<u64>,
 }
 
-/// Why a UCSG spec was rejected.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum UcsgSpecError {
-    #[error("spec is not valid TOML for a UCSG scenario spec: {0}")]
-    Syntax(String),
-    #[error("unknown model `{0}` (known: cfs-ondemand, eevdf-schedutil, ucsg)")]
-    UnknownModel(String),
-    #[error("unknown platform `{0}` (known: galaxy-s4)")]
-    UnknownPlatform(String),
-    #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
-    #[error(transparent)]
-    Platform(#[from] PlatformError),
-}
-
-fn invalid(field: &'static str, reason: impl Into<String>) -> UcsgSpecError {
-    UcsgSpecError::Invalid {
-        field,
-        reason: reason.into(),
-    }
-}
-
+/// The tables of a UCSG spec after its header.
 #[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSpec {
-    experiment: String,
-    description: String,
-    platform: String,
-    seed: u64,
+pub(crate) struct RawUcsg {
     models: Vec<String>,
     /// Simulated time after the last app finished.
     tail_ms: u64,
@@ -122,55 +98,50 @@ struct RawSpec {
 /// A checked UCSG spec.
 #[derive(Clone, PartialEq, Debug)]
 pub struct UcsgSpec {
-    pub experiment: String,
-    pub description: String,
-    pub platform: Platform,
-    pub seed: u64,
+    pub header: Header,
     pub models: Vec<UcsgModel>,
     pub tail_ms: u64,
     pub scenario: Scenario,
 }
 
 impl UcsgSpec {
-    /// Whether `text` is a UCSG scenario spec (it has a `[scenario]` table) rather than a
-    /// framework-model spec.
-    #[must_use]
-    pub fn is_ucsg(text: &str) -> bool {
-        toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("scenario"))
-    }
-
-    /// Parses and checks a spec.
+    /// Checks a UCSG spec's tables after its header.
     ///
     /// # Errors
-    /// A [`UcsgSpecError`] naming the first problem.
-    pub fn parse(text: &str) -> Result<UcsgSpec, UcsgSpecError> {
-        let raw: RawSpec =
-            toml::from_str(text).map_err(|e| UcsgSpecError::Syntax(e.to_string()))?;
-        let platform = Platform::by_name(&raw.platform)
-            .ok_or_else(|| UcsgSpecError::UnknownPlatform(raw.platform.clone()))?;
+    /// The first [`Problem`].
+    pub(crate) fn from_parts(header: Header, raw: RawUcsg) -> Result<UcsgSpec, Problem> {
+        let platform = &header.platform;
         if platform.little_cluster().is_none() || platform.hotplug.is_none() {
-            return Err(UcsgSpecError::UnknownPlatform(raw.platform));
-        }
-        if raw.experiment.is_empty() {
-            return Err(invalid("experiment", "empty name"));
+            return Err(invalid(
+                "platform",
+                format!(
+                    "`{}` is not a big.LITTLE pair with per-core hotplug (UCSG runs on galaxy-s4)",
+                    platform.name
+                ),
+            ));
         }
         if raw.models.is_empty() {
             return Err(invalid("models", "no model to run"));
         }
         let mut models = Vec::new();
         for name in &raw.models {
-            let m = UcsgModel::from_name(name)
-                .ok_or_else(|| UcsgSpecError::UnknownModel(name.clone()))?;
+            let m = UcsgModel::from_name(name).ok_or_else(|| Problem::UnknownModel {
+                name: name.clone(),
+                known: UcsgModel::ALL.map(UcsgModel::name).join(", "),
+            })?;
             if models.contains(&m) {
                 return Err(invalid("models", format!("`{name}` listed twice")));
             }
             models.push(m);
         }
         let s = &raw.scenario;
-        if raw.tail_ms > MAX_DURATION_MS || s.start_ms > MAX_DURATION_MS {
+        if raw.tail_ms > MAX_DURATION_MS {
+            return Err(invalid("tail_ms", format!("at most {MAX_DURATION_MS}")));
+        }
+        if s.start_ms > MAX_DURATION_MS {
             return Err(invalid(
-                "tail_ms",
-                format!("tail_ms and scenario.start_ms at most {MAX_DURATION_MS}"),
+                "scenario.start_ms",
+                format!("at most {MAX_DURATION_MS}"),
             ));
         }
         for (i, b) in s.background.iter().enumerate() {
@@ -208,10 +179,7 @@ impl UcsgSpec {
             ));
         }
         Ok(UcsgSpec {
-            experiment: raw.experiment,
-            description: raw.description,
-            platform,
-            seed: raw.seed,
+            header,
             models,
             tail_ms: raw.tail_ms,
             scenario: raw.scenario,

@@ -1,61 +1,70 @@
 use super::*;
 
+/// The spec, or the problem it was refused for.
+fn parse(text: &str) -> Result<UcsgSpec, crate::Problem> {
+    UcsgSpec::parse(text).map_err(|e| e.problem)
+}
+
+use crate::Problem;
+
 fn spec(scenario: &str, models: &str) -> String {
     format!(
-        "experiment = \"t\"\ndescription = \"t\"\nplatform = \"galaxy-s4\"\nseed = 1\nmodels = [{models}]\ntail_ms = 0\n[scenario]\n{scenario}\n"
+        "kind = \"ucsg\"\nexperiment = \"t\"\ndescription = \"t\"\nplatform = \"galaxy-s4\"\nseed = 1\nmodels = [{models}]\ntail_ms = 0\n[scenario]\n{scenario}\n"
     )
 }
 
 #[test]
 fn bad_specs_get_typed_errors() {
     let ok = "foreground = \"home\"\nbackground = [\"zip\"]\nscreen = \"on\"\nstart_ms = 0";
-    assert!(UcsgSpec::parse(&spec(ok, "\"ucsg\"")).is_ok());
-    assert!(UcsgSpec::is_ucsg(&spec(ok, "\"ucsg\"")));
+    assert!(parse(&spec(ok, "\"ucsg\"")).is_ok());
     assert!(matches!(
-        UcsgSpec::parse(&spec(ok, "\"cfs\"")),
-        Err(UcsgSpecError::UnknownModel(_))
+        parse(&spec(ok, "\"cfs\"")),
+        Err(Problem::UnknownModel { .. })
     ));
     assert!(matches!(
-        UcsgSpec::parse(&spec(ok, "\"ucsg\", \"ucsg\"")),
-        Err(UcsgSpecError::Invalid { .. })
+        parse(&spec(ok, "\"ucsg\", \"ucsg\"")),
+        Err(Problem::Invalid { .. })
     ));
     assert!(matches!(
-        UcsgSpec::parse(&spec(&ok.replace("home", "browser"), "\"ucsg\"")),
-        Err(UcsgSpecError::Syntax(_))
+        parse(&spec(&ok.replace("home", "browser"), "\"ucsg\"")),
+        Err(Problem::Syntax(_))
     ));
     // The home screen alone never ends: it needs a length; others must not have one.
     let alone = "foreground = \"home\"\nscreen = \"on\"\nstart_ms = 0";
     assert!(matches!(
-        UcsgSpec::parse(&spec(alone, "\"ucsg\"")),
-        Err(UcsgSpecError::Invalid {
+        parse(&spec(alone, "\"ucsg\"")),
+        Err(Problem::Invalid {
             field: "scenario.duration_ms",
             ..
         })
     ));
     assert!(matches!(
-        UcsgSpec::parse(&spec(&format!("{ok}\nduration_ms = 5"), "\"ucsg\"")),
-        Err(UcsgSpecError::Invalid {
+        parse(&spec(&format!("{ok}\nduration_ms = 5"), "\"ucsg\"")),
+        Err(Problem::Invalid {
             field: "scenario.duration_ms",
             ..
         })
     ));
     let off = "foreground = \"video\"\nscreen = \"off\"\nstart_ms = 0";
     assert!(matches!(
-        UcsgSpec::parse(&spec(off, "\"ucsg\"")),
-        Err(UcsgSpecError::Invalid {
+        parse(&spec(off, "\"ucsg\"")),
+        Err(Problem::Invalid {
             field: "scenario.screen",
             ..
         })
     ));
     let tk1 = spec(ok, "\"ucsg\"").replace("galaxy-s4", "jetson-tk1");
     assert!(matches!(
-        UcsgSpec::parse(&tk1),
-        Err(UcsgSpecError::UnknownPlatform(_))
+        parse(&tk1),
+        Err(Problem::Invalid {
+            field: "platform",
+            ..
+        })
     ));
 }
 
 fn run(scenario: &str, model: UcsgModel) -> UcsgModelResult {
-    let s = UcsgSpec::parse(&spec(scenario, &format!("\"{}\"", model.name()))).expect("valid");
+    let s = parse(&spec(scenario, &format!("\"{}\"", model.name()))).expect("valid");
     run_ucsg_model(&s, model).expect("runs")
 }
 
@@ -152,7 +161,7 @@ fn the_screen_off_idle_phone_sleeps_on_one_little_core() {
 #[test]
 fn the_audit_log_does_not_perturb_the_run_and_covers_every_core() {
     let sc = "foreground = \"home\"\nbackground = [\"zip\"]\nscreen = \"on\"\nstart_ms = 0";
-    let s = UcsgSpec::parse(&spec(sc, "\"cfs-ondemand\"")).expect("valid");
+    let s = parse(&spec(sc, "\"cfs-ondemand\"")).expect("valid");
     let plain = run_ucsg_model(&s, UcsgModel::CfsOndemand).expect("runs");
     let (r, log) = run_ucsg_model_with_audit(&s, UcsgModel::CfsOndemand).expect("runs");
     assert_eq!(plain, r, "recording does not change the run");

@@ -24,7 +24,7 @@ pub(super) enum FrameDue {
 
 impl Userland<'_> {
     fn refresh_hz(&self) -> u64 {
-        u64::from(self.spec.platform.display.refresh_hz)
+        u64::from(self.spec.header.platform.display.refresh_hz)
     }
 
     fn refresh_index(&self, now: u64) -> u64 {

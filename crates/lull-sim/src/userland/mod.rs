@@ -23,7 +23,7 @@ use lull_workload::TimedEvent;
 
 use crate::costs::*;
 use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
-use crate::spec::{Model, Spec, SpecError, WorkloadSpec};
+use crate::spec::{FrameworkSpec, Model, SpecError, WorkloadSpec};
 
 /// What a thread is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -100,7 +100,7 @@ struct NewThread {
 /// User space of one run.
 #[derive(Debug)]
 pub(crate) struct Userland<'s> {
-    spec: &'s Spec,
+    spec: &'s FrameworkSpec,
     model: Model,
     /// Indexed like the kernel's tasks.
     threads: Vec<Behaviour>,
@@ -160,7 +160,7 @@ impl<'s> Userland<'s> {
     /// # Errors
     /// A message when the spec's workload cannot be built (a bad trace).
     pub fn new(
-        spec: &'s Spec,
+        spec: &'s FrameworkSpec,
         model: Model,
         k: &mut Kernel<'_>,
     ) -> Result<Userland<'s>, SpecError> {
@@ -360,7 +360,7 @@ impl<'s> Userland<'s> {
             let cat = (self.model == Model::EsmKdsGuis).then_some(ThreadCategory::Background);
             // A decoder's working set is its reference frames; the hot part that survives in L2
             // is bounded by L2 (refill is capped there).
-            let l2 = self.spec.platform.costs.l2_kib;
+            let l2 = self.spec.header.platform.costs.l2_kib;
             self.add_thread(
                 k,
                 NewThread {
@@ -435,7 +435,7 @@ impl<'s> Userland<'s> {
 
     /// Rest of board plus the display, on or off as the window manager left the screen.
     pub fn fixed_power_mw(&self) -> f64 {
-        let plat = &self.spec.platform;
+        let plat = &self.spec.header.platform;
         let d = &plat.display;
         let display = if self.window.screen == lull_model::Screen::On {
             d.on_mw

@@ -26,7 +26,7 @@ use lull_workload::rng::SplitMix64;
 use serde::Serialize;
 
 pub use models::{PaintingModel, EEVDF_INPUT_SLICE_US};
-pub use spec::{PaintingSpec, PaintingSpecError, PaintingTable};
+pub use spec::{PaintingSpec, PaintingTable};
 
 use crate::engine::Engine;
 use crate::event::Ev;
@@ -108,6 +108,21 @@ pub struct PaintingResult {
     pub models: BTreeMap<String, PaintingModelResult>,
 }
 
+impl PaintingResult {
+    /// The JSON `lull sim run --json` prints: the figures, with seed 003's beside each model's.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!(self);
+        let seed: serde_json::Map<String, serde_json::Value> = PaintingModel::ALL
+            .into_iter()
+            .filter(|m| self.models.contains_key(m.name()))
+            .map(|m| (m.name().to_owned(), serde_json::json!(seed::reported(m))))
+            .collect();
+        v["seed_003_reported"] = serde_json::Value::Object(seed);
+        v
+    }
+}
+
 /// Why a painting run failed.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
 pub enum PaintingRunError {
@@ -136,10 +151,10 @@ pub fn run_painting_spec(spec: &PaintingSpec) -> Result<PaintingResult, Painting
         models.insert(m.name().to_owned(), run_painting_model(spec, m)?);
     }
     Ok(PaintingResult {
-        experiment: spec.experiment.clone(),
-        description: spec.description.clone(),
-        platform: spec.platform.name.clone(),
-        seed: spec.seed,
+        experiment: spec.header.experiment.clone(),
+        description: spec.header.description.clone(),
+        platform: spec.header.platform.name.clone(),
+        seed: spec.header.seed,
         hogs: spec.painting.hogs,
         preempt_tick_ms: spec.painting.preempt_tick_us as f64 / 1e3,
         models,
@@ -174,7 +189,7 @@ pub fn run_painting_model(
     spec: &PaintingSpec,
     model: PaintingModel,
 ) -> Result<PaintingModelResult, PaintingRunError> {
-    let plat = &spec.platform;
+    let plat = &spec.header.platform;
     let p = &spec.painting;
     let cpu = CpuSpec {
         main_cores: plat.clusters[plat.main_cluster()].cores,
@@ -186,7 +201,7 @@ pub fn run_painting_model(
         cpu.main_cores,
         false,
     )?;
-    let mut eng = Engine::new(spec.seed);
+    let mut eng = Engine::new(spec.header.seed);
     let mut soc = Soc::new(plat, cpu);
     let mut kernel = Kernel::new(
         plat,
@@ -209,7 +224,7 @@ pub fn run_painting_model(
         eng: &mut eng,
         soc: &mut soc,
     };
-    for (i, at) in touch_times_ns(p, spec.seed).into_iter().enumerate() {
+    for (i, at) in touch_times_ns(p, spec.header.seed).into_iter().enumerate() {
         cx.eng.schedule_at(at, Ev::Inject(i as u32));
     }
     // The run covers every touch's slot, so the hogs' CPU time compares across models, and

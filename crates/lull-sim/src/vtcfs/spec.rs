@@ -1,12 +1,14 @@
-//! Painting experiment specs (`experiments/vtcfs/painting.toml`): a platform, the models to
-//! compare and the `[painting]` table (the hogs, the touches, VT-CFS's preemption tick). A spec is
-//! a boundary: every problem is a [`PaintingSpecError`].
+//! Painting experiment specs (`kind = "painting"`, `experiments/vtcfs/painting.toml`): the
+//! models to compare and the `[painting]` table (the hogs, the touches, VT-CFS's preemption
+//! tick), after the header every kind shares. A spec is a boundary: every problem is a
+//! [`crate::SpecError`].
 
 use serde::Deserialize;
 
 use super::models::PaintingModel;
-use crate::platform::{Platform, PlatformError};
+use crate::header::Header;
 use crate::spec::MAX_DURATION_MS;
+use crate::spec_error::{invalid, Problem};
 
 /// The most CPU hogs a spec may run (a bound on nonsense, far above the seed's two).
 pub const MAX_HOGS: u32 = 64;
@@ -33,35 +35,10 @@ pub struct PaintingTable {
     pub preempt_tick_us: u64,
 }
 
-/// Why a painting spec was rejected.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum PaintingSpecError {
-    #[error("spec is not valid TOML for a painting spec: {0}")]
-    Syntax(String),
-    #[error("unknown model `{0}` (known: cfs, cfs-boost-c3, cfs-boost-c10, vtcfs-c3, vtcfs-c10, eevdf, eevdf-slice)")]
-    UnknownModel(String),
-    #[error("unknown platform `{0}` (known: {known})", known = crate::platform::SHIPPED.join(", "))]
-    UnknownPlatform(String),
-    #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
-    #[error(transparent)]
-    Platform(#[from] PlatformError),
-}
-
-fn invalid(field: &'static str, reason: impl Into<String>) -> PaintingSpecError {
-    PaintingSpecError::Invalid {
-        field,
-        reason: reason.into(),
-    }
-}
-
+/// The tables of a painting spec after its header.
 #[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSpec {
-    experiment: String,
-    description: String,
-    platform: String,
-    seed: u64,
+pub(crate) struct RawPainting {
     models: Vec<String>,
     painting: PaintingTable,
 }
@@ -69,40 +46,27 @@ struct RawSpec {
 /// A checked painting spec.
 #[derive(Clone, PartialEq, Debug)]
 pub struct PaintingSpec {
-    pub experiment: String,
-    pub description: String,
-    pub platform: Platform,
-    pub seed: u64,
+    pub header: Header,
     pub models: Vec<PaintingModel>,
     pub painting: PaintingTable,
 }
 
 impl PaintingSpec {
-    /// Whether `text` is a painting spec (it has a `[painting]` table).
-    #[must_use]
-    pub fn is_painting(text: &str) -> bool {
-        toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("painting"))
-    }
-
-    /// Parses and checks a spec.
+    /// Checks a painting spec's tables after its header.
     ///
     /// # Errors
-    /// A [`PaintingSpecError`] naming the first problem.
-    pub fn parse(text: &str) -> Result<PaintingSpec, PaintingSpecError> {
-        let raw: RawSpec =
-            toml::from_str(text).map_err(|e| PaintingSpecError::Syntax(e.to_string()))?;
-        let platform = Platform::by_name(&raw.platform)
-            .ok_or_else(|| PaintingSpecError::UnknownPlatform(raw.platform.clone()))?;
-        if raw.experiment.is_empty() {
-            return Err(invalid("experiment", "empty name"));
-        }
+    /// The first [`Problem`].
+    pub(crate) fn from_parts(header: Header, raw: RawPainting) -> Result<PaintingSpec, Problem> {
+        let platform = &header.platform;
         if raw.models.is_empty() {
             return Err(invalid("models", "no model to run"));
         }
         let mut models = Vec::new();
         for name in &raw.models {
-            let m = PaintingModel::from_name(name)
-                .ok_or_else(|| PaintingSpecError::UnknownModel(name.clone()))?;
+            let m = PaintingModel::from_name(name).ok_or_else(|| Problem::UnknownModel {
+                name: name.clone(),
+                known: PaintingModel::ALL.map(PaintingModel::name).join(", "),
+            })?;
             if models.contains(&m) {
                 return Err(invalid("models", format!("`{name}` listed twice")));
             }
@@ -144,10 +108,7 @@ impl PaintingSpec {
             ));
         }
         Ok(PaintingSpec {
-            experiment: raw.experiment,
-            description: raw.description,
-            platform,
-            seed: raw.seed,
+            header,
             models,
             painting: p,
         })

@@ -1,11 +1,18 @@
 use super::*;
 use crate::policy::RunPolicies;
 
+/// The spec, or the problem it was refused for.
+fn parse(text: &str) -> Result<PaintingSpec, crate::Problem> {
+    PaintingSpec::parse(text).map_err(|e| e.problem)
+}
+
+use crate::Problem;
+
 const SHIPPED: &str = include_str!("../../../../experiments/vtcfs/painting.toml");
 
 fn spec(models: &str, painting: &str) -> String {
     format!(
-        "experiment = \"t\"\ndescription = \"t\"\nplatform = \"tegra-250\"\nseed = 1\nmodels = [{models}]\n[painting]\n{painting}\n"
+        "kind = \"painting\"\nexperiment = \"t\"\ndescription = \"t\"\nplatform = \"tegra-250\"\nseed = 1\nmodels = [{models}]\n[painting]\n{painting}\n"
     )
 }
 
@@ -13,29 +20,29 @@ const OK: &str =
     "hogs = 2\ntouches = 3\nstart_ms = 100\ninterval_ms = 500\njitter_ms = 100\npreempt_tick_us = 3000";
 
 fn invalid_field(text: &str) -> Option<&'static str> {
-    match PaintingSpec::parse(text) {
-        Err(PaintingSpecError::Invalid { field, .. }) => Some(field),
+    match parse(text) {
+        Err(Problem::Invalid { field, .. }) => Some(field),
         _ => None,
     }
 }
 
 #[test]
 fn bad_specs_get_typed_errors() {
-    assert!(PaintingSpec::parse(&spec("\"cfs\"", OK)).is_ok());
-    assert!(PaintingSpec::is_painting(&spec("\"cfs\"", OK)));
-    assert!(PaintingSpec::is_painting(SHIPPED));
-    assert!(!PaintingSpec::is_painting(
-        "experiment = \"x\"\n[scenario]\nforeground = \"home\""
-    ));
+    assert!(parse(&spec("\"cfs\"", OK)).is_ok());
+    assert!(parse(SHIPPED).is_ok());
+    assert_eq!(
+        parse("kind = \"ucsg\"\nexperiment = \"x\"\n[scenario]\nforeground = \"home\""),
+        Err(Problem::Syntax("missing field `description`".into()))
+    );
     assert!(matches!(
-        PaintingSpec::parse(&spec("\"bfs\"", OK)),
-        Err(PaintingSpecError::UnknownModel(_))
+        parse(&spec("\"bfs\"", OK)),
+        Err(Problem::UnknownModel { .. })
     ));
     assert_eq!(invalid_field(&spec("\"cfs\", \"cfs\"", OK)), Some("models"));
     assert_eq!(invalid_field(&spec("", OK)), Some("models"));
     assert!(matches!(
-        PaintingSpec::parse(&spec("\"cfs\"", OK).replace("tegra-250", "tegra-9")),
-        Err(PaintingSpecError::UnknownPlatform(_))
+        parse(&spec("\"cfs\"", OK).replace("tegra-250", "tegra-9")),
+        Err(Problem::UnknownPlatform(_))
     ));
     // Unknown and missing fields, wrong types.
     for bad in [
@@ -45,10 +52,7 @@ fn bad_specs_get_typed_errors() {
         OK.replace("hogs = 2", "hogs = \"two\""),
     ] {
         assert!(
-            matches!(
-                PaintingSpec::parse(&spec("\"cfs\"", &bad)),
-                Err(PaintingSpecError::Syntax(_))
-            ),
+            matches!(parse(&spec("\"cfs\"", &bad)), Err(Problem::Syntax(_))),
             "{bad}"
         );
     }
@@ -83,7 +87,7 @@ fn bad_specs_get_typed_errors() {
 
 #[test]
 fn each_touch_lands_in_its_slot_the_same_for_every_model() {
-    let s = PaintingSpec::parse(&spec("\"cfs\"", OK)).expect("valid");
+    let s = parse(&spec("\"cfs\"", OK)).expect("valid");
     let a = touch_times_ns(&s.painting, 7);
     assert_eq!(a, touch_times_ns(&s.painting, 7));
     assert_ne!(a, touch_times_ns(&s.painting, 8));
@@ -118,7 +122,7 @@ fn every_model_builds_its_policies_and_the_boosted_ones_boost() {
 /// app's own work is its 100 ms; and the boost at C = 10 ms answers faster than plain CFS.
 #[test]
 fn the_shipped_painting_spec_runs_and_the_boost_answers_faster_than_cfs() {
-    let s = PaintingSpec::parse(SHIPPED).expect("the shipped spec is valid");
+    let s = parse(SHIPPED).expect("the shipped spec is valid");
     assert_eq!(s.models, PaintingModel::ALL.to_vec());
     let r = run_painting_spec(&s).expect("runs");
     assert_eq!(r.models.len(), 7);
@@ -157,6 +161,6 @@ fn the_shipped_painting_spec_runs_and_the_boost_answers_faster_than_cfs() {
 
 #[test]
 fn a_run_is_deterministic() {
-    let s = PaintingSpec::parse(&spec("\"vtcfs-c10\"", OK)).expect("valid");
+    let s = parse(&spec("\"vtcfs-c10\"", OK)).expect("valid");
     assert_eq!(run_painting_spec(&s), run_painting_spec(&s));
 }

@@ -7,12 +7,12 @@ use lull_workload::TimedEvent;
 
 use super::World;
 use crate::report::ModelResult;
-use crate::spec::{Model, Spec};
+use crate::spec::{FrameworkSpec, Model};
 
 /// The models that draw when input changes something (vsync-batched draws only at vsync).
 const PUSHED_DRAWERS: [Model; 3] = [Model::BlockingMiddleware, Model::Esm, Model::EsmKdsGuis];
 
-fn spec() -> Spec {
+fn spec() -> FrameworkSpec {
     super::unit_spec(5, 3_000)
 }
 
@@ -41,7 +41,7 @@ struct Run {
     esm: lull_esm::EsmCounters,
 }
 
-fn run(spec: &Spec, m: Model, events: Vec<TimedEvent>) -> Run {
+fn run(spec: &FrameworkSpec, m: Model, events: Vec<TimedEvent>) -> Run {
     let mut w = World::new(spec, m).expect("builds");
     w.user.set_events(events);
     w.run_to_end();
@@ -75,7 +75,7 @@ fn events_denser_than_the_refresh_draw_at_most_once_per_refresh() {
     // 500 moves per second for 2.9 s: eight events per refresh period.
     let evs = moves(100 * NS_PER_MS, 3000 * NS_PER_MS, 2 * NS_PER_MS);
     let n = evs.len() as u64;
-    let hz = u64::from(s.platform.display.refresh_hz);
+    let hz = u64::from(s.header.platform.display.refresh_hz);
     for m in Model::ALL {
         let run = run(&s, m, evs.clone());
         assert_exactly_once(&run, n);
@@ -104,7 +104,7 @@ fn a_lone_event_after_a_quiet_spell_is_drawn_at_once() {
     let s = spec();
     // Half a millisecond after a vsync (1000 ms is the 60th at 60 Hz): the next is 16.2 ms away.
     let evs = vec![touch(1000 * NS_PER_MS + NS_PER_MS / 2, TouchPhase::Down)];
-    let period_ms = 1000.0 / f64::from(s.platform.display.refresh_hz);
+    let period_ms = 1000.0 / f64::from(s.header.platform.display.refresh_hz);
     for m in PUSHED_DRAWERS {
         let run = run(&s, m, evs.clone());
         assert_exactly_once(&run, 1);

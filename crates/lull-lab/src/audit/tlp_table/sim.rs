@@ -2,18 +2,17 @@
 //! the simulator's audit log switched on and analysed as the live recordings are
 //! ([`lull_audit::tlp`]). All tasks of the modelled system count (machine-wide, as Table 1.1).
 //!
-//! Any spec path works: a UCSG scenario runs through [`lull_sim::ucsg`], a toggling workload
-//! through [`lull_sim::toggling`], every other spec through the framework's [`lull_sim::Spec`]; a spec neither reads is a skipped row with the reader's
-//! error.
+//! Any spec whose kind records scheduling events works (framework, UCSG, toggling): it is loaded
+//! by its `kind` ([`lull_sim::load`]) and run through [`lull_sim::Experiment`] with the audit log
+//! on; a spec that cannot be read, or of a kind without an audit log, is a skipped row with the
+//! reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use lull_audit::tlp::{self, TaskFilter, DEFAULT_WINDOW_NS};
 use lull_audit::AuditLog;
-use lull_sim::toggling::{run_toggling_spec_audited, TogglingSpec};
-use lull_sim::ucsg::{run_ucsg_model_with_audit, UcsgSpec};
-use lull_sim::{run_model_with_audit, Spec};
+use lull_sim::{Experiment as _, RunOpts};
 use serde::Serialize;
 
 /// The spec directories of the default simulated table, under the repository root.
@@ -112,32 +111,18 @@ pub fn row_of_log(spec: &str, experiment: &str, model: &str, log: &AuditLog) -> 
 /// # Errors
 /// The spec cannot be read or a model cannot run: the message says which.
 pub fn spec_tlp(name: &str, text: &str) -> Result<Vec<SimRow>, String> {
-    let mut rows = Vec::new();
-    if UcsgSpec::is_ucsg(text) {
-        let spec = UcsgSpec::parse(text).map_err(|e| e.to_string())?;
-        for &m in &spec.models {
-            let (_, log) = run_ucsg_model_with_audit(&spec, m)
-                .map_err(|e| format!("model {}: {e}", m.name()))?;
-            rows.push(row_of_log(name, &spec.experiment, m.name(), &log));
-        }
-        return Ok(rows);
-    }
-    if TogglingSpec::is_toggling(text) {
-        let spec = TogglingSpec::parse(text).map_err(|e| e.to_string())?;
-        let (_, logs) = run_toggling_spec_audited(&spec, true).map_err(|e| e.to_string())?;
-        for (model, log) in &logs {
-            rows.push(row_of_log(name, &spec.experiment, model, log));
-        }
-        return Ok(rows);
-    }
-    let spec = Spec::parse(text)
-        .map_err(|e| format!("not a spec this table can record (a framework or UCSG spec): {e}"))?;
-    for &m in &spec.models {
-        let (_, log) =
-            run_model_with_audit(&spec, m).map_err(|e| format!("model {}: {e}", m.name()))?;
-        rows.push(row_of_log(name, &spec.experiment, m.name(), &log));
-    }
-    Ok(rows)
+    let spec = lull_sim::load(name, text).map_err(|e| e.to_string())?;
+    let opts = RunOpts {
+        audit: true,
+        ..RunOpts::default()
+    };
+    let report = spec.run(&opts).map_err(|e| e.to_string())?;
+    let experiment = &spec.header().experiment;
+    Ok(report
+        .audit_logs
+        .iter()
+        .map(|(model, log)| row_of_log(name, experiment, model, log))
+        .collect())
 }
 
 /// Runs every spec of `paths`; `progress` gets a line per spec. A spec that cannot be read or
@@ -147,7 +132,7 @@ pub fn sim_table(paths: &[PathBuf], progress: &mut dyn FnMut(&str)) -> SimTable 
     let mut skipped = Vec::new();
     for p in paths {
         let name = p.display().to_string();
-        let res = std::fs::read_to_string(p)
+        let res = lull_os::input_file::read_bounded_text(p, lull_os::input_file::SPEC)
             .map_err(|e| e.to_string())
             .and_then(|text| spec_tlp(&name, &text));
         match res {
@@ -174,6 +159,7 @@ mod tests {
 
     /// A small framework spec: the stylus trace scaled to 2 s on the Jetson TK1 model.
     const SPEC: &str = r#"
+kind = "framework"
 experiment = "tlp-unit"
 description = "unit"
 platform = "jetson-tk1"

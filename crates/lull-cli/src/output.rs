@@ -1,0 +1,17 @@
+//! Writing a command's results to standard output.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
+pub fn emit(text: &str, cmd: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{cmd}: writing the results: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
