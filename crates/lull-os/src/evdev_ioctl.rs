@@ -13,7 +13,12 @@
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 
-use crate::evdev::{EV_ABS, EV_KEY, EV_REL, EV_SYN};
+use lull_model::EventKind;
+
+use crate::evdev::{
+    ABS_MT_POSITION_X, ABS_MT_POSITION_Y, ABS_X, ABS_Y, BTN_DIGI_FIRST, BTN_DIGI_LAST, BTN_MOUSE,
+    BTN_TOUCH, EV_ABS, EV_KEY, EV_REL, EV_SYN, MOUSE_BUTTONS, MSC_TIMESTAMP, REL_X, REL_Y,
+};
 use crate::sys::Errno;
 
 /// Linux's ioctl number encoding: direction, size, type and number packed into one word
@@ -107,7 +112,7 @@ pub(crate) const EVIOCGNAME: libc::Ioctl = ioc::read(EVDEV_IOC_TYPE, 0x06, NAME_
 // Event types beyond those the decoder uses, and the code counts of each type, from
 // `linux/input-event-codes.h`: what `evdev_get_mask_cnt` (`drivers/input/evdev.c`) knows. For
 // any other type the kernel accepts a mask and ignores it.
-pub const EV_MSC: u16 = 0x04;
+pub use crate::evdev::EV_MSC;
 pub const EV_SW: u16 = 0x05;
 pub const EV_LED: u16 = 0x11;
 pub const EV_SND: u16 = 0x12;
@@ -243,6 +248,70 @@ pub fn set_mask(fd: BorrowedFd<'_>, type_: u16, codes: &[u16]) -> Result<(), Evd
     Ok(())
 }
 
+/// The evdev masks that let through what the decoder makes events of `kinds` from (a bit per
+/// [`EventKind::index`]), and nothing else: `(type, codes)` for each masked type, the event-type
+/// mask (`EV_SYN`) last. Touch kinds need the positions, `BTN_TOUCH` and the frame stamp; keys
+/// every key code but the touch, mouse and digitizer buttons; the mouse its two relative axes
+/// and buttons. The three touch kinds share their records (a press is a position and
+/// `BTN_TOUCH`), so any one of them lets all three through.
+#[must_use]
+pub fn kind_masks(kinds: u32) -> Vec<(u16, Vec<u16>)> {
+    let has = |k: EventKind| kinds & (1 << k.index()) != 0;
+    let touch =
+        has(EventKind::TouchMotion) || has(EventKind::TouchPress) || has(EventKind::TouchRelease);
+    let key = has(EventKind::Key);
+    let mouse = has(EventKind::Mouse);
+    let mut abs = Vec::new();
+    let mut keys = Vec::new();
+    let mut rel = Vec::new();
+    let mut msc = Vec::new();
+    let mut types = Vec::new();
+    if touch {
+        abs.extend([ABS_X, ABS_Y, ABS_MT_POSITION_X, ABS_MT_POSITION_Y]);
+        keys.push(BTN_TOUCH);
+        msc.push(MSC_TIMESTAMP);
+        types.extend([EV_ABS, EV_MSC]);
+    }
+    if mouse {
+        rel.extend([REL_X, REL_Y]);
+        keys.extend(BTN_MOUSE..BTN_MOUSE + MOUSE_BUTTONS);
+        types.push(EV_REL);
+    }
+    if key {
+        let reserved = |c: u16| {
+            c == BTN_TOUCH
+                || (BTN_MOUSE..BTN_MOUSE + MOUSE_BUTTONS).contains(&c)
+                || (BTN_DIGI_FIRST..=BTN_DIGI_LAST).contains(&c)
+        };
+        keys.extend((0..KEY_CNT as u16).filter(|&c| !reserved(c)));
+    }
+    if !keys.is_empty() {
+        keys.sort_unstable();
+        types.push(EV_KEY);
+    }
+    types.sort_unstable();
+    vec![
+        (EV_ABS, abs),
+        (EV_KEY, keys),
+        (EV_REL, rel),
+        (EV_MSC, msc),
+        (EV_SYN, types),
+    ]
+}
+
+/// Sets [`kind_masks`]`(kinds)` on `fd`: from now on the descriptor receives only what events of
+/// those kinds are made of (with `kinds` 0, nothing at all: the daemon's own descriptor on a
+/// device it hands out).
+///
+/// # Errors
+/// As [`set_mask`].
+pub fn set_kind_mask(fd: BorrowedFd<'_>, kinds: u32) -> Result<(), EvdevIoctlError> {
+    for (type_, codes) in kind_masks(kinds) {
+        set_mask(fd, type_, &codes)?;
+    }
+    Ok(())
+}
+
 /// `EVIOCGRAB`: with `on`, this descriptor alone receives the device's events (every other
 /// evdev descriptor and the kernel's other input handlers get none) until it ungrabs or is
 /// closed; without, it gives the grab back.
@@ -333,6 +402,7 @@ mod tests {
         assert_eq!(n(ui::UI_SET_KEYBIT), 0x4004_5565);
         assert_eq!(n(ui::UI_SET_RELBIT), 0x4004_5566);
         assert_eq!(n(ui::UI_SET_ABSBIT), 0x4004_5567);
+        assert_eq!(n(ui::UI_SET_MSCBIT), 0x4004_5568);
         assert_eq!(n(ui::UI_GET_SYSNAME), 0x8040_552c, "UI_GET_SYSNAME(64)");
     }
 
@@ -389,6 +459,41 @@ mod tests {
                 count: 0x20
             })
         );
+    }
+
+    #[test]
+    fn kind_masks_let_through_what_the_decoder_needs() {
+        let bit = |k: EventKind| 1u32 << k.index();
+        let get = |kinds, t| {
+            kind_masks(kinds)
+                .into_iter()
+                .find(|(ty, _)| *ty == t)
+                .map(|(_, c)| c)
+                .unwrap()
+        };
+        let press = bit(EventKind::TouchPress);
+        assert_eq!(get(press, EV_SYN), vec![EV_KEY, EV_ABS, EV_MSC]);
+        assert_eq!(get(press, EV_KEY), vec![BTN_TOUCH]);
+        assert_eq!(
+            get(press, EV_ABS),
+            vec![ABS_X, ABS_Y, ABS_MT_POSITION_X, ABS_MT_POSITION_Y]
+        );
+        let key = bit(EventKind::Key);
+        assert_eq!(get(key, EV_SYN), vec![EV_KEY]);
+        let keys = get(key, EV_KEY);
+        assert!(keys.contains(&30) && !keys.contains(&BTN_TOUCH) && !keys.contains(&BTN_MOUSE));
+        assert!(get(key, EV_ABS).is_empty());
+        let mouse = bit(EventKind::Mouse);
+        assert_eq!(get(mouse, EV_SYN), vec![EV_KEY, EV_REL]);
+        assert_eq!(get(mouse, EV_REL), vec![REL_X, REL_Y]);
+        // Nothing: every type masked out.
+        assert!(kind_masks(0).iter().all(|(_, c)| c.is_empty()));
+        // Every mask is one the kernel takes.
+        for kinds in [0, press, key, mouse, press | key | mouse] {
+            for (t, codes) in kind_masks(kinds) {
+                mask_bitmap(t, &codes).unwrap();
+            }
+        }
     }
 
     /// The `struct input_mask` in the kernel's layout: type, size in bytes, then the pointer.
