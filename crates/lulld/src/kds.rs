@@ -437,8 +437,10 @@ impl DaemonState {
 
     /// Pushes each `(app, state)` to the app's private channel and to the hook.
     fn push_states(&mut self, pushes: Vec<(AppId, WindowState)>, ctl: &mut LoopCtl<DaemonState>) {
-        // The seam's policies hear of the change (and guiS freezes and thaws) before the apps
-        // do, while their cooperative threads are still where the old state put them.
+        // Input devices follow the window change before anyone hears of it; the seam's
+        // policies hear of the change (and guiS freezes and thaws) before the apps do, while
+        // their cooperative threads are still where the old state put them.
+        self.devices_sync();
         self.seam_window_states(&pushes);
         let Some(host) = self.kds.as_mut() else {
             return;
@@ -510,6 +512,8 @@ impl DaemonState {
         } else {
             None
         };
+        // Who holds input may have changed: devices follow before the reply goes out.
+        self.devices_sync();
         let reply = match (outcome.snapshot, &memfd) {
             (true, None) => Some(Reply::Error {
                 request_type: wire::request_type::SNAPSHOT,
