@@ -63,11 +63,13 @@ impl DeviceReader {
         };
         let account = DeviceAccount::open(account).map_err(|e| e.to_string())?;
         sys::set_nonblocking(fd.as_raw_fd(), true).map_err(|e| e.to_string())?;
+        let mut decoder = EvdevDecoder::new();
+        sync_position(&fd, &mut decoder);
         Ok(DeviceReader {
             device,
             fd,
             account,
-            decoder: EvdevDecoder::new(),
+            decoder,
             buf: vec![0; READ_RECORDS * RECORD_SIZE],
             counts: DeviceCounts::default(),
             next_seq: 0,
@@ -136,6 +138,8 @@ impl DeviceReader {
                 }
             });
             if self.decoder.counters.syn_dropped > dropped_before {
+                // What was lost may have moved the pen: read where it is now, as libevdev does.
+                sync_position(&self.fd, &mut self.decoder);
                 counts.overflows += 1;
                 out.push_back(Delivery::Overflow {
                     dropped: 0,
@@ -154,6 +158,19 @@ impl DeviceReader {
         self.counts.revoked = 1;
         self.account.publish(&self.counts);
         DeviceRead::Gone
+    }
+}
+
+/// Starts the decoder from the device's current touch position (the input core sends an axis
+/// only when it changes). On anything but an evdev descriptor with both axes (a pipe in a test,
+/// a keyboard) the decoder keeps what it had. A packet queued between the daemon's open and
+/// this query that moved one axis only is read against the other axis's newer value.
+fn sync_position(fd: &OwnedFd, decoder: &mut EvdevDecoder) {
+    use lull_os::evdev::{ABS_X, ABS_Y};
+    use lull_os::evdev_ioctl::abs_value;
+    use std::os::fd::AsFd;
+    if let (Ok(x), Ok(y)) = (abs_value(fd.as_fd(), ABS_X), abs_value(fd.as_fd(), ABS_Y)) {
+        decoder.set_position(x, y);
     }
 }
 

@@ -136,6 +136,13 @@ impl EvdevDecoder {
         EvdevDecoder::default()
     }
 
+    /// Sets the touch position a packet moving only one axis is read against: a reader that
+    /// starts in the middle of a device's stream takes it from the device (`EVIOCGABS`).
+    pub fn set_position(&mut self, x: i32, y: i32) {
+        self.x = x;
+        self.y = y;
+    }
+
     /// Feeds one record; at `SYN_REPORT` the packet's events go to `out` with the report's time.
     pub fn feed(&mut self, r: InputRecord, out: &mut impl FnMut(RawEvent, u64)) {
         self.counters.records += 1;

@@ -103,6 +103,14 @@ pub(crate) const EVIOCREVOKE: libc::Ioctl =
 /// `EVIOCSMASK`, `_IOW('E', 0x93, struct input_mask)`.
 pub(crate) const EVIOCSMASK: libc::Ioctl =
     ioc::write(EVDEV_IOC_TYPE, 0x93, size_of::<libc::input_mask>());
+/// `EVIOCGABS(abs)`, `_IOR('E', 0x40 + abs, struct input_absinfo)`.
+const fn eviocgabs(abs: u16) -> libc::Ioctl {
+    ioc::read(
+        EVDEV_IOC_TYPE,
+        0x40 + abs as u8,
+        size_of::<libc::input_absinfo>(),
+    )
+}
 /// Bytes [`device_name`] asks for. uinput names are at most 80 bytes and HID names 128
 /// (`struct hid_device.name`); a longer name is cut here.
 const NAME_BUF_BYTES: usize = 256;
@@ -341,6 +349,32 @@ pub fn revoke(fd: BorrowedFd<'_>) -> Result<(), EvdevIoctlError> {
     ioctl_value(fd, EVIOCREVOKE, 0).map_err(|e| EvdevIoctlError::from_errno("EVIOCREVOKE", e))
 }
 
+/// `EVIOCGABS`: the current value of absolute axis `code` (at most `ABS_MAX`, 0x3f). A reader
+/// that starts in the middle of a stream (a fresh descriptor, or after `SYN_DROPPED`) needs it: the
+/// input core sends an axis only when it changes, so a packet moving one axis says nothing of
+/// the other.
+///
+/// # Errors
+/// [`EvdevIoctlError::CodeOutOfRange`] beyond `ABS_MAX`; the kernel's refusal (`NotEvdev`,
+/// `Revoked`, `Kernel` with `EINVAL` for an axis the device lacks).
+pub fn abs_value(fd: BorrowedFd<'_>, code: u16) -> Result<i32, EvdevIoctlError> {
+    if usize::from(code) >= ABS_CNT {
+        return Err(EvdevIoctlError::CodeOutOfRange {
+            type_: EV_ABS,
+            code,
+            count: ABS_CNT,
+        });
+    }
+    // SAFETY: input_absinfo is plain data; zeroed is valid.
+    let mut info: libc::input_absinfo = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is writable for the size EVIOCGABS carries.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), eviocgabs(code), &raw mut info) };
+    if r < 0 {
+        return Err(EvdevIoctlError::from_errno("EVIOCGABS", last_errno()));
+    }
+    Ok(info.value)
+}
+
 /// `EVIOCGNAME`: the device's name as its driver gave it (invalid UTF-8 replaced, cut at
 /// 256 bytes); empty for a device without one.
 ///
@@ -388,6 +422,8 @@ mod tests {
         assert_eq!(n(EVIOCREVOKE), 0x4004_4591);
         assert_eq!(n(EVIOCSMASK), 0x4010_4593);
         assert_eq!(n(EVIOCGNAME), 0x8100_4506, "EVIOCGNAME(256)");
+        assert_eq!(n(eviocgabs(0)), 0x8018_4540, "EVIOCGABS(ABS_X)");
+        assert_eq!(n(eviocgabs(0x36)), 0x8018_4576, "EVIOCGABS(ABS_MT_POSITION_Y)");
         // The one sys.rs hard-codes.
         assert_eq!(
             n(ioc::write(b'E', 0xa0, size_of::<libc::c_int>())),
@@ -532,6 +568,10 @@ mod tests {
         assert_eq!(
             device_name(fd),
             Err(EvdevIoctlError::NotEvdev { op: "EVIOCGNAME" })
+        );
+        assert_eq!(
+            abs_value(fd, 0),
+            Err(EvdevIoctlError::NotEvdev { op: "EVIOCGABS" })
         );
     }
 }

@@ -280,7 +280,11 @@ impl KdsHost {
             .min();
         self.control_idle_armed = match earliest {
             Some(at) => self.control_idle_timer.set_abs(at, 0).is_ok(),
-            None => false,
+            // No connection left to time out: a timer left armed would wake an idle daemon.
+            None => {
+                let _ = self.control_idle_timer.disarm();
+                false
+            }
         };
     }
 
@@ -896,6 +900,7 @@ impl ControlConn {
         if processed == Processed::Close {
             if let Some(host) = st.kds.as_mut() {
                 host.control.remove(&self.id);
+                host.arm_control_idle();
             }
             st.fds_freed = true;
             PostAction::Remove
