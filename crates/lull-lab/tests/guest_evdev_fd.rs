@@ -12,6 +12,7 @@
 //! and waits for the focused app to have handled each chunk; every wait is a blocking receive
 //! bounded only by a hang guard.
 
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread;
@@ -24,13 +25,15 @@ use lull_model::{AppEvent, EventKind, Payload};
 use lull_os::evdev::{
     EvdevEncoder, InputRecord, ABS_X, ABS_Y, BTN_TOUCH, MSC_TIMESTAMP, RECORD_SIZE,
 };
+use lull_os::evdev_ioctl;
 use lull_os::procfs;
+use lull_os::protocol::{ClientMsg, DaemonMsg};
 use lull_os::sys;
 use lull_os::uinput::{UinputCaps, UinputDevice};
 use lull_workload::Trace;
 use lulld::devices::DeviceEnd;
 use lulld::kds::KdsConfig;
-use lulld::test_support::{TestDaemon, GIVE_UP};
+use lulld::test_support::{wait_until, TestDaemon, GIVE_UP};
 
 /// Packets written before waiting for the app: 16 packets of at most 4 records (x, y,
 /// `BTN_TOUCH` or the frame stamp, `SYN_REPORT`) are 64 records, half the 128-record queue evdev
@@ -303,4 +306,167 @@ fn the_focused_app_reads_the_device_itself_and_a_focus_change_revokes_it() {
     assert_eq!(report.esm.raw_injected, 0);
     drop(dev);
     assert!(!node.exists());
+}
+
+/// An app spoken for with raw protocol messages, so the test holds its device descriptor itself.
+struct RawApp {
+    sock: std::os::fd::OwnedFd,
+}
+
+impl RawApp {
+    fn connect(path: &std::path::Path) -> RawApp {
+        let sock = sys::seqpacket_connect(path).unwrap();
+        let (msg, fds) = recv(&sock);
+        assert!(matches!(msg, DaemonMsg::Welcome { .. }) && fds.len() == 1);
+        RawApp { sock }
+    }
+
+    /// Registers `kind` (or unregisters it) and returns the device descriptor the daemon handed
+    /// over before its `Registered`, if it did.
+    fn register(&self, kind: EventKind, on: bool) -> Option<std::os::fd::OwnedFd> {
+        let mut buf = Vec::new();
+        ClientMsg::Register {
+            kind,
+            handler: on.then_some(lull_model::HandlerId(0)),
+        }
+        .encode(&mut buf);
+        sys::send_msg(self.sock.as_raw_fd(), &buf).unwrap();
+        let mut device = None;
+        loop {
+            match recv(&self.sock) {
+                (DaemonMsg::Registered, _) => return device,
+                (DaemonMsg::Device { device: 0 }, fds) => {
+                    assert_eq!(fds.len(), 2, "a descriptor and its account");
+                    device = fds.into_iter().next();
+                }
+                (other, _) => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+}
+
+fn recv(sock: &std::os::fd::OwnedFd) -> (DaemonMsg, Vec<std::os::fd::OwnedFd>) {
+    let mut buf = [0u8; 256];
+    let (n, fds) = sys::recv_with_fds(sock.as_raw_fd(), &mut buf).unwrap();
+    (DaemonMsg::decode(&buf[..n]).unwrap(), fds)
+}
+
+/// Records a descriptor holds now (non-blocking), or the error of its read.
+fn drain(fd: &std::os::fd::OwnedFd) -> Result<usize, i32> {
+    sys::set_nonblocking(fd.as_raw_fd(), true).unwrap();
+    let mut buf = vec![0u8; 256 * RECORD_SIZE];
+    let mut records = 0;
+    loop {
+        match sys::read(fd.as_raw_fd(), &mut buf) {
+            Ok(n) => records += n / RECORD_SIZE,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(records),
+            Err(e) => return Err(e.raw_os_error().unwrap_or(0)),
+        }
+    }
+}
+
+/// Each app's descriptor carries only its registered kinds (`EVIOCSMASK`); unregistering and
+/// dying each revoke it, the events left unread counted in the daemon's report, and the
+/// revoked descriptor reads `ENODEV` at once.
+#[test]
+#[ignore = "needs the lab guest: run by `lull lab vm --tests`"]
+fn masks_follow_registrations_and_unregistering_or_dying_revokes() {
+    require_guest();
+    const KEY_A: u16 = 30;
+    let dev = UinputDevice::create(
+        "lull guest evdev revoke",
+        &UinputCaps {
+            keys: vec![BTN_TOUCH, KEY_A],
+            abs: vec![(ABS_X, 0, AXIS_MAX), (ABS_Y, 0, AXIS_MAX)],
+            rel: vec![],
+            msc: vec![],
+        },
+    )
+    .unwrap();
+    let node = dev.event_path().unwrap();
+    let daemon = TestDaemon::start("evdev-revoke", EsmConfig::default(), move |d| {
+        d.add_device(&node).map_err(std::io::Error::other)?;
+        Ok(())
+    });
+    let (x, y, z) = (
+        RawApp::connect(&daemon.path),
+        RawApp::connect(&daemon.path),
+        RawApp::connect(&daemon.path),
+    );
+    let fd_x = x
+        .register(EventKind::TouchMotion, true)
+        .expect("X's descriptor");
+    let fd_y = y
+        .register(EventKind::TouchMotion, true)
+        .expect("Y's descriptor");
+    let fd_z = z.register(EventKind::Key, true).expect("Z's descriptor");
+    assert!(
+        z.register(EventKind::NetMessage, true).is_none(),
+        "no new descriptor"
+    );
+
+    // Five moves (x, y, SYN_REPORT each) and one key press (KEY_A, SYN_REPORT).
+    let mut enc = EvdevEncoder::new();
+    let mut bytes = Vec::new();
+    for i in 0..5 {
+        let raw = lull_model::RawEvent::Touch {
+            phase: lull_model::TouchPhase::Move,
+            x: 100 + i,
+            y: 200 + i,
+        };
+        enc.encode(raw, 0, &mut bytes).unwrap();
+    }
+    enc.encode(
+        lull_model::RawEvent::Key {
+            code: KEY_A,
+            pressed: true,
+        },
+        0,
+        &mut bytes,
+    )
+    .unwrap();
+    let records: Vec<InputRecord> = bytes
+        .chunks_exact(RECORD_SIZE)
+        .map(|c| InputRecord::from_bytes(c.try_into().unwrap()))
+        .collect();
+    dev.emit(&records).unwrap();
+    assert_eq!(
+        drain(&fd_z),
+        Ok(2),
+        "the key's descriptor got the key packet only"
+    );
+
+    // Y unregisters: revoked before `Registered` comes back; its 15 records unread.
+    assert!(y.register(EventKind::TouchMotion, false).is_none());
+    assert_eq!(drain(&fd_y), Err(libc::ENODEV));
+    // X dies (its connection closes; the test keeps its descriptor to watch it end).
+    // The descriptor's ioctls fail once it is revoked; reading it would take the records the
+    // daemon is to count.
+    drop(x);
+    wait_until("X's descriptor revoked", || {
+        evdev_ioctl::device_name(fd_x.as_fd()).is_err()
+    });
+    assert_eq!(drain(&fd_x), Err(libc::ENODEV));
+    // Z keeps receiving.
+    dev.emit(&records[records.len() - 2..]).unwrap();
+    assert_eq!(drain(&fd_z), Ok(0), "a repeated key value is no event");
+
+    let report = daemon.stop();
+    let routes = &report.devices.routes;
+    eprintln!("evdev revoke: {routes:?}");
+    let ended: Vec<_> = routes
+        .iter()
+        .filter_map(|r| r.end.map(|e| (e, r.unread_records, r.unread_events)))
+        .collect();
+    assert!(
+        ended.contains(&(DeviceEnd::Unregistered, 15, 5)),
+        "{ended:?}"
+    );
+    assert!(ended.contains(&(DeviceEnd::AppGone, 15, 5)), "{ended:?}");
+    let live: Vec<_> = routes.iter().filter(|r| r.end.is_none()).collect();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].kinds, 1 << EventKind::Key.index());
+    assert_eq!(report.devices.counters.revoked, 2);
+    assert_eq!(report.devices.counters.control_wakeups, 0);
+    drop((y, z));
 }
