@@ -15,6 +15,8 @@ use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use lull_esm::Delivery;
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
@@ -77,8 +79,39 @@ pub struct EsmParts {
     counters: ClientCounters,
     rings: Vec<RingConsumer>,
     devices: Vec<DeviceReader>,
-    by_kind: [Option<HandlerId>; EventKind::COUNT],
+    by_kind: Arc<KindHandlers>,
     told_waiting: bool,
+}
+
+/// Which handler each kind runs, for events read from a ring or a device (which carry no
+/// handler). Shared, so that a registration made on another thread — through the display
+/// server's channel (`crate::kds_runtime`) — is in place before the daemon routes the kind to
+/// the thread that waits.
+#[derive(Debug, Default)]
+pub struct KindHandlers([AtomicU64; EventKind::COUNT]);
+
+impl KindHandlers {
+    /// Sets (or clears) the handler of `kind`.
+    pub fn set(&self, kind: EventKind, handler: Option<HandlerId>) {
+        // 0 is none; a handler is stored plus one.
+        let v = handler.map_or(0, |h| u64::from(h.0) + 1);
+        self.0[kind.index()].store(v, Ordering::SeqCst);
+    }
+
+    /// The handler of `kind`, if any.
+    #[must_use]
+    pub fn get(&self, kind: EventKind) -> Option<HandlerId> {
+        match self.0[kind.index()].load(Ordering::SeqCst) {
+            0 => None,
+            v => u32::try_from(v - 1).ok().map(HandlerId),
+        }
+    }
+
+    /// Every kind's handler now.
+    #[must_use]
+    pub fn snapshot(&self) -> [Option<HandlerId>; EventKind::COUNT] {
+        EventKind::ALL.map(|k| self.get(k))
+    }
 }
 
 /// What one [`EsmClient::wait_delivery`] received.
@@ -159,9 +192,8 @@ pub struct EsmClient {
     rings: Vec<RingConsumer>,
     /// The data plane: the input devices the daemon handed this app, read before the socket.
     devices: Vec<DeviceReader>,
-    /// Which handler each kind runs, for events read from a ring or a device (which carry no
-    /// handler).
-    by_kind: [Option<HandlerId>; EventKind::COUNT],
+    /// Which handler each kind runs, for events read from a ring or a device.
+    by_kind: Arc<KindHandlers>,
     /// The daemon was told this app waits and has not answered with a batch yet.
     told_waiting: bool,
 }
@@ -267,7 +299,7 @@ impl EsmClient {
             counters: ClientCounters::default(),
             rings: Vec::new(),
             devices: Vec::new(),
-            by_kind: [None; EventKind::COUNT],
+            by_kind: Arc::default(),
             told_waiting: false,
         })
     }
@@ -430,7 +462,7 @@ impl EsmClient {
             while let Some(rec) = self.rings[i].pop() {
                 self.counters.ring_records += 1;
                 let handler =
-                    lull_model::EventKind::from_u16(rec.kind).and_then(|k| self.by_kind[k.index()]);
+                    lull_model::EventKind::from_u16(rec.kind).and_then(|k| self.by_kind.get(k));
                 let handler = match handler {
                     Some(h) => h,
                     None if rec.overflow().is_some() => HandlerId(0),
@@ -452,6 +484,7 @@ impl EsmClient {
     /// ended (revoked, or the device gone). Returns whether anything was read.
     fn read_devices(&mut self) -> bool {
         let mut any = false;
+        let by_kind = self.by_kind.snapshot();
         let mut i = 0;
         while i < self.devices.len() {
             if !self.devices[i].readable {
@@ -460,7 +493,7 @@ impl EsmClient {
             }
             self.counters.device_reads += 1;
             let before = self.devices[i].counts();
-            let r = self.devices[i].read(&self.by_kind, &mut self.pending);
+            let r = self.devices[i].read(&by_kind, &mut self.pending);
             let after = self.devices[i].counts();
             self.counters.device_events += after.events - before.events;
             self.counters.device_filtered += after.filtered - before.filtered;
@@ -534,7 +567,7 @@ impl EsmClient {
     ) -> Result<HandlerId, ClientError> {
         let id = HandlerId(u32::try_from(self.handlers.len()).unwrap_or(u32::MAX));
         self.handlers.push(Box::new(handler));
-        self.by_kind[kind.index()] = Some(id);
+        self.by_kind.set(kind, Some(id));
         self.register_with_daemon(kind, Some(id))?;
         Ok(id)
     }
@@ -544,7 +577,7 @@ impl EsmClient {
     /// # Errors
     /// [`ClientError::DaemonGone`] or a socket error.
     pub fn unregister(&mut self, kind: EventKind) -> Result<(), ClientError> {
-        self.by_kind[kind.index()] = None;
+        self.by_kind.set(kind, None);
         self.register_with_daemon(kind, None)
     }
 
@@ -664,6 +697,14 @@ impl EsmClient {
             DaemonMsg::Stats(s) => Ok(s),
             other => Err(ClientError::Unexpected(name(&other), "Stats")),
         }
+    }
+
+    /// The table of which handler each kind runs, for a caller that registers through the
+    /// display server on another thread (`crate::kds_runtime`): it sets a kind's handler here
+    /// before asking, so events the daemon then routes here find it.
+    #[must_use]
+    pub fn kind_handlers(&self) -> Arc<KindHandlers> {
+        Arc::clone(&self.by_kind)
     }
 
     /// What each input device descriptor this app holds has delivered (device number, counts).

@@ -423,7 +423,11 @@ mod tests {
         assert_eq!(n(EVIOCSMASK), 0x4010_4593);
         assert_eq!(n(EVIOCGNAME), 0x8100_4506, "EVIOCGNAME(256)");
         assert_eq!(n(eviocgabs(0)), 0x8018_4540, "EVIOCGABS(ABS_X)");
-        assert_eq!(n(eviocgabs(0x36)), 0x8018_4576, "EVIOCGABS(ABS_MT_POSITION_Y)");
+        assert_eq!(
+            n(eviocgabs(0x36)),
+            0x8018_4576,
+            "EVIOCGABS(ABS_MT_POSITION_Y)"
+        );
         // The one sys.rs hard-codes.
         assert_eq!(
             n(ioc::write(b'E', 0xa0, size_of::<libc::c_int>())),

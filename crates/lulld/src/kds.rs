@@ -516,8 +516,11 @@ impl DaemonState {
         } else {
             None
         };
-        // Who holds input may have changed: devices follow before the reply goes out.
-        self.devices_sync();
+        // Who holds input may have changed: devices follow before the reply goes out (window
+        // changes also pass through `push_states`).
+        if matches!(req, Request::EsmRegister { .. }) || !outcome.pushes.is_empty() {
+            self.devices_sync();
+        }
         let reply = match (outcome.snapshot, &memfd) {
             (true, None) => Some(Reply::Error {
                 request_type: wire::request_type::SNAPSHOT,
