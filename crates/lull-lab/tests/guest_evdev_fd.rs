@@ -470,3 +470,87 @@ fn masks_follow_registrations_and_unregistering_or_dying_revokes() {
     assert_eq!(report.devices.counters.control_wakeups, 0);
     drop((y, z));
 }
+
+/// A KDS app registers through the display server (figure 19), from a thread other than its
+/// event thread: the device's events its event thread reads itself reach the handler, none
+/// filtered, while it is in front; sent to the background it gets nothing more.
+#[test]
+#[ignore = "needs the lab guest: run by `lull lab vm --tests`"]
+fn a_kds_app_registered_through_the_display_server_gets_the_device() {
+    use lull::kds_runtime::{AppOptions, KdsApp};
+    require_guest();
+    let dev = UinputDevice::create(
+        "lull guest evdev kds",
+        &UinputCaps {
+            keys: vec![BTN_TOUCH],
+            abs: vec![(ABS_X, 0, AXIS_MAX), (ABS_Y, 0, AXIS_MAX)],
+            rel: vec![],
+            msc: vec![MSC_TIMESTAMP],
+        },
+    )
+    .unwrap();
+    let node = dev.event_path().unwrap();
+    let daemon = TestDaemon::start("evdev-kds", EsmConfig::default(), move |d| {
+        let socket_path = d.socket_path().with_extension("kds.sock");
+        d.enable_kds(&KdsConfig {
+            socket_path,
+            screen_width: 320,
+            screen_height: 240,
+            framebuffer: None,
+        })
+        .map_err(std::io::Error::other)?;
+        d.add_device(&node).map_err(std::io::Error::other)?;
+        Ok(())
+    });
+    let options = AppOptions {
+        width: 0,
+        height: 0,
+        name: "kds app".into(),
+        guis: false,
+    };
+    let app = KdsApp::attach(&daemon.kds_path(), &options).unwrap();
+    let (tx, rx) = mpsc::channel();
+    for kind in [
+        EventKind::TouchPress,
+        EventKind::TouchMotion,
+        EventKind::TouchRelease,
+    ] {
+        let tx = tx.clone();
+        app.esm_register(kind, move |e: &AppEvent| {
+            let _ = tx.send(Seen::Event {
+                kind: e.kind,
+                payload: e.payload,
+                seq: e.seq.0,
+            });
+        })
+        .unwrap();
+    }
+    let trace = trace();
+    let mut enc = EvdevEncoder::new();
+    let mut seq = 0;
+    let part = 64;
+    replay(&dev, &mut enc, &trace, 0..part, &rx, &mut seq);
+    // Another app comes in front: this one is suspended and its descriptor revoked.
+    let other = attach(&daemon.kds_path(), 0, 0, "other").unwrap();
+    let mut bytes = Vec::new();
+    for e in &trace.events[part..2 * part] {
+        bytes.clear();
+        enc.encode(e.raw, e.at_ns, &mut bytes).unwrap();
+        let records: Vec<InputRecord> = bytes
+            .chunks_exact(RECORD_SIZE)
+            .map(|c| InputRecord::from_bytes(c.try_into().unwrap()))
+            .collect();
+        dev.emit(&records).unwrap();
+    }
+    let report = daemon.stop();
+    drop(other);
+    let counters = app.counters();
+    drop(app);
+    assert!(rx.try_recv().is_err(), "an event after the suspension");
+    let routes = &report.devices.routes;
+    eprintln!("evdev kds: {routes:?}; runtime {counters:?}");
+    assert_eq!(routes.len(), 1, "{routes:?}");
+    assert_eq!(routes[0].end, Some(DeviceEnd::InputSuspended));
+    assert_eq!(routes[0].app_counts.delivered, part as u64);
+    assert_eq!(routes[0].app_counts.filtered, 0);
+}

@@ -788,6 +788,8 @@ impl DaemonState {
         // The event thread's ESM connection: an ordinary ESM client of the daemon, already
         // greeted, so the app needs no path to the ESM socket.
         self.add_connection(app, srv_esm, ctl);
+        // The app it sent to the background loses its devices before the reply goes out.
+        self.devices_sync();
         let host = self.kds.as_mut().expect("present");
         let reply = Reply::Attached {
             app,
