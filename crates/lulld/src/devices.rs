@@ -196,9 +196,17 @@ pub struct DeviceReport {
 pub struct DeviceHost {
     devices: Vec<Device>,
     held: BTreeMap<(AppId, u32), Held>,
-    retired: Vec<DeviceRoute>,
+    /// Descriptors taken back, oldest first; the account of one whose app still runs stays
+    /// mapped (the app's last reads and its `ENODEV` land there after the revocation), at most
+    /// [`MAX_OPEN_RETIRED_ACCOUNTS`] of them.
+    retired: Vec<(DeviceRoute, Option<DeviceAccount>)>,
     counters: DeviceHostCounters,
 }
+
+/// Accounts of revoked descriptors kept mapped while their apps run: one page each, so 64
+/// pages; beyond them the oldest is read one last time and closed (an app that flips focus that
+/// often has long since read its old descriptor's end).
+pub const MAX_OPEN_RETIRED_ACCOUNTS: usize = 64;
 
 /// Why a device could not be added.
 #[derive(Debug, thiserror::Error)]
@@ -226,7 +234,14 @@ impl DeviceHost {
     /// The devices and the holdings, live and ended, for the report.
     #[must_use]
     pub fn routes(&self) -> Vec<DeviceRoute> {
-        let mut out = self.retired.clone();
+        let mut out: Vec<DeviceRoute> = self
+            .retired
+            .iter()
+            .map(|(r, account)| DeviceRoute {
+                app_counts: account.as_ref().map_or(r.app_counts, DeviceAccount::read),
+                ..*r
+            })
+            .collect();
         for (&(app, device), h) in &self.held {
             out.push(DeviceRoute {
                 device,
@@ -298,7 +313,7 @@ impl DeviceHost {
             Err(EvdevIoctlError::Revoked { .. }) => self.counters.revoked += 1,
             Err(_) => self.counters.revoke_failures += 1,
         }
-        self.retired.push(DeviceRoute {
+        let route = DeviceRoute {
             device,
             app,
             kinds: h.kinds,
@@ -306,7 +321,27 @@ impl DeviceHost {
             unread_records,
             unread_events,
             end: Some(end),
-        });
+        };
+        // A departed app writes no more: its counts are final now.
+        let keep = (end != DeviceEnd::AppGone).then_some(h.account);
+        self.retired.push((route, keep));
+        let open = self.retired.iter().filter(|(_, a)| a.is_some()).count();
+        if open > MAX_OPEN_RETIRED_ACCOUNTS {
+            if let Some(oldest) = self.retired.iter_mut().find(|(_, a)| a.is_some()) {
+                close_account(oldest);
+            }
+        }
+    }
+
+    /// `app` is gone: the accounts of its earlier descriptors are read one last time.
+    fn settle_retired(&mut self, app: AppId) {
+        for r in self
+            .retired
+            .iter_mut()
+            .filter(|(r, a)| r.app == app && a.is_some())
+        {
+            close_account(r);
+        }
     }
 
     /// Opens `device` afresh, masked to `kinds`; returns the descriptor to send and keeps its
@@ -324,6 +359,13 @@ impl DeviceHost {
             self.counters.hand_failures += 1;
         }
         made
+    }
+}
+
+/// Keeps a retired route's last counts and closes its account.
+fn close_account(r: &mut (DeviceRoute, Option<DeviceAccount>)) {
+    if let Some(a) = r.1.take() {
+        r.0.app_counts = a.read();
     }
 }
 
@@ -431,6 +473,7 @@ impl DaemonState {
         for device in mine {
             self.devices.revoke(app, device, DeviceEnd::AppGone);
         }
+        self.devices.settle_retired(app);
     }
 
     /// The daemon's descriptor of `device` hung up: the device is gone, and every descriptor of
