@@ -7,16 +7,22 @@
 //! the daemon shared at the welcome, with no system call, or with a `Wait` message when its
 //! private queue holds something (see `lull_os::wait_cell`) — then blocks in `recv` (in the
 //! kernel, no timeout) until the daemon pushes the next batch, and runs the handler on the
-//! calling thread.
+//! calling thread. Events from the data plane wake the same wait: a producer's ring
+//! (`lull_os::event_ring`) and an input device's descriptor the daemon handed the app
+//! ([`crate::device`]), each read without the daemon.
 
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use lull_esm::Delivery;
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
 use lull_os::event_ring::RingConsumer;
+
+use crate::device::{DeviceRead, DeviceReader};
 use lull_os::protocol::{
     delivery_of_record, ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply,
     MAX_MESSAGE, MAX_PACKET,
@@ -72,8 +78,40 @@ pub struct EsmParts {
     pending: VecDeque<Delivery>,
     counters: ClientCounters,
     rings: Vec<RingConsumer>,
-    by_kind: [Option<HandlerId>; EventKind::COUNT],
+    devices: Vec<DeviceReader>,
+    by_kind: Arc<KindHandlers>,
     told_waiting: bool,
+}
+
+/// Which handler each kind runs, for events read from a ring or a device (which carry no
+/// handler). Shared, so that a registration made on another thread — through the display
+/// server's channel (`crate::kds_runtime`) — is in place before the daemon routes the kind to
+/// the thread that waits.
+#[derive(Debug, Default)]
+pub struct KindHandlers([AtomicU64; EventKind::COUNT]);
+
+impl KindHandlers {
+    /// Sets (or clears) the handler of `kind`.
+    pub fn set(&self, kind: EventKind, handler: Option<HandlerId>) {
+        // 0 is none; a handler is stored plus one.
+        let v = handler.map_or(0, |h| u64::from(h.0) + 1);
+        self.0[kind.index()].store(v, Ordering::SeqCst);
+    }
+
+    /// The handler of `kind`, if any.
+    #[must_use]
+    pub fn get(&self, kind: EventKind) -> Option<HandlerId> {
+        match self.0[kind.index()].load(Ordering::SeqCst) {
+            0 => None,
+            v => u32::try_from(v - 1).ok().map(HandlerId),
+        }
+    }
+
+    /// Every kind's handler now.
+    #[must_use]
+    pub fn snapshot(&self) -> [Option<HandlerId>; EventKind::COUNT] {
+        EventKind::ALL.map(|k| self.get(k))
+    }
 }
 
 /// What one [`EsmClient::wait_delivery`] received.
@@ -119,6 +157,20 @@ pub struct ClientCounters {
     pub ring_unrouted: u64,
     /// Blocking waits that a ring's eventfd ended.
     pub ring_wakes: u64,
+    /// Input device descriptors the daemon handed over, and those refused (not an evdev
+    /// descriptor and an account page).
+    pub devices: u64,
+    pub devices_refused: u64,
+    /// Device descriptors that ended (revoked by the daemon, or the device gone).
+    pub devices_ended: u64,
+    /// Events interpreted from device descriptors, of which those of a kind with no handler
+    /// (filtered), and `SYN_DROPPED`s delivered as overflow markers.
+    pub device_events: u64,
+    pub device_filtered: u64,
+    pub device_overflows: u64,
+    /// `read`s of device descriptors, and blocking waits a device's descriptor ended.
+    pub device_reads: u64,
+    pub device_wakes: u64,
 }
 
 type Handler = Box<dyn FnMut(&AppEvent)>;
@@ -138,8 +190,10 @@ pub struct EsmClient {
     counters: ClientCounters,
     /// The data plane: one ring per producer routed to this app, read before the socket.
     rings: Vec<RingConsumer>,
-    /// Which handler each kind runs, for events read from a ring (which carry no handler).
-    by_kind: [Option<HandlerId>; EventKind::COUNT],
+    /// The data plane: the input devices the daemon handed this app, read before the socket.
+    devices: Vec<DeviceReader>,
+    /// Which handler each kind runs, for events read from a ring or a device.
+    by_kind: Arc<KindHandlers>,
     /// The daemon was told this app waits and has not answered with a batch yet.
     told_waiting: bool,
 }
@@ -244,7 +298,8 @@ impl EsmClient {
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: ClientCounters::default(),
             rings: Vec::new(),
-            by_kind: [None; EventKind::COUNT],
+            devices: Vec::new(),
+            by_kind: Arc::default(),
             told_waiting: false,
         })
     }
@@ -269,6 +324,7 @@ impl EsmClient {
             pending: self.pending,
             counters: self.counters,
             rings: self.rings,
+            devices: self.devices,
             by_kind: self.by_kind,
             told_waiting: self.told_waiting,
         }
@@ -288,6 +344,7 @@ impl EsmClient {
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: parts.counters,
             rings: parts.rings,
+            devices: parts.devices,
             by_kind: parts.by_kind,
             told_waiting: parts.told_waiting,
         }
@@ -367,6 +424,16 @@ impl EsmClient {
                     self.take_ring(fds);
                     Ok(None)
                 }
+                DaemonPacket::Msg(DaemonMsg::Device { device }) => {
+                    match DeviceReader::from_fds(device, fds) {
+                        Ok(d) => {
+                            self.devices.push(d);
+                            self.counters.devices += 1;
+                        }
+                        Err(_) => self.counters.devices_refused += 1,
+                    }
+                    Ok(None)
+                }
                 p => Ok(Some(p)),
             }
         }
@@ -395,7 +462,7 @@ impl EsmClient {
             while let Some(rec) = self.rings[i].pop() {
                 self.counters.ring_records += 1;
                 let handler =
-                    lull_model::EventKind::from_u16(rec.kind).and_then(|k| self.by_kind[k.index()]);
+                    lull_model::EventKind::from_u16(rec.kind).and_then(|k| self.by_kind.get(k));
                 let handler = match handler {
                     Some(h) => h,
                     None if rec.overflow().is_some() => HandlerId(0),
@@ -413,21 +480,64 @@ impl EsmClient {
         None
     }
 
-    /// Blocks until the socket or a ring's eventfd is readable, every ring armed first; returns
-    /// at once when a ring filled meanwhile.
+    /// Reads every device descriptor the last poll found ready into `pending`; drops those that
+    /// ended (revoked, or the device gone). Returns whether anything was read.
+    fn read_devices(&mut self) -> bool {
+        let mut any = false;
+        let by_kind = self.by_kind.snapshot();
+        let mut i = 0;
+        while i < self.devices.len() {
+            if !self.devices[i].readable {
+                i += 1;
+                continue;
+            }
+            self.counters.device_reads += 1;
+            let before = self.devices[i].counts();
+            let r = self.devices[i].read(&by_kind, &mut self.pending);
+            let after = self.devices[i].counts();
+            self.counters.device_events += after.events - before.events;
+            self.counters.device_filtered += after.filtered - before.filtered;
+            self.counters.device_overflows += after.overflows - before.overflows;
+            match r {
+                DeviceRead::Data { .. } => {
+                    any = true;
+                    i += 1;
+                }
+                DeviceRead::Empty => i += 1,
+                DeviceRead::Gone => {
+                    // Expected after a revocation: the descriptor closes, no handler hears of it.
+                    self.devices.swap_remove(i);
+                    self.counters.devices_ended += 1;
+                }
+            }
+        }
+        any
+    }
+
+    /// Blocks until the socket, a ring's eventfd or a device's descriptor is readable, every ring
+    /// armed first; returns at once when a ring filled meanwhile.
     fn block(&mut self) -> Result<(), ClientError> {
         if !self.rings.iter_mut().all(RingConsumer::prepare_wait) {
             return Ok(());
         }
         let fds: Vec<_> = std::iter::once(self.fd.as_raw_fd())
             .chain(self.rings.iter().map(RingConsumer::wake_fd))
+            .chain(self.devices.iter().map(DeviceReader::fd))
             .collect();
         let mut ready = vec![false; fds.len()];
         sys::poll_readable(&fds, None, &mut ready)?;
-        for (r, &woke) in self.rings.iter().zip(&ready[1..]) {
+        let rings = self.rings.len();
+        for (r, &woke) in self.rings.iter().zip(&ready[1..=rings]) {
             if woke {
                 self.counters.ring_wakes += 1;
                 let _ = r.drain_wake();
+            }
+        }
+        for (d, &woke) in self.devices.iter_mut().zip(&ready[1 + rings..]) {
+            if woke {
+                // Readable, or hung up (revoked): the next read says which.
+                self.counters.device_wakes += 1;
+                d.readable = true;
             }
         }
         if ready[0] {
@@ -457,7 +567,7 @@ impl EsmClient {
     ) -> Result<HandlerId, ClientError> {
         let id = HandlerId(u32::try_from(self.handlers.len()).unwrap_or(u32::MAX));
         self.handlers.push(Box::new(handler));
-        self.by_kind[kind.index()] = Some(id);
+        self.by_kind.set(kind, Some(id));
         self.register_with_daemon(kind, Some(id))?;
         Ok(id)
     }
@@ -467,7 +577,7 @@ impl EsmClient {
     /// # Errors
     /// [`ClientError::DaemonGone`] or a socket error.
     pub fn unregister(&mut self, kind: EventKind) -> Result<(), ClientError> {
-        self.by_kind[kind.index()] = None;
+        self.by_kind.set(kind, None);
         self.register_with_daemon(kind, None)
     }
 
@@ -538,6 +648,9 @@ impl EsmClient {
             if let Some(d) = self.pop_ring() {
                 break d;
             }
+            if self.read_devices() {
+                continue;
+            }
             // Nothing here: tell the daemon (once per batch it owes) and block on the socket
             // and every ring.
             if !self.told_waiting {
@@ -586,6 +699,23 @@ impl EsmClient {
         }
     }
 
+    /// The table of which handler each kind runs, for a caller that registers through the
+    /// display server on another thread (`crate::kds_runtime`): it sets a kind's handler here
+    /// before asking, so events the daemon then routes here find it.
+    #[must_use]
+    pub fn kind_handlers(&self) -> Arc<KindHandlers> {
+        Arc::clone(&self.by_kind)
+    }
+
+    /// What each input device descriptor this app holds has delivered (device number, counts).
+    #[must_use]
+    pub fn device_counts(&self) -> Vec<(u32, lull_os::device_account::DeviceCounts)> {
+        self.devices
+            .iter()
+            .map(|d| (d.device, d.counts()))
+            .collect()
+    }
+
     /// The connection's descriptor (for tests that misbehave on purpose).
     #[doc(hidden)]
     #[must_use]
@@ -604,5 +734,6 @@ fn name(m: &DaemonMsg) -> &'static str {
         DaemonMsg::Registered => "Registered",
         DaemonMsg::Ring { .. } => "Ring",
         DaemonMsg::Route { .. } => "Route",
+        DaemonMsg::Device { .. } => "Device",
     }
 }

@@ -124,6 +124,9 @@ struct Shared {
     frame_ready: Condvar,
     /// Serialises request/reply pairs on the channel.
     writer: Mutex<ChannelWriter>,
+    /// The event thread's table of which handler each kind runs (for events it reads from a
+    /// ring or a device itself), set before each registration goes to the server.
+    kind_handlers: Arc<crate::client::KindHandlers>,
 }
 
 impl Shared {
@@ -540,6 +543,7 @@ impl KdsApp {
             progress: Condvar::new(),
             frame_ready: Condvar::new(),
             writer: Mutex::new(writer),
+            kind_handlers: a.esm.kind_handlers(),
         });
         // The app exists before its threads do, so that a thread that cannot be started drops
         // it: the started threads are told to stop and the channel closes (the server detaches).
@@ -615,6 +619,7 @@ impl KdsApp {
             g.handlers.push(Some(Box::new(handler)));
             HandlerId(u32::try_from(g.handlers.len() - 1).unwrap_or(u32::MAX))
         };
+        self.shared.kind_handlers.set(kind, Some(id));
         self.shared.expect_ok(&Request::EsmRegister {
             kind,
             handler: Some(id),
@@ -627,6 +632,7 @@ impl KdsApp {
     /// # Errors
     /// As [`KdsApp::esm_register`].
     pub fn esm_unregister(&self, kind: EventKind) -> Result<(), KdsClientError> {
+        self.shared.kind_handlers.set(kind, None);
         self.shared.expect_ok(&Request::EsmRegister {
             kind,
             handler: None,

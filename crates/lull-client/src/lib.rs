@@ -4,6 +4,8 @@
 //!
 //! - [`client`]: an ESM application — `esm_register(kind, handler)` and `esm_wait()`
 //!   ([`client::EsmClient`]).
+//! - [`device`]: an input device descriptor the daemon handed the app, read and interpreted
+//!   here, with no daemon on the way.
 //! - [`kds_client`]: the display server's client side — `kds_connect` (seed 000, figure 14), the
 //!   commands, and the window manager's requests ([`kds_client::KdsAdmin`]).
 //! - [`kds_runtime`]: the four KDS threads of an app (figure 19) with guiS's cooperative gates
@@ -19,6 +21,7 @@ pub mod capi;
 pub mod capi_kds;
 pub mod capi_producer;
 pub mod client;
+pub mod device;
 pub mod kds_client;
 pub mod kds_runtime;
 pub mod producer;

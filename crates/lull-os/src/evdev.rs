@@ -18,6 +18,7 @@ pub const EV_SYN: u16 = 0x00;
 pub const EV_KEY: u16 = 0x01;
 pub const EV_REL: u16 = 0x02;
 pub const EV_ABS: u16 = 0x03;
+pub const EV_MSC: u16 = 0x04;
 pub const SYN_REPORT: u16 = 0;
 pub const SYN_DROPPED: u16 = 3;
 pub const REL_X: u16 = 0x00;
@@ -34,6 +35,11 @@ pub const MOUSE_BUTTONS: u16 = 8;
 pub const BTN_DIGI_FIRST: u16 = 0x140;
 pub const BTN_DIGI_LAST: u16 = 0x14f;
 pub const BTN_TOUCH: u16 = 0x14a;
+/// `MSC_TIMESTAMP`: the device's own stamp of a frame (touch screens and pads send one per
+/// frame). The input core drops an axis record that repeats the axis's value, so a frame in which
+/// the contact stayed where it was carries only this stamp: the decoder reads such a frame as a
+/// move to the same point, and the encoder writes a repeated move that way.
+pub const MSC_TIMESTAMP: u16 = 0x05;
 
 /// Size of `struct timeval` on this target (two longs).
 const TIMEVAL_SIZE: usize = std::mem::size_of::<libc::timeval>();
@@ -111,6 +117,8 @@ pub struct EvdevDecoder {
     y: i32,
     position_changed: bool,
     touch_change: Option<bool>,
+    /// The packet carried `MSC_TIMESTAMP` (a frame of the device; see [`MSC_TIMESTAMP`]).
+    stamped: bool,
     keys: Vec<(u16, bool)>,
     dx: i32,
     dy: i32,
@@ -126,6 +134,13 @@ impl EvdevDecoder {
     #[must_use]
     pub fn new() -> EvdevDecoder {
         EvdevDecoder::default()
+    }
+
+    /// Sets the touch position a packet moving only one axis is read against: a reader that
+    /// starts in the middle of a device's stream takes it from the device (`EVIOCGABS`).
+    pub fn set_position(&mut self, x: i32, y: i32) {
+        self.x = x;
+        self.y = y;
     }
 
     /// Feeds one record; at `SYN_REPORT` the packet's events go to `out` with the report's time.
@@ -154,6 +169,7 @@ impl EvdevDecoder {
                 self.position_changed = true;
             }
             (EV_KEY, BTN_TOUCH) => self.touch_change = Some(r.value != 0),
+            (EV_MSC, MSC_TIMESTAMP) => self.stamped = true,
             (EV_KEY, c) if (BTN_MOUSE..BTN_MOUSE + MOUSE_BUTTONS).contains(&c) => {
                 let bit = 1u32 << (c - BTN_MOUSE);
                 if r.value != 0 {
@@ -195,6 +211,7 @@ impl EvdevDecoder {
     fn clear_packet(&mut self) {
         self.position_changed = false;
         self.touch_change = None;
+        self.stamped = false;
         self.keys.clear();
         self.dx = 0;
         self.dy = 0;
@@ -232,7 +249,13 @@ impl EvdevDecoder {
                 );
                 n += 1;
             }
-            None if self.position_changed => {
+            // A stamped frame with nothing else in it: the contact stayed where it was.
+            None if self.position_changed
+                || (self.stamped
+                    && self.keys.is_empty()
+                    && !self.rel_seen
+                    && !self.buttons_changed) =>
+            {
                 out(
                     RawEvent::Touch {
                         phase: TouchPhase::Move,
@@ -277,6 +300,8 @@ pub enum EvdevError {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EvdevEncoder {
     buttons: u32,
+    /// The touch position last written: a move to it again goes as a stamped frame.
+    touch_at: Option<(i32, i32)>,
 }
 
 impl EvdevEncoder {
@@ -313,8 +338,15 @@ impl EvdevEncoder {
                 match phase {
                     TouchPhase::Down => push(EV_KEY, BTN_TOUCH, 1),
                     TouchPhase::Up => push(EV_KEY, BTN_TOUCH, 0),
+                    // The input core would drop both axis records of a repeated move, and the
+                    // packet with them: the frame's stamp (microseconds, wrapping as the
+                    // kernel's s32 does) carries it.
+                    TouchPhase::Move if self.touch_at == Some((x, y)) => {
+                        push(EV_MSC, MSC_TIMESTAMP, (time_ns / NS_PER_US) as i32);
+                    }
                     TouchPhase::Move => {}
                 }
+                self.touch_at = Some((x, y));
             }
             RawEvent::Key { code, pressed } => {
                 let reserved = code == BTN_TOUCH
@@ -505,6 +537,56 @@ mod tests {
             )]
         );
         assert_eq!(d.counters.syn_dropped, 1);
+    }
+
+    /// What the input core leaves of a repeated move (the axis records dropped as unchanged):
+    /// the frame's stamp alone, read as a move to the same point; a stamp beside a key is only
+    /// the key's frame.
+    #[test]
+    fn a_stamped_frame_without_change_is_a_move_in_place() {
+        let rec = |type_, code, value| {
+            InputRecord {
+                time_ns: 7_000,
+                type_,
+                code,
+                value,
+            }
+            .to_bytes()
+        };
+        let mut bytes = Vec::new();
+        bytes.extend(rec(EV_ABS, ABS_X, 5));
+        bytes.extend(rec(EV_ABS, ABS_Y, 6));
+        bytes.extend(rec(EV_SYN, SYN_REPORT, 0));
+        bytes.extend(rec(EV_MSC, MSC_TIMESTAMP, 99));
+        bytes.extend(rec(EV_SYN, SYN_REPORT, 0));
+        bytes.extend(rec(EV_MSC, MSC_TIMESTAMP, 100));
+        bytes.extend(rec(EV_KEY, 30, 1));
+        bytes.extend(rec(EV_SYN, SYN_REPORT, 0));
+        let (out, _) = decode_all(&bytes);
+        let at = RawEvent::Touch {
+            phase: TouchPhase::Move,
+            x: 5,
+            y: 6,
+        };
+        let key = RawEvent::Key {
+            code: 30,
+            pressed: true,
+        };
+        assert_eq!(out, vec![(at, 7_000), (at, 7_000), (key, 7_000)]);
+        // The encoder stamps a repeated move, and only that one.
+        let mut enc = EvdevEncoder::new();
+        let mut b = Vec::new();
+        enc.encode(at, 1_000, &mut b).unwrap();
+        assert_eq!(b.len(), 3 * RECORD_SIZE);
+        b.clear();
+        enc.encode(at, 2_000, &mut b).unwrap();
+        assert_eq!(b.len(), 4 * RECORD_SIZE);
+        let stamp =
+            InputRecord::from_bytes(b[2 * RECORD_SIZE..3 * RECORD_SIZE].try_into().unwrap());
+        assert_eq!(
+            (stamp.type_, stamp.code, stamp.value),
+            (EV_MSC, MSC_TIMESTAMP, 2)
+        );
     }
 
     #[test]

@@ -13,7 +13,12 @@
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 
-use crate::evdev::{EV_ABS, EV_KEY, EV_REL, EV_SYN};
+use lull_model::EventKind;
+
+use crate::evdev::{
+    ABS_MT_POSITION_X, ABS_MT_POSITION_Y, ABS_X, ABS_Y, BTN_DIGI_FIRST, BTN_DIGI_LAST, BTN_MOUSE,
+    BTN_TOUCH, EV_ABS, EV_KEY, EV_REL, EV_SYN, MOUSE_BUTTONS, MSC_TIMESTAMP, REL_X, REL_Y,
+};
 use crate::sys::Errno;
 
 /// Linux's ioctl number encoding: direction, size, type and number packed into one word
@@ -98,6 +103,14 @@ pub(crate) const EVIOCREVOKE: libc::Ioctl =
 /// `EVIOCSMASK`, `_IOW('E', 0x93, struct input_mask)`.
 pub(crate) const EVIOCSMASK: libc::Ioctl =
     ioc::write(EVDEV_IOC_TYPE, 0x93, size_of::<libc::input_mask>());
+/// `EVIOCGABS(abs)`, `_IOR('E', 0x40 + abs, struct input_absinfo)`.
+const fn eviocgabs(abs: u16) -> libc::Ioctl {
+    ioc::read(
+        EVDEV_IOC_TYPE,
+        0x40 + abs as u8,
+        size_of::<libc::input_absinfo>(),
+    )
+}
 /// Bytes [`device_name`] asks for. uinput names are at most 80 bytes and HID names 128
 /// (`struct hid_device.name`); a longer name is cut here.
 const NAME_BUF_BYTES: usize = 256;
@@ -107,7 +120,7 @@ pub(crate) const EVIOCGNAME: libc::Ioctl = ioc::read(EVDEV_IOC_TYPE, 0x06, NAME_
 // Event types beyond those the decoder uses, and the code counts of each type, from
 // `linux/input-event-codes.h`: what `evdev_get_mask_cnt` (`drivers/input/evdev.c`) knows. For
 // any other type the kernel accepts a mask and ignores it.
-pub const EV_MSC: u16 = 0x04;
+pub use crate::evdev::EV_MSC;
 pub const EV_SW: u16 = 0x05;
 pub const EV_LED: u16 = 0x11;
 pub const EV_SND: u16 = 0x12;
@@ -243,6 +256,70 @@ pub fn set_mask(fd: BorrowedFd<'_>, type_: u16, codes: &[u16]) -> Result<(), Evd
     Ok(())
 }
 
+/// The evdev masks that let through what the decoder makes events of `kinds` from (a bit per
+/// [`EventKind::index`]), and nothing else: `(type, codes)` for each masked type, the event-type
+/// mask (`EV_SYN`) last. Touch kinds need the positions, `BTN_TOUCH` and the frame stamp; keys
+/// every key code but the touch, mouse and digitizer buttons; the mouse its two relative axes
+/// and buttons. The three touch kinds share their records (a press is a position and
+/// `BTN_TOUCH`), so any one of them lets all three through.
+#[must_use]
+pub fn kind_masks(kinds: u32) -> Vec<(u16, Vec<u16>)> {
+    let has = |k: EventKind| kinds & (1 << k.index()) != 0;
+    let touch =
+        has(EventKind::TouchMotion) || has(EventKind::TouchPress) || has(EventKind::TouchRelease);
+    let key = has(EventKind::Key);
+    let mouse = has(EventKind::Mouse);
+    let mut abs = Vec::new();
+    let mut keys = Vec::new();
+    let mut rel = Vec::new();
+    let mut msc = Vec::new();
+    let mut types = Vec::new();
+    if touch {
+        abs.extend([ABS_X, ABS_Y, ABS_MT_POSITION_X, ABS_MT_POSITION_Y]);
+        keys.push(BTN_TOUCH);
+        msc.push(MSC_TIMESTAMP);
+        types.extend([EV_ABS, EV_MSC]);
+    }
+    if mouse {
+        rel.extend([REL_X, REL_Y]);
+        keys.extend(BTN_MOUSE..BTN_MOUSE + MOUSE_BUTTONS);
+        types.push(EV_REL);
+    }
+    if key {
+        let reserved = |c: u16| {
+            c == BTN_TOUCH
+                || (BTN_MOUSE..BTN_MOUSE + MOUSE_BUTTONS).contains(&c)
+                || (BTN_DIGI_FIRST..=BTN_DIGI_LAST).contains(&c)
+        };
+        keys.extend((0..KEY_CNT as u16).filter(|&c| !reserved(c)));
+    }
+    if !keys.is_empty() {
+        keys.sort_unstable();
+        types.push(EV_KEY);
+    }
+    types.sort_unstable();
+    vec![
+        (EV_ABS, abs),
+        (EV_KEY, keys),
+        (EV_REL, rel),
+        (EV_MSC, msc),
+        (EV_SYN, types),
+    ]
+}
+
+/// Sets [`kind_masks`]`(kinds)` on `fd`: from now on the descriptor receives only what events of
+/// those kinds are made of (with `kinds` 0, nothing at all: the daemon's own descriptor on a
+/// device it hands out).
+///
+/// # Errors
+/// As [`set_mask`].
+pub fn set_kind_mask(fd: BorrowedFd<'_>, kinds: u32) -> Result<(), EvdevIoctlError> {
+    for (type_, codes) in kind_masks(kinds) {
+        set_mask(fd, type_, &codes)?;
+    }
+    Ok(())
+}
+
 /// `EVIOCGRAB`: with `on`, this descriptor alone receives the device's events (every other
 /// evdev descriptor and the kernel's other input handlers get none) until it ungrabs or is
 /// closed; without, it gives the grab back.
@@ -270,6 +347,32 @@ pub fn grab(fd: BorrowedFd<'_>, on: bool) -> Result<(), EvdevIoctlError> {
 pub fn revoke(fd: BorrowedFd<'_>) -> Result<(), EvdevIoctlError> {
     // The kernel refuses any argument but 0 (reserved).
     ioctl_value(fd, EVIOCREVOKE, 0).map_err(|e| EvdevIoctlError::from_errno("EVIOCREVOKE", e))
+}
+
+/// `EVIOCGABS`: the current value of absolute axis `code` (at most `ABS_MAX`, 0x3f). A reader
+/// that starts in the middle of a stream (a fresh descriptor, or after `SYN_DROPPED`) needs it: the
+/// input core sends an axis only when it changes, so a packet moving one axis says nothing of
+/// the other.
+///
+/// # Errors
+/// [`EvdevIoctlError::CodeOutOfRange`] beyond `ABS_MAX`; the kernel's refusal (`NotEvdev`,
+/// `Revoked`, `Kernel` with `EINVAL` for an axis the device lacks).
+pub fn abs_value(fd: BorrowedFd<'_>, code: u16) -> Result<i32, EvdevIoctlError> {
+    if usize::from(code) >= ABS_CNT {
+        return Err(EvdevIoctlError::CodeOutOfRange {
+            type_: EV_ABS,
+            code,
+            count: ABS_CNT,
+        });
+    }
+    // SAFETY: input_absinfo is plain data; zeroed is valid.
+    let mut info: libc::input_absinfo = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is writable for the size EVIOCGABS carries.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), eviocgabs(code), &raw mut info) };
+    if r < 0 {
+        return Err(EvdevIoctlError::from_errno("EVIOCGABS", last_errno()));
+    }
+    Ok(info.value)
 }
 
 /// `EVIOCGNAME`: the device's name as its driver gave it (invalid UTF-8 replaced, cut at
@@ -319,6 +422,12 @@ mod tests {
         assert_eq!(n(EVIOCREVOKE), 0x4004_4591);
         assert_eq!(n(EVIOCSMASK), 0x4010_4593);
         assert_eq!(n(EVIOCGNAME), 0x8100_4506, "EVIOCGNAME(256)");
+        assert_eq!(n(eviocgabs(0)), 0x8018_4540, "EVIOCGABS(ABS_X)");
+        assert_eq!(
+            n(eviocgabs(0x36)),
+            0x8018_4576,
+            "EVIOCGABS(ABS_MT_POSITION_Y)"
+        );
         // The one sys.rs hard-codes.
         assert_eq!(
             n(ioc::write(b'E', 0xa0, size_of::<libc::c_int>())),
@@ -333,6 +442,7 @@ mod tests {
         assert_eq!(n(ui::UI_SET_KEYBIT), 0x4004_5565);
         assert_eq!(n(ui::UI_SET_RELBIT), 0x4004_5566);
         assert_eq!(n(ui::UI_SET_ABSBIT), 0x4004_5567);
+        assert_eq!(n(ui::UI_SET_MSCBIT), 0x4004_5568);
         assert_eq!(n(ui::UI_GET_SYSNAME), 0x8040_552c, "UI_GET_SYSNAME(64)");
     }
 
@@ -391,6 +501,41 @@ mod tests {
         );
     }
 
+    #[test]
+    fn kind_masks_let_through_what_the_decoder_needs() {
+        let bit = |k: EventKind| 1u32 << k.index();
+        let get = |kinds, t| {
+            kind_masks(kinds)
+                .into_iter()
+                .find(|(ty, _)| *ty == t)
+                .map(|(_, c)| c)
+                .unwrap()
+        };
+        let press = bit(EventKind::TouchPress);
+        assert_eq!(get(press, EV_SYN), vec![EV_KEY, EV_ABS, EV_MSC]);
+        assert_eq!(get(press, EV_KEY), vec![BTN_TOUCH]);
+        assert_eq!(
+            get(press, EV_ABS),
+            vec![ABS_X, ABS_Y, ABS_MT_POSITION_X, ABS_MT_POSITION_Y]
+        );
+        let key = bit(EventKind::Key);
+        assert_eq!(get(key, EV_SYN), vec![EV_KEY]);
+        let keys = get(key, EV_KEY);
+        assert!(keys.contains(&30) && !keys.contains(&BTN_TOUCH) && !keys.contains(&BTN_MOUSE));
+        assert!(get(key, EV_ABS).is_empty());
+        let mouse = bit(EventKind::Mouse);
+        assert_eq!(get(mouse, EV_SYN), vec![EV_KEY, EV_REL]);
+        assert_eq!(get(mouse, EV_REL), vec![REL_X, REL_Y]);
+        // Nothing: every type masked out.
+        assert!(kind_masks(0).iter().all(|(_, c)| c.is_empty()));
+        // Every mask is one the kernel takes.
+        for kinds in [0, press, key, mouse, press | key | mouse] {
+            for (t, codes) in kind_masks(kinds) {
+                mask_bitmap(t, &codes).unwrap();
+            }
+        }
+    }
+
     /// The `struct input_mask` in the kernel's layout: type, size in bytes, then the pointer.
     #[test]
     fn input_mask_carries_the_bitmap() {
@@ -427,6 +572,10 @@ mod tests {
         assert_eq!(
             device_name(fd),
             Err(EvdevIoctlError::NotEvdev { op: "EVIOCGNAME" })
+        );
+        assert_eq!(
+            abs_value(fd, 0),
+            Err(EvdevIoctlError::NotEvdev { op: "EVIOCGABS" })
         );
     }
 }

@@ -11,6 +11,8 @@
 //! - [`evdev`]: Linux input events from any descriptor, decoded per `SYN_REPORT` packet.
 //! - [`evdev_ioctl`]: the evdev ioctls on one device descriptor — event mask, grab, revoke,
 //!   name — with a typed error per refusal.
+//! - [`device_account`]: the page an app shares with the daemon per input device descriptor
+//!   the daemon hands it, where the app counts what it read.
 //! - [`uinput`]: a virtual input device through `/dev/uinput`, for the lab guest's tests.
 //! - [`bpf`]: BPF without clang or libbpf — the BTF reader, maps and programs, a sched_ext
 //!   scheduler registered through its struct_ops map, a kprobe call counter.
@@ -35,6 +37,7 @@
 //! lives in that crate (`lulld::freezer`).
 
 pub mod bpf;
+pub mod device_account;
 pub mod evdev;
 pub mod evdev_ioctl;
 pub mod event_loop;

@@ -18,6 +18,9 @@
 //! | d→c | 0x84 | `Error` | code u8 — the daemon closes the connection after it |
 //! | d→c | 0x85 | `Registered` | — the `Register` before it is in effect |
 //! | d→c | 0x86 | `Batch` | count u8 (1..=[`MAX_BATCH`]), then `count` deliveries, each an `Event` or `Overflow` message whole (tag included) |
+//! | d→c | 0x87 | `Ring` | producer u32; with a ring's consumer end (memfd, eventfd) |
+//! | d→c | 0x88 | `Route` | app index u32, generation u32, kinds u32; to a producer |
+//! | d→c | 0x89 | `Device` | device u32; with an input device descriptor and its account (`SCM_RIGHTS`) |
 //!
 //! The ESM's deliveries to an app always travel in a `Batch`: the events its private queue held
 //! when it waited (or that arrived together), in order, overflow markers in place; one wait
@@ -42,6 +45,7 @@ const T_REGISTERED: u8 = 0x85;
 const T_BATCH: u8 = 0x86;
 const T_RING: u8 = 0x87;
 const T_ROUTE: u8 = 0x88;
+const T_DEVICE: u8 = 0x89;
 
 /// Most deliveries one `Batch` carries: as evdev's `read()` hands over what fits the caller's
 /// buffer, a batch hands over at most this many of the queued items; the rest follow at the next
@@ -136,6 +140,14 @@ pub enum DaemonMsg {
     Route {
         app: AppId,
         kinds: u32,
+    },
+    /// To an app, with two descriptors as `SCM_RIGHTS`: a fresh read-only evdev descriptor of
+    /// input device `device`, masked (`EVIOCSMASK`) to the kinds the app registered, and the
+    /// device account the app counts its reads in (`crate::device_account`). The app reads the
+    /// device itself from now on, until the daemon revokes the descriptor (`EVIOCREVOKE`: its
+    /// reads then fail with `ENODEV`).
+    Device {
+        device: u32,
     },
 }
 
@@ -381,6 +393,10 @@ impl DaemonMsg {
                 out.push(T_RING);
                 out.extend_from_slice(&producer.to_le_bytes());
             }
+            DaemonMsg::Device { device } => {
+                out.push(T_DEVICE);
+                out.extend_from_slice(&device.to_le_bytes());
+            }
             DaemonMsg::Route { app, kinds } => {
                 out.push(T_ROUTE);
                 out.extend_from_slice(&app.index.to_le_bytes());
@@ -463,6 +479,10 @@ impl DaemonMsg {
             T_RING => {
                 let mut r = check_len(msg, 5)?;
                 Ok(DaemonMsg::Ring { producer: r.u32() })
+            }
+            T_DEVICE => {
+                let mut r = check_len(msg, 5)?;
+                Ok(DaemonMsg::Device { device: r.u32() })
             }
             T_ROUTE => {
                 let mut r = check_len(msg, 13)?;
@@ -777,7 +797,7 @@ mod tests {
         /// Same for the client's parser of daemon messages, with the tag forced to a daemon tag
         /// half the time so the field checks get exercised.
         #[test]
-        fn daemon_parser_fuzz(tag in 0x80u8..0x87, mut bytes in proptest::collection::vec(any::<u8>(), 0..160), force in any::<bool>()) {
+        fn daemon_parser_fuzz(tag in 0x80u8..=T_DEVICE, mut bytes in proptest::collection::vec(any::<u8>(), 0..160), force in any::<bool>()) {
             if force && !bytes.is_empty() {
                 bytes[0] = tag;
             }
@@ -804,6 +824,9 @@ mod tests {
                 DaemonMsg::Welcome { app: AppId { index: h, generation: f as u32 }, queue_bound: 64 },
                 DaemonMsg::Error(ErrorCode::Malformed),
                 DaemonMsg::Registered,
+                DaemonMsg::Ring { producer: h },
+                DaemonMsg::Route { app: AppId { index: h, generation: d as u32 }, kinds: f as u32 },
+                DaemonMsg::Device { device: h },
             ] {
                 m.encode(&mut out);
                 prop_assert!(out.len() <= MAX_MESSAGE);
@@ -858,6 +881,37 @@ mod tests {
                 Err(_) => prop_assert!(got.is_empty()),
             }
         }
+    }
+
+    /// The `Device` message: five bytes, its number little-endian; any other length is named.
+    #[test]
+    fn device_messages_are_checked() {
+        let mut out = Vec::new();
+        DaemonMsg::Device {
+            device: 0x0102_0304,
+        }
+        .encode(&mut out);
+        assert_eq!(out, [T_DEVICE, 4, 3, 2, 1]);
+        assert_eq!(
+            DaemonMsg::decode(&out),
+            Ok(DaemonMsg::Device {
+                device: 0x0102_0304
+            })
+        );
+        assert_eq!(
+            DaemonMsg::decode(&[T_DEVICE, 1, 2]),
+            Err(ProtocolError::BadLength {
+                tag: T_DEVICE,
+                expected: 5,
+                got: 3
+            })
+        );
+        // Not a delivery: a batch refuses it.
+        let mut q = std::collections::VecDeque::new();
+        assert_eq!(
+            DaemonPacket::decode(&[T_BATCH, 1, T_DEVICE, 0, 0, 0, 0], &mut q),
+            Err(ProtocolError::NotADelivery(T_DEVICE))
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use crate::evdev::{InputRecord, EV_ABS, EV_KEY, EV_REL, RECORD_SIZE};
+use crate::evdev::{InputRecord, EV_ABS, EV_KEY, EV_MSC, EV_REL, RECORD_SIZE};
 
 /// The uinput ioctls (`linux/uinput.h`), numbers computed as its `_IO*` macros do.
 pub(crate) mod ioctls {
@@ -28,6 +28,7 @@ pub(crate) mod ioctls {
     pub(crate) const UI_SET_KEYBIT: libc::Ioctl = ioc::write(BASE, 101, size_of::<libc::c_int>());
     pub(crate) const UI_SET_RELBIT: libc::Ioctl = ioc::write(BASE, 102, size_of::<libc::c_int>());
     pub(crate) const UI_SET_ABSBIT: libc::Ioctl = ioc::write(BASE, 103, size_of::<libc::c_int>());
+    pub(crate) const UI_SET_MSCBIT: libc::Ioctl = ioc::write(BASE, 104, size_of::<libc::c_int>());
     /// Bytes asked of `UI_GET_SYSNAME`: the name is `inputN`, N below 2^32.
     pub(crate) const SYSNAME_BUF_BYTES: usize = 64;
     /// `UI_GET_SYSNAME(len)`, `_IOC(_IOC_READ, 'U', 44, len)`, for [`SYSNAME_BUF_BYTES`].
@@ -51,6 +52,7 @@ const BUS_VIRTUAL: u16 = 0x06;
 const KEY_MAX: u16 = 0x2ff;
 const ABS_MAX: u16 = 0x3f;
 const REL_MAX: u16 = 0x0f;
+const MSC_MAX: u16 = 0x07;
 
 /// What a virtual device can report. Each axis starts at its minimum: the input core drops a
 /// record that repeats an axis's or key's current value, so the first report of an axis must
@@ -63,6 +65,8 @@ pub struct UinputCaps {
     pub abs: Vec<(u16, i32, i32)>,
     /// `EV_REL` axes.
     pub rel: Vec<u16>,
+    /// `EV_MSC` codes (`MSC_TIMESTAMP` for a device that stamps its frames).
+    pub msc: Vec<u16>,
 }
 
 /// Why a virtual device could not be made or used.
@@ -131,6 +135,9 @@ fn validate(name: &str, caps: &UinputCaps) -> Result<(), UinputError> {
     for &r in &caps.rel {
         check("relative axis", r, REL_MAX)?;
     }
+    for &m in &caps.msc {
+        check("misc", m, MSC_MAX)?;
+    }
     for &(code, min, max) in &caps.abs {
         check("absolute axis", code, ABS_MAX)?;
         if min > max {
@@ -197,6 +204,9 @@ impl UinputDevice {
         if !caps.abs.is_empty() {
             types.push(EV_ABS);
         }
+        if !caps.msc.is_empty() {
+            types.push(EV_MSC);
+        }
         for t in types {
             dev.set_bit("UI_SET_EVBIT", UI_SET_EVBIT, t)?;
         }
@@ -205,6 +215,9 @@ impl UinputDevice {
         }
         for &r in &caps.rel {
             dev.set_bit("UI_SET_RELBIT", UI_SET_RELBIT, r)?;
+        }
+        for &m in &caps.msc {
+            dev.set_bit("UI_SET_MSCBIT", UI_SET_MSCBIT, m)?;
         }
         for &(code, min, max) in &caps.abs {
             dev.set_bit("UI_SET_ABSBIT", UI_SET_ABSBIT, code)?;
@@ -339,6 +352,7 @@ mod tests {
             keys: vec![crate::evdev::BTN_TOUCH],
             abs: vec![(0, 0, 100)],
             rel: vec![],
+            msc: vec![crate::evdev::MSC_TIMESTAMP],
         };
         assert!(validate("lull touch", &ok).is_ok());
         assert!(matches!(validate("", &ok), Err(UinputError::NameEmpty)));
@@ -370,6 +384,14 @@ mod tests {
         assert!(matches!(
             validate("r", &bad_rel),
             Err(UinputError::CodeOutOfRange { code: 0x10, .. })
+        ));
+        let bad_msc = UinputCaps {
+            msc: vec![MSC_MAX + 1],
+            ..UinputCaps::default()
+        };
+        assert!(matches!(
+            validate("m", &bad_msc),
+            Err(UinputError::CodeOutOfRange { kind: "misc", .. })
         ));
         let bad_axis = UinputCaps {
             abs: vec![(ABS_MAX + 1, 0, 1)],

@@ -39,6 +39,7 @@ fn touch_caps() -> UinputCaps {
         keys: vec![BTN_TOUCH, KEY_A],
         abs: vec![(ABS_X, 0, AXIS_MAX), (ABS_Y, 0, AXIS_MAX)],
         rel: vec![],
+        msc: vec![],
     }
 }
 

@@ -139,8 +139,8 @@ impl Default for DaemonConfig {
     }
 }
 
-struct Conn {
-    fd: OwnedFd,
+pub(crate) struct Conn {
+    pub(crate) fd: OwnedFd,
     token: Token,
     cell: WaitCell,
 }
@@ -160,7 +160,7 @@ pub(crate) enum Closer {
 /// Everything the daemon's sources share.
 pub struct DaemonState {
     pub(crate) esm: Esm,
-    conns: HashMap<AppId, Conn>,
+    pub(crate) conns: HashMap<AppId, Conn>,
     buf: Vec<u8>,
     /// Deliveries made while a source runs, written when it returns ([`DaemonState::flush`]).
     outbox: Vec<Push>,
@@ -195,6 +195,8 @@ pub struct DaemonState {
     /// Rings retired (their app or producer gone), read one last time from their memfd.
     retired_rings: Vec<RingRoute>,
     next_producer: u32,
+    /// Input devices handed to the apps that hold input (`crate::devices`).
+    pub(crate) devices: crate::devices::DeviceHost,
 }
 
 /// One producer's routes: per app, the ring the daemon made and the kinds routed to it.
@@ -456,6 +458,7 @@ impl DaemonState {
         self.watched.retain(|&a| a != app);
         self.outbox.retain(|p| p.app != app);
         self.routes_gone(app, ctl.as_deref_mut());
+        self.devices_app_gone(app);
         self.seam_app_gone(app);
         self.guis_app_gone(ctl);
     }
@@ -569,6 +572,7 @@ impl DaemonState {
                 for p in producers {
                     self.route(p, app, ctl);
                 }
+                self.devices_sync();
                 self.send(app, DaemonMsg::Registered, ctl);
             }
             ClientMsg::Produce { kinds } => {
@@ -844,6 +848,8 @@ pub struct DaemonReport {
     /// The data plane: every ring a producer wrote, with its counters at the stop (or when its
     /// app or producer went).
     pub rings: Vec<RingRoute>,
+    /// Kernel input devices handed to apps: every descriptor, with the app's counts.
+    pub devices: crate::devices::DeviceReport,
 }
 
 /// The daemon: loop, state and listening socket.
@@ -1090,6 +1096,7 @@ impl Daemon {
                 producers: HashMap::new(),
                 retired_rings: Vec::new(),
                 next_producer: 0,
+                devices: crate::devices::DeviceHost::default(),
             },
             stop,
             socket_path: config.socket_path.clone(),
@@ -1310,6 +1317,7 @@ impl Daemon {
                 + self.state.counters.net_unread_at_stop,
             accounting: self.state.esm.check_accounting(),
             rings: self.state.rings(),
+            devices: self.state.devices.report(),
         };
         let apps: Vec<AppId> = self.state.conns.keys().copied().collect();
         for app in apps {

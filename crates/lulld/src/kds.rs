@@ -280,7 +280,11 @@ impl KdsHost {
             .min();
         self.control_idle_armed = match earliest {
             Some(at) => self.control_idle_timer.set_abs(at, 0).is_ok(),
-            None => false,
+            // No connection left to time out: a timer left armed would wake an idle daemon.
+            None => {
+                let _ = self.control_idle_timer.disarm();
+                false
+            }
         };
     }
 
@@ -437,8 +441,10 @@ impl DaemonState {
 
     /// Pushes each `(app, state)` to the app's private channel and to the hook.
     fn push_states(&mut self, pushes: Vec<(AppId, WindowState)>, ctl: &mut LoopCtl<DaemonState>) {
-        // The seam's policies hear of the change (and guiS freezes and thaws) before the apps
-        // do, while their cooperative threads are still where the old state put them.
+        // Input devices follow the window change before anyone hears of it; the seam's
+        // policies hear of the change (and guiS freezes and thaws) before the apps do, while
+        // their cooperative threads are still where the old state put them.
+        self.devices_sync();
         self.seam_window_states(&pushes);
         let Some(host) = self.kds.as_mut() else {
             return;
@@ -510,6 +516,11 @@ impl DaemonState {
         } else {
             None
         };
+        // Who holds input may have changed: devices follow before the reply goes out (window
+        // changes also pass through `push_states`).
+        if matches!(req, Request::EsmRegister { .. }) || !outcome.pushes.is_empty() {
+            self.devices_sync();
+        }
         let reply = match (outcome.snapshot, &memfd) {
             (true, None) => Some(Reply::Error {
                 request_type: wire::request_type::SNAPSHOT,
@@ -777,6 +788,8 @@ impl DaemonState {
         // The event thread's ESM connection: an ordinary ESM client of the daemon, already
         // greeted, so the app needs no path to the ESM socket.
         self.add_connection(app, srv_esm, ctl);
+        // The app it sent to the background loses its devices before the reply goes out.
+        self.devices_sync();
         let host = self.kds.as_mut().expect("present");
         let reply = Reply::Attached {
             app,
@@ -892,6 +905,7 @@ impl ControlConn {
         if processed == Processed::Close {
             if let Some(host) = st.kds.as_mut() {
                 host.control.remove(&self.id);
+                host.arm_control_idle();
             }
             st.fds_freed = true;
             PostAction::Remove

@@ -3,6 +3,8 @@
 //!
 //! - [`daemon`]: the ESM host — the loop, the apps' connections, the event sources (evdev,
 //!   [`replay`], datagram socket, timer).
+//! - [`devices`]: kernel input devices on the data plane — a masked descriptor of each device
+//!   handed to every app that holds input, revoked (`EVIOCREVOKE`) when it stops holding it.
 //! - [`kds`]: the display server's sockets and presentation around the pure `lull_kds::server`.
 //! - [`seam`]: the policy seam — the facts the daemon knows told to the seam's policies
 //!   (`lull_sched::guis::Table1` with guiS on), their actions applied by the [`actuator`].
@@ -29,6 +31,7 @@ pub mod activation;
 pub mod actuator;
 pub mod boost;
 pub mod daemon;
+pub mod devices;
 pub mod freezer;
 pub mod guis;
 pub mod kds;

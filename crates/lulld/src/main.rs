@@ -36,8 +36,10 @@ struct Args {
     #[arg(long, default_value_t = lull_esm::DEFAULT_QUEUE_BOUND as u32,
           value_parser = clap::value_parser!(u32).range(1..=lull_esm::MAX_QUEUE_BOUND as i64))]
     queue_bound: u32,
-    /// An evdev device (or a pipe of `struct input_event` records) to read; repeatable. A
-    /// directory, a regular file or a device that is not evdev is refused by name.
+    /// An evdev device to hand to the apps that hold input (each gets a masked descriptor of its
+    /// own; the daemon never reads it), or a pipe of `struct input_event` records the daemon
+    /// reads; repeatable. A directory, a regular file or a device that is not evdev is refused
+    /// by name.
     /// `auto` opens every /dev/input/event* there is.
     #[arg(long)]
     evdev: Vec<String>,
@@ -231,6 +233,15 @@ fn framebuffer_path(spec: Option<&str>) -> Option<PathBuf> {
         }
         Some(p) => Some(PathBuf::from(p)),
     }
+}
+
+/// Whether `fd` is a character device (an evdev node) rather than a pipe or socket of records.
+fn is_char_device(fd: &OwnedFd) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fd.try_clone()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+        .is_ok_and(|m| m.file_type().is_char_device())
 }
 
 fn evdev_paths(specs: &[String]) -> Result<Vec<PathBuf>, String> {
@@ -455,8 +466,19 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     })
     .map_err(|e| e.to_string())?;
     for (p, fd) in evdev {
-        d.add_evdev(fd).map_err(|e| e.to_string())?;
-        eprintln!("lulld: evdev source {}", p.display());
+        if is_char_device(&fd) {
+            // A device node: each app that holds input reads it through a descriptor of its
+            // own; the daemon never reads it (lulld::devices).
+            drop(fd);
+            let id = d.add_device(&p).map_err(|e| e.to_string())?;
+            eprintln!(
+                "lulld: input device {id} {} (handed to the apps)",
+                p.display()
+            );
+        } else {
+            d.add_evdev(fd).map_err(|e| e.to_string())?;
+            eprintln!("lulld: evdev source {} (read by the daemon)", p.display());
+        }
     }
     if let Some(trace) = &replay {
         d.add_replay(trace, sys::monotonic_ns() + REPLAY_LEAD_NS)
