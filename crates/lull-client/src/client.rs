@@ -13,6 +13,8 @@ use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use lull_esm::Delivery;
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
@@ -72,8 +74,45 @@ pub struct EsmParts {
     pending: VecDeque<Delivery>,
     counters: ClientCounters,
     rings: Vec<RingConsumer>,
-    by_kind: [Option<HandlerId>; EventKind::COUNT],
+    by_kind: Arc<KindHandlers>,
     told_waiting: bool,
+}
+
+impl EsmParts {
+    /// The table of which handler each kind's ring events run, shared with the client made from
+    /// these parts: a runtime that registers through another channel (the display server, figure
+    /// 19) fills it, so that events arriving by ring find their handler.
+    #[must_use]
+    pub fn kind_handlers(&self) -> Arc<KindHandlers> {
+        Arc::clone(&self.by_kind)
+    }
+}
+
+/// Which handler each event kind runs, for events read from a ring (which carry no handler).
+#[derive(Debug)]
+pub struct KindHandlers([AtomicU32; EventKind::COUNT]);
+
+/// A kind without a handler in [`KindHandlers`].
+const NO_HANDLER: u32 = u32::MAX;
+
+impl KindHandlers {
+    fn new() -> KindHandlers {
+        KindHandlers(std::array::from_fn(|_| AtomicU32::new(NO_HANDLER)))
+    }
+
+    /// Sets (or clears) the handler of `kind`'s ring events.
+    pub fn set(&self, kind: EventKind, handler: Option<HandlerId>) {
+        self.0[kind.index()].store(handler.map_or(NO_HANDLER, |h| h.0), Ordering::Release);
+    }
+
+    /// The handler of `kind`'s ring events.
+    #[must_use]
+    pub fn get(&self, kind: EventKind) -> Option<HandlerId> {
+        match self.0[kind.index()].load(Ordering::Acquire) {
+            NO_HANDLER => None,
+            h => Some(HandlerId(h)),
+        }
+    }
 }
 
 /// What one [`EsmClient::wait_delivery`] received.
@@ -139,7 +178,7 @@ pub struct EsmClient {
     /// The data plane: one ring per producer routed to this app, read before the socket.
     rings: Vec<RingConsumer>,
     /// Which handler each kind runs, for events read from a ring (which carry no handler).
-    by_kind: [Option<HandlerId>; EventKind::COUNT],
+    by_kind: Arc<KindHandlers>,
     /// The daemon was told this app waits and has not answered with a batch yet.
     told_waiting: bool,
 }
@@ -244,7 +283,7 @@ impl EsmClient {
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: ClientCounters::default(),
             rings: Vec::new(),
-            by_kind: [None; EventKind::COUNT],
+            by_kind: Arc::new(KindHandlers::new()),
             told_waiting: false,
         })
     }
@@ -395,7 +434,7 @@ impl EsmClient {
             while let Some(rec) = self.rings[i].pop() {
                 self.counters.ring_records += 1;
                 let handler =
-                    lull_model::EventKind::from_u16(rec.kind).and_then(|k| self.by_kind[k.index()]);
+                    lull_model::EventKind::from_u16(rec.kind).and_then(|k| self.by_kind.get(k));
                 let handler = match handler {
                     Some(h) => h,
                     None if rec.overflow().is_some() => HandlerId(0),
@@ -457,7 +496,7 @@ impl EsmClient {
     ) -> Result<HandlerId, ClientError> {
         let id = HandlerId(u32::try_from(self.handlers.len()).unwrap_or(u32::MAX));
         self.handlers.push(Box::new(handler));
-        self.by_kind[kind.index()] = Some(id);
+        self.by_kind.set(kind, Some(id));
         self.register_with_daemon(kind, Some(id))?;
         Ok(id)
     }
@@ -467,7 +506,7 @@ impl EsmClient {
     /// # Errors
     /// [`ClientError::DaemonGone`] or a socket error.
     pub fn unregister(&mut self, kind: EventKind) -> Result<(), ClientError> {
-        self.by_kind[kind.index()] = None;
+        self.by_kind.set(kind, None);
         self.register_with_daemon(kind, None)
     }
 
@@ -536,6 +575,11 @@ impl EsmClient {
                 break d;
             }
             if let Some(d) = self.pop_ring() {
+                // Woken by a ring, not by the daemon: the cell must stop saying it waits, or guiS
+                // would take a running app for an idle one.
+                if self.told_waiting && self.cell.app_resumed() {
+                    self.told_waiting = false;
+                }
                 break d;
             }
             // Nothing here: tell the daemon (once per batch it owes) and block on the socket

@@ -39,7 +39,7 @@ use lull_model::{AppEvent, AppId, EventKind, HandlerId, ThreadCategory, WindowSt
 use lull_os::sys;
 use lull_sched::guis;
 
-use crate::client::{Delivered, EsmClient};
+use crate::client::{Delivered, EsmClient, KindHandlers};
 use crate::kds_client::{self, ChannelReader, ChannelWriter, KdsClientError};
 
 type Handler = Box<dyn FnMut(&AppEvent) + Send>;
@@ -488,6 +488,10 @@ impl ThreadCtx {
 pub struct KdsApp {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
+    /// The event thread's table of handlers for events that arrive by ring (the data plane),
+    /// which carry a kind but no handler: filled here, since registrations go through the
+    /// display server rather than the event thread's ESM connection.
+    ring_handlers: Arc<KindHandlers>,
 }
 
 impl std::fmt::Debug for KdsApp {
@@ -543,15 +547,16 @@ impl KdsApp {
         });
         // The app exists before its threads do, so that a thread that cannot be started drops
         // it: the started threads are told to stop and the channel closes (the server detaches).
+        let esm = a.esm.into_parts();
         let mut app = KdsApp {
             shared: Arc::clone(&shared),
             threads: Vec::new(),
+            ring_handlers: esm.kind_handlers(),
         };
         let s = Arc::clone(&shared);
         app.threads
             .push(spawn("kds-channel", move || channel_thread(&s, reader))?);
         let s = Arc::clone(&shared);
-        let esm = a.esm.into_parts();
         let (tx, rx) = std::sync::mpsc::channel();
         app.threads.push(spawn("kds-event", move || {
             let _ = tx.send(sys::gettid());
@@ -615,6 +620,8 @@ impl KdsApp {
             g.handlers.push(Some(Box::new(handler)));
             HandlerId(u32::try_from(g.handlers.len() - 1).unwrap_or(u32::MAX))
         };
+        // Before the server routes a producer here: its first ring event finds the handler.
+        self.ring_handlers.set(kind, Some(id));
         self.shared.expect_ok(&Request::EsmRegister {
             kind,
             handler: Some(id),
@@ -630,7 +637,10 @@ impl KdsApp {
         self.shared.expect_ok(&Request::EsmRegister {
             kind,
             handler: None,
-        })
+        })?;
+        // After the server ended the route: a ring event still in flight runs the old handler.
+        self.ring_handlers.set(kind, None);
+        Ok(())
     }
 
     /// Hands `f` to the drawing, foreground or background thread (figure 19). A function the

@@ -440,6 +440,11 @@ impl DaemonState {
         // The seam's policies hear of the change (and guiS freezes and thaws) before the apps
         // do, while their cooperative threads are still where the old state put them.
         self.seam_window_states(&pushes);
+        // The data plane follows the ESM: an app whose input was just suspended loses its rings'
+        // input kinds (the producers stop writing them), one restored gets them back.
+        for &(app, _) in &pushes {
+            self.reroute(app, ctl);
+        }
         let Some(host) = self.kds.as_mut() else {
             return;
         };
@@ -683,6 +688,11 @@ impl DaemonState {
                 detach,
                 ..
             } = self.run_request(Channel::Private(app), &req);
+            if matches!(req, Request::EsmRegister { .. }) {
+                // A registration through the display server (figure 19) routes the producers of
+                // its kind to the app before the app hears it took (as the ESM socket's does).
+                self.reroute(app, ctl);
+            }
             let Some(host) = self.kds.as_mut() else {
                 return false;
             };

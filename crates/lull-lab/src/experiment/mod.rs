@@ -56,6 +56,18 @@ pub use reproduce::*;
 /// The daemon thread's name, as probed and reported (`daemon_wakeups_per_event`).
 const DAEMON_THREAD_NAME: &str = "lull-daemon";
 
+/// The kinds the trace's events take (what its producer produces), each once.
+fn input_kinds(trace: &Trace) -> Vec<lull_model::EventKind> {
+    let mut kinds = Vec::new();
+    for e in &trace.events {
+        let k = lull_esm::interpret(e.raw).0;
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    kinds
+}
+
 /// `count / events`, 0 without events.
 fn per_event(count: u64, events: u64) -> f64 {
     if events == 0 {
@@ -763,18 +775,14 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     let mut stack = Stack::default();
     let me = std::process::id() as i32;
     let mut probes: Vec<Probe> = Vec::new();
-    // The device: the same pipe in every model, written by the driver.
+    // The device under a baseline: a pipe the driver writes and the hub reads. Under ESM + KDS +
+    // guiS the driver is a data-plane producer writing the app's ring (`docs/live.md`).
     let (device_r, device_w) = sys::pipe(false)?;
     let mut device_r = Some(device_r);
 
     // The daemon, built on its own thread (its sources are not `Send`).
     {
         let (up_tx, up_rx) = mpsc::channel();
-        let evdev = if baseline.is_none() {
-            device_r.take()
-        } else {
-            None
-        };
         let guis = spec.model.guis();
         let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
         stack.daemon = Some(
@@ -793,9 +801,6 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
                         })?;
                         if guis {
                             switch_on_guis(&mut d)?;
-                        }
-                        if let Some(fd) = evdev {
-                            d.add_evdev(fd)?;
                         }
                         Ok::<_, DaemonError>(d)
                     })();
@@ -860,21 +865,51 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         let s = Arc::clone(&stop);
         let (tx, rx) = mpsc::channel();
         let trace = trace.clone();
+        let producer_of = match (&trace, baseline) {
+            (Some(t), None) => Some((esm_path.clone(), input_kinds(t))),
+            _ => None,
+        };
         stack.driver = Some(thread::Builder::new().name("lull-driver".into()).spawn(
             move || {
+                // The producer connects before the app attaches, outside the measured window;
+                // the daemon routes it to the app when the app registers.
+                let producer = match producer_of {
+                    Some((path, kinds)) => {
+                        match lull::producer::EsmProducer::connect(&path, &kinds) {
+                            Ok(p) => Some(p),
+                            Err(e) => {
+                                let _ = tx.send(-1);
+                                return Err(std::io::Error::other(format!("producer: {e}")));
+                            }
+                        }
+                    }
+                    None => None,
+                };
                 let _ = tx.send(sys::gettid());
                 let Ok(start_ns) = start_rx.recv() else {
                     return Ok(());
                 };
-                stack::run_driver(trace.as_ref(), start_ns, device_w, &s, replay_tx)
+                match producer {
+                    Some(p) => {
+                        drop(device_w);
+                        stack::run_producer(trace.as_ref(), start_ns, p, &s, replay_tx)
+                    }
+                    None => stack::run_driver(trace.as_ref(), start_ns, device_w, &s, replay_tx),
+                }
             },
         )?);
         stack.driver_stop = Some(stop);
+        let tid = rx.recv().map_err(thread_err)?;
+        if tid < 0 {
+            return Err(ExperimentError::Thread(
+                "the driver could not connect to the daemon as a producer".into(),
+            ));
+        }
         probes.push(Probe {
             group: Group::Device,
             name: "lull-driver".into(),
             pid: me,
-            tid: rx.recv().map_err(thread_err)?,
+            tid,
         });
     }
 
