@@ -1001,7 +1001,31 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     }
 
     // The report.
-    let threads = usage(&probes, &open, &close);
+    let mut threads = usage(&probes, &open, &close);
+    let frames_in_window = report
+        .frame_done_ns
+        .iter()
+        .filter(|&&t| t >= open.at_ns && t <= close.at_ns)
+        .count() as u64;
+    for t in &mut threads {
+        t.share(report.delivered, frames_in_window);
+    }
+    let display = stopped
+        .daemon
+        .as_ref()
+        .and_then(|d| d.kds.as_ref())
+        .map(|k| DisplayProfile {
+            requests: k.server.requests,
+            draws: k.server.draws,
+            draw_batches: k.server.draw_batches,
+            frame_requests: k.server.frame_requests,
+            frames_done: k.server.frames_done,
+            frame_timer_expiries: k.host.frame_timer_expiries,
+            restacks: k.server.restacks,
+            restacked_pixels: k.server.restacked_pixels,
+            restacks_skipped: k.server.restacks_skipped,
+        });
+    let profile = Profile::of(&threads, report.delivered, frames_in_window, display);
     let window_ns = close.at_ns.saturating_sub(open.at_ns);
     let window_s = window_ns as f64 / NS_PER_S as f64;
     let (cpu_ms, wakeups) = totals(&threads);
@@ -1083,6 +1107,7 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         guis: stopped.daemon.as_ref().and_then(|d| d.guis.clone()),
         seam: stopped.daemon.as_ref().and_then(|d| d.seam.clone()),
         draw_errors: report.draw_errors,
+        profile,
         threads,
     })
 }
@@ -1156,6 +1181,10 @@ mod tests {
             wakeups_per_s: 0.0,
             involuntary_switches: 0,
             cpu_ms,
+            wakeups_per_event: 0.0,
+            wakeups_per_frame: 0.0,
+            cpu_us_per_event: 0.0,
+            cpu_us_per_frame: 0.0,
         };
         let (cpu, wk) = totals(&[
             t(Group::Drawing, 2.0, 3),
