@@ -5,8 +5,12 @@
 //! draws nothing and is never woken while the app is in the background, where a baseline keeps
 //! drawing. Frame pacing: no model draws more than one frame per refresh period of the screen.
 //! Between models, only ratios of figures measured in the same run, with generous factors.
+//!
+//! The tests measure wake-ups and CPU time from the kernel, so they never run at the same time
+//! as each other: each holds [`MEASURING`] for its whole run.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use lull_kds::pacing::DEFAULT_REFRESH_PERIOD_NS;
 use lull_lab::apps::{AppKind, AppModel};
@@ -40,6 +44,15 @@ const ONE_MESSAGE: MessagingParams = MessagingParams {
     key_hold_ms: 20,
     reply_delay_ms: 50,
 };
+
+/// Held by each test for its whole run: the experiments measure the machine, and two at once
+/// would measure each other.
+static MEASURING: Mutex<()> = Mutex::new(());
+
+fn measuring() -> MutexGuard<'static, ()> {
+    // A test that failed while holding it leaves nothing to clean up: the lock only orders runs.
+    MEASURING.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 fn app_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_lull-app"))
@@ -88,19 +101,23 @@ fn paced(r: &ExperimentReport) {
     );
 }
 
-/// ESM + KDS + guiS may cost at most this many times a baseline's wake-ups per second and CPU
-/// time in the same run: generous, as a short run on a shared machine moves; the measured
-/// runs (`docs/live-apps.md`) give the real comparison.
-const AT_MOST_TIMES_A_BASELINE: f64 = 2.5;
+/// Issue 27's goal for the live apps: ESM + KDS + guiS below every baseline in wake-ups per
+/// second and in CPU time, measured in the same run. Wake-ups are counted by the kernel and
+/// move little between runs, so they must be below every baseline's, with this much room for a
+/// short run on a shared machine …
+const WAKEUPS_AT_MOST_TIMES_A_BASELINE: f64 = 1.1;
+/// … and CPU time moves by tens of percent between runs of one build (`docs/live-apps.md`), so
+/// its bound is generous; the measured runs in the docs give the real comparison.
+const CPU_AT_MOST_TIMES_A_BASELINE: f64 = 1.5;
 
-fn no_dearer_than_the_baselines(reports: &[ExperimentReport]) {
+fn below_the_baselines(reports: &[ExperimentReport]) {
     let guis = reports
         .iter()
         .find(|r| r.model == AppModel::EsmKdsGuis)
         .expect("ran");
     for b in reports.iter().filter(|r| r.model != AppModel::EsmKdsGuis) {
         assert!(
-            guis.wakeups_per_s <= b.wakeups_per_s * AT_MOST_TIMES_A_BASELINE,
+            guis.wakeups_per_s <= b.wakeups_per_s * WAKEUPS_AT_MOST_TIMES_A_BASELINE,
             "{}: wake-ups/s {:.1} against {} {:.1}",
             guis.app,
             guis.wakeups_per_s,
@@ -108,7 +125,7 @@ fn no_dearer_than_the_baselines(reports: &[ExperimentReport]) {
             b.wakeups_per_s
         );
         assert!(
-            guis.cpu_ms.total <= b.cpu_ms.total * AT_MOST_TIMES_A_BASELINE,
+            guis.cpu_ms.total <= b.cpu_ms.total * CPU_AT_MOST_TIMES_A_BASELINE,
             "{}: CPU {:.1} ms against {} {:.1} ms",
             guis.app,
             guis.cpu_ms.total,
@@ -141,6 +158,7 @@ fn video_spec(model: AppModel, background: Option<BackgroundPlan>) -> Experiment
 
 #[test]
 fn tracking_under_every_model() {
+    let _measuring = measuring();
     let mut trace = lull_workload::spiral::stylus_spiral();
     trace.events.truncate(TRACKING_EVENTS);
     let trace: Trace = trace.scaled_to(TRACKING_SPAN_NS).unwrap();
@@ -178,11 +196,12 @@ fn tracking_under_every_model() {
         }
         reports.push(r);
     }
-    no_dearer_than_the_baselines(&reports);
+    below_the_baselines(&reports);
 }
 
 #[test]
 fn messaging_under_every_model() {
+    let _measuring = measuring();
     let keys = lull_workload::messaging::messaging_trace(&ONE_MESSAGE, experiment::MESSAGING_SEED)
         .unwrap()
         .events
@@ -200,6 +219,7 @@ fn messaging_under_every_model() {
 
 #[test]
 fn video_under_the_polling_baselines() {
+    let _measuring = measuring();
     for model in [AppModel::Pull16ms, AppModel::VsyncBatched] {
         let r = run(&video_spec(model, None));
         accounted(&r, 0);
@@ -210,6 +230,7 @@ fn video_under_the_polling_baselines() {
 
 #[test]
 fn in_the_background_guis_draws_nothing_and_a_baseline_keeps_drawing() {
+    let _measuring = measuring();
     let guis = run(&video_spec(AppModel::EsmKdsGuis, Some(BACKGROUND)));
     let base = run(&video_spec(AppModel::BlockingMiddleware, Some(BACKGROUND)));
     for r in [&guis, &base] {
