@@ -1225,13 +1225,23 @@ mod tests {
         assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
         // The small window comes in front: the screen is restacked whole, the full window's
         // draw included.
-        kds.handle(&mut esm, WM, &Request::WmForeground { app: small }, &any_thread);
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmForeground { app: small },
+            &any_thread,
+        );
         assert!(kds.counters().restacks > after.restacks);
         assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
         draw(&mut kds, &mut esm, small, 0xff00_00ff);
         assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
         // Covered on top, the full window is no longer shown as it is.
-        kds.handle(&mut esm, WM, &Request::WmForeground { app: full }, &any_thread);
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmForeground { app: full },
+            &any_thread,
+        );
         kds.handle(
             &mut esm,
             WM,
@@ -1242,7 +1252,11 @@ mod tests {
             &any_thread,
         );
         assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
-        assert!(kds.displayed().pixels().iter().all(|&p| p == DECORATION_ARGB));
+        assert!(kds
+            .displayed()
+            .pixels()
+            .iter()
+            .all(|&p| p == DECORATION_ARGB));
         kds.handle(
             &mut esm,
             WM,

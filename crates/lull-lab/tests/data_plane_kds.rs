@@ -77,9 +77,7 @@ fn kds_registrations_route_producers_and_input_suspension_reroutes() {
     for i in 15..25 {
         assert_eq!(p.push(key(i), sys::monotonic_ns()).unwrap(), 1);
     }
-    wait_until("ten more handled", || {
-        handled.load(Ordering::SeqCst) == 20
-    });
+    wait_until("ten more handled", || handled.load(Ordering::SeqCst) == 20);
     assert_eq!(p.counters().rings, 2, "one ring before, one after");
     assert_eq!(app.counters().events, 20);
     let _ = app.detach();

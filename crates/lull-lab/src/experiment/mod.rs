@@ -4,8 +4,9 @@
 //!
 //! The harness runs, as threads of this process: the daemon (`lulld`'s loop with its display
 //! server on a headless 1920 × 1080 screen, plus guiS for `esm-kds-guis`), the device driver
-//! replaying the workload into an evdev pipe (read by the daemon under `esm-kds-guis`, by the
-//! hub under a baseline), the baseline's hub, and for messaging the respondent. The app is a
+//! replaying the workload (into an evdev pipe the hub reads under a baseline; under
+//! `esm-kds-guis` as a data-plane producer writing the app's ring, so the daemon is not woken
+//! per event), the baseline's hub, and for messaging the respondent. The app is a
 //! separate process: `lull-app`, given the hub's connection by inheritance. The harness waits
 //! for the app's ready line, waits until every measured thread is asleep, opens the measurement
 //! window, starts the replay (or lets the clip start), waits for the workload's end plus
