@@ -160,7 +160,10 @@ pub struct ExperimentArgs {
     trace: Option<PathBuf>,
     /// Print JSON: {"app","model","scenario","latency_us":{…},"frame_latency_us":{…},
     /// "wakeups_per_s","cpu_ms":{"event","drawing","foreground","background","other","server",
-    /// "total"},"wakeups":{…},"frames_drawn","events":{…},"window_s",…}.
+    /// "total"},"wakeups":{…},"frames_drawn","events":{…},"window_s",…,"profile":{"events",
+    /// "frames","wakeups_per_event","wakeups_per_frame","cpu_us_per_event","cpu_us_per_frame",
+    /// "device_wakeups_per_event","display":{…}},"threads":[{"group","name","tid","wakeups",
+    /// "involuntary_switches","cpu_ms","wakeups_per_event","wakeups_per_frame",…}]}.
     #[arg(long)]
     json: bool,
 }
@@ -922,16 +925,54 @@ fn experiment_text(r: &ExperimentReport) -> String {
             s.actuator
         );
     }
-    let _ = writeln!(t, "threads:");
+    let p = &r.profile;
+    let _ = writeln!(
+        t,
+        "profile: {} events, {} frames in the window; stack {:.2} wake-ups and {:.1} µs cpu per \
+         event, {:.2} wake-ups and {:.1} µs cpu per frame; device {:.2} wake-ups per event",
+        p.events,
+        p.frames,
+        p.wakeups_per_event,
+        p.cpu_us_per_event,
+        p.wakeups_per_frame,
+        p.cpu_us_per_frame,
+        p.device_wakeups_per_event
+    );
+    if let Some(d) = &p.display {
+        let _ = writeln!(
+            t,
+            "display server: {} requests, {} draws in {} batches, {} FRAME, {} FRAME_DONE, {} \
+             timer expiries, {} restacks ({} px), {} restacks skipped (direct scanout)",
+            d.requests,
+            d.draws,
+            d.draw_batches,
+            d.frame_requests,
+            d.frames_done,
+            d.frame_timer_expiries,
+            d.restacks,
+            d.restacked_pixels,
+            d.restacks_skipped
+        );
+    }
+    let _ = writeln!(
+        t,
+        "threads:   {:<16} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10}",
+        "", "tid", "wake-ups", "invol", "cpu ms", "wk/event", "wk/frame", "µs/event", "µs/frame"
+    );
     for th in &r.threads {
         let _ = writeln!(
             t,
-            "  {:<10} {:<16} {:>7} {:>8} wake-ups {:>9.2} ms cpu",
+            "  {:<8} {:<16} {:>7} {:>8} {:>9} {:>9.2} {:>9.2} {:>10.2} {:>10.1} {:>10.1}",
             format!("{:?}", th.group).to_lowercase(),
             th.name,
             th.tid,
             th.wakeups,
-            th.cpu_ms
+            th.involuntary_switches,
+            th.cpu_ms,
+            th.wakeups_per_event,
+            th.wakeups_per_frame,
+            th.cpu_us_per_event,
+            th.cpu_us_per_frame
         );
     }
     t

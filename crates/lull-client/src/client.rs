@@ -646,6 +646,11 @@ impl EsmClient {
                 break d;
             }
             if let Some(d) = self.pop_ring() {
+                // Woken by a ring, not by the daemon: the cell must stop saying it waits, or guiS
+                // would take a running app for an idle one.
+                if self.told_waiting && self.cell.app_resumed() {
+                    self.told_waiting = false;
+                }
                 break d;
             }
             if self.read_devices() {

@@ -39,7 +39,7 @@ use lull_model::{AppEvent, AppId, EventKind, HandlerId, ThreadCategory, WindowSt
 use lull_os::sys;
 use lull_sched::guis;
 
-use crate::client::{Delivered, EsmClient};
+use crate::client::{Delivered, EsmClient, KindHandlers};
 use crate::kds_client::{self, ChannelReader, ChannelWriter, KdsClientError};
 
 type Handler = Box<dyn FnMut(&AppEvent) + Send>;
@@ -126,7 +126,7 @@ struct Shared {
     writer: Mutex<ChannelWriter>,
     /// The event thread's table of which handler each kind runs (for events it reads from a
     /// ring or a device itself), set before each registration goes to the server.
-    kind_handlers: Arc<crate::client::KindHandlers>,
+    kind_handlers: Arc<KindHandlers>,
 }
 
 impl Shared {
@@ -547,6 +547,7 @@ impl KdsApp {
         });
         // The app exists before its threads do, so that a thread that cannot be started drops
         // it: the started threads are told to stop and the channel closes (the server detaches).
+        let esm = a.esm.into_parts();
         let mut app = KdsApp {
             shared: Arc::clone(&shared),
             threads: Vec::new(),
@@ -555,7 +556,6 @@ impl KdsApp {
         app.threads
             .push(spawn("kds-channel", move || channel_thread(&s, reader))?);
         let s = Arc::clone(&shared);
-        let esm = a.esm.into_parts();
         let (tx, rx) = std::sync::mpsc::channel();
         app.threads.push(spawn("kds-event", move || {
             let _ = tx.send(sys::gettid());
@@ -619,6 +619,7 @@ impl KdsApp {
             g.handlers.push(Some(Box::new(handler)));
             HandlerId(u32::try_from(g.handlers.len() - 1).unwrap_or(u32::MAX))
         };
+        // Before the server routes a producer here: its first ring event finds the handler.
         self.shared.kind_handlers.set(kind, Some(id));
         self.shared.expect_ok(&Request::EsmRegister {
             kind,
@@ -632,11 +633,13 @@ impl KdsApp {
     /// # Errors
     /// As [`KdsApp::esm_register`].
     pub fn esm_unregister(&self, kind: EventKind) -> Result<(), KdsClientError> {
-        self.shared.kind_handlers.set(kind, None);
         self.shared.expect_ok(&Request::EsmRegister {
             kind,
             handler: None,
-        })
+        })?;
+        // After the server ended the route: a ring event still in flight runs the old handler.
+        self.shared.kind_handlers.set(kind, None);
+        Ok(())
     }
 
     /// Hands `f` to the drawing, foreground or background thread (figure 19). A function the

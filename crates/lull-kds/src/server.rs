@@ -136,6 +136,12 @@ pub struct KdsCounters {
     /// `COMPOSE`s refused (`Resources`) for going past the app's [`SURFACE_BUDGET_SCREENS`] or
     /// all apps' [`TOTAL_SURFACE_BUDGET_SCREENS`].
     pub surface_budget_refused: u64,
+    /// Screen restacks (backdrop and every window over the damaged area), and their pixels.
+    pub restacks: u64,
+    pub restacked_pixels: u64,
+    /// Restacks not done because the top window covers the whole lit screen, uncovered, and is
+    /// shown as it is (direct scanout).
+    pub restacks_skipped: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -158,6 +164,10 @@ pub struct Kds {
     /// The windows stacked, as they would show with the screen lit.
     screen: Pixmap,
     damage: Option<Rect>,
+    /// Direct scanout: the app whose window covers the whole lit screen, uncovered, on top, and
+    /// is displayed as it is — window buffers are opaque, so nothing under it shows — while
+    /// `screen` is not restacked (it is stale until the next restack, which then covers it all).
+    scanout: Option<AppId>,
     counters: KdsCounters,
     /// The screen's refresh period ([`crate::pacing`]).
     refresh_period_ns: u32,
@@ -174,6 +184,7 @@ impl Kds {
             clients: BTreeMap::new(),
             screen: Pixmap::filled(width, height, BACKDROP_ARGB)?,
             damage: None,
+            scanout: None,
             counters: KdsCounters::default(),
             refresh_period_ns: DEFAULT_REFRESH_PERIOD_NS,
         })
@@ -267,7 +278,10 @@ impl Kds {
     #[must_use]
     pub fn displayed(&self) -> std::borrow::Cow<'_, Pixmap> {
         match self.wm.screen() {
-            Screen::On => std::borrow::Cow::Borrowed(&self.screen),
+            Screen::On => match self.scanout.and_then(|app| self.clients.get(&app)) {
+                Some(c) => std::borrow::Cow::Borrowed(&c.buffer),
+                None => std::borrow::Cow::Borrowed(&self.screen),
+            },
             Screen::Off => std::borrow::Cow::Owned(
                 Pixmap::filled(self.screen.width(), self.screen.height(), BACKDROP_ARGB)
                     .expect("same size as the screen"),
@@ -710,12 +724,38 @@ impl Kds {
         });
     }
 
+    /// The app that can be scanned out directly: the screen is lit and its top window covers
+    /// all of it, uncovered (as Wayland compositors scan a full-screen opaque surface out).
+    fn scanout_candidate(&self) -> Option<AppId> {
+        if self.wm.screen() != Screen::On {
+            return None;
+        }
+        let top = self.wm.windows().last()?;
+        (top.rect == self.screen.bounds()
+            && top.visibility == lull_model::Visibility::Visible
+            && self.clients.contains_key(&top.app))
+        .then_some(top.app)
+    }
+
     /// Restacks the part `area` of the screen: backdrop, then every window bottom to top, each
-    /// covered window under the system decoration.
+    /// covered window under the system decoration — unless one window is scanned out directly.
     fn recompose(&mut self, area: Rect) {
+        if let Some(app) = self.scanout_candidate() {
+            self.scanout = Some(app);
+            self.counters.restacks_skipped += 1;
+            return;
+        }
+        // Leaving direct scanout: the screen missed every change meanwhile.
+        let area = if self.scanout.take().is_some() {
+            self.screen.bounds()
+        } else {
+            area
+        };
         let Some(area) = self.screen.bounds().intersect(area) else {
             return;
         };
+        self.counters.restacks += 1;
+        self.counters.restacked_pixels += area.area();
         self.screen.fill_rect(area, BACKDROP_ARGB);
         for w in self.wm.windows() {
             let Some(client) = self.clients.get(&w.app) else {
@@ -1123,5 +1163,114 @@ mod tests {
         assert_eq!(o.detach, Some(b));
         assert_eq!(kds.windows().len(), 1);
         assert_eq!(kds.counters().detached, 1);
+    }
+
+    /// Restacks the whole screen by hand (backdrop, windows bottom to top, decoration over
+    /// covered ones): what every displayed screen must equal.
+    fn restacked_by_hand(kds: &Kds) -> Vec<u32> {
+        let (w, h) = (kds.screen.width(), kds.screen.height());
+        let mut out = vec![BACKDROP_ARGB; (w * h) as usize];
+        for win in kds.wm().windows() {
+            let buf = &kds.clients[&win.app].buffer;
+            for y in 0..win.rect.height {
+                for x in 0..win.rect.width {
+                    let (sx, sy) = (win.rect.x as u32 + x, win.rect.y as u32 + y);
+                    out[(sy * w + sx) as usize] =
+                        if win.visibility == lull_model::Visibility::Covered {
+                            DECORATION_ARGB
+                        } else {
+                            buf.get(x, y).unwrap()
+                        };
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_full_screen_window_on_top_is_scanned_out_without_restacking() {
+        let (mut kds, mut esm, small) = setup();
+        let full = esm.add_app();
+        kds.attach(&mut esm, full, 2, 0, 0, "full").unwrap();
+        let draw = |kds: &mut Kds, esm: &mut Esm, app, argb| {
+            let ch = Channel::Private(app);
+            let side = if app == full { 10 } else { 5 };
+            kds.handle(
+                esm,
+                ch,
+                &Request::Compose {
+                    surface_id: 1,
+                    surface: square(side, argb),
+                },
+                &any_thread,
+            );
+            let o = kds.handle(
+                esm,
+                ch,
+                &Request::Draw {
+                    surface_id: 1,
+                    x: 3,
+                    y: 4,
+                },
+                &any_thread,
+            );
+            assert!(matches!(o.reply, Some(Reply::Ok { .. })), "{o:?}");
+        };
+        let before = kds.counters();
+        draw(&mut kds, &mut esm, full, 0xff00_ff00);
+        let after = kds.counters();
+        assert_eq!(after.restacks, before.restacks, "scanned out: no restack");
+        assert_eq!(after.restacks_skipped, before.restacks_skipped + 1);
+        assert_eq!(kds.displayed().get(3, 4), Some(0xff00_ff00));
+        assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+        // The small window comes in front: the screen is restacked whole, the full window's
+        // draw included.
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmForeground { app: small },
+            &any_thread,
+        );
+        assert!(kds.counters().restacks > after.restacks);
+        assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+        draw(&mut kds, &mut esm, small, 0xff00_00ff);
+        assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+        // Covered on top, the full window is no longer shown as it is.
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmForeground { app: full },
+            &any_thread,
+        );
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmCover {
+                app: full,
+                covered: true,
+            },
+            &any_thread,
+        );
+        assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+        assert!(kds
+            .displayed()
+            .pixels()
+            .iter()
+            .all(|&p| p == DECORATION_ARGB));
+        kds.handle(
+            &mut esm,
+            WM,
+            &Request::WmCover {
+                app: full,
+                covered: false,
+            },
+            &any_thread,
+        );
+        draw(&mut kds, &mut esm, full, 0xffff_0000);
+        assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+        // Its window gone, the one under it shows again.
+        kds.detach(full);
+        assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+        assert_eq!(kds.displayed().get(37 + 3, 27 + 4), Some(0xff00_00ff));
     }
 }

@@ -221,12 +221,27 @@ pub fn run_producer_driver(
     stop: &EventFd,
     report: Sender<ReplayCounters>,
 ) -> io::Result<()> {
+    let producer = lull::producer::EsmProducer::connect(socket, &TRACKING_KINDS)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    run_producer(trace, start_ns, producer, stop, report)
+}
+
+/// As [`run_producer_driver`], with a producer already connected (so that its connection and
+/// routes are made before a measurement window opens).
+///
+/// # Errors
+/// The kernel's error setting up the loop.
+pub fn run_producer(
+    trace: Option<&Trace>,
+    start_ns: u64,
+    producer: lull::producer::EsmProducer,
+    stop: &EventFd,
+    report: Sender<ReplayCounters>,
+) -> io::Result<()> {
     struct Driver {
         producer: lull::producer::EsmProducer,
         push_errors: u64,
     }
-    let producer = lull::producer::EsmProducer::connect(socket, &TRACKING_KINDS)
-        .map_err(|e| io::Error::other(e.to_string()))?;
     let mut lp: EventLoop<Driver> = EventLoop::new()?;
     lp.insert(stop_source(stop.raw()))?;
     if let Some(trace) = trace {

@@ -5,6 +5,9 @@
 //! draws nothing and is never woken while the app is in the background, where a baseline keeps
 //! drawing. Frame pacing: no model draws more than one frame per refresh period of the screen.
 //! Between models, only ratios of figures measured in the same run, with generous factors.
+//!
+//! The tests measure wake-ups and CPU time from the kernel, so they never run at the same time
+//! as each other: each holds [`MEASURING`] for its whole run.
 
 use std::path::PathBuf;
 
@@ -46,8 +49,6 @@ fn app_binary() -> PathBuf {
 }
 
 fn run(spec: &ExperimentSpec) -> ExperimentReport {
-    // One live experiment at a time: two would load the machine for each other.
-    let _live = lull_testkit::live_lock();
     let r = experiment::run(spec)
         .unwrap_or_else(|e| panic!("{} under {}: {e}", spec.app_name, spec.model.name()));
     eprintln!(
@@ -90,19 +91,23 @@ fn paced(r: &ExperimentReport) {
     );
 }
 
-/// ESM + KDS + guiS may cost at most this many times a baseline's wake-ups per second and CPU
-/// time in the same run: generous, as a short run on a shared machine moves; the measured
-/// runs (`docs/live-apps.md`) give the real comparison.
-const AT_MOST_TIMES_A_BASELINE: f64 = 2.5;
+/// Issue 27's goal for the live apps: ESM + KDS + guiS below every baseline in wake-ups per
+/// second and in CPU time, measured in the same run. Wake-ups are counted by the kernel and
+/// move little between runs, so they must be below every baseline's, with this much room for a
+/// short run on a shared machine …
+const WAKEUPS_AT_MOST_TIMES_A_BASELINE: f64 = 1.1;
+/// … and CPU time moves by tens of percent between runs of one build (`docs/live-apps.md`), so
+/// its bound is generous; the measured runs in the docs give the real comparison.
+const CPU_AT_MOST_TIMES_A_BASELINE: f64 = 1.5;
 
-fn no_dearer_than_the_baselines(reports: &[ExperimentReport]) {
+fn below_the_baselines(reports: &[ExperimentReport]) {
     let guis = reports
         .iter()
         .find(|r| r.model == AppModel::EsmKdsGuis)
         .expect("ran");
     for b in reports.iter().filter(|r| r.model != AppModel::EsmKdsGuis) {
         assert!(
-            guis.wakeups_per_s <= b.wakeups_per_s * AT_MOST_TIMES_A_BASELINE,
+            guis.wakeups_per_s <= b.wakeups_per_s * WAKEUPS_AT_MOST_TIMES_A_BASELINE,
             "{}: wake-ups/s {:.1} against {} {:.1}",
             guis.app,
             guis.wakeups_per_s,
@@ -110,7 +115,7 @@ fn no_dearer_than_the_baselines(reports: &[ExperimentReport]) {
             b.wakeups_per_s
         );
         assert!(
-            guis.cpu_ms.total <= b.cpu_ms.total * AT_MOST_TIMES_A_BASELINE,
+            guis.cpu_ms.total <= b.cpu_ms.total * CPU_AT_MOST_TIMES_A_BASELINE,
             "{}: CPU {:.1} ms against {} {:.1} ms",
             guis.app,
             guis.cpu_ms.total,
@@ -143,6 +148,9 @@ fn video_spec(model: AppModel, background: Option<BackgroundPlan>) -> Experiment
 
 #[test]
 fn tracking_under_every_model() {
+    // Held for the whole test: its models are compared with each other, and another live test
+    // at the same time would load the machine for some of them only.
+    let _live = lull_testkit::live_lock();
     let mut trace = lull_workload::spiral::stylus_spiral();
     trace.events.truncate(TRACKING_EVENTS);
     let trace: Trace = trace.scaled_to(TRACKING_SPAN_NS).unwrap();
@@ -180,11 +188,14 @@ fn tracking_under_every_model() {
         }
         reports.push(r);
     }
-    no_dearer_than_the_baselines(&reports);
+    below_the_baselines(&reports);
 }
 
 #[test]
 fn messaging_under_every_model() {
+    // Held for the whole test: its models are compared with each other, and another live test
+    // at the same time would load the machine for some of them only.
+    let _live = lull_testkit::live_lock();
     let keys = lull_workload::messaging::messaging_trace(&ONE_MESSAGE, experiment::MESSAGING_SEED)
         .unwrap()
         .events
@@ -202,6 +213,9 @@ fn messaging_under_every_model() {
 
 #[test]
 fn video_under_the_polling_baselines() {
+    // Held for the whole test: its models are compared with each other, and another live test
+    // at the same time would load the machine for some of them only.
+    let _live = lull_testkit::live_lock();
     for model in [AppModel::Pull16ms, AppModel::VsyncBatched] {
         let r = run(&video_spec(model, None));
         accounted(&r, 0);
@@ -212,6 +226,9 @@ fn video_under_the_polling_baselines() {
 
 #[test]
 fn in_the_background_guis_draws_nothing_and_a_baseline_keeps_drawing() {
+    // Held for the whole test: its models are compared with each other, and another live test
+    // at the same time would load the machine for some of them only.
+    let _live = lull_testkit::live_lock();
     let guis = run(&video_spec(AppModel::EsmKdsGuis, Some(BACKGROUND)));
     let base = run(&video_spec(AppModel::BlockingMiddleware, Some(BACKGROUND)));
     for r in [&guis, &base] {

@@ -150,6 +150,18 @@ impl WaitCell {
             .is_ok()
     }
 
+    /// The app told the cell it would wait, and then found an event of its own to run (in a
+    /// data-plane ring, which the daemon does not see): it takes its wait back, so that the
+    /// daemon (guiS) sees it running. Returns `true` when it did; `false` when the daemon had
+    /// claimed the wait first (a delivery is on its way and the app must still read it) or the
+    /// wait was never marked in the cell (it went as a `Wait` message).
+    #[must_use]
+    pub fn app_resumed(&self) -> bool {
+        self.word(STATE)
+            .compare_exchange(WAITING, RUNNING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
     // ---- the daemon's side ----
 
     /// Claims the app's wait if it is waiting: `true` means the app is blocked (or about to be)
@@ -225,6 +237,24 @@ mod tests {
             .word(STATE)
             .compare_exchange(WAITING, RUNNING, Ordering::SeqCst, Ordering::SeqCst)
             .is_err());
+    }
+
+    #[test]
+    fn an_app_woken_by_a_ring_takes_its_wait_back_unless_claimed() {
+        let (d, a) = pair();
+        assert!(!a.app_going_to_wait());
+        assert!(d.app_waiting());
+        assert!(a.app_resumed(), "a ring record: running again");
+        assert!(!d.app_waiting());
+        assert!(!d.daemon_claim(), "nothing owed");
+        // The daemon claimed first: its delivery is owed, the take-back fails.
+        assert!(!a.app_going_to_wait());
+        assert!(d.daemon_claim());
+        assert!(!a.app_resumed());
+        // A wait sent as a message was never marked in the cell.
+        d.daemon_set_report_waits(true);
+        assert!(a.app_going_to_wait());
+        assert!(!a.app_resumed());
     }
 
     #[test]

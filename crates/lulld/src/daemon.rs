@@ -618,12 +618,10 @@ impl DaemonState {
         self.disconnect(app, Some(ctl), Closer::Other);
     }
 
-    /// The kinds producer `p` should push to `app`: those it produces that the app registered,
-    /// none while the app's input is suspended.
+    /// The kinds producer `p` should push to `app`: those it produces that the app has a handler
+    /// for in the ESM's application list — so no input kind while its input is suspended (the
+    /// ESM sets those handlers aside), network and timer kinds still.
     fn route_kinds(&self, p_kinds: u32, app: AppId) -> u32 {
-        if self.esm.input_suspended(app).unwrap_or(true) {
-            return 0;
-        }
         lull_model::EventKind::ALL
             .iter()
             .filter(|k| p_kinds & (1 << k.index()) != 0)
@@ -704,6 +702,19 @@ impl DaemonState {
                     self.disconnect(app, Some(ctl), Closer::Other);
                 }
             }
+        }
+    }
+
+    /// Brings every producer's route to `app` up to date with the ESM: after the display server
+    /// registered a handler for it or suspended or restored its input (the routing's one entry
+    /// for components that change the ESM behind the ESM socket's back).
+    pub(crate) fn reroute(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
+        if self.producers.is_empty() || self.producers.contains_key(&app) {
+            return;
+        }
+        let producers: Vec<AppId> = self.producers.keys().copied().collect();
+        for p in producers {
+            self.route(p, app, ctl);
         }
     }
 

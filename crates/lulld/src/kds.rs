@@ -446,6 +446,11 @@ impl DaemonState {
         // their cooperative threads are still where the old state put them.
         self.devices_sync();
         self.seam_window_states(&pushes);
+        // The data plane follows the ESM: an app whose input was just suspended loses its rings'
+        // input kinds (the producers stop writing them), one restored gets them back.
+        for &(app, _) in &pushes {
+            self.reroute(app, ctl);
+        }
         let Some(host) = self.kds.as_mut() else {
             return;
         };
@@ -694,6 +699,11 @@ impl DaemonState {
                 detach,
                 ..
             } = self.run_request(Channel::Private(app), &req);
+            if matches!(req, Request::EsmRegister { .. }) {
+                // A registration through the display server (figure 19) routes the producers of
+                // its kind to the app before the app hears it took (as the ESM socket's does).
+                self.reroute(app, ctl);
+            }
             let Some(host) = self.kds.as_mut() else {
                 return false;
             };

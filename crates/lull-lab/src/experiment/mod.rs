@@ -4,8 +4,9 @@
 //!
 //! The harness runs, as threads of this process: the daemon (`lulld`'s loop with its display
 //! server on a headless 1920 × 1080 screen, plus guiS for `esm-kds-guis`), the device driver
-//! replaying the workload into an evdev pipe (read by the daemon under `esm-kds-guis`, by the
-//! hub under a baseline), the baseline's hub, and for messaging the respondent. The app is a
+//! replaying the workload (into an evdev pipe the hub reads under a baseline; under
+//! `esm-kds-guis` as a data-plane producer writing the app's ring, so the daemon is not woken
+//! per event), the baseline's hub, and for messaging the respondent. The app is a
 //! separate process: `lull-app`, given the hub's connection by inheritance. The harness waits
 //! for the app's ready line, waits until every measured thread is asleep, opens the measurement
 //! window, starts the replay (or lets the clip start), waits for the workload's end plus
@@ -55,6 +56,18 @@ pub use reproduce::*;
 
 /// The daemon thread's name, as probed and reported (`daemon_wakeups_per_event`).
 const DAEMON_THREAD_NAME: &str = "lull-daemon";
+
+/// The kinds the trace's events take (what its producer produces), each once.
+fn input_kinds(trace: &Trace) -> Vec<lull_model::EventKind> {
+    let mut kinds = Vec::new();
+    for e in &trace.events {
+        let k = lull_esm::interpret(e.raw).0;
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    kinds
+}
 
 /// `count / events`, 0 without events.
 fn per_event(count: u64, events: u64) -> f64 {
@@ -763,18 +776,14 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     let mut stack = Stack::default();
     let me = std::process::id() as i32;
     let mut probes: Vec<Probe> = Vec::new();
-    // The device: the same pipe in every model, written by the driver.
+    // The device under a baseline: a pipe the driver writes and the hub reads. Under ESM + KDS +
+    // guiS the driver is a data-plane producer writing the app's ring (`docs/live.md`).
     let (device_r, device_w) = sys::pipe(false)?;
     let mut device_r = Some(device_r);
 
     // The daemon, built on its own thread (its sources are not `Send`).
     {
         let (up_tx, up_rx) = mpsc::channel();
-        let evdev = if baseline.is_none() {
-            device_r.take()
-        } else {
-            None
-        };
         let guis = spec.model.guis();
         let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
         stack.daemon = Some(
@@ -793,9 +802,6 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
                         })?;
                         if guis {
                             switch_on_guis(&mut d)?;
-                        }
-                        if let Some(fd) = evdev {
-                            d.add_evdev(fd)?;
                         }
                         Ok::<_, DaemonError>(d)
                     })();
@@ -860,21 +866,51 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         let s = Arc::clone(&stop);
         let (tx, rx) = mpsc::channel();
         let trace = trace.clone();
+        let producer_of = match (&trace, baseline) {
+            (Some(t), None) => Some((esm_path.clone(), input_kinds(t))),
+            _ => None,
+        };
         stack.driver = Some(thread::Builder::new().name("lull-driver".into()).spawn(
             move || {
+                // The producer connects before the app attaches, outside the measured window;
+                // the daemon routes it to the app when the app registers.
+                let producer = match producer_of {
+                    Some((path, kinds)) => {
+                        match lull::producer::EsmProducer::connect(&path, &kinds) {
+                            Ok(p) => Some(p),
+                            Err(e) => {
+                                let _ = tx.send(-1);
+                                return Err(std::io::Error::other(format!("producer: {e}")));
+                            }
+                        }
+                    }
+                    None => None,
+                };
                 let _ = tx.send(sys::gettid());
                 let Ok(start_ns) = start_rx.recv() else {
                     return Ok(());
                 };
-                stack::run_driver(trace.as_ref(), start_ns, device_w, &s, replay_tx)
+                match producer {
+                    Some(p) => {
+                        drop(device_w);
+                        stack::run_producer(trace.as_ref(), start_ns, p, &s, replay_tx)
+                    }
+                    None => stack::run_driver(trace.as_ref(), start_ns, device_w, &s, replay_tx),
+                }
             },
         )?);
         stack.driver_stop = Some(stop);
+        let tid = rx.recv().map_err(thread_err)?;
+        if tid < 0 {
+            return Err(ExperimentError::Thread(
+                "the driver could not connect to the daemon as a producer".into(),
+            ));
+        }
         probes.push(Probe {
             group: Group::Device,
             name: "lull-driver".into(),
             pid: me,
-            tid: rx.recv().map_err(thread_err)?,
+            tid,
         });
     }
 
@@ -966,7 +1002,31 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     }
 
     // The report.
-    let threads = usage(&probes, &open, &close);
+    let mut threads = usage(&probes, &open, &close);
+    let frames_in_window = report
+        .frame_done_ns
+        .iter()
+        .filter(|&&t| t >= open.at_ns && t <= close.at_ns)
+        .count() as u64;
+    for t in &mut threads {
+        t.share(report.delivered, frames_in_window);
+    }
+    let display = stopped
+        .daemon
+        .as_ref()
+        .and_then(|d| d.kds.as_ref())
+        .map(|k| DisplayProfile {
+            requests: k.server.requests,
+            draws: k.server.draws,
+            draw_batches: k.server.draw_batches,
+            frame_requests: k.server.frame_requests,
+            frames_done: k.server.frames_done,
+            frame_timer_expiries: k.host.frame_timer_expiries,
+            restacks: k.server.restacks,
+            restacked_pixels: k.server.restacked_pixels,
+            restacks_skipped: k.server.restacks_skipped,
+        });
+    let profile = Profile::of(&threads, report.delivered, frames_in_window, display);
     let window_ns = close.at_ns.saturating_sub(open.at_ns);
     let window_s = window_ns as f64 / NS_PER_S as f64;
     let (cpu_ms, wakeups) = totals(&threads);
@@ -1048,6 +1108,7 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         guis: stopped.daemon.as_ref().and_then(|d| d.guis.clone()),
         seam: stopped.daemon.as_ref().and_then(|d| d.seam.clone()),
         draw_errors: report.draw_errors,
+        profile,
         threads,
     })
 }
@@ -1121,6 +1182,10 @@ mod tests {
             wakeups_per_s: 0.0,
             involuntary_switches: 0,
             cpu_ms,
+            wakeups_per_event: 0.0,
+            wakeups_per_frame: 0.0,
+            cpu_us_per_event: 0.0,
+            cpu_us_per_frame: 0.0,
         };
         let (cpu, wk) = totals(&[
             t(Group::Drawing, 2.0, 3),

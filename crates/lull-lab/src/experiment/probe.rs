@@ -54,6 +54,10 @@ pub(super) fn usage(probes: &[Probe], a: &Mark, b: &Mark) -> Vec<ThreadUsage> {
                 },
                 involuntary_switches: involuntary,
                 cpu_ms: ns_to_ms(run_ns),
+                wakeups_per_event: 0.0,
+                wakeups_per_frame: 0.0,
+                cpu_us_per_event: 0.0,
+                cpu_us_per_frame: 0.0,
             }
         })
         .collect()

@@ -94,6 +94,92 @@ pub struct ThreadUsage {
     pub wakeups_per_s: f64,
     pub involuntary_switches: u64,
     pub cpu_ms: f64,
+    /// The thread's wake-ups and CPU time per event delivered and per frame drawn in the window
+    /// (0 without events or frames): where the stack spends them (see [`Profile`]).
+    pub wakeups_per_event: f64,
+    pub wakeups_per_frame: f64,
+    pub cpu_us_per_event: f64,
+    pub cpu_us_per_frame: f64,
+}
+
+/// Where the stack's wake-ups and CPU time go, per event delivered and per frame drawn: the
+/// measured threads' sums (the driver, standing for the device, apart), and what the display
+/// server did for those frames. Each thread's own shares are in [`ThreadUsage`].
+#[derive(Clone, Copy, PartialEq, Debug, Default, Serialize)]
+pub struct Profile {
+    pub events: u64,
+    pub frames: u64,
+    pub wakeups_per_event: f64,
+    pub wakeups_per_frame: f64,
+    pub cpu_us_per_event: f64,
+    pub cpu_us_per_frame: f64,
+    /// The driver's (the device's) wake-ups per event, not counted above.
+    pub device_wakeups_per_event: f64,
+    /// The display server over the whole run (set-up included): requests, draws, `FRAME`s and
+    /// `FRAME_DONE`s, the frame timer's expiries, and screen restacks (skipped while a window
+    /// covering the whole screen is scanned out directly).
+    pub display: Option<DisplayProfile>,
+}
+
+/// The display server's work over a run (`KdsCounters` and `KdsHostCounters`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+pub struct DisplayProfile {
+    pub requests: u64,
+    pub draws: u64,
+    pub draw_batches: u64,
+    pub frame_requests: u64,
+    pub frames_done: u64,
+    pub frame_timer_expiries: u64,
+    pub restacks: u64,
+    pub restacked_pixels: u64,
+    pub restacks_skipped: u64,
+}
+
+/// `x / n`, 0 when `n` is 0.
+fn per(x: f64, n: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        x / n as f64
+    }
+}
+
+impl ThreadUsage {
+    /// Fills the per-event and per-frame shares.
+    pub(super) fn share(&mut self, events: u64, frames: u64) {
+        self.wakeups_per_event = per(self.wakeups as f64, events);
+        self.wakeups_per_frame = per(self.wakeups as f64, frames);
+        self.cpu_us_per_event = per(self.cpu_ms * 1_000.0, events);
+        self.cpu_us_per_frame = per(self.cpu_ms * 1_000.0, frames);
+    }
+}
+
+impl Profile {
+    pub(super) fn of(
+        threads: &[ThreadUsage],
+        events: u64,
+        frames: u64,
+        display: Option<DisplayProfile>,
+    ) -> Profile {
+        let counted = threads.iter().filter(|t| t.group != Group::Device);
+        let wakeups: u64 = counted.clone().map(|t| t.wakeups).sum();
+        let cpu_us: f64 = counted.map(|t| t.cpu_ms * 1_000.0).sum();
+        let device: u64 = threads
+            .iter()
+            .filter(|t| t.group == Group::Device)
+            .map(|t| t.wakeups)
+            .sum();
+        Profile {
+            events,
+            frames,
+            wakeups_per_event: per(wakeups as f64, events),
+            wakeups_per_frame: per(wakeups as f64, frames),
+            cpu_us_per_event: per(cpu_us, events),
+            cpu_us_per_frame: per(cpu_us, frames),
+            device_wakeups_per_event: per(device as f64, events),
+            display,
+        }
+    }
 }
 
 /// Every injected event is delivered or dropped.
@@ -205,5 +291,7 @@ pub struct ExperimentReport {
     pub seam: Option<SeamReport>,
     /// `COMPOSE`/`DRAW` requests the server refused.
     pub draw_errors: u64,
+    /// Per event and per frame, the stack's and the display server's (see [`Profile`]).
+    pub profile: Profile,
     pub threads: Vec<ThreadUsage>,
 }
