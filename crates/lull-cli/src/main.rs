@@ -6,6 +6,7 @@ mod ctl;
 mod guis;
 mod kds;
 mod lab;
+mod lab_sched;
 mod live;
 mod progress;
 mod report;

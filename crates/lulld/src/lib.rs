@@ -4,6 +4,8 @@
 //! - [`daemon`]: the ESM host — the loop, the apps' connections, the event sources (evdev,
 //!   [`replay`], datagram socket, timer).
 //! - [`kds`]: the display server's sockets and presentation around the pure `lull_kds::server`.
+//! - [`scx_feed`]: the display server's facts (window class, input pushes) written for lull-scx,
+//!   Lull's sched_ext scheduler, into the map it pins.
 //! - [`seam`]: the policy seam — the facts the daemon knows told to the seam's policies
 //!   (`lull_sched::guis::Table1` with guiS on), their actions applied by the [`actuator`].
 //! - [`actuator`]: applies the seam's actions with what Linux offers (nice, `sched_setattr`,
@@ -33,6 +35,7 @@ pub mod freezer;
 pub mod guis;
 pub mod kds;
 pub mod replay;
+pub mod scx_feed;
 pub mod seam;
 #[cfg(feature = "test-support")]
 pub mod test_support;

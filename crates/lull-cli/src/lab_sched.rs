@@ -1,0 +1,166 @@
+//! `lull lab sched`: lull-scx against EEVDF, scx_lavd and scx_bpfland in the lab guest
+//! (`lull_lab::scx`). This parses and prints.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use lull_lab::experiment;
+use lull_lab::scx::{self, SchedReport, SchedSpec, Scheduler};
+
+#[derive(Args, Debug)]
+pub struct SchedArgs {
+    /// Schedulers to compare, comma-separated (eevdf, lull-scx, scx_lavd, scx_bpfland); EEVDF
+    /// always runs first, as the ratios' base.
+    #[arg(long, default_value = "eevdf,lull-scx,scx_lavd,scx_bpfland")]
+    schedulers: String,
+    /// The stylus recording for the painting scenario (default: traces/stylus-spiral.trace or the
+    /// built-in spiral).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Replay only the recording's first N events.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..))]
+    events: Option<u64>,
+    /// The file manager scenario's scale (0 < scale <= 1; `lull live ucsg --scale`).
+    #[arg(long, default_value_t = 0.1)]
+    scale: f64,
+    /// Only the painting scenario.
+    #[arg(long)]
+    painting_only: bool,
+    /// The lull-app binary (default: next to this one).
+    #[arg(long)]
+    app_binary: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_schedulers(s: &str) -> Result<Vec<Scheduler>, String> {
+    let mut out = vec![Scheduler::Eevdf];
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let sch = Scheduler::ALL
+            .into_iter()
+            .find(|x| x.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown scheduler {name:?}; expected eevdf, lull-scx, scx_lavd or scx_bpfland"
+                )
+            })?;
+        if !out.contains(&sch) {
+            out.push(sch);
+        }
+    }
+    Ok(out)
+}
+
+fn opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or_else(|| "-".to_owned(), |x| format!("{x:.prec$}"))
+}
+
+/// The report as a table.
+pub fn print(r: &SchedReport) {
+    println!("kernel {} ({} CPUs); {}", r.kernel, r.cpus, r.note);
+    println!(
+        "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
+        "scheduler",
+        "scenario",
+        "mean µs",
+        "p99 µs",
+        "p99/E",
+        "mean/E",
+        "hogs M/s",
+        "hogs/E",
+        "zip s",
+        "ftp s",
+        "sched ms"
+    );
+    for row in &r.rows {
+        println!(
+            "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
+            row.scheduler.name(),
+            row.scenario,
+            opt(row.response_mean_us, 0),
+            opt(row.response_p99_us, 0),
+            opt(row.p99_vs_eevdf, 2),
+            opt(row.mean_vs_eevdf, 2),
+            opt(row.hog_throughput, 1),
+            opt(row.throughput_vs_eevdf, 3),
+            opt(row.zip_s, 1),
+            opt(row.ftp_s, 1),
+            opt(row.scheduler_cpu_ms, 0),
+        );
+    }
+    for (s, why) in &r.skipped {
+        println!("skipped {}: {why}", s.name());
+    }
+    if let Some(st) = &r.lull_scx_stats {
+        println!("lull-scx counts: {st}");
+    }
+}
+
+pub fn run(a: &SchedArgs) -> ExitCode {
+    let schedulers = match parse_schedulers(&a.schedulers) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("lull lab sched: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !(a.scale > 0.0 && a.scale <= 1.0) {
+        eprintln!("lull lab sched: --scale must be in (0, 1], got {}", a.scale);
+        return ExitCode::from(2);
+    }
+    let trace = match crate::live::base_trace(a.trace.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("lull lab sched: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let app_binary = match &a.app_binary {
+        Some(p) => p.clone(),
+        None => match experiment::default_app_binary() {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("lull lab sched: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let spec = SchedSpec {
+        schedulers,
+        trace,
+        events: a.events.and_then(|n| usize::try_from(n).ok()),
+        scale: a.scale,
+        app_binary,
+        painting_only: a.painting_only,
+    };
+    match scx::run(&spec) {
+        Ok(r) => {
+            if a.json {
+                println!("{}", crate::to_json(&r));
+            } else {
+                print(&r);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("lull lab sched: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eevdf_always_comes_first_and_names_are_checked() {
+        assert_eq!(
+            parse_schedulers("lull-scx,scx_lavd").unwrap(),
+            [Scheduler::Eevdf, Scheduler::LullScx, Scheduler::ScxLavd]
+        );
+        assert_eq!(parse_schedulers("eevdf").unwrap(), [Scheduler::Eevdf]);
+        assert!(parse_schedulers("cfs").unwrap_err().contains("cfs"));
+    }
+}
