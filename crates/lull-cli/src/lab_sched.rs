@@ -92,6 +92,9 @@ pub fn print(r: &SchedReport) {
     for (s, why) in &r.skipped {
         println!("skipped {}: {why}", s.name());
     }
+    for (s, scenario, why) in &r.failed {
+        println!("failed {} {scenario}: {why}", s.name());
+    }
     if let Some(st) = &r.lull_scx_stats {
         println!("lull-scx counts: {st}");
     }

@@ -196,6 +196,8 @@ pub struct SchedReport {
     pub rows: Vec<SchedRow>,
     /// Schedulers that could not run, and why.
     pub skipped: Vec<(Scheduler, String)>,
+    /// Scenarios that failed under a scheduler (scheduler, scenario, error); the others ran.
+    pub failed: Vec<(Scheduler, String, String)>,
     /// lull-scx's BPF-side counts over its scenarios (its `--stats-json`).
     pub lull_scx_stats: Option<serde_json::Value>,
     pub note: &'static str,
@@ -384,7 +386,8 @@ pub fn fill_ratios(rows: &mut [SchedRow]) {
 ///
 /// # Errors
 /// Outside the lab guest (`LULL_GUEST` unset: the host's kernel may lack sched_ext and the
-/// comparison needs root on a machine of its own); a scenario that fails under EEVDF.
+/// comparison needs root on a machine of its own); a scheduler that does not unload (the
+/// kernel's state would taint every later figure).
 pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
     if std::env::var_os("LULL_GUEST").is_none() {
         return Err(SchedCompareError::NotInGuest(
@@ -398,6 +401,7 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
     let stats = std::env::temp_dir().join(format!("lull-scx-stats-{}.json", std::process::id()));
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
+    let mut failed = Vec::new();
     for &s in &spec.schedulers {
         let program = match find_program(s) {
             Ok(p) => p,
@@ -420,31 +424,29 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
         };
         eprintln!("lull lab sched: {} loaded", s.name());
         let pid = loaded.as_ref().map(|l| l.child.id());
-        let mut result = Ok(());
-        for hogs in PAINTING_HOGS {
-            match painting_row(s, hogs, spec, pid) {
-                Ok(r) => rows.push(r),
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        if result.is_ok() && !spec.painting_only {
-            match file_manager_row(s, spec, pid) {
-                Ok(r) => rows.push(r),
-                Err(e) => result = Err(e),
-            }
+        let mut scenarios: Vec<(String, Result<SchedRow, SchedCompareError>)> = PAINTING_HOGS
+            .iter()
+            .map(|&hogs| {
+                (
+                    format!("painting-{hogs}-hogs"),
+                    painting_row(s, hogs, spec, pid),
+                )
+            })
+            .collect();
+        if !spec.painting_only {
+            scenarios.push(("filemanager-zip-ftp".into(), file_manager_row(s, spec, pid)));
         }
         if let Some(l) = loaded {
             unload(l)?;
         }
-        if let Err(e) = result {
-            if s == Scheduler::Eevdf {
-                return Err(e);
+        for (scenario, r) in scenarios {
+            match r {
+                Ok(row) => rows.push(row),
+                Err(e) => {
+                    eprintln!("lull lab sched: {} {scenario} failed: {e}", s.name());
+                    failed.push((s, scenario, e.to_string()));
+                }
             }
-            eprintln!("lull lab sched: {} failed: {e}", s.name());
-            skipped.push((s, e.to_string()));
         }
     }
     fill_ratios(&mut rows);
@@ -457,6 +459,7 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
         cpus,
         rows,
         skipped,
+        failed,
         lull_scx_stats,
         note: TCG_NOTE,
     })
