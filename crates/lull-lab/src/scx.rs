@@ -26,7 +26,7 @@ use lull_os::bpf::scx_facts::FACTS_PIN_PATH;
 use lull_os::sys;
 use lull_workload::Trace;
 use lulld::daemon::{Daemon, DaemonError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::boost_live::{self, BoostLiveSpec, BoostPolicy};
 use crate::ucsg_live::{self, Background, Foreground, Policy, UcsgLiveSpec};
@@ -40,7 +40,7 @@ const STATE_POLL: Duration = Duration::from_millis(50);
 pub const PAINTING_HOGS: [u32; 2] = [2, 10];
 
 /// One scheduler of the comparison.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scheduler {
     Eevdf,
@@ -167,7 +167,7 @@ pub struct SchedSpec {
 }
 
 /// One scenario under one scheduler.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchedRow {
     pub scheduler: Scheduler,
     /// `painting-2-hogs`, `painting-10-hogs`, `filemanager-zip-ftp`.
@@ -188,7 +188,7 @@ pub struct SchedRow {
 }
 
 /// The comparison's report.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchedReport {
     /// `uname -r` of the kernel it ran on.
     pub kernel: String,
@@ -200,7 +200,7 @@ pub struct SchedReport {
     pub failed: Vec<(Scheduler, String, String)>,
     /// lull-scx's BPF-side counts over its scenarios (its `--stats-json`).
     pub lull_scx_stats: Option<serde_json::Value>,
-    pub note: &'static str,
+    pub note: String,
 }
 
 /// The note every report carries.
@@ -461,7 +461,7 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
         skipped,
         failed,
         lull_scx_stats,
-        note: TCG_NOTE,
+        note: TCG_NOTE.to_owned(),
     })
 }
 

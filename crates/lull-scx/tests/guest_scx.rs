@@ -77,7 +77,8 @@ fn load() -> Child {
         }
         seen.push(line);
     }
-    panic!("lull-scx ended without loading: {seen:?}");
+    let status = child.wait().unwrap();
+    panic!("lull-scx ended ({status}) without loading: {seen:?}");
 }
 
 fn unload(mut child: Child) {
