@@ -19,4 +19,6 @@ for s in scx_lavd scx_bpfland; do
     echo "scx-schedulers: building $s $SCX_VERSION into $root (once)" >&2
     CARGO_TARGET_DIR="$root/build" cargo install --locked --quiet --root "$root" "$s@$SCX_VERSION"
 done
+# The installed binaries are the cache; their build tree (over a gigabyte) is not kept.
+rm -rf "$root/build"
 echo "$root/bin"
