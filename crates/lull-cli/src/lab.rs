@@ -20,6 +20,11 @@ pub enum LabCommand {
     /// the command did. `--probe` prints what the guest has; `--tests` runs the workspace's
     /// guest tests (tests/guest_*.rs) there.
     Vm(VmArgs),
+    /// Inside the lab guest: Lull's sched_ext scheduler (lull-scx) against EEVDF, scx_lavd and
+    /// scx_bpfland on seed 003's painting (2 and 10 hogs) and seed 001's file manager with ZIP
+    /// and FTP; figures as ratios to EEVDF in the same run. Run it as
+    /// `lull lab vm -- lull lab sched`.
+    Sched(crate::lab_sched::SchedArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -72,6 +77,7 @@ pub struct VmArgs {
 pub fn run(cmd: LabCommand) -> ExitCode {
     match cmd {
         LabCommand::Vm(args) => vm(&args),
+        LabCommand::Sched(args) => crate::lab_sched::run(&args),
     }
 }
 

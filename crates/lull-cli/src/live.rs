@@ -211,7 +211,7 @@ pub struct IdleArgs {
 }
 
 /// The stylus recording: `path`, or the shipped file, or the generator's identical copy.
-fn base_trace(path: Option<&Path>) -> Result<Trace, LiveError> {
+pub(crate) fn base_trace(path: Option<&Path>) -> Result<Trace, LiveError> {
     match path {
         Some(p) => live::load_trace(p),
         None if Path::new(DEFAULT_TRACE).exists() => live::load_trace(Path::new(DEFAULT_TRACE)),

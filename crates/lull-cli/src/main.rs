@@ -8,6 +8,7 @@ mod guis;
 mod input;
 mod kds;
 mod lab;
+mod lab_sched;
 mod live;
 mod output;
 mod progress;

@@ -136,10 +136,22 @@ pub const SECTIONS: &[SectionDef] = &[
         expected_s: 60,
         runner: crate::ctl::reproduce_section,
     },
+    SectionDef {
+        key: "lab_sched",
+        title: "lull-scx (Lull's policies on sched_ext) vs EEVDF, scx_lavd and scx_bpfland in the lab guest (measured, TCG: ratios only)",
+        label: Label::Measured,
+        expected_s: 1_800,
+        runner: lab_sched_section,
+    },
 ];
 
 /// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
 const TO_COME: &[(&str, &str)] = &[];
+
+fn lab_sched_section() -> Result<Section, String> {
+    let (table, json) = crate::lab_sched::reproduce_section()?;
+    Ok(Section { table, json })
+}
 
 fn marz_sim_section() -> Result<Section, String> {
     let (table, json) = crate::sim::marz_section()?;

@@ -422,6 +422,7 @@ impl Stack {
                             ..KdsConfig::default()
                         })
                         .map_err(|e| e.to_string())?;
+                        crate::scx::feed_if_loaded(&mut d).map_err(|e| e.to_string())?;
                         let status = match &boost {
                             Some(c) => Some(d.enable_boost(c).map_err(|e| e.to_string())?),
                             None => None,

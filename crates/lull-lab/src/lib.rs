@@ -43,6 +43,7 @@ pub mod measure;
 pub mod png;
 pub mod progress;
 pub mod respondent;
+pub mod scx;
 pub mod stack;
 pub mod toggling_live;
 pub mod ucsg_live;

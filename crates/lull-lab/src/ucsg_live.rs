@@ -485,6 +485,7 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
                         ..KdsConfig::default()
                     })
                     .map_err(|e| e.to_string())?;
+                    crate::scx::feed_if_loaded(&mut d).map_err(|e| e.to_string())?;
                     let status = if ucsg_on {
                         Some(
                             d.enable_ucsg(&UcsgConfig::default())

@@ -878,6 +878,17 @@ pub fn peer_cred(fd: RawFd) -> io::Result<PeerCred> {
     })
 }
 
+/// Sends signal `sig` to process `pid` (`kill(2)`).
+///
+/// # Errors
+/// The kernel's error (`ESRCH`: no such process; `EPERM`).
+pub fn signal_process(pid: u32, sig: i32) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "pid out of range"))?;
+    // SAFETY: kill takes plain integers; a positive pid names one process.
+    cvt(unsafe { libc::kill(pid, sig) }).map(|_| ())
+}
+
 /// The effective user id of this process.
 #[must_use]
 pub fn geteuid() -> u32 {

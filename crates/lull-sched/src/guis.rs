@@ -44,6 +44,44 @@ pub fn gated_by_window(category: ThreadCategory) -> bool {
     )
 }
 
+/// Where an app stands for a scheduler that ranks rather than gates (lull-scx, which must keep
+/// every runnable task served within sched_ext's watchdog, so it cannot hold a thread back as
+/// table 1 does): in front with the screen lit, visible behind the front app, or behind.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum WindowClass {
+    Front,
+    Visible,
+    Behind,
+}
+
+impl WindowClass {
+    /// The class of an app in `window`.
+    #[must_use]
+    pub fn of(window: WindowState) -> WindowClass {
+        use lull_model::{Screen, Visibility};
+        if window.screen != Screen::On {
+            WindowClass::Behind
+        } else if window.in_foreground() {
+            WindowClass::Front
+        } else if window.visibility == Visibility::Visible {
+            WindowClass::Visible
+        } else {
+            WindowClass::Behind
+        }
+    }
+
+    /// The code lull-scx's BPF side reads (`enum lull_class` in its `intf.h`; 0 means a thread
+    /// of no GUI app).
+    #[must_use]
+    pub fn code(self) -> u32 {
+        match self {
+            WindowClass::Front => 1,
+            WindowClass::Visible => 2,
+            WindowClass::Behind => 3,
+        }
+    }
+}
+
 /// What guiS knows about one GUI application when it decides whether the device may rest.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct AppActivity {
@@ -250,6 +288,26 @@ impl SeamPolicy for Table1 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn window_classes() {
+        assert_eq!(WindowClass::of(WindowState::FRONT), WindowClass::Front);
+        let behind = w(Stacking::Background, Visibility::Covered, Screen::On);
+        assert_eq!(WindowClass::of(behind), WindowClass::Behind);
+        let visible = w(Stacking::Background, Visibility::Visible, Screen::On);
+        assert_eq!(WindowClass::of(visible), WindowClass::Visible);
+        let dark = w(Stacking::Foreground, Visibility::Visible, Screen::Off);
+        assert_eq!(WindowClass::of(dark), WindowClass::Behind);
+        let codes: Vec<u32> = [
+            WindowClass::Front,
+            WindowClass::Visible,
+            WindowClass::Behind,
+        ]
+        .iter()
+        .map(|c| c.code())
+        .collect();
+        assert_eq!(codes, [1, 2, 3]);
+    }
     use lull_model::{Screen, Stacking, Visibility};
 
     fn w(stacking: Stacking, visibility: Visibility, screen: Screen) -> WindowState {

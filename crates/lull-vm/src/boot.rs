@@ -88,6 +88,9 @@ $B mount -t bpf bpf $R/sys/fs/bpf || say "no bpffs"
 $B mount -t tracefs tracefs $R/sys/kernel/tracing || say "no tracefs"
 $B mount -t debugfs debugfs $R/sys/kernel/debug || say "no debugfs"
 $B mount -t cgroup2 cgroup2 $R/sys/fs/cgroup || say "no cgroup2"
+# No network, but the loopback interface is up: experiments run local servers (the FTP of
+# `lull live ucsg`) on 127.0.0.1.
+$B ip link set lo up || say "no loopback"
 O={out}
 $B mkdir -p $R$O 2>/dev/null
 $B mount -t 9p -o trans=virtio,version=9p2000.L,msize={NINEP_MSIZE} {OUT_TAG} $R$O || stop "cannot mount the output directory"

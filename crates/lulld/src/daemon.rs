@@ -115,6 +115,8 @@ pub enum DaemonError {
     Guis(String),
     #[error("interactive boost: {0}")]
     Boost(String),
+    #[error("scx feed: {0}")]
+    ScxFeed(String),
     #[error("UCSG: {0}")]
     Ucsg(#[from] crate::ucsg::UcsgConfigError),
     #[error("ESM configuration: {0}")]

@@ -6,6 +6,8 @@
 //! - [`devices`]: kernel input devices on the data plane — a masked descriptor of each device
 //!   handed to every app that holds input, revoked (`EVIOCREVOKE`) when it stops holding it.
 //! - [`kds`]: the display server's sockets and presentation around the pure `lull_kds::server`.
+//! - [`scx_feed`]: the display server's facts (window class, input pushes) written for lull-scx,
+//!   Lull's sched_ext scheduler, into the map it pins.
 //! - [`seam`]: the policy seam — the facts the daemon knows told to the seam's policies
 //!   (`lull_sched::guis::Table1` with guiS on), their actions applied by the [`actuator`].
 //! - [`actuator`]: applies the seam's actions with what Linux offers (nice, `sched_setattr`,
@@ -36,6 +38,7 @@ pub mod freezer;
 pub mod guis;
 pub mod kds;
 pub mod replay;
+pub mod scx_feed;
 pub mod seam;
 #[cfg(feature = "test-support")]
 pub mod test_support;

@@ -8,6 +8,7 @@
 //! - [`sched_ext`]: a sched_ext scheduler registered through a struct_ops map with no BPF
 //!   program at all (every callback is optional: tasks then run from the global FIFO queue),
 //!   and the state sched_ext reports in sysfs.
+//! - [`scx_facts`]: the facts lulld writes for lull-scx (a pinned map of per-thread records).
 //! - [`kprobe_counter`]: a kprobe program counting calls of one kernel function into a map.
 //!
 //! Everything here needs root (`CAP_BPF`, `CAP_PERFMON`, `CAP_SYS_ADMIN`) and a kernel built with
@@ -16,6 +17,7 @@
 pub mod btf;
 pub mod kprobe_counter;
 pub mod sched_ext;
+pub mod scx_facts;
 pub mod syscall;
 
 pub use kprobe_counter::KprobeCounter;

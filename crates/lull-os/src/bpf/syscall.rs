@@ -382,6 +382,32 @@ impl Map {
     pub fn info(&self) -> Result<MapInfo, BpfError> {
         map_info(self.fd.as_fd())
     }
+
+    /// Opens a map another process pinned at `path` (`BPF_OBJ_GET`); its type and sizes are
+    /// the kernel's. A type this layer does not name is [`BpfError::InvalidArgument`].
+    ///
+    /// # Errors
+    /// The kernel's errno (`ENOENT`: nothing pinned there; `EPERM`: not root).
+    pub fn open_pinned(path: &Path) -> Result<Map, BpfError> {
+        let fd = obj_get(path)?;
+        let info = map_info(fd.as_fd())?;
+        let map_type = [MapType::Hash, MapType::Array, MapType::StructOps]
+            .into_iter()
+            .find(|t| t.raw() == info.map_type)
+            .ok_or_else(|| {
+                BpfError::InvalidArgument(format!(
+                    "{}: map type {} is not one this layer handles",
+                    path.display(),
+                    info.map_type
+                ))
+            })?;
+        Ok(Map {
+            fd,
+            map_type,
+            key_size: info.key_size as usize,
+            value_size: info.value_size as usize,
+        })
+    }
 }
 
 impl AsFd for Map {

@@ -5,6 +5,7 @@
 
 mod controller;
 mod cores;
+mod lab_sched;
 mod latency;
 mod sim;
 mod tlp;
@@ -40,6 +41,7 @@ pub fn blocks(file: &ResultFile) -> Vec<Block> {
         "tlp_table" => tlp::blocks(data),
         "toggling_sim" => toggling::blocks(data, label),
         "controller_live" => controller::blocks(data, label),
+        "lab_sched" => lab_sched::blocks(data),
         _ => generic(data),
     }
 }

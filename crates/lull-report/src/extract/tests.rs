@@ -450,3 +450,31 @@ fn an_error_section_has_no_blocks_and_others_get_their_figures() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn lab_sched_has_a_table_per_scenario_and_notes_for_what_did_not_run() {
+    let data = serde_json::json!({
+        "kernel": "7.3.4", "accel": "tcg", "cpus": 2, "note": "ratios only",
+        "rows": [
+            {"scheduler": "eevdf", "scenario": "painting-2-hogs", "response_p99_us": 100.0, "p99_vs_eevdf": 1.0},
+            {"scheduler": "lull-scx", "scenario": "painting-2-hogs", "response_p99_us": 50.0, "p99_vs_eevdf": 0.5},
+            {"scheduler": "eevdf", "scenario": "filemanager-zip-ftp", "zip_s": 3.0}
+        ],
+        "skipped": [["scx-lavd", "scx_lavd is not installed: scripts/scx-schedulers.sh builds it"]],
+        "failed": []
+    });
+    let b = blocks(&file("lab_sched", Label::Measured, data));
+    let tables: Vec<_> = b
+        .iter()
+        .filter_map(|x| match x {
+            Block::Table(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tables.len(), 2);
+    assert_eq!(tables[0].rows.len(), 2);
+    assert_eq!(tables[0].rows[1][3], "0.50");
+    assert!(b
+        .iter()
+        .any(|x| matches!(x, Block::Note(n) if n.contains("scx-schedulers.sh"))));
+}

@@ -52,6 +52,8 @@ pub struct SeamReport {
     /// Threads the actuator still holds something of when the report was made (0 after every
     /// app has left: nothing is left raised, frozen or moved).
     pub held_threads: usize,
+    /// lull-scx's facts writer's counts, when it ran.
+    pub scx_feed: Option<lull_os::bpf::scx_facts::FactsCounters>,
 }
 
 /// How often the run-queue count is read at most, in push stamps: one period of the fair class
@@ -162,6 +164,8 @@ pub(crate) struct SeamHost {
     process_facts: Option<ProcessFacts>,
     /// The run-queue sampler, while a policy wants `RunQueues`.
     run_queues: Option<RunQueueSampler>,
+    /// lull-scx's facts writer, when enabled ([`crate::scx_feed`]).
+    pub(crate) scx_feed: Option<crate::scx_feed::ScxFeed>,
 }
 
 fn slot(category: ThreadCategory) -> usize {
@@ -186,6 +190,7 @@ impl SeamHost {
             adopt_names: Vec::new(),
             process_facts: None,
             run_queues: None,
+            scx_feed: None,
         }
     }
 
@@ -208,6 +213,10 @@ impl SeamHost {
             deadlines: self.deadlines,
             run_queues: self.run_queues.as_ref().map(|r| r.counters),
             held_threads: self.actuator.held_threads(),
+            scx_feed: self
+                .scx_feed
+                .as_ref()
+                .map(crate::scx_feed::ScxFeed::counters),
         }
     }
 
@@ -454,6 +463,9 @@ impl SeamHost {
 
     /// Tells every policy `fact` and applies what they ask, in order.
     pub(crate) fn tell(&mut self, now_ns: u64, fact: &Fact) {
+        if let Some(feed) = &mut self.scx_feed {
+            feed.on_fact(now_ns, fact);
+        }
         self.out.clear();
         for p in &mut self.policies {
             p.on_fact(now_ns, fact, &mut self.out);

@@ -1,0 +1,238 @@
+//! `lull lab sched`: lull-scx against EEVDF, scx_lavd and scx_bpfland in the lab guest
+//! (`lull_lab::scx`). This parses and prints.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use lull_lab::experiment;
+use lull_lab::scx::{self, SchedReport, SchedSpec, Scheduler};
+
+#[derive(Args, Debug)]
+pub struct SchedArgs {
+    /// Schedulers to compare, comma-separated (eevdf, lull-scx, scx_lavd, scx_bpfland); EEVDF
+    /// always runs first, as the ratios' base.
+    #[arg(long, default_value = "eevdf,lull-scx,scx_lavd,scx_bpfland")]
+    schedulers: String,
+    /// The stylus recording for the painting scenario (default: traces/stylus-spiral.trace or the
+    /// built-in spiral).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Replay only the recording's first N events.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..))]
+    events: Option<u64>,
+    /// The file manager scenario's scale (0 < scale <= 1; `lull live ucsg --scale`).
+    #[arg(long, default_value_t = 0.1)]
+    scale: f64,
+    /// Only the painting scenario.
+    #[arg(long)]
+    painting_only: bool,
+    /// The lull-app binary (default: next to this one).
+    #[arg(long)]
+    app_binary: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_schedulers(s: &str) -> Result<Vec<Scheduler>, String> {
+    let mut out = vec![Scheduler::Eevdf];
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let sch = Scheduler::ALL
+            .into_iter()
+            .find(|x| x.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown scheduler {name:?}; expected eevdf, lull-scx, scx_lavd or scx_bpfland"
+                )
+            })?;
+        if !out.contains(&sch) {
+            out.push(sch);
+        }
+    }
+    Ok(out)
+}
+
+fn opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or_else(|| "-".to_owned(), |x| format!("{x:.prec$}"))
+}
+
+/// The report as a table.
+pub fn table(r: &SchedReport) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    let _ = writeln!(t, "kernel {} ({} CPUs); {}", r.kernel, r.cpus, r.note);
+    let _ = writeln!(
+        t,
+        "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
+        "scheduler",
+        "scenario",
+        "mean µs",
+        "p99 µs",
+        "p99/E",
+        "mean/E",
+        "hogs M/s",
+        "hogs/E",
+        "zip s",
+        "ftp s",
+        "sched ms"
+    );
+    for row in &r.rows {
+        let _ = writeln!(
+            t,
+            "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
+            row.scheduler.name(),
+            row.scenario,
+            opt(row.response_mean_us, 0),
+            opt(row.response_p99_us, 0),
+            opt(row.p99_vs_eevdf, 2),
+            opt(row.mean_vs_eevdf, 2),
+            opt(row.hog_throughput, 1),
+            opt(row.throughput_vs_eevdf, 3),
+            opt(row.zip_s, 1),
+            opt(row.ftp_s, 1),
+            opt(row.scheduler_cpu_ms, 0),
+        );
+    }
+    for (s, why) in &r.skipped {
+        let _ = writeln!(t, "skipped {}: {why}", s.name());
+    }
+    for (s, scenario, why) in &r.failed {
+        let _ = writeln!(t, "failed {} {scenario}: {why}", s.name());
+    }
+    if let Some(st) = &r.lull_scx_stats {
+        let _ = writeln!(t, "lull-scx counts: {st}");
+    }
+    t
+}
+
+/// Painting events replayed per scenario in `lull reproduce` (the stylus recording's first
+/// ones: enough strokes for a p99 of a few hundred responses, short enough that twelve
+/// scenario runs fit a TCG guest's hour).
+pub const REPRODUCE_EVENTS: u64 = 300;
+/// The file manager's scale in `lull reproduce` (`lull live ucsg --scale`).
+pub const REPRODUCE_SCALE: f64 = 0.1;
+/// The longest the section's guest may run, s.
+const REPRODUCE_TIMEOUT_S: u64 = 3_600;
+
+/// `lull reproduce`'s section: boots the lab guest and runs `lull lab sched --json` in it.
+///
+/// # Errors
+/// Why no guest could run it, or what the run said.
+pub fn reproduce_section() -> Result<(String, serde_json::Value), String> {
+    use lull_vm::run::{DEFAULT_BOOT_TIMEOUT_S, DEFAULT_CPUS, DEFAULT_MEM_MIB};
+    let cache = lull_vm::Cache::locate().map_err(|e| e.to_string())?;
+    let config = lull_vm::GuestConfig {
+        kernel: None,
+        accel: None,
+        cpus: DEFAULT_CPUS,
+        mem_mib: DEFAULT_MEM_MIB,
+        boot_timeout_s: DEFAULT_BOOT_TIMEOUT_S,
+        timeout_s: REPRODUCE_TIMEOUT_S,
+    };
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out_dir = std::env::temp_dir().join(format!("lull-lab-sched-{}", std::process::id()));
+    let req = lull_vm::RunRequest {
+        argv: vec![
+            exe.into_os_string(),
+            "lab".into(),
+            "sched".into(),
+            "--json".into(),
+            "--events".into(),
+            REPRODUCE_EVENTS.to_string().into(),
+            "--scale".into(),
+            REPRODUCE_SCALE.to_string().into(),
+        ],
+        cwd: std::env::current_dir().map_err(|e| e.to_string())?,
+        env: Vec::new(),
+        out_dir: out_dir.clone(),
+        echo: false,
+    };
+    let mut log = |line: &str| eprintln!("{line}");
+    let outcome = lull_vm::run::run(&cache, &config, &req, &mut log).map_err(|e| e.to_string())?;
+    let stdout = std::fs::read_to_string(&outcome.stdout_path).map_err(|e| e.to_string())?;
+    let stderr = std::fs::read_to_string(&outcome.stderr_path).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&out_dir);
+    if outcome.exit_code != 0 {
+        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        return Err(format!(
+            "lull lab sched in the guest ended with {}: {}",
+            outcome.exit_code,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        ));
+    }
+    let report: SchedReport = serde_json::from_str(&stdout).map_err(|e| e.to_string())?;
+    let mut json = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+    if let Some(m) = json.as_object_mut() {
+        m.insert("accel".into(), serde_json::json!(outcome.accel));
+        m.insert("guest_wall_ms".into(), serde_json::json!(outcome.wall_ms));
+    }
+    Ok((table(&report), json))
+}
+
+pub fn run(a: &SchedArgs) -> ExitCode {
+    let schedulers = match parse_schedulers(&a.schedulers) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("lull lab sched: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !(a.scale > 0.0 && a.scale <= 1.0) {
+        eprintln!("lull lab sched: --scale must be in (0, 1], got {}", a.scale);
+        return ExitCode::from(2);
+    }
+    let trace = match crate::live::base_trace(a.trace.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("lull lab sched: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let app_binary = match &a.app_binary {
+        Some(p) => p.clone(),
+        None => match experiment::default_app_binary() {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("lull lab sched: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let spec = SchedSpec {
+        schedulers,
+        trace,
+        events: a.events.and_then(|n| usize::try_from(n).ok()),
+        scale: a.scale,
+        app_binary,
+        painting_only: a.painting_only,
+    };
+    match scx::run(&spec) {
+        Ok(r) => {
+            if a.json {
+                println!("{}", crate::to_json(&r));
+            } else {
+                print!("{}", table(&r));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("lull lab sched: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eevdf_always_comes_first_and_names_are_checked() {
+        assert_eq!(
+            parse_schedulers("lull-scx,scx_lavd").unwrap(),
+            [Scheduler::Eevdf, Scheduler::LullScx, Scheduler::ScxLavd]
+        );
+        assert_eq!(parse_schedulers("eevdf").unwrap(), [Scheduler::Eevdf]);
+        assert!(parse_schedulers("cfs").unwrap_err().contains("cfs"));
+    }
+}

@@ -1,0 +1,525 @@
+//! `lull lab sched`: Lull's sched_ext scheduler (lull-scx, `docs/scx.md`) against the kernel's
+//! EEVDF and the field's sched_ext schedulers scx_lavd and scx_bpfland, in one run of the lab
+//! guest (`docs/lab-vm.md`).
+//!
+//! Scenarios, each under every scheduler in turn (the same recordings and hogs):
+//! - seed 003's painting: `lull live boost`'s experiment with the stock daemon (no policy on
+//!   the seam), the app driven by the replayed stylus, against 2 and then 10 CPU hogs;
+//! - seed 001's file manager with ZIP and FTP behind it: `lull live ucsg`'s experiment with the
+//!   stock daemon.
+//!
+//! While lull-scx is loaded the daemon feeds it its facts ([`feed_if_loaded`]); the others get
+//! none (they infer interactivity themselves). Figures per scheduler and scenario: the
+//! interactive response (mean, p99), the hogs' throughput (painting) or ZIP's and FTP's
+//! completion (file manager), and the scheduler process's own CPU time (all its threads, from
+//! `/proc/PID/task/TID/schedstat`; the BPF callbacks run in the context of the tasks they schedule and are not
+//! in it). Every figure is also given as a ratio to EEVDF's in the same run: under TCG the
+//! guest's times are not the host's.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lull_os::bpf::sched_ext::{self, SchedExtState};
+use lull_os::bpf::scx_facts::FACTS_PIN_PATH;
+use lull_os::sys;
+use lull_workload::Trace;
+use lulld::daemon::{Daemon, DaemonError};
+use serde::{Deserialize, Serialize};
+
+use crate::boost_live::{self, BoostLiveSpec, BoostPolicy};
+use crate::ucsg_live::{self, Background, Foreground, Policy, UcsgLiveSpec};
+
+/// How long a scheduler may take to come up (TCG guests load BPF slowly: the verifier runs
+/// translated; scx_lavd's load measured about 10 s there).
+const LOAD_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often sched_ext's state is read while waiting for a scheduler to come up or go.
+const STATE_POLL: Duration = Duration::from_millis(50);
+/// The painting scenario's hog counts (seed 003 §VI-B-1 runs up to ten).
+pub const PAINTING_HOGS: [u32; 2] = [2, 10];
+
+/// One scheduler of the comparison.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduler {
+    Eevdf,
+    LullScx,
+    ScxLavd,
+    ScxBpfland,
+}
+
+impl Scheduler {
+    pub const ALL: [Scheduler; 4] = [
+        Scheduler::Eevdf,
+        Scheduler::LullScx,
+        Scheduler::ScxLavd,
+        Scheduler::ScxBpfland,
+    ];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheduler::Eevdf => "eevdf",
+            Scheduler::LullScx => "lull-scx",
+            Scheduler::ScxLavd => "scx_lavd",
+            Scheduler::ScxBpfland => "scx_bpfland",
+        }
+    }
+
+    /// The program's file name (`None`: the kernel's own).
+    #[must_use]
+    pub fn program(self) -> Option<&'static str> {
+        match self {
+            Scheduler::Eevdf => None,
+            Scheduler::LullScx => Some("lull-scx"),
+            Scheduler::ScxLavd => Some("scx_lavd"),
+            Scheduler::ScxBpfland => Some("scx_bpfland"),
+        }
+    }
+}
+
+/// Where `scripts/scx-schedulers.sh` installs scx_lavd and scx_bpfland:
+/// `$LULL_CACHE_DIR/scx/bin`, else `$XDG_CACHE_HOME/lull/scx/bin`, else `~/.cache/lull/scx/bin`.
+#[must_use]
+pub fn comparison_bin_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("LULL_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|x| PathBuf::from(x).join("lull")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/lull")))?;
+    Some(base.join("scx/bin"))
+}
+
+/// Finds a scheduler's program: lull-scx next to the running executable, the others in
+/// [`comparison_bin_dir`] or on `PATH`.
+///
+/// # Errors
+/// What is missing and how to build it.
+pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, String> {
+    let Some(name) = s.program() else {
+        return Ok(None);
+    };
+    let mut candidates = Vec::new();
+    if s == Scheduler::LullScx {
+        if let Ok(exe) = std::env::current_exe() {
+            candidates.push(exe.with_file_name(name));
+        }
+    } else if let Some(d) = comparison_bin_dir() {
+        candidates.push(d.join(name));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|d| d.join(name)));
+    }
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .map(Some)
+        .ok_or_else(|| match s {
+            Scheduler::LullScx => {
+                "lull-scx is not built: cargo build --release -p lull-scx (needs clang-19 and libelf-dev)".to_owned()
+            }
+            _ => format!(
+                "{name} is not installed: scripts/scx-schedulers.sh builds it (cargo install, about 9 minutes; needs clang-19, libelf-dev and Rust >= 1.91)"
+            ),
+        })
+}
+
+/// While lull-scx is loaded (its facts map is pinned), has the daemon feed it.
+///
+/// # Errors
+/// The daemon's, without its display server.
+pub fn feed_if_loaded(d: &mut Daemon) -> Result<(), DaemonError> {
+    if Path::new(FACTS_PIN_PATH).exists() {
+        d.enable_scx_feed(Path::new(FACTS_PIN_PATH))?;
+    }
+    Ok(())
+}
+
+/// Why a comparison could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SchedCompareError {
+    #[error("{0}")]
+    NotInGuest(String),
+    #[error("sched_ext: {0}")]
+    SchedExt(#[from] sched_ext::SchedExtError),
+    #[error("{name}: {message}")]
+    Scheduler { name: &'static str, message: String },
+    #[error("painting: {0}")]
+    Painting(#[from] boost_live::BoostLiveError),
+    #[error("file manager: {0}")]
+    FileManager(#[from] ucsg_live::UcsgLiveError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct SchedSpec {
+    pub schedulers: Vec<Scheduler>,
+    /// The stylus recording and how many of its events to replay.
+    pub trace: Trace,
+    pub events: Option<usize>,
+    /// The file manager's scale (`lull live ucsg --scale`).
+    pub scale: f64,
+    pub app_binary: PathBuf,
+    /// Skip the file manager scenario.
+    pub painting_only: bool,
+}
+
+/// One scenario under one scheduler.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SchedRow {
+    pub scheduler: Scheduler,
+    /// `painting-2-hogs`, `painting-10-hogs`, `filemanager-zip-ftp`.
+    pub scenario: String,
+    pub response_mean_us: Option<f64>,
+    pub response_p99_us: Option<f64>,
+    /// Painting: the hogs' million loop iterations per second, summed.
+    pub hog_throughput: Option<f64>,
+    /// File manager: ZIP's and FTP's completion, s.
+    pub zip_s: Option<f64>,
+    pub ftp_s: Option<f64>,
+    /// The scheduler process's CPU time over the scenario, ms (None for EEVDF).
+    pub scheduler_cpu_ms: Option<f64>,
+    /// Ratios to EEVDF's figure in the same scenario of the same run.
+    pub p99_vs_eevdf: Option<f64>,
+    pub mean_vs_eevdf: Option<f64>,
+    pub throughput_vs_eevdf: Option<f64>,
+}
+
+/// The comparison's report.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SchedReport {
+    /// `uname -r` of the kernel it ran on.
+    pub kernel: String,
+    pub cpus: usize,
+    pub rows: Vec<SchedRow>,
+    /// Schedulers that could not run, and why.
+    pub skipped: Vec<(Scheduler, String)>,
+    /// Scenarios that failed under a scheduler (scheduler, scenario, error); the others ran.
+    pub failed: Vec<(Scheduler, String, String)>,
+    /// lull-scx's BPF-side counts over its scenarios (its `--stats-json`).
+    pub lull_scx_stats: Option<serde_json::Value>,
+    pub note: String,
+}
+
+/// The note every report carries.
+pub const TCG_NOTE: &str = "times are the lab guest's (QEMU; under TCG 10-50x slower than the host, timers emulated): compare them only as ratios within this run";
+
+fn wait_state(want: SchedExtState, timeout: Duration) -> Result<bool, SchedCompareError> {
+    let start = Instant::now();
+    loop {
+        if sched_ext::state()? == want {
+            return Ok(true);
+        }
+        if start.elapsed() > timeout {
+            return Ok(false);
+        }
+        std::thread::sleep(STATE_POLL);
+    }
+}
+
+/// A scheduler process, loaded.
+struct Loaded {
+    child: Child,
+    name: &'static str,
+}
+
+/// CPU time of every thread of process `pid`, ms (`/proc/PID/task/TID/schedstat`, ns).
+fn proc_cpu_ms(pid: u32) -> Option<f64> {
+    let pid = i32::try_from(pid).ok()?;
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let ns: u64 = tasks
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|tid| lull_os::procfs::thread_cpu_use(pid, tid).map(|(ns, _)| ns))
+        .sum();
+    Some(ns as f64 / 1e6)
+}
+
+fn load(s: Scheduler, program: &Path, stats: &Path) -> Result<Loaded, SchedCompareError> {
+    let name = s.name();
+    let err = |message: String| SchedCompareError::Scheduler { name, message };
+    if sched_ext::state()? != SchedExtState::Disabled {
+        return Err(err(format!(
+            "sched_ext is busy ({:?}) before loading",
+            sched_ext::root_ops()?
+        )));
+    }
+    let mut cmd = Command::new(program);
+    if s == Scheduler::LullScx {
+        cmd.arg("--stats-json").arg(stats);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| err(format!("{}: {e}", program.display())))?;
+    // The scheduler's log goes on to ours, so a failure's reason is seen.
+    if let Some(stderr) = child.stderr.take() {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("  [{name}] {line}");
+            }
+        });
+    }
+    if !wait_state(SchedExtState::Enabled, LOAD_TIMEOUT)? {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(err(format!(
+            "not enabled within {} s",
+            LOAD_TIMEOUT.as_secs()
+        )));
+    }
+    Ok(Loaded { child, name })
+}
+
+fn unload(mut l: Loaded) -> Result<(), SchedCompareError> {
+    let name = l.name;
+    sys::signal_process(l.child.id(), libc::SIGINT)?;
+    let status = l.child.wait()?;
+    if !wait_state(SchedExtState::Disabled, LOAD_TIMEOUT)? {
+        return Err(SchedCompareError::Scheduler {
+            name,
+            message: "sched_ext still enabled after the scheduler exited".into(),
+        });
+    }
+    if !status.success() {
+        eprintln!("  [{name}] exited with {status}");
+    }
+    Ok(())
+}
+
+fn painting_row(
+    s: Scheduler,
+    hogs: u32,
+    spec: &SchedSpec,
+    pid: Option<u32>,
+) -> Result<SchedRow, SchedCompareError> {
+    let live = BoostLiveSpec::new(
+        hogs,
+        vec![BoostPolicy::Stock],
+        None,
+        spec.events,
+        spec.trace.clone(),
+        spec.app_binary.clone(),
+    )?;
+    let cpu0 = pid.and_then(proc_cpu_ms);
+    let r =
+        boost_live::run(&live)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| SchedCompareError::Scheduler {
+                name: s.name(),
+                message: "the painting run returned no report".into(),
+            })?;
+    let cpu1 = pid.and_then(proc_cpu_ms);
+    Ok(SchedRow {
+        scheduler: s,
+        scenario: format!("painting-{hogs}-hogs"),
+        response_mean_us: r.response_us.mean,
+        response_p99_us: r.response_us.p99,
+        hog_throughput: Some(r.hog_throughput),
+        zip_s: None,
+        ftp_s: None,
+        scheduler_cpu_ms: cpu0.zip(cpu1).map(|(a, b)| b - a),
+        p99_vs_eevdf: None,
+        mean_vs_eevdf: None,
+        throughput_vs_eevdf: None,
+    })
+}
+
+fn file_manager_row(
+    s: Scheduler,
+    spec: &SchedSpec,
+    pid: Option<u32>,
+) -> Result<SchedRow, SchedCompareError> {
+    let live = UcsgLiveSpec {
+        foreground: Foreground::FileManager,
+        background: Background::ZipFtp,
+        policy: Policy::Stock,
+        scale: spec.scale,
+        app_binary: spec.app_binary.clone(),
+    };
+    let cpu0 = pid.and_then(proc_cpu_ms);
+    let r = ucsg_live::run(&live)?;
+    let cpu1 = pid.and_then(proc_cpu_ms);
+    let us = |ms: f64| ms * 1_000.0;
+    Ok(SchedRow {
+        scheduler: s,
+        scenario: "filemanager-zip-ftp".into(),
+        response_mean_us: r.response_ms.map(|m| us(m.mean)),
+        response_p99_us: r.response_ms.map(|m| us(m.p99)),
+        hog_throughput: None,
+        zip_s: r.completion_s.zip,
+        ftp_s: r.completion_s.ftp,
+        scheduler_cpu_ms: cpu0.zip(cpu1).map(|(a, b)| b - a),
+        p99_vs_eevdf: None,
+        mean_vs_eevdf: None,
+        throughput_vs_eevdf: None,
+    })
+}
+
+/// Fills each row's ratios to EEVDF's row of the same scenario.
+pub fn fill_ratios(rows: &mut [SchedRow]) {
+    let base: Vec<(String, SchedRow)> = rows
+        .iter()
+        .filter(|r| r.scheduler == Scheduler::Eevdf)
+        .map(|r| (r.scenario.clone(), r.clone()))
+        .collect();
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    for r in rows.iter_mut() {
+        if let Some((_, b)) = base.iter().find(|(s, _)| *s == r.scenario) {
+            r.p99_vs_eevdf = ratio(r.response_p99_us, b.response_p99_us);
+            r.mean_vs_eevdf = ratio(r.response_mean_us, b.response_mean_us);
+            r.throughput_vs_eevdf = ratio(r.hog_throughput, b.hog_throughput);
+        }
+    }
+}
+
+/// Runs every scheduler of `spec` over every scenario; a scheduler that is not built, or that
+/// fails to load, is skipped with its reason and the rest go on.
+///
+/// # Errors
+/// Outside the lab guest (`LULL_GUEST` unset: the host's kernel may lack sched_ext and the
+/// comparison needs root on a machine of its own); a scheduler that does not unload (the
+/// kernel's state would taint every later figure).
+pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
+    if std::env::var_os("LULL_GUEST").is_none() {
+        return Err(SchedCompareError::NotInGuest(
+            "lull lab sched runs inside the lab guest: lull lab vm -- lull lab sched".into(),
+        ));
+    }
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default();
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let stats = std::env::temp_dir().join(format!("lull-scx-stats-{}.json", std::process::id()));
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    let mut failed = Vec::new();
+    for &s in &spec.schedulers {
+        let program = match find_program(s) {
+            Ok(p) => p,
+            Err(why) => {
+                eprintln!("lull lab sched: skipping {}: {why}", s.name());
+                skipped.push((s, why));
+                continue;
+            }
+        };
+        let loaded = match &program {
+            None => None,
+            Some(p) => match load(s, p, &stats) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    eprintln!("lull lab sched: skipping {}: {e}", s.name());
+                    skipped.push((s, e.to_string()));
+                    continue;
+                }
+            },
+        };
+        eprintln!("lull lab sched: {} loaded", s.name());
+        let pid = loaded.as_ref().map(|l| l.child.id());
+        let mut scenarios: Vec<(String, Result<SchedRow, SchedCompareError>)> = PAINTING_HOGS
+            .iter()
+            .map(|&hogs| {
+                (
+                    format!("painting-{hogs}-hogs"),
+                    painting_row(s, hogs, spec, pid),
+                )
+            })
+            .collect();
+        if !spec.painting_only {
+            scenarios.push(("filemanager-zip-ftp".into(), file_manager_row(s, spec, pid)));
+        }
+        if let Some(l) = loaded {
+            unload(l)?;
+        }
+        for (scenario, r) in scenarios {
+            match r {
+                Ok(row) => rows.push(row),
+                Err(e) => {
+                    eprintln!("lull lab sched: {} {scenario} failed: {e}", s.name());
+                    failed.push((s, scenario, e.to_string()));
+                }
+            }
+        }
+    }
+    fill_ratios(&mut rows);
+    let lull_scx_stats = std::fs::read_to_string(&stats)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let _ = std::fs::remove_file(&stats);
+    Ok(SchedReport {
+        kernel,
+        cpus,
+        rows,
+        skipped,
+        failed,
+        lull_scx_stats,
+        note: TCG_NOTE.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(s: Scheduler, scenario: &str, p99: f64, tput: Option<f64>) -> SchedRow {
+        SchedRow {
+            scheduler: s,
+            scenario: scenario.into(),
+            response_mean_us: Some(p99 / 2.0),
+            response_p99_us: Some(p99),
+            hog_throughput: tput,
+            zip_s: None,
+            ftp_s: None,
+            scheduler_cpu_ms: None,
+            p99_vs_eevdf: None,
+            mean_vs_eevdf: None,
+            throughput_vs_eevdf: None,
+        }
+    }
+
+    #[test]
+    fn ratios_are_to_eevdf_of_the_same_scenario() {
+        let mut rows = vec![
+            row(Scheduler::Eevdf, "a", 100.0, Some(10.0)),
+            row(Scheduler::Eevdf, "b", 50.0, None),
+            row(Scheduler::LullScx, "a", 25.0, Some(9.5)),
+            row(Scheduler::LullScx, "b", 100.0, None),
+            row(Scheduler::ScxLavd, "c", 1.0, None),
+        ];
+        fill_ratios(&mut rows);
+        assert_eq!(rows[0].p99_vs_eevdf, Some(1.0));
+        assert_eq!(rows[2].p99_vs_eevdf, Some(0.25));
+        assert_eq!(rows[2].throughput_vs_eevdf, Some(0.95));
+        assert_eq!(rows[3].p99_vs_eevdf, Some(2.0));
+        assert_eq!(rows[3].throughput_vs_eevdf, None);
+        assert_eq!(rows[4].p99_vs_eevdf, None);
+    }
+
+    #[test]
+    fn outside_the_guest_it_says_where_to_run() {
+        if std::env::var_os("LULL_GUEST").is_some() {
+            return;
+        }
+        let spec = SchedSpec {
+            schedulers: Scheduler::ALL.to_vec(),
+            trace: lull_workload::spiral::stylus_spiral(),
+            events: Some(10),
+            scale: 0.1,
+            app_binary: PathBuf::from("/nonexistent"),
+            painting_only: true,
+        };
+        let e = run(&spec).unwrap_err();
+        assert!(
+            e.to_string().contains("lull lab vm -- lull lab sched"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,93 @@
+//! lull-scx against EEVDF, scx_lavd and scx_bpfland in the lab guest (`lab_sched`): one table
+//! per scenario with each scheduler's response and hogs' figures as ratios to EEVDF's, the
+//! schedulers that did not run and why, and the note that TCG's times compare only as ratios.
+
+use serde_json::Value;
+
+use super::{cell, f, no_data};
+use crate::view::{Block, Table};
+
+fn text(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("?").to_owned()
+}
+
+pub(super) fn blocks(data: &Value) -> Vec<Block> {
+    let mut out = Vec::new();
+    if let Some(note) = data.get("note").and_then(Value::as_str) {
+        out.push(Block::Note(format!(
+            "Kernel {} in the lab guest ({}): {note}.",
+            text(data, "kernel"),
+            data.get("accel").and_then(Value::as_str).unwrap_or("?")
+        )));
+    }
+    let rows = data
+        .get("rows")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if rows.is_empty() {
+        out.push(no_data(
+            "the scheduler comparison",
+            "no `rows` in the results",
+        ));
+    }
+    let mut scenarios: Vec<String> = Vec::new();
+    for r in rows {
+        let s = text(r, "scenario");
+        if !scenarios.contains(&s) {
+            scenarios.push(s);
+        }
+    }
+    for s in scenarios {
+        let body = rows
+            .iter()
+            .filter(|r| text(r, "scenario") == s)
+            .map(|r| {
+                vec![
+                    text(r, "scheduler"),
+                    cell(f(r, "response_mean_us")),
+                    cell(f(r, "response_p99_us")),
+                    cell(f(r, "p99_vs_eevdf")),
+                    cell(f(r, "hog_throughput")),
+                    cell(f(r, "throughput_vs_eevdf")),
+                    cell(f(r, "zip_s")),
+                    cell(f(r, "ftp_s")),
+                    cell(f(r, "scheduler_cpu_ms")),
+                ]
+            })
+            .collect();
+        out.push(Block::Table(Table {
+            title: format!("{s}: response and hogs, ratios to EEVDF in the same guest run"),
+            header: [
+                "scheduler",
+                "mean µs",
+                "p99 µs",
+                "p99 / EEVDF",
+                "hogs M/s",
+                "hogs / EEVDF",
+                "ZIP s",
+                "FTP s",
+                "scheduler CPU ms",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            rows: body,
+        }));
+    }
+    for key in ["skipped", "failed"] {
+        for s in data
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let parts: Vec<String> = s
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned))
+                .collect();
+            out.push(Block::Note(format!("{key}: {}.", parts.join(" — "))));
+        }
+    }
+    out
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * lull-scx: Lull's scheduling policies as a sched_ext scheduler.
+ *
+ * Fair service by virtual time, as CFS/EEVDF give it: every task's vtime advances by its run
+ * time scaled by 1024 / weight, and the CPUs run the smallest vtime first from one shared queue.
+ * What Lull adds is where the weights and the slices come from — tables that user space fills
+ * at load from lull-sched's pure policies (see src/tables.rs) — and the facts lulld writes into
+ * the pinned map `lull_facts`:
+ *   - the thread's guiS class (front, visible, behind) picks its UCSG sensitivity weight,
+ *     and the front app is "high" for UCSG's hold time after an input;
+ *   - a thread whose input_seq moved since it last ran was just given an input: its next
+ *     wake-up is boosted (seed 003, eq. 6/7): it goes to the boost queue, which the CPUs
+ *     serve first, preempts the task on its CPU, and runs one slice at eq. 6's weight W';
+ *     the boost ends when that slice ends or the thread blocks.
+ * Everything else (threads lulld did not name) runs at its own nice weight.
+ * The watchdog (timeout_ms) bounds how long any runnable task may wait; any error ends the
+ * scheduler and the kernel takes every task back.
+ */
+#include <scx/common.bpf.h>
+#include "intf.h"
+
+char _license[] SEC("license") = "GPL";
+
+/*
+ * The headers name sched_ext's constants as read-only globals a loader fills from the running
+ * kernel's BTF. Here libbpf does it instead: a CO-RE enum relocation resolves each at load
+ * against the kernel's own enum, so the object carries no value of its own.
+ */
+#undef SCX_DSQ_LOCAL
+#undef SCX_KICK_IDLE
+#undef SCX_KICK_PREEMPT
+#define SCX_DSQ_LOCAL bpf_core_enum_value(enum scx_dsq_id_flags, SCX_DSQ_LOCAL)
+#define SCX_KICK_IDLE bpf_core_enum_value(enum scx_kick_flags, SCX_KICK_IDLE)
+#define SCX_KICK_PREEMPT bpf_core_enum_value(enum scx_kick_flags, SCX_KICK_PREEMPT)
+
+UEI_DEFINE(uei);
+
+/* User DSQ ids (any below the built-in flag bit 63). */
+#define SHARED_DSQ 0x100
+#define BOOST_DSQ 0x101
+
+/* Filled by user space before load (src/tables.rs). */
+const volatile u64 class_weight[LULL_CLASS_NR];
+const volatile u64 high_weight;
+const volatile u64 high_hold_ns;
+const volatile u64 boost_weight[LULL_NR_MAX + 1];
+const volatile u64 period_ns[LULL_NR_MAX + 1];
+const volatile u64 min_slice_ns;
+const volatile u64 sleeper_credit_ns;
+
+/* Counters user space reads (bss). */
+u64 nr_boosted, nr_high, nr_direct, nr_shared, nr_kicks, nr_facts_seen;
+
+static u64 vtime_now;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LULL_FACTS_MAX);
+	__type(key, u32);
+	__type(value, struct lull_fact);
+} lull_facts SEC(".maps");
+
+struct task_ctx {
+	u64 weight;	/* 1024 = nice 0, the weight its vtime advances by */
+	u64 slice_ns;	/* the slice it was given */
+	u32 seen_seq;	/* the input_seq it was last boosted for */
+	u32 boosted;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps");
+
+static struct task_ctx *ctx_of(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+static u64 runnable_now(void)
+{
+	u64 n = scx_bpf_dsq_nr_queued(SHARED_DSQ) + scx_bpf_dsq_nr_queued(BOOST_DSQ) +
+		scx_bpf_nr_cpu_ids();
+	return n > LULL_NR_MAX ? LULL_NR_MAX : n;
+}
+
+/* The weight of a thread, and whether this wake-up is boosted. */
+static u64 weight_of(struct task_struct *p, struct task_ctx *tctx, u64 nr, bool *boost)
+{
+	/* The kernel's own weight: p->scx.weight is 100 at nice 0. */
+	u64 w = (u64)p->scx.weight * 1024 / 100;
+	struct lull_fact *f;
+	u32 tid = p->pid;
+
+	*boost = false;
+	f = bpf_map_lookup_elem(&lull_facts, &tid);
+	if (!f)
+		return w;
+	__sync_fetch_and_add(&nr_facts_seen, 1);
+	if (f->class < LULL_CLASS_NR && f->class != LULL_CLASS_OTHER)
+		w = class_weight[f->class];
+	if (f->class == LULL_CLASS_FRONT && f->input_ns &&
+	    bpf_ktime_get_ns() - f->input_ns < high_hold_ns) {
+		w = high_weight;
+		__sync_fetch_and_add(&nr_high, 1);
+	}
+	if (f->input_seq != tctx->seen_seq) {
+		tctx->seen_seq = f->input_seq;
+		if (nr <= LULL_NR_MAX && boost_weight[nr] > w)
+			w = boost_weight[nr];
+		*boost = true;
+	}
+	return w;
+}
+
+/* Seed 003 eq. 7: TS = P x W / sum W, for a task of weight w among nr runnable tasks, the
+ * others taken at nice 0 (Tables::slice_ns in src/tables.rs is the same arithmetic). */
+static u64 slice_for(u64 w, u64 nr)
+{
+	u64 s;
+
+	if (nr < 1)
+		nr = 1;
+	if (nr > LULL_NR_MAX)
+		nr = LULL_NR_MAX;
+	s = period_ns[nr] * w / (w + (nr - 1) * 1024);
+	return s < min_slice_ns ? min_slice_ns : s;
+}
+
+s32 BPF_STRUCT_OPS(lull_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	struct task_ctx *tctx = ctx_of(p);
+	bool is_idle = false;
+	s32 cpu;
+
+	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	if (is_idle && tctx) {
+		u64 nr = runnable_now();
+		bool boost;
+		u64 w = weight_of(p, tctx, nr, &boost);
+
+		tctx->weight = w;
+		tctx->slice_ns = slice_for(w, nr);
+		tctx->boosted = boost;
+		if (boost)
+			__sync_fetch_and_add(&nr_boosted, 1);
+		__sync_fetch_and_add(&nr_direct, 1);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->slice_ns, 0);
+	}
+	return cpu;
+}
+
+void BPF_STRUCT_OPS(lull_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = ctx_of(p);
+	u64 nr = runnable_now(), vtime, w;
+	bool boost;
+	s32 cpu;
+
+	if (!tctx) {
+		scx_bpf_error("lull-scx: task %d has no context", p->pid);
+		return;
+	}
+	w = weight_of(p, tctx, nr, &boost);
+	tctx->weight = w;
+	tctx->slice_ns = slice_for(w, nr);
+	tctx->boosted = boost;
+
+	if (boost) {
+		__sync_fetch_and_add(&nr_boosted, 1);
+		scx_bpf_dsq_insert(p, BOOST_DSQ, tctx->slice_ns, enq_flags);
+		/* Preempt whatever runs on its CPU: the boosted thread is served next. */
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		if (cpu >= 0) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		} else {
+			scx_bpf_kick_cpu(scx_bpf_task_cpu(p), SCX_KICK_PREEMPT);
+			__sync_fetch_and_add(&nr_kicks, 1);
+		}
+		return;
+	}
+
+	/* A sleeper is credited at most sleeper_credit_ns of vtime (CFS's place_entity). */
+	vtime = p->scx.dsq_vtime;
+	if (time_before(vtime, vtime_now - sleeper_credit_ns))
+		vtime = vtime_now - sleeper_credit_ns;
+	__sync_fetch_and_add(&nr_shared, 1);
+	scx_bpf_dsq_insert_vtime(p, SHARED_DSQ, tctx->slice_ns, vtime, enq_flags);
+	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (cpu >= 0)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+}
+
+void BPF_STRUCT_OPS(lull_dispatch, s32 cpu, struct task_struct *prev)
+{
+	if (scx_bpf_dsq_move_to_local(BOOST_DSQ, 0))
+		return;
+	scx_bpf_dsq_move_to_local(SHARED_DSQ, 0);
+}
+
+void BPF_STRUCT_OPS(lull_running, struct task_struct *p)
+{
+	if (time_before(vtime_now, p->scx.dsq_vtime))
+		vtime_now = p->scx.dsq_vtime;
+}
+
+void BPF_STRUCT_OPS(lull_stopping, struct task_struct *p, bool runnable)
+{
+	struct task_ctx *tctx = ctx_of(p);
+	u64 used, w;
+
+	if (!tctx)
+		return;
+	used = tctx->slice_ns > p->scx.slice ? tctx->slice_ns - p->scx.slice : 0;
+	w = tctx->weight ? tctx->weight : 1024;
+	p->scx.dsq_vtime += used * 1024 / w;
+	/* Seed 003: the boost lasts one slice, or until the thread blocks. */
+	tctx->boosted = 0;
+}
+
+void BPF_STRUCT_OPS(lull_enable, struct task_struct *p)
+{
+	p->scx.dsq_vtime = vtime_now;
+}
+
+s32 BPF_STRUCT_OPS(lull_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return -ENOMEM;
+	tctx->weight = 1024;
+	return 0;
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(lull_init)
+{
+	s32 err;
+
+	err = scx_bpf_create_dsq(SHARED_DSQ, -1);
+	if (err)
+		return err;
+	return scx_bpf_create_dsq(BOOST_DSQ, -1);
+}
+
+void BPF_STRUCT_OPS(lull_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(lull_ops,
+	       .select_cpu = (void *)lull_select_cpu,
+	       .enqueue = (void *)lull_enqueue,
+	       .dispatch = (void *)lull_dispatch,
+	       .running = (void *)lull_running,
+	       .stopping = (void *)lull_stopping,
+	       .enable = (void *)lull_enable,
+	       .init_task = (void *)lull_init_task,
+	       .init = (void *)lull_init,
+	       .exit = (void *)lull_exit,
+	       .timeout_ms = 5000,
+	       .name = "lull");

@@ -1,0 +1,15 @@
+//! `lull-scx`: Lull's scheduling policies as a Linux scheduler, loaded through sched_ext.
+//!
+//! The BPF side (`src/bpf/main.bpf.c`, compiled by clang at build time) decides at every
+//! wake-up from tables that [`tables`] fills from lull-sched's pure policies, and from the facts
+//! lulld writes into the pinned map `lull_os::bpf::scx_facts::FACTS_PIN_PATH`. [`scheduler`]
+//! loads it, watches it, and unloads it. `docs/scx.md` describes the design and its figures.
+//!
+//! Licence: GPL-2.0-only (sched_ext loads GPL-compatible programs only); the rest of Lull keeps
+//! its own.
+
+pub mod scheduler;
+pub mod tables;
+
+pub use scheduler::{LoadError, RunStats, ScxOptions};
+pub use tables::Tables;
