@@ -105,6 +105,9 @@ struct ReproduceArgs {
     /// Run only these sections (comma-separated keys, as the README lists them).
     #[arg(long, value_name = "SECTION,…", value_delimiter = ',')]
     only: Vec<String>,
+    /// Also run the long variants (the lab guest's scheduler comparison, about 30 minutes).
+    #[arg(long)]
+    long: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -224,6 +227,7 @@ fn main() -> ExitCode {
             json: args.json,
             out: args.out,
             only: args.only,
+            long: args.long,
         }),
         Command::Report(args) => report::run(&args),
         Command::Audit(cmd) => audit::run(cmd),

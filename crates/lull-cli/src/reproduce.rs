@@ -33,6 +33,9 @@ pub struct SectionDef {
     /// About how long the section takes on a 2-core x86-64 machine, for the time-left estimate
     /// (the `elapsed_s` of a release run's results files on such a machine, 2026-11-25).
     pub expected_s: u32,
+    /// A long variant: it runs only with `--long` or when `--only` names it, so that the main
+    /// job stays within about 15 minutes on 2 cores.
+    pub long: bool,
     runner: Runner,
 }
 
@@ -43,6 +46,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "ESM dispatch throughput (measured in process)",
         label: Label::Measured,
         expected_s: 3,
+        long: false,
         runner: dispatch_section,
     },
     SectionDef {
@@ -50,6 +54,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "KDS compose + draw of four full-screen 1080p layers vs memcpy (measured in process)",
         label: Label::Measured,
         expected_s: 1,
+        long: false,
         runner: kds_compose_section,
     },
     SectionDef {
@@ -57,6 +62,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "KDS figure 18: a C client composes two layers, every screen pixel checked (measured live)",
         label: Label::Measured,
         expected_s: 1,
+        long: false,
         runner: crate::kds::reproduce_section,
     },
     SectionDef {
@@ -64,6 +70,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "Live ESM vs pull-16ms, vsync-batched, blocking-middleware: tracking-20s and idle (measured live)",
         label: Label::Measured,
         expected_s: 115,
+        long: false,
         runner: crate::live::reproduce_section,
     },
     SectionDef {
@@ -71,6 +78,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "Live apps (tracking, messaging, video) under ESM+KDS+guiS vs the three baselines (measured live)",
         label: Label::Measured,
         expected_s: 350,
+        long: false,
         runner: crate::live::apps_reproduce_section,
     },
     SectionDef {
@@ -78,6 +86,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "IPSA recorder: validation and throughput perturbation (seed 002 ch. 3, measured live)",
         label: Label::Measured,
         expected_s: 30,
+        long: false,
         runner: crate::audit::reproduce_section,
     },
     SectionDef {
@@ -85,6 +94,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "Seed-000 experiments on a modelled Jetson TK1: power, energy, latency (modelled)",
         label: Label::Modelled,
         expected_s: 1,
+        long: false,
         runner: marz_sim_section,
     },
     SectionDef {
@@ -92,6 +102,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "Seed-000 experiments under the seed's kernel (CFS + ondemand) and today's Linux (EEVDF + schedutil) (modelled)",
         label: Label::Modelled,
         expected_s: 1,
+        long: false,
         runner: policies_section,
     },
     SectionDef {
@@ -99,6 +110,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "UCSG (seed 001) on a modelled Galaxy S4: energy, response, frame rate, completion, footprints (modelled)",
         label: Label::Modelled,
         expected_s: 1,
+        long: false,
         runner: ucsg_sim_section,
     },
     SectionDef {
@@ -106,6 +118,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "VT-CFS and the interactive boost (seed 003) on a modelled Tegra 250: painting-app response and its decomposition (modelled)",
         label: Label::Modelled,
         expected_s: 4,
+        long: false,
         runner: vtcfs_sim_section,
     },
     SectionDef {
@@ -113,6 +126,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "The simulator against this machine's kernel on rt-app workloads (measured live and modelled)",
         label: Label::MeasuredAndModelled,
         expected_s: 80,
+        long: false,
         runner: crate::validate::reproduce_section,
     },
     SectionDef {
@@ -120,6 +134,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "Seed 004's affinity and toggling schemes on a modelled Odroid-XU3: Blackscholes and Vips, figure 3.9 (modelled)",
         label: Label::Modelled,
         expected_s: 1,
+        long: false,
         runner: toggling_sim_section,
     },
     SectionDef {
@@ -127,6 +142,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "Seed 004's Table 1.1 on this machine: TLP of real programs (measured live) and of every modelled app (modelled)",
         label: Label::MeasuredAndModelled,
         expected_s: 35,
+        long: false,
         runner: crate::audit::tlp_reproduce_section,
     },
     SectionDef {
@@ -134,6 +150,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "Seed 004's controller interface live: monitoring overhead, and the schemes against a capacity thief (measured live)",
         label: Label::Measured,
         expected_s: 60,
+        long: false,
         runner: crate::ctl::reproduce_section,
     },
     SectionDef {
@@ -141,6 +158,7 @@ pub const SECTIONS: &[SectionDef] = &[
         title: "lull-scx (Lull's policies on sched_ext) vs EEVDF, scx_lavd and scx_bpfland in the lab guest (measured, TCG: ratios only)",
         label: Label::Measured,
         expected_s: 1_800,
+        long: true,
         runner: lab_sched_section,
     },
 ];
@@ -202,15 +220,18 @@ pub struct Options {
     pub json: bool,
     /// Where to write `results/` (and the report).
     pub out: Option<PathBuf>,
-    /// The sections to run, by key; all when empty.
+    /// The sections to run, by key; all but the long variants when empty.
     pub only: Vec<String>,
+    /// Also run the long variants (`SectionDef::long`).
+    pub long: bool,
 }
 
-/// The sections `only` names, in `SECTIONS` order, with their 1-based place in it.
+/// The sections `only` names (when it is empty, every section, the long variants only with
+/// `long`), in `SECTIONS` order, with their 1-based place in it.
 ///
 /// # Errors
 /// A name that is not a section's key.
-pub fn select(only: &[String]) -> Result<Vec<(usize, &'static SectionDef)>, String> {
+pub fn select(only: &[String], long: bool) -> Result<Vec<(usize, &'static SectionDef)>, String> {
     if let Some(bad) = only
         .iter()
         .find(|n| !SECTIONS.iter().any(|s| s.key == n.as_str()))
@@ -224,13 +245,19 @@ pub fn select(only: &[String]) -> Result<Vec<(usize, &'static SectionDef)>, Stri
     Ok(SECTIONS
         .iter()
         .enumerate()
-        .filter(|(_, s)| only.is_empty() || only.iter().any(|n| n == s.key))
+        .filter(|(_, s)| {
+            if only.is_empty() {
+                long || !s.long
+            } else {
+                only.iter().any(|n| n == s.key)
+            }
+        })
         .map(|(i, s)| (i + 1, s))
         .collect())
 }
 
 pub fn run(opts: &Options) -> ExitCode {
-    let selected = match select(&opts.only) {
+    let selected = match select(&opts.only, opts.long) {
         Ok(s) => s,
         Err(why) => {
             eprintln!("lull reproduce: --only: {why}");
@@ -356,15 +383,27 @@ mod tests {
 
     #[test]
     fn only_selects_in_order_and_names_unknown_sections() {
-        let all = select(&[]).unwrap();
+        let all = select(&[], true).unwrap();
         assert_eq!(all.len(), SECTIONS.len());
-        let some = select(&["validation".into(), "marz_sim".into()]).unwrap();
+        let some = select(&["validation".into(), "marz_sim".into()], false).unwrap();
         let keys: Vec<_> = some.iter().map(|(i, s)| (*i, s.key)).collect();
         assert_eq!(keys, [(7, "marz_sim"), (11, "validation")]);
-        let err = select(&["marz".into()]).unwrap_err();
+        let err = select(&["marz".into()], false).unwrap_err();
         assert!(
             err.contains("\"marz\"") && err.contains("marz_sim"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn long_variants_run_only_when_asked_for() {
+        let default: Vec<_> = select(&[], false).unwrap().iter().map(|(_, s)| s.key).collect();
+        assert!(!default.contains(&"lab_sched"), "{default:?}");
+        assert_eq!(default.len(), SECTIONS.iter().filter(|s| !s.long).count());
+        let named = select(&["lab_sched".into()], false).unwrap();
+        assert_eq!(named.len(), 1);
+        let within: u32 = SECTIONS.iter().filter(|s| !s.long).map(|s| s.expected_s).sum();
+        // The main job's budget (about 15 minutes on 2 cores) by the sections' own estimates.
+        assert!(within <= 15 * 60, "{within} s");
     }
 }
