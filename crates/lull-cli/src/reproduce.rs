@@ -397,12 +397,20 @@ mod tests {
 
     #[test]
     fn long_variants_run_only_when_asked_for() {
-        let default: Vec<_> = select(&[], false).unwrap().iter().map(|(_, s)| s.key).collect();
+        let default: Vec<_> = select(&[], false)
+            .unwrap()
+            .iter()
+            .map(|(_, s)| s.key)
+            .collect();
         assert!(!default.contains(&"lab_sched"), "{default:?}");
         assert_eq!(default.len(), SECTIONS.iter().filter(|s| !s.long).count());
         let named = select(&["lab_sched".into()], false).unwrap();
         assert_eq!(named.len(), 1);
-        let within: u32 = SECTIONS.iter().filter(|s| !s.long).map(|s| s.expected_s).sum();
+        let within: u32 = SECTIONS
+            .iter()
+            .filter(|s| !s.long)
+            .map(|s| s.expected_s)
+            .sum();
         // The main job's budget (about 15 minutes on 2 cores) by the sections' own estimates.
         assert!(within <= 15 * 60, "{within} s");
     }
