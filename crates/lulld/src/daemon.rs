@@ -38,6 +38,8 @@ use lull_workload::Trace;
 
 use crate::kds::{KdsConfig, KdsHost, KdsReport};
 use crate::replay::{ReplayCounters, ReplaySource};
+use crate::routes::Routes;
+pub use crate::routes::{RingRoute, RING_CAPACITY};
 
 /// The daemon's own counters (the ESM's are in [`lull_esm::EsmCounters`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
@@ -139,8 +141,8 @@ impl Default for DaemonConfig {
     }
 }
 
-struct Conn {
-    fd: OwnedFd,
+pub(crate) struct Conn {
+    pub(crate) fd: OwnedFd,
     token: Token,
     cell: WaitCell,
 }
@@ -160,20 +162,20 @@ pub(crate) enum Closer {
 /// Everything the daemon's sources share.
 pub struct DaemonState {
     pub(crate) esm: Esm,
-    conns: HashMap<AppId, Conn>,
-    buf: Vec<u8>,
+    pub(crate) conns: HashMap<AppId, Conn>,
+    pub(crate) buf: Vec<u8>,
     /// Deliveries made while a source runs, written when it returns ([`DaemonState::flush`]).
     outbox: Vec<Push>,
     /// Apps connected or sent a batch since they last waited: their next wait may come through
     /// their cell alone, so the daemon reads it there.
-    watched: Vec<AppId>,
+    pub(crate) watched: Vec<AppId>,
     /// An event was injected since the last flush (something may have been queued).
     injected: bool,
     /// Scratch for one app's batch.
     batch: Vec<Delivery>,
     /// Every app's wait must come as a message (see the module docs).
     report_waits: bool,
-    counters: DaemonCounters,
+    pub(crate) counters: DaemonCounters,
     replays: Vec<ReplayCounters>,
     /// The display server, when enabled ([`Daemon::enable_kds`]).
     pub(crate) kds: Option<KdsHost>,
@@ -189,38 +191,8 @@ pub struct DaemonState {
     /// Each datagram network source's socket and its last cumulative kernel drop count
     /// (`SO_RXQ_OVFL`); the socket stays open while its source is in the loop.
     net_drops_seen: HashMap<RawFd, u32>,
-    /// Connections that said `Produce`: each writes its events straight into the rings of the
-    /// apps it is routed to (the data plane); the daemon only keeps the routes.
-    producers: HashMap<AppId, ProducerRoutes>,
-    /// Rings retired (their app or producer gone), read one last time from their memfd.
-    retired_rings: Vec<RingRoute>,
-    next_producer: u32,
-}
-
-/// One producer's routes: per app, the ring the daemon made and the kinds routed to it.
-struct ProducerRoutes {
-    id: u32,
-    kinds: u32,
-    rings: HashMap<AppId, RouteRing>,
-}
-
-struct RouteRing {
-    /// The daemon's own copy of the ring's memfd, to read its counters.
-    memfd: OwnedFd,
-    kinds: u32,
-}
-
-/// Records a ring holds (one per app and producer): 1024 × 64 bytes = 64 KiB, a second of a
-/// 1 kHz device, sixteen times the ESM's default private queue bound (64).
-pub const RING_CAPACITY: u64 = 1024;
-
-/// One ring's accounting, read from its memfd: `produced = delivered + dropped` holds from the
-/// producer's side; `consumed` is what the app says it read (events and markers).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
-pub struct RingRoute {
-    pub producer: u32,
-    pub app: AppId,
-    pub ring: lull_os::event_ring::RingObservation,
+    /// The data plane's routing table ([`crate::routes`]).
+    pub(crate) routes: Routes,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -285,7 +257,7 @@ impl DaemonState {
     }
 
     /// Sends `msg` to `app`; a full or broken socket drops the app.
-    fn send(&mut self, app: AppId, msg: DaemonMsg, ctl: &mut LoopCtl<DaemonState>) {
+    pub(crate) fn send(&mut self, app: AppId, msg: DaemonMsg, ctl: &mut LoopCtl<DaemonState>) {
         msg.encode(&mut self.buf);
         self.send_buf(app, ctl);
     }
@@ -552,7 +524,7 @@ impl DaemonState {
     fn handle(&mut self, app: AppId, msg: ClientMsg, ctl: &mut LoopCtl<DaemonState>) {
         match msg {
             ClientMsg::Register { kind, handler } => {
-                if self.producers.contains_key(&app) {
+                if self.routes.is_producer(app) {
                     // A producer is no app: it has nothing to register.
                     self.reject(app, ctl);
                     return;
@@ -560,36 +532,12 @@ impl DaemonState {
                 // The connection's app is attached for as long as the connection lives.
                 let _ = self.esm.register(app, kind, handler);
                 // Its rings first, so that when `Registered` arrives every producer has them.
-                let producers: Vec<AppId> = self.producers.keys().copied().collect();
-                for p in producers {
+                for p in self.routes.producer_ids() {
                     self.route(p, app, ctl);
                 }
                 self.send(app, DaemonMsg::Registered, ctl);
             }
-            ClientMsg::Produce { kinds } => {
-                if self.producers.contains_key(&app) || kinds == 0 {
-                    self.reject(app, ctl);
-                    return;
-                }
-                // It stops being an app: nothing is delivered to it through the ESM.
-                let _ = self.esm.remove_app(app);
-                self.watched.retain(|&a| a != app);
-                let id = self.next_producer;
-                self.next_producer += 1;
-                self.producers.insert(
-                    app,
-                    ProducerRoutes {
-                        id,
-                        kinds,
-                        rings: HashMap::new(),
-                    },
-                );
-                let apps: Vec<AppId> = self.esm.apps().collect();
-                for a in apps {
-                    self.route(app, a, ctl);
-                }
-                self.send(app, DaemonMsg::Registered, ctl);
-            }
+            ClientMsg::Produce { kinds } => self.add_producer(app, kinds, ctl),
             ClientMsg::Wait => {
                 self.counters.waits_by_message += 1;
                 self.app_waited(app);
@@ -603,147 +551,10 @@ impl DaemonState {
     }
 
     /// Closes a connection that broke the protocol.
-    fn reject(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
+    pub(crate) fn reject(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
         self.counters.malformed_rejected += 1;
         self.send(app, DaemonMsg::Error(ErrorCode::Malformed), ctl);
         self.disconnect(app, Some(ctl), Closer::Other);
-    }
-
-    /// The kinds producer `p` should push to `app`: those it produces that the app registered,
-    /// none while the app's input is suspended.
-    fn route_kinds(&self, p_kinds: u32, app: AppId) -> u32 {
-        if self.esm.input_suspended(app).unwrap_or(true) {
-            return 0;
-        }
-        lull_model::EventKind::ALL
-            .iter()
-            .filter(|k| p_kinds & (1 << k.index()) != 0)
-            .filter(|&&k| matches!(self.esm.handler(app, k), Ok(Some(_))))
-            .fold(0, |m, k| m | (1 << k.index()))
-    }
-
-    /// Brings producer `p`'s route to `app` up to date: a new ring (to both ends) when the app
-    /// gains its first routed kind, a `Route` when the kinds change.
-    fn route(&mut self, p: AppId, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
-        let Some(pr) = self.producers.get(&p) else {
-            return;
-        };
-        let kinds = self.route_kinds(pr.kinds, app);
-        let (id, known) = (pr.id, pr.rings.get(&app).map(|r| r.kinds));
-        match known {
-            Some(k) if k == kinds => {}
-            Some(_) if kinds == 0 => {
-                // Nothing routed any more: the ring is retired on both sides (a later
-                // registration makes a new one).
-                if let Some(r) = self
-                    .producers
-                    .get_mut(&p)
-                    .and_then(|pr| pr.rings.remove(&app))
-                {
-                    if let Ok(ring) = lull_os::event_ring::RingConsumer::observe(&r.memfd) {
-                        self.retired_rings.push(RingRoute {
-                            producer: id,
-                            app,
-                            ring,
-                        });
-                    }
-                }
-                self.send(p, DaemonMsg::Route { app, kinds }, ctl);
-            }
-            Some(_) => {
-                if let Some(r) = self
-                    .producers
-                    .get_mut(&p)
-                    .and_then(|pr| pr.rings.get_mut(&app))
-                {
-                    r.kinds = kinds;
-                }
-                self.send(p, DaemonMsg::Route { app, kinds }, ctl);
-            }
-            None if kinds == 0 => {}
-            None => {
-                let Ok((ring, fds)) = lull_os::event_ring::RingProducer::create(RING_CAPACITY)
-                else {
-                    self.counters.cell_failures += 1;
-                    return;
-                };
-                drop(ring);
-                let Ok(memfd) = fds.memfd.try_clone() else {
-                    self.counters.cell_failures += 1;
-                    return;
-                };
-                let raw = [fds.memfd.as_raw_fd(), fds.eventfd.as_raw_fd()];
-                // The producer's end first: the app's copy is the one it may scribble on.
-                let Some(pfd) = self.conns.get(&p).map(|c| c.fd.as_raw_fd()) else {
-                    return;
-                };
-                DaemonMsg::Route { app, kinds }.encode(&mut self.buf);
-                if sys::send_with_fds(pfd, &self.buf, &raw).is_err() {
-                    self.counters.not_reading_dropped += 1;
-                    self.disconnect(p, Some(ctl), Closer::Other);
-                    return;
-                }
-                if let Some(pr) = self.producers.get_mut(&p) {
-                    pr.rings.insert(app, RouteRing { memfd, kinds });
-                }
-                let Some(afd) = self.conns.get(&app).map(|c| c.fd.as_raw_fd()) else {
-                    return;
-                };
-                DaemonMsg::Ring { producer: id }.encode(&mut self.buf);
-                if sys::send_with_fds(afd, &self.buf, &raw).is_err() {
-                    self.counters.not_reading_dropped += 1;
-                    self.disconnect(app, Some(ctl), Closer::Other);
-                }
-            }
-        }
-    }
-
-    /// Every ring's accounting: the live ones read now, and the retired ones.
-    #[must_use]
-    pub fn rings(&self) -> Vec<RingRoute> {
-        let mut out = self.retired_rings.clone();
-        for pr in self.producers.values() {
-            for (&app, r) in &pr.rings {
-                if let Ok(ring) = lull_os::event_ring::RingConsumer::observe(&r.memfd) {
-                    out.push(RingRoute {
-                        producer: pr.id,
-                        app,
-                        ring,
-                    });
-                }
-            }
-        }
-        out
-    }
-
-    /// Drops the routes that `app` (an app or a producer) was part of, keeping their last counts.
-    fn routes_gone(&mut self, app: AppId, ctl: Option<&mut LoopCtl<DaemonState>>) {
-        let retire = |id: u32, a: AppId, r: RouteRing, out: &mut Vec<RingRoute>| {
-            if let Ok(ring) = lull_os::event_ring::RingConsumer::observe(&r.memfd) {
-                out.push(RingRoute {
-                    producer: id,
-                    app: a,
-                    ring,
-                });
-            }
-        };
-        if let Some(pr) = self.producers.remove(&app) {
-            for (a, r) in pr.rings {
-                retire(pr.id, a, r, &mut self.retired_rings);
-            }
-        }
-        let mut tell = Vec::new();
-        for (&p, pr) in &mut self.producers {
-            if let Some(r) = pr.rings.remove(&app) {
-                retire(pr.id, app, r, &mut self.retired_rings);
-                tell.push(p);
-            }
-        }
-        if let Some(ctl) = ctl {
-            for p in tell {
-                self.send(p, DaemonMsg::Route { app, kinds: 0 }, ctl);
-            }
-        }
     }
 
     /// Reads the pending messages of `app`, at most [`MAX_MESSAGES_PER_TURN`]; returns `Remove`
@@ -1082,9 +893,7 @@ impl Daemon {
                 listen_retry_armed: false,
                 fds_freed: false,
                 net_drops_seen: HashMap::new(),
-                producers: HashMap::new(),
-                retired_rings: Vec::new(),
-                next_producer: 0,
+                routes: Routes::default(),
             },
             stop,
             socket_path: config.socket_path.clone(),

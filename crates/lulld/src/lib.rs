@@ -3,6 +3,7 @@
 //!
 //! - [`daemon`]: the ESM host — the loop, the apps' connections, the event sources (evdev,
 //!   [`replay`], datagram socket, timer).
+//! - [`routes`]: the data plane's routing table (producers, their rings per app, retired rings).
 //! - [`kds`]: the display server's sockets and presentation around the pure `lull_kds::server`.
 //! - [`seam`]: the policy seam — the facts the daemon knows told to the seam's policies
 //!   (`lull_sched::guis::Table1` with guiS on), their actions applied by the [`actuator`].
@@ -33,6 +34,7 @@ pub mod freezer;
 pub mod guis;
 pub mod kds;
 pub mod replay;
+pub mod routes;
 pub mod seam;
 #[cfg(feature = "test-support")]
 pub mod test_support;
