@@ -138,6 +138,8 @@ pub struct EsmClient {
     counters: ClientCounters,
     /// The data plane: one ring per producer routed to this app, read before the socket.
     rings: Vec<RingConsumer>,
+    /// Per ring: its eventfd woke the last block and is drained before the next.
+    woken: Vec<bool>,
     /// Which handler each kind runs, for events read from a ring (which carry no handler).
     by_kind: [Option<HandlerId>; EventKind::COUNT],
     /// The daemon was told this app waits and has not answered with a batch yet.
@@ -244,6 +246,7 @@ impl EsmClient {
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: ClientCounters::default(),
             rings: Vec::new(),
+            woken: Vec::new(),
             by_kind: [None; EventKind::COUNT],
             told_waiting: false,
         })
@@ -287,6 +290,7 @@ impl EsmClient {
             on_overflow: None,
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: parts.counters,
+            woken: vec![false; parts.rings.len()],
             rings: parts.rings,
             by_kind: parts.by_kind,
             told_waiting: parts.told_waiting,
@@ -382,6 +386,7 @@ impl EsmClient {
         match opened {
             Some(r) => {
                 self.rings.push(r);
+                self.woken.push(false);
                 self.counters.rings += 1;
             }
             None => self.counters.rings_refused += 1,
@@ -416,6 +421,14 @@ impl EsmClient {
     /// Blocks until the socket or a ring's eventfd is readable, every ring armed first; returns
     /// at once when a ring filled meanwhile.
     fn block(&mut self) -> Result<(), ClientError> {
+        // The wake-ups of the last block are drained here, not when it woke, so the handler of
+        // the event that woke it runs one system call sooner. Draining before arming is safe: a
+        // producer writes the eventfd only after `prepare_wait` armed it again.
+        for (r, woke) in self.rings.iter().zip(&mut self.woken) {
+            if std::mem::take(woke) {
+                let _ = r.drain_wake();
+            }
+        }
         if !self.rings.iter_mut().all(RingConsumer::prepare_wait) {
             return Ok(());
         }
@@ -424,10 +437,10 @@ impl EsmClient {
             .collect();
         let mut ready = vec![false; fds.len()];
         sys::poll_readable(&fds, None, &mut ready)?;
-        for (r, &woke) in self.rings.iter().zip(&ready[1..]) {
+        for (slot, &woke) in self.woken.iter_mut().zip(&ready[1..]) {
             if woke {
                 self.counters.ring_wakes += 1;
-                let _ = r.drain_wake();
+                *slot = true;
             }
         }
         if ready[0] {

@@ -1,61 +1,42 @@
-//! A data-plane producer: a source outside the daemon (a replay driver, a network or timer
-//! source) that writes events straight into the rings of the apps registered for them, so that
-//! the daemon is not woken per event (the design of PipeWire's nodes; issue 27, item 2).
+//! A data-plane producer: a source outside the daemon (a replay driver, any program making
+//! events) that writes events straight into the rings of the apps registered for them, so that
+//! the daemon is not woken per event (the design of PipeWire's nodes).
 //!
 //! The producer connects to `lulld`'s ESM socket and says `Produce` with the kinds it makes. The
 //! daemon keeps the routing: for every app registered for one of those kinds it creates a ring
 //! and sends the producer its producer end with a `Route`, and the app its consumer end. Later
-//! route changes (an app registers, unregisters or goes) arrive on the same connection; the
-//! producer reads them between events without blocking ([`EsmProducer::push`]).
+//! route changes (an app registers, unregisters or goes) arrive on the same connection, with the
+//! route generation in the connection's wait cell bumped; [`EsmProducer::push`] reads them only
+//! when that generation moved (see `lull_os::producer`).
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 
-use lull_model::{AppEvent, AppId, EventKind, EventSeq, RawEvent};
-use lull_os::event_ring::{PushOutcome, RingCounters, RingProducer};
-use lull_os::protocol::{ring_record_of, ClientMsg, DaemonMsg, MAX_MESSAGE};
+use lull_model::{AppId, EventKind, RawEvent};
+use lull_os::event_ring::RingCounters;
+use lull_os::producer::{Producer, ProducerError};
 use lull_os::sys;
+
+pub use lull_os::producer::ProducerCounters;
 
 use crate::client::{ClientError, CONNECT_TIMEOUT_MS};
 
-/// One app's ring, and the kinds routed to it.
-#[derive(Debug)]
-struct Route {
-    app: AppId,
-    kinds: u32,
-    ring: RingProducer,
-}
-
-/// What the producer did.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
-pub struct ProducerCounters {
-    /// Events pushed by the caller.
-    pub events: u64,
-    /// Ring pushes (one per event per routed app) that queued the event …
-    pub queued: u64,
-    /// … and that dropped it (the ring was full; counted and marked in that ring).
-    pub dropped: u64,
-    /// Events of a kind no app was routed for.
-    pub unrouted: u64,
-    /// `Route` messages applied.
-    pub route_updates: u64,
-    /// Rings received, and routes the daemon ended.
-    pub rings: u64,
-    pub rings_closed: u64,
-    /// Route messages whose descriptors were not a fresh ring (closed, counted).
-    pub rings_refused: u64,
+impl From<ProducerError> for ClientError {
+    fn from(e: ProducerError) -> ClientError {
+        match e {
+            ProducerError::DaemonGone => ClientError::DaemonGone,
+            ProducerError::Rejected(code) => ClientError::Rejected(code),
+            ProducerError::Protocol(p) => ClientError::Protocol(p),
+            ProducerError::Unexpected(got, want) => ClientError::Unexpected(got, want),
+            ProducerError::Io(e) => ClientError::Io(e),
+        }
+    }
 }
 
 /// A connection to `lulld` that produces events into apps' rings.
 #[derive(Debug)]
 pub struct EsmProducer {
-    fd: OwnedFd,
-    routes: Vec<Route>,
-    /// Counters of rings whose route ended, summed.
-    closed: RingCounters,
-    next_seq: u64,
-    counters: ProducerCounters,
-    buf: Vec<u8>,
+    inner: Producer,
 }
 
 impl EsmProducer {
@@ -75,83 +56,13 @@ impl EsmProducer {
                 })
             }
         };
-        let mut p = EsmProducer {
-            fd,
-            routes: Vec::new(),
-            closed: RingCounters::default(),
-            next_seq: 0,
-            counters: ProducerCounters::default(),
-            buf: Vec::with_capacity(MAX_MESSAGE),
-        };
-        match p.recv()? {
-            // The wait cell that comes with the welcome is an app's; a producer drops it.
-            (DaemonMsg::Welcome { .. }, _) => {}
-            (DaemonMsg::Error(code), _) => return Err(ClientError::Rejected(code)),
-            _ => return Err(ClientError::Unexpected("a message", "Welcome")),
-        }
-        sys::set_socket_timeouts(p.fd.as_raw_fd(), 0)?;
+        let raw = fd.as_raw_fd();
         let kinds = kinds.iter().fold(0u32, |m, k| m | (1 << k.index()));
-        ClientMsg::Produce { kinds }.encode(&mut p.buf);
-        sys::send_msg(p.fd.as_raw_fd(), &p.buf)?;
-        loop {
-            match p.recv()? {
-                (DaemonMsg::Registered, _) => return Ok(p),
-                (DaemonMsg::Route { app, kinds }, fds) => p.apply(app, kinds, fds),
-                (DaemonMsg::Error(code), _) => return Err(ClientError::Rejected(code)),
-                _ => return Err(ClientError::Unexpected("a message", "Route or Registered")),
-            }
-        }
-    }
-
-    fn recv(&mut self) -> Result<(DaemonMsg, Vec<OwnedFd>), ClientError> {
-        let mut buf = [0u8; MAX_MESSAGE + 1];
-        let (n, fds) = match sys::recv_with_fds(self.fd.as_raw_fd(), &mut buf) {
-            Ok(r) => r,
-            Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
-                return Err(ClientError::DaemonGone)
-            }
-            Err(e) => return Err(e.into()),
-        };
-        if n == 0 && fds.is_empty() {
-            return Err(ClientError::DaemonGone);
-        }
-        Ok((DaemonMsg::decode(&buf[..n])?, fds))
-    }
-
-    fn apply(&mut self, app: AppId, kinds: u32, fds: Vec<OwnedFd>) {
-        self.counters.route_updates += 1;
-        let mut fds = fds.into_iter();
-        if let (Some(memfd), Some(eventfd)) = (fds.next(), fds.next()) {
-            match RingProducer::from_fds(memfd, eventfd) {
-                Ok(ring) => {
-                    self.close_route(app);
-                    self.counters.rings += 1;
-                    self.routes.push(Route { app, kinds, ring });
-                }
-                Err(_) => self.counters.rings_refused += 1,
-            }
-            return;
-        }
-        if kinds == 0 {
-            self.close_route(app);
-        } else if let Some(r) = self.routes.iter_mut().find(|r| r.app == app) {
-            r.kinds = kinds;
-        }
-    }
-
-    fn close_route(&mut self, app: AppId) {
-        if let Some(i) = self.routes.iter().position(|r| r.app == app) {
-            let mut r = self.routes.swap_remove(i);
-            r.ring.flush();
-            let c = r.ring.counters();
-            self.closed.produced += c.produced;
-            self.closed.delivered += c.delivered;
-            self.closed.dropped += c.dropped;
-            self.closed.markers += c.markers;
-            self.closed.hostile_tails += c.hostile_tails;
-            self.closed.wakes += c.wakes;
-            self.counters.rings_closed += 1;
-        }
+        let inner = Producer::handshake(fd, kinds)?;
+        // The connect timeout bounded the handshake; route messages are read only once known
+        // to be there.
+        sys::set_socket_timeouts(raw, 0)?;
+        Ok(EsmProducer { inner })
     }
 
     /// Applies the route changes the daemon sent, without blocking.
@@ -159,17 +70,7 @@ impl EsmProducer {
     /// # Errors
     /// [`ClientError::DaemonGone`] when the daemon closed the connection; a protocol fault.
     pub fn poll_routes(&mut self) -> Result<(), ClientError> {
-        loop {
-            let n = sys::poll_readable(&[self.fd.as_raw_fd()], Some(0), &mut [false])?;
-            if n == 0 {
-                return Ok(());
-            }
-            match self.recv()? {
-                (DaemonMsg::Route { app, kinds }, fds) => self.apply(app, kinds, fds),
-                (DaemonMsg::Error(code), _) => return Err(ClientError::Rejected(code)),
-                _ => return Err(ClientError::Unexpected("a message", "Route")),
-            }
-        }
+        Ok(self.inner.poll_routes()?)
     }
 
     /// Interprets `raw` (the ESM's pure interpreter), stamps it `injected_ns` and writes it into
@@ -179,68 +80,34 @@ impl EsmProducer {
     /// # Errors
     /// As [`EsmProducer::poll_routes`].
     pub fn push(&mut self, raw: RawEvent, injected_ns: u64) -> Result<u32, ClientError> {
-        self.poll_routes()?;
-        let (kind, payload) = lull_esm::interpret(raw);
-        let event = AppEvent {
-            seq: EventSeq(self.next_seq),
-            kind,
-            payload,
-            injected_ns,
-        };
-        self.next_seq += 1;
-        self.counters.events += 1;
-        let rec = ring_record_of(&event);
-        let bit = 1u32 << kind.index();
-        let mut queued = 0;
-        for r in self.routes.iter_mut().filter(|r| r.kinds & bit != 0) {
-            match r.ring.push(&rec) {
-                PushOutcome::Dropped => self.counters.dropped += 1,
-                _ => {
-                    self.counters.queued += 1;
-                    queued += 1;
-                }
-            }
-        }
-        if !self.routes.iter().any(|r| r.kinds & bit != 0) {
-            self.counters.unrouted += 1;
-        }
-        Ok(queued)
+        Ok(self.inner.push(raw, injected_ns)?)
     }
 
     /// Writes the markers of pending drop runs where there is room; `true` when none is left.
     pub fn flush(&mut self) -> bool {
-        // Every ring is flushed, not only up to the first that cannot be.
-        let mut all = true;
-        for r in &mut self.routes {
-            all &= r.ring.flush();
-        }
-        all
+        self.inner.flush()
+    }
+
+    /// The control connection (readable when the daemon sends a route or goes away).
+    #[must_use]
+    pub fn control_fd(&self) -> RawFd {
+        self.inner.control_fd()
     }
 
     /// Apps routed now.
     #[must_use]
     pub fn routes(&self) -> Vec<(AppId, u32)> {
-        self.routes.iter().map(|r| (r.app, r.kinds)).collect()
+        self.inner.routes()
     }
 
     #[must_use]
     pub fn counters(&self) -> ProducerCounters {
-        self.counters
+        self.inner.counters()
     }
 
     /// The rings' counters, summed over live and closed routes.
     #[must_use]
     pub fn ring_counters(&self) -> RingCounters {
-        let mut t = self.closed;
-        for r in &self.routes {
-            let c = r.ring.counters();
-            t.produced += c.produced;
-            t.delivered += c.delivered;
-            t.dropped += c.dropped;
-            t.markers += c.markers;
-            t.hostile_tails += c.hostile_tails;
-            t.wakes += c.wakes;
-        }
-        t
+        self.inner.ring_counters()
     }
 }

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -40,6 +40,7 @@ use crate::kds::{KdsConfig, KdsHost, KdsReport};
 use crate::replay::{ReplayCounters, ReplaySource};
 use crate::routes::Routes;
 pub use crate::routes::{RingRoute, RING_CAPACITY};
+use crate::sources::{SourceReport, SourceSet, SourceShared};
 
 /// The daemon's own counters (the ESM's are in [`lull_esm::EsmCounters`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
@@ -76,6 +77,8 @@ pub struct DaemonCounters {
     /// Datagrams the kernel had received but the daemon had not read when it stopped: lost
     /// before the ESM as the kernel's drops are, and counted with them.
     pub net_unread_at_stop: u64,
+    /// Timer expirations the timer sources read (each one produced as a `Timer` event).
+    pub timer_expirations: u64,
     /// Turns on an ESM connection that stopped after [`MAX_MESSAGES_PER_TURN`] messages, leaving
     /// any more for the next turn.
     pub turns_deferred: u64,
@@ -144,7 +147,7 @@ impl Default for DaemonConfig {
 pub(crate) struct Conn {
     pub(crate) fd: OwnedFd,
     token: Token,
-    cell: WaitCell,
+    pub(crate) cell: WaitCell,
 }
 
 /// Which source is closing an app: its own source is unregistered by returning `Remove`, every
@@ -188,9 +191,8 @@ pub struct DaemonState {
     listen_retry_armed: bool,
     /// A connection or source closed since the last flush: a descriptor is free again.
     pub(crate) fds_freed: bool,
-    /// Each datagram network source's socket and its last cumulative kernel drop count
-    /// (`SO_RXQ_OVFL`); the socket stays open while its source is in the loop.
-    net_drops_seen: HashMap<RawFd, u32>,
+    /// The counters of the network and timer sources' thread ([`crate::sources`]).
+    sources_shared: Arc<SourceShared>,
     /// The data plane's routing table ([`crate::routes`]).
     pub(crate) routes: Routes,
 }
@@ -253,7 +255,15 @@ impl DaemonState {
     /// The daemon's counters so far.
     #[must_use]
     pub fn counters(&self) -> DaemonCounters {
-        self.counters
+        let mut c = self.counters;
+        let s = &self.sources_shared;
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        c.net_datagrams += get(&s.net_datagrams);
+        c.net_kernel_drops += get(&s.net_kernel_drops);
+        c.net_unread_at_stop += get(&s.net_unread_at_stop);
+        c.sources_ended += get(&s.sources_ended);
+        c.timer_expirations += get(&s.timer_expirations);
+        c
     }
 
     /// Sends `msg` to `app`; a full or broken socket drops the app.
@@ -480,35 +490,6 @@ impl DaemonState {
         PostAction::Pause
     }
 
-    /// Counts the drops since `fd`'s last reading of its cumulative kernel drop count `total`
-    /// (32-bit in the kernel: the difference is taken wrapping).
-    fn note_net_drops(&mut self, fd: RawFd, total: u32) {
-        if let Some(seen) = self.net_drops_seen.get_mut(&fd) {
-            let new = total.wrapping_sub(*seen);
-            *seen = total;
-            self.counters.net_kernel_drops += u64::from(new);
-        }
-    }
-
-    /// At the stop, every datagram offered to a network source is accounted for: those still
-    /// unread in its socket are counted (`net_unread_at_stop`), and the drops no later datagram
-    /// reported are read with `SO_MEMINFO`.
-    fn settle_net_sources(&mut self) {
-        let mut buf = vec![0u8; 65_536];
-        let fds: Vec<RawFd> = self.net_drops_seen.keys().copied().collect();
-        for fd in fds {
-            while let Ok((_, drops)) = sys::recv_counting_drops(fd, &mut buf) {
-                self.counters.net_unread_at_stop += 1;
-                if let Some(total) = drops {
-                    self.note_net_drops(fd, total);
-                }
-            }
-            if let Ok(total) = sys::socket_drop_count(fd) {
-                self.note_net_drops(fd, total);
-            }
-        }
-    }
-
     /// The interrupt path: interpret and dispatch `raw` stamped `stamp_ns`, then write the pushes.
     /// The pushes are written when the running source returns (see [`DaemonState::flush`]).
     pub fn inject(&mut self, raw: RawEvent, stamp_ns: u64, _ctl: &mut LoopCtl<DaemonState>) {
@@ -632,6 +613,9 @@ impl Stopper {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DaemonReport {
     pub counters: DaemonCounters,
+    /// The network and timer sources' producer thread, when there were any: its producer
+    /// counters and its side of its rings' counters.
+    pub sources: Option<SourceReport>,
     pub esm: lull_esm::EsmCounters,
     pub replays: Vec<ReplayCounters>,
     /// The display server's counters, when it ran.
@@ -657,6 +641,8 @@ pub struct Daemon {
     lp: EventLoop<DaemonState>,
     state: DaemonState,
     stop: Arc<EventFd>,
+    /// Network and timer sources, run as a producer thread once the daemon runs.
+    sources: SourceSet,
     socket_path: PathBuf,
     _listener: Rc<OwnedFd>,
     /// Socket files this daemon bound, removed when it stops; an adopted socket's file belongs
@@ -892,10 +878,11 @@ impl Daemon {
                 listen_retry,
                 listen_retry_armed: false,
                 fds_freed: false,
-                net_drops_seen: HashMap::new(),
+                sources_shared: Arc::default(),
                 routes: Routes::default(),
             },
             stop,
+            sources: SourceSet::default(),
             socket_path: config.socket_path.clone(),
             _listener: listener,
             bound_paths: Vec::new(),
@@ -948,94 +935,28 @@ impl Daemon {
         Ok(())
     }
 
-    /// Adds a timer source that injects `RawEvent::Timer { id }` at the monotonic instant
-    /// `first_ns`, then every `interval_ns` if non-zero.
+    /// Adds a timer source that produces `RawEvent::Timer { id }` at the monotonic instant
+    /// `first_ns`, then every `interval_ns` if non-zero. It runs on the sources' producer thread
+    /// ([`crate::sources`]) once the daemon runs: each expiry is written into the rings of the
+    /// apps registered for timer events, without waking the daemon's loop.
     ///
     /// # Errors
     /// The kernel's error from the timerfd calls.
     pub fn add_timer(&mut self, id: u32, first_ns: u64, interval_ns: u64) -> io::Result<()> {
-        let timer = TimerFd::new()?;
-        timer.set_abs(first_ns, interval_ns)?;
-        let fd = timer.raw();
-        self.lp.insert(Box::new(FnSource {
-            fd,
-            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-                let n = timer.take_expirations().unwrap_or(0);
-                for _ in 0..n {
-                    st.inject(RawEvent::Timer { id }, sys::monotonic_ns(), ctl);
-                }
-                if interval_ns == 0 && n > 0 {
-                    PostAction::Remove
-                } else {
-                    PostAction::Continue
-                }
-            },
-        }))?;
-        Ok(())
+        self.sources.add_timer(id, first_ns, interval_ns)
     }
 
     /// Adds a network source: every datagram (or stream read) arriving on `fd` from a peer is
-    /// injected as `RawEvent::Net { channel, len }`. On a datagram socket an empty datagram is a
-    /// datagram like any other (only a stream's 0-byte read is its end), and the datagrams the
-    /// kernel drops for a full receive buffer are counted (`SO_RXQ_OVFL`) in
-    /// [`DaemonCounters::net_kernel_drops`].
+    /// produced as `RawEvent::Net { channel, len }` into the rings of the apps registered for
+    /// network messages, by the sources' producer thread ([`crate::sources`]), without waking the
+    /// daemon's loop. On a datagram socket an empty datagram is a datagram like any other (only a
+    /// stream's 0-byte read is its end), and the datagrams the kernel drops for a full receive
+    /// buffer are counted (`SO_RXQ_OVFL`) in [`DaemonCounters::net_kernel_drops`].
     ///
     /// # Errors
-    /// The kernel's error registering the descriptor or turning on the drop count.
+    /// The kernel's error turning on the drop count.
     pub fn add_net(&mut self, fd: OwnedFd, channel: u32) -> io::Result<()> {
-        sys::set_nonblocking(fd.as_raw_fd(), true)?;
-        let raw = fd.as_raw_fd();
-        let datagram = sys::is_datagram_socket(raw);
-        if datagram {
-            sys::enable_drop_count(raw)?;
-            self.state.net_drops_seen.insert(raw, 0);
-        }
-        // The largest UDP payload; a longer read would only be truncated anyway.
-        let mut buf = vec![0u8; 65_536];
-        self.lp.insert(Box::new(FnSource {
-            fd: raw,
-            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-                let _keep = &fd;
-                // A burst is read over several turns, so the apps' connections are served
-                // between its parts.
-                for _ in 0..MAX_MESSAGES_PER_TURN {
-                    let got = if datagram {
-                        sys::recv_counting_drops(raw, &mut buf)
-                    } else {
-                        sys::read(raw, &mut buf).map(|n| (n, None))
-                    };
-                    match got {
-                        Ok((0, _)) if !datagram => {
-                            st.counters.sources_ended += 1;
-                            st.fds_freed = true;
-                            return PostAction::Remove;
-                        }
-                        Ok((n, drops)) => {
-                            if datagram {
-                                st.counters.net_datagrams += 1;
-                            }
-                            if let Some(total) = drops {
-                                st.note_net_drops(raw, total);
-                            }
-                            let len = u32::try_from(n).unwrap_or(u32::MAX);
-                            st.inject(RawEvent::Net { channel, len }, sys::monotonic_ns(), ctl);
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            return PostAction::Continue
-                        }
-                        Err(_) => {
-                            st.counters.sources_ended += 1;
-                            st.fds_freed = true;
-                            // The socket closes with the source: nothing to settle at the stop.
-                            st.net_drops_seen.remove(&raw);
-                            return PostAction::Remove;
-                        }
-                    }
-                }
-                PostAction::Continue
-            },
-        }))?;
-        Ok(())
+        self.sources.add_net(fd, channel)
     }
 
     /// Adds any source to the daemon's loop: it runs with the daemon's state, so it can inject
@@ -1100,18 +1021,27 @@ impl Daemon {
     /// # Errors
     /// The event loop's error.
     pub fn run(mut self) -> Result<DaemonReport, DaemonError> {
+        let sources = if self.sources.is_empty() {
+            None
+        } else {
+            let shared = Arc::clone(&self.state.sources_shared);
+            let set = std::mem::take(&mut self.sources);
+            Some(set.spawn(&self.socket_path, shared)?)
+        };
         let result = self.lp.run(&mut self.state);
         self.state.counters.loop_wakeups = self.lp.wakeups;
-        self.state.settle_net_sources();
+        // The thread counts what its sockets still hold when it stops.
+        let sources = sources.map(crate::sources::SourceThread::stop);
+        let counters = self.state.counters();
         let report = DaemonReport {
-            counters: self.state.counters,
+            counters,
+            sources,
             esm: self.state.esm.counters(),
             replays: self.state.replays.clone(),
             kds: self.state.kds.as_ref().map(KdsHost::report),
             guis: self.state.guis_report(),
             seam: self.state.seam_report(),
-            lost_before_esm: self.state.counters.net_kernel_drops
-                + self.state.counters.net_unread_at_stop,
+            lost_before_esm: counters.net_kernel_drops + counters.net_unread_at_stop,
             accounting: self.state.esm.check_accounting(),
             rings: self.state.rings(),
         };

@@ -36,6 +36,7 @@ pub mod kds;
 pub mod replay;
 pub mod routes;
 pub mod seam;
+pub mod sources;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 pub mod ucsg;

@@ -64,6 +64,20 @@ pub struct RingRoute {
 }
 
 impl DaemonState {
+    /// Sends producer `p` a `Route` without descriptors, and says so in its cell.
+    fn send_route(&mut self, p: AppId, app: AppId, kinds: u32, ctl: &mut LoopCtl<DaemonState>) {
+        self.send(p, DaemonMsg::Route { app, kinds }, ctl);
+        self.bump_routes(p);
+    }
+
+    /// Moves producer `p`'s route generation after a `Route` went out, so that it reads its
+    /// socket before its next event (and only then).
+    fn bump_routes(&self, p: AppId) {
+        if let Some(c) = self.conns.get(&p) {
+            c.cell.daemon_bump_routes();
+        }
+    }
+
     /// The connection `app` said `Produce { kinds }`: it stops being an app and gets a ring for
     /// every app registered for one of `kinds`, then `Registered`.
     pub(crate) fn add_producer(&mut self, app: AppId, kinds: u32, ctl: &mut LoopCtl<DaemonState>) {
@@ -92,14 +106,16 @@ impl DaemonState {
     }
 
     /// The kinds producer `p` should push to `app`: those it produces that the app registered,
-    /// none while the app's input is suspended.
+    /// no input kind while the app's input is suspended (network and timer events still go, as
+    /// the ESM delivers them to a suspended app).
     pub(crate) fn route_kinds(&self, p_kinds: u32, app: AppId) -> u32 {
-        if self.esm.input_suspended(app).unwrap_or(true) {
+        let Ok(suspended) = self.esm.input_suspended(app) else {
             return 0;
-        }
+        };
         lull_model::EventKind::ALL
             .iter()
             .filter(|k| p_kinds & (1 << k.index()) != 0)
+            .filter(|k| !(suspended && k.is_input()))
             .filter(|&&k| matches!(self.esm.handler(app, k), Ok(Some(_))))
             .fold(0, |m, k| m | (1 << k.index()))
     }
@@ -131,7 +147,7 @@ impl DaemonState {
                         });
                     }
                 }
-                self.send(p, DaemonMsg::Route { app, kinds }, ctl);
+                self.send_route(p, app, kinds, ctl);
             }
             Some(_) => {
                 if let Some(r) = self
@@ -142,7 +158,7 @@ impl DaemonState {
                 {
                     r.kinds = kinds;
                 }
-                self.send(p, DaemonMsg::Route { app, kinds }, ctl);
+                self.send_route(p, app, kinds, ctl);
             }
             None if kinds == 0 => {}
             None => {
@@ -167,6 +183,7 @@ impl DaemonState {
                     self.disconnect(p, Some(ctl), Closer::Other);
                     return;
                 }
+                self.bump_routes(p);
                 if let Some(pr) = self.routes.producers.get_mut(&p) {
                     pr.rings.insert(app, RouteRing { memfd, kinds });
                 }
@@ -225,7 +242,7 @@ impl DaemonState {
         }
         if let Some(ctl) = ctl {
             for p in tell {
-                self.send(p, DaemonMsg::Route { app, kinds: 0 }, ctl);
+                self.send_route(p, app, 0, ctl);
             }
         }
     }
