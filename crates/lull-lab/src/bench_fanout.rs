@@ -2,7 +2,8 @@
 //! apps listen to one source, and whether every one of them is accounted for.
 //!
 //! The stack is real and in this process: a [`Daemon`] on its own thread with a UDP source
-//! ([`Daemon::add_net`] on a loopback socket), N client threads, each with its own
+//! ([`Daemon::add_net`] on a loopback socket, read by the daemon's source thread, a producer
+//! writing each datagram into every registered client's ring), N client threads, each with its own
 //! [`EsmClient`] registered for `NetMessage` and calling `esm_wait` in a loop, and a sender
 //! thread that paces R datagrams per second with an absolute timerfd ticking every millisecond
 //! (each tick sends the datagrams due by then, so the offered load comes in per-millisecond
@@ -28,7 +29,7 @@ use lull_model::time::{ns_to_ms, NS_PER_MS, NS_PER_S};
 use lull_model::EventKind;
 use lull_os::procfs::{self, MeasureError};
 use lull_os::sys::{self, Epoll, TimerFd};
-use lulld::daemon::{Daemon, DaemonConfig, DaemonCounters, DaemonError, Stopper};
+use lulld::daemon::{Daemon, DaemonConfig, DaemonCounters, DaemonError, SourcesThread, Stopper};
 use serde::Serialize;
 
 use crate::measure::{self, StackThread, ThreadDelta, Window};
@@ -164,11 +165,12 @@ pub struct FanoutReport {
     pub send_failed: u64,
     /// Datagrams the kernel dropped at the daemon's full socket buffer (its `drops` counter).
     pub socket_dropped: u64,
-    /// Datagrams the daemon read and injected.
+    /// Datagrams the daemon's source thread read and produced.
     pub events_injected: u64,
-    /// Events the ESM accepted (someone listened).
+    /// Events routed to at least one client (someone listened).
     pub events_accepted: u64,
-    /// `events_accepted × clients`.
+    /// Events pushed into the clients' rings (`events_accepted × clients` when every client
+    /// was registered throughout).
     pub deliveries_expected: u64,
     /// Events the clients' handlers ran.
     pub delivered: u64,
@@ -193,6 +195,12 @@ pub struct FanoutReport {
     pub daemon_wakeups: u64,
     /// The daemon loop's returns from `epoll_wait` over its whole life (its own counter).
     pub daemon_loop_wakeups: u64,
+    /// The daemon's source thread (the producer writing the clients' rings): CPU time and
+    /// wake-ups in the window.
+    pub producer_cpu_ms: f64,
+    pub producer_wakeups: u64,
+    /// The producer's side of the clients' rings: pushes, drops, markers written.
+    pub rings: lull_os::event_ring::RingCounters,
     pub clients_cpu_ms: f64,
     pub clients_wakeups: u64,
     pub sender_cpu_ms: f64,
@@ -405,7 +413,7 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     let drops_before = udp_socket_drops(udp_probe.as_raw_fd())?;
 
     // The daemon, built on its own thread (its sources are not `Send`).
-    let (up_tx, up_rx) = mpsc::channel::<Result<(Stopper, StackThread), String>>();
+    let (up_tx, up_rx) = mpsc::channel::<Result<(Stopper, SourcesThread, StackThread), String>>();
     let daemon_path = path.clone();
     let queue_bound = config.queue_bound;
     let daemon = thread::Builder::new().name("lull-daemon".into()).spawn(
@@ -426,11 +434,15 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
                     return Err(e);
                 }
             };
-            let _ = up_tx.send(Ok((d.stopper(), StackThread::current("daemon"))));
+            let _ = up_tx.send(Ok((
+                d.stopper(),
+                d.sources_thread(),
+                StackThread::current("daemon"),
+            )));
             Ok(d.run()?)
         },
     )?;
-    let (stopper, daemon_thread) = up_rx
+    let (stopper, sources_thread, daemon_thread) = up_rx
         .recv()
         .map_err(thread_err)?
         .map_err(FanoutError::Thread)?;
@@ -474,6 +486,13 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     }
 
     let mut measured = vec![daemon_thread];
+    // The daemon's source thread, the producer that reads the socket and writes the rings.
+    if let Some(tid) = sources_thread.tid() {
+        measured.push(StackThread {
+            role: "producer".into(),
+            tid,
+        });
+    }
     measured.extend(client_threads.iter().cloned());
     let pid = std::process::id() as i32;
     let tids: Vec<(i32, i32)> = measured.iter().map(|t| (pid, t.tid)).collect();
@@ -543,8 +562,11 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     let socket_dropped = udp_socket_drops(udp_probe.as_raw_fd())?.saturating_sub(drops_before);
 
     let failed_to_start = config.clients - client_threads.len();
-    let clients_n = client_threads.len() as u64;
-    let expected = report.esm.accepted * clients_n;
+    // The datagrams are a producer's (the daemon's source thread): every one routed is pushed
+    // into every registered client's ring, so what is owed is the rings' pushes.
+    let src = report.sources.unwrap_or_default();
+    let events_accepted = src.producer.events - src.producer.unrouted;
+    let expected = src.rings.produced;
     let delivered: u64 = results.iter().map(|r| r.delivered).sum();
     let dropped_counted: u64 = results.iter().map(|r| r.dropped_counted).sum();
     let last_delivery_ns = progress
@@ -564,8 +586,8 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         events_sent: sent.sent,
         send_failed: sent.failed,
         socket_dropped,
-        events_injected: report.esm.raw_injected,
-        events_accepted: report.esm.accepted,
+        events_injected: src.producer.events,
+        events_accepted,
         deliveries_expected: expected,
         delivered,
         dropped_counted,
@@ -589,6 +611,8 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         },
         daemon_cpu_ms: role_sum("daemon", |t| t.cpu_ms),
         daemon_wakeups: role_sum("daemon", |t| t.wakeups as f64) as u64,
+        producer_cpu_ms: role_sum("producer", |t| t.cpu_ms),
+        producer_wakeups: role_sum("producer", |t| t.wakeups as f64) as u64,
         daemon_loop_wakeups: report.counters.loop_wakeups,
         clients_cpu_ms: role_sum("client", |t| t.cpu_ms),
         clients_wakeups: role_sum("client", |t| t.wakeups as f64) as u64,
@@ -596,6 +620,7 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         window_s: ns_to_ms(window_ns) / 1000.0,
         esm: report.esm,
         daemon: report.counters,
+        rings: src.rings,
     })
 }
 

@@ -218,6 +218,18 @@ mod tests {
     }
 
     #[test]
+    fn the_route_generation_moves_with_every_route_and_only_then() {
+        let (d, p) = pair();
+        let g = p.route_generation();
+        d.daemon_set_queued(3);
+        d.daemon_set_report_waits(true);
+        assert_eq!(p.route_generation(), g, "other words leave it alone");
+        d.daemon_bump_routes();
+        d.daemon_bump_routes();
+        assert_eq!(p.route_generation(), g.wrapping_add(2));
+    }
+
+    #[test]
     fn a_wait_with_nothing_queued_is_silent_and_claimed_once() {
         let (d, a) = pair();
         assert!(!d.daemon_claim());

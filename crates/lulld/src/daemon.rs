@@ -3,7 +3,7 @@
 //!
 //! Each connection is one application: it is attached to the ESM when it connects and removed —
 //! registrations and private queue with it — when its socket closes for any reason (exit, crash,
-//! protocol error). Event sources (evdev, replay, datagram socket, timer) inject into the ESM;
+//! protocol error). Event sources in the loop (evdev, replay) inject into the ESM;
 //! the deliveries a source produced go out when it returns, one `Batch` packet per app holding
 //! what was pushed to it and what its private queue held (up to `MAX_BATCH`), so one wait covers
 //! them. An app has at most one batch in flight — it must wait again before the next — so the
@@ -609,6 +609,19 @@ impl Stopper {
     }
 }
 
+/// Where to find a daemon's source thread ([`Daemon::sources_thread`]).
+#[derive(Clone, Debug)]
+pub struct SourcesThread(Arc<SourceShared>);
+
+impl SourcesThread {
+    /// The thread's id, once it runs.
+    #[must_use]
+    pub fn tid(&self) -> Option<i32> {
+        let tid = self.0.tid.load(std::sync::atomic::Ordering::Acquire);
+        (tid != 0).then_some(tid)
+    }
+}
+
 /// What a daemon did, returned when it stops.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DaemonReport {
@@ -892,6 +905,13 @@ impl Daemon {
     #[must_use]
     pub fn socket_path(&self) -> &Path {
         &self.socket_path
+    }
+
+    /// The thread id of the network and timer sources' producer thread once the daemon runs
+    /// (`None` before, or without such sources), readable from any thread.
+    #[must_use]
+    pub fn sources_thread(&self) -> SourcesThread {
+        SourcesThread(Arc::clone(&self.state.sources_shared))
     }
 
     /// A handle that stops the daemon from any thread.

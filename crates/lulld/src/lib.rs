@@ -1,9 +1,10 @@
 //! `lulld`, the Lull daemon: one event loop, blocked in `epoll_wait(-1)`, hosting the ESM, the
 //! display server and guiS. The binary (`src/main.rs`) parses options and runs a [`daemon::Daemon`].
 //!
-//! - [`daemon`]: the ESM host — the loop, the apps' connections, the event sources (evdev,
-//!   [`replay`], datagram socket, timer).
+//! - [`daemon`]: the ESM host — the loop, the apps' connections, the event sources in the loop
+//!   (evdev, [`replay`]).
 //! - [`routes`]: the data plane's routing table (producers, their rings per app, retired rings).
+//! - [`sources`]: the datagram sockets and timers as a data-plane producer thread, off the loop.
 //! - [`kds`]: the display server's sockets and presentation around the pure `lull_kds::server`.
 //! - [`seam`]: the policy seam — the facts the daemon knows told to the seam's policies
 //!   (`lull_sched::guis::Table1` with guiS on), their actions applied by the [`actuator`].

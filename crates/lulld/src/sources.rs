@@ -25,7 +25,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -75,6 +75,8 @@ pub(crate) struct SourceShared {
     pub(crate) net_unread_at_stop: AtomicU64,
     pub(crate) sources_ended: AtomicU64,
     pub(crate) timer_expirations: AtomicU64,
+    /// The thread's id once it runs (0 before), for measuring it.
+    pub(crate) tid: AtomicI32,
 }
 
 /// What the source thread did, as a producer: its counters and its rings' (the producer's side
@@ -198,6 +200,7 @@ fn run(
         tid: sys::gettid(),
         ..SourceReport::default()
     };
+    shared.tid.store(report.tid, Ordering::Release);
     let kinds = set.kinds();
     let control_fd = control.as_raw_fd();
     let producer = Producer::handshake(control, kinds).and_then(|p| {
