@@ -553,11 +553,6 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
     );
     assert_eq!(src.rings.produced, src.rings.delivered + src.rings.dropped);
     assert_eq!(src.rings.delivered, app_events, "{src:?}");
-    assert_eq!(
-        report.counters.loop_wakeups < sent,
-        true,
-        "the daemon read no datagram"
-    );
     report.accounting.unwrap();
 }
 
