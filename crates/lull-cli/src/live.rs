@@ -192,7 +192,8 @@ pub struct LatencyArgs {
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Print JSON: {"model","workload","events_injected",…,"latency_us":{…},"wakeups_per_s","cpu_ms",…;
-    /// for esm also "one_hop_us":{…},"esm_over_one_hop","daemon_wakeups_per_event"}.
+    /// for esm also "one_hop_us":{…},"esm_over_one_hop","daemon_wakeups_per_event",
+    /// "producer_wakeups_per_event","app_wakeups_per_event","rings":{…}}.
     #[arg(long)]
     json: bool,
 }
@@ -290,6 +291,22 @@ fn print(r: &LiveReport, as_json: bool) {
         }
         if let Some(w) = r.daemon_wakeups_per_event {
             println!("daemon loop wake-ups per event delivered: {w:.3}");
+        }
+        if let (Some(p), Some(a)) = (r.producer_wakeups_per_event, r.app_wakeups_per_event) {
+            println!("producer wake-ups per event: {p:.3}; app wake-ups per event: {a:.3}");
+        }
+        if let Some(k) = r.rings {
+            println!(
+                "rings: {} — produced {} = delivered {} + dropped {}; read {} (markers {}); handled {}; {}",
+                k.rings,
+                k.produced,
+                k.delivered,
+                k.dropped,
+                k.consumed,
+                k.markers,
+                k.handled,
+                if k.balanced { "balanced" } else { "NOT balanced" }
+            );
         }
     }
 }

@@ -192,6 +192,8 @@ pub struct EsmClient {
     rings: Vec<RingConsumer>,
     /// The data plane: the input devices the daemon handed this app, read before the socket.
     devices: Vec<DeviceReader>,
+    /// Per ring: its eventfd woke the last block and is drained before the next.
+    woken: Vec<bool>,
     /// Which handler each kind runs, for events read from a ring or a device.
     by_kind: Arc<KindHandlers>,
     /// The daemon was told this app waits and has not answered with a batch yet.
@@ -299,6 +301,7 @@ impl EsmClient {
             counters: ClientCounters::default(),
             rings: Vec::new(),
             devices: Vec::new(),
+            woken: Vec::new(),
             by_kind: Arc::default(),
             told_waiting: false,
         })
@@ -343,6 +346,7 @@ impl EsmClient {
             on_overflow: None,
             buf: Vec::with_capacity(MAX_MESSAGE),
             counters: parts.counters,
+            woken: vec![false; parts.rings.len()],
             rings: parts.rings,
             devices: parts.devices,
             by_kind: parts.by_kind,
@@ -449,6 +453,7 @@ impl EsmClient {
         match opened {
             Some(r) => {
                 self.rings.push(r);
+                self.woken.push(false);
                 self.counters.rings += 1;
             }
             None => self.counters.rings_refused += 1,
@@ -517,6 +522,14 @@ impl EsmClient {
     /// Blocks until the socket, a ring's eventfd or a device's descriptor is readable, every ring
     /// armed first; returns at once when a ring filled meanwhile.
     fn block(&mut self) -> Result<(), ClientError> {
+        // The wake-ups of the last block are drained here, not when it woke, so the handler of
+        // the event that woke it runs one system call sooner. Draining before arming is safe: a
+        // producer writes the eventfd only after `prepare_wait` armed it again.
+        for (r, woke) in self.rings.iter().zip(&mut self.woken) {
+            if std::mem::take(woke) {
+                let _ = r.drain_wake();
+            }
+        }
         if !self.rings.iter_mut().all(RingConsumer::prepare_wait) {
             return Ok(());
         }
@@ -527,10 +540,10 @@ impl EsmClient {
         let mut ready = vec![false; fds.len()];
         sys::poll_readable(&fds, None, &mut ready)?;
         let rings = self.rings.len();
-        for (r, &woke) in self.rings.iter().zip(&ready[1..=rings]) {
+        for (slot, &woke) in self.woken.iter_mut().zip(&ready[1..=rings]) {
             if woke {
                 self.counters.ring_wakes += 1;
-                let _ = r.drain_wake();
+                *slot = true;
             }
         }
         for (d, &woke) in self.devices.iter_mut().zip(&ready[1 + rings..]) {

@@ -189,6 +189,67 @@ pub struct LiveReport {
     /// and registrations, a few, included) per event delivered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon_wakeups_per_event: Option<f64>,
+    /// ESM latency runs only: the producer's (the driver thread's) wake-ups in the window per
+    /// event delivered (voluntary context switches, `/proc/self/task/<tid>/status`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub producer_wakeups_per_event: Option<f64>,
+    /// ESM latency runs only: the app thread's wake-ups in the window per event delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_wakeups_per_event: Option<f64>,
+    /// ESM runs only: every ring's accounting at the daemon's stop, from both sides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rings: Option<RingAccounting>,
+}
+
+/// The data plane's accounting of a run, summed over its rings: the producer's side (what it
+/// published in each ring's header), the app's side (its read index), and what the app's handler
+/// saw. `produced = delivered + dropped`, `consumed = delivered + markers` once the app has read
+/// everything, and the handler ran for every delivered event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RingAccounting {
+    pub rings: u64,
+    pub produced: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub markers: u64,
+    /// Records the apps say they read (their read indexes), events and markers.
+    pub consumed: u64,
+    /// Events the app's handler ran for, and the dropped events its overflow markers reported.
+    pub handled: u64,
+    pub dropped_reported: u64,
+    /// Whether the identities above hold.
+    pub balanced: bool,
+}
+
+impl RingAccounting {
+    /// Sums the daemon's ring reports and checks them against what the app handled.
+    #[must_use]
+    pub fn of(rings: &[lulld::daemon::RingRoute], handled: u64, dropped_reported: u64) -> Self {
+        let mut a = RingAccounting {
+            rings: rings.len() as u64,
+            produced: 0,
+            delivered: 0,
+            dropped: 0,
+            markers: 0,
+            consumed: 0,
+            handled,
+            dropped_reported,
+            balanced: false,
+        };
+        for r in rings {
+            let c = r.ring.counters;
+            a.produced += c.produced;
+            a.delivered += c.delivered;
+            a.dropped += c.dropped;
+            a.markers += c.markers;
+            a.consumed += r.ring.consumed;
+        }
+        a.balanced = a.produced == a.delivered + a.dropped
+            && a.consumed == a.delivered + a.markers
+            && a.handled == a.delivered
+            && a.dropped_reported == a.dropped;
+        a
+    }
 }
 
 /// Everything a run needs.
@@ -275,7 +336,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     let mut handles: Vec<thread::JoinHandle<Result<(), LiveError>>> = Vec::new();
     let mut stops: Vec<Box<dyn Fn()>> = Vec::new();
     let mut stack_threads = Vec::new();
-    let (daemon_tx, daemon_rx) = mpsc::channel::<lulld::daemon::DaemonCounters>();
+    let (daemon_tx, daemon_rx) = mpsc::channel::<lulld::daemon::DaemonReport>();
 
     let path = socket_path();
     // The device driver, the same replay in every model: the baselines' drivers write the device
@@ -340,8 +401,8 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
                         let _ = up_tx.send(Ok(daemon.stopper()));
                         let _ = tx.send(StackThread::current("daemon"));
                         let report = daemon.run()?;
-                        report.accounting.map_err(LiveError::Thread)?;
-                        let _ = daemon_tx.send(report.counters);
+                        report.accounting.clone().map_err(LiveError::Thread)?;
+                        let _ = daemon_tx.send(report);
                         Ok(())
                     })?,
             );
@@ -451,7 +512,9 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
-    let (delivered, latencies) = app.map_or((0, Vec::new()), |a| (a.delivered, a.latencies_ns));
+    let (delivered, dropped_reported, latencies) = app.map_or((0, 0, Vec::new()), |a| {
+        (a.delivered, a.dropped_reported, a.latencies_ns)
+    });
     let window_s = window_ns as f64 / NS_PER_S as f64;
     let wakeups: u64 = threads.iter().map(|t| t.wakeups).sum();
     let latency_us = LatencyUs::of(&latencies);
@@ -466,11 +529,24 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
         .and_then(|h| h.p50)
         .zip(latency_us.p50)
         .and_then(|(hop, esm)| (hop > 0.0).then(|| esm / hop));
-    let daemon_wakeups_per_event = daemon_rx
-        .try_recv()
-        .ok()
-        .filter(|_| spec.trace.is_some() && delivered > 0)
-        .map(|c| c.loop_wakeups as f64 / delivered as f64);
+    let daemon_report = daemon_rx.try_recv().ok();
+    let per_event = spec.trace.is_some() && delivered > 0;
+    let daemon_wakeups_per_event = daemon_report
+        .as_ref()
+        .filter(|_| per_event)
+        .map(|r| r.counters.loop_wakeups as f64 / delivered as f64);
+    let role_per_event = |role: &str| {
+        threads
+            .iter()
+            .find(|t| t.role == role)
+            .filter(|_| per_event && spec.model == Model::Esm)
+            .map(|t| t.wakeups as f64 / delivered as f64)
+    };
+    let producer_wakeups_per_event = role_per_event("driver");
+    let app_wakeups_per_event = role_per_event("app");
+    let rings = daemon_report
+        .as_ref()
+        .map(|r| RingAccounting::of(&r.rings, delivered, dropped_reported));
     Ok(LiveReport {
         model: spec.model,
         workload: spec.workload_name.clone(),
@@ -489,6 +565,9 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
         one_hop_us,
         esm_over_one_hop,
         daemon_wakeups_per_event,
+        producer_wakeups_per_event,
+        app_wakeups_per_event,
+        rings,
     })
 }
 

@@ -437,20 +437,12 @@ fn idle_control_connections_are_limited_per_user_and_closed_with_a_reason() {
     report.accounting.unwrap();
 }
 
-/// A gate in the daemon's loop: once triggered, the loop blocks (on purpose, for the test)
-/// until released, so datagrams pile up in the kernel meanwhile.
-struct Gate {
-    trigger_w: OwnedFd,
-    release_w: OwnedFd,
-    entered: mpsc::Receiver<()>,
-}
-
 /// Item 9. An empty UDP datagram used to read as end of stream and switch the network source
 /// off for good; datagrams the kernel dropped were counted nowhere. Now an empty datagram is
 /// delivered like any other, and kernel drops (`SO_RXQ_OVFL`) are in the daemon's counters and
 /// in the report's accounting: every datagram sent is received or counted dropped.
-/// A loopback UDP socket with the smallest receive buffer, so a burst overflows it while the
-/// daemon's loop is held.
+/// A loopback UDP socket with the smallest receive buffer, so a burst sent before the daemon
+/// (and its sources' producer thread) runs overflows it.
 fn udp_with_the_smallest_buffer() -> std::net::UdpSocket {
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let one: libc::c_int = 1;
@@ -468,30 +460,27 @@ fn udp_with_the_smallest_buffer() -> std::net::UdpSocket {
     udp
 }
 
+/// Datagrams in the bursts that overflow the smallest receive buffer.
+const BURST: u64 = 2_000;
+
+/// Sends `n` datagrams of 100 bytes from `peer` to `addr`.
+fn burst(peer: &std::net::UdpSocket, addr: std::net::SocketAddr, n: u64) {
+    for _ in 0..n {
+        peer.send_to(&[1; 100], addr).unwrap();
+    }
+}
+
 #[test]
 fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
     let udp = udp_with_the_smallest_buffer();
     let addr = udp.local_addr().unwrap();
-    let (trigger_r, trigger_w) = sys::pipe(true).unwrap();
-    let (release_r, release_w) = sys::pipe(false).unwrap();
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    // The burst arrives before anything reads the socket: most of it cannot fit.
+    burst(&peer, addr, BURST);
     let (probe_r, probe_w) = sys::pipe(true).unwrap();
-    let (entered_tx, entered) = mpsc::channel();
     let (counts_tx, counts) = mpsc::channel();
     let daemon = TestDaemon::start("faults-net", EsmConfig::default(), move |d| {
         d.add_net(OwnedFd::from(udp), 3)?;
-        let fd = trigger_r.as_raw_fd();
-        d.add_source(Box::new(FnSource {
-            fd,
-            f: move |_: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                let _owned = (&trigger_r, &release_r);
-                let mut b = [0u8; 1];
-                let _ = sys::read(fd, &mut b);
-                entered_tx.send(()).unwrap();
-                // Blocking: the loop is held here until the test releases it.
-                let _ = sys::read(release_r.as_raw_fd(), &mut b);
-                PostAction::Continue
-            },
-        }))?;
         let pfd = probe_r.as_raw_fd();
         d.add_source(Box::new(FnSource {
             fd: pfd,
@@ -505,11 +494,6 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
         }))?;
         Ok(())
     });
-    let gate = Gate {
-        trigger_w,
-        release_w,
-        entered,
-    };
     let mut app = EsmClient::connect(&daemon.path).unwrap();
     let got = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let g = std::rc::Rc::clone(&got);
@@ -517,36 +501,33 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
         g.borrow_mut().push(ev.payload)
     })
     .unwrap();
-    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    // The empty datagram, then one with data: both arrive; the source is still on.
+    // The empty datagram, then one with data: both arrive; the source is still on. What is left
+    // of the burst may come first, if the app registered before the producer read it.
     peer.send_to(&[], addr).unwrap();
     peer.send_to(&[7; 9], addr).unwrap();
-    for _ in 0..2 {
+    let last_two =
+        |v: &Vec<Payload>| v.len() >= 2 && v[v.len() - 1] == Payload::Net { channel: 3, len: 9 };
+    while !last_two(&got.borrow()) {
         assert!(matches!(app.wait().unwrap(), Handled::Event { .. }));
     }
+    let seen = got.borrow().clone();
     assert_eq!(
-        *got.borrow(),
-        vec![
+        seen[seen.len() - 2..],
+        [
             Payload::Net { channel: 3, len: 0 },
             Payload::Net { channel: 3, len: 9 }
         ]
     );
+    assert!(seen[..seen.len() - 2].iter().all(|p| *p
+        == Payload::Net {
+            channel: 3,
+            len: 100
+        }));
+    let app_events = seen.len() as u64;
     drop(app);
-    // A burst while the loop is held: most of it cannot fit in the receive buffer.
-    const BURST: u64 = 2_000;
-    sys::write_all_once(gate.trigger_w.as_raw_fd(), &[1]).unwrap();
-    gate.entered.recv_timeout(GIVE_UP).unwrap();
-    for _ in 0..BURST {
-        peer.send_to(&[1; 100], addr).unwrap();
-    }
-    sys::write_all_once(gate.release_w.as_raw_fd(), &[1]).unwrap();
-    // Markers after the loop runs again, until one is received: it carries the drop count of
-    // everything before it (the burst, and markers sent while the buffer was still full).
-    let mut sent = 2 + BURST;
+    let sent = BURST + 2;
     let deadline = Instant::now() + GIVE_UP;
     let c = loop {
-        peer.send_to(&[2; 10], addr).unwrap();
-        sent += 1;
         sys::write_all_once(probe_w.as_raw_fd(), &[1]).unwrap();
         let c: DaemonCounters = counts.recv_timeout(GIVE_UP).unwrap();
         if c.net_datagrams + c.net_kernel_drops == sent {
@@ -562,46 +543,31 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
     assert_eq!(c.sources_ended, 0);
     let report = daemon.stop();
     assert_eq!(report.lost_before_esm, report.counters.net_kernel_drops);
-    // Every datagram sent is either in the ESM's identity or counted lost before it.
-    assert_eq!(report.esm.raw_injected + report.lost_before_esm, sent);
+    // Every datagram sent is produced by the sources' thread or counted lost before it …
+    let src = report.sources.expect("the sources' producer ran");
+    assert_eq!(src.producer.events + report.lost_before_esm, sent);
+    // … and every produced one was routed to the app (delivered) or found no app yet.
+    assert_eq!(
+        src.producer.events,
+        src.producer.queued + src.producer.unrouted
+    );
+    assert_eq!(src.rings.produced, src.rings.delivered + src.rings.dropped);
+    assert_eq!(src.rings.delivered, app_events, "{src:?}");
     report.accounting.unwrap();
 }
 
 /// Drops that no later datagram reports, and datagrams still unread at the stop, are counted:
-/// a burst overflows the receive buffer while the loop is held, nothing follows it, and the
-/// daemon stops; every datagram sent is injected or counted lost before the ESM.
+/// a burst overflows the receive buffer before the daemon runs, nothing follows it, and the
+/// daemon stops; every datagram sent is produced or counted lost before it.
 #[test]
 fn a_burst_with_nothing_after_it_is_accounted_for_at_the_stop() {
     let udp = udp_with_the_smallest_buffer();
     let addr = udp.local_addr().unwrap();
-    let (trigger_r, trigger_w) = sys::pipe(true).unwrap();
-    let (release_r, release_w) = sys::pipe(false).unwrap();
-    let (entered_tx, entered) = mpsc::channel();
-    let daemon = TestDaemon::start("faults-net-stop", EsmConfig::default(), move |d| {
-        d.add_net(OwnedFd::from(udp), 4)?;
-        let fd = trigger_r.as_raw_fd();
-        d.add_source(Box::new(FnSource {
-            fd,
-            f: move |_: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                let _owned = (&trigger_r, &release_r);
-                let mut b = [0u8; 1];
-                let _ = sys::read(fd, &mut b);
-                entered_tx.send(()).unwrap();
-                // Blocking: the loop is held here until the test releases it.
-                let _ = sys::read(release_r.as_raw_fd(), &mut b);
-                PostAction::Continue
-            },
-        }))?;
-        Ok(())
-    });
     let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    const BURST: u64 = 2_000;
-    sys::write_all_once(trigger_w.as_raw_fd(), &[1]).unwrap();
-    entered.recv_timeout(GIVE_UP).unwrap();
-    for _ in 0..BURST {
-        peer.send_to(&[1; 100], addr).unwrap();
-    }
-    sys::write_all_once(release_w.as_raw_fd(), &[1]).unwrap();
+    burst(&peer, addr, BURST);
+    let daemon = TestDaemon::start("faults-net-stop", EsmConfig::default(), move |d| {
+        d.add_net(OwnedFd::from(udp), 4)
+    });
     let report = daemon.stop();
     let c = report.counters;
     assert!(c.net_kernel_drops > 0, "the burst fitted: {c:?}");
@@ -609,11 +575,9 @@ fn a_burst_with_nothing_after_it_is_accounted_for_at_the_stop() {
         report.lost_before_esm,
         c.net_kernel_drops + c.net_unread_at_stop
     );
-    assert_eq!(
-        report.esm.raw_injected + report.lost_before_esm,
-        BURST,
-        "{c:?}"
-    );
+    let produced = report.sources.map_or(0, |s| s.producer.events);
+    assert_eq!(produced, c.net_datagrams, "{c:?}");
+    assert_eq!(produced + report.lost_before_esm, BURST, "{c:?}");
     report.accounting.unwrap();
 }
 

@@ -47,6 +47,7 @@ pub mod fileout;
 pub mod input_file;
 pub mod proc_connector;
 pub mod procfs;
+pub mod producer;
 pub mod protocol;
 pub mod runqueue;
 pub mod sys;

@@ -15,6 +15,7 @@
 //! | `state` | app (to `WAITING`), daemon (claims `WAITING` → `RUNNING`); app (takes its own claim back) | [`RUNNING`], [`WAITING`] |
 //! | `queued` | daemon | items in the app's private queue (events and overflow markers) |
 //! | `flags` | daemon | [`FLAG_REPORT_WAITS`]: send every wait as a message (a policy needs it at once) |
+//! | `routes` | daemon | a producer's route generation: bumped after each `Route` sent to it |
 //!
 //! The daemon creates the cell (a `memfd` sealed against shrinking and growing, so an app cannot
 //! truncate it under the daemon's mapping) and passes it with the `Welcome`. An app can write any
@@ -37,6 +38,7 @@ const CELL_BYTES: usize = 4096;
 const STATE: usize = 0;
 const QUEUED: usize = 1;
 const FLAGS: usize = 2;
+const ROUTES: usize = 3;
 
 /// One side's mapping of a wait cell.
 #[derive(Debug)]
@@ -119,7 +121,7 @@ impl WaitCell {
     }
 
     fn word(&self, i: usize) -> &AtomicU32 {
-        // SAFETY: `words` points at a live page-aligned mapping of CELL_BYTES; i < 3.
+        // SAFETY: `words` points at a live page-aligned mapping of CELL_BYTES; i <= ROUTES.
         unsafe { &*self.words.add(i) }
     }
 
@@ -162,7 +164,21 @@ impl WaitCell {
             .is_ok()
     }
 
+    /// A producer's route generation: it changes after every `Route` the daemon sent to this
+    /// connection, so a producer reads its control socket only when this moved (a load per
+    /// event instead of a `poll` system call).
+    #[must_use]
+    pub fn route_generation(&self) -> u32 {
+        self.word(ROUTES).load(Ordering::Acquire)
+    }
+
     // ---- the daemon's side ----
+
+    /// Says a `Route` was just sent on this connection (after the send, so a producer that sees
+    /// the new generation finds the message in its socket).
+    pub fn daemon_bump_routes(&self) {
+        self.word(ROUTES).fetch_add(1, Ordering::Release);
+    }
 
     /// Claims the app's wait if it is waiting: `true` means the app is blocked (or about to be)
     /// for a delivery and the daemon now owes it one.
@@ -211,6 +227,18 @@ mod tests {
         let dup = unsafe { OwnedFd::from_raw_fd(libc::dup(daemon.raw_fd())) };
         let app = WaitCell::open(dup).unwrap();
         (daemon, app)
+    }
+
+    #[test]
+    fn the_route_generation_moves_with_every_route_and_only_then() {
+        let (d, p) = pair();
+        let g = p.route_generation();
+        d.daemon_set_queued(3);
+        d.daemon_set_report_waits(true);
+        assert_eq!(p.route_generation(), g, "other words leave it alone");
+        d.daemon_bump_routes();
+        d.daemon_bump_routes();
+        assert_eq!(p.route_generation(), g.wrapping_add(2));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Each connection is one application: it is attached to the ESM when it connects and removed —
 //! registrations and private queue with it — when its socket closes for any reason (exit, crash,
-//! protocol error). Event sources (evdev, replay, datagram socket, timer) inject into the ESM;
+//! protocol error). Event sources in the loop (evdev, replay) inject into the ESM;
 //! the deliveries a source produced go out when it returns, one `Batch` packet per app holding
 //! what was pushed to it and what its private queue held (up to `MAX_BATCH`), so one wait covers
 //! them. An app has at most one batch in flight — it must wait again before the next — so the
@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -38,6 +38,9 @@ use lull_workload::Trace;
 
 use crate::kds::{KdsConfig, KdsHost, KdsReport};
 use crate::replay::{ReplayCounters, ReplaySource};
+use crate::routes::Routes;
+pub use crate::routes::{RingRoute, RING_CAPACITY};
+use crate::sources::{SourceReport, SourceSet, SourceShared};
 
 /// The daemon's own counters (the ESM's are in [`lull_esm::EsmCounters`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
@@ -74,6 +77,8 @@ pub struct DaemonCounters {
     /// Datagrams the kernel had received but the daemon had not read when it stopped: lost
     /// before the ESM as the kernel's drops are, and counted with them.
     pub net_unread_at_stop: u64,
+    /// Timer expirations the timer sources read (each one produced as a `Timer` event).
+    pub timer_expirations: u64,
     /// Turns on an ESM connection that stopped after [`MAX_MESSAGES_PER_TURN`] messages, leaving
     /// any more for the next turn.
     pub turns_deferred: u64,
@@ -144,7 +149,7 @@ impl Default for DaemonConfig {
 pub(crate) struct Conn {
     pub(crate) fd: OwnedFd,
     token: Token,
-    cell: WaitCell,
+    pub(crate) cell: WaitCell,
 }
 
 /// Which source is closing an app: its own source is unregistered by returning `Remove`, every
@@ -163,19 +168,19 @@ pub(crate) enum Closer {
 pub struct DaemonState {
     pub(crate) esm: Esm,
     pub(crate) conns: HashMap<AppId, Conn>,
-    buf: Vec<u8>,
+    pub(crate) buf: Vec<u8>,
     /// Deliveries made while a source runs, written when it returns ([`DaemonState::flush`]).
     outbox: Vec<Push>,
     /// Apps connected or sent a batch since they last waited: their next wait may come through
     /// their cell alone, so the daemon reads it there.
-    watched: Vec<AppId>,
+    pub(crate) watched: Vec<AppId>,
     /// An event was injected since the last flush (something may have been queued).
     injected: bool,
     /// Scratch for one app's batch.
     batch: Vec<Delivery>,
     /// Every app's wait must come as a message (see the module docs).
     report_waits: bool,
-    counters: DaemonCounters,
+    pub(crate) counters: DaemonCounters,
     replays: Vec<ReplayCounters>,
     /// The display server, when enabled ([`Daemon::enable_kds`]).
     pub(crate) kds: Option<KdsHost>,
@@ -188,48 +193,12 @@ pub struct DaemonState {
     listen_retry_armed: bool,
     /// A connection or source closed since the last flush: a descriptor is free again.
     pub(crate) fds_freed: bool,
-    /// Each datagram network source's socket and its last cumulative kernel drop count
-    /// (`SO_RXQ_OVFL`); the socket stays open while its source is in the loop.
-    net_drops_seen: HashMap<RawFd, u32>,
-    /// Connections that said `Produce`: each writes its events straight into the rings of the
-    /// apps it is routed to (the data plane); the daemon only keeps the routes.
-    producers: HashMap<AppId, ProducerRoutes>,
-    /// Rings retired (their app or producer gone), read one last time from their memfd.
-    retired_rings: Vec<RingRoute>,
-    next_producer: u32,
+    /// The counters of the network and timer sources' thread ([`crate::sources`]).
+    sources_shared: Arc<SourceShared>,
+    /// The data plane's routing table ([`crate::routes`]).
+    pub(crate) routes: Routes,
     /// Input devices handed to the apps that hold input (`crate::devices`).
     pub(crate) devices: crate::devices::DeviceHost,
-}
-
-/// One producer's routes: per app, the ring the daemon made and the kinds routed to it.
-struct ProducerRoutes {
-    id: u32,
-    kinds: u32,
-    rings: HashMap<AppId, RouteRing>,
-}
-
-struct RouteRing {
-    /// The daemon's own copy of the ring's memfd, to read its counters.
-    memfd: OwnedFd,
-    kinds: u32,
-}
-
-/// Records a ring holds (one per app and producer): 16,384 × 64 bytes = 1 MiB, sized by
-/// measurement (`lull bench fanout`'s `ring_high_water`, docs/live.md): at issue 27's 100,000
-/// events/s per app it covers 164 ms of an app not running. On this 2-core machine loaded by
-/// builds (load average 9-17), the apps of a 20-client fan-out at that rate fell 1,426 to
-/// 12,345 records behind in six 5 s runs, and once one app was not run for longer (its drops
-/// counted and marked); the 1,024 of the first rings covered 10 ms. The kernel backs a page only
-/// once it is written, so a slow source costs what it uses.
-pub const RING_CAPACITY: u64 = 16_384;
-
-/// One ring's accounting, read from its memfd: `produced = delivered + dropped` holds from the
-/// producer's side; `consumed` is what the app says it read (events and markers).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
-pub struct RingRoute {
-    pub producer: u32,
-    pub app: AppId,
-    pub ring: lull_os::event_ring::RingObservation,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -290,11 +259,19 @@ impl DaemonState {
     /// The daemon's counters so far.
     #[must_use]
     pub fn counters(&self) -> DaemonCounters {
-        self.counters
+        let mut c = self.counters;
+        let s = &self.sources_shared;
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        c.net_datagrams += get(&s.net_datagrams);
+        c.net_kernel_drops += get(&s.net_kernel_drops);
+        c.net_unread_at_stop += get(&s.net_unread_at_stop);
+        c.sources_ended += get(&s.sources_ended);
+        c.timer_expirations += get(&s.timer_expirations);
+        c
     }
 
     /// Sends `msg` to `app`; a full or broken socket drops the app.
-    fn send(&mut self, app: AppId, msg: DaemonMsg, ctl: &mut LoopCtl<DaemonState>) {
+    pub(crate) fn send(&mut self, app: AppId, msg: DaemonMsg, ctl: &mut LoopCtl<DaemonState>) {
         msg.encode(&mut self.buf);
         self.send_buf(app, ctl);
     }
@@ -518,35 +495,6 @@ impl DaemonState {
         PostAction::Pause
     }
 
-    /// Counts the drops since `fd`'s last reading of its cumulative kernel drop count `total`
-    /// (32-bit in the kernel: the difference is taken wrapping).
-    fn note_net_drops(&mut self, fd: RawFd, total: u32) {
-        if let Some(seen) = self.net_drops_seen.get_mut(&fd) {
-            let new = total.wrapping_sub(*seen);
-            *seen = total;
-            self.counters.net_kernel_drops += u64::from(new);
-        }
-    }
-
-    /// At the stop, every datagram offered to a network source is accounted for: those still
-    /// unread in its socket are counted (`net_unread_at_stop`), and the drops no later datagram
-    /// reported are read with `SO_MEMINFO`.
-    fn settle_net_sources(&mut self) {
-        let mut buf = vec![0u8; 65_536];
-        let fds: Vec<RawFd> = self.net_drops_seen.keys().copied().collect();
-        for fd in fds {
-            while let Ok((_, drops)) = sys::recv_counting_drops(fd, &mut buf) {
-                self.counters.net_unread_at_stop += 1;
-                if let Some(total) = drops {
-                    self.note_net_drops(fd, total);
-                }
-            }
-            if let Ok(total) = sys::socket_drop_count(fd) {
-                self.note_net_drops(fd, total);
-            }
-        }
-    }
-
     /// The interrupt path: interpret and dispatch `raw` stamped `stamp_ns`, then write the pushes.
     /// The pushes are written when the running source returns (see [`DaemonState::flush`]).
     pub fn inject(&mut self, raw: RawEvent, stamp_ns: u64, _ctl: &mut LoopCtl<DaemonState>) {
@@ -562,7 +510,7 @@ impl DaemonState {
     fn handle(&mut self, app: AppId, msg: ClientMsg, ctl: &mut LoopCtl<DaemonState>) {
         match msg {
             ClientMsg::Register { kind, handler } => {
-                if self.producers.contains_key(&app) {
+                if self.routes.is_producer(app) {
                     // A producer is no app: it has nothing to register.
                     self.reject(app, ctl);
                     return;
@@ -570,37 +518,13 @@ impl DaemonState {
                 // The connection's app is attached for as long as the connection lives.
                 let _ = self.esm.register(app, kind, handler);
                 // Its rings first, so that when `Registered` arrives every producer has them.
-                let producers: Vec<AppId> = self.producers.keys().copied().collect();
-                for p in producers {
+                for p in self.routes.producer_ids() {
                     self.route(p, app, ctl);
                 }
                 self.devices_sync();
                 self.send(app, DaemonMsg::Registered, ctl);
             }
-            ClientMsg::Produce { kinds } => {
-                if self.producers.contains_key(&app) || kinds == 0 {
-                    self.reject(app, ctl);
-                    return;
-                }
-                // It stops being an app: nothing is delivered to it through the ESM.
-                let _ = self.esm.remove_app(app);
-                self.watched.retain(|&a| a != app);
-                let id = self.next_producer;
-                self.next_producer += 1;
-                self.producers.insert(
-                    app,
-                    ProducerRoutes {
-                        id,
-                        kinds,
-                        rings: HashMap::new(),
-                    },
-                );
-                let apps: Vec<AppId> = self.esm.apps().collect();
-                for a in apps {
-                    self.route(app, a, ctl);
-                }
-                self.send(app, DaemonMsg::Registered, ctl);
-            }
+            ClientMsg::Produce { kinds } => self.add_producer(app, kinds, ctl),
             ClientMsg::Wait => {
                 self.counters.waits_by_message += 1;
                 self.app_waited(app);
@@ -614,158 +538,10 @@ impl DaemonState {
     }
 
     /// Closes a connection that broke the protocol.
-    fn reject(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
+    pub(crate) fn reject(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
         self.counters.malformed_rejected += 1;
         self.send(app, DaemonMsg::Error(ErrorCode::Malformed), ctl);
         self.disconnect(app, Some(ctl), Closer::Other);
-    }
-
-    /// The kinds producer `p` should push to `app`: those it produces that the app has a handler
-    /// for in the ESM's application list — so no input kind while its input is suspended (the
-    /// ESM sets those handlers aside), network and timer kinds still.
-    fn route_kinds(&self, p_kinds: u32, app: AppId) -> u32 {
-        lull_model::EventKind::ALL
-            .iter()
-            .filter(|k| p_kinds & (1 << k.index()) != 0)
-            .filter(|&&k| matches!(self.esm.handler(app, k), Ok(Some(_))))
-            .fold(0, |m, k| m | (1 << k.index()))
-    }
-
-    /// Brings producer `p`'s route to `app` up to date: a new ring (to both ends) when the app
-    /// gains its first routed kind, a `Route` when the kinds change.
-    fn route(&mut self, p: AppId, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
-        let Some(pr) = self.producers.get(&p) else {
-            return;
-        };
-        let kinds = self.route_kinds(pr.kinds, app);
-        let (id, known) = (pr.id, pr.rings.get(&app).map(|r| r.kinds));
-        match known {
-            Some(k) if k == kinds => {}
-            Some(_) if kinds == 0 => {
-                // Nothing routed any more: the ring is retired on both sides (a later
-                // registration makes a new one).
-                if let Some(r) = self
-                    .producers
-                    .get_mut(&p)
-                    .and_then(|pr| pr.rings.remove(&app))
-                {
-                    if let Ok(ring) = lull_os::event_ring::RingConsumer::observe(&r.memfd) {
-                        self.retired_rings.push(RingRoute {
-                            producer: id,
-                            app,
-                            ring,
-                        });
-                    }
-                }
-                self.send(p, DaemonMsg::Route { app, kinds }, ctl);
-            }
-            Some(_) => {
-                if let Some(r) = self
-                    .producers
-                    .get_mut(&p)
-                    .and_then(|pr| pr.rings.get_mut(&app))
-                {
-                    r.kinds = kinds;
-                }
-                self.send(p, DaemonMsg::Route { app, kinds }, ctl);
-            }
-            None if kinds == 0 => {}
-            None => {
-                let Ok((ring, fds)) = lull_os::event_ring::RingProducer::create(RING_CAPACITY)
-                else {
-                    self.counters.cell_failures += 1;
-                    return;
-                };
-                drop(ring);
-                let Ok(memfd) = fds.memfd.try_clone() else {
-                    self.counters.cell_failures += 1;
-                    return;
-                };
-                let raw = [fds.memfd.as_raw_fd(), fds.eventfd.as_raw_fd()];
-                // The producer's end first: the app's copy is the one it may scribble on.
-                let Some(pfd) = self.conns.get(&p).map(|c| c.fd.as_raw_fd()) else {
-                    return;
-                };
-                DaemonMsg::Route { app, kinds }.encode(&mut self.buf);
-                if sys::send_with_fds(pfd, &self.buf, &raw).is_err() {
-                    self.counters.not_reading_dropped += 1;
-                    self.disconnect(p, Some(ctl), Closer::Other);
-                    return;
-                }
-                if let Some(pr) = self.producers.get_mut(&p) {
-                    pr.rings.insert(app, RouteRing { memfd, kinds });
-                }
-                let Some(afd) = self.conns.get(&app).map(|c| c.fd.as_raw_fd()) else {
-                    return;
-                };
-                DaemonMsg::Ring { producer: id }.encode(&mut self.buf);
-                if sys::send_with_fds(afd, &self.buf, &raw).is_err() {
-                    self.counters.not_reading_dropped += 1;
-                    self.disconnect(app, Some(ctl), Closer::Other);
-                }
-            }
-        }
-    }
-
-    /// Brings every producer's route to `app` up to date with the ESM: after the display server
-    /// registered a handler for it or suspended or restored its input (the routing's one entry
-    /// for components that change the ESM behind the ESM socket's back).
-    pub(crate) fn reroute(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
-        if self.producers.is_empty() || self.producers.contains_key(&app) {
-            return;
-        }
-        let producers: Vec<AppId> = self.producers.keys().copied().collect();
-        for p in producers {
-            self.route(p, app, ctl);
-        }
-    }
-
-    /// Every ring's accounting: the live ones read now, and the retired ones.
-    #[must_use]
-    pub fn rings(&self) -> Vec<RingRoute> {
-        let mut out = self.retired_rings.clone();
-        for pr in self.producers.values() {
-            for (&app, r) in &pr.rings {
-                if let Ok(ring) = lull_os::event_ring::RingConsumer::observe(&r.memfd) {
-                    out.push(RingRoute {
-                        producer: pr.id,
-                        app,
-                        ring,
-                    });
-                }
-            }
-        }
-        out
-    }
-
-    /// Drops the routes that `app` (an app or a producer) was part of, keeping their last counts.
-    fn routes_gone(&mut self, app: AppId, ctl: Option<&mut LoopCtl<DaemonState>>) {
-        let retire = |id: u32, a: AppId, r: RouteRing, out: &mut Vec<RingRoute>| {
-            if let Ok(ring) = lull_os::event_ring::RingConsumer::observe(&r.memfd) {
-                out.push(RingRoute {
-                    producer: id,
-                    app: a,
-                    ring,
-                });
-            }
-        };
-        if let Some(pr) = self.producers.remove(&app) {
-            for (a, r) in pr.rings {
-                retire(pr.id, a, r, &mut self.retired_rings);
-            }
-        }
-        let mut tell = Vec::new();
-        for (&p, pr) in &mut self.producers {
-            if let Some(r) = pr.rings.remove(&app) {
-                retire(pr.id, app, r, &mut self.retired_rings);
-                tell.push(p);
-            }
-        }
-        if let Some(ctl) = ctl {
-            for p in tell {
-                self.send(p, DaemonMsg::Route { app, kinds: 0 }, ctl);
-            }
-        }
     }
 
     /// Reads the pending messages of `app`, at most [`MAX_MESSAGES_PER_TURN`]; returns `Remove`
@@ -839,10 +615,26 @@ impl Stopper {
     }
 }
 
+/// Where to find a daemon's source thread ([`Daemon::sources_thread`]).
+#[derive(Clone, Debug)]
+pub struct SourcesThread(Arc<SourceShared>);
+
+impl SourcesThread {
+    /// The thread's id, once it runs.
+    #[must_use]
+    pub fn tid(&self) -> Option<i32> {
+        let tid = self.0.tid.load(std::sync::atomic::Ordering::Acquire);
+        (tid != 0).then_some(tid)
+    }
+}
+
 /// What a daemon did, returned when it stops.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DaemonReport {
     pub counters: DaemonCounters,
+    /// The network and timer sources' producer thread, when there were any: its producer
+    /// counters and its side of its rings' counters.
+    pub sources: Option<SourceReport>,
     pub esm: lull_esm::EsmCounters,
     pub replays: Vec<ReplayCounters>,
     /// The display server's counters, when it ran.
@@ -870,6 +662,8 @@ pub struct Daemon {
     lp: EventLoop<DaemonState>,
     state: DaemonState,
     stop: Arc<EventFd>,
+    /// Network and timer sources, run as a producer thread once the daemon runs.
+    sources: SourceSet,
     socket_path: PathBuf,
     _listener: Rc<OwnedFd>,
     /// Socket files this daemon bound, removed when it stops; an adopted socket's file belongs
@@ -1105,13 +899,12 @@ impl Daemon {
                 listen_retry,
                 listen_retry_armed: false,
                 fds_freed: false,
-                net_drops_seen: HashMap::new(),
-                producers: HashMap::new(),
-                retired_rings: Vec::new(),
-                next_producer: 0,
+                sources_shared: Arc::default(),
+                routes: Routes::default(),
                 devices: crate::devices::DeviceHost::default(),
             },
             stop,
+            sources: SourceSet::default(),
             socket_path: config.socket_path.clone(),
             _listener: listener,
             bound_paths: Vec::new(),
@@ -1121,6 +914,13 @@ impl Daemon {
     #[must_use]
     pub fn socket_path(&self) -> &Path {
         &self.socket_path
+    }
+
+    /// The thread id of the network and timer sources' producer thread once the daemon runs
+    /// (`None` before, or without such sources), readable from any thread.
+    #[must_use]
+    pub fn sources_thread(&self) -> SourcesThread {
+        SourcesThread(Arc::clone(&self.state.sources_shared))
     }
 
     /// A handle that stops the daemon from any thread.
@@ -1164,94 +964,28 @@ impl Daemon {
         Ok(())
     }
 
-    /// Adds a timer source that injects `RawEvent::Timer { id }` at the monotonic instant
-    /// `first_ns`, then every `interval_ns` if non-zero.
+    /// Adds a timer source that produces `RawEvent::Timer { id }` at the monotonic instant
+    /// `first_ns`, then every `interval_ns` if non-zero. It runs on the sources' producer thread
+    /// ([`crate::sources`]) once the daemon runs: each expiry is written into the rings of the
+    /// apps registered for timer events, without waking the daemon's loop.
     ///
     /// # Errors
     /// The kernel's error from the timerfd calls.
     pub fn add_timer(&mut self, id: u32, first_ns: u64, interval_ns: u64) -> io::Result<()> {
-        let timer = TimerFd::new()?;
-        timer.set_abs(first_ns, interval_ns)?;
-        let fd = timer.raw();
-        self.lp.insert(Box::new(FnSource {
-            fd,
-            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-                let n = timer.take_expirations().unwrap_or(0);
-                for _ in 0..n {
-                    st.inject(RawEvent::Timer { id }, sys::monotonic_ns(), ctl);
-                }
-                if interval_ns == 0 && n > 0 {
-                    PostAction::Remove
-                } else {
-                    PostAction::Continue
-                }
-            },
-        }))?;
-        Ok(())
+        self.sources.add_timer(id, first_ns, interval_ns)
     }
 
     /// Adds a network source: every datagram (or stream read) arriving on `fd` from a peer is
-    /// injected as `RawEvent::Net { channel, len }`. On a datagram socket an empty datagram is a
-    /// datagram like any other (only a stream's 0-byte read is its end), and the datagrams the
-    /// kernel drops for a full receive buffer are counted (`SO_RXQ_OVFL`) in
-    /// [`DaemonCounters::net_kernel_drops`].
+    /// produced as `RawEvent::Net { channel, len }` into the rings of the apps registered for
+    /// network messages, by the sources' producer thread ([`crate::sources`]), without waking the
+    /// daemon's loop. On a datagram socket an empty datagram is a datagram like any other (only a
+    /// stream's 0-byte read is its end), and the datagrams the kernel drops for a full receive
+    /// buffer are counted (`SO_RXQ_OVFL`) in [`DaemonCounters::net_kernel_drops`].
     ///
     /// # Errors
-    /// The kernel's error registering the descriptor or turning on the drop count.
+    /// The kernel's error turning on the drop count.
     pub fn add_net(&mut self, fd: OwnedFd, channel: u32) -> io::Result<()> {
-        sys::set_nonblocking(fd.as_raw_fd(), true)?;
-        let raw = fd.as_raw_fd();
-        let datagram = sys::is_datagram_socket(raw);
-        if datagram {
-            sys::enable_drop_count(raw)?;
-            self.state.net_drops_seen.insert(raw, 0);
-        }
-        // The largest UDP payload; a longer read would only be truncated anyway.
-        let mut buf = vec![0u8; 65_536];
-        self.lp.insert(Box::new(FnSource {
-            fd: raw,
-            f: move |st: &mut DaemonState, ctl: &mut LoopCtl<DaemonState>| {
-                let _keep = &fd;
-                // A burst is read over several turns, so the apps' connections are served
-                // between its parts.
-                for _ in 0..MAX_MESSAGES_PER_TURN {
-                    let got = if datagram {
-                        sys::recv_counting_drops(raw, &mut buf)
-                    } else {
-                        sys::read(raw, &mut buf).map(|n| (n, None))
-                    };
-                    match got {
-                        Ok((0, _)) if !datagram => {
-                            st.counters.sources_ended += 1;
-                            st.fds_freed = true;
-                            return PostAction::Remove;
-                        }
-                        Ok((n, drops)) => {
-                            if datagram {
-                                st.counters.net_datagrams += 1;
-                            }
-                            if let Some(total) = drops {
-                                st.note_net_drops(raw, total);
-                            }
-                            let len = u32::try_from(n).unwrap_or(u32::MAX);
-                            st.inject(RawEvent::Net { channel, len }, sys::monotonic_ns(), ctl);
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            return PostAction::Continue
-                        }
-                        Err(_) => {
-                            st.counters.sources_ended += 1;
-                            st.fds_freed = true;
-                            // The socket closes with the source: nothing to settle at the stop.
-                            st.net_drops_seen.remove(&raw);
-                            return PostAction::Remove;
-                        }
-                    }
-                }
-                PostAction::Continue
-            },
-        }))?;
-        Ok(())
+        self.sources.add_net(fd, channel)
     }
 
     /// Adds any source to the daemon's loop: it runs with the daemon's state, so it can inject
@@ -1316,18 +1050,27 @@ impl Daemon {
     /// # Errors
     /// The event loop's error.
     pub fn run(mut self) -> Result<DaemonReport, DaemonError> {
+        let sources = if self.sources.is_empty() {
+            None
+        } else {
+            let shared = Arc::clone(&self.state.sources_shared);
+            let set = std::mem::take(&mut self.sources);
+            Some(set.spawn(&self.socket_path, shared)?)
+        };
         let result = self.lp.run(&mut self.state);
         self.state.counters.loop_wakeups = self.lp.wakeups;
-        self.state.settle_net_sources();
+        // The thread counts what its sockets still hold when it stops.
+        let sources = sources.map(crate::sources::SourceThread::stop);
+        let counters = self.state.counters();
         let report = DaemonReport {
-            counters: self.state.counters,
+            counters,
+            sources,
             esm: self.state.esm.counters(),
             replays: self.state.replays.clone(),
             kds: self.state.kds.as_ref().map(KdsHost::report),
             guis: self.state.guis_report(),
             seam: self.state.seam_report(),
-            lost_before_esm: self.state.counters.net_kernel_drops
-                + self.state.counters.net_unread_at_stop,
+            lost_before_esm: counters.net_kernel_drops + counters.net_unread_at_stop,
             accounting: self.state.esm.check_accounting(),
             rings: self.state.rings(),
             devices: self.state.devices.report(),

@@ -1,10 +1,12 @@
 //! `lulld`, the Lull daemon: one event loop, blocked in `epoll_wait(-1)`, hosting the ESM, the
 //! display server and guiS. The binary (`src/main.rs`) parses options and runs a [`daemon::Daemon`].
 //!
-//! - [`daemon`]: the ESM host — the loop, the apps' connections, the event sources (evdev,
-//!   [`replay`], datagram socket, timer).
+//! - [`daemon`]: the ESM host — the loop, the apps' connections, the event sources in the loop
+//!   (evdev pipes, [`replay`]).
 //! - [`devices`]: kernel input devices on the data plane — a masked descriptor of each device
 //!   handed to every app that holds input, revoked (`EVIOCREVOKE`) when it stops holding it.
+//! - [`routes`]: the data plane's routing table (producers, their rings per app, retired rings).
+//! - [`sources`]: the datagram sockets and timers as a data-plane producer thread, off the loop.
 //! - [`kds`]: the display server's sockets and presentation around the pure `lull_kds::server`.
 //! - [`scx_feed`]: the display server's facts (window class, input pushes) written for lull-scx,
 //!   Lull's sched_ext scheduler, into the map it pins.
@@ -38,8 +40,10 @@ pub mod freezer;
 pub mod guis;
 pub mod kds;
 pub mod replay;
+pub mod routes;
 pub mod scx_feed;
 pub mod seam;
+pub mod sources;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 pub mod ucsg;

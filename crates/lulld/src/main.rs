@@ -53,8 +53,9 @@ struct Args {
     /// The channel of --udp's `net_message` events (default 0).
     #[arg(long)]
     net_channel: Option<u32>,
-    /// Inject a `timer` event (id 0) every this many milliseconds. Off by default: a periodic
-    /// timer wakes the daemon even when nothing happens.
+    /// Produce a `timer` event (id 0) every this many milliseconds, into the rings of the apps
+    /// registered for timers. Off by default: a periodic timer wakes the daemon's source thread
+    /// even when nothing happens.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     timer_ms: Option<u64>,
     /// Run without the display server (ESM only).
