@@ -241,8 +241,8 @@ fn hostile_apps_stall_neither_the_network_producer_nor_the_good_app() {
     let (good, dying_id) = (app.app(), dying.app);
     let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut seqs = Vec::new();
-    // Past the sleeper's ring capacity (1024): 40 rounds of 32.
-    let rounds = 40;
+    // Past the sleeper's ring capacity: whole rounds to fill it, and 8 more.
+    let rounds = lulld::routes::RING_CAPACITY / ROUND + 8;
     let mut dying = Some(dying);
     for round in 0..rounds {
         if round == rounds / 2 {
@@ -274,8 +274,8 @@ fn hostile_apps_stall_neither_the_network_producer_nor_the_good_app() {
     assert_eq!(ring(scribbler_id).hostile_tails, n);
     // The sleeper's ring fills, then drops the rest.
     let s = ring(sleeper_id);
-    assert_eq!(s.delivered, lulld::daemon::RING_CAPACITY);
-    assert_eq!(s.dropped, n - lulld::daemon::RING_CAPACITY);
+    assert_eq!(s.delivered, lulld::routes::RING_CAPACITY);
+    assert_eq!(s.dropped, n - lulld::routes::RING_CAPACITY);
     // The dead app's ring is retired with its counts, and got nothing after its death.
     let d = ring(dying_id);
     assert!(d.produced < n, "{d:?}");
