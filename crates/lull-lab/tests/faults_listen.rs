@@ -460,6 +460,15 @@ fn udp_with_the_smallest_buffer() -> std::net::UdpSocket {
     udp
 }
 
+/// Bytes queued on a UDP socket (`SIOCINQ`: the size of the next datagram, 0 when none).
+fn unread_bytes(udp: &std::net::UdpSocket) -> libc::c_int {
+    let mut n: libc::c_int = 0;
+    // SAFETY: `SIOCINQ` writes one int through the pointer, on our own socket.
+    let r = unsafe { libc::ioctl(udp.as_raw_fd(), libc::FIONREAD, &raw mut n) };
+    assert_eq!(r, 0);
+    n
+}
+
 /// Datagrams in the bursts that overflow the smallest receive buffer.
 const BURST: u64 = 2_000;
 
@@ -474,6 +483,8 @@ fn burst(peer: &std::net::UdpSocket, addr: std::net::SocketAddr, n: u64) {
 fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
     let udp = udp_with_the_smallest_buffer();
     let addr = udp.local_addr().unwrap();
+    // The test's own view of the daemon's socket: to know when the burst's survivors were read.
+    let watch = udp.try_clone().unwrap();
     let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     // The burst arrives before anything reads the socket: most of it cannot fit.
     burst(&peer, addr, BURST);
@@ -501,6 +512,14 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
         g.borrow_mut().push(ev.payload)
     })
     .unwrap();
+    // The receive buffer is full of the burst until the sources' thread reads it, and a datagram
+    // sent before then would be dropped by the kernel: wait until the socket is empty.
+    let deadline = Instant::now() + GIVE_UP;
+    while unread_bytes(&watch) != 0 {
+        assert!(Instant::now() < deadline, "the burst was never read");
+        thread::yield_now();
+    }
+    drop(watch);
     // The empty datagram, then one with data: both arrive; the source is still on. What is left
     // of the burst may come first, if the app registered before the producer read it.
     peer.send_to(&[], addr).unwrap();
