@@ -179,13 +179,11 @@ mod tests {
     use super::*;
     use lull_model::{Payload, RawEvent, TouchPhase};
     use lull_os::evdev::{EvdevEncoder, EV_SYN, SYN_DROPPED};
-    use std::os::fd::FromRawFd;
 
     fn reader() -> (DeviceReader, OwnedFd, DeviceAccount) {
         let (r, w) = sys::pipe(false).unwrap();
         let account = DeviceAccount::create().unwrap();
-        // SAFETY: dup of a live descriptor.
-        let dup = unsafe { OwnedFd::from_raw_fd(libc::dup(account.raw_fd())) };
+        let dup = account.try_clone_fd().unwrap();
         (DeviceReader::from_fds(3, vec![r, dup]).unwrap(), w, account)
     }
 

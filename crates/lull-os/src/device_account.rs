@@ -139,6 +139,14 @@ impl DeviceAccount {
         self.fd.as_raw_fd()
     }
 
+    /// A second descriptor of the same page (for a test that plays both sides).
+    ///
+    /// # Errors
+    /// The kernel's error from `fcntl(F_DUPFD_CLOEXEC)`.
+    pub fn try_clone_fd(&self) -> io::Result<OwnedFd> {
+        self.fd.try_clone()
+    }
+
     /// Publishes the app's counts (the app's side; one relaxed store per word: the daemon reads
     /// them only for its report).
     pub fn publish(&self, c: &DeviceCounts) {
