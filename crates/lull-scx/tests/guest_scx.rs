@@ -1,7 +1,7 @@
 //! lull-scx loaded into a real kernel (the lab guest, `lull lab vm --tests`): an interactive
 //! thread whose every wake-up follows an "input" (its record in the facts map bumped, as lulld's
-//! feed does) against CPU hogs, first under the kernel's own scheduler (EEVDF) and then under
-//! lull-scx in the same boot; the hogs all get CPU under lull-scx (fair service, the watchdog
+//! feed does) against CPU hogs, in alternating rounds under the kernel's own scheduler (EEVDF)
+//! and under lull-scx in the same boot; the hogs all get CPU under lull-scx (fair service, the watchdog
 //! never fires); lull-scx unloads cleanly and the kernel is back on its own scheduler. And the
 //! typed errors: a second load while one is loaded, and a load without root.
 //!
@@ -22,8 +22,11 @@ use lull_os::sys;
 const BIN: &str = env!("CARGO_BIN_EXE_lull-scx");
 /// Hogs: more than the guest's 2 CPUs, so the interactive thread always competes.
 const HOGS: usize = 4;
-/// Interactive wake-ups per run, each after a sleep of `PERIOD`.
+/// Interactive wake-ups per round, each after a sleep of `PERIOD`.
 const WAKES: usize = 200;
+/// Rounds per scheduler, alternating EEVDF and lull-scx in one boot (see
+/// [`boosted_wakeups_beat_eevdf_and_every_hog_runs`] for why).
+const ROUNDS: usize = 7;
 const PERIOD: Duration = Duration::from_millis(5);
 /// Bound on waits for the kernel's state (a hang guard, not a synchronisation).
 const HANG_GUARD: Duration = Duration::from_secs(30);
@@ -97,14 +100,40 @@ fn unload(mut child: Child) {
 struct Run {
     /// The interactive thread's wake-up delays (sleep end → running), ns, sorted.
     delays_ns: Vec<u64>,
+    /// Its run-queue waits per wake-up (the kernel's own account, `schedstat`'s run_delay:
+    /// woken → on a CPU), ns, sorted.
+    waits_ns: Vec<u64>,
     /// Each hog's loop count.
     hog_loops: Vec<u64>,
 }
 
-impl Run {
-    fn p99(&self) -> u64 {
-        self.delays_ns[(self.delays_ns.len() * 99).div_ceil(100) - 1]
-    }
+fn p99(sorted: &[u64]) -> u64 {
+    sorted[(sorted.len() * 99).div_ceil(100) - 1]
+}
+
+/// The median of the rounds' p99s of `what` (rounds are odd in number).
+fn median_p99(rounds: &[Run], what: fn(&Run) -> &[u64]) -> u64 {
+    let mut p99s: Vec<u64> = rounds.iter().map(|r| p99(what(r))).collect();
+    p99s.sort_unstable();
+    p99s[p99s.len() / 2]
+}
+
+fn delays(r: &Run) -> &[u64] {
+    &r.delays_ns
+}
+
+fn waits(r: &Run) -> &[u64] {
+    &r.waits_ns
+}
+
+/// This thread's time spent runnable but waiting for a CPU so far (the second field of
+/// `/proc/thread-self/schedstat`), ns.
+fn run_delay_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+    s.split_whitespace()
+        .nth(1)
+        .and_then(|f| f.parse().ok())
+        .unwrap_or_else(|| panic!("schedstat {s:?}"))
 }
 
 /// Hogs plus the interactive thread; with `facts`, each of the thread's wake-ups is announced as
@@ -130,6 +159,7 @@ fn workload(facts: bool) -> Run {
     let mut map = FactsMap::new(Path::new(FACTS_PIN_PATH));
     let tid = u32::try_from(sys::gettid()).unwrap();
     let mut delays = Vec::with_capacity(WAKES);
+    let mut waits = Vec::with_capacity(WAKES);
     for seq in 1..=WAKES as u32 {
         if facts {
             map.write(
@@ -141,9 +171,11 @@ fn workload(facts: bool) -> Run {
                 },
             );
         }
+        let waited = run_delay_ns();
         let due = sys::monotonic_ns() + PERIOD.as_nanos() as u64;
         std::thread::sleep(PERIOD);
         delays.push(sys::monotonic_ns().saturating_sub(due));
+        waits.push(run_delay_ns() - waited);
     }
     stop.store(true, Ordering::Relaxed);
     let hog_loops = hogs
@@ -158,47 +190,95 @@ fn workload(facts: bool) -> Run {
         map.remove(tid);
     }
     delays.sort_unstable();
+    waits.sort_unstable();
     Run {
         delays_ns: delays,
+        waits_ns: waits,
         hog_loops,
     }
 }
 
-#[test]
-#[ignore = "needs the lab guest: sched_ext, BTF and root (lull lab vm --tests)"]
-fn boosted_wakeups_beat_eevdf_and_every_hog_runs() {
-    require_guest();
-    assert_eq!(state(), SchedExtState::Disabled);
-    let eevdf = workload(false);
+/// One round under lull-scx: load, the workload with its inputs announced, unload; the BPF
+/// side's counts show the facts were read and the wake-ups boosted.
+fn lull_round() -> Run {
     let child = load();
-    let lull = workload(true);
+    let run = workload(true);
     unload(child);
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(STATS).unwrap()).unwrap();
-    eprintln!(
-        "p99 wake-up delay: eevdf {} µs, lull-scx {} µs; hogs eevdf {:?}, lull-scx {:?}; {stats}",
-        eevdf.p99() / 1_000,
-        lull.p99() / 1_000,
-        eevdf.hog_loops,
-        lull.hog_loops
-    );
-    // The facts were read and the wake-ups boosted.
+    eprintln!("lull-scx round: {stats}");
     assert!(stats["facts_seen"].as_u64().unwrap() > 0, "{stats}");
     assert!(
         stats["boosted"].as_u64().unwrap() >= (WAKES / 2) as u64,
         "{stats}"
     );
-    // Generous: the boosted thread's p99 is no worse than 1.5 × EEVDF's in the same boot.
-    assert!(
-        lull.p99() * 2 <= eevdf.p99() * 3,
-        "lull-scx p99 {} ns vs EEVDF {} ns",
-        lull.p99(),
-        eevdf.p99()
+    run
+}
+
+/// The boosted thread's p99 wake-up delay, and its p99 run-queue wait, under lull-scx are no
+/// worse than 1.5 × EEVDF's, and every hog runs.
+///
+/// Why rounds: the p99 of one round's 200 wake-ups is its 3rd-largest delay, and under TCG a
+/// couple of stalls of the host (QEMU's vCPU threads share the host's CPUs with everything
+/// else) decide it; one EEVDF round against one lull-scx round flipped either way from run to
+/// run. So the two schedulers alternate, [`ROUNDS`] rounds each in one boot (the order swapped
+/// every round, so a slow stretch of the host falls on both), and each check compares the
+/// median of the schedulers' per-round p99s: a few bad rounds on either side no longer decide it.
+///
+/// Why two measures: the wake-up delay (the sleep's end → the thread running, by the clock) is
+/// the timer's lateness plus the run-queue wait, and under TCG on a busy host the timer's part
+/// (the host not running the vCPU) is most of it and is the same under any scheduler. The
+/// run-queue wait (the kernel's own account, `schedstat`'s run_delay: woken → on a CPU) is the
+/// scheduler's part alone, and is what the boost acts on. Both keep the bar: a ratio between
+/// schedulers measured in the same guest run.
+#[test]
+#[ignore = "needs the lab guest: sched_ext, BTF and root (lull lab vm --tests)"]
+fn boosted_wakeups_beat_eevdf_and_every_hog_runs() {
+    require_guest();
+    assert_eq!(state(), SchedExtState::Disabled);
+    let (mut eevdf, mut lull) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        if round % 2 == 0 {
+            eevdf.push(workload(false));
+            lull.push(lull_round());
+        } else {
+            lull.push(lull_round());
+            eevdf.push(workload(false));
+        }
+    }
+    let us = |rounds: &[Run], what: fn(&Run) -> &[u64]| -> Vec<u64> {
+        rounds.iter().map(|r| p99(what(r)) / 1_000).collect()
+    };
+    let (ed, ld) = (median_p99(&eevdf, delays), median_p99(&lull, delays));
+    let (ew, lw) = (median_p99(&eevdf, waits), median_p99(&lull, waits));
+    let summary = format!(
+        "p99 per round, µs: wake-up delay eevdf {:?} lull-scx {:?} (medians {} / {}, ratio \
+         {:.3}); run-queue wait eevdf {:?} lull-scx {:?} (medians {} / {}, ratio {:.3})",
+        us(&eevdf, delays),
+        us(&lull, delays),
+        ed / 1_000,
+        ld / 1_000,
+        ld as f64 / ed as f64,
+        us(&eevdf, waits),
+        us(&lull, waits),
+        ew / 1_000,
+        lw / 1_000,
+        lw as f64 / ew.max(1) as f64,
     );
-    // Fair service: every hog ran, and none got less than a quarter of the hogs' mean.
-    let mean = lull.hog_loops.iter().sum::<u64>() / HOGS as u64;
-    for (i, &l) in lull.hog_loops.iter().enumerate() {
-        assert!(l > 0 && l * 4 >= mean, "hog {i}: {l} loops, mean {mean}");
+    eprintln!(
+        "{summary}; hogs eevdf {:?}, lull-scx {:?}",
+        eevdf.iter().map(|r| &r.hog_loops).collect::<Vec<_>>(),
+        lull.iter().map(|r| &r.hog_loops).collect::<Vec<_>>(),
+    );
+    // Generous: the boosted thread's median p99 is no worse than 1.5 × EEVDF's in the same boot.
+    assert!(ld * 2 <= ed * 3, "wake-up delay: {summary}");
+    assert!(lw * 2 <= ew * 3, "run-queue wait: {summary}");
+    // Fair service: in every round every hog ran, none with less than a quarter of the mean.
+    for run in &lull {
+        let mean = run.hog_loops.iter().sum::<u64>() / HOGS as u64;
+        for (i, &n) in run.hog_loops.iter().enumerate() {
+            assert!(n > 0 && n * 4 >= mean, "hog {i}: {n} loops, mean {mean}");
+        }
     }
 }
 
