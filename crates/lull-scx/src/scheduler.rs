@@ -113,6 +113,8 @@ pub struct RunStats {
     pub kicks: u64,
     /// Decisions that found the thread in lulld's facts.
     pub facts_seen: u64,
+    /// Of those, decisions for a thread of an app behind (UCSG's low weight).
+    pub behind: u64,
 }
 
 /// The checks before loading: sched_ext present, root, nothing loaded.
@@ -162,6 +164,7 @@ fn stats_of(skel: &BpfSkel<'_>) -> RunStats {
             shared: b.nr_shared,
             kicks: b.nr_kicks,
             facts_seen: b.nr_facts_seen,
+            behind: b.nr_behind,
         })
 }
 

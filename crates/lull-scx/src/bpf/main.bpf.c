@@ -55,7 +55,7 @@ const volatile u64 min_slice_ns;
 const volatile u64 sleeper_credit_ns;
 
 /* Counters user space reads (bss). */
-u64 nr_boosted, nr_high, nr_direct, nr_shared, nr_kicks, nr_facts_seen;
+u64 nr_boosted, nr_high, nr_direct, nr_shared, nr_kicks, nr_facts_seen, nr_behind;
 
 static u64 vtime_now;
 
@@ -106,6 +106,8 @@ static u64 weight_of(struct task_struct *p, struct task_ctx *tctx, u64 nr, bool 
 	__sync_fetch_and_add(&nr_facts_seen, 1);
 	if (f->class < LULL_CLASS_NR && f->class != LULL_CLASS_OTHER)
 		w = class_weight[f->class];
+	if (f->class == LULL_CLASS_BEHIND)
+		__sync_fetch_and_add(&nr_behind, 1);
 	if (f->class == LULL_CLASS_FRONT && f->input_ns &&
 	    bpf_ktime_get_ns() - f->input_ns < high_hold_ns) {
 		w = high_weight;
