@@ -25,7 +25,7 @@ const HOGS: usize = 4;
 /// Interactive wake-ups per round, each after a sleep of `PERIOD`.
 const WAKES: usize = 200;
 /// Rounds per scheduler, alternating EEVDF and lull-scx in one boot (see
-/// [`boosted_wakeups_beat_eevdf_and_every_hog_runs`] for why).
+/// [`boosted_wakeups_against_eevdf_and_every_hog_runs`] for why).
 const ROUNDS: usize = 7;
 const PERIOD: Duration = Duration::from_millis(5);
 /// Bound on waits for the kernel's state (a hang guard, not a synchronisation).
@@ -215,8 +215,8 @@ fn lull_round() -> Run {
     run
 }
 
-/// The boosted thread's p99 wake-up delay, and its p99 run-queue wait, under lull-scx are no
-/// worse than 1.5 × EEVDF's, and every hog runs.
+/// The boosted thread's p99 run-queue wait under lull-scx is no worse than 1.5 × EEVDF's, and
+/// every hog runs; its p99 wake-up delay by the clock is printed beside it.
 ///
 /// Why rounds: the p99 of one round's 200 wake-ups is its 3rd-largest delay, and under TCG a
 /// couple of stalls of the host (QEMU's vCPU threads share the host's CPUs with everything
@@ -229,11 +229,13 @@ fn lull_round() -> Run {
 /// the timer's lateness plus the run-queue wait, and under TCG on a busy host the timer's part
 /// (the host not running the vCPU) is most of it and is the same under any scheduler. The
 /// run-queue wait (the kernel's own account, `schedstat`'s run_delay: woken → on a CPU) is the
-/// scheduler's part alone, and is what the boost acts on. Both keep the bar: a ratio between
-/// schedulers measured in the same guest run.
+/// scheduler's part alone, and is what the boost acts on, so it is the one checked: a ratio
+/// between schedulers measured in the same guest run. The clock's delay is not asserted: on a
+/// host loaded by other work its median ratio still went either way (0.10–2.95 in six runs of
+/// this test) while the run-queue wait's stayed at 0.003–0.32; docs/scx.md has the figures.
 #[test]
 #[ignore = "needs the lab guest: sched_ext, BTF and root (lull lab vm --tests)"]
-fn boosted_wakeups_beat_eevdf_and_every_hog_runs() {
+fn boosted_wakeups_against_eevdf_and_every_hog_runs() {
     require_guest();
     assert_eq!(state(), SchedExtState::Disabled);
     let (mut eevdf, mut lull) = (Vec::new(), Vec::new());
@@ -270,8 +272,8 @@ fn boosted_wakeups_beat_eevdf_and_every_hog_runs() {
         eevdf.iter().map(|r| &r.hog_loops).collect::<Vec<_>>(),
         lull.iter().map(|r| &r.hog_loops).collect::<Vec<_>>(),
     );
-    // Generous: the boosted thread's median p99 is no worse than 1.5 × EEVDF's in the same boot.
-    assert!(ld * 2 <= ed * 3, "wake-up delay: {summary}");
+    // Generous: the boosted thread's median p99 run-queue wait is no worse than 1.5 × EEVDF's in
+    // the same boot (the clock's delay, `ld` against `ed`, is in the summary only; see above).
     assert!(lw * 2 <= ew * 3, "run-queue wait: {summary}");
     // Fair service: in every round every hog ran, none with less than a quarter of the mean.
     for run in &lull {
