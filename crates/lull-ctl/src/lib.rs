@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | register a pid, follow its tasks | [`Registry::register`]: `/proc/PID/task` now, the proc connector for threads and child processes born later (root), else a listing at each sample |
 //! | sense scaled CPU time, state | [`Registry::sample`]: `/proc/PID/task/TID/schedstat` and `stat` (state, CPU), scaled by CPU capacity × frequency ([`sense`]) |
-//! | actuate CPU masks | [`Ctl::set_mask`], and the seam's `Action::Affinity` in [`run()`]: `lulld`'s `Actuator` (`sched_setaffinity`, the process's start time checked, masks restored at the end) |
+//! | actuate CPU masks | [`Ctl::set_mask`], and the seam's `Action::Affinity` in [`run()`]: `lull_actuate::Actuator` (`sched_setaffinity`, the process's start time checked, masks restored at the end) |
 //!
 //! [`watch()`] streams samples of a process until it exits; [`run()`] starts a command under a
 //! scheme of `lull_sched::controller` and reports its completion time and each thread's
@@ -22,9 +22,9 @@ mod run;
 pub mod sense;
 mod watch;
 
+use lull_actuate::{Actuator, Outcome, Refusal};
 use lull_sched::controller::CoreSets;
 use lull_sched::seam::{Action, CpuMask, ThreadRef};
-use lulld::actuator::{Actuator, Outcome, Refusal};
 
 pub use error::CtlError;
 pub use registry::{Change, FollowMode, Registry, RegistryCounters, Sample};

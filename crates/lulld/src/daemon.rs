@@ -120,10 +120,10 @@ pub enum DaemonError {
     Guis(String),
     #[error("interactive boost: {0}")]
     Boost(String),
-    #[error("scx feed: {0}")]
-    ScxFeed(String),
     #[error("UCSG: {0}")]
     Ucsg(#[from] crate::ucsg::UcsgConfigError),
+    #[error("policy: {0}")]
+    Policy(#[from] crate::policy::PolicyError),
     #[error("ESM configuration: {0}")]
     Esm(#[from] EsmError),
     #[error("event loop: {0}")]
@@ -199,6 +199,8 @@ pub struct DaemonState {
     pub(crate) routes: Routes,
     /// Input devices handed to the apps that hold input (`crate::devices`).
     pub(crate) devices: crate::devices::DeviceHost,
+    /// The policy plug-ins and the knobs they write ([`crate::policy`]).
+    pub(crate) policies: crate::policy::PolicyTable,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -902,6 +904,7 @@ impl Daemon {
                 sources_shared: Arc::default(),
                 routes: Routes::default(),
                 devices: crate::devices::DeviceHost::default(),
+                policies: crate::policy::PolicyTable::default(),
             },
             stop,
             sources: SourceSet::default(),

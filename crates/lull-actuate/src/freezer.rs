@@ -1173,103 +1173,14 @@ fn parse_events_frozen(text: &str) -> Option<bool> {
         })
 }
 
-/// Helpers for the unit tests here and in `guis` that adopt threads of the test process.
-#[cfg(test)]
-pub(crate) mod test_support {
-    use std::io::{Read, Write};
-    use std::os::unix::net::UnixStream;
-    use std::sync::{Mutex, MutexGuard};
-    use std::time::Duration;
-
-    use super::{Freezer, FreezerError, FreezerKind};
-
-    /// Adopting moves the whole test process between cgroup v2 domains: tests that adopt must
-    /// not overlap.
-    static ADOPTING: Mutex<()> = Mutex::new(());
-
-    pub(crate) fn serial() -> MutexGuard<'static, ()> {
-        ADOPTING
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Upper bound on any wait: keeps a broken kernel from hanging the run; no assertion
-    /// depends on how long anything takes.
-    pub(crate) const GIVE_UP: Duration = Duration::from_secs(10);
-
-    /// A freezer with a namespace unique to this test process and `test`, or `None` (printing
-    /// `SKIPPED`) where the mechanism is unavailable (not root, no such hierarchy).
-    pub(crate) fn open(test: &str, kind: FreezerKind) -> Option<Freezer> {
-        let ns = format!("lull-unit-{}-{test}", std::process::id());
-        match Freezer::open_kind(&ns, kind) {
-            Ok(f) => Some(f),
-            Err(e @ FreezerError::Unavailable { .. }) => {
-                lull_testkit::skip(&e);
-                None
-            }
-            Err(e) => panic!("{kind}: {e}"),
-        }
-    }
-
-    /// Every cgroup line of thread `tid` of this process.
-    pub(crate) fn thread_cgroups(tid: i32) -> String {
-        std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).unwrap()
-    }
-
-    /// Subdirectories of `dir` (cgroups left behind).
-    pub(crate) fn subdirs(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_dir())
-            .collect()
-    }
-
-    /// A thread of this test process blocked in `read(2)` on a socket (not a futex wait, so
-    /// guiS freezes it rather than leaving it parked), echoing each byte it gets. It uses no
-    /// CPU, so it does not disturb the timing-sensitive tests running beside it.
-    pub(crate) struct Sleeper {
-        pub(crate) tid: i32,
-        stream: UnixStream,
-    }
-
-    impl Sleeper {
-        pub(crate) fn start() -> Sleeper {
-            let (ours, mut theirs) = UnixStream::pair().unwrap();
-            // Only a bound on a broken kernel: a frozen thread answers when thawed.
-            ours.set_read_timeout(Some(GIVE_UP)).unwrap();
-            let (tx, rx) = std::sync::mpsc::channel();
-            std::thread::spawn(move || {
-                tx.send(lull_os::sys::gettid()).unwrap();
-                let mut b = [0u8];
-                while theirs.read_exact(&mut b).is_ok() && theirs.write_all(&b).is_ok() {}
-            });
-            Sleeper {
-                tid: rx.recv().unwrap(),
-                stream: ours,
-            }
-        }
-
-        /// Sends the thread a byte and reads it back: the thread ran, so it is not frozen.
-        pub(crate) fn answers(&self) {
-            (&self.stream).write_all(&[1]).unwrap();
-            let mut b = [0u8];
-            (&self.stream)
-                .read_exact(&mut b)
-                .expect("the thread answers (it is not frozen)");
-        }
-    }
-
-    // Dropping a `Sleeper` closes the socket and its thread ends (once thawed); it is not
-    // joined, so a failed test that drops one still frozen does not hang.
-
-    impl Freezer {
-        /// Makes the recorded start time of `pid` wrong, as if the process had exited and its
-        /// pid been reused: the only way to reach that path deterministically.
-        pub(crate) fn forge_start_ticks(&mut self, pid: i32) {
-            if let Some(a) = self.adopted.get_mut(&pid) {
-                a.start_ticks = a.start_ticks.wrapping_add(1);
-            }
+/// For tests (here and, with feature `test-support`, of the crates that host the actuator).
+#[cfg(any(test, feature = "test-support"))]
+impl Freezer {
+    /// Makes the recorded start time of `pid` wrong, as if the process had exited and its
+    /// pid been reused: the only way to reach that path deterministically.
+    pub fn forge_start_ticks(&mut self, pid: i32) {
+        if let Some(a) = self.adopted.get_mut(&pid) {
+            a.start_ticks = a.start_ticks.wrapping_add(1);
         }
     }
 }
@@ -1283,8 +1194,10 @@ mod tests {
     /// removed (here the "other" process is this one, still inside them, so the sweep of what
     /// the kernel lists in our own cgroups brings it back).
     fn reused_pid_is_dropped(kind: FreezerKind) {
-        use test_support::{open, serial, subdirs, thread_cgroups, Sleeper, GIVE_UP};
-        let _serial = serial();
+        use crate::test_support::{
+            open, serial_adoption, subdirs, thread_cgroups, Sleeper, GIVE_UP,
+        };
+        let _serial = serial_adoption();
         let Some(mut f) = open("reuse", kind) else {
             return;
         };
