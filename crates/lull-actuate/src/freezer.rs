@@ -35,6 +35,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use lull_os::sys::Errno;
+
 /// The cgroup directory name [`Freezer::open`] callers use unless they need several freezers.
 pub const DEFAULT_NAMESPACE: &str = "lull-guis";
 
@@ -290,10 +292,11 @@ impl Freezer {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 // Held by a live freezer: its lock says so. Else a dead one left it.
-                let stale = lock_dir(&root).map_err(|_| FreezerError::NamespaceInUse {
-                    namespace: namespace.to_owned(),
-                    path: root.clone(),
-                })?;
+                let stale =
+                    lull_os::fs::lock_dir(&root).map_err(|_| FreezerError::NamespaceInUse {
+                        namespace: namespace.to_owned(),
+                        path: root.clone(),
+                    })?;
                 let r = recover_stale(kind, &mount.point, &root);
                 drop(stale);
                 let r = r?;
@@ -319,7 +322,7 @@ impl Freezer {
                 return Err(unavailable(format!("{} has no {f}", root.display())));
             }
         }
-        let lock = match lock_dir(&root) {
+        let lock = match lull_os::fs::lock_dir(&root) {
             Ok(l) => l,
             Err(e) => {
                 let _ = fs::remove_dir(&root);
@@ -691,7 +694,7 @@ impl Freezer {
         fs::create_dir(&dir).map_err(io_err("mkdir", &dir))?;
         if self.kind == FreezerKind::V2Threaded {
             // Best effort: without it a successor gives the process to the namespace's parent.
-            let _ = set_xattr(
+            let _ = lull_os::fs::set_xattr(
                 &dir,
                 ORIGINAL_XATTR,
                 original.as_os_str().as_encoded_bytes(),
@@ -859,7 +862,7 @@ fn write_file(path: &Path, value: &str) -> io::Result<()> {
 
 /// The failure of writing thread `tid` of `pid` to `path` on adoption: `ESRCH` means it exited.
 fn enter_error(e: io::Error, pid: i32, tid: i32, path: &Path) -> FreezerError {
-    if e.raw_os_error() == Some(libc::ESRCH) {
+    if e.raw_os_error() == Some(Errno::ESRCH.0) {
         FreezerError::ThreadNotFound { pid, tid }
     } else {
         io_err("write", path)(e)
@@ -870,7 +873,7 @@ fn enter_error(e: io::Error, pid: i32, tid: i32, path: &Path) -> FreezerError {
 /// that no longer exists has nothing to move.
 fn move_id(file: &Path, id: i32) -> Result<(), FreezerError> {
     match write_file(file, &id.to_string()) {
-        Err(e) if e.raw_os_error() != Some(libc::ESRCH) => Err(io_err("write", file)(e)),
+        Err(e) if e.raw_os_error() != Some(Errno::ESRCH.0) => Err(io_err("write", file)(e)),
         _ => Ok(()),
     }
 }
@@ -897,7 +900,7 @@ fn remove_dir_settled(dir: &Path) -> Result<(), FreezerError> {
         match fs::remove_dir(dir) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
+            Err(e) if e.raw_os_error() == Some(Errno::EBUSY.0) && Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_micros(SETTLE_POLL_INTERVAL_US));
             }
             Err(e) => return Err(io_err("rmdir", dir)(e)),
@@ -905,56 +908,8 @@ fn remove_dir_settled(dir: &Path) -> Result<(), FreezerError> {
     }
 }
 
-/// Opens `dir` and takes an exclusive `flock` on it without waiting.
-fn lock_dir(dir: &Path) -> io::Result<fs::File> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-        .open(dir)?;
-    // SAFETY: `f` is an open descriptor.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(f)
-}
-
-fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let p = std::ffi::CString::new(path.as_os_str().as_bytes())?;
-    let n = std::ffi::CString::new(name)?;
-    // SAFETY: NUL-terminated path and name; `value` is readable for its length.
-    let r = unsafe {
-        libc::setxattr(
-            p.as_ptr(),
-            n.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 /// Longest recorded original cgroup path read back (a path under the cgroup mount).
 const XATTR_MAX_BYTES: usize = 4096;
-
-fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
-    use std::os::unix::ffi::OsStrExt;
-    let p = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let n = std::ffi::CString::new(name).ok()?;
-    let mut buf = vec![0u8; XATTR_MAX_BYTES];
-    // SAFETY: NUL-terminated path and name; `buf` is writable for its length.
-    let r = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    let len = usize::try_from(r).ok()?;
-    buf.truncate(len);
-    Some(buf)
-}
 
 /// Every directory under `root` (itself included), children before their parents.
 fn dirs_post_order(root: &Path) -> Vec<PathBuf> {
@@ -1014,7 +969,7 @@ fn recover_stale(kind: FreezerKind, mount: &Path, root: &Path) -> Result<Recover
                     .take_while(|d| *d != root)
                     .last()
                     .unwrap_or(dir);
-                let target = get_xattr(domain, ORIGINAL_XATTR)
+                let target = lull_os::fs::get_xattr(domain, ORIGINAL_XATTR, XATTR_MAX_BYTES)
                     .map(|b| PathBuf::from(String::from_utf8_lossy(&b).into_owned()))
                     .filter(|p| p.starts_with(mount) && !p.starts_with(root) && p.is_dir())
                     .unwrap_or_else(|| fallback.clone());

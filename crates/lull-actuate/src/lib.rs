@@ -489,7 +489,7 @@ impl Actuator {
         }
         let want = SchedAttr {
             runtime_ns: slice_ns,
-            flags: now.flags & libc::SCHED_FLAG_RESET_ON_FORK as u64,
+            flags: now.reset_on_fork_flag(),
             ..now
         };
         let outcome = match sys::sched_setattr(t.tid, &want) {
@@ -824,7 +824,7 @@ fn restore(tid: i32, t: &Touched) -> Result<(), Errno> {
 /// not the slice the thread had is the old one set as a custom slice again.
 fn restore_slice(tid: i32, before_ns: u64) -> Result<(), Errno> {
     let now = sys::sched_getattr(tid)?;
-    let flags = now.flags & libc::SCHED_FLAG_RESET_ON_FORK as u64;
+    let flags = now.reset_on_fork_flag();
     let default = SchedAttr {
         runtime_ns: 0,
         flags,

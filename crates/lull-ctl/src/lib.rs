@@ -23,6 +23,7 @@ pub mod sense;
 mod watch;
 
 use lull_actuate::{Actuator, Outcome, Refusal};
+use lull_os::sys::Errno;
 use lull_sched::controller::CoreSets;
 use lull_sched::seam::{Action, CpuMask, ThreadRef};
 
@@ -182,16 +183,16 @@ pub(crate) fn set_mask_with(
         cpus: CpuMask(mask),
     }) {
         Outcome::Applied | Outcome::PutOff => Ok(()),
-        Outcome::Refused(Refusal::Errno(e)) if e.0 == libc::EPERM || e.0 == libc::EACCES => {
+        Outcome::Refused(Refusal::Errno(e)) if e == Errno::EPERM || e == Errno::EACCES => {
             Err(CtlError::PermissionDenied {
                 what: format!("set the CPU mask of thread {tid}"),
                 errno: e,
             })
         }
-        Outcome::Refused(Refusal::Errno(e)) if e.0 == libc::EINVAL => {
+        Outcome::Refused(Refusal::Errno(e)) if e == Errno::EINVAL => {
             Err(CtlError::BadMask { mask })
         }
-        Outcome::Refused(Refusal::Errno(e)) if e.0 != libc::ESRCH => Err(CtlError::Io {
+        Outcome::Refused(Refusal::Errno(e)) if e != Errno::ESRCH => Err(CtlError::Io {
             what: format!("set the CPU mask of thread {tid}"),
             source: e.into(),
         }),

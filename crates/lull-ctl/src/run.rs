@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 
 use lull_actuate::Actuator;
@@ -155,18 +155,7 @@ pub fn run(opts: &RunOptions) -> Result<RunReport, CtlError> {
     if opts.discard_output {
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
     }
-    // SAFETY: between fork and exec the closure makes only async-signal-safe system calls.
-    let parent = std::process::id();
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            // The starter may have died between fork and prctl: then nobody would end the command.
-            if u32::try_from(libc::getppid()).ok() != Some(parent) {
-                return Err(std::io::Error::other("the starting process is gone"));
-            }
-            Ok(())
-        });
-    }
+    sys::end_with_parent(&mut cmd);
     let start = sys::monotonic_ns();
     let child = cmd.spawn().map_err(|source| CtlError::Spawn {
         command: opts

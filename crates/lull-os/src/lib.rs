@@ -34,7 +34,7 @@
 //! - [`runqueue`]: the machine's runnable task count (`/proc/loadavg`), one `pread` per reading.
 //!
 //! The cgroup freezer is not here: only the policy actuator in `lulld` freezes threads, so it
-//! lives in that crate (`lulld::freezer`).
+//! lives in that crate (`lull_actuate::freezer`).
 
 pub mod bpf;
 pub mod device_account;
@@ -44,6 +44,7 @@ pub mod event_loop;
 pub mod event_ring;
 pub mod fbdev;
 pub mod fileout;
+pub mod fs;
 pub mod input_file;
 pub mod proc_connector;
 pub mod procfs;

@@ -278,15 +278,16 @@ impl Daemon {
         }
         let topo = topology::probe(Path::new(topology::SYSFS_CPUS));
         armed.cpus = u32::try_from(topo.online.len()).unwrap_or(1).max(1);
-        if needs.contains(&FactSource::RunQueues) {
-            if seam.wants_run_queues() && !seam.samples_run_queues() {
-                match RunnableProbe::open() {
-                    Ok(p) => seam.start_run_queues(RunQueueSampler::new(p, armed.cpus)),
-                    Err(e) => {
-                        armed.run_queues_unavailable = Some(format!(
-                            "run queues unreadable ({e}): every boost is sized for an empty queue"
-                        ));
-                    }
+        if needs.contains(&FactSource::RunQueues)
+            && seam.wants_run_queues()
+            && !seam.samples_run_queues()
+        {
+            match RunnableProbe::open() {
+                Ok(p) => seam.start_run_queues(RunQueueSampler::new(p, armed.cpus)),
+                Err(e) => {
+                    armed.run_queues_unavailable = Some(format!(
+                        "run queues unreadable ({e}): every boost is sized for an empty queue"
+                    ));
                 }
             }
         }
