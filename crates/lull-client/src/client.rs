@@ -23,10 +23,11 @@ use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
 use lull_os::event_ring::RingConsumer;
 
 use crate::device::{DeviceRead, DeviceReader};
-use lull_os::protocol::{
-    delivery_of_record, ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply,
-    MAX_MESSAGE, MAX_PACKET,
+use lull_esm::protocol::{
+    ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply, MAX_MESSAGE,
+    MAX_PACKET,
 };
+use lull_os::event_ring::delivery_of_record;
 use lull_os::sys;
 use lull_os::wait_cell::WaitCell;
 

@@ -7,9 +7,9 @@ use std::thread;
 
 use lull::client::{EsmClient, Handled};
 use lull::producer::EsmProducer;
+use lull_esm::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_esm::EsmConfig;
 use lull_model::{AppId, EventKind, RawEvent};
-use lull_os::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_os::sys;
 use lulld::test_support::{wait_until, TestDaemon};
 

@@ -9,10 +9,10 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use lull::client::{EsmClient, Handled};
+use lull_esm::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_esm::EsmConfig;
 use lull_model::time::NS_PER_MS;
 use lull_model::{AppId, EventKind, HandlerId, Payload};
-use lull_os::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_os::sys;
 use lulld::daemon::{DaemonReport, RingRoute};
 use lulld::test_support::TestDaemon;

@@ -25,13 +25,13 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use lull_esm::protocol::{
+    encode_batch, ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_BATCH, MAX_MESSAGE, MAX_PACKET,
+};
 use lull_esm::{AppState, Delivery, Esm, EsmConfig, EsmError, Push};
 use lull_model::{AppId, RawEvent};
 use lull_os::evdev::EvdevSource;
 use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source, Token};
-use lull_os::protocol::{
-    encode_batch, ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_BATCH, MAX_MESSAGE, MAX_PACKET,
-};
 use lull_os::sys::{self, EventFd, TimerFd};
 use lull_os::wait_cell::WaitCell;
 use lull_workload::Trace;
@@ -561,7 +561,7 @@ impl DaemonState {
                 }
                 Ok((n, truncated)) => {
                     let parsed = if truncated {
-                        Err(lull_os::protocol::ProtocolError::TooLong)
+                        Err(lull_esm::protocol::ProtocolError::TooLong)
                     } else {
                         ClientMsg::decode(&buf[..n])
                     };

@@ -27,7 +27,7 @@
 //! - [`activation`]: systemd's socket activation (the ESM and display-server sockets passed as
 //!   descriptors) and readiness notification, without libsystemd (`packaging/systemd/`).
 //!
-//! The daemon speaks to its clients only through the wire formats of `lull_os::protocol` and
+//! The daemon speaks to its clients only through the wire formats of `lull_esm::protocol` and
 //! `lull_kds::wire`; it does not use the client library (`lull-client`). Tests that run the
 //! daemon with real clients are in `lull-lab`, the crate that depends on both; `test_support`
 //! (feature `test-support`) runs a daemon on a test's thread for them.
