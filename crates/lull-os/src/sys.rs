@@ -889,6 +889,15 @@ pub fn signal_process(pid: u32, sig: i32) -> io::Result<()> {
     cvt(unsafe { libc::kill(pid, sig) }).map(|_| ())
 }
 
+/// Bytes queued to read on a socket (`FIONREAD`; on a datagram socket the size of the next
+/// datagram, 0 when none).
+///
+/// # Errors
+/// The kernel's error from `ioctl`.
+pub fn unread_bytes(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    Ok(rustix::io::ioctl_fionread(fd)?)
+}
+
 /// The effective user id of this process.
 #[must_use]
 pub fn geteuid() -> u32 {
