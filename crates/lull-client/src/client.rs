@@ -23,10 +23,11 @@ use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
 use lull_os::event_ring::RingConsumer;
 
 use crate::device::{DeviceRead, DeviceReader};
-use lull_os::protocol::{
-    delivery_of_record, ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply,
-    MAX_MESSAGE, MAX_PACKET,
+use lull_esm::protocol::{
+    ClientMsg, DaemonMsg, DaemonPacket, ErrorCode, ProtocolError, StatsReply, MAX_MESSAGE,
+    MAX_PACKET,
 };
+use lull_os::event_ring::delivery_of_record;
 use lull_os::sys;
 use lull_os::wait_cell::WaitCell;
 
@@ -266,7 +267,7 @@ impl EsmClient {
         let mut buf = [0u8; MAX_MESSAGE];
         let (n, fds) = match sys::recv_with_fds(fd.as_raw_fd(), &mut buf) {
             Ok(r) => r,
-            Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                 return Err(ClientError::DaemonGone)
             }
             Err(e) => return Err(e.into()),
@@ -375,7 +376,12 @@ impl EsmClient {
         msg.encode(&mut self.buf);
         match sys::send_msg(self.fd.as_raw_fd(), &self.buf) {
             Ok(()) => Ok(()),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+                ) =>
+            {
                 Err(ClientError::DaemonGone)
             }
             Err(e) => Err(e.into()),
@@ -411,7 +417,7 @@ impl EsmClient {
             let mut buf = [0u8; MAX_PACKET + 1];
             let (n, fds) = match sys::recv_with_fds(self.fd.as_raw_fd(), &mut buf) {
                 Ok(r) => r,
-                Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                     return Err(ClientError::DaemonGone)
                 }
                 Err(e) => return Err(e.into()),

@@ -127,7 +127,12 @@ impl Stream {
         while sent < self.out.len() {
             match sys::write_all_once(self.fd.as_raw_fd(), &self.out[sent..]) {
                 Ok(n) => sent += n,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+                    ) =>
+                {
                     return Err(KdsClientError::ServerGone)
                 }
                 Err(e) => return Err(e.into()),
@@ -146,7 +151,7 @@ impl Stream {
             let mut chunk = [0u8; 4096];
             let (n, fds) = match sys::recv_with_fds(self.fd.as_raw_fd(), &mut chunk) {
                 Ok(r) => r,
-                Err(e) if e.raw_os_error() == Some(libc::ECONNRESET) => {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                     return Err(KdsClientError::ServerGone)
                 }
                 Err(e) => return Err(e.into()),

@@ -14,7 +14,7 @@
 //!   ([`producer::EsmProducer`]).
 //! - [`capi`], [`capi_kds`], [`capi_producer`]: the C ABI over the four above.
 //!
-//! It talks to the daemon only through the OS layer (`lull_os::protocol`, the KDS wire of
+//! It talks to the daemon only through the OS layer (`lull_esm::protocol`, the KDS wire of
 //! `lull_kds::wire`) and does not depend on the daemon crate.
 
 pub mod capi;

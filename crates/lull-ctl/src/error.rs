@@ -37,7 +37,7 @@ impl CtlError {
     pub(crate) fn io(what: impl Into<String>, source: io::Error) -> CtlError {
         let what = what.into();
         match source.raw_os_error() {
-            Some(n @ (libc::EPERM | libc::EACCES)) => CtlError::PermissionDenied {
+            Some(n) if n == Errno::EPERM.0 || n == Errno::EACCES.0 => CtlError::PermissionDenied {
                 what,
                 errno: Errno(n),
             },
@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn permission_errnos_become_permission_denied() {
-        for n in [libc::EPERM, libc::EACCES] {
+        for n in [Errno::EPERM.0, Errno::EACCES.0] {
             let e = CtlError::io(
                 "set the CPU mask of thread 7",
                 io::Error::from_raw_os_error(n),
@@ -78,7 +78,7 @@ mod tests {
             assert!(e.to_string().contains("run as root"), "{e}");
             assert_eq!(e.code(), crate::capi::LULL_CTL_ERR_PERMISSION);
         }
-        let e = CtlError::io("read", io::Error::from_raw_os_error(libc::EIO));
+        let e = CtlError::io("read", io::Error::from_raw_os_error(Errno::EIO.0));
         assert!(matches!(e, CtlError::Io { .. }));
     }
 }

@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | register a pid, follow its tasks | [`Registry::register`]: `/proc/PID/task` now, the proc connector for threads and child processes born later (root), else a listing at each sample |
 //! | sense scaled CPU time, state | [`Registry::sample`]: `/proc/PID/task/TID/schedstat` and `stat` (state, CPU), scaled by CPU capacity × frequency ([`sense`]) |
-//! | actuate CPU masks | [`Ctl::set_mask`], and the seam's `Action::Affinity` in [`run()`]: `lulld`'s `Actuator` (`sched_setaffinity`, the process's start time checked, masks restored at the end) |
+//! | actuate CPU masks | [`Ctl::set_mask`], and the seam's `Action::Affinity` in [`run()`]: `lull_actuate::Actuator` (`sched_setaffinity`, the process's start time checked, masks restored at the end) |
 //!
 //! [`watch()`] streams samples of a process until it exits; [`run()`] starts a command under a
 //! scheme of `lull_sched::controller` and reports its completion time and each thread's
@@ -22,9 +22,10 @@ mod run;
 pub mod sense;
 mod watch;
 
+use lull_actuate::{Actuator, Outcome, Refusal};
+use lull_os::sys::Errno;
 use lull_sched::controller::CoreSets;
 use lull_sched::seam::{Action, CpuMask, ThreadRef};
-use lulld::actuator::{Actuator, Outcome, Refusal};
 
 pub use error::CtlError;
 pub use registry::{Change, FollowMode, Registry, RegistryCounters, Sample};
@@ -182,16 +183,16 @@ pub(crate) fn set_mask_with(
         cpus: CpuMask(mask),
     }) {
         Outcome::Applied | Outcome::PutOff => Ok(()),
-        Outcome::Refused(Refusal::Errno(e)) if e.0 == libc::EPERM || e.0 == libc::EACCES => {
+        Outcome::Refused(Refusal::Errno(e)) if e == Errno::EPERM || e == Errno::EACCES => {
             Err(CtlError::PermissionDenied {
                 what: format!("set the CPU mask of thread {tid}"),
                 errno: e,
             })
         }
-        Outcome::Refused(Refusal::Errno(e)) if e.0 == libc::EINVAL => {
+        Outcome::Refused(Refusal::Errno(e)) if e == Errno::EINVAL => {
             Err(CtlError::BadMask { mask })
         }
-        Outcome::Refused(Refusal::Errno(e)) if e.0 != libc::ESRCH => Err(CtlError::Io {
+        Outcome::Refused(Refusal::Errno(e)) if e != Errno::ESRCH => Err(CtlError::Io {
             what: format!("set the CPU mask of thread {tid}"),
             source: e.into(),
         }),

@@ -6,7 +6,7 @@
 //! dropped by thread id), the ones ended as `Exited`. A timerfd wakes the loop at the
 //! controller's deadlines (every sampling period); each deadline samples every thread first and
 //! answers the controller's questions from that sample; its `Affinity` actions go through
-//! `lulld`'s actuator. The run ends when the command's process exits (its pidfd polls
+//! `lull-actuate`'s actuator. The run ends when the command's process exits (its pidfd polls
 //! readable); every mask is then put back. Without the connector (not root) new threads are
 //! found by listing `/proc/PID/task` at each sample and the report says so.
 //!
@@ -17,14 +17,14 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 
+use lull_actuate::Actuator;
 use lull_os::sys::{self, Epoll, TimerFd};
 use lull_sched::controller::{Controller, CoreSets, Scheme};
 use lull_sched::ids::CpuId;
 use lull_sched::seam::{Action, Fact, SeamPolicy, ThreadRef, ThreadSample};
-use lulld::actuator::Actuator;
 use serde::Serialize;
 
 use crate::error::CtlError;
@@ -155,18 +155,7 @@ pub fn run(opts: &RunOptions) -> Result<RunReport, CtlError> {
     if opts.discard_output {
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
     }
-    // SAFETY: between fork and exec the closure makes only async-signal-safe system calls.
-    let parent = std::process::id();
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            // The starter may have died between fork and prctl: then nobody would end the command.
-            if u32::try_from(libc::getppid()).ok() != Some(parent) {
-                return Err(std::io::Error::other("the starting process is gone"));
-            }
-            Ok(())
-        });
-    }
+    sys::end_with_parent(&mut cmd);
     let start = sys::monotonic_ns();
     let child = cmd.spawn().map_err(|source| CtlError::Spawn {
         command: opts
@@ -200,7 +189,7 @@ pub fn run(opts: &RunOptions) -> Result<RunReport, CtlError> {
     let mut apply = |actuator: &mut Actuator, out: &mut Vec<Action>| {
         for a in out.drain(..) {
             match actuator.apply(&a) {
-                lulld::actuator::Outcome::Applied => applied += 1,
+                lull_actuate::Outcome::Applied => applied += 1,
                 _ => refused += 1,
             }
         }

@@ -487,17 +487,12 @@ fn the_command_does_not_outlive_the_process_that_runs_it() {
     starter.wait().unwrap();
     // The command's pidfd turns readable when it exits; the bound only keeps a broken build
     // from hanging the suite.
-    let mut p = libc::pollfd {
-        fd: std::os::fd::AsRawFd::as_raw_fd(&pidfd),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    let n = unsafe { libc::poll(&mut p, 1, 60_000) };
+    let mut ready = [false];
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&pidfd);
+    let n = sys::poll_readable(&[fd], Some(60_000), &mut ready).unwrap();
     if n != 1 {
         // Do not leave it holding the suite's output open.
-        // SAFETY: a plain kill of the pid the command printed.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let _ = sys::signal_process(u32::try_from(pid).unwrap(), 9);
     }
     assert_eq!(n, 1, "the command ({pid}) outlived the process that ran it");
 }

@@ -9,11 +9,15 @@
 //! the simulator schedules the app's handler — so this crate does no I/O, reads no clock and
 //! spawns no thread.
 //!
+//! [`protocol`] is the ESM's wire codec between `lulld` and its clients (and between a baseline
+//! hub and its app); it reads and writes bytes only.
+//!
 //! Private queues are bounded. The overflow rule is documented on [`Delivery::Overflow`].
 
 mod counters;
 mod esm;
 mod interpreter;
+pub mod protocol;
 
 pub use counters::{AppCounters, EsmCounters};
 pub use esm::{

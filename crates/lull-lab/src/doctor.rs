@@ -85,7 +85,7 @@ pub fn checks() -> Vec<Check> {
             ))
         },
     )];
-    let cgroup2 = lulld::freezer::cgroup2_controllers();
+    let cgroup2 = lull_actuate::freezer::cgroup2_controllers();
     out.push(Check::new(
         "cgroup v2",
         "guiS's kernel half (the cgroup v2 freezer: lulld --guis on, live apps' section 5), the fault tests of lulld's state",

@@ -29,11 +29,11 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
 use lull_esm::interpret;
+use lull_esm::protocol::{DaemonMsg, MAX_MESSAGE};
 use lull_model::time::NS_PER_MS;
 use lull_model::{AppEvent, EventKind, EventSeq, HandlerId, RawEvent};
 use lull_os::evdev::{EvdevEncoder, EvdevSource};
 use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source};
-use lull_os::protocol::{DaemonMsg, MAX_MESSAGE};
 use lull_os::sys::{self, monotonic_ns, EventFd, TimerFd};
 use lull_workload::Trace;
 use lulld::replay::{ReplayCounters, ReplaySource};

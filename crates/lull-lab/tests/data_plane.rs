@@ -7,9 +7,10 @@ use std::thread;
 
 use lull::client::{EsmClient, Handled};
 use lull::producer::EsmProducer;
+use lull_esm::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_esm::EsmConfig;
 use lull_model::{AppId, EventKind, RawEvent};
-use lull_os::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
+use lull_os::event_ring::RingConsumer;
 use lull_os::sys;
 use lulld::test_support::{wait_until, TestDaemon};
 
@@ -139,22 +140,7 @@ fn a_hostile_app_scribbling_its_index_stalls_neither_the_producer_nor_the_other_
     let mut p = EsmProducer::connect(&daemon.path, &[EventKind::Key]).unwrap();
     let (bad_fd, bad_id) = scribbler(&daemon.path);
     let memfd = scribbler_ring(&bad_fd);
-    // SAFETY: sysconf has no pointer arguments.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-    // SAFETY: a shared mapping of the ring's consumer page (page 1), which the app may write.
-    let ctl = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            page,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            memfd.as_raw_fd(),
-            page as libc::off_t,
-        )
-    };
-    assert_ne!(ctl, libc::MAP_FAILED);
-    // SAFETY: the consumer's `tail` is the first word of its page, inside our mapping.
-    unsafe { ctl.cast::<u64>().write_volatile(u64::MAX) };
+    RingConsumer::forge_consumer_index(&memfd, u64::MAX).unwrap();
     // The producer learns of the new route between events.
     wait_until("the producer routes the scribbler", || {
         p.poll_routes().unwrap();
@@ -174,8 +160,6 @@ fn a_hostile_app_scribbling_its_index_stalls_neither_the_producer_nor_the_other_
     assert_eq!(rc.delivered, N, "only the good app's ring took events");
     assert_eq!(rc.dropped, N, "the scribbler's were dropped and counted");
     assert_eq!(rc.hostile_tails, N);
-    // SAFETY: our mapping of one page.
-    unsafe { libc::munmap(ctl, page) };
     drop((bad_fd, p));
     let report = daemon.stop();
     let of = |app: AppId| report.rings.iter().find(|r| r.app == app).unwrap().ring;

@@ -9,10 +9,11 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use lull::client::{EsmClient, Handled};
+use lull_esm::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_esm::EsmConfig;
 use lull_model::time::NS_PER_MS;
 use lull_model::{AppId, EventKind, HandlerId, Payload};
-use lull_os::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
+use lull_os::event_ring::RingConsumer;
 use lull_os::sys;
 use lulld::daemon::{DaemonReport, RingRoute};
 use lulld::test_support::TestDaemon;
@@ -72,24 +73,7 @@ fn bad_app(path: &Path, kind: EventKind, how: Hostile) -> BadApp {
     }
     let memfd = memfd.unwrap();
     if how == Hostile::Scribbles {
-        // SAFETY: sysconf has no pointer arguments.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        // SAFETY: a shared mapping of the ring's consumer page (page 1), which the app may write.
-        let ctl = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                page,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                memfd.as_raw_fd(),
-                page as libc::off_t,
-            )
-        };
-        assert_ne!(ctl, libc::MAP_FAILED);
-        // SAFETY: the consumer's `tail` is the first word of its page, inside our mapping.
-        unsafe { ctl.cast::<u64>().write_volatile(u64::MAX) };
-        // SAFETY: our mapping of one page.
-        unsafe { libc::munmap(ctl, page) };
+        RingConsumer::forge_consumer_index(&memfd, u64::MAX).unwrap();
     }
     BadApp {
         fd,

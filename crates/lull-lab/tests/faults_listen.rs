@@ -460,13 +460,9 @@ fn udp_with_the_smallest_buffer() -> std::net::UdpSocket {
     udp
 }
 
-/// Bytes queued on a UDP socket (`SIOCINQ`: the size of the next datagram, 0 when none).
-fn unread_bytes(udp: &std::net::UdpSocket) -> libc::c_int {
-    let mut n: libc::c_int = 0;
-    // SAFETY: `SIOCINQ` writes one int through the pointer, on our own socket.
-    let r = unsafe { libc::ioctl(udp.as_raw_fd(), libc::FIONREAD, &raw mut n) };
-    assert_eq!(r, 0);
-    n
+/// Bytes queued on a UDP socket (the size of the next datagram, 0 when none).
+fn unread_bytes(udp: &std::net::UdpSocket) -> u64 {
+    sys::unread_bytes(std::os::fd::AsFd::as_fd(udp)).unwrap()
 }
 
 /// Datagrams in the bursts that overflow the smallest receive buffer.

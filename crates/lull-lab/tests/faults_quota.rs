@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 
 use lull::client::{EsmClient, Handled};
 use lull::kds_client::{self, Attachment, KdsClientError};
+use lull_esm::protocol::ClientMsg;
 use lull_esm::EsmConfig;
 use lull_kds::server::{SURFACE_BUDGET_SCREENS, TOTAL_SURFACE_BUDGET_SCREENS};
 use lull_kds::wire::{self, ErrorCode, Reply};
 use lull_kds::Surface;
 use lull_model::{EventKind, RawEvent, TouchPhase};
 use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
-use lull_os::protocol::ClientMsg;
 use lull_os::sys;
 use lulld::daemon::{DaemonState, MAX_MESSAGES_PER_TURN};
 use lulld::kds::{MAX_PENDING_BYTES_PER_APP, MAX_PENDING_BYTES_TOTAL};

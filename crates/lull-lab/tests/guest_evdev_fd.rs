@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use lull::client::{ClientCounters, ClientError, EsmClient, EsmParts, Handled};
 use lull::kds_client::{attach, KdsAdmin};
+use lull_esm::protocol::{ClientMsg, DaemonMsg};
 use lull_esm::EsmConfig;
 use lull_model::{AppEvent, EventKind, Payload};
 use lull_os::evdev::{
@@ -27,7 +28,6 @@ use lull_os::evdev::{
 };
 use lull_os::evdev_ioctl;
 use lull_os::procfs;
-use lull_os::protocol::{ClientMsg, DaemonMsg};
 use lull_os::sys;
 use lull_os::uinput::{UinputCaps, UinputDevice};
 use lull_workload::Trace;

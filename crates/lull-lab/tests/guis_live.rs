@@ -13,15 +13,16 @@ use std::time::{Duration, Instant};
 use lull::client::EsmClient;
 use lull::kds_client::KdsAdmin;
 use lull::kds_runtime::{AppOptions, KdsApp};
+use lull_actuate::freezer::FreezerKind;
 use lull_esm::EsmConfig;
 use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_model::{Screen, Stacking, ThreadCategory, Visibility, WindowState};
 use lull_os::procfs::{sample, sample_thread};
 use lull_os::sys::gettid;
 use lulld::daemon::{Daemon, DaemonConfig, DaemonError};
-use lulld::freezer::FreezerKind;
 use lulld::guis::{GuisConfig, GuisStatus, IdleAction, KernelEnforcement};
 use lulld::kds::KdsConfig;
+use lulld::policy::PolicyError;
 use lulld::test_support::{
     advances, namespace, serial_adoption, subdirs, thread_cgroups, wait_until, Spinner, TestDaemon,
     GIVE_UP,
@@ -163,7 +164,9 @@ fn enable_guis_needs_the_display_server() {
     .unwrap();
     assert!(matches!(
         d.enable_guis(&GuisConfig::default()),
-        Err(DaemonError::Guis(_))
+        Err(DaemonError::Policy(PolicyError::NeedsDisplayServer {
+            policy: "guis"
+        }))
     ));
     drop(d);
     let _ = std::fs::remove_file(path);
@@ -608,7 +611,7 @@ fn idle_exec_runs_the_command_with_the_app_count() {
 #[test]
 #[ignore = "measurement; run by hand"]
 fn measure_freeze_thaw_latency() {
-    use lulld::freezer::Freezer;
+    use lull_actuate::freezer::Freezer;
     const ROUNDS: usize = 200;
     let _serial = serial_adoption();
     let med = |v: &mut Vec<Duration>| {

@@ -11,10 +11,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use lull::client::{ClientError, EsmClient, Handled};
+use lull_esm::protocol::{ErrorCode, StatsReply};
 use lull_esm::EsmConfig;
 use lull_model::{EventKind, RawEvent, TouchPhase};
 use lull_os::evdev::EvdevEncoder;
-use lull_os::protocol::{ErrorCode, StatsReply};
 use lull_os::sys;
 use lulld::daemon::DaemonReport;
 use lulld::test_support::TestDaemon;
@@ -273,8 +273,8 @@ fn malformed_messages_close_only_that_connection() {
     let mut buf = [0u8; 128];
     let (len, _) = sys::recv_msg(bad.raw_fd(), &mut buf).unwrap();
     assert_eq!(
-        lull_os::protocol::DaemonMsg::decode(&buf[..len]).unwrap(),
-        lull_os::protocol::DaemonMsg::Error(ErrorCode::Malformed)
+        lull_esm::protocol::DaemonMsg::decode(&buf[..len]).unwrap(),
+        lull_esm::protocol::DaemonMsg::Error(ErrorCode::Malformed)
     );
     assert_eq!(
         sys::recv_msg(bad.raw_fd(), &mut buf).unwrap().0,
@@ -309,8 +309,8 @@ fn fuzzed_connections_never_disturb_the_daemon_or_others() {
         if i % 2 == 0 {
             msg[0] = 1 + rng.below(3) as u8;
         }
-        let valid = msg.len() <= lull_os::protocol::MAX_MESSAGE
-            && lull_os::protocol::ClientMsg::decode(&msg).is_ok();
+        let valid = msg.len() <= lull_esm::protocol::MAX_MESSAGE
+            && lull_esm::protocol::ClientMsg::decode(&msg).is_ok();
         let conn = sys::seqpacket_connect(&d.daemon.path).unwrap();
         let mut buf = [0u8; 256];
         let (n, _) = sys::recv_msg(conn.as_raw_fd(), &mut buf).unwrap();
@@ -320,8 +320,8 @@ fn fuzzed_connections_never_disturb_the_daemon_or_others() {
             expected_malformed += 1;
             let (n, _) = sys::recv_msg(conn.as_raw_fd(), &mut buf).unwrap();
             assert_eq!(
-                lull_os::protocol::DaemonMsg::decode(&buf[..n]).unwrap(),
-                lull_os::protocol::DaemonMsg::Error(ErrorCode::Malformed),
+                lull_esm::protocol::DaemonMsg::decode(&buf[..n]).unwrap(),
+                lull_esm::protocol::DaemonMsg::Error(ErrorCode::Malformed),
                 "case {i}: {msg:?}"
             );
             assert_eq!(sys::recv_msg(conn.as_raw_fd(), &mut buf).unwrap().0, 0);
@@ -354,8 +354,8 @@ fn a_burst_of_connections_is_accepted_whole() {
     for c in &conns {
         let (n, _) = sys::recv_msg(c.as_raw_fd(), &mut buf).unwrap();
         assert!(matches!(
-            lull_os::protocol::DaemonMsg::decode(&buf[..n]).unwrap(),
-            lull_os::protocol::DaemonMsg::Welcome { .. }
+            lull_esm::protocol::DaemonMsg::decode(&buf[..n]).unwrap(),
+            lull_esm::protocol::DaemonMsg::Welcome { .. }
         ));
     }
     let mut control = EsmClient::connect(&d.daemon.path).unwrap();

@@ -1,13 +1,12 @@
 //! Lull's OS layer on stock Linux: what the daemon (`lulld`), the client library (`lull-client`)
-//! and the lab (`lull-lab`) need from the kernel, and the wire protocol they speak.
+//! and the lab (`lull-lab`) need from the kernel. The wire protocol they speak is a pure codec,
+//! `lull_esm::protocol`.
 //!
 //! - [`sys`]: thin, safe wrappers over the system calls the live stack uses (clock, epoll,
 //!   timerfd, eventfd, pipes, Unix sockets, descriptor passing, and one thread's nice value,
 //!   `sched_setattr` attributes and CPU mask, refused with a typed `Errno`).
 //! - [`event_loop`]: the handler-per-descriptor loop over epoll, blocking with no timeout, that
 //!   the daemon and the baselines' hubs and apps run.
-//! - [`protocol`]: the messages between `lulld` and its ESM clients (and between a baseline hub
-//!   and its app).
 //! - [`evdev`]: Linux input events from any descriptor, decoded per `SYN_REPORT` packet.
 //! - [`evdev_ioctl`]: the evdev ioctls on one device descriptor — event mask, grab, revoke,
 //!   name — with a typed error per refusal.
@@ -34,7 +33,7 @@
 //! - [`runqueue`]: the machine's runnable task count (`/proc/loadavg`), one `pread` per reading.
 //!
 //! The cgroup freezer is not here: only the policy actuator in `lulld` freezes threads, so it
-//! lives in that crate (`lulld::freezer`).
+//! lives in that crate (`lull_actuate::freezer`).
 
 pub mod bpf;
 pub mod device_account;
@@ -44,11 +43,11 @@ pub mod event_loop;
 pub mod event_ring;
 pub mod fbdev;
 pub mod fileout;
+pub mod fs;
 pub mod input_file;
 pub mod proc_connector;
 pub mod procfs;
 pub mod producer;
-pub mod protocol;
 pub mod runqueue;
 pub mod sys;
 pub mod topology;

@@ -13,12 +13,11 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use lull_model::{AppEvent, AppId, EventSeq, RawEvent};
 
+use crate::event_ring::ring_record_of;
 use crate::event_ring::{RingCounters, RingProducer, RingRecord};
-use crate::protocol::{
-    ring_record_of, ClientMsg, DaemonMsg, ErrorCode, ProtocolError, MAX_MESSAGE,
-};
 use crate::sys;
 use crate::wait_cell::WaitCell;
+use lull_esm::protocol::{ClientMsg, DaemonMsg, ErrorCode, ProtocolError, MAX_MESSAGE};
 
 /// Why a producer's connection failed.
 #[derive(Debug, thiserror::Error)]

@@ -889,11 +889,42 @@ pub fn signal_process(pid: u32, sig: i32) -> io::Result<()> {
     cvt(unsafe { libc::kill(pid, sig) }).map(|_| ())
 }
 
+/// Bytes queued to read on a socket (`FIONREAD`; on a datagram socket the size of the next
+/// datagram, 0 when none).
+///
+/// # Errors
+/// The kernel's error from `ioctl`.
+pub fn unread_bytes(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    Ok(rustix::io::ioctl_fionread(fd)?)
+}
+
 /// The effective user id of this process.
 #[must_use]
 pub fn geteuid() -> u32 {
-    // SAFETY: no arguments, cannot fail.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
+}
+
+/// Makes the child `cmd` starts get `SIGTERM` when the thread that started it ends, and refuse
+/// to start (the spawn fails) when the starting process is already gone: a command a controller
+/// runs never outlives it. The child's half runs between `fork` and `exec`, where only
+/// async-signal-safe calls are allowed: `rustix`'s `prctl` and `getppid` are bare system calls
+/// (no allocation, no lock).
+pub fn end_with_parent(cmd: &mut std::process::Command) {
+    use rustix::process::{getppid, set_parent_process_death_signal, Signal};
+    use std::os::unix::process::CommandExt;
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure makes only async-signal-safe system calls (see above); the error it
+    // builds on the failure path is what `Command` itself does there.
+    unsafe {
+        cmd.pre_exec(move || {
+            set_parent_process_death_signal(Some(Signal::TERM))?;
+            // The starter may have died between fork and prctl: then nobody would end the command.
+            if getppid() != Some(parent) {
+                return Err(io::Error::other("the starting process is gone"));
+            }
+            Ok(())
+        });
+    }
 }
 
 /// An anonymous memory file holding `bytes`, sealed against further writes and resizing, so the
@@ -1103,6 +1134,10 @@ impl Errno {
     pub const EPERM: Errno = Errno(libc::EPERM);
     pub const ESRCH: Errno = Errno(libc::ESRCH);
     pub const EINVAL: Errno = Errno(libc::EINVAL);
+    pub const EACCES: Errno = Errno(libc::EACCES);
+    pub const EBUSY: Errno = Errno(libc::EBUSY);
+    pub const ENOENT: Errno = Errno(libc::ENOENT);
+    pub const EIO: Errno = Errno(libc::EIO);
 
     /// The `errno` the last failed call of this thread left.
     fn last() -> Errno {
@@ -1225,6 +1260,13 @@ impl SchedAttr {
         [libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE]
             .iter()
             .any(|&p| u32::try_from(p) == Ok(self.policy))
+    }
+
+    /// Of the flags, only `SCHED_FLAG_RESET_ON_FORK`: the one a fair thread's attributes keep
+    /// when they are set again (the others ask `sched_setattr` for something).
+    #[must_use]
+    pub fn reset_on_fork_flag(&self) -> u64 {
+        self.flags & libc::SCHED_FLAG_RESET_ON_FORK as u64
     }
 }
 
@@ -1445,14 +1487,13 @@ pub fn pidfd_open_thread(tid: i32) -> Result<OwnedFd, Errno> {
 /// doubt (the poll fails) says it has.
 #[must_use]
 pub fn pidfd_exited(pidfd: BorrowedFd<'_>) -> bool {
-    let mut p = libc::pollfd {
-        fd: pidfd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let mut p = [PollFd::new(&pidfd, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    // SAFETY: one valid pollfd, count 1, no waiting.
-    let r = unsafe { libc::poll(&raw mut p, 1, 0) };
-    r != 0
+    poll(&mut p, Some(&now)) != Ok(0)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Seed 003's interactive boost in the daemon: [`Daemon::enable_boost`] puts
-//! `lull_sched::boost::seam::BoostSeam` on the policy seam, with what it needs that guiS does
+//! Seed 003's interactive boost in the daemon: [`BoostPolicy`], a plug-in ([`crate::policy`])
+//! that puts `lull_sched::boost::seam::BoostSeam` on the policy seam, with what it needs that guiS does
 //! not — the seam's deadline timer (the budget C), and in nice mode the run-queue sampler
 //! ([`crate::seam`]'s `RunQueues` fact) — and says what this machine lets it do.
 //!
@@ -12,8 +12,8 @@
 //! thaw, release) and the boost only on nice values and slices (nice or slice, and
 //! `RestoreSched`, which gives back those two and nothing else), so the two never undo each
 //! other; when an app leaves both release its threads. UCSG sets the nice values of the same
-//! threads by its own rule, so the boost and UCSG do not run together: enabling one while the
-//! other runs is refused.
+//! threads by its own rule, so the boost and UCSG do not run together: both write the nice-value
+//! knob, and the daemon refuses a second writer ([`crate::policy::PolicyError::KnobTaken`]).
 //!
 //! What degrades, and how it is said ([`BoostStatus`]):
 //! - **Not allowed negative nice values** (neither `CAP_SYS_NICE` nor an `RLIMIT_NICE` that
@@ -26,16 +26,13 @@
 
 use std::fmt;
 
-use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
-use lull_os::runqueue::RunnableProbe;
-use lull_os::sys::{self, SchedAttr, TimerFd};
-use lull_os::topology;
+use lull_os::sys::{self, SchedAttr};
 use lull_sched::boost::seam::{BoostMode, BoostSeam, BoostSeamConfig};
+use lull_sched::seam::SeamPolicy;
 use serde::Serialize;
 
-use crate::actuator::Actuator;
-use crate::daemon::{Daemon, DaemonError, DaemonState};
-use crate::seam::{RunQueueSampler, SeamHost};
+use crate::daemon::{Daemon, DaemonError};
+use crate::policy::{FactSource, Installed, Knob, Policy};
 
 /// `CAP_SYS_NICE`'s bit in a capability set (`include/uapi/linux/capability.h`).
 const CAP_SYS_NICE_BIT: u32 = 23;
@@ -153,71 +150,64 @@ fn slice_unavailable(slice_ns: u64) -> Option<String> {
     }
 }
 
-impl Daemon {
-    /// Runs the interactive boost on the policy seam (see the module docs). Call after
-    /// [`Daemon::enable_kds`] and, when guiS runs, after [`Daemon::enable_guis`].
+/// The interactive boost as a plug-in of the daemon ([`crate::policy`]): it needs the display
+/// server's declared threads, the deadline timer of its budget, in nice mode the run queues and
+/// the end of every handler; it writes nice values and slices.
+#[derive(Debug)]
+pub struct BoostPolicy {
+    policy: BoostSeam,
+}
+
+impl BoostPolicy {
+    /// The boost with `config`.
     ///
     /// # Errors
-    /// [`DaemonError::Boost`] for a C or slice out of range, without the display server, when
-    /// called twice or while UCSG runs; the kernel's error creating the timer or registering it.
-    pub fn enable_boost(&mut self, config: &BoostSeamConfig) -> Result<BoostStatus, DaemonError> {
+    /// [`DaemonError::Boost`] for a C or slice out of range.
+    pub fn new(config: &BoostSeamConfig) -> Result<BoostPolicy, DaemonError> {
         let policy = BoostSeam::new(*config).map_err(|e| DaemonError::Boost(e.to_string()))?;
-        let st = self.state_mut();
-        if st.kds.is_none() {
-            return Err(DaemonError::Boost(
-                "the boost needs the display server (apps declare their threads there): enable it first"
-                    .into(),
-            ));
+        Ok(BoostPolicy { policy })
+    }
+}
+
+impl Policy for BoostPolicy {
+    fn name(&self) -> &'static str {
+        "boost"
+    }
+
+    fn needs(&self) -> Vec<FactSource> {
+        let mut needs = vec![FactSource::DisplayServer, FactSource::DeadlineTimer];
+        if self.policy.wants_run_queues() {
+            needs.push(FactSource::RunQueues);
         }
-        if st.seam.as_ref().is_some_and(|s| s.has_policy("boost")) {
-            return Err(DaemonError::Boost("the boost is already enabled".into()));
+        if self.policy.wants_handler_finished() {
+            needs.push(FactSource::EveryWait);
         }
-        if st.seam.as_ref().is_some_and(|s| s.has_policy("ucsg")) {
-            return Err(DaemonError::Boost(
-                "the boost and UCSG both set the nice values of apps' threads; run one of them"
-                    .into(),
-            ));
+        needs
+    }
+
+    /// Both in either mode: `RestoreSched` gives back the nice value and the slice.
+    fn writes(&self) -> Vec<Knob> {
+        vec![Knob::Nice, Knob::Slice]
+    }
+
+    fn install(self: Box<Self>) -> Installed {
+        Installed {
+            seam: Some(Box::new(self.policy)),
+            ..Installed::default()
         }
-        let topo = topology::probe(std::path::Path::new(topology::SYSFS_CPUS));
-        let cpus = u32::try_from(topo.online.len()).unwrap_or(1).max(1);
-        let seam = st.seam.get_or_insert_with(|| {
-            SeamHost::new(
-                Vec::new(),
-                Actuator::new(Err(
-                    "not opened: no policy that freezes runs (guiS is off)".to_owned()
-                )),
-            )
-        });
-        seam.add_policy(Box::new(policy));
-        let report_waits = seam.wants_handler_finished();
-        let mut run_queues_unavailable = None;
-        if seam.wants_run_queues() {
-            match RunnableProbe::open() {
-                Ok(p) => seam.start_run_queues(RunQueueSampler::new(p, cpus)),
-                Err(e) => {
-                    run_queues_unavailable = Some(format!(
-                        "run queues unreadable ({e}): every boost is sized for an empty queue"
-                    ));
-                }
-            }
-        }
-        if !seam.has_timer() {
-            let timer = TimerFd::new()?;
-            let timer_fd = timer.raw();
-            seam.set_timer(timer);
-            self.add_source(Box::new(FnSource {
-                fd: timer_fd,
-                f: |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                    if let Some(s) = st.seam.as_mut() {
-                        s.deadline();
-                    }
-                    PostAction::Continue
-                },
-            }))?;
-        }
-        if report_waits {
-            self.state_mut().set_report_waits(true);
-        }
+    }
+}
+
+impl Daemon {
+    /// Runs the interactive boost on the policy seam (see the module docs). Call after
+    /// [`Daemon::enable_kds`].
+    ///
+    /// # Errors
+    /// [`DaemonError::Boost`] for a C or slice out of range; [`DaemonError::Policy`] without
+    /// the display server, when called twice or while UCSG runs, or for the kernel's error
+    /// creating the timer or registering it.
+    pub fn enable_boost(&mut self, config: &BoostSeamConfig) -> Result<BoostStatus, DaemonError> {
+        let armed = self.add_policy(Box::new(BoostPolicy::new(config)?))?;
         let (negative_nice_unavailable, slice_unavailable) = match config.mode {
             BoostMode::Nice => (negative_nice_unavailable(), None),
             BoostMode::Slice => (None, slice_unavailable(config.slice_ns)),
@@ -226,10 +216,10 @@ impl Daemon {
             mode: config.mode.name(),
             c_ns: config.c_ns,
             slice_ns: config.slice_ns,
-            cpus,
+            cpus: armed.cpus,
             negative_nice_unavailable,
             slice_unavailable,
-            run_queues_unavailable,
+            run_queues_unavailable: armed.run_queues_unavailable,
         })
     }
 }

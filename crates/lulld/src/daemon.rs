@@ -25,13 +25,13 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use lull_esm::protocol::{
+    encode_batch, ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_BATCH, MAX_MESSAGE, MAX_PACKET,
+};
 use lull_esm::{AppState, Delivery, Esm, EsmConfig, EsmError, Push};
 use lull_model::{AppId, RawEvent};
 use lull_os::evdev::EvdevSource;
 use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source, Token};
-use lull_os::protocol::{
-    encode_batch, ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_BATCH, MAX_MESSAGE, MAX_PACKET,
-};
 use lull_os::sys::{self, EventFd, TimerFd};
 use lull_os::wait_cell::WaitCell;
 use lull_workload::Trace;
@@ -120,10 +120,10 @@ pub enum DaemonError {
     Guis(String),
     #[error("interactive boost: {0}")]
     Boost(String),
-    #[error("scx feed: {0}")]
-    ScxFeed(String),
     #[error("UCSG: {0}")]
     Ucsg(#[from] crate::ucsg::UcsgConfigError),
+    #[error("policy: {0}")]
+    Policy(#[from] crate::policy::PolicyError),
     #[error("ESM configuration: {0}")]
     Esm(#[from] EsmError),
     #[error("event loop: {0}")]
@@ -199,6 +199,8 @@ pub struct DaemonState {
     pub(crate) routes: Routes,
     /// Input devices handed to the apps that hold input (`crate::devices`).
     pub(crate) devices: crate::devices::DeviceHost,
+    /// The policy plug-ins and the knobs they write ([`crate::policy`]).
+    pub(crate) policies: crate::policy::PolicyTable,
 }
 
 impl std::fmt::Debug for DaemonState {
@@ -559,7 +561,7 @@ impl DaemonState {
                 }
                 Ok((n, truncated)) => {
                     let parsed = if truncated {
-                        Err(lull_os::protocol::ProtocolError::TooLong)
+                        Err(lull_esm::protocol::ProtocolError::TooLong)
                     } else {
                         ClientMsg::decode(&buf[..n])
                     };
@@ -902,6 +904,7 @@ impl Daemon {
                 sources_shared: Arc::default(),
                 routes: Routes::default(),
                 devices: crate::devices::DeviceHost::default(),
+                policies: crate::policy::PolicyTable::default(),
             },
             stop,
             sources: SourceSet::default(),

@@ -29,12 +29,12 @@ use std::collections::BTreeMap;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use lull_esm::protocol::DaemonMsg;
 use lull_model::{AppId, EventKind};
 use lull_os::device_account::{DeviceAccount, DeviceCounts};
 use lull_os::evdev::{EvdevDecoder, RECORD_SIZE};
 use lull_os::evdev_ioctl::{self, EvdevIoctlError};
 use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
-use lull_os::protocol::DaemonMsg;
 use lull_os::sys;
 
 use crate::daemon::DaemonState;

@@ -5,9 +5,9 @@
 //!   `lull-client`) park the drawing thread while its app cannot be seen, the foreground thread
 //!   while it is not in front; the event thread runs only when the ESM pushed it an event. They
 //!   are per app (`AppOptions::guis`).
-//! - **Kernel half** ([`Daemon::enable_guis`]): table 1 is a policy on the seam,
+//! - **Kernel half** ([`GuisPolicy`], a plug-in of the daemon, [`crate::policy`]): table 1 is a policy on the seam,
 //!   `lull_sched::guis::Table1`, which the daemon tells what it knows ([`crate::seam`]) and whose
-//!   actions the [`crate::actuator`] applies with the cgroup freezer ([`crate::freezer`]). When
+//!   actions the actuator (`lull_actuate`) applies with the cgroup freezer (`lull_actuate::freezer`). When
 //!   an app declares its drawing or foreground thread (`THREAD`), the thread is taken into the
 //!   freezer as `<namespace>/<pid>/<category>-<tid>`; on every window-state change of the app,
 //!   before the state is pushed to it, each such thread that table 1 forbids is frozen and each it
@@ -57,10 +57,11 @@ use lull_os::event_loop::LoopCtl;
 use lull_sched::guis::{self as rules, GuiApp, IdleEdge, Table1};
 use serde::Serialize;
 
-use crate::actuator::{Actuator, FreezerCounters};
+use lull_actuate::freezer::{self, Freezer, FreezerError, FreezerKind};
+use lull_actuate::FreezerCounters;
+
 use crate::daemon::{Daemon, DaemonError, DaemonState};
-use crate::freezer::{self, Freezer, FreezerError, FreezerKind};
-use crate::seam::SeamHost;
+use crate::policy::{FactSource, Installed, Knob, Policy, PolicyError};
 
 /// Environment variable an [`IdleAction::Exec`] command gets: how many GUI apps were idle.
 pub const IDLE_APPS_ENV: &str = "LULL_IDLE_APPS";
@@ -258,7 +259,7 @@ pub(crate) struct GuisHost {
 }
 
 impl GuisHost {
-    fn new(status: GuisStatus) -> GuisHost {
+    pub(crate) fn new(status: GuisStatus) -> GuisHost {
         GuisHost {
             status,
             edge: IdleEdge::new(),
@@ -415,32 +416,23 @@ impl DaemonState {
     }
 }
 
-impl Daemon {
-    /// Runs guiS in this daemon: table 1 on the policy seam, enforced by the kernel when a cgroup
-    /// freezer is available here, and idle forcing always (see the module docs). Call after
-    /// [`Daemon::enable_kds`]. With `config.enabled` off it sets up nothing and says so.
+/// guiS as a plug-in of the daemon ([`crate::policy`]): table 1 on the seam and idle forcing;
+/// it needs the display server's facts (and, with an idle action, every wait as it happens),
+/// and writes the cgroup freezer.
+#[derive(Debug)]
+pub struct GuisPolicy {
+    freezer: Result<Freezer, String>,
+    status: GuisStatus,
+}
+
+impl GuisPolicy {
+    /// guiS with `config` (which must be enabled), its freezer opened when this machine has one.
     ///
     /// # Errors
-    /// [`DaemonError::Guis`] without the display server, when called twice, for a bad namespace,
-    /// or when a running daemon holds the namespace's cgroup directory (one a dead daemon left
-    /// is adopted: thawed, emptied and removed; [`GuisStatus::recovered`] says what was done). A machine without a freezer is not an error: the status says why.
-    pub fn enable_guis(&mut self, config: &GuisConfig) -> Result<GuisStatus, DaemonError> {
-        let st = self.state_mut();
-        if st.kds.is_none() {
-            return Err(DaemonError::Guis(
-                "guiS needs the display server: enable it first".into(),
-            ));
-        }
-        if st.guis.is_some() {
-            return Err(DaemonError::Guis("guiS is already enabled".into()));
-        }
-        if !config.enabled {
-            return Ok(GuisStatus {
-                kernel: KernelEnforcement::Off,
-                idle_action: IdleAction::None,
-                recovered: None,
-            });
-        }
+    /// [`DaemonError::Guis`] for a bad namespace, or when a running daemon holds the namespace's
+    /// cgroup directory (one a dead daemon left is adopted: thawed, emptied and removed;
+    /// [`GuisStatus::recovered`] says what was done).
+    pub fn new(config: &GuisConfig) -> Result<GuisPolicy, DaemonError> {
         let mut recovered = None;
         let (freezer, kernel) = match Freezer::open(&config.freezer_namespace) {
             Ok(f) => {
@@ -469,15 +461,65 @@ impl Daemon {
             idle_action: config.idle_action.clone(),
             recovered,
         };
-        st.seam = Some(SeamHost::new(
-            vec![Box::new(Table1::new())],
-            Actuator::new(freezer),
-        ));
-        st.guis = Some(GuisHost::new(status.clone()));
+        Ok(GuisPolicy { freezer, status })
+    }
+}
+
+impl Policy for GuisPolicy {
+    fn name(&self) -> &'static str {
+        "guis"
+    }
+
+    fn needs(&self) -> Vec<FactSource> {
+        let mut needs = vec![FactSource::DisplayServer];
         // Idle forcing acts when the last app waits: it must see that wait as it happens.
-        if status.idle_action != IdleAction::None {
-            st.set_report_waits(true);
+        if self.status.idle_action != IdleAction::None {
+            needs.push(FactSource::EveryWait);
         }
+        needs
+    }
+
+    fn writes(&self) -> Vec<Knob> {
+        vec![Knob::Freezer]
+    }
+
+    fn install(self: Box<Self>) -> Installed {
+        Installed {
+            seam: Some(Box::new(Table1::new())),
+            freezer: Some(self.freezer),
+            idle: Some(GuisHost::new(self.status)),
+            ..Installed::default()
+        }
+    }
+}
+
+impl Daemon {
+    /// Runs guiS in this daemon: table 1 on the policy seam, enforced by the kernel when a cgroup
+    /// freezer is available here, and idle forcing always (see the module docs). Call after
+    /// [`Daemon::enable_kds`]. With `config.enabled` off it sets up nothing and says so.
+    ///
+    /// # Errors
+    /// [`DaemonError::Policy`] without the display server or when called twice;
+    /// [`GuisPolicy::new`]'s errors. A machine without a freezer is not an error: the status
+    /// says why.
+    pub fn enable_guis(&mut self, config: &GuisConfig) -> Result<GuisStatus, DaemonError> {
+        let st = self.state_mut();
+        if st.kds.is_none() {
+            return Err(PolicyError::NeedsDisplayServer { policy: "guis" }.into());
+        }
+        if st.policies.contains("guis") {
+            return Err(PolicyError::AlreadyAdded { policy: "guis" }.into());
+        }
+        if !config.enabled {
+            return Ok(GuisStatus {
+                kernel: KernelEnforcement::Off,
+                idle_action: IdleAction::None,
+                recovered: None,
+            });
+        }
+        let policy = GuisPolicy::new(config)?;
+        let status = policy.status.clone();
+        self.add_policy(Box::new(policy))?;
         Ok(status)
     }
 }

@@ -10,11 +10,14 @@
 //! - [`kds`]: the display server's sockets and presentation around the pure `lull_kds::server`.
 //! - [`scx_feed`]: the display server's facts (window class, input pushes) written for lull-scx,
 //!   Lull's sched_ext scheduler, into the map it pins.
+//! - [`policy`]: policies as plug-ins ([`daemon::Daemon::add_policy`]): each declares the facts
+//!   it needs and the knobs it writes; the host arms each source once and refuses a second
+//!   writer of a knob.
 //! - [`seam`]: the policy seam — the facts the daemon knows told to the seam's policies
-//!   (`lull_sched::guis::Table1` with guiS on), their actions applied by the [`actuator`].
-//! - [`actuator`]: applies the seam's actions with what Linux offers (nice, `sched_setattr`,
-//!   affinity, the cgroup [`freezer`], cgroup v2 `cpu.weight`, cpufreq) and reports per action
-//!   kind what was applied, refused or unavailable here.
+//!   (`lull_sched::guis::Table1` with guiS on), their actions applied by the actuator of
+//!   `lull-actuate` (nice, `sched_setattr`, affinity, the cgroup freezer, cgroup v2
+//!   `cpu.weight`, cpufreq), which reports per action kind what was applied, refused or
+//!   unavailable here.
 //! - [`ucsg`]: UCSG in the daemon — the seed-001 policy on the seam, with the proc connector and
 //!   the seam's deadline timer, and what this machine lets it do.
 //! - [`boost`]: seed 003's interactive boost in the daemon — the policy on the seam, with the
@@ -23,22 +26,19 @@
 //!   (table 1 itself runs on the seam).
 //! - [`activation`]: systemd's socket activation (the ESM and display-server sockets passed as
 //!   descriptors) and readiness notification, without libsystemd (`packaging/systemd/`).
-//! - [`freezer`]: freezing and thawing single threads of another process. It lives here, not in
-//!   `lull-os`, because the actuator in this daemon is its only user.
 //!
-//! The daemon speaks to its clients only through the wire formats of `lull_os::protocol` and
+//! The daemon speaks to its clients only through the wire formats of `lull_esm::protocol` and
 //! `lull_kds::wire`; it does not use the client library (`lull-client`). Tests that run the
 //! daemon with real clients are in `lull-lab`, the crate that depends on both; `test_support`
 //! (feature `test-support`) runs a daemon on a test's thread for them.
 
 pub mod activation;
-pub mod actuator;
 pub mod boost;
 pub mod daemon;
 pub mod devices;
-pub mod freezer;
 pub mod guis;
 pub mod kds;
+pub mod policy;
 pub mod replay;
 pub mod routes;
 pub mod scx_feed;

@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use lull_actuate::freezer::DEFAULT_NAMESPACE;
 use lull_esm::EsmConfig;
 use lull_model::time::NS_PER_MS;
 use lull_os::sys;
 use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
 use lulld::activation::{self, Activated, Adopted, KDS_FD_NAME};
 use lulld::daemon::{check_socket_path, same_socket_path, Daemon, DaemonConfig, DaemonError};
-use lulld::freezer::DEFAULT_NAMESPACE;
 use lulld::guis::{GuisConfig, IdleAction};
 use lulld::kds::KdsConfig;
 
@@ -185,7 +185,7 @@ fn guis_config(args: &Args) -> Result<Option<GuisConfig>, String> {
 
 /// `, freeze, thaw; frequency unavailable here (…)`: what the actuator can do besides the
 /// syscalls every Linux has, and why not the rest.
-fn actuator_availability(r: &lulld::actuator::ActuatorReport) -> String {
+fn actuator_availability(r: &lull_actuate::ActuatorReport) -> String {
     use lull_sched::seam::ActionKind;
     let mut out = String::new();
     for k in [

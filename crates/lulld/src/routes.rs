@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 
+use lull_esm::protocol::DaemonMsg;
 use lull_model::AppId;
 use lull_os::event_loop::LoopCtl;
-use lull_os::protocol::DaemonMsg;
 use lull_os::sys;
 
 use crate::daemon::{Closer, DaemonState};

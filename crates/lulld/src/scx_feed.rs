@@ -17,6 +17,7 @@ use lull_sched::guis::WindowClass;
 use lull_sched::seam::{Fact, ThreadRef};
 
 use crate::daemon::{Daemon, DaemonError};
+use crate::policy::{FactSource, Installed, Knob, Policy};
 
 #[derive(Debug)]
 struct AppFacts {
@@ -117,29 +118,54 @@ impl ScxFeed {
     }
 }
 
+/// The feed as a plug-in of the daemon ([`crate::policy`]): it needs the display server's facts
+/// and writes lull-scx's facts map; it decides nothing, so it runs beside any seam policy.
+#[derive(Debug)]
+pub struct ScxFeedPolicy {
+    feed: ScxFeed,
+}
+
+impl ScxFeedPolicy {
+    /// A feed into the map pinned at `path` ([`lull_os::bpf::scx_facts::FACTS_PIN_PATH`]
+    /// normally).
+    #[must_use]
+    pub fn new(path: &Path) -> ScxFeedPolicy {
+        ScxFeedPolicy {
+            feed: ScxFeed::new(path),
+        }
+    }
+}
+
+impl Policy for ScxFeedPolicy {
+    fn name(&self) -> &'static str {
+        "scx-feed"
+    }
+
+    fn needs(&self) -> Vec<FactSource> {
+        vec![FactSource::DisplayServer]
+    }
+
+    fn writes(&self) -> Vec<Knob> {
+        vec![Knob::ScxFacts]
+    }
+
+    fn install(self: Box<Self>) -> Installed {
+        Installed {
+            scx_feed: Some(self.feed),
+            ..Installed::default()
+        }
+    }
+}
+
 impl Daemon {
     /// Feeds lull-scx the display server's facts through the map pinned at `path`
     /// ([`lull_os::bpf::scx_facts::FACTS_PIN_PATH`] normally). Call after
     /// [`Daemon::enable_kds`]; works beside any seam policy.
     ///
     /// # Errors
-    /// [`DaemonError::Boost`]-like usage error without the display server.
+    /// [`DaemonError::Policy`] without the display server or when called twice.
     pub fn enable_scx_feed(&mut self, path: &Path) -> Result<(), DaemonError> {
-        let st = self.state_mut();
-        if st.kds.is_none() {
-            return Err(DaemonError::ScxFeed(
-                "the scx feed needs the display server (apps declare their threads there): enable it first".into(),
-            ));
-        }
-        let seam = st.seam.get_or_insert_with(|| {
-            crate::seam::SeamHost::new(
-                Vec::new(),
-                crate::actuator::Actuator::new(Err(
-                    "not opened: no policy that freezes runs (guiS is off)".to_owned(),
-                )),
-            )
-        });
-        seam.scx_feed = Some(ScxFeed::new(path));
+        self.add_policy(Box::new(ScxFeedPolicy::new(path)))?;
         Ok(())
     }
 }

@@ -1,14 +1,14 @@
 //! For tests (feature `test-support`): a `lulld` loop on a thread of the test, on a fresh Unix
-//! socket; helpers of the tests that adopt threads of the test process into the cgroup freezer.
+//! socket; the freezer tests' helpers of `lull_actuate::test_support`, re-exported so that a
+//! test of the daemon finds all it needs here.
 //! Used by this crate's tests and by `lull-lab`'s, which run the daemon with real clients.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
 
 use lull_esm::EsmConfig;
 use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
@@ -20,11 +20,10 @@ use lull_os::sys::TimerFd;
 use lull_sched::boost::seam::{BoostSeam, BoostSeamConfig};
 use lull_sched::seam::ThreadRef;
 
-use crate::actuator::Actuator;
 use crate::daemon::{Daemon, DaemonConfig, DaemonReport, DaemonState, Stopper};
-use crate::freezer::FreezerKind;
 use crate::kds::KdsConfig;
 use crate::seam::{RunQueueSampler, SeamHost, SeamReport};
+use lull_actuate::Actuator;
 
 /// A daemon running on its own thread until [`TestDaemon::stop`].
 #[derive(Debug)]
@@ -133,125 +132,10 @@ impl TestDaemon {
     }
 }
 
-/// Upper bound on a wait for the kernel or a daemon: only keeps a broken one from hanging the
-/// run; no assertion depends on how long anything takes.
-pub const GIVE_UP: Duration = Duration::from_secs(10);
-
-/// Waits, yielding, until `cond` holds (at most [`GIVE_UP`]).
-pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + GIVE_UP;
-    while !cond() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        thread::yield_now();
-    }
-}
-
-/// Adopting a thread moves the whole test process between cgroup v2 domains, and one process
-/// can be held by one freezer at a time: tests that adopt hold this while they run.
-pub fn serial_adoption() -> MutexGuard<'static, ()> {
-    static ADOPTING: Mutex<()> = Mutex::new(());
-    ADOPTING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// A cgroup namespace unique to this test process and `tag`.
-pub fn namespace(tag: &str) -> String {
-    format!("lull-test-{}-{tag}", std::process::id())
-}
-
-/// Subdirectories of `dir`: cgroups left behind.
-pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect()
-}
-
-/// Every cgroup line of thread `tid` of this process.
-pub fn thread_cgroups(tid: i32) -> String {
-    std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).unwrap()
-}
-
-/// The cgroup line of thread `tid` of this process for the hierarchy `kind` uses.
-pub fn cgroup_line(kind: FreezerKind, tid: i32) -> String {
-    thread_cgroups(tid)
-        .lines()
-        .find(|l| match kind {
-            FreezerKind::V2Threaded => l.starts_with("0::"),
-            FreezerKind::V1 => l
-                .split(':')
-                .nth(1)
-                .is_some_and(|c| c.split(',').any(|x| x == "freezer")),
-        })
-        .unwrap()
-        .to_owned()
-}
-
-/// Waits until `count` has gone up (at most [`GIVE_UP`]): the thread behind it ran.
-pub fn advances(what: &str, count: impl Fn() -> u64) {
-    let c = count();
-    wait_until(what, || count() > c);
-}
-
-/// A thread of this test process, in no app, that spins on its own counter until stopped, so
-/// freezing it cannot stall the test harness.
-#[derive(Debug)]
-pub struct Spinner {
-    pub tid: i32,
-    count: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    join: Option<thread::JoinHandle<()>>,
-}
-
-impl Spinner {
-    pub fn start() -> Spinner {
-        let count = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = mpsc::channel();
-        let (c, s) = (count.clone(), stop.clone());
-        let join = thread::spawn(move || {
-            tx.send(sys::gettid()).unwrap();
-            while !s.load(Ordering::Relaxed) {
-                c.fetch_add(1, Ordering::Relaxed);
-            }
-        });
-        Spinner {
-            tid: rx.recv().unwrap(),
-            count,
-            stop,
-            join: Some(join),
-        }
-    }
-
-    pub fn count(&self) -> u64 {
-        self.count.load(Ordering::Relaxed)
-    }
-
-    /// Waits until the thread has counted further: it is not frozen.
-    pub fn advances(&self) {
-        advances("spinner advances", || self.count());
-    }
-
-    /// Stops the thread and waits for it to exit.
-    pub fn finish(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(j) = self.join.take() {
-            j.join().unwrap();
-        }
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        // A failing test may drop it still frozen: joining then would hang the run.
-        if let Some(j) = self.join.take().filter(|_| !thread::panicking()) {
-            let _ = j.join();
-        }
-    }
-}
+pub use lull_actuate::test_support::{
+    advances, cgroup_line, namespace, serial_adoption, subdirs, thread_cgroups, wait_until,
+    Spinner, GIVE_UP,
+};
 
 /// The boost's part of the event path outside a daemon, for its benchmark
 /// (`benches/boost_path.rs`): a seam with [`BoostSeam`] alone, its deadline timer and, in nice

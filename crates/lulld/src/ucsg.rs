@@ -1,5 +1,5 @@
-//! UCSG (seed 001) in the daemon: [`Daemon::enable_ucsg`] puts `lull_sched::ucsg::live::UcsgSeam`
-//! on the policy seam, with what it needs that guiS does not — the kernel's proc connector (every
+//! UCSG (seed 001) in the daemon: [`UcsgPolicy`], a plug-in ([`crate::policy`]) that puts
+//! `lull_sched::ucsg::live::UcsgSeam` on the policy seam, with what it needs that guiS does not — the kernel's proc connector (every
 //! fork and exit, [`lull_os::proc_connector`]) and the seam's deadline timer (UCSG's 200 ms
 //! sampling period and 500 ms expiry) — and says what this machine lets it do.
 //!
@@ -22,18 +22,16 @@
 use std::fmt;
 use std::path::Path;
 
-use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
-use lull_os::proc_connector::{ConnectorError, ProcConnector};
-use lull_os::sys::{self, TimerFd};
+use lull_os::sys;
 use lull_os::topology::{self, Topology};
 use lull_sched::ids::CpuId;
 use lull_sched::ucsg::live::{LiveMachine, UcsgSeam};
 use serde::Serialize;
 
-use crate::actuator::Actuator;
-use crate::daemon::{Daemon, DaemonError, DaemonState};
-use crate::freezer;
-use crate::seam::SeamHost;
+use lull_actuate::freezer;
+
+use crate::daemon::{Daemon, DaemonError};
+use crate::policy::{FactSource, Installed, Knob, Policy};
 
 /// Longest process name the kernel keeps (`TASK_COMM_LEN` − 1).
 pub const COMM_MAX_BYTES: usize = 15;
@@ -57,12 +55,6 @@ pub enum UcsgConfigError {
     BadName(String),
     #[error("process name {0:?} is listed twice")]
     Duplicate(String),
-    #[error("UCSG is already enabled")]
-    AlreadyEnabled,
-    #[error(
-        "UCSG and the interactive boost both set the nice values of apps' threads; run one of them"
-    )]
-    BoostRuns,
     #[error("UCSG cannot run on this machine: {0}")]
     Machine(String),
 }
@@ -177,18 +169,50 @@ fn live_machine(t: &Topology) -> LiveMachine {
     }
 }
 
-/// Every process whose name is in `names`.
-fn processes_named(names: &[String]) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| names.iter().any(|n| n == c.trim_end()))
+/// UCSG as a plug-in of the daemon ([`crate::policy`]): it needs the proc connector and the
+/// deadline timer, and writes nice values, CPU masks and frequencies.
+#[derive(Debug)]
+pub struct UcsgPolicy {
+    policy: UcsgSeam,
+    manage: Vec<String>,
+}
+
+impl UcsgPolicy {
+    /// UCSG for this machine's CPUs, managing the processes `config` names too.
+    ///
+    /// # Errors
+    /// [`UcsgConfigError`] for a bad configuration or CPUs UCSG cannot describe.
+    pub fn new(config: &UcsgConfig, topology: &Topology) -> Result<UcsgPolicy, UcsgConfigError> {
+        config.validate()?;
+        let policy = UcsgSeam::new(&live_machine(topology), sys::monotonic_ns())
+            .map_err(|e| UcsgConfigError::Machine(e.to_string()))?;
+        Ok(UcsgPolicy {
+            policy,
+            manage: config.manage.clone(),
         })
-        .collect()
+    }
+}
+
+impl Policy for UcsgPolicy {
+    fn name(&self) -> &'static str {
+        "ucsg"
+    }
+
+    fn needs(&self) -> Vec<FactSource> {
+        vec![FactSource::ProcessEvents, FactSource::DeadlineTimer]
+    }
+
+    fn writes(&self) -> Vec<Knob> {
+        vec![Knob::Nice, Knob::Affinity, Knob::Frequency]
+    }
+
+    fn install(self: Box<Self>) -> Installed {
+        Installed {
+            seam: Some(Box::new(self.policy)),
+            adopt_names: self.manage,
+            ..Installed::default()
+        }
+    }
 }
 
 impl Daemon {
@@ -197,76 +221,13 @@ impl Daemon {
     /// the status says what.
     ///
     /// # Errors
-    /// [`DaemonError::Ucsg`] for a bad configuration, when called twice, or when the machine's
-    /// CPUs cannot be described; the kernel's error creating the timer or registering sources.
+    /// [`DaemonError::Ucsg`] for a bad configuration or when the machine's CPUs cannot be
+    /// described; [`DaemonError::Policy`] when called twice or while the boost runs, or for the
+    /// kernel's error creating the timer or registering sources.
     pub fn enable_ucsg(&mut self, config: &UcsgConfig) -> Result<UcsgStatus, DaemonError> {
-        config.validate()?;
         let topology = topology::probe(Path::new(topology::SYSFS_CPUS));
-        let now = sys::monotonic_ns();
-        let policy = UcsgSeam::new(&live_machine(&topology), now)
-            .map_err(|e| UcsgConfigError::Machine(e.to_string()))?;
-        let st = self.state_mut();
-        if st
-            .seam
-            .as_ref()
-            .is_some_and(|s| s.report().policies.contains(&"ucsg"))
-        {
-            return Err(UcsgConfigError::AlreadyEnabled.into());
-        }
-        if st.seam.as_ref().is_some_and(|s| s.has_policy("boost")) {
-            return Err(UcsgConfigError::BoostRuns.into());
-        }
-        let seam = st.seam.get_or_insert_with(|| {
-            SeamHost::new(
-                Vec::new(),
-                Actuator::new(Err(
-                    "not opened: no policy that freezes runs (guiS is off)".to_owned()
-                )),
-            )
-        });
-        seam.add_policy(Box::new(policy));
-        let frequency_unavailable = seam.actuator.report().frequency.unavailable_reason.clone();
-
-        // Only a policy that wants process facts costs the daemon a socket hearing of every task.
-        let (connector, proc_connector_unavailable) = if !seam.wants_process_facts() {
-            (None, Some("no policy asks for process facts".to_owned()))
-        } else {
-            match ProcConnector::open() {
-                Ok(c) => (Some(c), None),
-                Err(e @ ConnectorError::NotPermitted(_)) => (None, Some(e.to_string())),
-                Err(e) => (None, Some(e.to_string())),
-            }
-        };
-        let connector_fd = connector.as_ref().map(ProcConnector::raw);
-        seam.start_process_facts(connector);
-        seam.adopt_names.clone_from(&config.manage);
-        let timer = TimerFd::new()?;
-        let timer_fd = timer.raw();
-        seam.set_timer(timer);
-        for pid in processes_named(&config.manage) {
-            seam.adopt_if_named(now, pid);
-        }
-
-        self.add_source(Box::new(FnSource {
-            fd: timer_fd,
-            f: |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                if let Some(s) = st.seam.as_mut() {
-                    s.deadline();
-                }
-                PostAction::Continue
-            },
-        }))?;
-        if let Some(fd) = connector_fd {
-            self.add_source(Box::new(FnSource {
-                fd,
-                f: |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                    if let Some(s) = st.seam.as_mut() {
-                        s.process_events();
-                    }
-                    PostAction::Continue
-                },
-            }))?;
-        }
+        let policy = UcsgPolicy::new(config, &topology)?;
+        let armed = self.add_policy(Box::new(policy))?;
         let negative_nice_unavailable = (sys::geteuid() != 0).then(|| {
             "not root: the kernel refuses negative nice values without CAP_SYS_NICE \
              (counted as EPERM)"
@@ -275,9 +236,9 @@ impl Daemon {
         Ok(UcsgStatus {
             cluster_switching: topology.is_big_little(),
             topology,
-            proc_connector_unavailable,
+            proc_connector_unavailable: armed.process_events_unavailable,
             negative_nice_unavailable,
-            frequency_unavailable,
+            frequency_unavailable: armed.frequency_unavailable,
             cgroup_v2_unavailable: cgroup_v2_gaps(),
         })
     }

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use lulld::freezer::{Freezer, FreezerKind};
+use lull_actuate::freezer::{Freezer, FreezerKind};
 
 /// Hang guard for one daemon's start-up or exit; generous, never a measurement.
 const GUARD: Duration = Duration::from_secs(20);
@@ -29,7 +29,7 @@ fn scratch(tag: &str) -> PathBuf {
 
 /// The cgroup v2 mount point (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on a hybrid layout).
 fn cgroup2_mount() -> PathBuf {
-    lulld::freezer::cgroup2_controllers()
+    lull_actuate::freezer::cgroup2_controllers()
         .map(|(m, _)| m)
         .unwrap_or_else(|_| PathBuf::from("/sys/fs/cgroup"))
 }
@@ -39,7 +39,7 @@ fn guis_available() -> bool {
     let why = if lull_os::sys::geteuid() != 0 {
         Some("not root".to_owned())
     } else {
-        lulld::freezer::cgroup2_controllers().err()
+        lull_actuate::freezer::cgroup2_controllers().err()
     };
     match why {
         None => true,

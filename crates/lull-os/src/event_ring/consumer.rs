@@ -178,6 +178,35 @@ impl RingConsumer {
         probe
     }
 
+    /// Writes `tail` as the consumer's published index of the ring in `memfd`, as an app that
+    /// holds the consumer end may (the index is the app's word): for the tests of a producer's
+    /// defence against an app that scribbles on it.
+    ///
+    /// # Errors
+    /// The kernel's error from `mmap`.
+    pub fn forge_consumer_index(memfd: &OwnedFd, tail: u64) -> std::io::Result<()> {
+        use rustix::mm::{mmap, munmap, MapFlags, ProtFlags};
+        let page = rustix::param::page_size();
+        // SAFETY: a fresh shared mapping of the ring's consumer page (page 1), which the consumer
+        // end may write; nothing else in this process refers to it.
+        let ctl = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                page,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                memfd,
+                page as u64,
+            )?
+        };
+        // SAFETY: the consumer's index is the first word of its page, inside the mapping; the
+        // write reaches the memfd, so it outlives the mapping.
+        unsafe { ctl.cast::<u64>().write_volatile(tail) };
+        // SAFETY: the mapping made above, of one page, no longer used.
+        unsafe { munmap(ctl, page)? };
+        Ok(())
+    }
+
     /// What a ring's memfd says now, read without taking either end (the daemon, which created
     /// the ring, reads each app's counters this way): the producer's counters, `head`, and the
     /// consumer's published index. The consumer's index is the app's word, so untrusted.

@@ -41,7 +41,10 @@ mod tests;
 pub use consumer::RingConsumer;
 pub use producer::{BurstOutcome, RingProducer};
 
-pub use record::{OverflowMarker, RingRecord, FLAG_OVERFLOW, PAYLOAD_BYTES, RECORD_BYTES};
+pub use record::{
+    delivery_of_record, ring_record_of, OverflowMarker, RingRecord, FLAG_OVERFLOW, PAYLOAD_BYTES,
+    RECORD_BYTES,
+};
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -100,3 +100,35 @@ pub struct OverflowMarker {
     /// Sequence number of the last dropped event.
     pub last_seq: u64,
 }
+
+/// An ESM event as a ring record: its payload encoded by `lull_esm::protocol`.
+#[must_use]
+pub fn ring_record_of(event: &lull_model::AppEvent) -> RingRecord {
+    let payload = lull_esm::protocol::event_payload_bytes(event);
+    RingRecord::new(event.seq.0, event.kind as u16, &payload, event.injected_ns)
+}
+
+/// The ESM delivery a ring record stands for: an event for `handler`, or the overflow marker.
+/// The record comes from another process, so it is checked like a message.
+///
+/// # Errors
+/// The protocol's refusal of the event's kind or payload.
+pub fn delivery_of_record(
+    rec: &RingRecord,
+    handler: lull_model::HandlerId,
+) -> Result<lull_esm::Delivery, lull_esm::protocol::ProtocolError> {
+    if let Some(m) = rec.overflow() {
+        return Ok(lull_esm::Delivery::Overflow {
+            dropped: m.dropped,
+            first: lull_model::EventSeq(m.first_seq),
+            last: lull_model::EventSeq(m.last_seq),
+        });
+    }
+    lull_esm::protocol::delivery_of_event_record(
+        rec.seq,
+        rec.kind,
+        &rec.payload,
+        rec.injected_ns,
+        handler,
+    )
+}

@@ -33,8 +33,8 @@ use lull_sched::ids::CpuId;
 use lull_sched::seam::{Action, Fact, SeamPolicy, ThreadRef, ThreadSample};
 use serde::Serialize;
 
-use crate::actuator::{Actuator, ActuatorReport};
 use crate::daemon::DaemonState;
+use lull_actuate::{Actuator, ActuatorReport};
 
 /// What the seam did: the policies that ran and the actuator's counts per action kind.
 #[derive(Clone, Debug, Serialize)]
@@ -162,6 +162,8 @@ pub(crate) struct SeamHost {
     /// Process names (`comm`) the configuration asks the policies to manage.
     pub(crate) adopt_names: Vec<String>,
     process_facts: Option<ProcessFacts>,
+    /// Why the proc connector does not listen, when process facts were wanted and it does not.
+    connector_unavailable: Option<String>,
     /// The run-queue sampler, while a policy wants `RunQueues`.
     run_queues: Option<RunQueueSampler>,
     /// lull-scx's facts writer, when enabled ([`crate::scx_feed`]).
@@ -189,6 +191,7 @@ impl SeamHost {
             starts: HashMap::new(),
             adopt_names: Vec::new(),
             process_facts: None,
+            connector_unavailable: None,
             run_queues: None,
             scx_feed: None,
         }
@@ -225,11 +228,6 @@ impl SeamHost {
         self.policies.push(p);
     }
 
-    /// Whether any policy needs `HandlerFinished` as it happens.
-    pub(crate) fn wants_handler_finished(&self) -> bool {
-        self.policies.iter().any(|p| p.wants_handler_finished())
-    }
-
     /// Whether any policy wants `RunQueues`.
     pub(crate) fn wants_run_queues(&self) -> bool {
         self.policies.iter().any(|p| p.wants_run_queues())
@@ -238,11 +236,6 @@ impl SeamHost {
     /// Starts sampling the run queues for the policies' pushes.
     pub(crate) fn start_run_queues(&mut self, sampler: RunQueueSampler) {
         self.run_queues = Some(sampler);
-    }
-
-    /// Whether a policy named `name` runs on the seam.
-    pub(crate) fn has_policy(&self, name: &str) -> bool {
-        self.policies.iter().any(|p| p.name() == name)
     }
 
     /// Whether any policy wants `Forked`/`Exited`.
@@ -261,10 +254,31 @@ impl SeamHost {
         self.rearm();
     }
 
-    /// Starts counting process facts (the connector is open, or could not be).
-    pub(crate) fn start_process_facts(&mut self, connector: Option<ProcConnector>) {
+    /// Starts counting process facts (the connector is open, or could not be: `unavailable`
+    /// says why).
+    pub(crate) fn start_process_facts(
+        &mut self,
+        connector: Option<ProcConnector>,
+        unavailable: Option<String>,
+    ) {
         self.connector = connector;
+        self.connector_unavailable = unavailable;
         self.process_facts = Some(ProcessFacts::default());
+    }
+
+    /// Whether process facts are counted (the host armed them once).
+    pub(crate) fn counts_process_facts(&self) -> bool {
+        self.process_facts.is_some()
+    }
+
+    /// Why the proc connector does not listen, when it does not.
+    pub(crate) fn connector_unavailable(&self) -> Option<String> {
+        self.connector_unavailable.clone()
+    }
+
+    /// Whether the run queues are sampled already.
+    pub(crate) fn samples_run_queues(&self) -> bool {
+        self.run_queues.is_some()
     }
 
     /// Arms the timer at the policies' earliest deadline (or leaves it at an earlier one), or

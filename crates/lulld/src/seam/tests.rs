@@ -3,8 +3,8 @@
 //! machine has (`SKIPPED` for the others).
 
 use super::*;
-use crate::freezer::test_support::{self, serial, subdirs, thread_cgroups, Sleeper};
-use crate::freezer::FreezerKind;
+use lull_actuate::freezer::FreezerKind;
+use lull_actuate::test_support::{self, serial_adoption, subdirs, thread_cgroups, Sleeper};
 use lull_sched::guis::Table1;
 
 const APP: AppId = AppId {
@@ -67,7 +67,7 @@ fn background(s: &mut SeamHost, app: AppId) {
 /// adoption are one batch), so the third declaration adopts T1 again; when the app leaves the
 /// process is released and back where it was, no cgroup left.
 fn redeclaring_gives_threads_back(kind: FreezerKind) {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let Some(mut s) = host("seam-redeclare", kind) else {
         return;
     };
@@ -121,7 +121,7 @@ fn v1_redeclaring_gives_threads_back() {
 /// the apps attached from the exited process — whose threads carry its start time — adopt and
 /// release nothing more; an app attached from the new process adopts afresh.
 fn reused_pid_is_counted_and_not_trusted(kind: FreezerKind) {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let Some(mut s) = host("seam-reuse", kind) else {
         return;
     };
@@ -333,7 +333,7 @@ fn a_child_is_told_as_forked_then_exited() {
     let mut s = SeamHost::new(vec![Box::new(rec)], Actuator::new(Err("none".into())));
     assert!(s.wants_process_facts());
     let fd = connector.raw();
-    s.start_process_facts(Some(connector));
+    s.start_process_facts(Some(connector), None);
     // `cat` waits on its stdin, so it is alive (its start time readable) when its fork is
     // read; closing the pipe ends it.
     let mut child = std::process::Command::new("cat")
@@ -434,7 +434,7 @@ mod boost {
             lull_testkit::skip("negative nice values need root");
             return;
         }
-        let _serial = serial();
+        let _serial = serial_adoption();
         let Some(freezer) = test_support::open("seam-boost", kind) else {
             return;
         };

@@ -35,6 +35,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use lull_os::sys::Errno;
+
 /// The cgroup directory name [`Freezer::open`] callers use unless they need several freezers.
 pub const DEFAULT_NAMESPACE: &str = "lull-guis";
 
@@ -290,10 +292,11 @@ impl Freezer {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 // Held by a live freezer: its lock says so. Else a dead one left it.
-                let stale = lock_dir(&root).map_err(|_| FreezerError::NamespaceInUse {
-                    namespace: namespace.to_owned(),
-                    path: root.clone(),
-                })?;
+                let stale =
+                    lull_os::fs::lock_dir(&root).map_err(|_| FreezerError::NamespaceInUse {
+                        namespace: namespace.to_owned(),
+                        path: root.clone(),
+                    })?;
                 let r = recover_stale(kind, &mount.point, &root);
                 drop(stale);
                 let r = r?;
@@ -319,7 +322,7 @@ impl Freezer {
                 return Err(unavailable(format!("{} has no {f}", root.display())));
             }
         }
-        let lock = match lock_dir(&root) {
+        let lock = match lull_os::fs::lock_dir(&root) {
             Ok(l) => l,
             Err(e) => {
                 let _ = fs::remove_dir(&root);
@@ -691,7 +694,7 @@ impl Freezer {
         fs::create_dir(&dir).map_err(io_err("mkdir", &dir))?;
         if self.kind == FreezerKind::V2Threaded {
             // Best effort: without it a successor gives the process to the namespace's parent.
-            let _ = set_xattr(
+            let _ = lull_os::fs::set_xattr(
                 &dir,
                 ORIGINAL_XATTR,
                 original.as_os_str().as_encoded_bytes(),
@@ -859,7 +862,7 @@ fn write_file(path: &Path, value: &str) -> io::Result<()> {
 
 /// The failure of writing thread `tid` of `pid` to `path` on adoption: `ESRCH` means it exited.
 fn enter_error(e: io::Error, pid: i32, tid: i32, path: &Path) -> FreezerError {
-    if e.raw_os_error() == Some(libc::ESRCH) {
+    if e.raw_os_error() == Some(Errno::ESRCH.0) {
         FreezerError::ThreadNotFound { pid, tid }
     } else {
         io_err("write", path)(e)
@@ -870,7 +873,7 @@ fn enter_error(e: io::Error, pid: i32, tid: i32, path: &Path) -> FreezerError {
 /// that no longer exists has nothing to move.
 fn move_id(file: &Path, id: i32) -> Result<(), FreezerError> {
     match write_file(file, &id.to_string()) {
-        Err(e) if e.raw_os_error() != Some(libc::ESRCH) => Err(io_err("write", file)(e)),
+        Err(e) if e.raw_os_error() != Some(Errno::ESRCH.0) => Err(io_err("write", file)(e)),
         _ => Ok(()),
     }
 }
@@ -897,7 +900,7 @@ fn remove_dir_settled(dir: &Path) -> Result<(), FreezerError> {
         match fs::remove_dir(dir) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
+            Err(e) if e.raw_os_error() == Some(Errno::EBUSY.0) && Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_micros(SETTLE_POLL_INTERVAL_US));
             }
             Err(e) => return Err(io_err("rmdir", dir)(e)),
@@ -905,56 +908,8 @@ fn remove_dir_settled(dir: &Path) -> Result<(), FreezerError> {
     }
 }
 
-/// Opens `dir` and takes an exclusive `flock` on it without waiting.
-fn lock_dir(dir: &Path) -> io::Result<fs::File> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-        .open(dir)?;
-    // SAFETY: `f` is an open descriptor.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(f)
-}
-
-fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let p = std::ffi::CString::new(path.as_os_str().as_bytes())?;
-    let n = std::ffi::CString::new(name)?;
-    // SAFETY: NUL-terminated path and name; `value` is readable for its length.
-    let r = unsafe {
-        libc::setxattr(
-            p.as_ptr(),
-            n.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 /// Longest recorded original cgroup path read back (a path under the cgroup mount).
 const XATTR_MAX_BYTES: usize = 4096;
-
-fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
-    use std::os::unix::ffi::OsStrExt;
-    let p = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let n = std::ffi::CString::new(name).ok()?;
-    let mut buf = vec![0u8; XATTR_MAX_BYTES];
-    // SAFETY: NUL-terminated path and name; `buf` is writable for its length.
-    let r = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    let len = usize::try_from(r).ok()?;
-    buf.truncate(len);
-    Some(buf)
-}
 
 /// Every directory under `root` (itself included), children before their parents.
 fn dirs_post_order(root: &Path) -> Vec<PathBuf> {
@@ -1014,7 +969,7 @@ fn recover_stale(kind: FreezerKind, mount: &Path, root: &Path) -> Result<Recover
                     .take_while(|d| *d != root)
                     .last()
                     .unwrap_or(dir);
-                let target = get_xattr(domain, ORIGINAL_XATTR)
+                let target = lull_os::fs::get_xattr(domain, ORIGINAL_XATTR, XATTR_MAX_BYTES)
                     .map(|b| PathBuf::from(String::from_utf8_lossy(&b).into_owned()))
                     .filter(|p| p.starts_with(mount) && !p.starts_with(root) && p.is_dir())
                     .unwrap_or_else(|| fallback.clone());
@@ -1173,103 +1128,14 @@ fn parse_events_frozen(text: &str) -> Option<bool> {
         })
 }
 
-/// Helpers for the unit tests here and in `guis` that adopt threads of the test process.
-#[cfg(test)]
-pub(crate) mod test_support {
-    use std::io::{Read, Write};
-    use std::os::unix::net::UnixStream;
-    use std::sync::{Mutex, MutexGuard};
-    use std::time::Duration;
-
-    use super::{Freezer, FreezerError, FreezerKind};
-
-    /// Adopting moves the whole test process between cgroup v2 domains: tests that adopt must
-    /// not overlap.
-    static ADOPTING: Mutex<()> = Mutex::new(());
-
-    pub(crate) fn serial() -> MutexGuard<'static, ()> {
-        ADOPTING
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Upper bound on any wait: keeps a broken kernel from hanging the run; no assertion
-    /// depends on how long anything takes.
-    pub(crate) const GIVE_UP: Duration = Duration::from_secs(10);
-
-    /// A freezer with a namespace unique to this test process and `test`, or `None` (printing
-    /// `SKIPPED`) where the mechanism is unavailable (not root, no such hierarchy).
-    pub(crate) fn open(test: &str, kind: FreezerKind) -> Option<Freezer> {
-        let ns = format!("lull-unit-{}-{test}", std::process::id());
-        match Freezer::open_kind(&ns, kind) {
-            Ok(f) => Some(f),
-            Err(e @ FreezerError::Unavailable { .. }) => {
-                lull_testkit::skip(&e);
-                None
-            }
-            Err(e) => panic!("{kind}: {e}"),
-        }
-    }
-
-    /// Every cgroup line of thread `tid` of this process.
-    pub(crate) fn thread_cgroups(tid: i32) -> String {
-        std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).unwrap()
-    }
-
-    /// Subdirectories of `dir` (cgroups left behind).
-    pub(crate) fn subdirs(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_dir())
-            .collect()
-    }
-
-    /// A thread of this test process blocked in `read(2)` on a socket (not a futex wait, so
-    /// guiS freezes it rather than leaving it parked), echoing each byte it gets. It uses no
-    /// CPU, so it does not disturb the timing-sensitive tests running beside it.
-    pub(crate) struct Sleeper {
-        pub(crate) tid: i32,
-        stream: UnixStream,
-    }
-
-    impl Sleeper {
-        pub(crate) fn start() -> Sleeper {
-            let (ours, mut theirs) = UnixStream::pair().unwrap();
-            // Only a bound on a broken kernel: a frozen thread answers when thawed.
-            ours.set_read_timeout(Some(GIVE_UP)).unwrap();
-            let (tx, rx) = std::sync::mpsc::channel();
-            std::thread::spawn(move || {
-                tx.send(lull_os::sys::gettid()).unwrap();
-                let mut b = [0u8];
-                while theirs.read_exact(&mut b).is_ok() && theirs.write_all(&b).is_ok() {}
-            });
-            Sleeper {
-                tid: rx.recv().unwrap(),
-                stream: ours,
-            }
-        }
-
-        /// Sends the thread a byte and reads it back: the thread ran, so it is not frozen.
-        pub(crate) fn answers(&self) {
-            (&self.stream).write_all(&[1]).unwrap();
-            let mut b = [0u8];
-            (&self.stream)
-                .read_exact(&mut b)
-                .expect("the thread answers (it is not frozen)");
-        }
-    }
-
-    // Dropping a `Sleeper` closes the socket and its thread ends (once thawed); it is not
-    // joined, so a failed test that drops one still frozen does not hang.
-
-    impl Freezer {
-        /// Makes the recorded start time of `pid` wrong, as if the process had exited and its
-        /// pid been reused: the only way to reach that path deterministically.
-        pub(crate) fn forge_start_ticks(&mut self, pid: i32) {
-            if let Some(a) = self.adopted.get_mut(&pid) {
-                a.start_ticks = a.start_ticks.wrapping_add(1);
-            }
+/// For tests (here and, with feature `test-support`, of the crates that host the actuator).
+#[cfg(any(test, feature = "test-support"))]
+impl Freezer {
+    /// Makes the recorded start time of `pid` wrong, as if the process had exited and its
+    /// pid been reused: the only way to reach that path deterministically.
+    pub fn forge_start_ticks(&mut self, pid: i32) {
+        if let Some(a) = self.adopted.get_mut(&pid) {
+            a.start_ticks = a.start_ticks.wrapping_add(1);
         }
     }
 }
@@ -1283,8 +1149,10 @@ mod tests {
     /// removed (here the "other" process is this one, still inside them, so the sweep of what
     /// the kernel lists in our own cgroups brings it back).
     fn reused_pid_is_dropped(kind: FreezerKind) {
-        use test_support::{open, serial, subdirs, thread_cgroups, Sleeper, GIVE_UP};
-        let _serial = serial();
+        use crate::test_support::{
+            open, serial_adoption, subdirs, thread_cgroups, Sleeper, GIVE_UP,
+        };
+        let _serial = serial_adoption();
         let Some(mut f) = open("reuse", kind) else {
             return;
         };

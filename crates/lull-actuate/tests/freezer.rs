@@ -6,26 +6,15 @@
 //! The threads frozen are dedicated spinners of this test process that touch nothing but their
 //! own atomics, so freezing them cannot stall the test harness.
 
-use lulld::test_support::{
-    cgroup_line, namespace, serial_adoption, subdirs, wait_until, Spinner, GIVE_UP,
+use lull_actuate::test_support::{
+    cgroup_line, namespace, open, serial_adoption, subdirs, wait_until, Spinner, GIVE_UP,
 };
 
 use std::path::Path;
 
+use lull_actuate::freezer::{Freezer, FreezerError, FreezerKind, ThreadHandle};
 use lull_os::procfs::sample;
 use lull_os::sys::gettid;
-use lulld::freezer::{Freezer, FreezerError, FreezerKind, ThreadHandle};
-
-fn open(test: &str, kind: FreezerKind) -> Option<Freezer> {
-    match Freezer::open_kind(&namespace(test), kind) {
-        Ok(f) => Some(f),
-        Err(e @ FreezerError::Unavailable { .. }) => {
-            lull_testkit::skip(&e);
-            None
-        }
-        Err(e) => panic!("{kind}: {e}"),
-    }
-}
 
 /// Freezes `h`, waits for the kernel to confirm it and for the thread to be switched out (its
 /// voluntary context switches rise: it blocked in the freezer), so its CPU time is final.

@@ -117,7 +117,7 @@ fn read_trimmed(path: &Path) -> io::Result<String> {
 
 fn parse_khz(text: &str) -> io::Result<u64> {
     text.parse()
-        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+        .map_err(|_| io::Error::from_raw_os_error(Errno::EINVAL.0))
 }
 
 /// One write of `value` to an existing file (a sysfs attribute takes one value per write).
@@ -195,7 +195,7 @@ mod tests {
         assert_eq!(fake.read("scaling_min_freq"), "2400000");
         assert_eq!(
             c.request(7, 1_000_000),
-            Outcome::Refused(Refusal::Errno(Errno(libc::ENOENT)))
+            Outcome::Refused(Refusal::Errno(Errno::ENOENT))
         );
         c.restore();
         assert_eq!(fake.read("scaling_min_freq"), "800000");

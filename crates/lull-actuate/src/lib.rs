@@ -1,13 +1,21 @@
 //! The policy actuator: applies the seam's [`Action`]s (`lull_sched::seam`) to threads and
 //! CPUs with what Linux offers, and counts per action kind what was applied, put off, refused
-//! and not available on this machine ([`ActuatorReport`]).
+//! and not available on this machine ([`ActuatorReport`]). Its own crate, below the daemon:
+//! `lulld` applies its policies' actions with it, `lull-ctl` its controller's CPU masks, and
+//! neither needs the other.
+//!
+//! - this module: the [`Actuator`] and its per-thread record of what it changed;
+//! - [`freezer`]: freezing and thawing single threads of another process (cgroup v2 threaded
+//!   subtree, or the v1 freezer);
+//! - `cpufreq`: frequency requests through sysfs; `report`: the counts per action kind;
+//! - `test_support` (feature `test-support`): threads and freezers for the tests that adopt.
 //!
 //! | action | what it does here |
 //! | --- | --- |
 //! | `Nice` | `setpriority(PRIO_PROCESS, tid, nice)`: the one thread's nice value |
 //! | `Slice` | `sched_setattr` with the thread's policy and nice as they are and `sched_runtime` set: the fair class's custom slice (Linux 6.12+; the kernel clamps it to 0.1–100 ms). The slice is read back; a kernel that ignores it makes the kind unavailable |
 //! | `Affinity` | `sched_setaffinity(tid, mask)` |
-//! | `Freeze`, `Thaw` | the cgroup freezer ([`crate::freezer`]); the first touch adopts the thread into `<namespace>/<pid>/<label>-<tid>`, the label the daemon noted when the thread was declared (its category). A thread to freeze that is parked in a futex wait with no timeout is left to its gate (put off: the policy asks again at its next fact) |
+//! | `Freeze`, `Thaw` | the cgroup freezer ([`freezer`]); the first touch adopts the thread into `<namespace>/<pid>/<label>-<tid>`, the label the daemon noted when the thread was declared (its category). A thread to freeze that is parked in a futex wait with no timeout is left to its gate (put off: the policy asks again at its next fact) |
 //! | `CpuWeight` | `cpu.weight` of the thread's own cgroup in the freezer's cgroup v2 subtree, the cpu controller enabled on the way down; unavailable with the v1 freezer, without a freezer, or when the cpu controller is not in cgroup v2 |
 //! | `Frequency` | cpufreq: `scaling_setspeed` under the `userspace` governor, else `scaling_min_freq` raised; unavailable without cpufreq |
 //! | `Release` | undoes everything done to the thread: thawed and given back by the freezer (its process too once the freezer holds no thread of it), its nice, slice and CPU mask as they were at the first touch |
@@ -35,7 +43,10 @@
 //! blocks on an app: every call is a system call or a write to a kernel file.
 
 mod cpufreq;
+pub mod freezer;
 mod report;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsFd, OwnedFd};
@@ -142,7 +153,7 @@ pub struct Actuator {
     counters: FreezerCounters,
     /// Test builds: added to the start times read from `/proc`, as if each pid named a later
     /// process ([`Actuator::forge_pid_reuse`]).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     forged: BTreeMap<i32, u64>,
 }
 
@@ -179,7 +190,7 @@ impl Actuator {
             emptied: Vec::new(),
             report,
             counters: FreezerCounters::default(),
-            #[cfg(test)]
+            #[cfg(any(test, feature = "test-support"))]
             forged: BTreeMap::new(),
         }
     }
@@ -304,7 +315,7 @@ impl Actuator {
     /// Start time of process `pid` now (`None`: no such process).
     fn start_ticks_now(&self, pid: i32) -> Option<u64> {
         let ticks = procfs::process_start_ticks(pid);
-        #[cfg(test)]
+        #[cfg(any(test, feature = "test-support"))]
         let ticks = ticks.map(|t| t + self.forged.get(&pid).copied().unwrap_or(0));
         ticks
     }
@@ -478,7 +489,7 @@ impl Actuator {
         }
         let want = SchedAttr {
             runtime_ns: slice_ns,
-            flags: now.flags & libc::SCHED_FLAG_RESET_ON_FORK as u64,
+            flags: now.reset_on_fork_flag(),
             ..now
         };
         let outcome = match sys::sched_setattr(t.tid, &want) {
@@ -745,14 +756,15 @@ impl Actuator {
     }
 }
 
-#[cfg(test)]
+/// For tests (here, and with feature `test-support` those of the daemon's seam).
+#[cfg(any(test, feature = "test-support"))]
 impl Actuator {
     /// As if process `pid` had exited and its pid been given to a later process: the start time
     /// read for `pid` from now on is one tick later than the real one, and the freezer's record
     /// of it is made wrong too ([`Freezer::forge_start_ticks`]). The only way to reach the
     /// reuse paths deterministically. `ThreadRef`s of "the later process" carry
     /// [`Actuator::start_ticks_seen`].
-    pub(crate) fn forge_pid_reuse(&mut self, pid: i32) {
+    pub fn forge_pid_reuse(&mut self, pid: i32) {
         if let Some(f) = self.freezer.as_mut() {
             f.forge_start_ticks(pid);
         }
@@ -765,7 +777,7 @@ impl Actuator {
     }
 
     /// The start time the actuator reads for `pid` now.
-    pub(crate) fn start_ticks_seen(&self, pid: i32) -> u64 {
+    pub fn start_ticks_seen(&self, pid: i32) -> u64 {
         let ticks = procfs::process_start_ticks(pid).unwrap_or(0);
         ticks + self.forged.get(&pid).copied().unwrap_or(0)
     }
@@ -812,7 +824,7 @@ fn restore(tid: i32, t: &Touched) -> Result<(), Errno> {
 /// not the slice the thread had is the old one set as a custom slice again.
 fn restore_slice(tid: i32, before_ns: u64) -> Result<(), Errno> {
     let now = sys::sched_getattr(tid)?;
-    let flags = now.flags & libc::SCHED_FLAG_RESET_ON_FORK as u64;
+    let flags = now.reset_on_fork_flag();
     let default = SchedAttr {
         runtime_ns: 0,
         flags,

@@ -25,8 +25,11 @@
 //! The ESM's deliveries to an app always travel in a `Batch`: the events its private queue held
 //! when it waited (or that arrived together), in order, overflow markers in place; one wait
 //! covers them all. Single `Event` and `Overflow` messages are what a baseline hub sends.
+//!
+//! A pure codec (bytes in, messages out), so it lives with the ESM it carries; the sockets it
+//! travels on are `lull_os::sys`'s.
 
-use lull_esm::{Delivery, EsmCounters};
+use crate::{Delivery, EsmCounters};
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId, Payload};
 
 /// Largest message either side sends; receive buffers are this big, longer packets are rejected.
@@ -500,50 +503,57 @@ impl DaemonMsg {
     }
 }
 
-/// An event as a ring record: `kind` is the [`EventKind`] number, the payload its tag and three
-/// fields (little-endian), as in an `Event` message.
+/// Bytes of an event's payload in a ring record ([`event_payload_bytes`]).
+pub const RING_PAYLOAD_BYTES: usize = 13;
+
+/// An event's payload as a ring record carries it: its tag and three fields (little-endian), as
+/// in an `Event` message. The record's `kind` is the [`EventKind`] number.
 #[must_use]
-pub fn ring_record_of(event: &AppEvent) -> crate::event_ring::RingRecord {
+pub fn event_payload_bytes(event: &AppEvent) -> [u8; RING_PAYLOAD_BYTES] {
     let (t, a, b, c) = payload_fields(event.payload);
-    let mut p = [0u8; 13];
+    let mut p = [0u8; RING_PAYLOAD_BYTES];
     p[0] = t;
     p[1..5].copy_from_slice(&a.to_le_bytes());
     p[5..9].copy_from_slice(&b.to_le_bytes());
     p[9..13].copy_from_slice(&c.to_le_bytes());
-    crate::event_ring::RingRecord::new(event.seq.0, event.kind as u16, &p, event.injected_ns)
+    p
 }
 
-/// The delivery a ring record stands for: an event, or the overflow marker. The record comes
-/// from another process, so it is checked like a message.
+/// The event a ring record that is not an overflow marker stands for, for `handler`. The record
+/// comes from another process, so it is checked like a message.
 ///
 /// # Errors
 /// [`ProtocolError::UnknownKind`], [`ProtocolError::UnknownPayload`] or
-/// [`ProtocolError::PayloadMismatch`].
-pub fn delivery_of_record(
-    rec: &crate::event_ring::RingRecord,
+/// [`ProtocolError::PayloadMismatch`]; [`ProtocolError::BadLength`] for a payload shorter than
+/// [`RING_PAYLOAD_BYTES`].
+pub fn delivery_of_event_record(
+    seq: u64,
+    kind_number: u16,
+    payload: &[u8],
+    injected_ns: u64,
     handler: HandlerId,
 ) -> Result<Delivery, ProtocolError> {
-    if let Some(m) = rec.overflow() {
-        return Ok(Delivery::Overflow {
-            dropped: m.dropped,
-            first: EventSeq(m.first_seq),
-            last: EventSeq(m.last_seq),
+    let kind = kind(kind_number)?;
+    if payload.len() < RING_PAYLOAD_BYTES {
+        return Err(ProtocolError::BadLength {
+            tag: 0,
+            expected: RING_PAYLOAD_BYTES,
+            got: payload.len(),
         });
     }
-    let kind = kind(rec.kind)?;
     let word = |i: usize| {
         let mut b = [0u8; 4];
-        b.copy_from_slice(&rec.payload[i..i + 4]);
+        b.copy_from_slice(&payload[i..i + 4]);
         i32::from_le_bytes(b)
     };
-    let payload = payload_of(kind, rec.payload[0], word(1), word(5), word(9))?;
+    let payload = payload_of(kind, payload[0], word(1), word(5), word(9))?;
     Ok(Delivery::Event {
         handler,
         event: AppEvent {
-            seq: EventSeq(rec.seq),
+            seq: EventSeq(seq),
             kind,
             payload,
-            injected_ns: rec.injected_ns,
+            injected_ns,
         },
     })
 }

@@ -3,8 +3,8 @@
 //! kernel with custom slices) print `SKIPPED: reason`.
 
 use super::*;
-use crate::freezer::test_support::{self, serial, subdirs, thread_cgroups, Sleeper};
 use crate::freezer::FreezerKind;
+use crate::test_support::{self, serial_adoption, subdirs, thread_cgroups, Sleeper};
 use lull_sched::seam::{ActionKind, CpuMask};
 use lull_sched::CpuId;
 
@@ -43,7 +43,7 @@ fn nice_of(tid: i32) -> i32 {
 
 #[test]
 fn nice_is_set_on_one_thread_and_released() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     if root("nice").is_none() {
         return;
     }
@@ -88,7 +88,7 @@ fn kernel_version() -> (u32, u32) {
 
 #[test]
 fn slice_is_set_keeping_policy_and_nice_and_released() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     if root("slice").is_none() {
         return;
     }
@@ -138,7 +138,7 @@ fn slice_is_set_keeping_policy_and_nice_and_released() {
 
 #[test]
 fn affinity_is_set_on_one_thread_and_released() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let (t, other) = (Sleeper::start(), Sleeper::start());
     let before = sys::sched_getaffinity(t.tid).unwrap();
     let other_before = sys::sched_getaffinity(other.tid).unwrap();
@@ -174,7 +174,7 @@ fn affinity_is_set_on_one_thread_and_released() {
 
 #[test]
 fn forgotten_masks_stay_when_the_actuator_closes() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let t = Sleeper::start();
     let before = sys::sched_getaffinity(t.tid).unwrap();
     let last = before.cpus().last().unwrap();
@@ -207,7 +207,7 @@ fn forgotten_masks_stay_when_the_actuator_closes() {
 /// nothing into the freezer, and the test says so.
 #[test]
 fn cpu_weight_is_written_to_the_threads_cgroup_or_unavailable_here() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let Some(f) = test_support::open("actuator-weight", FreezerKind::V2Threaded) else {
         return;
     };
@@ -292,7 +292,7 @@ fn frequency_is_unavailable_without_cpufreq() {
 /// A thread that has exited: every action on it is refused `ESRCH` and nothing is recorded.
 #[test]
 fn actions_on_an_exited_thread_are_refused_esrch() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let tid = std::thread::spawn(sys::gettid).join().unwrap();
     // `join` returns when the kernel clears the thread's id word, a moment before the task is
     // released: until /proc stops listing it, the kernel may still act on it. Wait for that
@@ -344,7 +344,7 @@ fn actions_on_an_exited_thread_are_refused_esrch() {
 /// refused as `stale`, and the thread is left exactly as it was.
 #[test]
 fn a_stale_thread_ref_is_refused() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let t = Sleeper::start();
     let real = ours(t.tid);
     let stale = ThreadRef {
@@ -399,7 +399,7 @@ fn a_stale_thread_ref_is_refused() {
 fn a_freeze_of_a_parked_thread_is_put_off() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
-    let _serial = serial();
+    let _serial = serial_adoption();
     let Some(f) = test_support::open("actuator-parked", FreezerKind::V2Threaded)
         .or_else(|| test_support::open("actuator-parked", FreezerKind::V1))
     else {
@@ -441,7 +441,7 @@ fn a_freeze_of_a_parked_thread_is_put_off() {
 /// `ESRCH` — what the pidfd adds is that a tid reused by another process is never taken for it).
 #[test]
 fn an_admitted_thread_that_exits_is_refused_esrch() {
-    let _serial = serial();
+    let _serial = serial_adoption();
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let (tid_tx, tid_rx) = std::sync::mpsc::channel();
     let worker = std::thread::spawn(move || {
