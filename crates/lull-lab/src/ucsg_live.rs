@@ -28,13 +28,12 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use crate::live_stack::{DaemonSockets, LiveDaemonError, LiveStack};
 use lull::kds_client::KdsAdmin;
 use lull_model::time::{NS_PER_MS, NS_PER_S};
 use lull_model::{RawEvent, TouchPhase};
 use lull_os::sys::{self, EventFd};
 use lull_workload::{TimedEvent, Trace};
-use lulld::daemon::{Daemon, DaemonConfig, DaemonReport};
-use lulld::kds::KdsConfig;
 use lulld::seam::SeamReport;
 use lulld::ucsg::{UcsgConfig, UcsgStatus};
 use serde::Serialize;
@@ -140,7 +139,7 @@ pub enum UcsgLiveError {
     #[error("{app}: {why}")]
     App { app: &'static str, why: String },
     #[error("daemon: {0}")]
-    Daemon(String),
+    Daemon(#[from] LiveDaemonError),
     #[error("display server: {0}")]
     Kds(#[from] lull::kds_client::KdsClientError),
     #[error("I/O: {0}")]
@@ -408,8 +407,7 @@ impl AppProc {
         let ticks: u64 = (14..=17)
             .filter_map(|n| f.get(n - 3).and_then(|v| v.parse::<u64>().ok()))
             .sum();
-        // SAFETY: plain libc call.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let hz = sys::clock_ticks_per_s() as f64;
         ticks as f64 * 1_000.0 / hz
     }
 
@@ -432,19 +430,6 @@ impl Drop for AppProc {
     }
 }
 
-/// The sockets go in the runtime directory when there is one, else in the cell's private
-/// scratch directory (never under a predictable name in the shared temporary directory).
-fn socket_paths(scratch: &Path) -> (PathBuf, PathBuf) {
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(|| scratch.to_owned(), PathBuf::from);
-    let stem = format!("lull-ucsg-{}-{}", std::process::id(), sys::monotonic_ns());
-    (
-        dir.join(format!("{stem}.sock")),
-        dir.join(format!("{stem}.kds.sock")),
-    )
-}
-
 /// Runs one cell.
 ///
 /// # Errors
@@ -465,61 +450,23 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     let work_dir = scratch.path().to_owned();
 
     // The daemon.
-    let (esm_path, kds_path) = socket_paths(&work_dir);
     let (device_r, device_w) = sys::pipe(false)?;
-    let (up_tx, up_rx) = mpsc::channel();
     let ucsg_on = spec.policy == Policy::Ucsg;
-    let daemon: JoinHandle<Option<DaemonReport>> = {
-        let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
-        thread::Builder::new()
-            .name("lull-daemon".into())
-            .spawn(move || {
-                let built = (|| {
-                    let mut d = Daemon::bind(&DaemonConfig {
-                        socket_path: esm_path,
-                        ..DaemonConfig::default()
-                    })
-                    .map_err(|e| e.to_string())?;
-                    d.enable_kds(&KdsConfig {
-                        socket_path: kds_path,
-                        ..KdsConfig::default()
-                    })
-                    .map_err(|e| e.to_string())?;
-                    crate::scx::feed_if_loaded(&mut d).map_err(|e| e.to_string())?;
-                    let status = if ucsg_on {
-                        Some(
-                            d.enable_ucsg(&UcsgConfig::default())
-                                .map_err(|e| e.to_string())?,
-                        )
-                    } else {
-                        None
-                    };
-                    d.add_evdev(device_r).map_err(|e| e.to_string())?;
-                    Ok::<_, String>((d, status))
-                })();
-                match built {
-                    Ok((d, status)) => {
-                        let _ = up_tx.send(Ok((d.stopper(), status)));
-                        d.run().ok()
-                    }
-                    Err(e) => {
-                        let _ = up_tx.send(Err(e));
-                        None
-                    }
-                }
-            })?
-    };
-    let (stopper, ucsg_status) = up_rx
-        .recv()
-        .map_err(|e| UcsgLiveError::Daemon(e.to_string()))?
-        .map_err(UcsgLiveError::Daemon)?;
-    struct StopDaemon(lulld::daemon::Stopper);
-    impl Drop for StopDaemon {
-        fn drop(&mut self) {
-            self.0.stop();
-        }
-    }
-    let stop_daemon = StopDaemon(stopper);
+    let stack = LiveStack::new(DaemonSockets::fresh("ucsg", &work_dir));
+    let kds_path = stack.sockets().kds.clone();
+    let (daemon, ucsg_status) = stack.start(move |d| {
+        crate::scx::feed_if_loaded(d).map_err(|e| e.to_string())?;
+        let status = if ucsg_on {
+            Some(
+                d.enable_ucsg(&UcsgConfig::default())
+                    .map_err(|e| e.to_string())?,
+            )
+        } else {
+            None
+        };
+        d.add_evdev(device_r).map_err(|e| e.to_string())?;
+        Ok::<_, String>(status)
+    })?;
 
     let app = |kind: &str| {
         let mut c = Command::new(&spec.app_binary);
@@ -643,8 +590,7 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     if let Some(h) = ftpd {
         let _ = h.join();
     }
-    drop(stop_daemon);
-    let daemon_report = daemon.join().ok().flatten();
+    let daemon_report = daemon.join().ok();
 
     let lat = &fg_report.frame_latencies_ns;
     let response_ms = (spec.foreground == Foreground::FileManager)
