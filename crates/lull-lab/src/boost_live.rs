@@ -41,10 +41,10 @@ use lulld::daemon::DaemonReport;
 use lulld::seam::SeamReport;
 use serde::Serialize;
 
+use crate::app_proc::{AppProc, AppProcError};
 use crate::apps::AppReport;
 use crate::live::LatencyUs;
 use crate::stack;
-use crate::ucsg_live::AppProc;
 
 /// The daemon thread's nice under every policy: Android's `ANDROID_PRIORITY_URGENT_DISPLAY`
 /// (−8, `system/core/libsystem/include/system/thread_defs.h`), at which its compositor and input
@@ -116,6 +116,8 @@ pub enum BoostLiveError {
     AppBinary(PathBuf),
     #[error("app: {0}")]
     App(String),
+    #[error("{0}")]
+    AppProc(#[from] AppProcError),
     #[error("daemon: {0}")]
     Daemon(#[from] LiveDaemonError),
     #[error("I/O: {0}")]
@@ -136,12 +138,6 @@ impl BoostLiveError {
                 | BoostLiveError::CWithoutNice
                 | BoostLiveError::BadReps(_)
         )
-    }
-}
-
-impl From<crate::ucsg_live::UcsgLiveError> for BoostLiveError {
-    fn from(e: crate::ucsg_live::UcsgLiveError) -> Self {
-        BoostLiveError::App(e.to_string())
     }
 }
 
@@ -385,7 +381,7 @@ impl Stack {
         let scratch = lull_os::fileout::ScratchDir::new("lull-boost")?;
         let stack = LiveStack::new(DaemonSockets::fresh("boost", scratch.path()));
         let kds_path = stack.sockets().kds.clone();
-        let seam = boost.clone();
+        let seam = boost;
         let (daemon, (boost_status, daemon_nice)) = stack.start(move |d| {
             let nice = sys::set_thread_nice(sys::gettid(), DAEMON_NICE)
                 .ok()

@@ -27,6 +27,7 @@
 //! The tests that run the daemon with real clients live here too, in `tests/`: this is the crate
 //! that depends on both.
 
+pub(crate) mod app_proc;
 pub mod apps;
 pub mod audit;
 pub mod bench;

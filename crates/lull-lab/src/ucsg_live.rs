@@ -18,16 +18,17 @@
 //! (`go` → end), and `cpu_ms`, the CPU time of the apps and of the processes they spawned and
 //! reaped (`/proc/PID/stat` utime + stime + cutime + cstime, read before they stop).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use crate::app_proc::{AppProc, AppProcError};
 use crate::live_stack::{DaemonSockets, LiveDaemonError, LiveStack};
 use lull::kds_client::KdsAdmin;
 use lull_model::time::{NS_PER_MS, NS_PER_S};
@@ -38,7 +39,6 @@ use lulld::seam::SeamReport;
 use lulld::ucsg::{UcsgConfig, UcsgStatus};
 use serde::Serialize;
 
-use crate::apps::{AppReport, Ready};
 use crate::stack;
 
 /// Seed 001 Table II: ZIP compresses 67.4 MB.
@@ -63,8 +63,6 @@ pub const CLOSE_LOOK_NS: u64 = NS_PER_S;
 pub const VIDEO_CLIP_MS: u64 = 60_000;
 pub const VIDEO_W_PX: u32 = 640;
 pub const VIDEO_H_PX: u32 = 360;
-/// How long an app may take to start, and to report after `stop`.
-const APP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the background jobs may take at scale 1 (ZIP on a loaded 2-core machine: seconds;
 /// FTP: 13 s paced).
 const JOB_TIMEOUT: Duration = Duration::from_secs(600);
@@ -138,6 +136,8 @@ pub enum UcsgLiveError {
     AppBinary(PathBuf),
     #[error("{app}: {why}")]
     App { app: &'static str, why: String },
+    #[error("{0}")]
+    AppProc(#[from] AppProcError),
     #[error("daemon: {0}")]
     Daemon(#[from] LiveDaemonError),
     #[error("display server: {0}")]
@@ -329,107 +329,6 @@ fn ftp_server(bytes: u64, stop: Arc<AtomicBool>) -> std::io::Result<(SocketAddr,
     Ok((addr, h))
 }
 
-/// One `lull-app` process (also `crate::boost_live`'s).
-pub(crate) struct AppProc {
-    name: &'static str,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    pub(crate) pid: u32,
-}
-
-impl AppProc {
-    pub(crate) fn spawn(name: &'static str, mut cmd: Command) -> Result<AppProc, UcsgLiveError> {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        let stdin = child.stdin.take();
-        let out = child.stdout.take();
-        let (tx, rx) = mpsc::channel();
-        if let Some(out) = out {
-            thread::Builder::new()
-                .name("ucsg-app-out".into())
-                .spawn(move || {
-                    for line in BufReader::new(out).lines().map_while(Result::ok) {
-                        if tx.send(line).is_err() {
-                            return;
-                        }
-                    }
-                })?;
-        }
-        let mut p = AppProc {
-            name,
-            child,
-            stdin,
-            lines: rx,
-            pid: 0,
-        };
-        let line = p.line(APP_TIMEOUT, "ready line")?;
-        let ready: Ready =
-            serde_json::from_str(&line).map_err(|e| p.err(format!("{line}: {e}")))?;
-        p.pid = ready.pid;
-        Ok(p)
-    }
-
-    fn err(&self, why: String) -> UcsgLiveError {
-        UcsgLiveError::App {
-            app: self.name,
-            why,
-        }
-    }
-
-    fn line(&mut self, timeout: Duration, what: &str) -> Result<String, UcsgLiveError> {
-        self.lines
-            .recv_timeout(timeout)
-            .map_err(|e| self.err(format!("no {what} ({e})")))
-    }
-
-    fn say(&mut self, what: &str) -> Result<(), UcsgLiveError> {
-        let s = self.stdin.as_mut().ok_or_else(|| UcsgLiveError::App {
-            app: self.name,
-            why: "stdin closed".into(),
-        })?;
-        writeln!(s, "{what}")?;
-        s.flush()?;
-        Ok(())
-    }
-
-    /// CPU time of the process and its reaped children, ms.
-    fn cpu_ms(&self) -> f64 {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
-            return 0.0;
-        };
-        let Some(i) = stat.rfind(')') else { return 0.0 };
-        let f: Vec<&str> = stat[i + 1..].split_whitespace().collect();
-        // Fields 14–17 (utime, stime, cutime, cstime), counted from field 3 after the name.
-        let ticks: u64 = (14..=17)
-            .filter_map(|n| f.get(n - 3).and_then(|v| v.parse::<u64>().ok()))
-            .sum();
-        let hz = sys::clock_ticks_per_s() as f64;
-        ticks as f64 * 1_000.0 / hz
-    }
-
-    pub(crate) fn stop(mut self) -> Result<AppReport, UcsgLiveError> {
-        self.say("stop")?;
-        let line = self.line(APP_TIMEOUT, "report")?;
-        let r = serde_json::from_str(&line).map_err(|e| self.err(format!("report: {e}")))?;
-        self.stdin = None;
-        let _ = self.child.wait();
-        Ok(r)
-    }
-}
-
-impl Drop for AppProc {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 /// Runs one cell.
 ///
 /// # Errors
@@ -562,7 +461,7 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     for p in &mut bg {
         let line = p.line(JOB_TIMEOUT, "end of its job")?;
         if !line.contains("\"ok\":true") {
-            return Err(p.err(format!("job failed: {line}")));
+            return Err(p.err(format!("job failed: {line}")).into());
         }
     }
     let cpu_ms = fg.cpu_ms() + bg.iter().map(AppProc::cpu_ms).sum::<f64>();
