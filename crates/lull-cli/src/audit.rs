@@ -832,7 +832,7 @@ pub fn perturbation_table(r: &PerturbationReport) -> String {
 /// `lull reproduce` section: validation (short) and a short perturbation table.
 /// `lull reproduce`'s `tlp_table` section: the live table with its default programs and time,
 /// and the modelled table of every spec under `experiments/`.
-pub fn tlp_reproduce_section() -> Result<crate::reproduce::Section, String> {
+pub fn tlp_reproduce_section() -> Result<crate::output::Section, String> {
     let mut progress = |line: &str| lull_lab::progress::note(line);
     let sim = sim_tlp::sim_table(
         &sim_tlp::default_specs(std::path::Path::new(".")),
@@ -843,13 +843,13 @@ pub fn tlp_reproduce_section() -> Result<crate::reproduce::Section, String> {
         ..TableConfig::default()
     };
     let live = tlp_table::run_table(&cfg, &mut progress).map_err(|e| e.to_string())?;
-    Ok(crate::reproduce::Section {
+    Ok(crate::output::Section {
         table: format!("{}\n\n{}", tlp_table_text(&live), sim_tlp_text(&sim)),
         json: json!({"live": live, "modelled": sim}),
     })
 }
 
-pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
+pub fn reproduce_section() -> Result<crate::output::Section, String> {
     let v = experiments::validate(&ValidationConfig {
         run_ms: 1000,
         repeats: 1,
@@ -862,7 +862,7 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
         ..PerturbationConfig::default()
     })
     .map_err(|e| e.to_string())?;
-    Ok(crate::reproduce::Section {
+    Ok(crate::output::Section {
         table: format!("{}\n\n{}", validation_table(&v), perturbation_table(&p)),
         json: json!({"validation": v, "perturbation": p}),
     })

@@ -332,11 +332,11 @@ const REPRODUCE_OVERHEAD_REPS: usize = 3;
 
 /// `lull reproduce`'s `controller_live` section: the monitoring overhead (3 plain and 3 watched
 /// runs) and the live toggling table with one repetition per arm (`lull live toggling` takes 3).
-pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
+pub fn reproduce_section() -> Result<crate::output::Section, String> {
     let opts = overhead_options(REPRODUCE_OVERHEAD_REPS, 400_000_000, 2000)?;
     let o = overhead::measure(&opts).map_err(|e| e.to_string())?;
     let t = crate::live::toggling_reproduce()?;
-    Ok(crate::reproduce::Section {
+    Ok(crate::output::Section {
         table: format!(
             "{}\n{}",
             overhead_text(&o, online().len().max(1)),

@@ -156,12 +156,12 @@ fn figure18_summary(r: &Figure18Report) -> String {
 
 /// `lull reproduce`'s figure-18 section: the demonstration on a 640 × 480 screen, the snapshot
 /// in the temporary directory.
-pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
+pub fn reproduce_section() -> Result<crate::output::Section, String> {
     let png = std::env::temp_dir().join("lull-reproduce-figure18.png");
     let r = Figure18Config::beside_exe(FIGURE18_SCREEN, png)
         .and_then(|c| kds_demo::figure18(&c))
         .map_err(|e| e.to_string())?;
-    Ok(crate::reproduce::Section {
+    Ok(crate::output::Section {
         table: figure18_summary(&r),
         json: serde_json::json!(r),
     })

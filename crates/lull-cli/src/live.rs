@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use lull_lab::apps::AppModel;
 use lull_lab::experiment::{
     self, ExperimentApp, ExperimentError, ExperimentReport, ExperimentSpec, LatencyStats, Scenario,
 };
 use lull_lab::live::{self, LiveError, LiveReport, RunSpec, Workload};
-use lull_lab::stack::Model;
+use lull_lab::stack::LIVE_MODELS;
+use lull_model::DeliveryModel;
 use lull_workload::Trace;
 use serde_json::{json, Value};
 
@@ -398,11 +398,11 @@ const REPRODUCE_IDLE_S: u64 = 3;
 
 /// `lull reproduce`'s live section: every model on tracking-20s and idle, and ESM's change
 /// against each baseline.
-pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
+pub fn reproduce_section() -> Result<crate::output::Section, String> {
     let base = base_trace(None).map_err(|e| e.to_string())?;
     let mut latency = Vec::new();
     let mut idle = Vec::new();
-    for model in Model::ALL {
+    for model in LIVE_MODELS {
         lull_lab::progress::note(&format!("{} on tracking-20s, then idle", model.name()));
         let spec =
             RunSpec::latency(model, Workload::Tracking20s, &base).map_err(|e| e.to_string())?;
@@ -419,7 +419,7 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
     for r in latency.iter().chain(&idle) {
         let _ = writeln!(t, "{}", row(r));
     }
-    if let Some(esm) = latency.iter().find(|r| r.model == Model::Esm) {
+    if let Some(esm) = latency.iter().find(|r| r.model == DeliveryModel::Esm) {
         let _ = writeln!(
             t,
             "esm: raw eventfd one hop p50 {} µs (same events' times); ESM p50 / one-hop p50 = {}; daemon loop wake-ups per event {}",
@@ -448,7 +448,7 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
         );
     }
     let json: Value = json!({ "tracking_20s": latency, "idle": idle, "esm_vs_baselines": changes });
-    Ok(crate::reproduce::Section {
+    Ok(crate::output::Section {
         table: t.trim_end().to_owned(),
         json,
     })
@@ -459,7 +459,7 @@ pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
 
 fn experiment_spec(
     app: ExperimentApp,
-    model: AppModel,
+    model: DeliveryModel,
     scenario: Scenario,
     app_binary: Option<&Path>,
     trace: Option<&Path>,
@@ -1001,7 +1001,7 @@ fn show_change(c: Option<f64>) -> String {
 
 /// `lull reproduce`'s live-apps section: each app under every model, then the video in the
 /// background under ESM + KDS + guiS and blocking-middleware (`experiment::reproduce`).
-pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
+pub fn apps_reproduce_section() -> Result<crate::output::Section, String> {
     let binary = experiment::default_app_binary().map_err(|e| e.to_string())?;
     let stylus = base_trace(None).map_err(|e| e.to_string())?;
     let r = experiment::reproduce(&binary, &stylus).map_err(|e| e.to_string())?;
@@ -1089,7 +1089,7 @@ pub fn apps_reproduce_section() -> Result<crate::reproduce::Section, String> {
     if let Some(e) = &r.enforcement {
         let _ = write!(t, "{e}");
     }
-    Ok(crate::reproduce::Section {
+    Ok(crate::output::Section {
         table: t.trim_end().to_owned(),
         json: json!(r),
     })

@@ -15,3 +15,9 @@ pub fn emit(text: &str, cmd: &str) -> ExitCode {
         }
     }
 }
+
+/// One experiment's printed table and JSON: what every `lull reproduce` section returns.
+pub struct Section {
+    pub table: String,
+    pub json: serde_json::Value,
+}

@@ -13,13 +13,8 @@ use lull_lab::bench::{self, DispatchBenchConfig};
 use lull_report::{Label, Outcome, Provenance, ResultFile};
 use serde_json::{json, Value};
 
+use crate::output::Section;
 use crate::progress::Progress;
-
-/// One experiment's printed table and JSON, or why it could not run on this machine.
-pub struct Section {
-    pub table: String,
-    pub json: Value,
-}
 
 type Runner = fn() -> Result<Section, String>;
 
@@ -95,7 +90,7 @@ pub const SECTIONS: &[SectionDef] = &[
         label: Label::Modelled,
         expected_s: 1,
         long: false,
-        runner: marz_sim_section,
+        runner: crate::sim::marz_section,
     },
     SectionDef {
         key: "marz_policies",
@@ -103,7 +98,7 @@ pub const SECTIONS: &[SectionDef] = &[
         label: Label::Modelled,
         expected_s: 1,
         long: false,
-        runner: policies_section,
+        runner: crate::sim::policies_section,
     },
     SectionDef {
         key: "ucsg_sim",
@@ -111,7 +106,7 @@ pub const SECTIONS: &[SectionDef] = &[
         label: Label::Modelled,
         expected_s: 1,
         long: false,
-        runner: ucsg_sim_section,
+        runner: crate::ucsg::reproduce_section,
     },
     SectionDef {
         key: "vtcfs_sim",
@@ -119,7 +114,7 @@ pub const SECTIONS: &[SectionDef] = &[
         label: Label::Modelled,
         expected_s: 4,
         long: false,
-        runner: vtcfs_sim_section,
+        runner: crate::vtcfs::reproduce_section,
     },
     SectionDef {
         key: "validation",
@@ -135,7 +130,7 @@ pub const SECTIONS: &[SectionDef] = &[
         label: Label::Modelled,
         expected_s: 1,
         long: false,
-        runner: toggling_sim_section,
+        runner: crate::toggling::section,
     },
     SectionDef {
         key: "tlp_table",
@@ -168,31 +163,6 @@ const TO_COME: &[(&str, &str)] = &[];
 
 fn lab_sched_section() -> Result<Section, String> {
     let (table, json) = crate::lab_sched::reproduce_section()?;
-    Ok(Section { table, json })
-}
-
-fn marz_sim_section() -> Result<Section, String> {
-    let (table, json) = crate::sim::marz_section()?;
-    Ok(Section { table, json })
-}
-
-fn ucsg_sim_section() -> Result<Section, String> {
-    let (table, json) = crate::ucsg::reproduce_section()?;
-    Ok(Section { table, json })
-}
-
-fn vtcfs_sim_section() -> Result<Section, String> {
-    let (table, json) = crate::vtcfs::reproduce_section()?;
-    Ok(Section { table, json })
-}
-
-fn toggling_sim_section() -> Result<Section, String> {
-    let (table, json) = crate::toggling::section()?;
-    Ok(Section { table, json })
-}
-
-fn policies_section() -> Result<Section, String> {
-    let (table, json) = crate::sim::policies_section()?;
     Ok(Section { table, json })
 }
 

@@ -14,6 +14,7 @@ use lull_sim::{
 
 use crate::output::emit;
 use crate::spec_file::{read_spec, read_spec_of};
+use lull_model::DeliveryModel;
 use serde_json::Value;
 
 /// Where `lull reproduce` looks for the seed-000 specs, relative to the working directory.
@@ -114,7 +115,7 @@ pub fn table(r: &ExperimentResult) -> String {
         for (name, base) in r.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
             let lat = latency_change_ms(base, ours)
                 .map_or_else(|| "-".to_owned(), |d| format!("{d:+.2} ms"));
-            let seed = if name == "pull-16ms" {
+            let seed = if name == DeliveryModel::Pull16ms.name() {
                 seed_000_reported(&r.experiment).unwrap_or("")
             } else {
                 ""
@@ -266,7 +267,7 @@ fn marz_specs() -> Result<Vec<PathBuf>, String> {
 ///
 /// # Errors
 /// A message when the directory or a spec cannot be read.
-pub fn marz_section() -> Result<(String, Value), String> {
+pub fn marz_section() -> Result<crate::output::Section, String> {
     let paths = marz_specs()?;
     let started = std::time::Instant::now();
     let mut text = String::new();
@@ -287,7 +288,10 @@ pub fn marz_section() -> Result<(String, Value), String> {
         paths.len(),
         sim_events as f64 / secs.max(1e-9)
     );
-    Ok((text, Value::Object(all)))
+    Ok(crate::output::Section {
+        table: text,
+        json: Value::Object(all),
+    })
 }
 
 /// The policy sets `lull reproduce` compares: the seed's kernel and today's Linux.
@@ -302,7 +306,7 @@ const POLICY_SETS: [(&str, &str, &str); 2] = [
 ///
 /// # Errors
 /// A message when the directory or a spec cannot be read or run.
-pub fn policies_section() -> Result<(String, Value), String> {
+pub fn policies_section() -> Result<crate::output::Section, String> {
     let paths = marz_specs()?;
     let mut text = String::new();
     let _ = write!(text, "{:<14} {:<14}", "experiment", "model");
@@ -331,7 +335,13 @@ pub fn policies_section() -> Result<(String, Value), String> {
             per_set.insert((*set).to_owned(), r.to_json());
         }
         all.insert(base.header.experiment.clone(), Value::Object(per_set));
-        for model in ["esm-kds-guis", "esm", "pull-16ms"] {
+        for model in [
+            DeliveryModel::EsmKdsGuis,
+            DeliveryModel::Esm,
+            DeliveryModel::Pull16ms,
+        ]
+        .map(DeliveryModel::name)
+        {
             if !runs[0].1.models.contains_key(model) {
                 continue;
             }
@@ -350,5 +360,8 @@ pub fn policies_section() -> Result<(String, Value), String> {
             text.push('\n');
         }
     }
-    Ok((text.trim_end().to_owned(), Value::Object(all)))
+    Ok(crate::output::Section {
+        table: text.trim_end().to_owned(),
+        json: Value::Object(all),
+    })
 }

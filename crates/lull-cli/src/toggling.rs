@@ -76,8 +76,7 @@ pub fn write_plots(dir: &Path, r: &TogglingResult) -> Result<Vec<String>, String
 ///
 /// # Errors
 /// A spec that cannot be read or run.
-#[allow(dead_code)] // `lull reproduce` lists it in its sections
-pub fn section() -> Result<(String, Value), String> {
+pub fn section() -> Result<crate::output::Section, String> {
     let mut text = String::new();
     let mut all = serde_json::Map::new();
     for path in SPECS {
@@ -90,5 +89,8 @@ pub fn section() -> Result<(String, Value), String> {
         text.push_str(&table(&r));
         all.insert(r.experiment.clone(), json!(r));
     }
-    Ok((text, Value::Object(all)))
+    Ok(crate::output::Section {
+        table: text,
+        json: Value::Object(all),
+    })
 }

@@ -108,7 +108,7 @@ fn pct(x: Option<f64>) -> String {
 ///
 /// # Errors
 /// A message when a spec cannot be read or run.
-pub fn reproduce_section() -> Result<(String, Value), String> {
+pub fn reproduce_section() -> Result<crate::output::Section, String> {
     let started = std::time::Instant::now();
     let mut results = Vec::new();
     for p in specs()? {
@@ -231,8 +231,8 @@ pub fn reproduce_section() -> Result<(String, Value), String> {
                 },
             })
         });
-    Ok((
-        t,
-        json!({ "experiments": all, "ucsg_vs_cfs_ondemand": cells, "figure_8": figure_8 }),
-    ))
+    Ok(crate::output::Section {
+        table: t,
+        json: json!({ "experiments": all, "ucsg_vs_cfs_ondemand": cells, "figure_8": figure_8 }),
+    })
 }

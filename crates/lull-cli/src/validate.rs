@@ -178,9 +178,9 @@ fn run_all(
 ///
 /// # Errors
 /// As [`run_all`].
-pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
+pub fn reproduce_section() -> Result<crate::output::Section, String> {
     let (machine, profile, results) = run_all(&shipped()?, 1)?;
-    Ok(crate::reproduce::Section {
+    Ok(crate::output::Section {
         table: format!(
             "simulator profile: {}\n{}",
             profile.notes.join("; "),

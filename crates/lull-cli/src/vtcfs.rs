@@ -123,7 +123,7 @@ pub fn painting_rows() -> Result<(String, Value), String> {
 ///
 /// # Errors
 /// The first row builder's error.
-pub fn reproduce_section() -> Result<(String, Value), String> {
+pub fn reproduce_section() -> Result<crate::output::Section, String> {
     let mut text = String::new();
     let mut all = serde_json::Map::new();
     for (key, build) in ROWS {
@@ -134,5 +134,8 @@ pub fn reproduce_section() -> Result<(String, Value), String> {
         text.push_str(&t);
         all.insert((*key).to_owned(), v);
     }
-    Ok((text, Value::Object(all)))
+    Ok(crate::output::Section {
+        table: text,
+        json: Value::Object(all),
+    })
 }

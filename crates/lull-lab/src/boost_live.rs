@@ -30,21 +30,21 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use crate::live_stack::{DaemonSockets, LiveDaemon, LiveDaemonError, LiveStack};
 use lull_model::time::{NS_PER_MS, NS_PER_S};
-use lull_os::sys::{self, EventFd};
+use lull_os::sys::{self, thread_cpu_ns, EventFd};
 use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
 use lull_sched::boost::DEFAULT_C_NS;
 use lull_workload::Trace;
 use lulld::boost::BoostStatus;
-use lulld::daemon::{Daemon, DaemonConfig, DaemonReport};
-use lulld::kds::KdsConfig;
+use lulld::daemon::DaemonReport;
 use lulld::seam::SeamReport;
 use serde::Serialize;
 
+use crate::app_proc::{AppProc, AppProcError};
 use crate::apps::AppReport;
 use crate::live::LatencyUs;
 use crate::stack;
-use crate::ucsg_live::AppProc;
 
 /// The daemon thread's nice under every policy: Android's `ANDROID_PRIORITY_URGENT_DISPLAY`
 /// (−8, `system/core/libsystem/include/system/thread_defs.h`), at which its compositor and input
@@ -116,8 +116,10 @@ pub enum BoostLiveError {
     AppBinary(PathBuf),
     #[error("app: {0}")]
     App(String),
+    #[error("{0}")]
+    AppProc(#[from] AppProcError),
     #[error("daemon: {0}")]
-    Daemon(String),
+    Daemon(#[from] LiveDaemonError),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -136,12 +138,6 @@ impl BoostLiveError {
                 | BoostLiveError::CWithoutNice
                 | BoostLiveError::BadReps(_)
         )
-    }
-}
-
-impl From<crate::ucsg_live::UcsgLiveError> for BoostLiveError {
-    fn from(e: crate::ucsg_live::UcsgLiveError) -> Self {
-        BoostLiveError::App(e.to_string())
     }
 }
 
@@ -261,17 +257,6 @@ pub struct BoostLiveReport {
     pub seam: Option<SeamReport>,
 }
 
-fn socket_paths() -> (PathBuf, PathBuf) {
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(std::env::temp_dir, PathBuf::from);
-    let stem = format!("lull-boost-{}-{}", std::process::id(), sys::monotonic_ns());
-    (
-        dir.join(format!("{stem}.sock")),
-        dir.join(format!("{stem}.kds.sock")),
-    )
-}
-
 pub(crate) fn loadavg_1min() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg")
         .ok()?
@@ -279,17 +264,6 @@ pub(crate) fn loadavg_1min() -> Option<f64> {
         .next()?
         .parse()
         .ok()
-}
-
-/// CPU time of the calling thread, ns.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) };
-    u64::try_from(ts.tv_sec).unwrap_or(0) * NS_PER_S + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
 /// One hog: its published iteration count and CPU time.
@@ -357,8 +331,9 @@ pub fn run(spec: &BoostLiveSpec) -> Result<Vec<BoostLiveReport>, BoostLiveError>
 /// The running machinery of one policy: the daemon, the hogs, the painting app and the stylus
 /// driver (also `lull live boost-overhead`'s, with no hogs).
 pub(crate) struct Stack {
-    daemon: Option<JoinHandle<Option<DaemonReport>>>,
-    stopper: lulld::daemon::Stopper,
+    daemon: Option<LiveDaemon>,
+    /// Holds the sockets when there is no runtime directory; removed on drop.
+    _scratch: lull_os::fileout::ScratchDir,
     hog_stop: Arc<AtomicBool>,
     hogs: Vec<Hog>,
     app: Option<AppProc>,
@@ -376,7 +351,9 @@ impl Drop for Stack {
     fn drop(&mut self) {
         let _ = self.driver_stop.signal();
         self.hog_stop.store(true, Ordering::Relaxed);
-        self.stopper.stop();
+        if let Some(d) = &self.daemon {
+            d.request_stop();
+        }
     }
 }
 
@@ -400,56 +377,27 @@ impl Stack {
             c_ns,
             ..BoostSeamConfig::new(mode)
         });
-        let (esm_path, kds_path) = socket_paths();
         let (device_r, device_w) = sys::pipe(false)?;
-        let (up_tx, up_rx) = mpsc::channel();
-        let daemon: JoinHandle<Option<DaemonReport>> = {
-            let kds_path = kds_path.clone();
-            thread::Builder::new()
-                .name("lull-daemon".into())
-                .spawn(move || {
-                    let nice = sys::set_thread_nice(sys::gettid(), DAEMON_NICE)
-                        .ok()
-                        .map(|()| DAEMON_NICE);
-                    let built = (|| {
-                        let mut d = Daemon::bind(&DaemonConfig {
-                            socket_path: esm_path,
-                            ..DaemonConfig::default()
-                        })
-                        .map_err(|e| e.to_string())?;
-                        d.enable_kds(&KdsConfig {
-                            socket_path: kds_path,
-                            ..KdsConfig::default()
-                        })
-                        .map_err(|e| e.to_string())?;
-                        crate::scx::feed_if_loaded(&mut d).map_err(|e| e.to_string())?;
-                        let status = match &boost {
-                            Some(c) => Some(d.enable_boost(c).map_err(|e| e.to_string())?),
-                            None => None,
-                        };
-                        d.add_evdev(device_r).map_err(|e| e.to_string())?;
-                        Ok::<_, String>((d, status))
-                    })();
-                    match built {
-                        Ok((d, status)) => {
-                            let _ = up_tx.send(Ok((d.stopper(), status, nice)));
-                            d.run().ok()
-                        }
-                        Err(e) => {
-                            let _ = up_tx.send(Err(e));
-                            None
-                        }
-                    }
-                })?
-        };
-        let (stopper, boost_status, daemon_nice) = up_rx
-            .recv()
-            .map_err(|e| BoostLiveError::Daemon(e.to_string()))?
-            .map_err(BoostLiveError::Daemon)?;
+        let scratch = lull_os::fileout::ScratchDir::new("lull-boost")?;
+        let stack = LiveStack::new(DaemonSockets::fresh("boost", scratch.path()));
+        let kds_path = stack.sockets().kds.clone();
+        let seam = boost;
+        let (daemon, (boost_status, daemon_nice)) = stack.start(move |d| {
+            let nice = sys::set_thread_nice(sys::gettid(), DAEMON_NICE)
+                .ok()
+                .map(|()| DAEMON_NICE);
+            crate::scx::feed_if_loaded(d).map_err(|e| e.to_string())?;
+            let status = match &seam {
+                Some(c) => Some(d.enable_boost(c).map_err(|e| e.to_string())?),
+                None => None,
+            };
+            d.add_evdev(device_r).map_err(|e| e.to_string())?;
+            Ok::<_, String>((status, nice))
+        })?;
         let hog_stop = Arc::new(AtomicBool::new(false));
         let mut stack = Stack {
             daemon: Some(daemon),
-            stopper,
+            _scratch: scratch,
             hog_stop: Arc::clone(&hog_stop),
             hogs: Vec::new(),
             app: None,
@@ -509,10 +457,9 @@ impl Stack {
         for h in std::mem::take(&mut self.hogs) {
             let _ = h.handle.join();
         }
-        self.stopper.stop();
         Ok(Stopped {
             app,
-            daemon: self.daemon.take().and_then(|d| d.join().ok().flatten()),
+            daemon: self.daemon.take().and_then(|d| d.join().ok()),
         })
     }
 }

@@ -215,7 +215,7 @@ pub fn run(spec: &OverheadSpec) -> Result<OverheadReport, BoostLiveError> {
             }
         }
     }
-    let pct = |a: f64, b: f64| (b - a) / a * 100.0;
+    let pct = |a: f64, b: f64| lull_model::stats::change_pct(a, b).unwrap_or(f64::NAN);
     let rows: Vec<OverheadRow> = cells
         .iter()
         .enumerate()

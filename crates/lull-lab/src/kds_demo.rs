@@ -3,13 +3,13 @@
 //! embedded here) built against the static library, run as its own process against a private
 //! headless display server, and its screen checked pixel by pixel against the compositor.
 
+use crate::c_client::{self, CBuildError, CProgram, STATIC_LIB};
+use crate::live_stack::{DaemonSockets, LiveStack};
+use lull_os::fileout::ScratchDir;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::thread::JoinHandle;
 
-use lull_esm::EsmConfig;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_kds::wire::WindowInfo;
 use lull_kds::{compose, ComposeError, DrawError, Fill, Layer, Pixmap, Rect, Surface};
@@ -20,18 +20,9 @@ pub use lull_model::{AppId, Screen};
 
 use lull::capi_kds::app_id_from_bits;
 use lull::kds_client::{KdsAdmin, KdsClientError};
-use lulld::daemon::{Daemon, DaemonConfig, DaemonError, DaemonReport, Stopper};
-use lulld::kds::KdsConfig;
 
 /// The C source of the figure-18 example, built by [`figure18`].
 pub const FIGURE18_C: &str = include_str!("../../../apps/kds-c/figure18.c");
-/// The header it includes.
-pub const LULL_H: &str = include_str!("../../../include/lull.h");
-/// The static library carrying the C ABI (`crate-type = "staticlib"` of `lull-client`).
-pub const STATIC_LIB: &str = "liblull.a";
-/// What a C program linking the static library needs beyond libc: the Rust standard library's
-/// system libraries on glibc (`rustc --print native-static-libs`; `cc` adds libgcc itself).
-pub const C_LINK_LIBS: [&str; 3] = ["-lpthread", "-ldl", "-lm"];
 /// The private server's screen unless told otherwise: VGA, large enough to show the 25 × 25
 /// window centred with backdrop on every side, small enough to check every pixel at once.
 pub const DEFAULT_DEMO_SCREEN_PX: (u32, u32) = (640, 480);
@@ -41,18 +32,10 @@ pub const MAX_SCREEN_SIDE_PX: u32 = 8192;
 /// Why a `lull kds` request or the demonstration failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
-    #[error("C compiler {cc:?} not found: install gcc (scripts/debian-packages.txt), or set CC")]
-    NoCompiler { cc: String },
-    #[error("{STATIC_LIB} not found in {}: run `cargo build --release -p lull-client` (or `./lull`, which builds it) to put it beside target/release/lull", dir.display())]
-    NoStaticLib { dir: PathBuf },
+    #[error("{0}")]
+    Build(#[from] CBuildError),
     #[error("cannot find the running executable: {0}")]
     Exe(#[source] io::Error),
-    #[error("compiling apps/kds-c/figure18.c failed ({status}); is {lib} current (`cargo build -p lull-client`)?\n{stderr}")]
-    Compile {
-        status: ExitStatus,
-        lib: PathBuf,
-        stderr: String,
-    },
     #[error("the private display server: {0}")]
     Daemon(String),
     #[error("the figure-18 example failed ({status}): {stderr}")]
@@ -275,13 +258,13 @@ impl Figure18Config {
     /// running executable, `$CC` or `cc`.
     ///
     /// # Errors
-    /// [`DemoError::Exe`] when the executable cannot be found, [`DemoError::NoStaticLib`] when
+    /// [`DemoError::Exe`] when the executable cannot be found, [`CBuildError::NoStaticLib`] when
     /// the library is not beside it.
     pub fn beside_exe(screen: (u32, u32), png: PathBuf) -> Result<Figure18Config, DemoError> {
         let exe = std::env::current_exe().map_err(DemoError::Exe)?;
         let lib_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
         if !lib_dir.join(STATIC_LIB).is_file() {
-            return Err(DemoError::NoStaticLib { dir: lib_dir });
+            return Err(CBuildError::NoStaticLib { dir: lib_dir }.into());
         }
         Ok(Figure18Config {
             screen_width: screen.0,
@@ -353,115 +336,6 @@ pub fn verify(shot: &Pixmap, expected: &Pixmap) -> Result<u64, VerifyError> {
     }
 }
 
-/// A fresh private directory under the system's temporary directory, removed on drop.
-#[derive(Debug)]
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Result<TempDir, DemoError> {
-        use std::os::unix::fs::DirBuilderExt;
-        static N: AtomicU32 = AtomicU32::new(0);
-        loop {
-            let p = std::env::temp_dir().join(format!(
-                "lull-{tag}-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-            match std::fs::DirBuilder::new().mode(0o700).create(&p) {
-                Ok(()) => return Ok(TempDir(p)),
-                // Left by an earlier process with the same id: take the next name.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io_err(format!("creating {}", p.display()))(e)),
-            }
-        }
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A display server on a thread of this process, stopped on drop.
-struct PrivateDaemon {
-    stopper: Stopper,
-    handle: Option<JoinHandle<Result<DaemonReport, DaemonError>>>,
-}
-
-impl PrivateDaemon {
-    fn start(dir: &Path, width: u32, height: u32) -> Result<PrivateDaemon, DemoError> {
-        let esm = DaemonConfig {
-            socket_path: dir.join("esm.sock"),
-            esm: EsmConfig::default(),
-        };
-        let kds = KdsConfig {
-            socket_path: dir.join("kds.sock"),
-            screen_width: width,
-            screen_height: height,
-            framebuffer: None,
-        };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let handle = std::thread::Builder::new()
-            .name("kds-demo-lulld".into())
-            .spawn(move || {
-                let setup = || -> Result<Daemon, DaemonError> {
-                    let mut d = Daemon::bind(&esm)?;
-                    d.enable_kds(&kds)?;
-                    Ok(d)
-                };
-                match setup() {
-                    Ok(d) => {
-                        let _ = tx.send(Ok(d.stopper()));
-                        d.run()
-                    }
-                    Err(e) => {
-                        let msg = e.to_string();
-                        let _ = tx.send(Err(e));
-                        Err(DaemonError::Kds(msg))
-                    }
-                }
-            })
-            .map_err(io_err("starting the display server's thread"))?;
-        match rx.recv() {
-            Ok(Ok(stopper)) => Ok(PrivateDaemon {
-                stopper,
-                handle: Some(handle),
-            }),
-            Ok(Err(e)) => {
-                let _ = handle.join();
-                Err(DemoError::Daemon(e.to_string()))
-            }
-            Err(_) => Err(DemoError::Daemon("its thread ended while starting".into())),
-        }
-    }
-
-    fn stop(mut self) -> Result<DaemonReport, DemoError> {
-        self.stopper.stop();
-        let Some(handle) = self.handle.take() else {
-            return Err(DemoError::Daemon("already stopped".into()));
-        };
-        let report = handle
-            .join()
-            .map_err(|_| DemoError::Daemon("its thread panicked".into()))?
-            .map_err(|e| DemoError::Daemon(e.to_string()))?;
-        report
-            .accounting
-            .clone()
-            .map_err(|e| DemoError::Daemon(format!("ESM accounting broken: {e}")))?;
-        Ok(report)
-    }
-}
-
-impl Drop for PrivateDaemon {
-    fn drop(&mut self) {
-        if let Some(h) = self.handle.take() {
-            self.stopper.stop();
-            let _ = h.join();
-        }
-    }
-}
-
 /// The example process, killed on drop unless it was waited for.
 struct Example {
     child: Child,
@@ -501,44 +375,12 @@ impl Drop for Example {
 
 /// Compiles the embedded example in `dir` against `config`'s static library.
 fn build_example(dir: &Path, config: &Figure18Config) -> Result<PathBuf, DemoError> {
-    let lib = config.lib_dir.join(STATIC_LIB);
-    if !lib.is_file() {
-        return Err(DemoError::NoStaticLib {
-            dir: config.lib_dir.clone(),
-        });
-    }
-    let src = dir.join("figure18.c");
-    std::fs::write(dir.join("lull.h"), LULL_H).map_err(io_err("writing lull.h"))?;
-    std::fs::write(&src, FIGURE18_C).map_err(io_err("writing figure18.c"))?;
-    let bin = dir.join("figure18");
-    let out = Command::new(&config.cc)
-        .args(["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-O1", "-Wall"])
-        .arg("-I")
-        .arg(dir)
-        .arg(&src)
-        .arg(&lib)
-        .args(C_LINK_LIBS)
-        .arg("-o")
-        .arg(&bin)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            if e.kind() == io::ErrorKind::NotFound {
-                DemoError::NoCompiler {
-                    cc: config.cc.clone(),
-                }
-            } else {
-                io_err(format!("running {}", config.cc))(e)
-            }
-        })?;
-    if !out.status.success() {
-        return Err(DemoError::Compile {
-            status: out.status,
-            lib,
-            stderr: String::from_utf8_lossy(&out.stderr).trim_end().to_owned(),
-        });
-    }
-    Ok(bin)
+    let program = CProgram {
+        stem: "figure18",
+        source: FIGURE18_C,
+        opt: "-O1",
+    };
+    Ok(c_client::build(dir, &config.lib_dir, &config.cc, program)?)
 }
 
 /// Seed 000's figure 18, end to end: builds `apps/kds-c/figure18.c` with `config.cc` against
@@ -550,10 +392,15 @@ fn build_example(dir: &Path, config: &Figure18Config) -> Result<PathBuf, DemoErr
 /// # Errors
 /// [`DemoError`] naming the step that failed; [`DemoError::Verify`] when the screen is wrong.
 pub fn figure18(config: &Figure18Config) -> Result<Figure18Report, DemoError> {
-    let dir = TempDir::new("kds-demo")?;
-    let bin = build_example(&dir.0, config)?;
-    let daemon = PrivateDaemon::start(&dir.0, config.screen_width, config.screen_height)?;
-    let socket = dir.0.join("kds.sock");
+    let dir = ScratchDir::new("lull-kds-demo").map_err(io_err("creating a scratch directory"))?;
+    let bin = build_example(dir.path(), config)?;
+    let live = LiveStack::new(DaemonSockets::in_dir(dir.path()))
+        .screen(config.screen_width, config.screen_height)
+        .thread_name("kds-demo-lulld");
+    let socket = live.sockets().kds.clone();
+    let (daemon, ()) = live
+        .start(|_d| Ok::<_, String>(()))
+        .map_err(|e| DemoError::Daemon(e.to_string()))?;
     let mut example = Example {
         child: Command::new(&bin)
             .arg("--socket")
@@ -630,7 +477,13 @@ pub fn figure18(config: &Figure18Config) -> Result<Figure18Report, DemoError> {
         )));
     }
     drop(admin);
-    let report = daemon.stop()?;
+    let report = daemon
+        .join()
+        .map_err(|e| DemoError::Daemon(e.to_string()))?;
+    report
+        .accounting
+        .clone()
+        .map_err(|e| DemoError::Daemon(format!("ESM accounting broken: {e}")))?;
     if let Some(k) = report.kds {
         if (k.server.attached, k.server.detached) != (1, 1) {
             return Err(DemoError::Windows(format!(

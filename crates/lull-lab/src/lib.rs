@@ -27,18 +27,21 @@
 //! The tests that run the daemon with real clients live here too, in `tests/`: this is the crate
 //! that depends on both.
 
+pub(crate) mod app_proc;
 pub mod apps;
 pub mod audit;
 pub mod bench;
 pub mod bench_fanout;
 pub mod boost_live;
 pub mod boost_overhead;
+pub mod c_client;
 pub mod channel;
 pub mod doctor;
 pub mod experiment;
 pub mod guis_stats;
 pub mod kds_demo;
 pub mod live;
+pub mod live_stack;
 pub mod measure;
 pub mod png;
 pub mod progress;

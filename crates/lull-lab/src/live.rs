@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use lull_model::stats::{nearest_rank, CDF_PERCENTS};
+use lull_model::stats::{change_pct, nearest_rank, CDF_PERCENTS};
 use lull_model::time::{ns_to_us, NS_PER_MS, NS_PER_S, NS_PER_US};
 use lull_os::procfs::MeasureError;
 use lull_os::sys::{self, EventFd};
@@ -21,7 +21,8 @@ use lull_workload::{Trace, TraceError};
 use lulld::daemon::{Daemon, DaemonConfig, DaemonError};
 
 use crate::measure::{self, StackThread, ThreadDelta, Window};
-use crate::stack::{self, AppCell, Model, TrackingApp};
+use crate::stack::{self, AppCell, TrackingApp, LIVE_MODELS};
+use lull_model::DeliveryModel;
 
 /// Time between starting the stack's threads and the first injected event, so every thread is
 /// set up and asleep before the measured window opens.
@@ -78,9 +79,7 @@ impl Workload {
 /// Errors of a live run.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
-    #[error(
-        "unknown model {0:?}; expected one of esm, pull-16ms, vsync-batched, blocking-middleware"
-    )]
+    #[error("unknown model {0:?}; expected one of {known}", known = DeliveryModel::names(&LIVE_MODELS))]
     UnknownModel(String),
     #[error("unknown workload {0:?}; expected one of tracking-10s, tracking-20s, tracking-60s")]
     UnknownWorkload(String),
@@ -106,8 +105,10 @@ pub enum LiveError {
 ///
 /// # Errors
 /// [`LiveError::UnknownModel`].
-pub fn parse_model(s: &str) -> Result<Model, LiveError> {
-    Model::from_name(s).ok_or_else(|| LiveError::UnknownModel(s.to_owned()))
+pub fn parse_model(s: &str) -> Result<DeliveryModel, LiveError> {
+    DeliveryModel::from_name(s)
+        .filter(|m| LIVE_MODELS.contains(m))
+        .ok_or_else(|| LiveError::UnknownModel(s.to_owned()))
 }
 
 /// Parses `--workload`.
@@ -163,7 +164,7 @@ impl LatencyUs {
 /// The result of one run, in the shape `lull live … --json` prints.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct LiveReport {
-    pub model: Model,
+    pub model: DeliveryModel,
     /// A workload name, or `idle-<S>s`.
     pub workload: String,
     pub events_injected: u64,
@@ -255,7 +256,7 @@ impl RingAccounting {
 /// Everything a run needs.
 #[derive(Clone, Debug)]
 pub struct RunSpec {
-    pub model: Model,
+    pub model: DeliveryModel,
     /// `None`: an idle run of `idle_s` seconds.
     pub trace: Option<Trace>,
     pub workload_name: String,
@@ -267,7 +268,11 @@ impl RunSpec {
     ///
     /// # Errors
     /// [`LiveError::Trace`] when the trace cannot be scaled.
-    pub fn latency(model: Model, workload: Workload, base: &Trace) -> Result<RunSpec, LiveError> {
+    pub fn latency(
+        model: DeliveryModel,
+        workload: Workload,
+        base: &Trace,
+    ) -> Result<RunSpec, LiveError> {
         Ok(RunSpec {
             model,
             trace: Some(base.scaled_to(workload.span_ns())?),
@@ -280,7 +285,7 @@ impl RunSpec {
     ///
     /// # Errors
     /// [`LiveError::BadSeconds`] outside `1..=MAX_IDLE_S`.
-    pub fn idle(model: Model, seconds: u64) -> Result<RunSpec, LiveError> {
+    pub fn idle(model: DeliveryModel, seconds: u64) -> Result<RunSpec, LiveError> {
         if !(1..=MAX_IDLE_S).contains(&seconds) {
             return Err(LiveError::BadSeconds(seconds));
         }
@@ -352,7 +357,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
                 .spawn(move || {
                     let _ = tid_tx.send(StackThread::current("driver"));
                     let start_ns = start_rx.recv().map_err(thread_err)?;
-                    if model == Model::Esm {
+                    if model == DeliveryModel::Esm {
                         drop(device_w);
                         stack::run_producer_driver(
                             trace.as_ref(),
@@ -375,7 +380,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     }
 
     match spec.model {
-        Model::Esm => {
+        DeliveryModel::Esm => {
             drop(device_r);
             let tx = tid_tx.clone();
             let (up_tx, up_rx) = mpsc::channel::<Result<lulld::daemon::Stopper, LiveError>>();
@@ -520,7 +525,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     let latency_us = LatencyUs::of(&latencies);
     // The reference runs after the window, on a quiet machine, with the same events' times.
     let one_hop_us = match (&spec.trace, spec.model) {
-        (Some(trace), Model::Esm) => Some(LatencyUs::of(
+        (Some(trace), DeliveryModel::Esm) => Some(LatencyUs::of(
             &stack::run_one_hop(trace, sys::monotonic_ns() + START_LEAD_NS)?.latencies_ns,
         )),
         _ => None,
@@ -539,7 +544,7 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
         threads
             .iter()
             .find(|t| t.role == role)
-            .filter(|_| per_event && spec.model == Model::Esm)
+            .filter(|_| per_event && spec.model == DeliveryModel::Esm)
             .map(|t| t.wakeups as f64 / delivered as f64)
     };
     let producer_wakeups_per_event = role_per_event("driver");
@@ -571,13 +576,6 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     })
 }
 
-/// ESM's figure relative to a baseline's, in percent (-100 = ESM needs none of it); `None` when
-/// the baseline's figure is zero.
-#[must_use]
-pub fn change_pct(esm: f64, baseline: f64) -> Option<f64> {
-    (baseline > 0.0).then(|| 100.0 * (esm / baseline - 1.0))
-}
-
 /// Idle wake-ups per second of a baseline and of ESM.
 #[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
 pub struct IdleWakeups {
@@ -588,7 +586,7 @@ pub struct IdleWakeups {
 /// ESM against one baseline, each in percent by [`change_pct`].
 #[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
 pub struct EsmVsBaseline {
-    pub baseline: Model,
+    pub baseline: DeliveryModel,
     /// Change of the mean latency under input.
     pub mean_latency_change_pct: Option<f64>,
     /// Change of the wake-ups per second under input.
@@ -598,7 +596,7 @@ pub struct EsmVsBaseline {
 }
 
 /// ESM against every baseline, from one latency run and one idle run per model; `latency[i]` and
-/// `idle[i]` are of the same model, and the ESM's come first (as in [`Model::ALL`]).
+/// `idle[i]` are of the same model, and the ESM's come first (as in [`LIVE_MODELS`]).
 #[must_use]
 pub fn esm_vs_baselines(latency: &[LiveReport], idle: &[LiveReport]) -> Vec<EsmVsBaseline> {
     let (Some(esm), Some(esm_idle)) = (latency.first(), idle.first()) else {
@@ -611,15 +609,15 @@ pub fn esm_vs_baselines(latency: &[LiveReport], idle: &[LiveReport]) -> Vec<EsmV
         .map(|(b, bi)| EsmVsBaseline {
             baseline: b.model,
             mean_latency_change_pct: change_pct(
-                esm.latency_us.mean.unwrap_or(0.0),
                 b.latency_us.mean.unwrap_or(0.0),
+                esm.latency_us.mean.unwrap_or(0.0),
             ),
-            wakeups_change_pct: change_pct(esm.wakeups_per_s, b.wakeups_per_s),
+            wakeups_change_pct: change_pct(b.wakeups_per_s, esm.wakeups_per_s),
             idle_wakeups_per_s: IdleWakeups {
                 baseline: bi.wakeups_per_s,
                 esm: esm_idle.wakeups_per_s,
             },
-            idle_wakeups_change_pct: change_pct(esm_idle.wakeups_per_s, bi.wakeups_per_s),
+            idle_wakeups_change_pct: change_pct(bi.wakeups_per_s, esm_idle.wakeups_per_s),
         })
         .collect()
 }
@@ -643,13 +641,6 @@ mod tests {
     }
 
     #[test]
-    fn changes_are_relative_to_the_baseline_and_undefined_against_zero() {
-        assert_eq!(change_pct(25.0, 100.0), Some(-75.0));
-        assert_eq!(change_pct(0.0, 125.0), Some(-100.0));
-        assert_eq!(change_pct(0.0, 0.0), None);
-    }
-
-    #[test]
     fn bad_arguments_are_named() {
         assert!(matches!(
             parse_model("push"),
@@ -660,9 +651,12 @@ mod tests {
             Err(LiveError::UnknownWorkload(_))
         ));
         assert!(matches!(
-            RunSpec::idle(Model::Esm, 0),
+            RunSpec::idle(DeliveryModel::Esm, 0),
             Err(LiveError::BadSeconds(0))
         ));
-        assert_eq!(parse_model("vsync-batched").unwrap(), Model::VsyncBatched);
+        assert_eq!(
+            parse_model("vsync-batched").unwrap(),
+            DeliveryModel::VsyncBatched
+        );
     }
 }

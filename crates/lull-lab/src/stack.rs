@@ -31,6 +31,7 @@ use std::sync::Arc;
 use lull_esm::interpret;
 use lull_esm::protocol::{DaemonMsg, MAX_MESSAGE};
 use lull_model::time::NS_PER_MS;
+use lull_model::DeliveryModel;
 use lull_model::{AppEvent, EventKind, EventSeq, HandlerId, RawEvent};
 use lull_os::evdev::{EvdevEncoder, EvdevSource};
 use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source};
@@ -47,42 +48,14 @@ pub const PULL_APP_PHASE_NS: u64 = NS_PER_MS;
 /// A 60 Hz display's frame period (Android's vsync).
 pub const VSYNC_PERIOD_NS: u64 = 16_666_667;
 
-/// The delivery model under test.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
-pub enum Model {
-    #[serde(rename = "esm")]
-    Esm,
-    #[serde(rename = "pull-16ms")]
-    Pull16ms,
-    #[serde(rename = "vsync-batched")]
-    VsyncBatched,
-    #[serde(rename = "blocking-middleware")]
-    BlockingMiddleware,
-}
-
-impl Model {
-    pub const ALL: [Model; 4] = [
-        Model::Esm,
-        Model::Pull16ms,
-        Model::VsyncBatched,
-        Model::BlockingMiddleware,
-    ];
-
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::Esm => "esm",
-            Model::Pull16ms => "pull-16ms",
-            Model::VsyncBatched => "vsync-batched",
-            Model::BlockingMiddleware => "blocking-middleware",
-        }
-    }
-
-    #[must_use]
-    pub fn from_name(s: &str) -> Option<Model> {
-        Model::ALL.into_iter().find(|m| m.name() == s)
-    }
-}
+/// The delivery models `lull live` runs: the ESM alone, then the three baselines (the ESM's
+/// figures first, the others compared with them).
+pub const LIVE_MODELS: [DeliveryModel; 4] = [
+    DeliveryModel::Esm,
+    DeliveryModel::Pull16ms,
+    DeliveryModel::VsyncBatched,
+    DeliveryModel::BlockingMiddleware,
+];
 
 /// The application every model runs: a stylus tracker that records, for each event, the time
 /// from injection to the start of its handler.
@@ -377,7 +350,7 @@ fn next_boundary(now_ns: u64, period_ns: u64, phase_ns: u64) -> u64 {
 /// # Errors
 /// The kernel's error setting up the loop.
 pub fn run_hub(
-    model: Model,
+    model: DeliveryModel,
     device_r: OwnedFd,
     to_app: OwnedFd,
     stop: &EventFd,
@@ -395,19 +368,19 @@ pub fn run_hub(
         dropped: 0,
     };
     match model {
-        Model::Esm => {
+        DeliveryModel::Esm | DeliveryModel::EsmKdsGuis => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "the ESM model has no hub",
             ))
         }
-        Model::BlockingMiddleware => {
+        DeliveryModel::BlockingMiddleware => {
             let src = EvdevSource::new(device_r, |h: &mut Hub, _: &mut LoopCtl<Hub>, raw, t| {
                 h.forward(raw, t)
             })?;
             lp.insert(Box::new(src))?;
         }
-        Model::VsyncBatched => {
+        DeliveryModel::VsyncBatched => {
             let timer = TimerFd::new()?;
             let tfd = timer.raw();
             hub.vsync = Some(timer);
@@ -439,7 +412,7 @@ pub fn run_hub(
                 },
             }))?;
         }
-        Model::Pull16ms => {
+        DeliveryModel::Pull16ms => {
             let timer = TimerFd::new()?;
             timer.set_abs(
                 next_boundary(monotonic_ns(), PULL_PERIOD_NS, 0),
@@ -557,7 +530,7 @@ fn socket_source<H: BaselineHandler + 'static>(sock: RawFd) -> Box<dyn Source<Ba
 /// # Errors
 /// The kernel's error setting up the loop.
 pub fn run_baseline_app<H: BaselineHandler + 'static>(
-    model: Model,
+    model: DeliveryModel,
     from_hub: OwnedFd,
     app: H,
     stop: &EventFd,
@@ -575,16 +548,16 @@ pub fn run_baseline_app<H: BaselineHandler + 'static>(
         hub_gone: false,
     };
     match model {
-        Model::Esm => {
+        DeliveryModel::Esm | DeliveryModel::EsmKdsGuis => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "the ESM app uses the client library",
             ))
         }
-        Model::BlockingMiddleware => {
+        DeliveryModel::BlockingMiddleware => {
             lp.insert(socket_source(sock))?;
         }
-        Model::VsyncBatched => {
+        DeliveryModel::VsyncBatched => {
             let timer = TimerFd::new()?;
             let tfd = timer.raw();
             st.frame = Some(timer);
@@ -603,7 +576,7 @@ pub fn run_baseline_app<H: BaselineHandler + 'static>(
                 },
             }))?;
         }
-        Model::Pull16ms => {
+        DeliveryModel::Pull16ms => {
             let timer = TimerFd::new()?;
             timer.set_abs(
                 next_boundary(monotonic_ns(), PULL_PERIOD_NS, PULL_APP_PHASE_NS),
@@ -735,14 +708,6 @@ mod tests {
         assert_eq!(next_boundary(17, 16, 1), 33);
         assert_eq!(next_boundary(0, 16, 1), 17);
         assert_eq!(next_boundary(1, 16, 1), 17);
-    }
-
-    #[test]
-    fn model_names_round_trip() {
-        for m in Model::ALL {
-            assert_eq!(Model::from_name(m.name()), Some(m));
-        }
-        assert_eq!(Model::from_name("pull"), None);
     }
 
     #[test]

@@ -18,28 +18,27 @@
 //! (`go` → end), and `cpu_ms`, the CPU time of the apps and of the processes they spawned and
 //! reaped (`/proc/PID/stat` utime + stime + cutime + cstime, read before they stop).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use crate::app_proc::{AppProc, AppProcError};
+use crate::live_stack::{DaemonSockets, LiveDaemonError, LiveStack};
 use lull::kds_client::KdsAdmin;
 use lull_model::time::{NS_PER_MS, NS_PER_S};
 use lull_model::{RawEvent, TouchPhase};
 use lull_os::sys::{self, EventFd};
 use lull_workload::{TimedEvent, Trace};
-use lulld::daemon::{Daemon, DaemonConfig, DaemonReport};
-use lulld::kds::KdsConfig;
 use lulld::seam::SeamReport;
 use lulld::ucsg::{UcsgConfig, UcsgStatus};
 use serde::Serialize;
 
-use crate::apps::{AppReport, Ready};
 use crate::stack;
 
 /// Seed 001 Table II: ZIP compresses 67.4 MB.
@@ -64,8 +63,6 @@ pub const CLOSE_LOOK_NS: u64 = NS_PER_S;
 pub const VIDEO_CLIP_MS: u64 = 60_000;
 pub const VIDEO_W_PX: u32 = 640;
 pub const VIDEO_H_PX: u32 = 360;
-/// How long an app may take to start, and to report after `stop`.
-const APP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the background jobs may take at scale 1 (ZIP on a loaded 2-core machine: seconds;
 /// FTP: 13 s paced).
 const JOB_TIMEOUT: Duration = Duration::from_secs(600);
@@ -139,8 +136,10 @@ pub enum UcsgLiveError {
     AppBinary(PathBuf),
     #[error("{app}: {why}")]
     App { app: &'static str, why: String },
+    #[error("{0}")]
+    AppProc(#[from] AppProcError),
     #[error("daemon: {0}")]
-    Daemon(String),
+    Daemon(#[from] LiveDaemonError),
     #[error("display server: {0}")]
     Kds(#[from] lull::kds_client::KdsClientError),
     #[error("I/O: {0}")]
@@ -330,121 +329,6 @@ fn ftp_server(bytes: u64, stop: Arc<AtomicBool>) -> std::io::Result<(SocketAddr,
     Ok((addr, h))
 }
 
-/// One `lull-app` process (also `crate::boost_live`'s).
-pub(crate) struct AppProc {
-    name: &'static str,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    pub(crate) pid: u32,
-}
-
-impl AppProc {
-    pub(crate) fn spawn(name: &'static str, mut cmd: Command) -> Result<AppProc, UcsgLiveError> {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        let stdin = child.stdin.take();
-        let out = child.stdout.take();
-        let (tx, rx) = mpsc::channel();
-        if let Some(out) = out {
-            thread::Builder::new()
-                .name("ucsg-app-out".into())
-                .spawn(move || {
-                    for line in BufReader::new(out).lines().map_while(Result::ok) {
-                        if tx.send(line).is_err() {
-                            return;
-                        }
-                    }
-                })?;
-        }
-        let mut p = AppProc {
-            name,
-            child,
-            stdin,
-            lines: rx,
-            pid: 0,
-        };
-        let line = p.line(APP_TIMEOUT, "ready line")?;
-        let ready: Ready =
-            serde_json::from_str(&line).map_err(|e| p.err(format!("{line}: {e}")))?;
-        p.pid = ready.pid;
-        Ok(p)
-    }
-
-    fn err(&self, why: String) -> UcsgLiveError {
-        UcsgLiveError::App {
-            app: self.name,
-            why,
-        }
-    }
-
-    fn line(&mut self, timeout: Duration, what: &str) -> Result<String, UcsgLiveError> {
-        self.lines
-            .recv_timeout(timeout)
-            .map_err(|e| self.err(format!("no {what} ({e})")))
-    }
-
-    fn say(&mut self, what: &str) -> Result<(), UcsgLiveError> {
-        let s = self.stdin.as_mut().ok_or_else(|| UcsgLiveError::App {
-            app: self.name,
-            why: "stdin closed".into(),
-        })?;
-        writeln!(s, "{what}")?;
-        s.flush()?;
-        Ok(())
-    }
-
-    /// CPU time of the process and its reaped children, ms.
-    fn cpu_ms(&self) -> f64 {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
-            return 0.0;
-        };
-        let Some(i) = stat.rfind(')') else { return 0.0 };
-        let f: Vec<&str> = stat[i + 1..].split_whitespace().collect();
-        // Fields 14–17 (utime, stime, cutime, cstime), counted from field 3 after the name.
-        let ticks: u64 = (14..=17)
-            .filter_map(|n| f.get(n - 3).and_then(|v| v.parse::<u64>().ok()))
-            .sum();
-        // SAFETY: plain libc call.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        ticks as f64 * 1_000.0 / hz
-    }
-
-    pub(crate) fn stop(mut self) -> Result<AppReport, UcsgLiveError> {
-        self.say("stop")?;
-        let line = self.line(APP_TIMEOUT, "report")?;
-        let r = serde_json::from_str(&line).map_err(|e| self.err(format!("report: {e}")))?;
-        self.stdin = None;
-        let _ = self.child.wait();
-        Ok(r)
-    }
-}
-
-impl Drop for AppProc {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// The sockets go in the runtime directory when there is one, else in the cell's private
-/// scratch directory (never under a predictable name in the shared temporary directory).
-fn socket_paths(scratch: &Path) -> (PathBuf, PathBuf) {
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(|| scratch.to_owned(), PathBuf::from);
-    let stem = format!("lull-ucsg-{}-{}", std::process::id(), sys::monotonic_ns());
-    (
-        dir.join(format!("{stem}.sock")),
-        dir.join(format!("{stem}.kds.sock")),
-    )
-}
-
 /// Runs one cell.
 ///
 /// # Errors
@@ -465,61 +349,23 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     let work_dir = scratch.path().to_owned();
 
     // The daemon.
-    let (esm_path, kds_path) = socket_paths(&work_dir);
     let (device_r, device_w) = sys::pipe(false)?;
-    let (up_tx, up_rx) = mpsc::channel();
     let ucsg_on = spec.policy == Policy::Ucsg;
-    let daemon: JoinHandle<Option<DaemonReport>> = {
-        let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
-        thread::Builder::new()
-            .name("lull-daemon".into())
-            .spawn(move || {
-                let built = (|| {
-                    let mut d = Daemon::bind(&DaemonConfig {
-                        socket_path: esm_path,
-                        ..DaemonConfig::default()
-                    })
-                    .map_err(|e| e.to_string())?;
-                    d.enable_kds(&KdsConfig {
-                        socket_path: kds_path,
-                        ..KdsConfig::default()
-                    })
-                    .map_err(|e| e.to_string())?;
-                    crate::scx::feed_if_loaded(&mut d).map_err(|e| e.to_string())?;
-                    let status = if ucsg_on {
-                        Some(
-                            d.enable_ucsg(&UcsgConfig::default())
-                                .map_err(|e| e.to_string())?,
-                        )
-                    } else {
-                        None
-                    };
-                    d.add_evdev(device_r).map_err(|e| e.to_string())?;
-                    Ok::<_, String>((d, status))
-                })();
-                match built {
-                    Ok((d, status)) => {
-                        let _ = up_tx.send(Ok((d.stopper(), status)));
-                        d.run().ok()
-                    }
-                    Err(e) => {
-                        let _ = up_tx.send(Err(e));
-                        None
-                    }
-                }
-            })?
-    };
-    let (stopper, ucsg_status) = up_rx
-        .recv()
-        .map_err(|e| UcsgLiveError::Daemon(e.to_string()))?
-        .map_err(UcsgLiveError::Daemon)?;
-    struct StopDaemon(lulld::daemon::Stopper);
-    impl Drop for StopDaemon {
-        fn drop(&mut self) {
-            self.0.stop();
-        }
-    }
-    let stop_daemon = StopDaemon(stopper);
+    let stack = LiveStack::new(DaemonSockets::fresh("ucsg", &work_dir));
+    let kds_path = stack.sockets().kds.clone();
+    let (daemon, ucsg_status) = stack.start(move |d| {
+        crate::scx::feed_if_loaded(d).map_err(|e| e.to_string())?;
+        let status = if ucsg_on {
+            Some(
+                d.enable_ucsg(&UcsgConfig::default())
+                    .map_err(|e| e.to_string())?,
+            )
+        } else {
+            None
+        };
+        d.add_evdev(device_r).map_err(|e| e.to_string())?;
+        Ok::<_, String>(status)
+    })?;
 
     let app = |kind: &str| {
         let mut c = Command::new(&spec.app_binary);
@@ -615,7 +461,7 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     for p in &mut bg {
         let line = p.line(JOB_TIMEOUT, "end of its job")?;
         if !line.contains("\"ok\":true") {
-            return Err(p.err(format!("job failed: {line}")));
+            return Err(p.err(format!("job failed: {line}")).into());
         }
     }
     let cpu_ms = fg.cpu_ms() + bg.iter().map(AppProc::cpu_ms).sum::<f64>();
@@ -643,8 +489,7 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     if let Some(h) = ftpd {
         let _ = h.join();
     }
-    drop(stop_daemon);
-    let daemon_report = daemon.join().ok().flatten();
+    let daemon_report = daemon.join().ok();
 
     let lat = &fg_report.frame_latencies_ns;
     let response_ms = (spec.foreground == Foreground::FileManager)

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use lull_lab::bench_fanout::{run, ClientMode, FanoutConfig, FanoutReport};
-use lull_lab::kds_demo::STATIC_LIB;
+use lull_lab::c_client::STATIC_LIB;
 use lull_model::time::NS_PER_MS;
 
 const CLIENTS: usize = 4;

@@ -12,7 +12,7 @@ use std::thread;
 
 use lull::client::{Delivered, EsmClient};
 use lull_esm::EsmConfig;
-use lull_lab::kds_demo::{C_LINK_LIBS, STATIC_LIB};
+use lull_lab::c_client::{C_LINK_LIBS, STATIC_LIB};
 use lull_model::{EventKind, Payload};
 use lulld::test_support::TestDaemon;
 

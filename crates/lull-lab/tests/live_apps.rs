@@ -12,11 +12,12 @@
 use std::path::PathBuf;
 
 use lull_kds::pacing::DEFAULT_REFRESH_PERIOD_NS;
-use lull_lab::apps::{AppKind, AppModel};
+use lull_lab::apps::{AppKind, APP_MODELS};
 use lull_lab::experiment::{
     self, BackgroundPlan, ExperimentReport, ExperimentSpec, Scenario, Workload,
 };
 use lull_model::time::{NS_PER_MS, NS_PER_S};
+use lull_model::DeliveryModel;
 use lull_workload::messaging::MessagingParams;
 use lull_workload::Trace;
 
@@ -103,9 +104,12 @@ const CPU_AT_MOST_TIMES_A_BASELINE: f64 = 1.5;
 fn below_the_baselines(reports: &[ExperimentReport]) {
     let guis = reports
         .iter()
-        .find(|r| r.model == AppModel::EsmKdsGuis)
+        .find(|r| r.model == DeliveryModel::EsmKdsGuis)
         .expect("ran");
-    for b in reports.iter().filter(|r| r.model != AppModel::EsmKdsGuis) {
+    for b in reports
+        .iter()
+        .filter(|r| r.model != DeliveryModel::EsmKdsGuis)
+    {
         assert!(
             guis.wakeups_per_s <= b.wakeups_per_s * WAKEUPS_AT_MOST_TIMES_A_BASELINE,
             "{}: wake-ups/s {:.1} against {} {:.1}",
@@ -125,7 +129,7 @@ fn below_the_baselines(reports: &[ExperimentReport]) {
     }
 }
 
-fn video_spec(model: AppModel, background: Option<BackgroundPlan>) -> ExperimentSpec {
+fn video_spec(model: DeliveryModel, background: Option<BackgroundPlan>) -> ExperimentSpec {
     ExperimentSpec {
         app_name: "video".into(),
         kind: AppKind::Video,
@@ -155,7 +159,7 @@ fn tracking_under_every_model() {
     trace.events.truncate(TRACKING_EVENTS);
     let trace: Trace = trace.scaled_to(TRACKING_SPAN_NS).unwrap();
     let mut reports = Vec::new();
-    for model in AppModel::ALL {
+    for model in APP_MODELS {
         let spec = ExperimentSpec {
             app_name: "tracking-short".into(),
             kind: AppKind::Tracking,
@@ -180,7 +184,7 @@ fn tracking_under_every_model() {
         assert!(r.frames_drawn < TRACKING_EVENTS as u64, "{r:?}");
         assert_eq!(r.pacing.frames, r.frames_drawn, "{:?}", r.pacing);
         assert!(r.daemon_wakeups_per_event > 0.0);
-        if model == AppModel::EsmKdsGuis {
+        if model == DeliveryModel::EsmKdsGuis {
             // The tracking app gives its foreground and background threads no work: events,
             // replies and draws must not wake them (each waiter has its own condition variable).
             assert_eq!(r.wakeups.foreground, 0, "{:?}", r.wakeups);
@@ -201,7 +205,7 @@ fn messaging_under_every_model() {
         .events
         .len() as u64;
     assert_eq!(keys, 8, "three characters and Enter, pressed and released");
-    for model in AppModel::ALL {
+    for model in APP_MODELS {
         let spec = ExperimentSpec::messaging(&ONE_MESSAGE, model, app_binary()).unwrap();
         let r = run(&spec);
         accounted(&r, keys);
@@ -216,7 +220,7 @@ fn video_under_the_polling_baselines() {
     // Held for the whole test: its models are compared with each other, and another live test
     // at the same time would load the machine for some of them only.
     let _live = lull_testkit::live_lock();
-    for model in [AppModel::Pull16ms, AppModel::VsyncBatched] {
+    for model in [DeliveryModel::Pull16ms, DeliveryModel::VsyncBatched] {
         let r = run(&video_spec(model, None));
         accounted(&r, 0);
         assert!(r.frames_drawn > 0, "{r:?}");
@@ -229,8 +233,11 @@ fn in_the_background_guis_draws_nothing_and_a_baseline_keeps_drawing() {
     // Held for the whole test: its models are compared with each other, and another live test
     // at the same time would load the machine for some of them only.
     let _live = lull_testkit::live_lock();
-    let guis = run(&video_spec(AppModel::EsmKdsGuis, Some(BACKGROUND)));
-    let base = run(&video_spec(AppModel::BlockingMiddleware, Some(BACKGROUND)));
+    let guis = run(&video_spec(DeliveryModel::EsmKdsGuis, Some(BACKGROUND)));
+    let base = run(&video_spec(
+        DeliveryModel::BlockingMiddleware,
+        Some(BACKGROUND),
+    ));
     for r in [&guis, &base] {
         accounted(r, 0);
         assert!(r.frames_drawn > 0, "{r:?}");

@@ -5,8 +5,9 @@
 //! two 16 ms polling loops in pull-16ms's).
 
 use lull_lab::live::{self, RunSpec};
-use lull_lab::stack::Model;
+use lull_lab::stack::LIVE_MODELS;
 use lull_model::time::NS_PER_MS;
+use lull_model::DeliveryModel;
 use lull_workload::Trace;
 
 /// A few hundred events over about two seconds keeps the test fast.
@@ -21,7 +22,7 @@ fn short_trace() -> Trace {
     head.scaled_to(SPAN_NS).unwrap()
 }
 
-fn run(model: Model, trace: &Trace) -> live::LiveReport {
+fn run(model: DeliveryModel, trace: &Trace) -> live::LiveReport {
     let spec = RunSpec {
         model,
         trace: Some(trace.clone()),
@@ -34,7 +35,7 @@ fn run(model: Model, trace: &Trace) -> live::LiveReport {
 #[test]
 fn every_model_delivers_every_event_and_esm_is_much_faster_than_polling() {
     let trace = short_trace();
-    let reports: Vec<_> = Model::ALL
+    let reports: Vec<_> = LIVE_MODELS
         .into_iter()
         .map(|m| (m, run(m, &trace)))
         .collect();
@@ -44,7 +45,7 @@ fn every_model_delivers_every_event_and_esm_is_much_faster_than_polling() {
         assert_eq!(r.events_dropped, 0, "{m:?}");
         assert!(r.latency_us.mean.is_some());
     }
-    let mean = |m: Model| {
+    let mean = |m: DeliveryModel| {
         reports
             .iter()
             .find(|(x, _)| *x == m)
@@ -56,23 +57,23 @@ fn every_model_delivers_every_event_and_esm_is_much_faster_than_polling() {
     };
     // Pull waits on average half a 16 ms period; ESM pushes at once.
     assert!(
-        mean(Model::Esm) * 10.0 < mean(Model::Pull16ms),
+        mean(DeliveryModel::Esm) * 10.0 < mean(DeliveryModel::Pull16ms),
         "esm {} vs pull {}",
-        mean(Model::Esm),
-        mean(Model::Pull16ms)
+        mean(DeliveryModel::Esm),
+        mean(DeliveryModel::Pull16ms)
     );
     // Vsync holds moves until the next frame.
-    assert!(mean(Model::Esm) * 10.0 < mean(Model::VsyncBatched));
+    assert!(mean(DeliveryModel::Esm) * 10.0 < mean(DeliveryModel::VsyncBatched));
 }
 
 #[test]
 fn idle_esm_stack_never_wakes_and_pull_polls_every_period() {
-    let esm = live::run(&RunSpec::idle(Model::Esm, 1).unwrap()).unwrap();
+    let esm = live::run(&RunSpec::idle(DeliveryModel::Esm, 1).unwrap()).unwrap();
     assert_eq!(esm.threads.len(), 3, "driver, daemon and app are measured");
     for t in &esm.threads {
         assert_eq!(t.wakeups, 0, "ESM idle: {} woke up", t.role);
     }
-    let pull = live::run(&RunSpec::idle(Model::Pull16ms, 1).unwrap()).unwrap();
+    let pull = live::run(&RunSpec::idle(DeliveryModel::Pull16ms, 1).unwrap()).unwrap();
     for role in ["hub", "app"] {
         let t = pull.threads.iter().find(|t| t.role == role).unwrap();
         // 1 s / 16 ms = 62.5 ticks. The bound is loose on purpose: a loaded CI machine may delay

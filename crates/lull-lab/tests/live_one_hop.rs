@@ -3,8 +3,8 @@
 //! baseline run carries none of them. Counts are asserted, timings are not.
 
 use lull_lab::live::{self, RunSpec};
-use lull_lab::stack::Model;
 use lull_model::time::NS_PER_MS;
+use lull_model::DeliveryModel;
 use lull_workload::Trace;
 
 const EVENTS: usize = 120;
@@ -19,7 +19,7 @@ fn short_trace() -> Trace {
     .unwrap()
 }
 
-fn run(model: Model) -> live::LiveReport {
+fn run(model: DeliveryModel) -> live::LiveReport {
     live::run(&RunSpec {
         model,
         trace: Some(short_trace()),
@@ -31,7 +31,7 @@ fn run(model: Model) -> live::LiveReport {
 
 #[test]
 fn an_esm_run_carries_the_one_hop_reference_and_the_daemons_wakeups_per_event() {
-    let r = run(Model::Esm);
+    let r = run(DeliveryModel::Esm);
     assert_eq!(r.events_delivered, EVENTS as u64);
     let hop = r.one_hop_us.expect("one-hop reference");
     assert!(hop.p50.is_some() && hop.p99.is_some() && hop.mean.is_some());
@@ -75,7 +75,7 @@ fn an_esm_run_carries_the_one_hop_reference_and_the_daemons_wakeups_per_event() 
 
 #[test]
 fn a_baseline_run_has_no_esm_reference_figures() {
-    let r = run(Model::BlockingMiddleware);
+    let r = run(DeliveryModel::BlockingMiddleware);
     assert_eq!(r.events_delivered, EVENTS as u64);
     assert_eq!(r.one_hop_us, None);
     assert_eq!(r.esm_over_one_hop, None);

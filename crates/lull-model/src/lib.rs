@@ -5,6 +5,7 @@
 //! time. Nothing here does I/O, reads a clock or spawns a thread.
 
 pub mod app;
+pub mod delivery;
 pub mod event;
 pub mod ids;
 pub mod stats;
@@ -13,6 +14,7 @@ pub mod time;
 pub mod weight;
 
 pub use app::{Screen, Stacking, Visibility, WindowState};
+pub use delivery::DeliveryModel;
 pub use event::{AppEvent, EventKind, EventSeq, Payload, RawEvent, TouchPhase};
 pub use ids::{AppId, HandlerId};
 pub use thread::ThreadCategory;

@@ -15,6 +15,29 @@ pub fn nearest_rank<T: Copy>(sorted: &[T], percent: u32) -> Option<T> {
     Some(sorted[rank - 1])
 }
 
+/// The median of `values` (the mean of the middle two for an even count); `None` when empty.
+#[must_use]
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 0 {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    })
+}
+
+/// The change from `base` to `new`, in % of `base` (-100: `new` is zero; +100: double); `None`
+/// when `base` is zero. Every "change %" of the reports, live and modelled, is this one.
+#[must_use]
+pub fn change_pct(base: f64, new: f64) -> Option<f64> {
+    (base != 0.0).then(|| (new - base) / base * 100.0)
+}
+
 /// The percentiles a latency distribution is reported at (`latency_cdf_*` in the JSON reports),
 /// so a reader can draw its CDF: 0 is the smallest sample and 100 the largest. Dense at the tail,
 /// where the models differ.
@@ -82,5 +105,15 @@ mod tests {
         assert_eq!(nearest_rank(&[7], 99), Some(7));
         assert_eq!(nearest_rank(&[1, 2, 3], 50), Some(2));
         assert_eq!(nearest_rank::<u64>(&[], 50), None);
+    }
+
+    #[test]
+    fn median_and_change() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(change_pct(200.0, 50.0), Some(-75.0));
+        assert_eq!(change_pct(10.0, 20.0), Some(100.0));
+        assert_eq!(change_pct(0.0, 5.0), None);
     }
 }

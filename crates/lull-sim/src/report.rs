@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use lull_model::stats::{cdf_points, nearest_rank};
 use serde::Serialize;
 
-use crate::spec::Model;
+use lull_model::DeliveryModel;
 
 pub use crate::soc::POWER_SERIES_BUCKET_MS;
 
@@ -118,9 +118,9 @@ impl ExperimentResult {
     /// alone; with its name.
     #[must_use]
     pub fn ours(&self) -> Option<(&'static str, &ModelResult)> {
-        [Model::EsmKdsGuis, Model::Esm]
+        [DeliveryModel::EsmKdsGuis, DeliveryModel::Esm]
             .into_iter()
-            .map(Model::name)
+            .map(DeliveryModel::name)
             .find(|name| self.models.contains_key(*name))
             .map(|name| (name, &self.models[name]))
     }

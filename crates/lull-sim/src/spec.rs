@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use lull_model::time::NS_PER_MS;
-use lull_model::{RawEvent, Screen, Stacking, TouchPhase};
+use lull_model::{DeliveryModel, RawEvent, Screen, Stacking, TouchPhase};
 use lull_workload::messaging::{messaging_session, MessagingParams};
 use lull_workload::{TimedEvent, Trace};
 
@@ -18,50 +18,6 @@ use crate::spec_error::{invalid, Problem};
 
 /// The shipped stylus-spiral recording (seed 000, figure 30).
 pub const STYLUS_SPIRAL_TRACE: &str = include_str!("../../../traces/stylus-spiral.trace");
-
-/// The framework models a spec may name.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub enum Model {
-    /// Seed 000's pull model: device queue → hub polling loop → app polling loop, 16 ms each.
-    Pull16ms,
-    /// Android-style: hub blocks, moves batched to the next frame, app ticks per frame.
-    VsyncBatched,
-    /// X11/Wayland-style: hub blocks and forwards, app blocks; two hops.
-    BlockingMiddleware,
-    /// The Event Stream Model alone: in-kernel interpreter and dispatcher, app in `EV_WAIT`.
-    Esm,
-    /// ESM with the KDS's four categorized threads gated by guiS, idle forcing and companion-core
-    /// triage.
-    EsmKdsGuis,
-}
-
-impl Model {
-    pub const ALL: [Model; 5] = [
-        Model::Pull16ms,
-        Model::VsyncBatched,
-        Model::BlockingMiddleware,
-        Model::Esm,
-        Model::EsmKdsGuis,
-    ];
-
-    /// The name used in specs and JSON.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::Pull16ms => "pull-16ms",
-            Model::VsyncBatched => "vsync-batched",
-            Model::BlockingMiddleware => "blocking-middleware",
-            Model::Esm => "esm",
-            Model::EsmKdsGuis => "esm-kds-guis",
-        }
-    }
-
-    /// The model called `name`.
-    #[must_use]
-    pub fn from_name(name: &str) -> Option<Model> {
-        Model::ALL.into_iter().find(|m| m.name() == name)
-    }
-}
 
 /// A workload's length in ms must be 1..=[`MAX_DURATION_MS`].
 /// Most cycles one piece of the app's work (an event's handler, a frame's drawing or decoding)
@@ -174,7 +130,7 @@ fn screen_on() -> Screen {
 #[derive(Clone, PartialEq, Debug)]
 pub struct FrameworkSpec {
     pub header: Header,
-    pub models: Vec<Model>,
+    pub models: Vec<DeliveryModel>,
     pub tail_ms: u64,
     pub cpu: CpuSpec,
     pub app: AppSpec,
@@ -202,9 +158,9 @@ impl FrameworkSpec {
         }
         let mut models = Vec::new();
         for name in &raw.models {
-            let m = Model::from_name(name).ok_or_else(|| Problem::UnknownModel {
+            let m = DeliveryModel::from_name(name).ok_or_else(|| Problem::UnknownModel {
                 name: name.clone(),
-                known: Model::ALL.map(Model::name).join(", "),
+                known: DeliveryModel::ALL.map(DeliveryModel::name).join(", "),
             })?;
             if models.contains(&m) {
                 return Err(invalid("models", format!("`{name}` listed twice")));
@@ -466,7 +422,10 @@ scale_to_ms = 10000
     #[test]
     fn the_good_spec_parses() {
         let s = parse(GOOD).expect("valid");
-        assert_eq!(s.models, vec![Model::Pull16ms, Model::EsmKdsGuis]);
+        assert_eq!(
+            s.models,
+            vec![DeliveryModel::Pull16ms, DeliveryModel::EsmKdsGuis]
+        );
         let ev = s.input_events().expect("trace");
         assert_eq!(ev.len(), 1614);
         assert_eq!(ev.last().map(|e| e.at_ns), Some(10_000_000_000));
@@ -475,10 +434,10 @@ scale_to_ms = 10000
 
     #[test]
     fn model_names_round_trip() {
-        for m in Model::ALL {
-            assert_eq!(Model::from_name(m.name()), Some(m));
+        for m in DeliveryModel::ALL {
+            assert_eq!(DeliveryModel::from_name(m.name()), Some(m));
         }
-        assert_eq!(Model::from_name("pull"), None);
+        assert_eq!(DeliveryModel::from_name("pull"), None);
     }
 
     #[test]

@@ -15,8 +15,9 @@ use crate::platform::ClusterKind;
 use crate::pm::PowerManager;
 use crate::report::{ExperimentResult, LatencyStats, ModelResult};
 use crate::soc::Soc;
-use crate::spec::{FrameworkSpec, Model, SpecError};
+use crate::spec::{FrameworkSpec, SpecError};
 use crate::userland::Userland;
+use lull_model::DeliveryModel;
 
 /// One run of one model.
 #[derive(Debug)]
@@ -36,7 +37,7 @@ impl<'s> World<'s> {
     /// # Errors
     /// A [`SpecError`] when the spec's workload cannot be built (a bad trace) or a policy cannot
     /// run on its platform.
-    pub fn new(spec: &'s FrameworkSpec, model: Model) -> Result<World<'s>, SpecError> {
+    pub fn new(spec: &'s FrameworkSpec, model: DeliveryModel) -> Result<World<'s>, SpecError> {
         let end_ns = spec.duration_ns()?;
         let p = spec.policies()?;
         let boost = p.boost;
@@ -258,7 +259,7 @@ pub fn run_spec_audited(
 ///
 /// # Errors
 /// As [`run_spec`].
-pub fn run_model(spec: &FrameworkSpec, model: Model) -> Result<ModelResult, SpecError> {
+pub fn run_model(spec: &FrameworkSpec, model: DeliveryModel) -> Result<ModelResult, SpecError> {
     Ok(World::new(spec, model)?.run())
 }
 
@@ -269,7 +270,7 @@ pub fn run_model(spec: &FrameworkSpec, model: Model) -> Result<ModelResult, Spec
 /// As [`run_spec`].
 pub fn run_model_with_audit(
     spec: &FrameworkSpec,
-    model: Model,
+    model: DeliveryModel,
 ) -> Result<(ModelResult, lull_audit::AuditLog), SpecError> {
     let mut w = World::new(spec, model)?;
     w.record_audit();
@@ -320,13 +321,13 @@ mod tests {
         unit_spec(3, 5_000)
     }
 
-    fn run(spec: &FrameworkSpec, m: Model) -> ModelResult {
+    fn run(spec: &FrameworkSpec, m: DeliveryModel) -> ModelResult {
         World::new(spec, m).expect("builds").run()
     }
 
     #[test]
     fn the_power_series_and_latency_distribution_agree_with_the_summary() {
-        let r = run(&spec(), Model::Esm);
+        let r = run(&spec(), DeliveryModel::Esm);
         // One bucket per started POWER_SERIES_BUCKET_MS of 1 ms samples.
         let samples = r.duration_ms.floor();
         let buckets = (samples / crate::report::POWER_SERIES_BUCKET_MS as f64).ceil();
@@ -352,8 +353,8 @@ mod tests {
         let mut periodic = spec();
         periodic.header.platform.timer.mode = TimerMode::Periodic;
         periodic.header.platform.timer.hz = 1000;
-        let d = run(&dynamic, Model::Esm);
-        let p = run(&periodic, Model::Esm);
+        let d = run(&dynamic, DeliveryModel::Esm);
+        let p = run(&periodic, DeliveryModel::Esm);
         assert!(
             p.power_mw_mean > d.power_mw_mean,
             "{} vs {}",
@@ -371,8 +372,8 @@ mod tests {
         // 2000 status reads × 400 cycles = 0.8 Mcycles per interrupt, ≥ 0.34 ms at the top OPP:
         // far above the run-to-run effects of shifted idle decisions.
         scanning.header.platform.interrupts.scanned_devices = 2000;
-        let v = run(&vectored, Model::Esm);
-        let s = run(&scanning, Model::Esm);
+        let v = run(&vectored, DeliveryModel::Esm);
+        let s = run(&scanning, DeliveryModel::Esm);
         let (vm, sm) = (
             v.latency_ms.mean.unwrap_or(0.0),
             s.latency_ms.mean.unwrap_or(0.0),
@@ -389,8 +390,8 @@ mod tests {
             c.idle_states.truncate(1);
             c.cluster_off = None;
         }
-        let b = run(&base, Model::Esm);
-        let s = run(&shallow, Model::Esm);
+        let b = run(&base, DeliveryModel::Esm);
+        let s = run(&shallow, DeliveryModel::Esm);
         assert!(s.power_mw_mean > b.power_mw_mean);
         assert!(s.latency_ms.mean < b.latency_ms.mean);
     }
@@ -405,8 +406,8 @@ mod tests {
             height: 1,
             decode_cycles_per_frame: 1,
         };
-        let pull = run(&idle, Model::Pull16ms);
-        let esm = run(&idle, Model::Esm);
+        let pull = run(&idle, DeliveryModel::Pull16ms);
+        let esm = run(&idle, DeliveryModel::Esm);
         // Two 16 ms loops for 2 s wake the SoC ~250 times; ESM does not wake at all.
         assert!(
             pull.sim_events > 5 * esm.sim_events,
@@ -429,7 +430,7 @@ mod tests {
             key_hold_ms: 60,
             reply_delay_ms: 50,
         };
-        let r = run(&s, Model::EsmKdsGuis);
+        let r = run(&s, DeliveryModel::EsmKdsGuis);
         assert!(r.idle_forced_ms > 3000.0, "{}", r.idle_forced_ms);
         assert!(r.cluster_switches >= 2);
         assert_eq!(r.events_handled, r.events_injected);
@@ -440,7 +441,7 @@ mod tests {
     #[test]
     fn cache_refill_is_charged_only_between_unrelated_tasks() {
         let s = spec();
-        let mut w = World::new(&s, Model::Esm).expect("builds");
+        let mut w = World::new(&s, DeliveryModel::Esm).expect("builds");
         let by_name = |w: &World<'_>, n: &str| {
             w.kernel
                 .tasks
@@ -484,7 +485,7 @@ mod tests {
     #[test]
     fn load_balancing_spreads_hogs_over_cores() {
         let s = idle_spec(2);
-        let mut w = World::new(&s, Model::Esm).expect("builds");
+        let mut w = World::new(&s, DeliveryModel::Esm).expect("builds");
         for name in ["hog-a", "hog-b", "hog-c", "hog-d"] {
             w.user.add_hog(&mut w.kernel, name, 0);
         }
@@ -507,7 +508,7 @@ mod tests {
         for c in &mut s.header.platform.clusters {
             c.freq_domain = FreqDomain::Core;
         }
-        let mut w = World::new(&s, Model::Esm).expect("builds");
+        let mut w = World::new(&s, DeliveryModel::Esm).expect("builds");
         w.user.add_hog(&mut w.kernel, "hog", 0);
         let r = w.run();
         let g = &r.busy_freq_residency_ms["g"];
@@ -517,7 +518,7 @@ mod tests {
         for c in &mut shared.header.platform.clusters {
             c.freq_domain = FreqDomain::Cluster;
         }
-        let mut w2 = World::new(&shared, Model::Esm).expect("builds");
+        let mut w2 = World::new(&shared, DeliveryModel::Esm).expect("builds");
         w2.user.add_hog(&mut w2.kernel, "hog", 0);
         w2.user.add_poller(&mut w2.kernel, "tiny");
         let r2 = w2.run();
@@ -544,7 +545,7 @@ mod tests {
             key_hold_ms: 60,
             reply_delay_ms: 50,
         };
-        let front = run(&s, Model::EsmKdsGuis);
+        let front = run(&s, DeliveryModel::EsmKdsGuis);
         assert_eq!(front.events_dropped, 0);
         s.window = vec![
             WindowChange {
@@ -567,9 +568,9 @@ mod tests {
             .count() as u64;
         assert!(input_in_back > 20);
         for m in [
-            Model::EsmKdsGuis,
-            Model::Pull16ms,
-            Model::BlockingMiddleware,
+            DeliveryModel::EsmKdsGuis,
+            DeliveryModel::Pull16ms,
+            DeliveryModel::BlockingMiddleware,
         ] {
             let r = run(&s, m);
             // Key presses in the background are dropped (KDS deregistered the handlers; the
@@ -589,9 +590,9 @@ mod tests {
             );
         }
         // ESM without KDS has nobody to deregister the handlers: the app keeps receiving input.
-        assert_eq!(run(&s, Model::Esm).events_dropped, 0);
+        assert_eq!(run(&s, DeliveryModel::Esm).events_dropped, 0);
         // guiS froze the drawing thread while the app was in the background.
-        let back = run(&s, Model::EsmKdsGuis);
+        let back = run(&s, DeliveryModel::EsmKdsGuis);
         assert!(back.thread_cpu_ms["drawing"] < front.thread_cpu_ms["drawing"]);
     }
 
@@ -606,8 +607,8 @@ mod tests {
             stacking: Stacking::Foreground,
             screen: Screen::Off,
         }];
-        let a = run(&lit, Model::EsmKdsGuis);
-        let b = run(&dark, Model::EsmKdsGuis);
+        let a = run(&lit, DeliveryModel::EsmKdsGuis);
+        let b = run(&dark, DeliveryModel::EsmKdsGuis);
         let display = lit.header.platform.display.on_mw as f64;
         assert!(a.power_mw_mean - b.power_mw_mean > display * 0.95);
         // The app is in front: its events are handled, but nothing is drawn (table 1).
@@ -627,7 +628,7 @@ mod tests {
             stacking: Stacking::Background,
             screen: Screen::On,
         }];
-        let r = run(&s, Model::EsmKdsGuis);
+        let r = run(&s, DeliveryModel::EsmKdsGuis);
         assert_eq!(r.events_handled, 0);
         assert_eq!(r.events_dropped, r.events_injected);
         // One switch to the companion once guiS forced idle, and none back: every touch was
@@ -649,7 +650,10 @@ mod tests {
         let mut heavy = spec();
         heavy.framework.hub_poll_cycles *= 10;
         heavy.framework.app_poll_cycles *= 10;
-        let (p0, p1) = (run(&base, Model::Pull16ms), run(&heavy, Model::Pull16ms));
+        let (p0, p1) = (
+            run(&base, DeliveryModel::Pull16ms),
+            run(&heavy, DeliveryModel::Pull16ms),
+        );
         assert!(
             p1.cpu_power_mw_mean > p0.cpu_power_mw_mean + 5.0,
             "{} vs {}",
@@ -657,7 +661,10 @@ mod tests {
             p0.cpu_power_mw_mean
         );
         // The push models have no polling loop: identical results.
-        let (e0, e1) = (run(&base, Model::Esm), run(&heavy, Model::Esm));
+        let (e0, e1) = (
+            run(&base, DeliveryModel::Esm),
+            run(&heavy, DeliveryModel::Esm),
+        );
         assert_eq!(e0, e1);
     }
 }
@@ -696,7 +703,7 @@ mod policy_tests {
         s.header.platform.hotplug = Some(Hotplug {
             online_latency_us: 1000,
         });
-        let r = World::new(&s, Model::Esm).expect("builds").run();
+        let r = World::new(&s, DeliveryModel::Esm).expect("builds").run();
         // Sampling every 20 ms at the lowest OPP: one core off per five periods (100 ms), the
         // highest-numbered first, never the last one.
         assert_eq!(offline_ms(&r, "g0"), 0.0);
@@ -709,7 +716,7 @@ mod policy_tests {
         assert!((g3 - 900.0).abs() < 25.0, "{g3}");
         assert!((g1 - 700.0).abs() < 25.0, "{g1}");
         // A hog keeps the OPP up: every core stays online.
-        let mut w = World::new(&s, Model::Esm).expect("builds");
+        let mut w = World::new(&s, DeliveryModel::Esm).expect("builds");
         w.user.add_hog(&mut w.kernel, "hog", 0);
         let r = w.run();
         for core in ["g1", "g2", "g3"] {
@@ -731,7 +738,7 @@ mod policy_tests {
                 ..PolicySpec::default()
             },
         );
-        let mut w = World::new(&s, Model::Esm).expect("builds");
+        let mut w = World::new(&s, DeliveryModel::Esm).expect("builds");
         w.user.add_hog(&mut w.kernel, "hog", 0);
         let r = w.run();
         let g = &r.busy_freq_residency_ms["g"];
@@ -743,7 +750,7 @@ mod policy_tests {
         // Once the hog is gone (here: never there) nothing keeps the frequency up: the idle
         // run's threads start, block, and the cluster drops to its lowest OPP at the next tick
         // of a busy core or sleeps at whatever OPP it had.
-        let idle_run = World::new(&s, Model::Esm).expect("builds").run();
+        let idle_run = World::new(&s, DeliveryModel::Esm).expect("builds").run();
         let busy: f64 = idle_run.busy_freq_residency_ms["g"].values().sum();
         assert!(busy < 1.0, "{busy}");
     }
@@ -759,7 +766,7 @@ mod policy_tests {
                 },
             );
             s.cpu.main_cores = 1;
-            let mut w = World::new(&s, Model::Esm).expect("builds");
+            let mut w = World::new(&s, DeliveryModel::Esm).expect("builds");
             w.user.add_hog(&mut w.kernel, "hog-0", 0);
             w.user.add_hog(&mut w.kernel, "hog-5", 5);
             let r = w.run();
@@ -793,9 +800,9 @@ mod policy_tests {
                 boost_slice_us: None,
             },
         );
-        let mut a = World::new(&plain, Model::Esm).expect("builds");
+        let mut a = World::new(&plain, DeliveryModel::Esm).expect("builds");
         a.user.add_hog(&mut a.kernel, "hog", 0);
-        let mut b = World::new(&spelled, Model::Esm).expect("builds");
+        let mut b = World::new(&spelled, DeliveryModel::Esm).expect("builds");
         b.user.add_hog(&mut b.kernel, "hog", 0);
         assert_eq!(a.run(), b.run());
     }
@@ -817,7 +824,7 @@ mod policy_tests {
                     ..PolicySpec::default()
                 },
             );
-            for m in [Model::Pull16ms, Model::EsmKdsGuis] {
+            for m in [DeliveryModel::Pull16ms, DeliveryModel::EsmKdsGuis] {
                 let r = World::new(&s, m).expect("builds").run();
                 assert_eq!(
                     r.events_handled,

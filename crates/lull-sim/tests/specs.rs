@@ -100,7 +100,10 @@ fn a_different_seed_changes_the_messaging_workload() {
 #[test]
 fn runs_write_valid_audit_logs_that_match_the_run() {
     let spec = load("tracking-10s");
-    for m in [lull_sim::Model::Pull16ms, lull_sim::Model::EsmKdsGuis] {
+    for m in [
+        lull_model::DeliveryModel::Pull16ms,
+        lull_model::DeliveryModel::EsmKdsGuis,
+    ] {
         let plain = lull_sim::run_model(&spec, m).expect("runs");
         let (r, log) = lull_sim::run_model_with_audit(&spec, m).expect("runs");
         // Recording does not perturb the simulation.

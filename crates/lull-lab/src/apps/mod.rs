@@ -41,7 +41,8 @@ use lull_model::{AppEvent, EventKind, ThreadCategory};
 use lull_os::sys::{self, EventFd};
 use serde::{Deserialize, Serialize};
 
-use crate::stack::{self, BaselineHandler, Model};
+use crate::stack::{self, BaselineHandler};
+use lull_model::DeliveryModel;
 
 /// How long after the ready line the video clip's first frame is due: time for the harness to
 /// see the app's threads asleep and open its measurement window first (its settling takes a few
@@ -99,66 +100,26 @@ impl AppKind {
     }
 }
 
-/// The delivery model an app runs under: ESM + KDS + guiS, or one of the three baselines (KDS for
+/// The delivery models an app runs under: ESM + KDS + guiS, then the three baselines (KDS for
 /// drawing, no guiS, input from a hub).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
-pub enum AppModel {
-    #[serde(rename = "esm-kds-guis")]
-    EsmKdsGuis,
-    #[serde(rename = "pull-16ms")]
-    Pull16ms,
-    #[serde(rename = "vsync-batched")]
-    VsyncBatched,
-    #[serde(rename = "blocking-middleware")]
-    BlockingMiddleware,
-}
+pub const APP_MODELS: [DeliveryModel; 4] = [
+    DeliveryModel::EsmKdsGuis,
+    DeliveryModel::Pull16ms,
+    DeliveryModel::VsyncBatched,
+    DeliveryModel::BlockingMiddleware,
+];
 
-impl AppModel {
-    pub const ALL: [AppModel; 4] = [
-        AppModel::EsmKdsGuis,
-        AppModel::Pull16ms,
-        AppModel::VsyncBatched,
-        AppModel::BlockingMiddleware,
-    ];
-
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            AppModel::EsmKdsGuis => "esm-kds-guis",
-            AppModel::Pull16ms => "pull-16ms",
-            AppModel::VsyncBatched => "vsync-batched",
-            AppModel::BlockingMiddleware => "blocking-middleware",
-        }
-    }
-
-    #[must_use]
-    pub fn from_name(s: &str) -> Option<AppModel> {
-        AppModel::ALL.into_iter().find(|m| m.name() == s)
-    }
-
-    /// The baseline's hub and app loop (`None` for ESM + KDS + guiS).
-    #[must_use]
-    pub fn baseline(self) -> Option<Model> {
-        match self {
-            AppModel::EsmKdsGuis => None,
-            AppModel::Pull16ms => Some(Model::Pull16ms),
-            AppModel::VsyncBatched => Some(Model::VsyncBatched),
-            AppModel::BlockingMiddleware => Some(Model::BlockingMiddleware),
-        }
-    }
-
-    /// Whether the runtime's guiS gates are on.
-    #[must_use]
-    pub fn guis(self) -> bool {
-        self == AppModel::EsmKdsGuis
-    }
+/// The app model called `name` (one of [`APP_MODELS`]).
+#[must_use]
+pub fn app_model(name: &str) -> Option<DeliveryModel> {
+    DeliveryModel::from_name(name).filter(|m| APP_MODELS.contains(m))
 }
 
 /// Everything `lull-app` is told on its command line.
 #[derive(Clone, Debug)]
 pub struct AppConfig {
     pub kind: AppKind,
-    pub model: AppModel,
+    pub model: DeliveryModel,
     pub kds_socket: PathBuf,
     /// The inherited hub descriptor (baselines).
     pub hub_fd: Option<RawFd>,
@@ -254,7 +215,7 @@ pub struct WorkReport {
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 pub struct AppReport {
     pub app: AppKind,
-    pub model: AppModel,
+    pub model: DeliveryModel,
     pub delivered: u64,
     /// Events the app was told it lost (ESM overflow markers).
     pub dropped_reported: u64,
@@ -442,7 +403,7 @@ struct AppLoop {
 }
 
 fn start_loop(
-    model: Model,
+    model: DeliveryModel,
     hub: OwnedFd,
     app: Arc<dyn LiveApp>,
     kds: &KdsApp,
@@ -488,7 +449,7 @@ pub fn run(
     input: &mut impl BufRead,
     out: &mut impl Write,
 ) -> Result<AppReport, AppError> {
-    let baseline = cfg.model.baseline();
+    let baseline = cfg.model.is_baseline().then_some(cfg.model);
     let hub = match (baseline, cfg.hub_fd) {
         (Some(_), Some(fd)) => Some(adopt_hub_fd(fd)?),
         (Some(_), None) => {
@@ -506,7 +467,7 @@ pub fn run(
             width,
             height,
             name: cfg.kind.name().to_owned(),
-            guis: cfg.model.guis(),
+            guis: cfg.model.runs_guis(),
         },
     )?;
     let mut start_ns = None;
@@ -515,7 +476,7 @@ pub fn run(
         AppKind::Painting => painting::start(&kds)?,
         AppKind::Messaging => {
             let addr = cfg.respondent.ok_or(AppError::MissingRespondent)?;
-            messaging::start(&kds, addr, cfg.model == AppModel::Pull16ms)?
+            messaging::start(&kds, addr, cfg.model == DeliveryModel::Pull16ms)?
         }
         AppKind::Video => {
             let mut params = lull_workload::video::SEED000;
@@ -622,16 +583,8 @@ mod tests {
         for k in AppKind::ALL {
             assert_eq!(AppKind::from_name(k.name()), Some(k));
         }
-        for m in AppModel::ALL {
-            assert_eq!(AppModel::from_name(m.name()), Some(m));
-            assert_eq!(
-                serde_json::to_string(&m).unwrap(),
-                format!("\"{}\"", m.name())
-            );
-        }
-        assert_eq!(AppModel::EsmKdsGuis.baseline(), None);
-        assert_eq!(AppModel::Pull16ms.baseline(), Some(Model::Pull16ms));
-        assert_eq!(AppModel::from_name("esm"), None);
+        assert!(APP_MODELS.iter().all(|&m| app_model(m.name()) == Some(m)));
+        assert_eq!(app_model("esm"), None);
     }
 
     #[test]

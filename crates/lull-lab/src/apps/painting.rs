@@ -20,7 +20,7 @@ use std::sync::Arc;
 use lull::kds_runtime::{KdsApp, ThreadCtx};
 use lull_kds::{Fill, Layer, Rect, Surface};
 use lull_model::{AppEvent, EventKind, Payload, ThreadCategory};
-use lull_os::sys;
+use lull_os::sys::{self, thread_cpu_ns};
 
 use super::{
     drawn, AppError, Drawn, LiveApp, MessagingAppReport, Shared, Stats, VideoAppReport, WorkReport,
@@ -103,17 +103,6 @@ pub(crate) fn start(kds: &KdsApp) -> Result<Arc<dyn LiveApp>, AppError> {
     let a = Arc::clone(&app);
     kds.run_on(ThreadCategory::Drawing, move |ctx| draw_loop(ctx, &a))?;
     Ok(app)
-}
-
-/// CPU time of the calling thread, ns.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) };
-    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
 impl LiveApp for Painting {

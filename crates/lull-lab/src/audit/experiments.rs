@@ -1,6 +1,7 @@
 //! Seed 002 chapter 3 on this machine: validation (§3.1) and throughput perturbation (§3.2),
 //! plus the two-phase TLP check of the audit issue.
 
+use lull_model::stats::{change_pct, median};
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -161,22 +162,9 @@ pub fn validate(cfg: &ValidationConfig) -> Result<ValidationReport, AuditError> 
     })
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    }
-}
-
-fn pct(a: f64, b: f64) -> f64 {
-    if b == 0.0 {
-        0.0
-    } else {
-        (a - b) / b * 100.0
-    }
+/// [`change_pct`] from `base` to `new`, 0 where `base` is zero (an empty run).
+fn pct(new: f64, base: f64) -> f64 {
+    change_pct(base, new).unwrap_or(0.0)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -533,7 +521,7 @@ pub fn perturbation(cfg: &PerturbationConfig) -> Result<PerturbationReport, Audi
                 .collect();
             let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let med = median(&v);
+            let med = median(&v).unwrap_or(f64::NAN);
             (v, mean, min, med)
         };
         let (off_mean, off_min, off_median) = off_idx.map_or((f64::NAN, f64::NAN, f64::NAN), |i| {

@@ -14,8 +14,7 @@ use lull_audit::footprint::{footprint, lull_control_bytes, Footprint};
 use lull_audit::log::LogSummary;
 use lull_audit::tracefs::{CountPolicy, RecordBuilder};
 use lull_audit::{AuditRecord, LogEncoder, LogHeader, PerCpuRings, ENTRY_SIZE};
-use lull_model::time::NS_PER_S;
-use lull_os::sys::monotonic_ns;
+use lull_os::sys::{monotonic_ns, thread_cpu_ns};
 use lull_os::tracefs::{Instance, InstanceError, KernelBufferStats};
 use serde::Serialize;
 
@@ -119,16 +118,6 @@ pub struct RecordingSummary {
 pub struct Recorder<W: Write + Send + 'static> {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<(W, RecordingSummary), AuditError>>>,
-}
-
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer; the thread CPU clock always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * NS_PER_S + ts.tv_nsec as u64
 }
 
 /// Pins the calling thread (or process, for a forked child) to `cpu`.

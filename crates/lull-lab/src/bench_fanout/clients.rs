@@ -16,7 +16,7 @@ use lull_os::procfs::{self, MeasureError, ThreadSample};
 use lull_os::sys;
 
 use super::{ClientResult, FanoutError};
-use crate::kds_demo::{C_LINK_LIBS, LULL_H, STATIC_LIB};
+use crate::c_client::{self, CProgram};
 
 /// The C client's source, built by [`build_c_client`].
 pub const FANOUT_CLIENT_C: &str = include_str!("../../../../apps/esm-c/fanout_client.c");
@@ -25,51 +25,14 @@ pub const FANOUT_CLIENT_C: &str = include_str!("../../../../apps/esm-c/fanout_cl
 /// program's path.
 ///
 /// # Errors
-/// [`FanoutError::CClient`] naming what is missing or the compiler's complaint.
+/// [`FanoutError::CBuild`] naming what is missing or the compiler's complaint.
 pub fn build_c_client(dir: &Path, lib_dir: &Path, cc: &str) -> Result<PathBuf, FanoutError> {
-    let lib = lib_dir.join(STATIC_LIB);
-    if !lib.is_file() {
-        return Err(FanoutError::CClient(format!(
-            "{STATIC_LIB} not found in {}: run `cargo build --release -p lull-client` to put it \
-             beside the lull executable",
-            lib_dir.display()
-        )));
-    }
-    let io = |what: &str| {
-        let what = what.to_owned();
-        move |e: std::io::Error| FanoutError::CClient(format!("{what}: {e}"))
+    let program = CProgram {
+        stem: "fanout_client",
+        source: FANOUT_CLIENT_C,
+        opt: "-O2",
     };
-    std::fs::write(dir.join("lull.h"), LULL_H).map_err(io("writing lull.h"))?;
-    let src = dir.join("fanout_client.c");
-    std::fs::write(&src, FANOUT_CLIENT_C).map_err(io("writing fanout_client.c"))?;
-    let bin = dir.join("fanout_client");
-    let out = Command::new(cc)
-        .args(["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-O2", "-Wall"])
-        .arg("-I")
-        .arg(dir)
-        .arg(&src)
-        .arg(&lib)
-        .args(C_LINK_LIBS)
-        .arg("-o")
-        .arg(&bin)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            FanoutError::CClient(if e.kind() == std::io::ErrorKind::NotFound {
-                format!("C compiler {cc:?} not found: install gcc, or set CC")
-            } else {
-                format!("running {cc}: {e}")
-            })
-        })?;
-    if !out.status.success() {
-        return Err(FanoutError::CClient(format!(
-            "compiling fanout_client.c against {} failed ({}):\n{}",
-            lib.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        )));
-    }
-    Ok(bin)
+    Ok(c_client::build(dir, lib_dir, cc, program)?)
 }
 
 /// One client thread: register for network messages, `esm_wait` until the daemon goes away.

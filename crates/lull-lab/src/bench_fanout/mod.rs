@@ -171,6 +171,8 @@ pub enum FanoutError {
     Client(#[from] ClientError),
     #[error("C client: {0}")]
     CClient(String),
+    #[error("C client: {0}")]
+    CBuild(#[from] crate::c_client::CBuildError),
     #[error("the producer was routed to {routed} of {clients} clients")]
     Unrouted { routed: usize, clients: usize },
     #[error("measuring threads: {0}")]

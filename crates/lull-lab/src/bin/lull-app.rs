@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use lull_lab::apps::{self, AppConfig, AppKind, AppModel, MAX_CLIP_MS};
+use lull_lab::apps::{self, app_model, AppConfig, AppKind, MAX_CLIP_MS};
 use lull_lab::kds_demo::MAX_SCREEN_SIDE_PX;
+use lull_model::DeliveryModel;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -22,7 +23,7 @@ struct Args {
     app: AppKind,
     /// esm-kds-guis, pull-16ms, vsync-batched or blocking-middleware.
     #[arg(long, value_parser = parse_model)]
-    model: AppModel,
+    model: DeliveryModel,
     /// The display server's control socket.
     #[arg(long)]
     kds_socket: PathBuf,
@@ -65,9 +66,12 @@ fn parse_kind(s: &str) -> Result<AppKind, String> {
     })
 }
 
-fn parse_model(s: &str) -> Result<AppModel, String> {
-    AppModel::from_name(s).ok_or_else(|| {
-        format!("{s:?}: expected esm-kds-guis, pull-16ms, vsync-batched or blocking-middleware")
+fn parse_model(s: &str) -> Result<DeliveryModel, String> {
+    app_model(s).ok_or_else(|| {
+        format!(
+            "{s:?}: expected one of {}",
+            DeliveryModel::names(&apps::APP_MODELS)
+        )
     })
 }
 

@@ -19,6 +19,7 @@
 //! respondent for the remote party; the driver is listed but not counted, the respondent is not
 //! measured.
 
+use crate::live_stack::{DaemonSockets, LiveDaemon, LiveDaemonError, LiveStack};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -35,16 +36,16 @@ use lull_os::procfs::{self, ThreadSample};
 use lull_os::sys::{self, EventFd};
 use lull_workload::messaging::{self, MessagingError, MessagingParams};
 use lull_workload::{Trace, TraceError};
-use lulld::daemon::{Daemon, DaemonConfig, DaemonError, DaemonReport, Stopper};
+use lulld::daemon::{Daemon, DaemonError, DaemonReport};
 use lulld::guis::{GuisConfig, GuisStatus, IdleAction};
-use lulld::kds::KdsConfig;
 use lulld::replay::ReplayCounters;
 use serde::Serialize;
 
-use crate::apps::{AppKind, AppModel, AppReport, Ready};
+use crate::apps::{app_model, AppKind, AppReport, Ready, APP_MODELS};
 use crate::measure;
 use crate::respondent::{Respondent, RespondentHandle};
 use crate::stack;
+use lull_model::DeliveryModel;
 
 mod probe;
 mod report;
@@ -230,7 +231,7 @@ pub struct ExperimentSpec {
     /// The name the report carries (`tracking-20s`, ...).
     pub app_name: String,
     pub kind: AppKind,
-    pub model: AppModel,
+    pub model: DeliveryModel,
     pub scenario: Scenario,
     pub workload: Workload,
     pub background: Option<BackgroundPlan>,
@@ -245,7 +246,7 @@ pub struct ExperimentSpec {
 pub enum ExperimentError {
     #[error("unknown app {0:?}; expected one of tracking-10s, tracking-20s, tracking-60s, messaging, video")]
     UnknownApp(String),
-    #[error("unknown model {0:?}; expected one of esm-kds-guis, pull-16ms, vsync-batched, blocking-middleware")]
+    #[error("unknown model {0:?}; expected one of {known}", known = DeliveryModel::names(&APP_MODELS))]
     UnknownModel(String),
     #[error("unknown scenario {0:?}; expected none or background-10s")]
     UnknownScenario(String),
@@ -268,7 +269,7 @@ pub enum ExperimentError {
     #[error("messaging session: {0}")]
     Messaging(#[from] MessagingError),
     #[error("daemon: {0}")]
-    Daemon(#[from] DaemonError),
+    Daemon(#[from] LiveDaemonError),
     #[error("display server: {0}")]
     Kds(#[from] KdsClientError),
     #[error("cannot start {path}: {source}")]
@@ -344,8 +345,8 @@ pub fn parse_app(s: &str) -> Result<ExperimentApp, ExperimentError> {
 ///
 /// # Errors
 /// [`ExperimentError::UnknownModel`].
-pub fn parse_model(s: &str) -> Result<AppModel, ExperimentError> {
-    AppModel::from_name(s).ok_or_else(|| ExperimentError::UnknownModel(s.to_owned()))
+pub fn parse_model(s: &str) -> Result<DeliveryModel, ExperimentError> {
+    app_model(s).ok_or_else(|| ExperimentError::UnknownModel(s.to_owned()))
 }
 
 /// Parses `--scenario`.
@@ -389,7 +390,7 @@ impl ExperimentSpec {
     /// [`ExperimentError`] for a scenario on another app than video, or workload errors.
     pub fn standard(
         app: ExperimentApp,
-        model: AppModel,
+        model: DeliveryModel,
         scenario: Scenario,
         stylus: &Trace,
         app_binary: PathBuf,
@@ -432,7 +433,7 @@ impl ExperimentSpec {
     /// As [`messaging::messaging_trace`].
     pub fn messaging(
         params: &MessagingParams,
-        model: AppModel,
+        model: DeliveryModel,
         app_binary: PathBuf,
     ) -> Result<ExperimentSpec, ExperimentError> {
         Ok(ExperimentSpec {
@@ -465,23 +466,6 @@ fn sleep_until_ns(at_ns: u64) {
     if at_ns > now {
         thread::sleep(Duration::from_nanos(at_ns - now));
     }
-}
-
-fn socket_paths() -> (PathBuf, PathBuf) {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(std::env::temp_dir, PathBuf::from);
-    let stem = format!(
-        "lull-exp-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    (
-        dir.join(format!("{stem}.sock")),
-        dir.join(format!("{stem}.kds.sock")),
-    )
 }
 
 /// A freezer namespace of this run alone (concurrent runs each need their own cgroup).
@@ -523,8 +507,7 @@ struct Stack {
     driver: Option<JoinHandle<std::io::Result<()>>>,
     hub_stop: Option<Arc<EventFd>>,
     hub: Option<JoinHandle<std::io::Result<u64>>>,
-    daemon_stop: Option<Stopper>,
-    daemon: Option<JoinHandle<Result<DaemonReport, DaemonError>>>,
+    daemon: Option<LiveDaemon>,
     respondent: Option<RespondentHandle>,
 }
 
@@ -551,8 +534,8 @@ impl Stack {
         {
             let _ = s.signal();
         }
-        if let Some(s) = self.daemon_stop.take() {
-            s.stop();
+        if let Some(d) = &self.daemon {
+            d.request_stop();
         }
         if let Some(h) = self.driver.take() {
             match h.join() {
@@ -570,11 +553,10 @@ impl Stack {
             }
         }
         let mut daemon = None;
-        if let Some(h) = self.daemon.take() {
-            match h.join() {
-                Ok(Ok(r)) => daemon = Some(r),
-                Ok(Err(e)) => error = Some(ExperimentError::Daemon(e)),
-                Err(_) => error = Some(thread_err("the daemon panicked")),
+        if let Some(d) = self.daemon.take() {
+            match d.join() {
+                Ok(r) => daemon = Some(r),
+                Err(e) => error = Some(ExperimentError::Daemon(e)),
             }
         }
         let respondent_messages = self.respondent.take().map_or(0, |r| r.stop().messages);
@@ -771,8 +753,11 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         }
         Workload::Clip { .. } => None,
     };
-    let baseline = spec.model.baseline();
-    let (esm_path, kds_path) = socket_paths();
+    let baseline = spec.model.is_baseline().then_some(spec.model);
+    let scratch = lull_os::fileout::ScratchDir::new("lull-exp")?;
+    let live =
+        LiveStack::new(DaemonSockets::fresh("exp", scratch.path())).thread_name(DAEMON_THREAD_NAME);
+    let (esm_path, kds_path) = (live.sockets().esm.clone(), live.sockets().kds.clone());
     let mut stack = Stack::default();
     let me = std::process::id() as i32;
     let mut probes: Vec<Probe> = Vec::new();
@@ -781,53 +766,23 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     let (device_r, device_w) = sys::pipe(false)?;
     let mut device_r = Some(device_r);
 
-    // The daemon, built on its own thread (its sources are not `Send`).
+    // The daemon, built on its own thread (its sources are not `Send`); headless, on the
+    // default screen: seed 000's 1080p display.
     {
-        let (up_tx, up_rx) = mpsc::channel();
-        let guis = spec.model.guis();
-        let (esm_path, kds_path) = (esm_path.clone(), kds_path.clone());
-        stack.daemon = Some(
-            thread::Builder::new()
-                .name(DAEMON_THREAD_NAME.into())
-                .spawn(move || {
-                    let built = (|| {
-                        let mut d = Daemon::bind(&DaemonConfig {
-                            socket_path: esm_path,
-                            ..DaemonConfig::default()
-                        })?;
-                        // Headless, on the default screen: seed 000's 1080p display.
-                        d.enable_kds(&KdsConfig {
-                            socket_path: kds_path,
-                            ..KdsConfig::default()
-                        })?;
-                        if guis {
-                            switch_on_guis(&mut d)?;
-                        }
-                        Ok::<_, DaemonError>(d)
-                    })();
-                    match built {
-                        Ok(d) => {
-                            let _ = up_tx.send(Ok((d.stopper(), sys::gettid())));
-                            d.run()
-                        }
-                        Err(e) => {
-                            let _ = up_tx.send(Err(e.to_string()));
-                            Err(e)
-                        }
-                    }
-                })?,
-        );
-        let (stopper, tid) = up_rx
-            .recv()
-            .map_err(thread_err)?
-            .map_err(|e| ExperimentError::Thread(format!("daemon: {e}")))?;
-        stack.daemon_stop = Some(stopper);
+        let guis = spec.model.runs_guis();
+        let (daemon, ()) = live.start(move |d| {
+            if guis {
+                switch_on_guis(d)?;
+            }
+            Ok::<_, DaemonError>(())
+        })?;
         probes.push(Probe {
             group: Group::Server,
             name: DAEMON_THREAD_NAME.into(),
             pid: me,
-            tid,
+            tid: daemon.tid(),
         });
+        stack.daemon = Some(daemon);
     }
 
     // The baseline's hub.
@@ -1145,7 +1100,7 @@ mod tests {
         let stylus = lull_workload::spiral::stylus_spiral();
         let e = ExperimentSpec::standard(
             ExperimentApp::Tracking20s,
-            AppModel::EsmKdsGuis,
+            DeliveryModel::EsmKdsGuis,
             Scenario::Background10s,
             &stylus,
             PathBuf::from("lull-app"),
@@ -1153,7 +1108,7 @@ mod tests {
         assert!(matches!(e, Err(ExperimentError::ScenarioNeedsVideo { .. })));
         let v = ExperimentSpec::standard(
             ExperimentApp::Video,
-            AppModel::Pull16ms,
+            DeliveryModel::Pull16ms,
             Scenario::Background10s,
             &stylus,
             PathBuf::from("lull-app"),
@@ -1163,7 +1118,7 @@ mod tests {
         assert_eq!(v.workload.span_ns(), 30 * NS_PER_S);
         let t = ExperimentSpec::standard(
             ExperimentApp::Tracking10s,
-            AppModel::Pull16ms,
+            DeliveryModel::Pull16ms,
             Scenario::None,
             &stylus,
             PathBuf::from("lull-app"),

@@ -7,8 +7,8 @@ use lulld::seam::SeamReport;
 use serde::Serialize;
 
 use super::Scenario;
-use crate::apps::AppModel;
 use crate::live::LatencyUs;
+use lull_model::DeliveryModel;
 
 /// Latency statistics in µs (nearest-rank percentiles) and the sample count.
 #[derive(Clone, Copy, PartialEq, Debug, Default, Serialize)]
@@ -255,7 +255,7 @@ pub struct Pacing {
 #[derive(Clone, Debug, Serialize)]
 pub struct ExperimentReport {
     pub app: String,
-    pub model: AppModel,
+    pub model: DeliveryModel,
     pub scenario: Scenario,
     /// Injection → handler start.
     pub latency_us: LatencyStats,

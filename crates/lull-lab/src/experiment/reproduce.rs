@@ -1,6 +1,7 @@
 //! Comparisons between models and the live-apps section of `lull reproduce`.
 
 use super::*;
+use lull_model::stats::change_pct;
 
 // ---------------------------------------------------------------------------------------------
 // Comparisons.
@@ -10,7 +11,7 @@ use super::*;
 /// it); `None` where the baseline's figure is zero or absent.
 #[derive(Clone, Copy, PartialEq, Debug, Serialize)]
 pub struct Reduction {
-    pub baseline: AppModel,
+    pub baseline: DeliveryModel,
     pub latency_mean_change_pct: Option<f64>,
     pub latency_p99_change_pct: Option<f64>,
     pub wakeups_per_s_change_pct: Option<f64>,
@@ -21,7 +22,7 @@ pub struct Reduction {
 #[must_use]
 pub fn reductions(guis: &ExperimentReport, baselines: &[ExperimentReport]) -> Vec<Reduction> {
     let change = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => crate::live::change_pct(a, b),
+        (Some(ours), Some(base)) => change_pct(base, ours),
         _ => None,
     };
     baselines
@@ -30,8 +31,8 @@ pub fn reductions(guis: &ExperimentReport, baselines: &[ExperimentReport]) -> Ve
             baseline: b.model,
             latency_mean_change_pct: change(guis.latency_us.us.mean, b.latency_us.us.mean),
             latency_p99_change_pct: change(guis.latency_us.us.p99, b.latency_us.us.p99),
-            wakeups_per_s_change_pct: crate::live::change_pct(guis.wakeups_per_s, b.wakeups_per_s),
-            cpu_ms_change_pct: crate::live::change_pct(guis.cpu_ms.total, b.cpu_ms.total),
+            wakeups_per_s_change_pct: change_pct(b.wakeups_per_s, guis.wakeups_per_s),
+            cpu_ms_change_pct: change_pct(b.cpu_ms.total, guis.cpu_ms.total),
         })
         .collect()
 }
@@ -41,7 +42,7 @@ pub fn reductions(guis: &ExperimentReport, baselines: &[ExperimentReport]) -> Ve
 /// background windows, per second of window (the windows differ by milliseconds).
 #[derive(Clone, Copy, PartialEq, Debug, Serialize)]
 pub struct BackgroundSaving {
-    pub baseline: AppModel,
+    pub baseline: DeliveryModel,
     pub drawing_cpu_ms_per_s_saved: f64,
     pub app_cpu_ms_per_s_saved: f64,
     pub server_cpu_ms_per_s_saved: f64,
@@ -83,7 +84,7 @@ pub const REPRODUCE_APPS: [ExperimentApp; 3] = [
 
 /// The baseline the background scenario is compared with: the honest modern display server,
 /// which never polls.
-pub const REPRODUCE_BACKGROUND_BASELINE: AppModel = AppModel::BlockingMiddleware;
+pub const REPRODUCE_BACKGROUND_BASELINE: DeliveryModel = DeliveryModel::BlockingMiddleware;
 
 /// One app under every model, ESM + KDS + guiS first, and how it compares with each baseline.
 #[derive(Clone, Debug, Serialize)]
@@ -115,7 +116,7 @@ pub struct AppsReproduction {
 /// # Errors
 /// The first experiment that fails, named ([`ExperimentError::During`]).
 pub fn reproduce(app_binary: &Path, stylus: &Trace) -> Result<AppsReproduction, ExperimentError> {
-    let run_one = |app: ExperimentApp, model: AppModel, scenario: Scenario| {
+    let run_one = |app: ExperimentApp, model: DeliveryModel, scenario: Scenario| {
         crate::progress::note(&format!(
             "{} under {} ({})",
             app.name(),
@@ -136,8 +137,8 @@ pub fn reproduce(app_binary: &Path, stylus: &Trace) -> Result<AppsReproduction, 
     let mut apps = Vec::new();
     let mut enforcement = None;
     for app in REPRODUCE_APPS {
-        // `AppModel::ALL` starts with ESM + KDS + guiS, the one compared with the others.
-        let runs = AppModel::ALL
+        // `APP_MODELS` starts with ESM + KDS + guiS, the one compared with the others.
+        let runs = APP_MODELS
             .into_iter()
             .map(|model| run_one(app, model, Scenario::None))
             .collect::<Result<Vec<_>, _>>()?;
@@ -155,7 +156,7 @@ pub fn reproduce(app_binary: &Path, stylus: &Trace) -> Result<AppsReproduction, 
     }
     let guis = run_one(
         ExperimentApp::Video,
-        AppModel::EsmKdsGuis,
+        DeliveryModel::EsmKdsGuis,
         Scenario::Background10s,
     )?;
     let baseline = run_one(

@@ -7,6 +7,7 @@
 //! an idle machine). A figure the kernel hides is never guessed silently: its [`Source`] says it
 //! is the kernel's default, or that nothing could be read.
 
+use lull_model::stats::median;
 use std::fmt;
 use std::fs;
 use std::io::Read;
@@ -450,21 +451,6 @@ fn lone_task(name: &str, duration_s: u32, calibration_ns: u32, events: Vec<Event
     }
 }
 
-/// The median of `values` (the mean of the middle two for an even count); `None` when empty.
-#[must_use]
-pub fn median(mut values: Vec<f64>) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    Some(if values.len() % 2 == 0 {
-        (values[mid - 1] + values[mid]) / 2.0
-    } else {
-        values[mid]
-    })
-}
-
 /// The records of the single thread of a probe run.
 fn probe_records(rt_app: &Path, workload: &RtApp) -> Result<Vec<PeriodRecord>, LiveError> {
     let opts = LiveOptions {
@@ -504,7 +490,7 @@ pub fn measure_loop_ns(rt_app: &Path) -> Result<Sourced<f64>, LiveError> {
     );
     let records = probe_records(rt_app, &workload)?;
     let n = records.len();
-    let run_us = median(records.iter().map(|r| r.run_us as f64).collect())
+    let run_us = median(&records.iter().map(|r| r.run_us as f64).collect::<Vec<_>>())
         .ok_or(LiveError::NoRecords("loop probe"))?;
     Ok(Sourced::new(
         f64::from(LOOP_PROBE_CALIBRATION_NS) * run_us / LOOP_PROBE_RUN_US as f64,
@@ -538,8 +524,13 @@ pub fn measure_idle_timer_latency_us(rt_app: &Path) -> Result<Sourced<f64>, Live
     );
     let records = probe_records(rt_app, &workload)?;
     let n = records.len();
-    let lat_us = median(records.iter().map(|r| r.wu_lat_us as f64).collect())
-        .ok_or(LiveError::NoRecords("timer probe"))?;
+    let lat_us = median(
+        &records
+            .iter()
+            .map(|r| r.wu_lat_us as f64)
+            .collect::<Vec<_>>(),
+    )
+    .ok_or(LiveError::NoRecords("timer probe"))?;
     Ok(Sourced::new(
         lat_us,
         Source::Measured(format!(
@@ -765,14 +756,6 @@ mod tests {
                     cpu MHz\t\t: 1200.000\n";
         assert_eq!(parse_cpuinfo_mhz(text), Some(2596.132));
         assert_eq!(parse_cpuinfo_mhz("processor : 0\n"), None);
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(vec![]), None);
-        assert_eq!(median(vec![3.0]), Some(3.0));
-        assert_eq!(median(vec![5.0, 1.0, 3.0]), Some(3.0));
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
     }
 
     #[test]

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use super::seed::{change_pct, energy_change_pct};
+use super::seed::energy_change_pct;
 use super::UcsgResult;
+use lull_model::stats::change_pct;
 
 /// One cell of figures 6 and 7 (a front app with something behind it), in percent of CFS+OD's
 /// figure; `None` where a figure does not apply.

@@ -43,9 +43,3 @@ pub fn energy_change_pct(foreground: &str, background: &str) -> Option<f64> {
         .find(|(f, b, _)| *f == foreground && *b == background)
         .map(|&(_, _, v)| v)
 }
-
-/// Change of `ours` against `base`, % of `base`.
-#[must_use]
-pub fn change_pct(base: f64, ours: f64) -> Option<f64> {
-    (base != 0.0).then(|| (ours - base) / base * 100.0)
-}

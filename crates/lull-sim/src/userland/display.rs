@@ -7,7 +7,7 @@ use lull_model::time::NS_PER_S;
 use super::{Op, Userland};
 use crate::event::Ev;
 use crate::kernel::{Action, Cx, DeviceWork, Kernel};
-use crate::spec::Model;
+use lull_model::DeliveryModel;
 
 /// What a drawing thread does about the frame ([`Userland::frame_due`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -147,13 +147,13 @@ impl Userland<'_> {
         self.frame_ready = true;
         match self.model {
             // The pull app finds it at its next poll, the vsync app at its next vsync.
-            Model::Pull16ms | Model::VsyncBatched => {}
-            Model::BlockingMiddleware | Model::Esm => {
+            DeliveryModel::Pull16ms | DeliveryModel::VsyncBatched => {}
+            DeliveryModel::BlockingMiddleware | DeliveryModel::Esm => {
                 if let Some(a) = self.app {
                     self.change_pending(a, k, cx);
                 }
             }
-            Model::EsmKdsGuis => {
+            DeliveryModel::EsmKdsGuis => {
                 if let Some(d) = self.drawing {
                     self.change_pending(d, k, cx);
                 }

@@ -9,7 +9,8 @@ use lull_sched::guis;
 
 use super::{Op, Userland};
 use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
-use crate::spec::{is_discrete, Model};
+use crate::spec::is_discrete;
+use lull_model::DeliveryModel;
 
 impl Userland<'_> {
     /// The workload's `i`-th event reaches its device: an interrupt whose handler (and, for the
@@ -19,9 +20,11 @@ impl Userland<'_> {
         let fw = &self.spec.framework;
         let mut cy = k.irq_cost() + fw.input_driver_cycles;
         cy += match self.model {
-            Model::Pull16ms => 0,
-            Model::VsyncBatched | Model::BlockingMiddleware => k.wakeup_cycles(),
-            Model::Esm | Model::EsmKdsGuis => fw.esm_interpreter_cycles + k.wakeup_cycles(),
+            DeliveryModel::Pull16ms => 0,
+            DeliveryModel::VsyncBatched | DeliveryModel::BlockingMiddleware => k.wakeup_cycles(),
+            DeliveryModel::Esm | DeliveryModel::EsmKdsGuis => {
+                fw.esm_interpreter_cycles + k.wakeup_cycles()
+            }
         };
         k.device_irq(cy, DeviceWork::Input(i), self, cx);
     }
@@ -31,14 +34,14 @@ impl Userland<'_> {
         let ev = self.events[i as usize];
         let discrete = is_discrete(&ev.raw);
         match self.model {
-            Model::Pull16ms => self.device_q.push_back((ev.at_ns, discrete)),
-            Model::VsyncBatched | Model::BlockingMiddleware => {
+            DeliveryModel::Pull16ms => self.device_q.push_back((ev.at_ns, discrete)),
+            DeliveryModel::VsyncBatched | DeliveryModel::BlockingMiddleware => {
                 self.device_q.push_back((ev.at_ns, discrete));
                 if let Some(h) = self.hub {
                     k.wake(h, &*self, cx);
                 }
             }
-            Model::Esm | Model::EsmKdsGuis => {
+            DeliveryModel::Esm | DeliveryModel::EsmKdsGuis => {
                 let listeners = self.esm.listeners(lull_esm::interpret(ev.raw).0);
                 let mut pushes = Vec::new();
                 let accepted = self.esm.inject(ev.raw, ev.at_ns, |p| pushes.push(p));
@@ -198,7 +201,7 @@ impl Userland<'_> {
 
     /// The dispatcher hands a push to the app's event thread, waking it from `EV_WAIT`.
     fn hand_to_app(&mut self, p: Push, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
-        let target = if self.model == Model::EsmKdsGuis {
+        let target = if self.model == DeliveryModel::EsmKdsGuis {
             self.event_thread
         } else {
             self.app
@@ -237,7 +240,7 @@ impl Userland<'_> {
             screen: w.screen,
             ..before
         };
-        if self.model != Model::EsmKdsGuis {
+        if self.model != DeliveryModel::EsmKdsGuis {
             return;
         }
         let res = if self.window.in_foreground() {
@@ -265,7 +268,7 @@ impl Userland<'_> {
         let Some(lp) = cx.soc.companion else {
             return;
         };
-        if self.model != Model::EsmKdsGuis
+        if self.model != DeliveryModel::EsmKdsGuis
             || self.idle_forced
             || cx.soc.active_cluster != cx.soc.main_cluster
         {

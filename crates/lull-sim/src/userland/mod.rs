@@ -23,7 +23,8 @@ use lull_workload::TimedEvent;
 
 use crate::costs::*;
 use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
-use crate::spec::{FrameworkSpec, Model, SpecError, WorkloadSpec};
+use crate::spec::{FrameworkSpec, SpecError, WorkloadSpec};
+use lull_model::DeliveryModel;
 
 /// What a thread is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -101,7 +102,7 @@ struct NewThread {
 #[derive(Debug)]
 pub(crate) struct Userland<'s> {
     spec: &'s FrameworkSpec,
-    model: Model,
+    model: DeliveryModel,
     /// Indexed like the kernel's tasks.
     threads: Vec<Behaviour>,
     events: Vec<TimedEvent>,
@@ -161,7 +162,7 @@ impl<'s> Userland<'s> {
     /// A message when the spec's workload cannot be built (a bad trace).
     pub fn new(
         spec: &'s FrameworkSpec,
-        model: Model,
+        model: DeliveryModel,
         k: &mut Kernel<'_>,
     ) -> Result<Userland<'s>, SpecError> {
         let events = spec.input_events()?;
@@ -263,10 +264,12 @@ impl<'s> Userland<'s> {
             .filter(|&k| k != EventKind::Timer)
             .collect();
         match self.model {
-            Model::Pull16ms | Model::VsyncBatched | Model::BlockingMiddleware => {
+            DeliveryModel::Pull16ms
+            | DeliveryModel::VsyncBatched
+            | DeliveryModel::BlockingMiddleware => {
                 let (hub, app) = match self.model {
-                    Model::Pull16ms => (Role::PullHub, Role::PullApp),
-                    Model::VsyncBatched => (Role::VsyncHub, Role::VsyncApp),
+                    DeliveryModel::Pull16ms => (Role::PullHub, Role::PullApp),
+                    DeliveryModel::VsyncBatched => (Role::VsyncHub, Role::VsyncApp),
                     _ => (Role::BlockHub, Role::BlockApp),
                 };
                 self.hub = Some(self.add_thread(
@@ -292,7 +295,7 @@ impl<'s> Userland<'s> {
                     },
                 ));
             }
-            Model::Esm | Model::EsmKdsGuis => {
+            DeliveryModel::Esm | DeliveryModel::EsmKdsGuis => {
                 self.dispatcher = Some(self.add_thread(
                     k,
                     NewThread {
@@ -304,7 +307,7 @@ impl<'s> Userland<'s> {
                         category: None,
                     },
                 ));
-                if self.model == Model::Esm {
+                if self.model == DeliveryModel::Esm {
                     self.app = Some(self.add_thread(
                         k,
                         NewThread {
@@ -343,7 +346,7 @@ impl<'s> Userland<'s> {
                 }
             }
         }
-        if self.model != Model::EsmKdsGuis {
+        if self.model != DeliveryModel::EsmKdsGuis {
             self.compositor = Some(self.add_thread(
                 k,
                 NewThread {
@@ -357,7 +360,8 @@ impl<'s> Userland<'s> {
             ));
         }
         if video {
-            let cat = (self.model == Model::EsmKdsGuis).then_some(ThreadCategory::Background);
+            let cat =
+                (self.model == DeliveryModel::EsmKdsGuis).then_some(ThreadCategory::Background);
             // A decoder's working set is its reference frames; the hot part that survives in L2
             // is bounded by L2 (refill is capped there).
             let l2 = self.spec.header.platform.costs.l2_kib;
@@ -373,7 +377,7 @@ impl<'s> Userland<'s> {
                 },
             );
         }
-        if matches!(self.model, Model::Esm | Model::EsmKdsGuis) {
+        if matches!(self.model, DeliveryModel::Esm | DeliveryModel::EsmKdsGuis) {
             for (i, &kind) in kinds.iter().enumerate() {
                 self.esm
                     .register(self.app_id, kind, Some(HandlerId(i as u32)))
@@ -571,7 +575,7 @@ impl Userspace for Userland<'_> {
     }
 
     fn gated_off(&self, t: usize) -> bool {
-        self.model == Model::EsmKdsGuis
+        self.model == DeliveryModel::EsmKdsGuis
             && self.threads[t].category.is_some_and(|cat| {
                 !lull_sched::guis::may_run(cat, self.window, self.event_pending(t))
             })

@@ -7,10 +7,15 @@ use lull_workload::TimedEvent;
 
 use super::World;
 use crate::report::ModelResult;
-use crate::spec::{FrameworkSpec, Model};
+use crate::spec::FrameworkSpec;
+use lull_model::DeliveryModel;
 
 /// The models that draw when input changes something (vsync-batched draws only at vsync).
-const PUSHED_DRAWERS: [Model; 3] = [Model::BlockingMiddleware, Model::Esm, Model::EsmKdsGuis];
+const PUSHED_DRAWERS: [DeliveryModel; 3] = [
+    DeliveryModel::BlockingMiddleware,
+    DeliveryModel::Esm,
+    DeliveryModel::EsmKdsGuis,
+];
 
 fn spec() -> FrameworkSpec {
     super::unit_spec(5, 3_000)
@@ -41,7 +46,7 @@ struct Run {
     esm: lull_esm::EsmCounters,
 }
 
-fn run(spec: &FrameworkSpec, m: Model, events: Vec<TimedEvent>) -> Run {
+fn run(spec: &FrameworkSpec, m: DeliveryModel, events: Vec<TimedEvent>) -> Run {
     let mut w = World::new(spec, m).expect("builds");
     w.user.set_events(events);
     w.run_to_end();
@@ -76,7 +81,7 @@ fn events_denser_than_the_refresh_draw_at_most_once_per_refresh() {
     let evs = moves(100 * NS_PER_MS, 3000 * NS_PER_MS, 2 * NS_PER_MS);
     let n = evs.len() as u64;
     let hz = u64::from(s.header.platform.display.refresh_hz);
-    for m in Model::ALL {
+    for m in DeliveryModel::ALL {
         let run = run(&s, m, evs.clone());
         assert_exactly_once(&run, n);
         let r = &run.r;
@@ -95,7 +100,7 @@ fn events_denser_than_the_refresh_draw_at_most_once_per_refresh() {
     }
     // With KDS the drawing thread wakes once per frame (the event thread does not wake it while
     // a frame callback is armed), not once per event.
-    let kds = run(&s, Model::EsmKdsGuis, evs);
+    let kds = run(&s, DeliveryModel::EsmKdsGuis, evs);
     assert!(kds.r.thread_wakeups["drawing"] <= kds.r.frames_drawn + 1);
 }
 
@@ -114,7 +119,7 @@ fn a_lone_event_after_a_quiet_spell_is_drawn_at_once() {
         assert!(f < period_ms * 0.75, "{m:?}: {f} ms");
     }
     // Choreographer waits for the next vsync even after a quiet spell.
-    let vsync = run(&s, Model::VsyncBatched, evs);
+    let vsync = run(&s, DeliveryModel::VsyncBatched, evs);
     let f = vsync.r.frame_latency_ms.max.expect("one frame");
     assert!(f > period_ms * 0.9, "{f} ms");
 }
@@ -128,10 +133,10 @@ fn an_idle_display_arms_no_frame_callback() {
     let evs = moves(100 * NS_PER_MS, 600 * NS_PER_MS, 3 * NS_PER_MS);
     let n = evs.len() as u64;
     for m in [
-        Model::VsyncBatched,
-        Model::BlockingMiddleware,
-        Model::Esm,
-        Model::EsmKdsGuis,
+        DeliveryModel::VsyncBatched,
+        DeliveryModel::BlockingMiddleware,
+        DeliveryModel::Esm,
+        DeliveryModel::EsmKdsGuis,
     ] {
         let a = run(&short, m, evs.clone());
         let b = run(&long, m, evs.clone());
@@ -141,8 +146,8 @@ fn an_idle_display_arms_no_frame_callback() {
         assert_eq!(total_wakeups(&a.r), total_wakeups(&b.r), "{m:?}");
     }
     // The pull model's loops keep waking.
-    let a = run(&short, Model::Pull16ms, evs.clone());
-    let b = run(&long, Model::Pull16ms, evs);
+    let a = run(&short, DeliveryModel::Pull16ms, evs.clone());
+    let b = run(&long, DeliveryModel::Pull16ms, evs);
     assert!(total_wakeups(&b.r) > total_wakeups(&a.r) + 200);
 }
 
@@ -152,7 +157,7 @@ fn the_dispatcher_wakes_at_most_once_per_event() {
     // The spiral recording, 1,614 events in 3 s.
     let evs = s.input_events().expect("trace");
     let n = evs.len() as u64;
-    for m in [Model::Esm, Model::EsmKdsGuis] {
+    for m in [DeliveryModel::Esm, DeliveryModel::EsmKdsGuis] {
         let run = run(&s, m, evs.clone());
         assert_exactly_once(&run, n);
         let e = run.esm;
@@ -166,7 +171,7 @@ fn the_dispatcher_wakes_at_most_once_per_event() {
         let per = run.r.daemon_wakeups_per_event.expect("ESM model");
         assert!(per <= 1.0, "{m:?}: {per}");
     }
-    let pull = run(&s, Model::Pull16ms, evs);
+    let pull = run(&s, DeliveryModel::Pull16ms, evs);
     assert_eq!(pull.r.daemon_wakeups_per_event, None);
 }
 
@@ -178,7 +183,7 @@ fn a_burst_is_taken_from_the_private_queue_under_one_dispatcher_wakeup() {
     let evs: Vec<TimedEvent> = (0..20)
         .map(|i| touch(at + i * 10_000, TouchPhase::Move))
         .collect();
-    for m in [Model::Esm, Model::EsmKdsGuis] {
+    for m in [DeliveryModel::Esm, DeliveryModel::EsmKdsGuis] {
         let run = run(&s, m, evs.clone());
         assert_exactly_once(&run, 20);
         assert!(run.esm.pushed_from_queue >= 15, "{m:?}: {:?}", run.esm);
@@ -194,7 +199,7 @@ fn overflow_beyond_the_private_queue_is_counted_not_lost() {
     let evs: Vec<TimedEvent> = (0..n)
         .map(|i| touch(NS_PER_MS * 500 + i, TouchPhase::Move))
         .collect();
-    for m in [Model::Esm, Model::EsmKdsGuis] {
+    for m in [DeliveryModel::Esm, DeliveryModel::EsmKdsGuis] {
         let run = run(&s, m, evs.clone());
         let r = &run.r;
         assert!(run.esm.overflow_dropped > 0, "{m:?}");
