@@ -189,6 +189,20 @@ impl Kernel<'_> {
         cx.eng.schedule_at(next, Ev::Tick { core: c, gen });
     }
 
+    /// How late this timer's interrupt runs past its expiry: a draw from the platform's
+    /// `irq_late_min_ns..=irq_late_max_ns`, and no draw at all (the run's random sequence
+    /// untouched) on a platform whose timers are on time.
+    fn timer_irq_late_ns(&self, cx: &mut Cx<'_, '_>) -> u64 {
+        let (lo, hi) = (
+            self.plat.timer.irq_late_min_ns,
+            self.plat.timer.irq_late_max_ns,
+        );
+        if hi == 0 {
+            return 0;
+        }
+        lo + cx.eng.rng().below(hi - lo + 1)
+    }
+
     /// Core `c`'s tick fired.
     pub fn tick(&mut self, c: usize, gen: u64, u: &mut dyn Userspace, cx: &mut Cx<'_, '_>) {
         if self.cpus[c].tick_gen != gen {
@@ -214,6 +228,7 @@ impl Kernel<'_> {
     }
 
     pub(super) fn arm_timer(&mut self, tid: usize, at: u64, cx: &mut Cx<'_, '_>) {
+        let at = at + self.timer_irq_late_ns(cx);
         let t = &mut self.tasks[tid];
         t.timer_gen += 1;
         t.timer_at = Some(at);

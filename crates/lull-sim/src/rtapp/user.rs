@@ -36,6 +36,9 @@ pub(crate) struct Work {
     pub ref_khz: u64,
     /// Timer slack of every sleep.
     pub slack_ns: u64,
+    /// CPU time per pass beyond the timed events, ns at the reference speed
+    /// (`RtAppRun::pass_overhead_ns`).
+    pub pass_overhead_ns: u64,
 }
 
 impl Work {
@@ -48,6 +51,11 @@ impl Work {
     fn cycles(&self, loops: u64) -> u64 {
         let ns = loops as f64 * self.loop_ns;
         (ns * self.ref_khz as f64 / 1e6).round() as u64
+    }
+
+    /// Cycles of the per-pass overhead at the reference speed.
+    fn overhead_cycles(&self) -> u64 {
+        (self.pass_overhead_ns as f64 * self.ref_khz as f64 / 1e6).round() as u64
     }
 }
 
@@ -77,6 +85,8 @@ enum Step {
     Timer {
         expiry_ns: u64,
     },
+    /// The pass's untimed overhead, after its last event.
+    Overhead,
     /// Its loops are done: it exits.
     Done,
 }
@@ -345,17 +355,26 @@ impl<'w> RtAppUser<'w> {
                 self.threads[i].event += 1;
             }
             Step::Sleep => self.threads[i].event += 1,
+            Step::Overhead => {}
             Step::Timer { expiry_ns } => {
                 self.threads[i].pass.wu_lat_ns += now.saturating_sub(expiry_ns);
                 self.threads[i].event += 1;
             }
             Step::Done => return Action::Block,
         }
+        // The overhead of the pass whose events are done has been paid when it was the step.
+        let mut overhead_paid = self.threads[i].step == Step::Overhead;
         self.threads[i].step = Step::Ready;
         loop {
             let th = &self.threads[i];
             let events = &self.w.tasks[th.task].phases[th.phase].events;
             if th.event == events.len() {
+                let overhead = self.work.overhead_cycles();
+                if overhead > 0 && !overhead_paid {
+                    self.threads[i].step = Step::Overhead;
+                    return Action::Compute(overhead);
+                }
+                overhead_paid = false;
                 if !self.end_pass(i, now) {
                     self.threads[i].step = Step::Done;
                     return Action::Block;
