@@ -95,8 +95,8 @@ impl SimProfile {
             idle
         };
         let path = m.timer_path.as_ref().ok().map(|p| p.value);
-        let idle = match path {
-            Some(p) => with_idle_wake(idle, p.late_idle_ns, p.late_busy_ns[1]),
+        let idle = match path.and_then(|p| p.late_idle_ns.map(|l| (l, p.late_busy_ns[1]))) {
+            Some((late_idle, late_busy)) => with_idle_wake(idle, late_idle, late_busy),
             None => idle,
         };
         let mut platform = base
@@ -149,11 +149,17 @@ impl SimProfile {
             },
             match &m.timer_path {
                 Ok(p) => format!(
-                    "timer interrupts {:.1}–{:.1} µs late, idle-CPU wake-up {:.1} µs, rt-app \
+                    "timer interrupts {:.1}–{:.1} µs late, idle-CPU wake-up {}, rt-app \
                      {:.1} µs per pass ({})",
                     platform.timer.irq_late_min_ns as f64 / 1e3,
                     platform.timer.irq_late_max_ns as f64 / 1e3,
-                    p.value.late_idle_ns.saturating_sub(p.value.late_busy_ns[1]) as f64 / 1e3,
+                    p.value.late_idle_ns.map_or_else(
+                        || "not measured (no CPU was idle)".to_owned(),
+                        |l| format!(
+                            "{:.1} µs",
+                            l.saturating_sub(p.value.late_busy_ns[1]) as f64 / 1e3
+                        )
+                    ),
                     p.value.period_overhead_ns as f64 / 1e3,
                     p.source
                 ),
@@ -435,6 +441,8 @@ pub fn simulate(
     run.loop_ns = profile.loop_ns;
     run.timer_slack_ns = profile.timer_slack_ns;
     run.pass_overhead_ns = profile.pass_overhead_ns;
+    // A live rt-app starts at an arbitrary phase of the tick.
+    run.random_start_phase = true;
     let r = run_rtapp(w, &run).map_err(|e| ValidateError::Sim {
         workload: name.to_owned(),
         reason: e.to_string(),

@@ -158,8 +158,9 @@ pub struct TimerPath {
     /// a microsecond; in a virtual machine the host's timer emulation and interrupt injection.
     pub late_busy_ns: [u64; 3],
     /// The median lateness when the CPU was idle, ns: the same plus waking the idle CPU (a
-    /// halted vCPU is woken by the host).
-    pub late_idle_ns: u64,
+    /// halted vCPU is woken by the host). `None` when no timer of the lone thread found its CPU
+    /// idle (other load kept every CPU busy).
+    pub late_idle_ns: Option<u64>,
     /// Median CPU time per period of a lone timer thread beyond the run rt-app times, ns: the
     /// wake-up's return to user space, rt-app's own per-period work (clock reads, its log
     /// entry), the sleep's system call and the switch out, all charged to the thread.
@@ -647,9 +648,7 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, String> {
     let t = run.threads.first().ok_or("the idle run has no thread")?;
     let (wakes, _) = read(&text, &[t.tid as u32]);
     let idle = TimerPathStats::of(&wakes);
-    let late_idle = idle
-        .late_idle_p50_ns
-        .ok_or("no timer of the lone thread fired on an idle CPU")?;
+    let late_idle = idle.late_idle_p50_ns;
     let stretches: Vec<i64> = on_cpu_ns(&text, t.tid as u32)
         .into_iter()
         .map(|n| n as i64)
@@ -698,15 +697,16 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, String> {
     Ok(Sourced::new(
         TimerPath {
             late_busy_ns: [nonneg(p10), nonneg(p50), nonneg(p90)],
-            late_idle_ns: nonneg(late_idle),
+            late_idle_ns: late_idle.map(nonneg),
             period_overhead_ns: nonneg(on_cpu - run_ns.round() as i64),
             wakes: (wakes.len(), busy_wakes.len()),
         },
         Source::Measured(format!(
             "tracefs hrtimer_start/hrtimer_expire_entry/sched_wakeup/sched_switch of a lone \
-             thread on a {TIMER_PROBE_PERIOD_US} µs timer ({} wake-ups) and of one on a \
+             thread on a {TIMER_PROBE_PERIOD_US} µs timer ({} wake-ups, {} on an idle CPU) and of one on a \
              {PATH_PROBE_BUSY_PERIOD_US} µs timer beside a hog on CPU 0 ({} on a busy CPU)",
             wakes.len(),
+            idle.fired_idle,
             busy_wakes.iter().filter(|w| !w.fired_idle).count()
         )),
     ))
@@ -807,11 +807,12 @@ impl fmt::Display for Machine {
                 writeln!(
                     f,
                     "timer path       late past hard expiry: busy CPU {:.1} µs (p10 {:.1}, p90 \
-                     {:.1}), idle CPU {:.1} µs; CPU per period beyond the timed run {:.1} µs  ({})",
+                     {:.1}), idle CPU {} µs; CPU per period beyond the timed run {:.1} µs  ({})",
                     p.late_busy_ns[1] as f64 / 1e3,
                     p.late_busy_ns[0] as f64 / 1e3,
                     p.late_busy_ns[2] as f64 / 1e3,
-                    p.late_idle_ns as f64 / 1e3,
+                    p.late_idle_ns
+                        .map_or_else(|| "-".into(), |l| format!("{:.1}", l as f64 / 1e3)),
                     p.period_overhead_ns as f64 / 1e3,
                     v.source
                 )

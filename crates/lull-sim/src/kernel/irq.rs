@@ -164,6 +164,11 @@ impl Kernel<'_> {
         }
     }
 
+    /// The tick rate.
+    pub fn hz(&self) -> u32 {
+        self.plat.timer.hz
+    }
+
     pub(super) fn tick_period_ns(&self) -> u64 {
         NS_PER_S / u64::from(self.plat.timer.hz)
     }

@@ -36,6 +36,12 @@ pub struct RtAppRun<'p> {
     /// the machine it models (tracefs: a lone timer thread's time on CPU per period less the
     /// run it logged).
     pub pass_overhead_ns: u64,
+    /// Whether the threads' timer grid starts at a random point of a tick period (a uniform
+    /// draw from the seed) instead of on a tick. A live rt-app starts whenever it is run, so
+    /// its timers expire at an arbitrary phase of the kernel's tick; with the grid on a tick
+    /// every expiry coincides with a tick, which runs the timer at once (its soft expiry) and
+    /// preempts a hog there. false (the default): on the tick, at time 0.
+    pub random_start_phase: bool,
 }
 
 impl<'p> RtAppRun<'p> {
@@ -50,6 +56,7 @@ impl<'p> RtAppRun<'p> {
             loop_ns: None,
             timer_slack_ns: DEFAULT_TIMER_SLACK_NS,
             pass_overhead_ns: 0,
+            random_start_phase: false,
         }
     }
 }
@@ -150,6 +157,7 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
         ref_khz: plat.clusters[main].opps.last().map_or(1_000_000, |o| o.khz),
         slack_ns: run.timer_slack_ns,
         pass_overhead_ns: run.pass_overhead_ns,
+        random_start_phase: run.random_start_phase,
     };
     let limit_ns = MAX_DURATION_MS * 1_000_000;
     let end_ns = w.duration_s.map_or(limit_ns, |s| u64::from(s) * NS_PER_S);

@@ -187,3 +187,33 @@ fn each_pass_charges_its_untimed_overhead_to_the_thread() {
     // The overhead runs after the wake-up is logged: the latency is unchanged.
     assert_eq!(a.wakeup_latency_us, b.wakeup_latency_us);
 }
+
+#[test]
+fn a_start_off_the_tick_lets_timers_expire_between_ticks() {
+    // A 16 ms timer task beside a hog on one CPU: started on a tick, every expiry coincides
+    // with a tick, which runs the timer at once and preempts the hog; started at a random
+    // phase, the timer waits for its slack and the woken task sometimes for the next tick.
+    let w = parse(
+        r#"{"global": {"duration": 3, "calibration": 20}, "tasks": {
+        "periodic": {"loop": -1, "cpus": [0], "runtime": 8000, "timer": {"ref": "unique", "period": 16000}},
+        "hog": {"loop": -1, "cpus": [0], "run": 100000}}}"#,
+    )
+    .unwrap();
+    let plat = Platform::by_name("x86-64").unwrap();
+    let wu = |random: bool, seed: u64| {
+        let mut r = RtAppRun::new(&plat);
+        r.policy.scheduler = Some("eevdf".into());
+        r.random_start_phase = random;
+        r.seed = seed;
+        let res = run_rtapp(&w, &r).unwrap();
+        ThreadSummary::of(&res.threads[0].records, res.threads[0].cpu_ns)
+            .wakeup_latency_us
+            .unwrap()
+    };
+    let on_tick = wu(false, 1);
+    assert!(on_tick.p50 < 20.0, "{on_tick:?}");
+    for seed in 1..=3 {
+        let off = wu(true, seed);
+        assert!(off.p50 >= 50.0, "seed {seed}: {off:?}: the slack is waited out");
+    }
+}

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use lull_model::time::NS_PER_US;
+use lull_model::time::{NS_PER_S, NS_PER_US};
 use lull_sched::seam::CpuMask;
 use lull_sched::CpuId;
 use lull_workload::rtapp::{Event, PeriodRecord, RtApp, TimerMode};
@@ -39,6 +39,8 @@ pub(crate) struct Work {
     /// CPU time per pass beyond the timed events, ns at the reference speed
     /// (`RtAppRun::pass_overhead_ns`).
     pub pass_overhead_ns: u64,
+    /// Start the timer grid at a random phase of the tick (`RtAppRun::random_start_phase`).
+    pub random_start_phase: bool,
 }
 
 impl Work {
@@ -128,6 +130,8 @@ pub(crate) struct RtAppUser<'w> {
     work: Work,
     pub threads: Vec<Thread>,
     shared_timers: BTreeMap<String, TimerState>,
+    /// Where the threads' timer grid starts (rt-app's `t_first` of every thread).
+    start_ns: u64,
 }
 
 fn mask(cpus: &[u32]) -> CpuMask {
@@ -169,6 +173,7 @@ impl<'w> RtAppUser<'w> {
             work,
             threads,
             shared_timers: BTreeMap::new(),
+            start_ns: 0,
         }
     }
 
@@ -328,10 +333,10 @@ impl<'w> RtAppUser<'w> {
         match self.threads[i].step {
             Step::Start => {
                 let delay_ns = task.delay_us * NS_PER_US;
-                self.threads[i].t_first_ns = delay_ns;
+                self.threads[i].t_first_ns = self.start_ns + delay_ns;
                 if delay_ns > 0 {
                     self.threads[i].step = Step::Delay;
-                    return self.sleep_until(delay_ns);
+                    return self.sleep_until(self.threads[i].t_first_ns);
                 }
                 if let Some(a) = self.begin_first(i, now, k) {
                     return a;
@@ -411,8 +416,13 @@ impl Userspace for RtAppUser<'_> {
 impl crate::pm::IdleForcing for RtAppUser<'_> {}
 
 impl Workload for RtAppUser<'_> {
-    /// Every thread starts at time zero (rt-app releases them together from a barrier).
+    /// Every thread starts at time zero (rt-app releases them together from a barrier); their
+    /// timer grid at a random phase of the tick when asked for.
     fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        if self.work.random_start_phase {
+            let tick_ns = NS_PER_S / u64::from(k.hz());
+            self.start_ns = cx.eng.rng().below(tick_ns);
+        }
         for i in 0..self.threads.len() {
             let tid = self.threads[i].tid;
             k.wake(tid, &*self, cx);
