@@ -8,8 +8,8 @@
 //! A sleep's timer is the one the sleeping thread arms for itself (`function=hrtimer_wakeup`,
 //! in that thread's context), so the thread is the pid of the `hrtimer_start` line. Whether the
 //! CPU was idle when the timer fired is whether its interrupt came in over the idle task
-//! (pid 0). The validation (`lull validate kernel`, docs/validation.md) measures the timer
-//! path of this machine with it, and `lull validate timeline` prints it beside the simulator's.
+//! (pid 0). The validation's probe (`lull validate kernel`, docs/validation.md) measures the
+//! timer path of the machine it runs on with it.
 
 use std::collections::BTreeMap;
 
@@ -318,10 +318,7 @@ impl TimerPathStats {
             late_busy_p50_ns: quantile(&busy_late, 0.5),
             late_busy_p10_ns: quantile(&busy_late, 0.1),
             late_busy_p90_ns: quantile(&busy_late, 0.9),
-            fire_to_wakeup_p50_ns: quantile(
-                &all(|w| w.wakeup_ns as i64 - w.fire_ns as i64),
-                0.5,
-            ),
+            fire_to_wakeup_p50_ns: quantile(&all(|w| w.wakeup_ns as i64 - w.fire_ns as i64), 0.5),
             wakeup_to_run_idle_p50_ns: quantile(
                 &sel(true, |w| w.switch_in_ns as i64 - w.wakeup_ns as i64),
                 0.5,

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use lull_lab::validate::compare::{
-    counts, validate_all, Counts, Figures, Range, SimProfile, ThreadComparison,
-    WorkloadComparison, CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
+    counts, validate_all, Counts, Figures, Range, SimProfile, ThreadComparison, WorkloadComparison,
+    CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
 };
 use lull_lab::validate::Machine;
 use serde_json::{json, Value};
@@ -68,9 +68,10 @@ fn figures_json(f: &Figures) -> Value {
 }
 
 fn range_json(r: Option<Range>) -> Value {
-    r.map_or(Value::Null, |r| {
-        json!({"min": r.min, "median": r.median, "max": r.max})
-    })
+    r.map_or(
+        Value::Null,
+        |r| json!({"min": r.min, "median": r.median, "max": r.max}),
+    )
 }
 
 fn counts_json(c: Counts) -> Value {
@@ -108,6 +109,7 @@ pub fn to_json(machine: &Machine, profile: &SimProfile, ws: &[WorkloadComparison
                 "file": w.path.display().to_string(),
                 "duration_s": w.duration_s,
                 "runs": w.runs,
+                "failed_runs": w.failed_runs,
                 "threads": w.threads.iter().map(thread_json).collect::<Vec<_>>(),
             })
         })
@@ -170,7 +172,8 @@ fn mark(fixed: bool, noise: bool) -> char {
 pub fn table(ws: &[WorkloadComparison]) -> String {
     let mut t = String::new();
     let runs = ws.first().map_or(1, |w| w.runs);
-    let _ = writeln!(
+    let _ =
+        writeln!(
         t,
         "live: {} (median [min–max] over {runs} run(s) of each workload); sim: one simulated run",
         if runs > 1 { "median and spread" } else { "one run" }
@@ -178,7 +181,15 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
     let _ = writeln!(
         t,
         "{:<22} {:<11} {:>19} {:>6} {:>6} {:>17} {:>6} {:>19} {:>7}",
-        "workload", "thread", "cpu% live", "sim", "Δpp", "wu p50 µs live", "sim", "wu p99 µs live", "sim"
+        "workload",
+        "thread",
+        "cpu% live",
+        "sim",
+        "Δpp",
+        "wu p50 µs live",
+        "sim",
+        "wu p99 µs live",
+        "sim"
     );
     for w in ws {
         for th in &w.threads {
@@ -201,6 +212,15 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
                 opt(th.sim.wakeup_p99_us),
             );
         }
+    }
+    for w in ws.iter().filter(|w| !w.failed_runs.is_empty()) {
+        let _ = writeln!(
+            t,
+            "{}: {} live run(s) failed and are left out ({})",
+            w.name,
+            w.failed_runs.len(),
+            w.failed_runs.join("; ")
+        );
     }
     let (cpu, lat) = counts(ws);
     let _ = writeln!(
@@ -245,8 +265,7 @@ fn run_all(
 /// # Errors
 /// As [`run_all`].
 pub fn reproduce_section() -> Result<crate::reproduce::Section, String> {
-    let (machine, profile, results) =
-        run_all(&shipped()?, 1, crate::reproduce::validation_runs())?;
+    let (machine, profile, results) = run_all(&shipped()?, 1, crate::reproduce::validation_runs())?;
     Ok(crate::reproduce::Section {
         table: format!(
             "simulator profile: {}\n{}",

@@ -411,8 +411,11 @@ pub struct WorkloadComparison {
     pub name: String,
     pub path: PathBuf,
     pub duration_s: u32,
-    /// Live runs made.
+    /// Live runs that completed (the spread is over these).
     pub runs: usize,
+    /// Live runs that failed (rt-app killed, a thread not sampled, …), each with its reason;
+    /// they are left out of the spread.
+    pub failed_runs: Vec<String>,
     pub threads: Vec<ThreadComparison>,
 }
 
@@ -525,6 +528,7 @@ pub fn combine(
         path: path.to_owned(),
         duration_s: first.duration_s,
         runs: live.len(),
+        failed_runs: Vec::new(),
         threads,
     })
 }
@@ -572,6 +576,7 @@ pub fn validate_all(
         sims.push(simulate(&workload_name(path), w, &profile, seed)?);
     }
     let mut live: Vec<Vec<LiveRun>> = workloads.iter().map(|_| Vec::new()).collect();
+    let mut failed: Vec<Vec<String>> = workloads.iter().map(|_| Vec::new()).collect();
     for round in 1..=runs {
         for (i, (path, w)) in workloads.iter().enumerate() {
             progress(&format!(
@@ -581,12 +586,28 @@ pub fn validate_all(
                 path.display(),
                 w.duration_s.map_or_else(|| "-".into(), |d| d.to_string())
             ));
-            live[i].push(live_run(&workload_name(path), w, &opts)?);
+            match live_run(&workload_name(path), w, &opts) {
+                Ok(r) => live[i].push(r),
+                // One failed run (on a loaded machine rt-app may overrun its exit grace) is
+                // left out and counted; a workload with no run at all fails below.
+                Err(e) => {
+                    progress(&format!("run {round} failed, left out: {e}"));
+                    failed[i].push(e.to_string());
+                }
+            }
         }
     }
     let mut results = Vec::new();
-    for (((path, _), runs), sim) in workloads.iter().zip(&live).zip(&sims) {
-        results.push(combine(path, runs, sim)?);
+    for ((((path, _), runs), sim), failed) in workloads.iter().zip(&live).zip(&sims).zip(failed) {
+        if runs.is_empty() {
+            return Err(ValidateError::Workload {
+                path: path.display().to_string(),
+                reason: format!("every live run failed: {}", failed.join("; ")),
+            });
+        }
+        let mut c = combine(path, runs, sim)?;
+        c.failed_runs = failed;
+        results.push(c);
     }
     Ok((machine, profile, results))
 }
@@ -612,13 +633,21 @@ mod tests {
             core_gated: false,
         };
         let got = with_idle_wake(
-            vec![st("POLL", 0, 0), st("haltpoll idle", 1, 1), st("C6", 100, 400)],
+            vec![
+                st("POLL", 0, 0),
+                st("haltpoll idle", 1, 1),
+                st("C6", 100, 400),
+            ],
             27_500,
             4_000,
         );
         assert_eq!(
             got,
-            vec![st("POLL", 0, 0), st("haltpoll idle", 24, 24), st("C6", 100, 400)]
+            vec![
+                st("POLL", 0, 0),
+                st("haltpoll idle", 24, 24),
+                st("C6", 100, 400)
+            ]
         );
         // A busy CPU as late as an idle one: nothing to add.
         assert_eq!(
@@ -658,13 +687,7 @@ mod tests {
     }
 
     fn runs(shares: &[f64], p50s: &[Option<f64>]) -> ThreadComparison {
-        let spread = LiveSpread::of(
-            shares
-                .iter()
-                .zip(p50s)
-                .map(|(&s, &p)| fig(s, p))
-                .collect(),
-        );
+        let spread = LiveSpread::of(shares.iter().zip(p50s).map(|(&s, &p)| fig(s, p)).collect());
         ThreadComparison {
             name: "t-0".into(),
             live: spread.median(),
@@ -705,7 +728,10 @@ mod tests {
 
     #[test]
     fn the_noise_aware_rule_takes_the_wider_of_the_spread_and_the_fixed_bound() {
-        let mut t = runs(&[0.20, 0.26, 0.40], &[Some(1000.0), Some(2000.0), Some(5000.0)]);
+        let mut t = runs(
+            &[0.20, 0.26, 0.40],
+            &[Some(1000.0), Some(2000.0), Some(5000.0)],
+        );
         // Inside the spread, outside 2 pp of the median: passes only the noise-aware rule.
         t.sim = fig(0.35, Some(4500.0));
         assert!(!t.cpu_ok() && t.cpu_ok_noise());
@@ -729,6 +755,7 @@ mod tests {
             path: "w.json".into(),
             duration_s: 1,
             runs: 3,
+            failed_runs: Vec::new(),
             threads: vec![t.clone(), {
                 let mut u = t.clone();
                 u.sim = fig(0.22, Some(4500.0));

@@ -597,10 +597,7 @@ const PATH_PROBE_EVENTS: [&str; 4] = [
 ];
 
 /// Runs `workload` under a tracefs text trace of [`PATH_PROBE_EVENTS`].
-fn traced_run(
-    rt_app: &Path,
-    workload: &RtApp,
-) -> Result<(super::live::LiveRun, String), String> {
+fn traced_run(rt_app: &Path, workload: &RtApp) -> Result<(super::live::LiveRun, String), String> {
     let trace = lull_os::tracefs::TextTrace::create(&PATH_PROBE_EVENTS, PATH_PROBE_BUFFER_KB)
         .map_err(|e| e.to_string())?;
     let opts = LiveOptions {

@@ -167,7 +167,10 @@ fn late_timer_interrupts_add_their_measured_delay_to_every_wake_up() {
         b.p50 - a.p50 >= 19.0 && b.p50 - a.p50 <= 31.0,
         "{a:?} {b:?}"
     );
-    assert!(b.p99 - a.p99 <= 31.0 && b.p99 > b.p50, "{b:?}: the delays vary");
+    assert!(
+        b.p99 - a.p99 <= 31.0 && b.p99 > b.p50,
+        "{b:?}: the delays vary"
+    );
     // A profile whose lateness bounds are crossed is refused.
     let mut bad = on_time;
     bad.timer.irq_late_min_ns = 2;
@@ -214,6 +217,9 @@ fn a_start_off_the_tick_lets_timers_expire_between_ticks() {
     assert!(on_tick.p50 < 20.0, "{on_tick:?}");
     for seed in 1..=3 {
         let off = wu(true, seed);
-        assert!(off.p50 >= 50.0, "seed {seed}: {off:?}: the slack is waited out");
+        assert!(
+            off.p50 >= 50.0,
+            "seed {seed}: {off:?}: the slack is waited out"
+        );
     }
 }
