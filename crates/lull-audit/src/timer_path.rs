@@ -335,16 +335,16 @@ mod tests {
     const TRACE: &str = "\
 # tracer: nop
 #
-          rt-app-101     [001] d..1. 100.000100: hrtimer_start: hrtimer=00000000aa function=hrtimer_wakeup expires=101050000 softexpires=101000000 mode=ABS was_armed=0
-          <idle>-0       [001] d.h1. 101.062000: hrtimer_expire_entry: hrtimer=00000000aa function=hrtimer_wakeup now=101061000
-          <idle>-0       [001] d.h2. 101.063000: sched_wakeup: comm=rt-app pid=101 prio=120 target_cpu=001
-          <idle>-0       [001] d..2. 101.065000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt-app next_pid=101 next_prio=120
-     lto cgu.0-7-77      [000] d..1. 101.100000: hrtimer_start: hrtimer=00000000bb function=hrtimer_wakeup expires=102050000 softexpires=102000000 mode=ABS was_armed=0
-          rt-app-102     [000] d..1. 101.200000: hrtimer_start: hrtimer=00000000cc function=hrtimer_wakeup expires=103050000 softexpires=103000000 mode=ABS was_armed=0
+          rt-app-101     [001] d..1. 100.000100: hrtimer_start: hrtimer=00000000aa function=hrtimer_wakeup expires=101000050000 softexpires=101000000000 mode=ABS was_armed=0
+          <idle>-0       [001] d.h1. 101.000062: hrtimer_expire_entry: hrtimer=00000000aa function=hrtimer_wakeup now=101000061000
+          <idle>-0       [001] d.h2. 101.000063: sched_wakeup: comm=rt-app pid=101 prio=120 target_cpu=001
+          <idle>-0       [001] d..2. 101.000065: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt-app next_pid=101 next_prio=120
+     lto cgu.0-7-77      [000] d..1. 101.100000: hrtimer_start: hrtimer=00000000bb function=hrtimer_wakeup expires=102000050000 softexpires=102000000000 mode=ABS was_armed=0
+          rt-app-102     [000] d..1. 101.200000: hrtimer_start: hrtimer=00000000cc function=hrtimer_wakeup expires=103000050000 softexpires=103000000000 mode=ABS was_armed=0
           rt-app-102     [000] d..1. 101.200001: hrtimer_start: hrtimer=00000000dd function=tick_nohz_handler expires=1 softexpires=1 mode=ABS was_armed=0
-      hog-103        [000] d.h1. 103.060000: hrtimer_expire_entry: hrtimer=00000000cc function=hrtimer_wakeup now=103058000
-      hog-103        [000] d.h2. 103.061000: sched_wakeup: comm=rt-app pid=102 prio=120 target_cpu=000
-      hog-103        [000] d..2. 103.461000: sched_switch: prev_comm=hog prev_pid=103 prev_prio=120 prev_state=R ==> next_comm=rt-app next_pid=102 next_prio=120
+      hog-103        [000] d.h1. 103.000059: hrtimer_expire_entry: hrtimer=00000000cc function=hrtimer_wakeup now=103000058000
+      hog-103        [000] d.h2. 103.000061: sched_wakeup: comm=rt-app pid=102 prio=120 target_cpu=000
+      hog-103        [000] d..2. 103.000461: sched_switch: prev_comm=hog prev_pid=103 prev_prio=120 prev_state=R ==> next_comm=rt-app next_pid=102 next_prio=120
       hog-103        [000] d.h1. 103.500000: hrtimer_expire_entry: hrtimer=00000000zz function=hrtimer_wakeup now=garbage
 ";
 
