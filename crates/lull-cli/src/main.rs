@@ -108,6 +108,9 @@ struct ReproduceArgs {
     /// Also run the long variants (the lab guest's scheduler comparison, about 30 minutes).
     #[arg(long)]
     long: bool,
+    /// Live runs of each workload in the `validation` section (median and min–max range).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: Option<u32>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -228,6 +231,7 @@ fn main() -> ExitCode {
             out: args.out,
             only: args.only,
             long: args.long,
+            runs: args.runs,
         }),
         Command::Report(args) => report::run(&args),
         Command::Audit(cmd) => audit::run(cmd),

@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use lull_lab::bench::{self, DispatchBenchConfig};
@@ -17,6 +18,17 @@ use crate::output::Section;
 use crate::progress::Progress;
 
 type Runner = fn() -> Result<Section, String>;
+
+/// Live runs of each workload in the `validation` section (`lull reproduce --runs N`); the
+/// default keeps the main job within its budget (three runs: about 4 minutes on 2 cores).
+pub const DEFAULT_VALIDATION_RUNS: u32 = 3;
+
+static VALIDATION_RUNS: AtomicU32 = AtomicU32::new(DEFAULT_VALIDATION_RUNS);
+
+/// The live runs the `validation` section makes per workload, as `--runs` set them.
+pub fn validation_runs() -> u32 {
+    VALIDATION_RUNS.load(Ordering::Relaxed)
+}
 
 /// One entry of [`SECTIONS`].
 #[derive(Debug)]
@@ -120,7 +132,8 @@ pub const SECTIONS: &[SectionDef] = &[
         key: "validation",
         title: "The simulator against this machine's kernel on rt-app workloads (measured live and modelled)",
         label: Label::MeasuredAndModelled,
-        expected_s: 80,
+        // Three live runs of the twelve 6 s workloads, and the probe.
+        expected_s: 240,
         long: false,
         runner: crate::validate::reproduce_section,
     },
@@ -194,6 +207,8 @@ pub struct Options {
     pub only: Vec<String>,
     /// Also run the long variants (`SectionDef::long`).
     pub long: bool,
+    /// Live runs per workload in the `validation` section; `None`: [`DEFAULT_VALIDATION_RUNS`].
+    pub runs: Option<u32>,
 }
 
 /// The sections `only` names (when it is empty, every section, the long variants only with
@@ -227,6 +242,10 @@ pub fn select(only: &[String], long: bool) -> Result<Vec<(usize, &'static Sectio
 }
 
 pub fn run(opts: &Options) -> ExitCode {
+    VALIDATION_RUNS.store(
+        opts.runs.unwrap_or(DEFAULT_VALIDATION_RUNS),
+        Ordering::Relaxed,
+    );
     let selected = match select(&opts.only, opts.long) {
         Ok(s) => s,
         Err(why) => {

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use lull_lab::validate::compare::{
-    validate_all, Figures, SimProfile, WorkloadComparison, CPU_SHARE_BOUND_PP,
-    LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
+    counts, validate_all, Counts, Figures, Range, SimProfile, ThreadComparison, WorkloadComparison,
+    CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
 };
 use lull_lab::validate::Machine;
 use serde_json::{json, Value};
@@ -35,6 +35,11 @@ pub struct KernelArgs {
     /// The simulator's random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Live runs of each workload: the table gives their median and min–max range, and a
+    /// thread passes the noise-aware rule when the simulated figure lies inside that range or
+    /// within the fixed bound of the median.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: u32,
 }
 
 fn shipped() -> Result<Vec<PathBuf>, String> {
@@ -62,6 +67,37 @@ fn figures_json(f: &Figures) -> Value {
     })
 }
 
+fn range_json(r: Option<Range>) -> Value {
+    r.map_or(
+        Value::Null,
+        |r| json!({"min": r.min, "median": r.median, "max": r.max}),
+    )
+}
+
+fn counts_json(c: Counts) -> Value {
+    json!({"threads": c.threads, "fixed_bound": c.fixed, "noise_aware": c.noise_aware})
+}
+
+fn thread_json(t: &ThreadComparison) -> Value {
+    // `live` holds the runs' medians; `live_spread` their ranges and every run.
+    json!({
+        "name": t.name,
+        "live": figures_json(&t.live),
+        "live_spread": {
+            "cpu_share": range_json(Some(t.spread.cpu_share)),
+            "wakeup_p50_us": range_json(t.spread.wakeup_p50_us),
+            "wakeup_p99_us": range_json(t.spread.wakeup_p99_us),
+            "runs": t.spread.runs.iter().map(figures_json).collect::<Vec<_>>(),
+        },
+        "sim": figures_json(&t.sim),
+        "cpu_share_diff_pp": t.cpu_diff_pp(),
+        "cpu_share_within_bound": t.cpu_ok(),
+        "cpu_share_within_noise": t.cpu_ok_noise(),
+        "wakeup_latency_within_bound": t.latency_ok(),
+        "wakeup_latency_within_noise": t.latency_ok_noise(),
+    })
+}
+
 /// The comparison as JSON.
 #[must_use]
 pub fn to_json(machine: &Machine, profile: &SimProfile, ws: &[WorkloadComparison]) -> Value {
@@ -72,24 +108,17 @@ pub fn to_json(machine: &Machine, profile: &SimProfile, ws: &[WorkloadComparison
                 "name": w.name,
                 "file": w.path.display().to_string(),
                 "duration_s": w.duration_s,
-                "threads": w.threads.iter().map(|t| json!({
-                    "name": t.name,
-                    "live": figures_json(&t.live),
-                    "sim": figures_json(&t.sim),
-                    "cpu_share_diff_pp": t.cpu_diff_pp(),
-                    "cpu_share_within_bound": t.cpu_ok(),
-                    "wakeup_latency_within_bound": t.latency_ok(),
-                })).collect::<Vec<_>>(),
+                "runs": w.runs,
+                "failed_runs": w.failed_runs,
+                "threads": w.threads.iter().map(thread_json).collect::<Vec<_>>(),
             })
         })
         .collect();
-    let all_cpu = ws.iter().flat_map(|w| &w.threads).all(|t| t.cpu_ok());
-    let all_lat = ws
-        .iter()
-        .flat_map(|w| &w.threads)
-        .all(|t| t.latency_ok() != Some(false));
+    let (cpu, lat) = counts(ws);
     json!({
         "workloads": workloads,
+        "runs": ws.first().map_or(0, |w| w.runs),
+        "spread": "min-max over the live runs",
         "machine": machine.to_string(),
         "profile": profile.notes,
         "bounds": {
@@ -97,7 +126,15 @@ pub fn to_json(machine: &Machine, profile: &SimProfile, ws: &[WorkloadComparison
             "wakeup_latency_fraction": LATENCY_BOUND_FRACTION,
             "wakeup_latency_us": LATENCY_BOUND_US,
         },
-        "within_bounds": {"cpu_share": all_cpu, "wakeup_latency": all_lat},
+        "counts": {"cpu_share": counts_json(cpu), "wakeup_latency": counts_json(lat)},
+        "within_bounds": {
+            "cpu_share": cpu.fixed == cpu.threads,
+            "wakeup_latency": lat.fixed == lat.threads,
+        },
+        "within_noise": {
+            "cpu_share": cpu.noise_aware == cpu.threads,
+            "wakeup_latency": lat.noise_aware == lat.threads,
+        },
     })
 }
 
@@ -105,60 +142,107 @@ fn opt(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
 }
 
-/// The comparison as a table: per thread, live and simulated side by side, `!` where a figure
-/// is outside its bound.
+/// `median [min–max]` of a live figure, or the median alone after a single run.
+fn spread_cell(r: Option<Range>, scale: f64, digits: usize, runs: usize) -> String {
+    match r {
+        None => "-".to_owned(),
+        Some(r) if runs <= 1 => format!("{:.digits$}", r.median * scale),
+        Some(r) => format!(
+            "{:.digits$} [{:.digits$}–{:.digits$}]",
+            r.median * scale,
+            r.min * scale,
+            r.max * scale
+        ),
+    }
+}
+
+/// A pass mark: ` ` within the fixed bound, `~` only within the live spread (noise-aware),
+/// `!` outside both.
+fn mark(fixed: bool, noise: bool) -> char {
+    match (fixed, noise) {
+        (true, _) => ' ',
+        (false, true) => '~',
+        (false, false) => '!',
+    }
+}
+
+/// The comparison as a table: per thread, the live runs' median [min–max] beside the simulated
+/// figure, marked where it is outside its bound.
 #[must_use]
 pub fn table(ws: &[WorkloadComparison]) -> String {
     let mut t = String::new();
+    let runs = ws.first().map_or(1, |w| w.runs);
+    let _ =
+        writeln!(
+        t,
+        "live: {} (median [min–max] over {runs} run(s) of each workload); sim: one simulated run",
+        if runs > 1 { "median and spread" } else { "one run" }
+    );
     let _ = writeln!(
         t,
-        "{:<28} {:<12} {:>7} {:>7} {:>6} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8}",
+        "{:<22} {:<11} {:>19} {:>6} {:>6} {:>17} {:>6} {:>19} {:>7}",
         "workload",
         "thread",
-        "cpu%",
+        "cpu% live",
         "sim",
         "Δpp",
-        "periods",
+        "wu p50 µs live",
         "sim",
-        "wu p50",
-        "sim",
-        "wu p99",
+        "wu p99 µs live",
         "sim"
     );
     for w in ws {
         for th in &w.threads {
-            let cpu_flag = if th.cpu_ok() { ' ' } else { '!' };
-            let lat_flag = if th.latency_ok() == Some(false) {
-                '!'
-            } else {
-                ' '
+            let cpu_flag = mark(th.cpu_ok(), th.cpu_ok_noise());
+            let lat_flag = match (th.latency_ok(), th.latency_ok_noise()) {
+                (Some(f), Some(n)) => mark(f, n),
+                _ => ' ',
             };
             let _ = writeln!(
                 t,
-                "{:<28} {:<12} {:>7.1} {:>7.1} {:>+5.1}{cpu_flag} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7}{lat_flag}",
+                "{:<22} {:<11} {:>19} {:>6.1} {:>+5.1}{cpu_flag} {:>17} {:>6} {:>19} {:>6}{lat_flag}",
                 w.name,
                 th.name,
-                th.live.cpu_share * 100.0,
+                spread_cell(Some(th.spread.cpu_share), 100.0, 1, w.runs),
                 th.sim.cpu_share * 100.0,
                 th.cpu_diff_pp(),
-                th.live.periods,
-                th.sim.periods,
-                opt(th.live.wakeup_p50_us),
+                spread_cell(th.spread.wakeup_p50_us, 1.0, 0, w.runs),
                 opt(th.sim.wakeup_p50_us),
-                opt(th.live.wakeup_p99_us),
+                spread_cell(th.spread.wakeup_p99_us, 1.0, 0, w.runs),
                 opt(th.sim.wakeup_p99_us),
             );
         }
     }
-    let threads: Vec<_> = ws.iter().flat_map(|w| &w.threads).collect();
+    for w in ws.iter().filter(|w| !w.failed_runs.is_empty()) {
+        let _ = writeln!(
+            t,
+            "{}: {} live run(s) failed and are left out ({})",
+            w.name,
+            w.failed_runs.len(),
+            w.failed_runs.join("; ")
+        );
+    }
+    let (cpu, lat) = counts(ws);
     let _ = writeln!(
         t,
-        "{} of {} threads within {CPU_SHARE_BOUND_PP} pp of the kernel's CPU share; {} of {} with timer wake-ups within {:.0} % or {LATENCY_BOUND_US:.0} µs at p50 and p99 (`!`: outside)",
-        threads.iter().filter(|t| t.cpu_ok()).count(),
-        threads.len(),
-        threads.iter().filter(|t| t.latency_ok() == Some(true)).count(),
-        threads.iter().filter(|t| t.latency_ok().is_some()).count(),
+        "CPU share: {} of {} threads within {CPU_SHARE_BOUND_PP} pp of the live median (fixed bound); \
+         {} of {} within that or the live min–max (noise-aware)",
+        cpu.fixed, cpu.threads, cpu.noise_aware, cpu.threads,
+    );
+    let _ = writeln!(
+        t,
+        "wake-up latency: {} of {} timer threads within {:.0} % or {LATENCY_BOUND_US:.0} µs of the \
+         live median at p50 and p99 (fixed bound); {} of {} within that or the live min–max \
+         (noise-aware)",
+        lat.fixed,
+        lat.threads,
         LATENCY_BOUND_FRACTION * 100.0,
+        lat.noise_aware,
+        lat.threads,
+    );
+    let _ = writeln!(
+        t,
+        "(mark after Δpp / sim p99: `~` outside the fixed bound but inside the live spread, `!` outside both)"
     );
     t
 }
@@ -167,19 +251,21 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
 fn run_all(
     paths: &[PathBuf],
     seed: u64,
+    runs: u32,
 ) -> Result<(Machine, SimProfile, Vec<WorkloadComparison>), String> {
-    validate_all(paths, seed, |what| {
+    validate_all(paths, seed, runs, |what| {
         lull_lab::progress::note(&format!("lull validate kernel: {what} …"))
     })
     .map_err(|e| e.to_string())
 }
 
-/// `lull reproduce`'s section: every shipped workload both ways.
+/// `lull reproduce`'s section: every shipped workload both ways, live
+/// [`crate::reproduce::validation_runs`] times.
 ///
 /// # Errors
 /// As [`run_all`].
 pub fn reproduce_section() -> Result<crate::output::Section, String> {
-    let (machine, profile, results) = run_all(&shipped()?, 1)?;
+    let (machine, profile, results) = run_all(&shipped()?, 1, crate::reproduce::validation_runs())?;
     Ok(crate::output::Section {
         table: format!(
             "simulator profile: {}\n{}",
@@ -204,7 +290,7 @@ pub fn run(cmd: ValidateCommand) -> ExitCode {
     } else {
         args.workloads.clone()
     };
-    let (machine, profile, results) = match run_all(&paths, args.seed) {
+    let (machine, profile, results) = match run_all(&paths, args.seed, args.runs) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{CMD}: {e}");

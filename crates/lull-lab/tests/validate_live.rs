@@ -145,3 +145,66 @@ fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
         "nice 0 : nice 5 share ratio live {live:.2}, simulated {sim:.2}"
     );
 }
+
+/// The validation's noise-aware rule on one short workload (`periodic-1ms-vs-hog` cut to 2 s,
+/// three live runs): the simulated ratio of the periodic task's CPU share to the hog's must lie
+/// inside the live runs' range of that ratio or within 50 % of their median. A ratio of two
+/// threads of one run is what other load on the machine changes least; the absolute shares and
+/// the per-thread verdicts are what `lull validate kernel --runs N` reports.
+#[test]
+fn the_simulator_is_within_the_kernels_noise_on_a_short_workload() {
+    use lull_lab::validate::compare::{combine, simulate, Range, SimProfile};
+    let rt_app = match live_machine() {
+        Ok(p) => p,
+        Err(why) => {
+            lull_testkit::skip(&why);
+            return;
+        }
+    };
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let path = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/validation/periodic-1ms-vs-hog.json"
+    ));
+    let mut w = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    w.duration_s = Some(2);
+    let profile = SimProfile::of(&probe()).unwrap();
+    let opts = LiveOptions {
+        rt_app: Some(rt_app),
+        ..LiveOptions::default()
+    };
+    let live: Vec<_> = (0..3).map(|_| run_live(&w, &opts).unwrap()).collect();
+    let sim = simulate("periodic-1ms-vs-hog", &w, &profile, 1).unwrap();
+    let c = combine(&path, &live, &sim).unwrap();
+    assert_eq!(c.runs, 3);
+    let names: Vec<&str> = c.threads.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["periodic-0", "hog-1"]);
+    let (periodic, hog) = (&c.threads[0], &c.threads[1]);
+    assert_eq!(periodic.spread.runs.len(), 3);
+    let ratios: Vec<f64> = periodic
+        .spread
+        .runs
+        .iter()
+        .zip(&hog.spread.runs)
+        .map(|(p, h)| p.cpu_share / h.cpu_share)
+        .collect();
+    let live_ratio = Range::of(&ratios).unwrap();
+    let sim_ratio = periodic.sim.cpu_share / hog.sim.cpu_share;
+    eprintln!(
+        "periodic : hog share ratio live {:.3} [{:.3}–{:.3}], simulated {sim_ratio:.3}; \
+         shares: periodic live {:.3} sim {:.3}, hog live {:.3} sim {:.3}",
+        live_ratio.median,
+        live_ratio.min,
+        live_ratio.max,
+        periodic.live.cpu_share,
+        periodic.sim.cpu_share,
+        hog.live.cpu_share,
+        hog.sim.cpu_share
+    );
+    assert!(
+        live_ratio.contains(sim_ratio) || (sim_ratio / live_ratio.median - 1.0).abs() <= 0.5,
+        "simulated ratio {sim_ratio:.3} outside the live range {live_ratio:?} and 50 % of its median"
+    );
+    // The periodic task woke from its timer in every run and in the simulator.
+    assert!(periodic.spread.wakeup_p50_us.is_some() && periodic.sim.wakeup_p50_us.is_some());
+}

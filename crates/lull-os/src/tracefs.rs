@@ -279,6 +279,86 @@ impl Drop for Instance {
     }
 }
 
+/// A private tracefs instance recording any events (`group/name`, e.g. `timer/hrtimer_start`)
+/// into its buffer, read back as ftrace text once tracing stops. For short recordings whose
+/// analysis needs events beyond the recorder's (`lull validate`'s timer path); removed when
+/// dropped.
+#[derive(Debug)]
+pub struct TextTrace {
+    dir: PathBuf,
+    events: Vec<String>,
+}
+
+impl TextTrace {
+    /// Creates the instance with `buffer_kb` per CPU, `trace_clock` mono, and `events` enabled
+    /// (tracing off until [`TextTrace::set_tracing`]).
+    ///
+    /// # Errors
+    /// Not root, no tracefs, or an event this kernel lacks.
+    pub fn create(events: &[&str], buffer_kb: u32) -> Result<TextTrace, InstanceError> {
+        let root = tracefs_root()?;
+        let n = INSTANCE_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = root.join(format!("instances/lull-text-{}-{n}", std::process::id()));
+        if dir.exists() {
+            let _ = fs::remove_dir(&dir);
+        }
+        fs::create_dir(&dir).map_err(io_err(&dir))?;
+        let t = TextTrace {
+            dir,
+            events: Vec::new(),
+        };
+        write_file(&t.dir.join("tracing_on"), "0")?;
+        write_file(&t.dir.join("trace_clock"), DEFAULT_TRACE_CLOCK)?;
+        write_file(&t.dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
+        let mut t = t;
+        for e in events {
+            let p = t.dir.join(format!("events/{e}/enable"));
+            if !p.exists() {
+                return Err(InstanceError::Unavailable(format!(
+                    "this kernel has no trace event {e}"
+                )));
+            }
+            write_file(&p, "1")?;
+            t.events.push((*e).to_owned());
+        }
+        Ok(t)
+    }
+
+    pub fn set_tracing(&self, on: bool) -> Result<(), InstanceError> {
+        write_file(&self.dir.join("tracing_on"), if on { "1" } else { "0" })
+    }
+
+    /// The buffer as ftrace text (the instance's `trace` file).
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn text(&self) -> Result<String, InstanceError> {
+        read_text(&self.dir.join("trace"))
+    }
+
+    /// Events the kernel overwrote or dropped, over every CPU.
+    pub fn lost(&self) -> u64 {
+        let mut lost = 0;
+        let mut c = 0;
+        while let Ok(text) = fs::read_to_string(self.dir.join(format!("per_cpu/cpu{c}/stats"))) {
+            let s = parse_stats(&text);
+            lost += s.overrun + s.dropped_events;
+            c += 1;
+        }
+        lost
+    }
+}
+
+impl Drop for TextTrace {
+    fn drop(&mut self) {
+        let _ = fs::write(self.dir.join("tracing_on"), "0");
+        for e in &self.events {
+            let _ = fs::write(self.dir.join(format!("events/{e}/enable")), "0");
+        }
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,6 +145,29 @@ pub struct Machine {
     pub loop_ns: Result<Sourced<f64>, LiveError>,
     /// Median timer wake-up latency of a lone thread, µs; see [`measure_idle_timer_latency_us`].
     pub idle_timer_latency_us: Result<Sourced<f64>, LiveError>,
+    /// The timer path measured with tracefs; see [`measure_timer_path`]. An error says why it
+    /// could not be measured (no root, no tracefs, no rt-app).
+    pub timer_path: Result<Sourced<TimerPath>, String>,
+}
+
+/// How this machine's kernel delivers a sleeping thread's timer, from tracefs timelines of two
+/// short rt-app runs ([`measure_timer_path`]).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct TimerPath {
+    /// How late past its hard expiry (soft expiry + slack) a sleep's timer interrupt runs on a
+    /// CPU that is running a thread, ns: 10th, 50th and 90th percentiles. On bare metal about
+    /// a microsecond; in a virtual machine the host's timer emulation and interrupt injection.
+    pub late_busy_ns: [u64; 3],
+    /// The median lateness when the CPU was idle, ns: the same plus waking the idle CPU (a
+    /// halted vCPU is woken by the host). `None` when no timer of the lone thread found its CPU
+    /// idle (other load kept every CPU busy).
+    pub late_idle_ns: Option<u64>,
+    /// Median CPU time per period of a lone timer thread beyond the run rt-app times, ns: the
+    /// wake-up's return to user space, rt-app's own per-period work (clock reads, its log
+    /// entry), the sleep's system call and the switch out, all charged to the thread.
+    pub period_overhead_ns: u64,
+    /// Timer wake-ups the figures come from (idle run, busy run).
+    pub wakes: (usize, usize),
 }
 
 impl Machine {
@@ -199,11 +222,16 @@ pub const TIMER_PROBE_DURATION_S: u32 = 1;
 pub fn probe() -> Machine {
     let cpus = online_cpus();
     let rt_app = find_rt_app();
-    let (loop_ns, idle_timer_latency_us) = match &rt_app {
-        Ok(path) => (measure_loop_ns(path), measure_idle_timer_latency_us(path)),
+    let (loop_ns, idle_timer_latency_us, timer_path) = match &rt_app {
+        Ok(path) => (
+            measure_loop_ns(path),
+            measure_idle_timer_latency_us(path),
+            measure_timer_path(path),
+        ),
         Err(e) => (
             Err(LiveError::RtAppMissing(e.clone())),
             Err(LiveError::RtAppMissing(e.clone())),
+            Err(e.to_string()),
         ),
     };
     let cpu_count = cpus.value.len();
@@ -220,6 +248,7 @@ pub fn probe() -> Machine {
         rt_app,
         loop_ns,
         idle_timer_latency_us,
+        timer_path,
     }
 }
 
@@ -539,6 +568,143 @@ pub fn measure_idle_timer_latency_us(rt_app: &Path) -> Result<Sourced<f64>, Live
     ))
 }
 
+/// The timer-path probe's busy run: a thread waking every 2 ms on CPU 0 beside a hog pinned
+/// there, so that its timer interrupts arrive while the CPU runs the hog (500 wake-ups a
+/// second: about 500 samples in the run).
+const PATH_PROBE_BUSY_PERIOD_US: u64 = 2_000;
+/// The busy run's work per period, µs: short, so the thread sleeps most of each period.
+const PATH_PROBE_BUSY_RUNTIME_US: u64 = 100;
+/// The timer-path probe's length per run, s.
+pub const PATH_PROBE_DURATION_S: u32 = 1;
+/// Kernel buffer per CPU for a probe run's trace: 2 runs × 1 s of a few thousand events at
+/// about 100 bytes each fit with room to spare.
+const PATH_PROBE_BUFFER_KB: u32 = 4096;
+/// The events the timer-path probe records.
+const PATH_PROBE_EVENTS: [&str; 4] = [
+    "timer/hrtimer_start",
+    "timer/hrtimer_expire_entry",
+    "sched/sched_wakeup",
+    "sched/sched_switch",
+];
+
+/// Runs `workload` under a tracefs text trace of [`PATH_PROBE_EVENTS`].
+fn traced_run(rt_app: &Path, workload: &RtApp) -> Result<(super::live::LiveRun, String), String> {
+    let trace = lull_os::tracefs::TextTrace::create(&PATH_PROBE_EVENTS, PATH_PROBE_BUFFER_KB)
+        .map_err(|e| e.to_string())?;
+    let opts = LiveOptions {
+        rt_app: Some(rt_app.to_owned()),
+        calibration_ns: LOOP_PROBE_CALIBRATION_NS,
+        duration_s: None,
+    };
+    trace.set_tracing(true).map_err(|e| e.to_string())?;
+    let run = run_live(workload, &opts).map_err(|e| e.to_string());
+    trace.set_tracing(false).map_err(|e| e.to_string())?;
+    let run = run?;
+    if trace.lost() > 0 {
+        return Err(format!(
+            "the trace lost {} events (buffer {PATH_PROBE_BUFFER_KB} KiB per CPU)",
+            trace.lost()
+        ));
+    }
+    Ok((run, trace.text().map_err(|e| e.to_string())?))
+}
+
+/// The timer path of this machine (tracefs timelines, docs/validation.md): a lone thread with
+/// the timer probe's workload (idle CPUs: lateness when idle, CPU per period), then a thread on
+/// a 2 ms timer beside a hog on CPU 0 (lateness when busy). About 2 s; root and tracefs needed.
+///
+/// # Errors
+/// Why it could not be measured.
+pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, String> {
+    use lull_audit::timer_path::{on_cpu_ns, quantile, read, TimerPathStats};
+    let lone = lone_task(
+        "lull-path-idle",
+        PATH_PROBE_DURATION_S,
+        LOOP_PROBE_CALIBRATION_NS,
+        vec![
+            Event::Runtime {
+                us: TIMER_PROBE_RUNTIME_US,
+            },
+            Event::Timer {
+                reference: "unique".into(),
+                period_us: TIMER_PROBE_PERIOD_US,
+                mode: TimerMode::Relative,
+            },
+        ],
+    );
+    let (run, text) = traced_run(rt_app, &lone)?;
+    let t = run.threads.first().ok_or("the idle run has no thread")?;
+    let (wakes, _) = read(&text, &[t.tid as u32]);
+    let idle = TimerPathStats::of(&wakes);
+    let late_idle = idle.late_idle_p50_ns;
+    let stretches: Vec<i64> = on_cpu_ns(&text, t.tid as u32)
+        .into_iter()
+        .map(|n| n as i64)
+        .collect();
+    let on_cpu = quantile(&stretches, 0.5).ok_or("the lone thread never ran")?;
+    let run_ns = median(
+        &t.records
+            .iter()
+            .map(|r| r.run_us as f64 * 1e3)
+            .collect::<Vec<_>>(),
+    )
+    .ok_or("the lone thread logged no period")?;
+
+    let mut busy_w = lone_task(
+        "lull-path-busy",
+        PATH_PROBE_DURATION_S,
+        LOOP_PROBE_CALIBRATION_NS,
+        vec![
+            Event::Runtime {
+                us: PATH_PROBE_BUSY_RUNTIME_US,
+            },
+            Event::Timer {
+                reference: "unique".into(),
+                period_us: PATH_PROBE_BUSY_PERIOD_US,
+                mode: TimerMode::Relative,
+            },
+        ],
+    );
+    busy_w.tasks[0].cpus = Some(vec![0]);
+    let mut hog = TaskSpec::endless(
+        "lull-path-hog",
+        1,
+        vec![Event::Run {
+            us: LOOP_PROBE_RUN_US,
+        }],
+    );
+    hog.cpus = Some(vec![0]);
+    busy_w.tasks.push(hog);
+    let (run, text) = traced_run(rt_app, &busy_w)?;
+    let t = run.threads.first().ok_or("the busy run has no thread")?;
+    let (busy_wakes, _) = read(&text, &[t.tid as u32]);
+    let busy = TimerPathStats::of(&busy_wakes);
+    let (Some(p10), Some(p50), Some(p90)) = (
+        busy.late_busy_p10_ns,
+        busy.late_busy_p50_ns,
+        busy.late_busy_p90_ns,
+    ) else {
+        return Err("no timer of the busy run fired on a busy CPU".into());
+    };
+    let nonneg = |v: i64| v.max(0) as u64;
+    Ok(Sourced::new(
+        TimerPath {
+            late_busy_ns: [nonneg(p10), nonneg(p50), nonneg(p90)],
+            late_idle_ns: late_idle.map(nonneg),
+            period_overhead_ns: nonneg(on_cpu - run_ns.round() as i64),
+            wakes: (wakes.len(), busy_wakes.len()),
+        },
+        Source::Measured(format!(
+            "tracefs hrtimer_start/hrtimer_expire_entry/sched_wakeup/sched_switch of a lone \
+             thread on a {TIMER_PROBE_PERIOD_US} µs timer ({} wake-ups, {} on an idle CPU) and of one on a \
+             {PATH_PROBE_BUSY_PERIOD_US} µs timer beside a hog on CPU 0 ({} on a busy CPU)",
+            wakes.len(),
+            idle.fired_idle,
+            busy_wakes.iter().filter(|w| !w.fired_idle).count()
+        )),
+    ))
+}
+
 impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fn opt<T: fmt::Display>(v: &Option<T>) -> String {
@@ -625,8 +791,26 @@ impl fmt::Display for Machine {
             Err(e) => writeln!(f, "loop             not measured: {e}")?,
         }
         match &self.idle_timer_latency_us {
-            Ok(v) => writeln!(f, "timer latency    {:.1} µs  ({})", v.value, v.source),
-            Err(e) => writeln!(f, "timer latency    not measured: {e}"),
+            Ok(v) => writeln!(f, "timer latency    {:.1} µs  ({})", v.value, v.source)?,
+            Err(e) => writeln!(f, "timer latency    not measured: {e}")?,
+        }
+        match &self.timer_path {
+            Ok(v) => {
+                let p = &v.value;
+                writeln!(
+                    f,
+                    "timer path       late past hard expiry: busy CPU {:.1} µs (p10 {:.1}, p90 \
+                     {:.1}), idle CPU {} µs; CPU per period beyond the timed run {:.1} µs  ({})",
+                    p.late_busy_ns[1] as f64 / 1e3,
+                    p.late_busy_ns[0] as f64 / 1e3,
+                    p.late_busy_ns[2] as f64 / 1e3,
+                    p.late_idle_ns
+                        .map_or_else(|| "-".into(), |l| format!("{:.1}", l as f64 / 1e3)),
+                    p.period_overhead_ns as f64 / 1e3,
+                    v.source
+                )
+            }
+            Err(e) => writeln!(f, "timer path       not measured: {e}"),
         }
     }
 }

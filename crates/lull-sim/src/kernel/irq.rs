@@ -164,6 +164,11 @@ impl Kernel<'_> {
         }
     }
 
+    /// The tick rate.
+    pub fn hz(&self) -> u32 {
+        self.plat.timer.hz
+    }
+
     pub(super) fn tick_period_ns(&self) -> u64 {
         NS_PER_S / u64::from(self.plat.timer.hz)
     }
@@ -187,6 +192,20 @@ impl Kernel<'_> {
         cpu.tick_armed = true;
         let gen = cpu.tick_gen;
         cx.eng.schedule_at(next, Ev::Tick { core: c, gen });
+    }
+
+    /// How late this timer's interrupt runs past its expiry: a draw from the platform's
+    /// `irq_late_min_ns..=irq_late_max_ns`, and no draw at all (the run's random sequence
+    /// untouched) on a platform whose timers are on time.
+    fn timer_irq_late_ns(&self, cx: &mut Cx<'_, '_>) -> u64 {
+        let (lo, hi) = (
+            self.plat.timer.irq_late_min_ns,
+            self.plat.timer.irq_late_max_ns,
+        );
+        if hi == 0 {
+            return 0;
+        }
+        lo + cx.eng.rng().below(hi - lo + 1)
     }
 
     /// Core `c`'s tick fired.
@@ -214,6 +233,7 @@ impl Kernel<'_> {
     }
 
     pub(super) fn arm_timer(&mut self, tid: usize, at: u64, cx: &mut Cx<'_, '_>) {
+        let at = at + self.timer_irq_late_ns(cx);
         let t = &mut self.tasks[tid];
         t.timer_gen += 1;
         t.timer_at = Some(at);

@@ -30,6 +30,18 @@ pub struct RtAppRun<'p> {
     pub loop_ns: Option<f64>,
     /// Timer slack of the threads' sleeps.
     pub timer_slack_ns: u64,
+    /// CPU time each pass over a phase costs its thread beyond the events rt-app times, ns at
+    /// the reference speed: the return from the sleep, rt-app's clock reads and log entry, the
+    /// next sleep's system call. 0 (the default): none. `lull validate kernel` measures it on
+    /// the machine it models (tracefs: a lone timer thread's time on CPU per period less the
+    /// run it logged).
+    pub pass_overhead_ns: u64,
+    /// Whether the threads' timer grid starts at a random point of a tick period (a uniform
+    /// draw from the seed) instead of on a tick. A live rt-app starts whenever it is run, so
+    /// its timers expire at an arbitrary phase of the kernel's tick; with the grid on a tick
+    /// every expiry coincides with a tick, which runs the timer at once (its soft expiry) and
+    /// preempts a hog there. false (the default): on the tick, at time 0.
+    pub random_start_phase: bool,
 }
 
 impl<'p> RtAppRun<'p> {
@@ -43,6 +55,8 @@ impl<'p> RtAppRun<'p> {
             seed: 1,
             loop_ns: None,
             timer_slack_ns: DEFAULT_TIMER_SLACK_NS,
+            pass_overhead_ns: 0,
+            random_start_phase: false,
         }
     }
 }
@@ -142,6 +156,8 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
         loop_ns,
         ref_khz: plat.clusters[main].opps.last().map_or(1_000_000, |o| o.khz),
         slack_ns: run.timer_slack_ns,
+        pass_overhead_ns: run.pass_overhead_ns,
+        random_start_phase: run.random_start_phase,
     };
     let limit_ns = MAX_DURATION_MS * 1_000_000;
     let end_ns = w.duration_s.map_or(limit_ns, |s| u64::from(s) * NS_PER_S);

@@ -140,3 +140,86 @@ fn the_measured_loop_time_stretches_a_run() {
     // 1000 µs of loops calibrated at 20 ns take 1500 µs at 30 ns.
     assert!((share(&out, 0) - 0.15).abs() < 0.01, "{}", share(&out, 0));
 }
+
+const LONE_TIMER: &str = r#"{"global": {"duration": 1, "calibration": 20}, "tasks": {
+    "t": {"loop": -1, "runtime": 1000, "timer": {"ref": "unique", "period": 10000}}}}"#;
+
+fn lone_timer_with(plat: &Platform, overhead_ns: u64) -> (ThreadSummary, f64) {
+    let mut r = RtAppRun::new(plat);
+    r.policy.scheduler = Some("eevdf".into());
+    r.pass_overhead_ns = overhead_ns;
+    let res = run_rtapp(&parse(LONE_TIMER).unwrap(), &r).unwrap();
+    let s = ThreadSummary::of(&res.threads[0].records, res.threads[0].cpu_ns);
+    (s, share(&res, 0))
+}
+
+#[test]
+fn late_timer_interrupts_add_their_measured_delay_to_every_wake_up() {
+    let on_time = Platform::by_name("x86-64").unwrap();
+    let mut late = on_time.clone();
+    late.timer.irq_late_min_ns = 20_000;
+    late.timer.irq_late_max_ns = 30_000;
+    let (a, _) = lone_timer_with(&on_time, 0);
+    let (b, _) = lone_timer_with(&late, 0);
+    let (a, b) = (a.wakeup_latency_us.unwrap(), b.wakeup_latency_us.unwrap());
+    // Every wake-up 20-30 µs later than on time (whole µs, as rt-app logs them).
+    assert!(
+        b.p50 - a.p50 >= 19.0 && b.p50 - a.p50 <= 31.0,
+        "{a:?} {b:?}"
+    );
+    assert!(
+        b.p99 - a.p99 <= 31.0 && b.p99 > b.p50,
+        "{b:?}: the delays vary"
+    );
+    // A profile whose lateness bounds are crossed is refused.
+    let mut bad = on_time;
+    bad.timer.irq_late_min_ns = 2;
+    bad.timer.irq_late_max_ns = 1;
+    assert!(bad.with_machine(2, 250, 2000, vec![]).is_err());
+}
+
+#[test]
+fn each_pass_charges_its_untimed_overhead_to_the_thread() {
+    let plat = Platform::by_name("x86-64").unwrap();
+    let (a, share_a) = lone_timer_with(&plat, 0);
+    let (b, share_b) = lone_timer_with(&plat, 50_000);
+    // 50 µs more CPU in every 10 ms period: half a point of a CPU.
+    let d = share_b - share_a;
+    assert!((d - 0.005).abs() < 0.0005, "{share_a} → {share_b}");
+    assert_eq!(a.periods, b.periods);
+    // The overhead runs after the wake-up is logged: the latency is unchanged.
+    assert_eq!(a.wakeup_latency_us, b.wakeup_latency_us);
+}
+
+#[test]
+fn a_start_off_the_tick_lets_timers_expire_between_ticks() {
+    // A 16 ms timer task beside a hog on one CPU: started on a tick, every expiry coincides
+    // with a tick, which runs the timer at once and preempts the hog; started at a random
+    // phase, the timer waits for its slack and the woken task sometimes for the next tick.
+    let w = parse(
+        r#"{"global": {"duration": 3, "calibration": 20}, "tasks": {
+        "periodic": {"loop": -1, "cpus": [0], "runtime": 8000, "timer": {"ref": "unique", "period": 16000}},
+        "hog": {"loop": -1, "cpus": [0], "run": 100000}}}"#,
+    )
+    .unwrap();
+    let plat = Platform::by_name("x86-64").unwrap();
+    let wu = |random: bool, seed: u64| {
+        let mut r = RtAppRun::new(&plat);
+        r.policy.scheduler = Some("eevdf".into());
+        r.random_start_phase = random;
+        r.seed = seed;
+        let res = run_rtapp(&w, &r).unwrap();
+        ThreadSummary::of(&res.threads[0].records, res.threads[0].cpu_ns)
+            .wakeup_latency_us
+            .unwrap()
+    };
+    let on_tick = wu(false, 1);
+    assert!(on_tick.p50 < 20.0, "{on_tick:?}");
+    for seed in 1..=3 {
+        let off = wu(true, seed);
+        assert!(
+            off.p50 >= 50.0,
+            "seed {seed}: {off:?}: the slack is waited out"
+        );
+    }
+}

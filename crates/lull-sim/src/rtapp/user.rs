@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use lull_model::time::NS_PER_US;
+use lull_model::time::{NS_PER_S, NS_PER_US};
 use lull_sched::seam::CpuMask;
 use lull_sched::CpuId;
 use lull_workload::rtapp::{Event, PeriodRecord, RtApp, TimerMode};
@@ -36,6 +36,11 @@ pub(crate) struct Work {
     pub ref_khz: u64,
     /// Timer slack of every sleep.
     pub slack_ns: u64,
+    /// CPU time per pass beyond the timed events, ns at the reference speed
+    /// (`RtAppRun::pass_overhead_ns`).
+    pub pass_overhead_ns: u64,
+    /// Start the timer grid at a random phase of the tick (`RtAppRun::random_start_phase`).
+    pub random_start_phase: bool,
 }
 
 impl Work {
@@ -48,6 +53,11 @@ impl Work {
     fn cycles(&self, loops: u64) -> u64 {
         let ns = loops as f64 * self.loop_ns;
         (ns * self.ref_khz as f64 / 1e6).round() as u64
+    }
+
+    /// Cycles of the per-pass overhead at the reference speed.
+    fn overhead_cycles(&self) -> u64 {
+        (self.pass_overhead_ns as f64 * self.ref_khz as f64 / 1e6).round() as u64
     }
 }
 
@@ -77,6 +87,8 @@ enum Step {
     Timer {
         expiry_ns: u64,
     },
+    /// The pass's untimed overhead, after its last event.
+    Overhead,
     /// Its loops are done: it exits.
     Done,
 }
@@ -118,6 +130,8 @@ pub(crate) struct RtAppUser<'w> {
     work: Work,
     pub threads: Vec<Thread>,
     shared_timers: BTreeMap<String, TimerState>,
+    /// Where the threads' timer grid starts (rt-app's `t_first` of every thread).
+    start_ns: u64,
 }
 
 fn mask(cpus: &[u32]) -> CpuMask {
@@ -159,6 +173,7 @@ impl<'w> RtAppUser<'w> {
             work,
             threads,
             shared_timers: BTreeMap::new(),
+            start_ns: 0,
         }
     }
 
@@ -318,10 +333,10 @@ impl<'w> RtAppUser<'w> {
         match self.threads[i].step {
             Step::Start => {
                 let delay_ns = task.delay_us * NS_PER_US;
-                self.threads[i].t_first_ns = delay_ns;
+                self.threads[i].t_first_ns = self.start_ns + delay_ns;
                 if delay_ns > 0 {
                     self.threads[i].step = Step::Delay;
-                    return self.sleep_until(delay_ns);
+                    return self.sleep_until(self.threads[i].t_first_ns);
                 }
                 if let Some(a) = self.begin_first(i, now, k) {
                     return a;
@@ -345,17 +360,26 @@ impl<'w> RtAppUser<'w> {
                 self.threads[i].event += 1;
             }
             Step::Sleep => self.threads[i].event += 1,
+            Step::Overhead => {}
             Step::Timer { expiry_ns } => {
                 self.threads[i].pass.wu_lat_ns += now.saturating_sub(expiry_ns);
                 self.threads[i].event += 1;
             }
             Step::Done => return Action::Block,
         }
+        // The overhead of the pass whose events are done has been paid when it was the step.
+        let mut overhead_paid = self.threads[i].step == Step::Overhead;
         self.threads[i].step = Step::Ready;
         loop {
             let th = &self.threads[i];
             let events = &self.w.tasks[th.task].phases[th.phase].events;
             if th.event == events.len() {
+                let overhead = self.work.overhead_cycles();
+                if overhead > 0 && !overhead_paid {
+                    self.threads[i].step = Step::Overhead;
+                    return Action::Compute(overhead);
+                }
+                overhead_paid = false;
                 if !self.end_pass(i, now) {
                     self.threads[i].step = Step::Done;
                     return Action::Block;
@@ -392,8 +416,13 @@ impl Userspace for RtAppUser<'_> {
 impl crate::pm::IdleForcing for RtAppUser<'_> {}
 
 impl Workload for RtAppUser<'_> {
-    /// Every thread starts at time zero (rt-app releases them together from a barrier).
+    /// Every thread starts at time zero (rt-app releases them together from a barrier); their
+    /// timer grid at a random phase of the tick when asked for.
     fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
+        if self.work.random_start_phase {
+            let tick_ns = NS_PER_S / u64::from(k.hz());
+            self.start_ns = cx.eng.rng().below(tick_ns);
+        }
         for i in 0..self.threads.len() {
             let tid = self.threads[i].tid;
             k.wake(tid, &*self, cx);
