@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::html::{self, PageBlock, SectionPage};
+use crate::scoreboard::{self, Evidence, EvidenceError};
 use crate::view::Block;
 use crate::{extract, load_dir, plots, Outcome, ResultsError};
 
@@ -33,6 +34,8 @@ pub struct RenderSummary {
 pub enum ReportError {
     #[error(transparent)]
     Results(#[from] ResultsError),
+    #[error(transparent)]
+    Evidence(#[from] EvidenceError),
     #[error("{path}: {source}", path = .path.display())]
     Io {
         path: PathBuf,
@@ -64,8 +67,14 @@ pub fn render(dir: &Path) -> Result<RenderSummary, ReportError> {
         let blocks = drawn.page_blocks(extract::blocks(file), &file.section, &out)?;
         pages.push(SectionPage { file, blocks });
     }
+    let evidence = Evidence::load(dir)?;
+    let rows = scoreboard::rows(&files, evidence.as_ref());
+    let board = html::Board {
+        rows: &rows,
+        evidence: evidence.as_ref(),
+    };
     let index = out.join("index.html");
-    lull_os::fileout::write_file_atomically(&index, html::page(&pages).as_bytes())
+    lull_os::fileout::write_file_atomically(&index, html::page(&pages, &board).as_bytes())
         .map_err(|e| io(&index)(e.into_io()))?;
     Ok(RenderSummary {
         index,
