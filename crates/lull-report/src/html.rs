@@ -239,7 +239,10 @@ fn figure(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.1}")
     } else {
-        format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_owned()
+        format!("{v:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_owned()
     }
 }
 
@@ -271,15 +274,23 @@ the seeds' figures and causes are unknown to this page.</p>\n",
         let unit = r.seed.as_ref().map_or("", |s| s.1.as_str());
         let seed = r.seed.as_ref().map_or_else(
             || "-".to_owned(),
-            |(v, u, src)| format!("{} {} <span class=\"note\">({})</span>", figure(*v), esc(u), esc(src)),
+            |(v, u, src)| {
+                format!(
+                    "{} {} <span class=\"note\">({})</span>",
+                    figure(*v),
+                    esc(u),
+                    esc(src)
+                )
+            },
         );
         let ours = match &r.ours {
             Ok(v) => format!("{} {}", figure(*v), esc(unit)),
             Err(_) => "-".to_owned(),
         };
-        let sweep = r
-            .sweep_default
-            .map_or_else(|| "-".to_owned(), |v| format!("{} {}", figure(v), esc(unit)));
+        let sweep = r.sweep_default.map_or_else(
+            || "-".to_owned(),
+            |v| format!("{} {}", figure(v), esc(unit)),
+        );
         let (class, why) = match &r.verdict {
             Verdict::Reproduced => ("reproduced", String::new()),
             Verdict::Differs { cause } => ("differs", cause.clone()),

@@ -294,11 +294,7 @@ mod tests {
             "cause": "most sensitive to the <poll>"});
         let evidence = json!({"version": 1, "command": "python -m lull.verdicts", "date": "2026-11-28",
             "elapsed_s": 1.0, "runs": 3, "claims": {"marz_power_tracking_10s": claim}});
-        std::fs::write(
-            dir.join(scoreboard::EVIDENCE_FILE),
-            evidence.to_string(),
-        )
-        .unwrap();
+        std::fs::write(dir.join(scoreboard::EVIDENCE_FILE), evidence.to_string()).unwrap();
         render(&dir).unwrap();
         let page = std::fs::read_to_string(dir.join(REPORT_SUBDIR).join("index.html")).unwrap();
         let board = page.find("id=\"scoreboard\"").expect("a scoreboard");
@@ -308,7 +304,10 @@ mod tests {
         let row = &row[..row.find("</tr>").unwrap()];
         // Ours is this run's -0.2 %, the verdict differs, the cause is escaped, the section linked.
         assert!(row.contains("-0.2 %") && row.contains("-5.2 %"), "{row}");
-        assert!(row.contains(">differs<") && row.contains("the &lt;poll&gt;"), "{row}");
+        assert!(
+            row.contains(">differs<") && row.contains("the &lt;poll&gt;"),
+            "{row}"
+        );
         assert!(row.contains("href=\"#marz_sim\""), "{row}");
         // A claim whose section did not run says so.
         let ucsg = &page[page.find("id=\"claim-ucsg_energy_fm_none\"").unwrap()..];
@@ -320,7 +319,11 @@ mod tests {
         let row = &page[page.find("id=\"claim-marz_power_tracking_10s\"").unwrap()..];
         assert!(row[..row.find("</tr>").unwrap()].contains(">reproduced<"));
         // An evidence file of another version stops the report with a typed error.
-        std::fs::write(dir.join(scoreboard::EVIDENCE_FILE), r#"{"version": 9, "command": "", "date": "", "claims": {}}"#).unwrap();
+        std::fs::write(
+            dir.join(scoreboard::EVIDENCE_FILE),
+            r#"{"version": 9, "command": "", "date": "", "claims": {}}"#,
+        )
+        .unwrap();
         assert!(matches!(render(&dir), Err(ReportError::Evidence(_))));
         std::fs::remove_dir_all(&dir).unwrap();
     }

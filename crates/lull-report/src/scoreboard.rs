@@ -53,16 +53,36 @@ pub struct Claim {
 
 /// Every claim of the scoreboard, in the order of issue 31's table.
 pub const CLAIMS: &[Claim] = &[
-    claim("ucsg_energy_fm_none", "ucsg_sim", "fig6-fm-none", Figure::UcsgEnergyChange),
-    claim("ucsg_energy_fm_ftp", "ucsg_sim", "fig6-fm-ftp", Figure::UcsgEnergyChange),
-    claim("ucsg_big_share_video_zip", "ucsg_sim", "fig8-video-zip", Figure::BigShare("ucsg")),
+    claim(
+        "ucsg_energy_fm_none",
+        "ucsg_sim",
+        "fig6-fm-none",
+        Figure::UcsgEnergyChange,
+    ),
+    claim(
+        "ucsg_energy_fm_ftp",
+        "ucsg_sim",
+        "fig6-fm-ftp",
+        Figure::UcsgEnergyChange,
+    ),
+    claim(
+        "ucsg_big_share_video_zip",
+        "ucsg_sim",
+        "fig8-video-zip",
+        Figure::BigShare("ucsg"),
+    ),
     claim(
         "cfs_od_big_share_video_zip",
         "ucsg_sim",
         "fig8-video-zip",
         Figure::BigShare("cfs-ondemand"),
     ),
-    claim("vtcfs_painting_cfs", "vtcfs_sim", "painting", Figure::PaintingCfsMean),
+    claim(
+        "vtcfs_painting_cfs",
+        "vtcfs_sim",
+        "painting",
+        Figure::PaintingCfsMean,
+    ),
     claim(
         "vtcfs_painting_c3",
         "vtcfs_sim",
@@ -87,10 +107,30 @@ pub const CLAIMS: &[Claim] = &[
         "interbench-gaming",
         Figure::InterbenchBurnMax("vtcfs-3ms"),
     ),
-    claim("marz_power_tracking_10s", "marz_sim", "tracking-10s", Figure::MarzPowerChange),
-    claim("marz_power_tracking_20s", "marz_sim", "tracking-20s", Figure::MarzPowerChange),
-    claim("marz_power_tracking_60s", "marz_sim", "tracking-60s", Figure::MarzPowerChange),
-    claim("toggling_best_period", "toggling_sim", "blackscholes", Figure::BestTogglePeriod),
+    claim(
+        "marz_power_tracking_10s",
+        "marz_sim",
+        "tracking-10s",
+        Figure::MarzPowerChange,
+    ),
+    claim(
+        "marz_power_tracking_20s",
+        "marz_sim",
+        "tracking-20s",
+        Figure::MarzPowerChange,
+    ),
+    claim(
+        "marz_power_tracking_60s",
+        "marz_sim",
+        "tracking-60s",
+        Figure::MarzPowerChange,
+    ),
+    claim(
+        "toggling_best_period",
+        "toggling_sim",
+        "blackscholes",
+        Figure::BestTogglePeriod,
+    ),
 ];
 
 const fn claim(
@@ -145,7 +185,10 @@ pub enum EvidenceError {
     #[error(transparent)]
     Read(#[from] lull_os::input_file::ReadError),
     #[error("{path}: not a seed-verdicts evidence file: {why}", path = .path.display())]
-    Format { path: std::path::PathBuf, why: String },
+    Format {
+        path: std::path::PathBuf,
+        why: String,
+    },
 }
 
 impl Evidence {
@@ -194,9 +237,13 @@ impl Evidence {
 pub enum Verdict {
     Reproduced,
     /// Ours differs and the sweep found where the seed's figure holds: the cause.
-    Differs { cause: String },
+    Differs {
+        cause: String,
+    },
     /// No figure of ours, no evidence, or no swept point gives the seed's figure: why.
-    NotReproducible { why: String },
+    NotReproducible {
+        why: String,
+    },
 }
 
 impl Verdict {
@@ -431,7 +478,9 @@ mod tests {
                 why: "section `x` was not run".into()
             }
         );
-        assert!(matches!(verdict(&Ok(1.0), None), Verdict::NotReproducible { why } if why.contains("lull.verdicts")));
+        assert!(
+            matches!(verdict(&Ok(1.0), None), Verdict::NotReproducible { why } if why.contains("lull.verdicts"))
+        );
     }
 
     fn file(section: &str, data: Value) -> ResultFile {

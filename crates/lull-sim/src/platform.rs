@@ -288,7 +288,10 @@ impl Platform {
     /// # Errors
     /// [`PlatformError::Invalid`] naming the key for a key the profile does not have, or for a
     /// profile that does not validate after the change.
-    pub fn by_name_with(name: &str, overrides: &toml::Table) -> Option<Result<Platform, PlatformError>> {
+    pub fn by_name_with(
+        name: &str,
+        overrides: &toml::Table,
+    ) -> Option<Result<Platform, PlatformError>> {
         let text = Platform::shipped_text(name)?;
         if overrides.is_empty() {
             return Some(Platform::parse(text));
@@ -520,7 +523,10 @@ mod tests {
         assert_eq!(p.board.rest_mw, 700);
         let big = p.main_cluster();
         assert_eq!(p.clusters[big].dynamic_power_coefficient, 400);
-        assert_eq!(p.clusters[big].cluster_off.as_ref().unwrap().residency_us, 4000);
+        assert_eq!(
+            p.clusters[big].cluster_off.as_ref().unwrap().residency_us,
+            4000
+        );
         // Everything else as shipped; no overrides at all is the shipped profile.
         assert_eq!(p.clusters[big].opps, shipped.clusters[big].opps);
         assert_eq!(
@@ -535,7 +541,9 @@ mod tests {
             ("board = 3", "board"),
         ] {
             let over: toml::Table = toml::from_str(bad).unwrap();
-            let err = Platform::by_name_with("galaxy-s4", &over).unwrap().unwrap_err();
+            let err = Platform::by_name_with("galaxy-s4", &over)
+                .unwrap()
+                .unwrap_err();
             assert!(err.to_string().contains(field), "{bad}: {err}");
         }
         // A changed profile is checked as a shipped one is.

@@ -29,8 +29,7 @@ use serde::Serialize;
 pub use memload::{FAULT_CYCLES, SWAP_READ_MIB_PER_S, SWAP_WRITE_MIB_PER_S, SYSTEM_RESIDENT_MIB};
 pub use spec::{Bench, InterbenchSpec, Load, PolicyModel, DEFAULT_BURN_THREADS};
 pub use tasks::{
-    AUDIO_INTERVAL_NS, AUDIO_RUN_NS, GAME_RUN_NS, LOAD_LEAD_NS, VIDEO_INTERVAL_NS,
-    VIDEO_RUN_NS,
+    AUDIO_INTERVAL_NS, AUDIO_RUN_NS, GAME_RUN_NS, LOAD_LEAD_NS, VIDEO_INTERVAL_NS, VIDEO_RUN_NS,
 };
 
 use crate::drive::drive;

@@ -161,8 +161,8 @@ impl<'p> Driver<'p> {
                     up_threshold_pct: tunables.up_threshold_pct,
                     ..UcsgConfig::galaxy_s4()
                 };
-                let policy = Ucsg::new(config, 0, start)
-                    .map_err(|e| UcsgRunError::Policy(e.to_string()))?;
+                let policy =
+                    Ucsg::new(config, 0, start).map_err(|e| UcsgRunError::Policy(e.to_string()))?;
                 Driver::Ucsg(Box::new(UcsgDriver {
                     plat,
                     policy,

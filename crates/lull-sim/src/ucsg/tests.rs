@@ -182,7 +182,11 @@ fn a_short_run_never_meters_negative_cpu_energy() {
     // metered at zero watts, and the CPU's energy (the draw less the board and the display)
     // came out at -0.38 mJ.
     let home = "foreground = \"home\"\nscreen = \"on\"\nstart_ms = 0\nduration_ms = 50";
-    let s = parse(&spec(home, "\"cfs-ondemand\", \"eevdf-schedutil\", \"ucsg\"")).unwrap();
+    let s = parse(&spec(
+        home,
+        "\"cfs-ondemand\", \"eevdf-schedutil\", \"ucsg\"",
+    ))
+    .unwrap();
     let r = run_ucsg_spec(&s).unwrap();
     for (name, m) in &r.models {
         assert!(m.energy_mj > 0.0, "{name}: {} mJ", m.energy_mj);
