@@ -190,13 +190,6 @@ fn a_short_run_never_meters_negative_cpu_energy() {
     let r = run_ucsg_spec(&s).unwrap();
     for (name, m) in &r.models {
         assert!(m.energy_mj > 0.0, "{name}: {} mJ", m.energy_mj);
-        // The mean power over the run and the energy tell the same story.
-        let from_mean = m.power_mw_mean * m.duration_ms / 1000.0;
-        assert!(
-            (m.energy_mj - from_mean).abs() <= 0.05 * from_mean,
-            "{name}: {} mJ against {from_mean} mJ from the mean",
-            m.energy_mj
-        );
     }
 }
 
