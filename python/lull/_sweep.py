@@ -45,6 +45,9 @@ FIGURES = (
 
 _OUT_SUFFIXES = (".parquet", ".csv")
 
+#: The spec table that changes the named platform's figures (`[platform_overrides]`, any kind).
+PLATFORM_OVERRIDES = "platform_overrides"
+
 
 def _leaf_keys(table, prefix=""):
     keys = []
@@ -110,7 +113,8 @@ class Grid:
         for key, values in overrides.items():
             if key == "seed":
                 raise SweepError("`seed` is not an override: list the seeds in `seeds`")
-            if key not in valid:
+            # The platform's figures: the simulator's reader checks each key against the profile.
+            if key not in valid and not key.startswith(PLATFORM_OVERRIDES + "."):
                 raise SweepError(
                     f"unknown override key `{key}` for {origin}; valid keys: {', '.join(valid)}"
                 )
@@ -180,11 +184,25 @@ def _table(tasks, outputs):
 
 
 def _local(tasks, models, workers):
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda t: run_task(t[2], t[1], models), tasks))
+    return run_calls(run_task, [(t[2], t[1], models) for t in tasks], "local", workers, None)
+
+
+def run_calls(fn, calls, engine, workers, address):
+    """``fn(*args)`` for every ``args`` of ``calls``, in order, on ``engine`` (``local``: a thread
+    pool of ``workers``; ``dask``: a cluster at ``address``, or a ``LocalCluster`` of
+    ``workers`` processes started here). ``fn`` must be a module-level function (Dask pickles
+    it by name)."""
+    if engine == "local":
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda a: fn(*a), calls))
+    return _dask_calls(fn, calls, workers, address)
 
 
 def _dask(tasks, models, workers, address):
+    return _dask_calls(run_task, [(t[2], t[1], models) for t in tasks], workers, address)
+
+
+def _dask_calls(fn, calls, workers, address):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -205,13 +223,9 @@ def _dask(tasks, models, workers, address):
             cluster.close()
         raise SweepError(f"engine='dask': cannot reach the cluster at {address}: {e}") from None
     try:
-        futures = client.map(
-            run_task,
-            [t[2] for t in tasks],
-            [t[1] for t in tasks],
-            [models] * len(tasks),
-            pure=False,
-        )
+        if not calls:
+            return []
+        futures = client.map(fn, *[list(col) for col in zip(*calls)], pure=False)
         return client.gather(futures)
     finally:
         client.close()

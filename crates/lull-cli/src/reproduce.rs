@@ -196,6 +196,24 @@ fn kds_compose_section() -> Result<Section, String> {
     })
 }
 
+/// Where `python -m lull.verdicts` writes the seed claims' evidence (relative to the repository).
+pub const EVIDENCE_PATH: &str = "experiments/verdicts/evidence.json";
+
+/// Copies [`EVIDENCE_PATH`] to `DIR/seed-verdicts.json` for the report's scoreboard; without
+/// it the scoreboard says it has no evidence.
+fn copy_evidence(dir: &std::path::Path) -> Result<(), String> {
+    let src = std::path::Path::new(EVIDENCE_PATH);
+    let text = lull_os::input_file::read_bounded_text(src, lull_os::input_file::RESULTS_JSON)
+        .map_err(|e| format!("{EVIDENCE_PATH}: {e} (run from the repository root)"))?;
+    let dst = dir.join(lull_report::scoreboard::EVIDENCE_FILE);
+    lull_os::fileout::write_file_atomically(&dst, text.as_bytes())
+        .map_err(|e| format!("{}: {}", dst.display(), e.into_io()))
+}
+
+fn progress_note(s: &str) {
+    eprintln!("{s}");
+}
+
 /// What `lull reproduce` was asked for.
 #[derive(Debug, Default)]
 pub struct Options {
@@ -331,6 +349,10 @@ pub fn run(opts: &Options) -> ExitCode {
             "lull reproduce: results in {}",
             lull_report::results_dir(dir).display()
         );
+        // The scoreboard's evidence: the sweeps' file of the repository, beside the results.
+        if let Err(e) = copy_evidence(dir) {
+            progress_note(&format!("lull reproduce: {e}"));
+        }
         // The report covers every results file in DIR, this run's and any earlier `--only` runs'.
         match lull_report::render(dir) {
             Ok(s) => eprintln!(

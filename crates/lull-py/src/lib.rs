@@ -124,6 +124,15 @@ fn check_spec(text: &str, origin: &str, models: Option<Vec<String>>) -> PyResult
     spec::check_framework(text, origin, models.as_deref()).map_err(spec_err)
 }
 
+/// Checks a spec of any kind (the simulator's reader); for the seed-verdict sweeps, whose
+/// studies run UCSG, painting, interbench and toggling specs as well as framework ones.
+#[pyfunction]
+fn check_any_spec(text: &str, origin: &str) -> PyResult<()> {
+    lull_sim::load(origin, text)
+        .map(|_| ())
+        .map_err(|e| spec_err(spec::SpecProblem(e.to_string())))
+}
+
 /// Dotted spec keys a sweep may override though a spec need not write them.
 #[pyfunction]
 fn optional_spec_keys() -> Vec<String> {
@@ -217,6 +226,7 @@ fn _lull(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec_json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_rtapp, m)?)?;
     m.add_function(wrap_pyfunction!(optional_spec_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(check_any_spec, m)?)?;
     m.add_function(wrap_pyfunction!(check_spec, m)?)?;
     m.add_function(wrap_pyfunction!(write_audit_logs, m)?)?;
     m.add_function(wrap_pyfunction!(read_audit, m)?)?;

@@ -231,6 +231,15 @@ pub fn optional_keys() -> Vec<String> {
     if let Value::Object(m) = json!(lull_sim::costs::FrameworkCosts::default()) {
         keys.extend(m.keys().map(|k| format!("framework.{k}")));
     }
+    // The optional tables of the other kinds (their defaults are the models' constants).
+    if let Value::Object(m) = json!(lull_sim::ucsg::AppWork::default()) {
+        keys.extend(m.keys().map(|k| format!("apps.{k}")));
+    }
+    if let Value::Object(m) = json!(lull_sim::ucsg::UcsgTunables::default()) {
+        keys.extend(m.keys().map(|k| format!("ucsg.{k}")));
+    }
+    keys.push("painting.paint_cycles".to_owned());
+    keys.push("burn_threads".to_owned());
     keys
 }
 

@@ -60,7 +60,9 @@ td:first-child,th:first-child,td.t{text-align:left}caption{text-align:left;font-
 .note{color:#555;font-style:italic}\
 .error{border:2px solid #c00;background:#fee;padding:.6em 1em;white-space:pre-wrap}\
 nav ul{list-style:none;padding-left:1em}nav li{margin:.15em 0}\
-details{margin:.8em 0}summary{cursor:pointer;font-weight:bold;font-size:.95em}";
+details{margin:.8em 0}summary{cursor:pointer;font-weight:bold;font-size:.95em}\
+td.verdict{font-weight:bold;white-space:nowrap}td.reproduced{color:#070}td.differs{color:#a50}\
+td.not-reproducible{color:#a00}";
 
 /// Counts the images that loaded with a size, after the page's load event.
 const CHECK_SCRIPT: &str = "window.addEventListener('load',function(){\
@@ -71,7 +73,7 @@ document.body.setAttribute('data-plots-total',String(all.length));});";
 
 /// The whole page.
 #[must_use]
-pub fn page(sections: &[SectionPage<'_>]) -> String {
+pub fn page(sections: &[SectionPage<'_>], board: &Board<'_>) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -80,8 +82,10 @@ pub fn page(sections: &[SectionPage<'_>]) -> String {
 <h1>Lull results</h1>\n<p>One section per experiment of <code>lull reproduce</code>. \
 <span class=\"label measured\">measured</span> figures were measured on the machine named in the \
 section; <span class=\"label modelled\">modelled</span> figures come from the simulator; the seeds' \
-figures are shown as numbers beside ours where the results carry them.</p>\n<nav><ul>\n"
+figures are shown as numbers beside ours where the results carry them.</p>\n"
     );
+    scoreboard(&mut h, board, sections);
+    h.push_str("<nav><ul>\n");
     for s in sections {
         let _ = writeln!(
             h,
@@ -223,4 +227,89 @@ pub fn esc(s: &str) -> String {
         }
     }
     o
+}
+
+/// The scoreboard and the evidence it used.
+pub struct Board<'a> {
+    pub rows: &'a [crate::scoreboard::Row],
+    pub evidence: Option<&'a crate::scoreboard::Evidence>,
+}
+
+fn figure(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_owned()
+    }
+}
+
+/// The seed claims against this run's figures (docs/seed-verdicts.md).
+fn scoreboard(h: &mut String, board: &Board<'_>, sections: &[SectionPage<'_>]) {
+    use crate::scoreboard::Verdict;
+    h.push_str("<section id=\"scoreboard\">\n<h2>Seed claims: scoreboard</h2>\n");
+    match board.evidence {
+        Some(e) => {
+            let _ = writeln!(
+                h,
+                "<p>Our figures from this run's results; the seeds' figures, tolerances and causes from the \
+sensitivity sweeps (<code>{}</code>, {}, {} runs in {:.0} s; docs/seed-verdicts.md). Reproduced: within the \
+tolerance of the seed's figure and, for a change, of its sign; differs: the sweep found where the seed's \
+figure holds; not reproducible here: no figure, or no swept point gives it.</p>",
+                esc(&e.command),
+                esc(&e.date),
+                e.runs,
+                e.elapsed_s
+            );
+        }
+        None => h.push_str(
+            "<p class=\"note\">No sweep evidence beside these results (<code>seed-verdicts.json</code>): \
+the seeds' figures and causes are unknown to this page.</p>\n",
+        ),
+    }
+    h.push_str("<table><tr><th>seed claim</th><th>seed</th><th>ours</th><th>sweep at defaults</th><th>verdict</th><th>cause / why</th><th>section</th></tr>\n");
+    for r in board.rows {
+        let unit = r.seed.as_ref().map_or("", |s| s.1.as_str());
+        let seed = r.seed.as_ref().map_or_else(
+            || "-".to_owned(),
+            |(v, u, src)| {
+                format!(
+                    "{} {} <span class=\"note\">({})</span>",
+                    figure(*v),
+                    esc(u),
+                    esc(src)
+                )
+            },
+        );
+        let ours = match &r.ours {
+            Ok(v) => format!("{} {}", figure(*v), esc(unit)),
+            Err(_) => "-".to_owned(),
+        };
+        let sweep = r.sweep_default.map_or_else(
+            || "-".to_owned(),
+            |v| format!("{} {}", figure(v), esc(unit)),
+        );
+        let (class, why) = match &r.verdict {
+            Verdict::Reproduced => ("reproduced", String::new()),
+            Verdict::Differs { cause } => ("differs", cause.clone()),
+            Verdict::NotReproducible { why } => ("not-reproducible", why.clone()),
+        };
+        let link = if sections.iter().any(|s| s.file.section == r.claim.section) {
+            format!("<a href=\"#{0}\">{0}</a>", esc(r.claim.section))
+        } else {
+            esc(r.claim.section)
+        };
+        let _ = writeln!(
+            h,
+            "<tr id=\"claim-{id}\"><td>{title}</td><td>{seed}</td><td>{ours}</td><td>{sweep}</td>\
+<td class=\"verdict {class}\">{verdict}</td><td>{why}</td><td>{link}</td></tr>",
+            id = esc(r.claim.id),
+            title = esc(&r.title),
+            verdict = r.verdict.name(),
+            why = esc(&why),
+        );
+    }
+    h.push_str("</table>\n</section>\n");
 }

@@ -12,6 +12,7 @@ mod plots;
 mod provenance;
 mod render;
 mod results;
+pub mod scoreboard;
 mod view;
 
 pub use extract::core_svgs;

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::html::{self, PageBlock, SectionPage};
+use crate::scoreboard::{self, Evidence, EvidenceError};
 use crate::view::Block;
 use crate::{extract, load_dir, plots, Outcome, ResultsError};
 
@@ -33,6 +34,8 @@ pub struct RenderSummary {
 pub enum ReportError {
     #[error(transparent)]
     Results(#[from] ResultsError),
+    #[error(transparent)]
+    Evidence(#[from] EvidenceError),
     #[error("{path}: {source}", path = .path.display())]
     Io {
         path: PathBuf,
@@ -64,8 +67,14 @@ pub fn render(dir: &Path) -> Result<RenderSummary, ReportError> {
         let blocks = drawn.page_blocks(extract::blocks(file), &file.section, &out)?;
         pages.push(SectionPage { file, blocks });
     }
+    let evidence = Evidence::load(dir)?;
+    let rows = scoreboard::rows(&files, evidence.as_ref());
+    let board = html::Board {
+        rows: &rows,
+        evidence: evidence.as_ref(),
+    };
     let index = out.join("index.html");
-    lull_os::fileout::write_file_atomically(&index, html::page(&pages).as_bytes())
+    lull_os::fileout::write_file_atomically(&index, html::page(&pages, &board).as_bytes())
         .map_err(|e| io(&index)(e.into_io()))?;
     Ok(RenderSummary {
         index,
@@ -268,6 +277,54 @@ mod tests {
         ));
         // Nothing was written for a directory that failed.
         assert!(!dir.join(REPORT_SUBDIR).exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_page_opens_with_the_scoreboard_computed_from_the_results() {
+        let dir = tempdir("board");
+        let marz = |esm_mw: f64| {
+            json!({"tracking-10s": {"experiment": "tracking-10s", "models": {
+                "pull-16ms": {"power_mw_mean": 1000.0}, "esm-kds-guis": {"power_mw_mean": esm_mw}}}})
+        };
+        write(&dir, &file("marz_sim", 7, Outcome::Data(marz(998.0)))).unwrap();
+        let claim = json!({"title": "Marz power, 10 s", "seed": -5.2, "seed_source": "seed 000 ch. 6",
+            "unit": "%", "tolerance": 1.5, "signed": true, "ours_at_defaults": -0.2,
+            "region": {"framework.app_poll_cycles": [4000000]}, "plausible_holding_points": 0,
+            "cause": "most sensitive to the <poll>"});
+        let evidence = json!({"version": 1, "command": "python -m lull.verdicts", "date": "2026-11-28",
+            "elapsed_s": 1.0, "runs": 3, "claims": {"marz_power_tracking_10s": claim}});
+        std::fs::write(dir.join(scoreboard::EVIDENCE_FILE), evidence.to_string()).unwrap();
+        render(&dir).unwrap();
+        let page = std::fs::read_to_string(dir.join(REPORT_SUBDIR).join("index.html")).unwrap();
+        let board = page.find("id=\"scoreboard\"").expect("a scoreboard");
+        let first_section = page.find("<section id=\"marz_sim\"").unwrap();
+        assert!(board < first_section && board < page.find("<nav>").unwrap());
+        let row = &page[page.find("id=\"claim-marz_power_tracking_10s\"").unwrap()..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        // Ours is this run's -0.2 %, the verdict differs, the cause is escaped, the section linked.
+        assert!(row.contains("-0.2 %") && row.contains("-5.2 %"), "{row}");
+        assert!(
+            row.contains(">differs<") && row.contains("the &lt;poll&gt;"),
+            "{row}"
+        );
+        assert!(row.contains("href=\"#marz_sim\""), "{row}");
+        // A claim whose section did not run says so.
+        let ucsg = &page[page.find("id=\"claim-ucsg_energy_fm_none\"").unwrap()..];
+        assert!(ucsg[..ucsg.find("</tr>").unwrap()].contains("not reproducible here"));
+        // The same evidence with a run whose figure is the seed's: reproduced.
+        write(&dir, &file("marz_sim", 7, Outcome::Data(marz(948.0)))).unwrap();
+        render(&dir).unwrap();
+        let page = std::fs::read_to_string(dir.join(REPORT_SUBDIR).join("index.html")).unwrap();
+        let row = &page[page.find("id=\"claim-marz_power_tracking_10s\"").unwrap()..];
+        assert!(row[..row.find("</tr>").unwrap()].contains(">reproduced<"));
+        // An evidence file of another version stops the report with a typed error.
+        std::fs::write(
+            dir.join(scoreboard::EVIDENCE_FILE),
+            r#"{"version": 9, "command": "", "date": "", "claims": {}}"#,
+        )
+        .unwrap();
+        assert!(matches!(render(&dir), Err(ReportError::Evidence(_))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -23,7 +23,13 @@ use crate::ucsg::UcsgSpec;
 use crate::vtcfs::PaintingSpec;
 
 /// The header keys, taken out of the document before the kind's own tables are read.
-const HEADER_KEYS: [&str; 4] = ["experiment", "description", "platform", "seed"];
+const HEADER_KEYS: [&str; 5] = [
+    "experiment",
+    "description",
+    "platform",
+    "seed",
+    "platform_overrides",
+];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +38,9 @@ struct RawHeader {
     description: String,
     platform: String,
     seed: u64,
+    /// Changes to the named platform's figures (`Platform::by_name_with`).
+    #[serde(default)]
+    platform_overrides: toml::Table,
 }
 
 /// A spec of any kind.
@@ -144,8 +153,8 @@ fn check_header(raw: RawHeader) -> Result<Header, Problem> {
     if raw.experiment.trim().is_empty() {
         return Err(invalid("experiment", "empty name"));
     }
-    let platform =
-        Platform::by_name(&raw.platform).ok_or(Problem::UnknownPlatform(raw.platform))?;
+    let platform = Platform::by_name_with(&raw.platform, &raw.platform_overrides)
+        .ok_or(Problem::UnknownPlatform(raw.platform))??;
     Ok(Header {
         experiment: raw.experiment,
         description: raw.description,

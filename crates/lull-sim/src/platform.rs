@@ -285,15 +285,55 @@ impl Platform {
     /// The shipped profile called `name`.
     #[must_use]
     pub fn by_name(name: &str) -> Option<Platform> {
-        let text = match name {
+        let text = Platform::shipped_text(name)?;
+        Some(Platform::parse(text).expect("the shipped profiles are valid"))
+    }
+
+    /// The shipped profile called `name` with `overrides` applied: a table shaped like the
+    /// profile's own (`board = { rest_mw = 800 }`), whose `clusters` table names each cluster it
+    /// changes (`clusters.big.dynamic_power_coefficient = 400`). A spec's
+    /// `[platform_overrides]`, so that a sweep can vary the platform's uncertain figures; the
+    /// result is checked as a shipped profile is. `None` for an unknown name.
+    ///
+    /// # Errors
+    /// [`PlatformError::Invalid`] naming the key for a key the profile does not have, or for a
+    /// profile that does not validate after the change.
+    pub fn by_name_with(
+        name: &str,
+        overrides: &toml::Table,
+    ) -> Option<Result<Platform, PlatformError>> {
+        let text = Platform::shipped_text(name)?;
+        if overrides.is_empty() {
+            return Some(Platform::parse(text));
+        }
+        let mut base: toml::Table = match toml::from_str(text) {
+            Ok(t) => t,
+            Err(e) => return Some(Err(PlatformError::Syntax(e.to_string()))),
+        };
+        let invalid = |field: String, reason: &str| PlatformError::Invalid {
+            platform: name.to_owned(),
+            field,
+            reason: reason.to_owned(),
+        };
+        if let Err((field, reason)) = merge_overrides(&mut base, overrides, "") {
+            return Some(Err(invalid(field, reason)));
+        }
+        Some(
+            toml::to_string(&base)
+                .map_err(|e| PlatformError::Syntax(e.to_string()))
+                .and_then(|t| Platform::parse(&t)),
+        )
+    }
+
+    fn shipped_text(name: &str) -> Option<&'static str> {
+        Some(match name {
             "jetson-tk1" => JETSON_TK1_TOML,
             "x86-64" => X86_64_TOML,
             "galaxy-s4" => GALAXY_S4_TOML,
             "tegra-250" => TEGRA_250_TOML,
             "odroid-xu3" => ODROID_XU3_TOML,
             _ => return None,
-        };
-        Some(Platform::parse(text).expect("the shipped profiles are valid"))
+        })
     }
 
     /// This profile with a machine's own facts: `cores` identical cores at `mhz`, ticking at
@@ -485,6 +525,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn overrides_change_named_figures_and_refuse_unknown_keys() {
+        let over: toml::Table = toml::from_str(
+            "board = { rest_mw = 700 }\n[clusters.big]\ndynamic_power_coefficient = 400\n\
+             cluster_off = { residency_us = 4000 }",
+        )
+        .unwrap();
+        let p = Platform::by_name_with("galaxy-s4", &over).unwrap().unwrap();
+        let shipped = Platform::by_name("galaxy-s4").unwrap();
+        assert_eq!(p.board.rest_mw, 700);
+        let big = p.main_cluster();
+        assert_eq!(p.clusters[big].dynamic_power_coefficient, 400);
+        assert_eq!(
+            p.clusters[big].cluster_off.as_ref().unwrap().residency_us,
+            4000
+        );
+        // Everything else as shipped; no overrides at all is the shipped profile.
+        assert_eq!(p.clusters[big].opps, shipped.clusters[big].opps);
+        assert_eq!(
+            Platform::by_name_with("galaxy-s4", &toml::Table::new())
+                .unwrap()
+                .unwrap(),
+            shipped
+        );
+        for (bad, field) in [
+            ("board = { rest_watts = 1 }", "board.rest_watts"),
+            ("[clusters.huge]\ncores = 1", "clusters.huge"),
+            ("board = 3", "board"),
+        ] {
+            let over: toml::Table = toml::from_str(bad).unwrap();
+            let err = Platform::by_name_with("galaxy-s4", &over)
+                .unwrap()
+                .unwrap_err();
+            assert!(err.to_string().contains(field), "{bad}: {err}");
+        }
+        // A changed profile is checked as a shipped one is.
+        let over: toml::Table = toml::from_str("timer = { hz = 0 }").unwrap();
+        assert!(Platform::by_name_with("galaxy-s4", &over).unwrap().is_err());
+        assert!(Platform::by_name_with("nokia", &toml::Table::new()).is_none());
+    }
+
+    #[test]
     fn shipped_tk1_parses_and_matches_the_brief() {
         let p = Platform::jetson_tk1();
         let g = &p.clusters[p.main_cluster()];
@@ -635,4 +716,46 @@ mod tests {
             Err(PlatformError::Syntax(_))
         ));
     }
+}
+
+/// Merges `over` into `base` key by key (see [`Platform::by_name_with`]); `at` is the dotted path
+/// so far. A key `base` lacks is refused, as is a table given for a number or the reverse.
+fn merge_overrides(
+    base: &mut toml::Table,
+    over: &toml::Table,
+    at: &str,
+) -> Result<(), (String, &'static str)> {
+    for (key, value) in over {
+        let path = format!("{at}{key}");
+        let Some(slot) = base.get_mut(key) else {
+            return Err((path, "the platform profile has no such key"));
+        };
+        match (slot, value) {
+            (toml::Value::Array(items), toml::Value::Table(by_name))
+                if items.iter().all(|i| i.get("name").is_some()) =>
+            {
+                for (name, change) in by_name {
+                    let item_path = format!("{path}.{name}");
+                    let Some(toml::Value::Table(item)) = items
+                        .iter_mut()
+                        .find(|i| i.get("name").and_then(toml::Value::as_str) == Some(name))
+                    else {
+                        return Err((item_path, "no entry of that name"));
+                    };
+                    let toml::Value::Table(change) = change else {
+                        return Err((item_path, "give a table of the entry's keys"));
+                    };
+                    merge_overrides(item, change, &format!("{item_path}."))?;
+                }
+            }
+            (toml::Value::Table(inner), toml::Value::Table(change)) => {
+                merge_overrides(inner, change, &format!("{path}."))?;
+            }
+            (toml::Value::Table(_), _) | (_, toml::Value::Table(_)) => {
+                return Err((path, "a table and a value do not replace each other"));
+            }
+            (slot, value) => *slot = value.clone(),
+        }
+    }
+    Ok(())
 }

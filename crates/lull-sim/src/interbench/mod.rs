@@ -27,10 +27,9 @@ use lull_workload::rng::SplitMix64;
 use serde::Serialize;
 
 pub use memload::{FAULT_CYCLES, SWAP_READ_MIB_PER_S, SWAP_WRITE_MIB_PER_S, SYSTEM_RESIDENT_MIB};
-pub use spec::{Bench, InterbenchSpec, Load, PolicyModel};
+pub use spec::{Bench, InterbenchSpec, Load, PolicyModel, DEFAULT_BURN_THREADS};
 pub use tasks::{
-    AUDIO_INTERVAL_NS, AUDIO_RUN_NS, BURN_THREADS, GAME_RUN_NS, LOAD_LEAD_NS, VIDEO_INTERVAL_NS,
-    VIDEO_RUN_NS,
+    AUDIO_INTERVAL_NS, AUDIO_RUN_NS, GAME_RUN_NS, LOAD_LEAD_NS, VIDEO_INTERVAL_NS, VIDEO_RUN_NS,
 };
 
 use crate::drive::drive;
@@ -180,6 +179,7 @@ fn run_cell(
                     mem,
                     plat.costs.l2_kib,
                     top_khz,
+                    spec.burn_threads,
                 )
             },
         )

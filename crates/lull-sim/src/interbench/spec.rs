@@ -18,6 +18,11 @@ pub const SEED_REPEATS: u32 = 10;
 pub const MAX_DURATION_S: u64 = 300;
 /// The most repetitions a spec may ask for.
 pub const MAX_REPEATS: u32 = 100;
+/// Burn's threads when a spec does not say: interbench 0.31's `ud.cpu_load` default (`-L 4`);
+/// seed 003 names no `-L`, so it ran the default.
+pub const DEFAULT_BURN_THREADS: u32 = 4;
+/// The most Burn threads a spec may ask for.
+pub const MAX_BURN_THREADS: u32 = 64;
 
 /// Interbench's simulated interactive tasks that a spec benchmarks (interbench 0.31's
 /// `threadlist` entries with `.bench = 1`; seed 003 table II).
@@ -99,7 +104,14 @@ pub(crate) struct RawInterbench {
     repeats: u32,
     /// The board's RAM (interbench reads MemTotal), for Memload.
     ram_mib: u64,
+    /// Burn's CPU-bound threads (interbench's `-L`).
+    #[serde(default = "default_burn_threads")]
+    burn_threads: u32,
     models: Vec<PolicyModel>,
+}
+
+fn default_burn_threads() -> u32 {
+    DEFAULT_BURN_THREADS
 }
 
 /// A checked interbench spec.
@@ -115,6 +127,8 @@ pub struct InterbenchSpec {
     /// scheduler tick.
     pub repeats: u32,
     pub ram_mib: u64,
+    /// Burn's CPU-bound threads (interbench's `-L`; [`DEFAULT_BURN_THREADS`]).
+    pub burn_threads: u32,
     pub models: Vec<PolicyModel>,
 }
 
@@ -156,6 +170,12 @@ impl InterbenchSpec {
         if !(64..=65_536).contains(&raw.ram_mib) {
             return Err(invalid("ram_mib", "must be 64..=65536 (MiB)"));
         }
+        if raw.burn_threads == 0 || raw.burn_threads > MAX_BURN_THREADS {
+            return Err(invalid(
+                "burn_threads",
+                format!("must be 1..={MAX_BURN_THREADS}"),
+            ));
+        }
         check_models(&raw.models, &header.platform)?;
         Ok(InterbenchSpec {
             header,
@@ -164,6 +184,7 @@ impl InterbenchSpec {
             duration_s: round_up_to_10(raw.duration_s),
             repeats: raw.repeats,
             ram_mib: raw.ram_mib,
+            burn_threads: raw.burn_threads,
             models: raw.models,
         })
     }

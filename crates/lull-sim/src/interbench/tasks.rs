@@ -37,8 +37,6 @@ pub const X_STEPS: u64 = 100;
 pub const X_STEP_NS: u64 = MS;
 /// Interbench's `GAME_RUN` (= `GAME_INTERVAL`, 100 000 µs).
 pub const GAME_RUN_NS: u64 = 100 * MS;
-/// Burn threads: interbench's `ud.cpu_load` default (`-L 4`).
-pub const BURN_THREADS: usize = 4;
 /// A burn thread's unit of work between its stop checks: `burn_loops(ud.loops_per_ms)`.
 pub const BURN_CHUNK_NS: u64 = MS;
 /// The load runs this long before the benchmarked task starts (`bench`: `sleep(1)`).
@@ -283,6 +281,7 @@ impl InterbenchUser {
         mem: MemCosts,
         l2_kib: u64,
         top_khz: u64,
+        burn_threads: u32,
     ) -> InterbenchUser {
         let mut threads = Vec::new();
         let mut add = |k: &mut Kernel<'_>, name: &'static str, proc_id, kib, b, start_ns| {
@@ -312,7 +311,7 @@ impl InterbenchUser {
                 );
             }
             Load::Burn => {
-                for _ in 0..BURN_THREADS {
+                for _ in 0..burn_threads {
                     add(k, "load-burn", LOAD_PROC, TASK_HOT_KIB, Behaviour::Burn, 0);
                 }
             }

@@ -27,7 +27,9 @@ use serde::Serialize;
 pub use apps::{Fact, Owner};
 pub use compare::{compare_cells, CellComparison};
 pub use footprint::{to_csv, to_svg, Footprint, FootprintSample};
-pub use spec::{Background, Foreground, Scenario, ScreenState, UcsgModel, UcsgSpec};
+pub use spec::{
+    AppWork, Background, Foreground, Scenario, ScreenState, UcsgModel, UcsgSpec, UcsgTunables,
+};
 
 use crate::engine::Engine;
 use crate::event::Ev;
@@ -194,13 +196,13 @@ fn run(
     let start_ns = s.start_ms * NS_PER_MS;
     let mut eng = Engine::new(spec.header.seed);
     let mut soc = Soc::big_little(plat);
-    let mut driver = Driver::build(model, plat)?;
+    let mut driver = Driver::build(model, plat, spec.ucsg)?;
     let mut kernel = Kernel::new(plat, soc.cores.len(), driver.policies());
     driver.prepare(&mut kernel);
     if audit {
         kernel.record_audit();
     }
-    let mut scene = Scene::new(cast(spec, model), start_ns, &mut kernel);
+    let mut scene = Scene::new(cast(spec, model), start_ns, spec.apps, &mut kernel);
     let big = plat.main_cluster();
     let screen_on = s.screen == ScreenState::On;
     scene.sys.screen_on = screen_on;
@@ -241,6 +243,10 @@ fn run(
     cx.eng.schedule_at(fixed_end.unwrap_or(limit_ns), Ev::End);
     scene.start(&mut kernel, &mut cx);
     driver.apply_facts(&mut kernel, &mut scene, &mut cx);
+    // The meter's draw before the first event: without it the time up to the first event is
+    // metered at zero watts, and the CPU's energy (the draw less the board and display) goes
+    // negative by the board's power over that time.
+    cx.soc.update_power(fixed_mw);
     let mut fp = Footprint::default();
     let mut end_ns = None;
     let mut sim_events = 0u64;

@@ -21,7 +21,7 @@ use lull_sched::CpuId;
 use lull_model::time::NS_PER_US;
 
 use super::apps::{Fact, Owner, Scene};
-use super::spec::UcsgModel;
+use super::spec::{UcsgModel, UcsgTunables};
 use super::UcsgRunError;
 use crate::event::Ev;
 use crate::kernel::{Cx, Kernel, Policies};
@@ -118,7 +118,11 @@ fn set_cluster_opp(k: &mut Kernel<'_>, ci: usize, opp: usize, cx: &mut Cx<'_, '_
 }
 
 impl<'p> Driver<'p> {
-    pub fn build(model: UcsgModel, plat: &'p Platform) -> Result<Driver<'p>, UcsgRunError> {
+    pub fn build(
+        model: UcsgModel,
+        plat: &'p Platform,
+        tunables: UcsgTunables,
+    ) -> Result<Driver<'p>, UcsgRunError> {
         let little = plat.little_cluster().unwrap_or(0);
         let big = plat.main_cluster();
         let khz =
@@ -152,8 +156,13 @@ impl<'p> Driver<'p> {
                     cluster: 0,
                     online: plat.clusters[little].cores as usize,
                 };
-                let policy = Ucsg::new(UcsgConfig::galaxy_s4(), 0, start)
-                    .map_err(|e| UcsgRunError::Policy(e.to_string()))?;
+                let config = UcsgConfig {
+                    big_to_little_periods: tunables.big_to_little_periods,
+                    up_threshold_pct: tunables.up_threshold_pct,
+                    ..UcsgConfig::galaxy_s4()
+                };
+                let policy =
+                    Ucsg::new(config, 0, start).map_err(|e| UcsgRunError::Policy(e.to_string()))?;
                 Driver::Ucsg(Box::new(UcsgDriver {
                     plat,
                     policy,

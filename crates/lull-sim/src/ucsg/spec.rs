@@ -85,6 +85,58 @@ pub struct Scenario {
     pub duration_ms: Option<u64>,
 }
 
+/// The apps' work, each an ESTIMATE of `apps/` whose constant gives its reasoning; a spec may
+/// change them (`[apps]`) to show how a result depends on them (the sensitivity sweeps,
+/// docs/seed-verdicts.md). The defaults are the constants.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AppWork {
+    /// The file manager's work per open and close, in percent of `apps/file_manager.rs`'s four
+    /// cycle counts (100: as they are).
+    pub file_manager_work_pct: u32,
+    /// ZIP's Cortex-A15 cycles per input byte (`apps::zip::ZIP_CYCLES_PER_BYTE`).
+    pub zip_cycles_per_byte: u64,
+    /// The video decoder's Cortex-A15 cycles per pixel
+    /// (`apps::video::VIDEO_DECODE_CYCLES_PER_PIXEL`).
+    pub video_decode_cycles_per_pixel: u64,
+}
+
+impl Default for AppWork {
+    fn default() -> AppWork {
+        AppWork {
+            file_manager_work_pct: 100,
+            zip_cycles_per_byte: super::apps::zip::ZIP_CYCLES_PER_BYTE,
+            video_decode_cycles_per_pixel: super::apps::video::VIDEO_DECODE_CYCLES_PER_PIXEL,
+        }
+    }
+}
+
+/// UCSG's tunables a spec may change (`[ucsg]`); the defaults are the seed's
+/// (`lull_sched::ucsg::UcsgConfig::galaxy_s4`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UcsgTunables {
+    /// Sampling periods below big's lowest level before UCSG goes back to LITTLE.
+    pub big_to_little_periods: u32,
+    /// The utilisation above which UCSG's governor raises the level, %.
+    pub up_threshold_pct: u64,
+}
+
+impl Default for UcsgTunables {
+    fn default() -> UcsgTunables {
+        UcsgTunables {
+            big_to_little_periods: lull_sched::ucsg::config::BIG_TO_LITTLE_PERIODS,
+            up_threshold_pct: lull_sched::ucsg::config::UP_THRESHOLD_PCT,
+        }
+    }
+}
+
+/// The most work a spec may scale the file manager's actions to, %.
+pub const MAX_FILE_MANAGER_WORK_PCT: u32 = 10_000;
+/// The most cycles per byte or pixel a spec may give an app (a hundred times the defaults'
+/// order).
+pub const MAX_APP_CYCLES_PER_UNIT: u64 = 20_000;
+
 /// The tables of a UCSG spec after its header.
 #[derive(Clone, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,6 +145,10 @@ pub(crate) struct RawUcsg {
     /// Simulated time after the last app finished.
     tail_ms: u64,
     scenario: Scenario,
+    #[serde(default)]
+    apps: AppWork,
+    #[serde(default)]
+    ucsg: UcsgTunables,
 }
 
 /// A checked UCSG spec.
@@ -102,6 +158,8 @@ pub struct UcsgSpec {
     pub models: Vec<UcsgModel>,
     pub tail_ms: u64,
     pub scenario: Scenario,
+    pub apps: AppWork,
+    pub ucsg: UcsgTunables,
 }
 
 impl UcsgSpec {
@@ -178,11 +236,40 @@ impl UcsgSpec {
                 "with the screen off only the home screen is in front (seed 001 §3.1.2: every app goes behind)",
             ));
         }
+        let a = raw.apps;
+        if a.file_manager_work_pct == 0 || a.file_manager_work_pct > MAX_FILE_MANAGER_WORK_PCT {
+            return Err(invalid(
+                "apps.file_manager_work_pct",
+                format!("must be 1..={MAX_FILE_MANAGER_WORK_PCT}"),
+            ));
+        }
+        for (field, v) in [
+            ("apps.zip_cycles_per_byte", a.zip_cycles_per_byte),
+            (
+                "apps.video_decode_cycles_per_pixel",
+                a.video_decode_cycles_per_pixel,
+            ),
+        ] {
+            if v == 0 || v > MAX_APP_CYCLES_PER_UNIT {
+                return Err(invalid(
+                    field,
+                    format!("must be 1..={MAX_APP_CYCLES_PER_UNIT}"),
+                ));
+            }
+        }
+        if raw.ucsg.big_to_little_periods == 0 || raw.ucsg.big_to_little_periods > 100 {
+            return Err(invalid("ucsg.big_to_little_periods", "must be 1..=100"));
+        }
+        if !(1..=100).contains(&raw.ucsg.up_threshold_pct) {
+            return Err(invalid("ucsg.up_threshold_pct", "must be 1..=100"));
+        }
         Ok(UcsgSpec {
             header,
             models,
             tail_ms: raw.tail_ms,
             scenario: raw.scenario,
+            apps: a,
+            ucsg: raw.ucsg,
         })
     }
 }

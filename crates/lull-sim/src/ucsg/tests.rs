@@ -175,3 +175,49 @@ fn the_audit_log_does_not_perturb_the_run_and_covers_every_core() {
         .iter()
         .all(|rec| rec.ring < log.header.rings && rec.ring == rec.cpu));
 }
+
+#[test]
+fn a_short_run_never_meters_negative_cpu_energy() {
+    // 50 ms of the idle home screen: before the fix the time up to the first event was
+    // metered at zero watts, and the CPU's energy (the draw less the board and the display)
+    // came out at -0.38 mJ.
+    let home = "foreground = \"home\"\nscreen = \"on\"\nstart_ms = 0\nduration_ms = 50";
+    let s = parse(&spec(
+        home,
+        "\"cfs-ondemand\", \"eevdf-schedutil\", \"ucsg\"",
+    ))
+    .unwrap();
+    let r = run_ucsg_spec(&s).unwrap();
+    for (name, m) in &r.models {
+        assert!(m.energy_mj > 0.0, "{name}: {} mJ", m.energy_mj);
+    }
+}
+
+#[test]
+fn app_work_and_ucsg_tunables_are_spec_fields_with_the_constants_as_defaults() {
+    let fm = "foreground = \"file-manager\"\nscreen = \"on\"\nstart_ms = 0";
+    let base = spec(fm, "\"ucsg\"");
+    let s = parse(&base).unwrap();
+    assert_eq!(s.apps, AppWork::default());
+    assert_eq!(s.apps.zip_cycles_per_byte, apps::zip::ZIP_CYCLES_PER_BYTE);
+    assert_eq!(s.ucsg.big_to_little_periods, 3);
+    let doubled = parse(&format!("{base}[apps]\nfile_manager_work_pct = 200\n")).unwrap();
+    let (a, b) = (run_ucsg_spec(&s).unwrap(), run_ucsg_spec(&doubled).unwrap());
+    let cpu = |r: &UcsgResult| r.models["ucsg"].thread_cpu_ms["fm-scanner"];
+    // The scanner's work doubles; its CPU time grows with it (the level may differ).
+    assert!(cpu(&b) > 1.3 * cpu(&a), "{} -> {}", cpu(&a), cpu(&b));
+    assert!(matches!(
+        parse(&format!("{base}[apps]\nfile_manager_work_pct = 0\n")),
+        Err(Problem::Invalid {
+            field: "apps.file_manager_work_pct",
+            ..
+        })
+    ));
+    assert!(matches!(
+        parse(&format!("{base}[ucsg]\nbig_to_little_periods = 0\n")),
+        Err(Problem::Invalid {
+            field: "ucsg.big_to_little_periods",
+            ..
+        })
+    ));
+}

@@ -219,7 +219,13 @@ pub fn run_painting_model(
     if pm.reads_utilisation() {
         kernel.track_utilisation();
     }
-    let mut user = Painting::new(&mut kernel, p.touches, p.hogs, plat.display.refresh_hz);
+    let mut user = Painting::new(
+        &mut kernel,
+        p.touches,
+        p.hogs,
+        plat.display.refresh_hz,
+        p.paint_cycles,
+    );
     let mut cx = Cx {
         eng: &mut eng,
         soc: &mut soc,

@@ -106,14 +106,22 @@ pub(crate) struct Painting {
     /// The touch the app's task handles (from its first run to its post).
     handling: Option<u32>,
     refresh_ns: u64,
+    /// The interactive task's work per touch, C (`[painting] paint_cycles`).
+    paint_cycles: u64,
     done: usize,
     wakes: Vec<usize>,
 }
 
 impl Painting {
-    /// Creates the threads (asleep) for `touches` touches and `hogs` hogs; the display refreshes
-    /// at `refresh_hz`.
-    pub fn new(k: &mut Kernel<'_>, touches: u32, hogs: u32, refresh_hz: u32) -> Painting {
+    /// Creates the threads (asleep) for `touches` touches of `paint_cycles` each and `hogs`
+    /// hogs; the display refreshes at `refresh_hz`.
+    pub fn new(
+        k: &mut Kernel<'_>,
+        touches: u32,
+        hogs: u32,
+        refresh_hz: u32,
+        paint_cycles: u64,
+    ) -> Painting {
         let mut roles = Vec::new();
         let mut add = |k: &mut Kernel<'_>, name: Cow<'static, str>, role, proc_id, nice, kib| {
             let t = k.add_task(name, proc_id, nice, kib);
@@ -183,6 +191,7 @@ impl Painting {
             composing: None,
             handling: None,
             refresh_ns: NS_PER_S / u64::from(refresh_hz.max(1)),
+            paint_cycles,
             done: 0,
             wakes: Vec::new(),
         }
@@ -284,7 +293,7 @@ impl Painting {
                         if let Some(d) = self.decomposer(i) {
                             d.run(now);
                         }
-                        Action::Compute(PAINT_CYCLES)
+                        Action::Compute(self.paint_cycles)
                     }
                     None => Action::Block,
                 }

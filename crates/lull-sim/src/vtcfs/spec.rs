@@ -15,6 +15,9 @@ pub const MAX_HOGS: u32 = 64;
 /// The most touches a spec may replay.
 pub const MAX_TOUCHES: u32 = 10_000;
 
+/// The most work per touch a spec may give: 10 s at 1.2 GHz, far beyond any touch's handler.
+pub const MAX_PAINT_CYCLES: u64 = 12_000_000_000;
+
 /// The `[painting]` table.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,6 +36,14 @@ pub struct PaintingTable {
     /// VT-CFS's preemption tick for the `vtcfs-*` models, µs (a whole number of the platform's
     /// scheduler ticks).
     pub preempt_tick_us: u64,
+    /// The interactive task's work per touch, C, in cycles (default
+    /// [`crate::vtcfs::painting::PAINT_CYCLES`], whose comment gives its source).
+    #[serde(default = "default_paint_cycles")]
+    pub paint_cycles: u64,
+}
+
+fn default_paint_cycles() -> u64 {
+    super::painting::PAINT_CYCLES
 }
 
 /// The tables of a painting spec after its header.
@@ -98,6 +109,12 @@ impl PaintingSpec {
             return Err(invalid(
                 "painting",
                 format!("start_ms + touches × interval_ms must be at most {MAX_DURATION_MS}"),
+            ));
+        }
+        if p.paint_cycles == 0 || p.paint_cycles > MAX_PAINT_CYCLES {
+            return Err(invalid(
+                "painting.paint_cycles",
+                format!("must be 1..={MAX_PAINT_CYCLES}"),
             ));
         }
         let tick_us = 1_000_000 / u64::from(platform.timer.hz);

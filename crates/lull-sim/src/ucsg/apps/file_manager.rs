@@ -68,6 +68,8 @@ pub(crate) struct FileManager {
     queue: std::collections::VecDeque<(u64, FmAction)>,
     current: Option<u64>,
     ui_step: UiStep,
+    /// The spec's `apps.file_manager_work_pct`.
+    work_pct: u64,
     scan_pending: bool,
     scan_done: bool,
     /// Response time of every action, ns.
@@ -75,8 +77,11 @@ pub(crate) struct FileManager {
 }
 
 impl FileManager {
-    pub fn new(ui: usize, scanner: usize) -> FileManager {
+    /// The UI and scanner threads; `work_pct` scales the four cycle counts above (100: as they
+    /// are).
+    pub fn new(ui: usize, scanner: usize, work_pct: u32) -> FileManager {
         FileManager {
+            work_pct: u64::from(work_pct),
             ui,
             scanner,
             queue: std::collections::VecDeque::new(),
@@ -86,6 +91,11 @@ impl FileManager {
             scan_done: false,
             responses_ns: Vec::new(),
         }
+    }
+
+    /// `cycles` scaled by the spec's work percentage.
+    fn work(&self, cycles: u64) -> u64 {
+        cycles * self.work_pct / 100
     }
 
     /// The input dispatcher delivers a touch made at `touch_ns`.
@@ -105,7 +115,7 @@ impl FileManager {
             }
             UiStep::WaitScan if self.scan_done => {
                 self.ui_step = UiStep::Bind;
-                return Action::Compute(FM_OPEN_BIND_CYCLES);
+                return Action::Compute(self.work(FM_OPEN_BIND_CYCLES));
             }
             UiStep::WaitScan => return Action::Block,
             UiStep::Bind | UiStep::Close => {
@@ -123,11 +133,11 @@ impl FileManager {
         match action {
             FmAction::Open => {
                 self.ui_step = UiStep::Click;
-                Action::Compute(FM_OPEN_CLICK_CYCLES)
+                Action::Compute(self.work(FM_OPEN_CLICK_CYCLES))
             }
             FmAction::Close => {
                 self.ui_step = UiStep::Close;
-                Action::Compute(FM_CLOSE_CYCLES)
+                Action::Compute(self.work(FM_CLOSE_CYCLES))
             }
         }
     }
@@ -136,7 +146,7 @@ impl FileManager {
     pub fn scanner_step(&mut self, wake: &mut Vec<usize>) -> Action {
         if self.scan_pending {
             self.scan_pending = false;
-            return Action::Compute(FM_SCAN_CYCLES);
+            return Action::Compute(self.work(FM_SCAN_CYCLES));
         }
         if !self.scan_done && self.ui_step == UiStep::WaitScan {
             self.scan_done = true;

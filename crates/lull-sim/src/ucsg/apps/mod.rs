@@ -11,6 +11,7 @@ pub(crate) mod zip;
 
 use std::borrow::Cow;
 
+use super::spec::AppWork;
 use crate::kernel::{Action, Cx, DeviceWork, Kernel, Userspace};
 use file_manager::FileManager;
 use ftp::Ftp;
@@ -141,7 +142,7 @@ impl Scene {
     /// Creates every thread of `cast` in the kernel (asleep), in a fixed order; the video starts
     /// at `start_ns`. Hot sets ESTIMATE: 256 KiB for UI and media threads, 512 KiB for ZIP's
     /// dictionary and buffers, 128 KiB for the rest.
-    pub fn new(cast: Cast, start_ns: u64, k: &mut Kernel<'_>) -> Scene {
+    pub fn new(cast: Cast, start_ns: u64, work: AppWork, k: &mut Kernel<'_>) -> Scene {
         let mut acc: Created = (Vec::new(), Vec::new());
         let s = Owner::System;
         let input = spawn(k, &mut acc, "input", Role::Input, s, None, 128);
@@ -170,7 +171,7 @@ impl Scene {
             let o = Owner::App(APP_FILE_MANAGER);
             let ui = spawn(k, &mut acc, "fm-ui", Role::FmUi, o, None, 256);
             let sc = spawn(k, &mut acc, "fm-scanner", Role::FmScanner, o, Some(ui), 128);
-            FileManager::new(ui, sc)
+            FileManager::new(ui, sc, work.file_manager_work_pct)
         });
         let video = cast.video.then(|| {
             let o = Owner::App(APP_VIDEO);
@@ -193,11 +194,12 @@ impl Scene {
                 Some(r),
                 128,
             );
-            Video::new(d, r, a, start_ns)
+            Video::new(d, r, a, start_ns, work.video_decode_cycles_per_pixel)
         });
         let zip = cast.zip.then(|| {
             let o = Owner::App(APP_ZIP);
-            Zip::new(spawn(k, &mut acc, "zip", Role::Zip, o, None, 512))
+            let tid = spawn(k, &mut acc, "zip", Role::Zip, o, None, 512);
+            Zip::new(tid, work.zip_cycles_per_byte)
         });
         let ftp = cast.ftp.then(|| {
             let o = Owner::App(APP_FTP);

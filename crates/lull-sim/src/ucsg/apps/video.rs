@@ -41,6 +41,8 @@ pub(crate) struct Video {
     pub render: usize,
     pub audio: usize,
     start_ns: u64,
+    /// The spec's `apps.video_decode_cycles_per_pixel`.
+    decode_cycles_per_pixel: u64,
     frames: u64,
     /// Next frame to decode; frames below it are decoded.
     next_decode: u64,
@@ -57,8 +59,15 @@ pub(crate) struct Video {
 }
 
 impl Video {
-    pub fn new(decoder: usize, render: usize, audio: usize, start_ns: u64) -> Video {
+    pub fn new(
+        decoder: usize,
+        render: usize,
+        audio: usize,
+        start_ns: u64,
+        decode_cycles_per_pixel: u64,
+    ) -> Video {
         Video {
+            decode_cycles_per_pixel,
             decoder,
             render,
             audio,
@@ -93,7 +102,7 @@ impl Video {
         if self.next_decode < self.frames && self.next_decode < self.next_show + VIDEO_QUEUE_FRAMES
         {
             self.decoding = true;
-            return Action::Compute(VIDEO_DECODE_CYCLES_PER_PIXEL * Self::pixels());
+            return Action::Compute(self.decode_cycles_per_pixel * Self::pixels());
         }
         self.decoder_waiting = true;
         Action::Block

@@ -21,14 +21,16 @@ pub const ZIP_CHUNK_BYTES: u64 = 1 << 20;
 #[derive(Clone, Debug)]
 pub(crate) struct Zip {
     pub tid: usize,
+    cycles_per_byte: u64,
     bytes_left: u64,
     pub done_ns: Option<u64>,
 }
 
 impl Zip {
-    pub fn new(tid: usize) -> Zip {
+    pub fn new(tid: usize, cycles_per_byte: u64) -> Zip {
         Zip {
             tid,
+            cycles_per_byte,
             bytes_left: ZIP_BYTES,
             done_ns: None,
         }
@@ -42,6 +44,6 @@ impl Zip {
         }
         let piece = self.bytes_left.min(ZIP_CHUNK_BYTES);
         self.bytes_left -= piece;
-        Action::Compute(piece * ZIP_CYCLES_PER_BYTE)
+        Action::Compute(piece * self.cycles_per_byte)
     }
 }
