@@ -520,6 +520,48 @@ impl Platform {
     }
 }
 
+/// Merges `over` into `base` key by key (see [`Platform::by_name_with`]); `at` is the dotted path
+/// so far. A key `base` lacks is refused, as is a table given for a number or the reverse.
+fn merge_overrides(
+    base: &mut toml::Table,
+    over: &toml::Table,
+    at: &str,
+) -> Result<(), (String, &'static str)> {
+    for (key, value) in over {
+        let path = format!("{at}{key}");
+        let Some(slot) = base.get_mut(key) else {
+            return Err((path, "the platform profile has no such key"));
+        };
+        match (slot, value) {
+            (toml::Value::Array(items), toml::Value::Table(by_name))
+                if items.iter().all(|i| i.get("name").is_some()) =>
+            {
+                for (name, change) in by_name {
+                    let item_path = format!("{path}.{name}");
+                    let Some(toml::Value::Table(item)) = items
+                        .iter_mut()
+                        .find(|i| i.get("name").and_then(toml::Value::as_str) == Some(name))
+                    else {
+                        return Err((item_path, "no entry of that name"));
+                    };
+                    let toml::Value::Table(change) = change else {
+                        return Err((item_path, "give a table of the entry's keys"));
+                    };
+                    merge_overrides(item, change, &format!("{item_path}."))?;
+                }
+            }
+            (toml::Value::Table(inner), toml::Value::Table(change)) => {
+                merge_overrides(inner, change, &format!("{path}."))?;
+            }
+            (toml::Value::Table(_), _) | (_, toml::Value::Table(_)) => {
+                return Err((path, "a table and a value do not replace each other"));
+            }
+            (slot, value) => *slot = value.clone(),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -716,46 +758,4 @@ mod tests {
             Err(PlatformError::Syntax(_))
         ));
     }
-}
-
-/// Merges `over` into `base` key by key (see [`Platform::by_name_with`]); `at` is the dotted path
-/// so far. A key `base` lacks is refused, as is a table given for a number or the reverse.
-fn merge_overrides(
-    base: &mut toml::Table,
-    over: &toml::Table,
-    at: &str,
-) -> Result<(), (String, &'static str)> {
-    for (key, value) in over {
-        let path = format!("{at}{key}");
-        let Some(slot) = base.get_mut(key) else {
-            return Err((path, "the platform profile has no such key"));
-        };
-        match (slot, value) {
-            (toml::Value::Array(items), toml::Value::Table(by_name))
-                if items.iter().all(|i| i.get("name").is_some()) =>
-            {
-                for (name, change) in by_name {
-                    let item_path = format!("{path}.{name}");
-                    let Some(toml::Value::Table(item)) = items
-                        .iter_mut()
-                        .find(|i| i.get("name").and_then(toml::Value::as_str) == Some(name))
-                    else {
-                        return Err((item_path, "no entry of that name"));
-                    };
-                    let toml::Value::Table(change) = change else {
-                        return Err((item_path, "give a table of the entry's keys"));
-                    };
-                    merge_overrides(item, change, &format!("{item_path}."))?;
-                }
-            }
-            (toml::Value::Table(inner), toml::Value::Table(change)) => {
-                merge_overrides(inner, change, &format!("{path}."))?;
-            }
-            (toml::Value::Table(_), _) | (_, toml::Value::Table(_)) => {
-                return Err((path, "a table and a value do not replace each other"));
-            }
-            (slot, value) => *slot = value.clone(),
-        }
-    }
-    Ok(())
 }

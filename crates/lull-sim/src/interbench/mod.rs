@@ -35,7 +35,7 @@ pub use tasks::{
 use crate::drive::drive;
 use crate::policy::policy_reason;
 use memload::MemCosts;
-use tasks::{InterbenchUser, Tally};
+use tasks::{InterbenchUser, MachineCosts, Tally};
 
 /// Interbench's latency figures, ms.
 #[derive(Clone, Copy, PartialEq, Debug, Serialize)]
@@ -175,11 +175,13 @@ fn run_cell(
                     k,
                     spec.benchmark,
                     load,
-                    start_ns,
-                    mem,
-                    plat.costs.l2_kib,
-                    top_khz,
                     spec.burn_threads,
+                    start_ns,
+                    MachineCosts {
+                        mem,
+                        l2_kib: plat.costs.l2_kib,
+                        top_khz,
+                    },
                 )
             },
         )

@@ -270,19 +270,31 @@ fn video() -> Behaviour {
     })
 }
 
+/// What the threads' costs depend on in the platform: its memory costs, its L2 size (the
+/// memload thread's footprint) and its top frequency (the work rate).
+#[derive(Debug, Clone, Copy)]
+pub struct MachineCosts {
+    pub mem: MemCosts,
+    pub l2_kib: u64,
+    pub top_khz: u64,
+}
+
 impl InterbenchUser {
-    /// Creates the threads of `bench` against `load` in `k`; the benchmarked task starts at
-    /// `bench_start_ns`.
+    /// Creates the threads of `bench` against `load` in `k` (`burn_threads` of them for
+    /// [`Load::Burn`]); the benchmarked task starts at `bench_start_ns`.
     pub fn new(
         k: &mut Kernel<'_>,
         bench: Bench,
         load: Load,
-        bench_start_ns: u64,
-        mem: MemCosts,
-        l2_kib: u64,
-        top_khz: u64,
         burn_threads: u32,
+        bench_start_ns: u64,
+        machine: MachineCosts,
     ) -> InterbenchUser {
+        let MachineCosts {
+            mem,
+            l2_kib,
+            top_khz,
+        } = machine;
         let mut threads = Vec::new();
         let mut add = |k: &mut Kernel<'_>, name: &'static str, proc_id, kib, b, start_ns| {
             let tid = k.add_task(name, proc_id, 0, kib);
