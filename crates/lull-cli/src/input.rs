@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use lull_model::{RawEvent, TouchPhase};
+use lull_model::RawEvent;
 
 #[derive(Subcommand, Debug)]
 pub enum InputCommand {
@@ -30,30 +30,6 @@ fn kind(raw: &RawEvent) -> &'static str {
         RawEvent::Mouse { .. } => "mouse",
         RawEvent::Net { .. } => "net",
         RawEvent::Timer { .. } => "timer",
-    }
-}
-
-fn describe(raw: &RawEvent) -> String {
-    match *raw {
-        RawEvent::Touch { phase, x, y } => {
-            let phase = match phase {
-                TouchPhase::Down => "down",
-                TouchPhase::Move => "move",
-                TouchPhase::Up => "up",
-            };
-            format!("touch {phase} at ({x}, {y})")
-        }
-        RawEvent::Key { code, pressed } => {
-            format!(
-                "key {code} {}",
-                if pressed { "pressed" } else { "released" }
-            )
-        }
-        RawEvent::Mouse { dx, dy, buttons } => {
-            format!("mouse moved ({dx:+}, {dy:+}), buttons {buttons:#x}")
-        }
-        RawEvent::Net { channel, len } => format!("{len} bytes on network channel {channel}"),
-        RawEvent::Timer { id } => format!("timer {id} fired"),
     }
 }
 
@@ -84,7 +60,7 @@ pub fn run(cmd: InputCommand) -> ExitCode {
     );
     let shown = args.head.unwrap_or(usize::MAX);
     for ev in trace.events.iter().take(shown) {
-        println!("{:>14.6} s  {}", ev.at_ns as f64 / 1e9, describe(&ev.raw));
+        println!("{:>14.6} s  {}", ev.at_ns as f64 / 1e9, ev.raw);
     }
     if trace.events.len() > shown {
         println!("… {} more", trace.events.len() - shown);

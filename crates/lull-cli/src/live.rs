@@ -558,8 +558,11 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
                 v.map_or_else(|| "-".to_owned(), |x| format!("{x:.1} {unit}"))
             };
             println!(
-                "policy {:?}, foreground {:?}, background {:?} (scale {})",
-                r.policy, r.foreground, r.background, r.scale
+                "policy {}, foreground {}, background {} (scale {})",
+                crate::output::spelled(&r.policy),
+                crate::output::spelled(&r.foreground),
+                crate::output::spelled(&r.background),
+                r.scale
             );
             if let Some(rt) = r.response_ms {
                 println!(
@@ -802,8 +805,9 @@ pub fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
     }
     let _ = writeln!(
         out,
-        "fast CPUs {:?}, slow CPUs {:?}; {} threads; {} repetitions; sampling every {} ms; measured on this machine",
-        r.fast_cpus, r.slow_cpus, r.threads, r.reps, r.sample_period_ms
+        "fast CPUs {}, slow CPUs {}; {} threads; {} repetitions; sampling every {} ms; measured on this machine",
+        lull_os::topology::format_cpu_list(&r.fast_cpus),
+        lull_os::topology::format_cpu_list(&r.slow_cpus), r.threads, r.reps, r.sample_period_ms
     );
     let _ = writeln!(
         out,
@@ -980,7 +984,7 @@ fn experiment_text(r: &ExperimentReport) -> String {
         let _ = writeln!(
             t,
             "  {:<8} {:<16} {:>7} {:>8} {:>9} {:>9.2} {:>9.2} {:>10.2} {:>10.1} {:>10.1}",
-            format!("{:?}", th.group).to_lowercase(),
+            crate::output::spelled(&th.group),
             th.name,
             th.tid,
             th.wakeups,
