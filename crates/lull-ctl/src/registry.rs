@@ -75,7 +75,9 @@ impl std::fmt::Display for FollowMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FollowMode::Connector => f.write_str("the proc connector"),
-            FollowMode::Rescan { reason } => write!(f, "a rescan of /proc at each sample ({reason})"),
+            FollowMode::Rescan { reason } => {
+                write!(f, "a rescan of /proc at each sample ({reason})")
+            }
         }
     }
 }

@@ -193,18 +193,55 @@ mod tests {
     fn raw_events_read_as_words() {
         let cases = [
             (
-                RawEvent::Touch { phase: TouchPhase::Down, x: 100, y: -2 },
+                RawEvent::Touch {
+                    phase: TouchPhase::Down,
+                    x: 100,
+                    y: -2,
+                },
                 "touch down at (100, -2)",
             ),
-            (RawEvent::Touch { phase: TouchPhase::Move, x: 0, y: 1 }, "touch move at (0, 1)"),
-            (RawEvent::Touch { phase: TouchPhase::Up, x: 3, y: 4 }, "touch up at (3, 4)"),
-            (RawEvent::Key { code: 30, pressed: true }, "key 30 pressed"),
-            (RawEvent::Key { code: 30, pressed: false }, "key 30 released"),
             (
-                RawEvent::Mouse { dx: 3, dy: -1, buttons: 1 },
+                RawEvent::Touch {
+                    phase: TouchPhase::Move,
+                    x: 0,
+                    y: 1,
+                },
+                "touch move at (0, 1)",
+            ),
+            (
+                RawEvent::Touch {
+                    phase: TouchPhase::Up,
+                    x: 3,
+                    y: 4,
+                },
+                "touch up at (3, 4)",
+            ),
+            (
+                RawEvent::Key {
+                    code: 30,
+                    pressed: true,
+                },
+                "key 30 pressed",
+            ),
+            (
+                RawEvent::Key {
+                    code: 30,
+                    pressed: false,
+                },
+                "key 30 released",
+            ),
+            (
+                RawEvent::Mouse {
+                    dx: 3,
+                    dy: -1,
+                    buttons: 1,
+                },
                 "mouse moved (+3, -1), buttons 0x1",
             ),
-            (RawEvent::Net { channel: 2, len: 5 }, "5 bytes on network channel 2"),
+            (
+                RawEvent::Net { channel: 2, len: 5 },
+                "5 bytes on network channel 2",
+            ),
             (RawEvent::Timer { id: 7 }, "timer 7 fired"),
         ];
         for (raw, text) in cases {
