@@ -499,6 +499,12 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    eprintln!(
+        "live: {} through {} in real time (about {} s)…",
+        spec.app_name,
+        model.name(),
+        spec.workload.span_ns().div_ceil(1_000_000_000)
+    );
     match experiment::run(&spec) {
         Ok(r) if a.json => {
             println!("{}", crate::to_json(&r));
@@ -548,6 +554,12 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
         scale: a.scale,
         app_binary,
     };
+    eprintln!(
+        "live: UCSG with {} in front of {} under the {} policy, in real time…",
+        crate::output::spelled(&spec.foreground),
+        crate::output::spelled(&spec.background),
+        crate::output::spelled(&spec.policy)
+    );
     match ucsg_live::run(&spec) {
         Ok(r) if a.json => {
             println!("{}", crate::to_json(&r));
@@ -614,6 +626,7 @@ fn boost(a: &BoostArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&e, e.is_usage()),
     };
+    eprintln!("live: the painting app under each boost policy, in real time…");
     let reports = match boost_live::run(&spec) {
         Ok(r) => r,
         Err(e) => return fail(&e, e.is_usage()),
@@ -688,6 +701,7 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
         Err(e) => return fail(&e, e.is_usage()),
     };
     spec.hackbench.clone_from(&a.hackbench);
+    eprintln!("live: hackbench beside the live stack, with the boost, without it and alone…");
     let r = match boost_overhead::run(&spec) {
         Ok(r) => r,
         Err(e) => return fail(&e, e.is_usage()),
