@@ -255,6 +255,7 @@ mod tests {
             assert_eq!(k.index(), i);
             assert_eq!(EventKind::from_u16(k as u16), Some(k));
             assert_eq!(EventKind::from_name(k.name()), Some(k));
+            assert_eq!(k.to_string(), k.name());
         }
         assert_eq!(EventKind::from_u16(EventKind::COUNT as u16), None);
         assert_eq!(EventKind::from_name("TouchMotion"), None);
