@@ -86,6 +86,14 @@ pub fn run(cmd: InputCommand) -> ExitCode {
     }
 }
 
+/// Reads and checks a trace; the error names the file once (the reader's errors name it
+/// already, the parser's do not).
+fn load(path: &std::path::Path) -> Result<lull_workload::Trace, String> {
+    let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::TRACE)
+        .map_err(|e| e.to_string())?;
+    lull_workload::Trace::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn parse_kinds(text: &str) -> Result<Vec<EventKind>, String> {
     if text == "all" {
         return Ok(EventKind::ALL.to_vec());
@@ -223,10 +231,10 @@ fn record(a: RecordArgs) -> ExitCode {
 
 fn inject(a: InjectArgs) -> ExitCode {
     const CMD: &str = "lull input inject";
-    let trace = match lull_lab::live::load_trace(&a.file) {
+    let trace = match load(&a.file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("{CMD}: {}: {e}", a.file.display());
+            eprintln!("{CMD}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -266,10 +274,10 @@ fn inject(a: InjectArgs) -> ExitCode {
 }
 
 fn show(args: ShowArgs) -> ExitCode {
-    let trace = match lull_lab::live::load_trace(&args.file) {
+    let trace = match load(&args.file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("lull input show: {}: {e}", args.file.display());
+            eprintln!("lull input show: {e}");
             return ExitCode::FAILURE;
         }
     };
