@@ -50,7 +50,10 @@ mod tests {
 
     #[test]
     fn categories_are_named_as_in_specs() {
-        let names: Vec<String> = ThreadCategory::ALL.iter().map(ToString::to_string).collect();
+        let names: Vec<String> = ThreadCategory::ALL
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(names, ["event", "drawing", "foreground", "background"]);
     }
 }

@@ -340,11 +340,16 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     let replay = match &args.replay {
         Some(path) => {
             let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::TRACE)
-                .map_err(|e| format!("--replay: {e}{}", private_tmp_hint(
-                    path,
-                    e.is_not_found(),
-                    std::env::var_os("INVOCATION_ID").is_some()
-                )))?;
+                .map_err(|e| {
+                    format!(
+                        "--replay: {e}{}",
+                        private_tmp_hint(
+                            path,
+                            e.is_not_found(),
+                            std::env::var_os("INVOCATION_ID").is_some()
+                        )
+                    )
+                })?;
             Some(
                 lull_workload::Trace::parse(&text)
                     .map_err(|e| format!("--replay {}: {e}", path.display()))?,
