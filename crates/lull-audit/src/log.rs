@@ -614,6 +614,58 @@ mod tests {
         assert_eq!(s.counted_events, 9);
     }
 
+    /// Every counted class is written and read back as itself (the trailer's class byte).
+    #[test]
+    fn every_counted_class_round_trips() {
+        let mut log = sample_log(4, 10);
+        let task = log.summary.counted[0];
+        log.summary.counted = [
+            CountedClass::Recorder,
+            CountedClass::KernelWorker,
+            CountedClass::Ignored,
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, class)| CountedTask {
+            tid: 3 + i as u32,
+            class,
+            ..task
+        })
+        .collect();
+        let back = decode(&encode(&log).unwrap()).unwrap();
+        assert_eq!(back.summary.counted, log.summary.counted);
+    }
+
+    /// Tasks past the listed ones add their events to the overflow count the log carries.
+    #[test]
+    fn unlisted_counted_tasks_add_to_the_overflow_events() {
+        let mut log = sample_log(4, 10);
+        let task = log.summary.counted[0];
+        log.summary.counted = (0..=MAX_COUNTED_TASKS as u32)
+            .map(|i| CountedTask {
+                tid: 100 + i,
+                events: 4,
+                ..task
+            })
+            .collect();
+        log.summary.counted_overflow_events = 10;
+        let back = decode(&encode(&log).unwrap()).unwrap();
+        assert_eq!(back.summary.counted.len(), MAX_COUNTED_TASKS);
+        assert_eq!(back.summary.counted_overflow_events, 10 + 4);
+    }
+
+    #[test]
+    fn the_encoder_counts_the_entries_it_wrote() {
+        let log = sample_log(7, 100);
+        let mut out = Vec::new();
+        let mut enc = LogEncoder::new(log.header, &mut out);
+        assert_eq!(enc.records_written(), 0);
+        for r in &log.records {
+            enc.record(r, &mut out);
+        }
+        assert_eq!(enc.records_written(), 7);
+    }
+
     #[test]
     fn every_truncation_is_an_error() {
         let bytes = encode(&sample_log(10, 100)).unwrap();

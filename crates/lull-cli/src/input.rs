@@ -306,3 +306,22 @@ fn show(args: ShowArgs) -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_read_by_name_once_each() {
+        assert_eq!(parse_kinds("all").unwrap(), EventKind::ALL);
+        assert_eq!(
+            parse_kinds("key, touch_press,key").unwrap(),
+            [EventKind::Key, EventKind::TouchPress]
+        );
+        let err = parse_kinds("key,tap").unwrap_err();
+        assert!(
+            err.starts_with("--kinds: unknown kind tap; the kinds are touch_motion"),
+            "{err}"
+        );
+    }
+}

@@ -1081,6 +1081,15 @@ mod tests {
             decode_request(&header(request_type::DRAW, u32::MAX)),
             Err(WireError::TooLong(u32::MAX))
         );
+        // The largest length allowed is allowed: the frame waits for its data.
+        assert_eq!(
+            decode_request(&header(request_type::DRAW, MAX_DATA_LEN)),
+            Ok(None)
+        );
+        assert_eq!(
+            decode_request(&header(request_type::DRAW, MAX_DATA_LEN + 1)),
+            Err(WireError::TooLong(MAX_DATA_LEN + 1))
+        );
     }
 
     #[test]
