@@ -654,6 +654,23 @@ mod tests {
         assert_eq!(back.summary.counted_overflow_events, 10 + 4);
     }
 
+    /// A log with no entries decodes; fewer bytes than the smallest possible log (header,
+    /// trailer with no ring and no task, end) are refused as too short before anything is read.
+    #[test]
+    fn an_empty_log_decodes_and_a_shorter_one_is_too_short() {
+        let bytes = encode(&sample_log(0, 4)).unwrap();
+        assert!(decode(&bytes).unwrap().records.is_empty());
+        let smallest = HEADER_SIZE + 8 + 8 + 4 + 8 + END_SIZE;
+        for len in [0, smallest - 1] {
+            let mut short = bytes[..len.min(bytes.len())].to_vec();
+            short.resize(len, 0);
+            assert!(
+                matches!(decode(&short), Err(LogError::TooShort { min, .. }) if min == smallest),
+                "{len} bytes"
+            );
+        }
+    }
+
     #[test]
     fn the_encoder_counts_the_entries_it_wrote() {
         let log = sample_log(7, 100);

@@ -1157,6 +1157,19 @@ mod tests {
                 ..
             })
         ));
+        // A batch of exactly the limit is read.
+        let full = Request::DrawBatch(
+            (0..MAX_DRAW_BATCH as u32)
+                .map(|i| DrawItem {
+                    surface_id: i,
+                    x: 1,
+                    y: 2,
+                })
+                .collect(),
+        );
+        let mut m = Vec::new();
+        encode_request(&full, &mut m);
+        assert_eq!(decode_request(&m), Ok(Some((full, m.len()))));
         // A batch of no draws, and one claiming more than the limit in a short message.
         for n in [0u32, MAX_DRAW_BATCH as u32 + 1] {
             let mut m = header(request_type::DRAW_BATCH, 4);
