@@ -1037,6 +1037,23 @@ mod tests {
                 threads: [Some(10), None, Some(12), None],
             }]),
             Reply::Windows(Vec::new()),
+            // The limits themselves are allowed: MAX_WINDOWS windows with names of
+            // MAX_NAME_LEN bytes.
+            Reply::Windows(
+                (0..MAX_WINDOWS as u32)
+                    .map(|index| WindowInfo {
+                        app: AppId {
+                            index,
+                            generation: 0,
+                        },
+                        pid: 1,
+                        rect: Rect::new(0, 0, 1, 1),
+                        state: WindowState::FRONT,
+                        name: "n".repeat(MAX_NAME_LEN),
+                        threads: [None; 4],
+                    })
+                    .collect(),
+            ),
             Reply::Ok {
                 request_type: request_type::DRAW,
             },
