@@ -671,6 +671,18 @@ mod tests {
         }
     }
 
+    /// The ring count is checked at both ends: none is refused, the most (`MAX_RINGS`) read.
+    #[test]
+    fn ring_counts_from_one_to_the_most_are_read() {
+        let mut most = sample_log(0, 4);
+        most.header.rings = MAX_RINGS;
+        most.summary.rings = vec![RingCounters::default(); usize::from(MAX_RINGS)];
+        assert_eq!(decode(&encode(&most).unwrap()).unwrap(), most);
+        let mut none = encode(&sample_log(0, 4)).unwrap();
+        none[12..14].copy_from_slice(&0u16.to_le_bytes());
+        assert!(matches!(decode(&none), Err(LogError::Rings(0))));
+    }
+
     #[test]
     fn the_encoder_counts_the_entries_it_wrote() {
         let log = sample_log(7, 100);
