@@ -37,7 +37,7 @@ enum {
 enum {
     ESM_OK = 0,               /* esm_wait: a handler ran */
     ESM_OVERFLOW = 1,         /* esm_wait: events were lost, see esm_last_overflow() */
-    ESM_ERR_CONNECT = -1,     /* no daemon listens on the socket */
+    ESM_ERR_CONNECT = -1,     /* no daemon listens on the socket (is lulld running?) */
     ESM_ERR_DAEMON_GONE = -2, /* the daemon closed the connection */
     ESM_ERR_PROTOCOL = -3,    /* malformed message from the daemon */
     ESM_ERR_BAD_KIND = -4,    /* unknown event kind */
@@ -45,7 +45,8 @@ enum {
     ESM_ERR_BAD_PATH = -6,    /* socket path not valid UTF-8 */
     ESM_ERR_REENTRANT = -7,   /* esm_* called from inside a handler */
     ESM_ERR_BAD_EVENT = -8,   /* producer: the event's fields do not fit its kind */
-    ESM_ERR_BAD_ARG = -9      /* producer: a NULL pointer or a count out of range */
+    ESM_ERR_BAD_ARG = -9,     /* producer: a NULL pointer or a count out of range */
+    ESM_ERR_PERMISSION = -10  /* the socket refused this user (EACCES): join its group (input) or run as root */
 };
 
 /* An event as a handler receives it. */
@@ -172,7 +173,8 @@ enum {
     KDS_ERR_IO = -8,           /* socket error */
     KDS_ERR_STOPPING = -9,     /* the app is detaching, or this thread's function was replaced */
     KDS_ERR_WRONG_THREAD = -10, /* kds_detach on one of the app's KDS threads */
-    KDS_ERR_INTERNAL = -11     /* a fault inside the library */
+    KDS_ERR_INTERNAL = -11,    /* a fault inside the library */
+    KDS_ERR_PERMISSION = -12   /* the socket refused this user (EACCES): join its group (input) or run as root */
 };
 
 /* Why the server refused a request (kds_last_refusal; the wire's ErrorCode numbers). */

@@ -12,12 +12,13 @@ import json
 import os
 import time
 import tomllib
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
 
 from . import _inputs, _lull
-from .errors import InputError, LullError, SweepError
+from .errors import InputError, LullError, SweepError, SweepWarning
 
 ENGINES = ("local", "dask", "ray")
 
@@ -183,6 +184,37 @@ def _table(tasks, outputs):
     return df
 
 
+def inert_axes(df, keys):
+    """The axes among ``keys`` (override columns) and ``"seed"`` that change no figure anywhere:
+    for every setting of the other axes and every model, all of the axis's values give exactly
+    the same figures. An axis with one value is not counted."""
+    figures = [c for c, _ in FIGURES if c in df.columns]
+    inert = []
+    for axis in [*keys, "seed"]:
+        if axis not in df.columns or df[axis].nunique(dropna=False) < 2:
+            continue
+        others = [k for k in [*keys, "seed"] if k != axis] + ["model"]
+        spread = df.groupby(others, observed=True, dropna=False)[figures].nunique(dropna=False)
+        if len(spread) and int(spread.to_numpy().max()) <= 1:
+            inert.append(axis)
+    return inert
+
+
+def _warn_inert(df, keys):
+    inert = inert_axes(df, keys)
+    for axis in inert:
+        what = "the seeds" if axis == "seed" else f"the override {axis!r}"
+        hint = (
+            "nothing random in the spec reaches a figure (e.g. a recorded trace): one seed is enough"
+            if axis == "seed"
+            else "no figure depends on it here (e.g. a scheduler with no contention): vary "
+            "something the result depends on, or drop the axis"
+        )
+        warnings.warn(f"sweep: {what} changed no figure in any run; {hint}", SweepWarning,
+                      stacklevel=3)
+    df.attrs["inert_axes"] = inert
+
+
 def _local(tasks, models, workers):
     return run_calls(run_task, [(t[2], t[1], models) for t in tasks], "local", workers, None)
 
@@ -241,7 +273,8 @@ def sweep(grid, engine="local", address=None, workers=None, out=None, *, relativ
     (``address`` of a scheduler, or a local cluster of ``workers`` processes started here).
     ``out``: also write the table to a ``.parquet`` or ``.csv`` file. Raises ``SweepError`` for
     a bad grid, key, engine or output before any run starts, ``SpecError`` for a run the
-    simulator refuses."""
+    simulator refuses. Warns (``SweepWarning``) for each axis — an override or the seeds — that
+    changed no figure in any run; ``df.attrs["inert_axes"]`` lists them."""
     if engine not in ENGINES:
         raise SweepError(f"unknown engine {engine!r} (known: local, dask)")
     if engine == "ray":
@@ -263,6 +296,7 @@ def sweep(grid, engine="local", address=None, workers=None, out=None, *, relativ
     else:
         outputs = _dask(tasks, g.models, workers, address)
     df = _table(tasks, outputs)
+    _warn_inert(df, list(g.overrides))
     if out is not None:
         path = os.fspath(out)
         if path.endswith(".parquet"):
@@ -297,6 +331,8 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--out", default=None, help="write the table to FILE.parquet or FILE.csv")
     args = ap.parse_args(argv)
+    warnings.simplefilter("always", SweepWarning)
+    warnings.showwarning = lambda message, *_: print(message, file=sys.stderr)
     try:
         grid = load_file(args.sweep_file)
         started = time.perf_counter()

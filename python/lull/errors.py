@@ -33,3 +33,8 @@ class ResultsError(LullError, ValueError):
 class SweepError(LullError, ValueError):
     """A sweep grid or sweep file that cannot run: an unknown override key, an empty axis, a bad
     engine or output."""
+
+
+class SweepWarning(UserWarning):
+    """A sweep whose axis (an override, or the seeds) changed no figure anywhere: its runs were
+    spent on copies of one result."""

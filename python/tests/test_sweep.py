@@ -102,3 +102,30 @@ def test_dask_on_a_local_cluster_equals_local(tiny):
     ) as cluster:
         on_dask = lull.sweep(grid(tiny), engine="dask", address=cluster.scheduler_address)
     pd.testing.assert_frame_equal(on_dask, lull.sweep(grid(tiny)))
+
+
+def test_an_axis_that_changes_no_figure_is_reported(root):
+    import warnings
+
+    from lull._sweep import inert_axes
+    from lull.errors import SweepWarning
+
+    spec = os.path.join(root, "experiments/marz/tracking-10s.toml")
+    g = {"spec": spec, "models": ["esm"], "seeds": [1, 2],
+         "overrides": {"cpu.main_cores": [1, 4], "policy.scheduler": ["cfs", "eevdf"]}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = lull.sweep(g, workers=2)
+    # The trace is a recording: the seeds change nothing. The scheduler changes the figures on
+    # one core (threads contend), so it is not reported although it changes nothing on four.
+    assert df.attrs["inert_axes"] == ["seed"]
+    msgs = [str(w.message) for w in caught if issubclass(w.category, SweepWarning)]
+    assert len(msgs) == 1 and "the seeds changed no figure" in msgs[0]
+    one_core = df[df["cpu.main_cores"] == 1]
+    assert inert_axes(one_core, ["policy.scheduler"]) == ["seed"]
+    four = df[df["cpu.main_cores"] == 4]
+    assert inert_axes(four, ["policy.scheduler"]) == ["policy.scheduler", "seed"]
+    # One changed figure in one run is enough for an axis to count.
+    changed = four.copy()
+    changed.loc[changed.index[0], "energy_mj"] += 1.0
+    assert inert_axes(changed, ["policy.scheduler"]) == []

@@ -203,8 +203,10 @@ fn forgotten_masks_stay_when_the_actuator_closes() {
 }
 
 /// With the v2 freezer and the cpu controller in cgroup v2, the weight lands in the thread's
-/// own cgroup and goes with it on release; otherwise the actuator says why it cannot, takes
-/// nothing into the freezer, and the test says so.
+/// own cgroup and goes with it on release; otherwise (the hybrid layout, cpu bound to cgroup
+/// v1) the actuator says why it cannot and takes nothing into the freezer, which is what is
+/// checked here. The lab guest, whose cgroup v2 has cpu, checks the weight itself
+/// (`tests/guest_cpu_weight.rs`).
 #[test]
 fn cpu_weight_is_written_to_the_threads_cgroup_or_unavailable_here() {
     let _serial = serial_adoption();
@@ -231,7 +233,8 @@ fn cpu_weight_is_written_to_the_threads_cgroup_or_unavailable_here() {
         );
         assert_eq!(a.counters().adopted, 0);
         assert!(subdirs(&root).is_empty());
-        lull_testkit::skip(format!("cpu.weight: {why}"));
+        // Not a skip: the refusal is this machine's behaviour, and it was checked.
+        println!("cpu.weight is unavailable here ({why}): checked the refusal");
         return;
     }
     assert_eq!(a.apply(&ask), Outcome::Applied);

@@ -614,6 +614,87 @@ mod tests {
         assert_eq!(s.counted_events, 9);
     }
 
+    /// Every counted class is written and read back as itself (the trailer's class byte).
+    #[test]
+    fn every_counted_class_round_trips() {
+        let mut log = sample_log(4, 10);
+        let task = log.summary.counted[0];
+        log.summary.counted = [
+            CountedClass::Recorder,
+            CountedClass::KernelWorker,
+            CountedClass::Ignored,
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, class)| CountedTask {
+            tid: 3 + i as u32,
+            class,
+            ..task
+        })
+        .collect();
+        let back = decode(&encode(&log).unwrap()).unwrap();
+        assert_eq!(back.summary.counted, log.summary.counted);
+    }
+
+    /// Tasks past the listed ones add their events to the overflow count the log carries.
+    #[test]
+    fn unlisted_counted_tasks_add_to_the_overflow_events() {
+        let mut log = sample_log(4, 10);
+        let task = log.summary.counted[0];
+        log.summary.counted = (0..=MAX_COUNTED_TASKS as u32)
+            .map(|i| CountedTask {
+                tid: 100 + i,
+                events: 4,
+                ..task
+            })
+            .collect();
+        log.summary.counted_overflow_events = 10;
+        let back = decode(&encode(&log).unwrap()).unwrap();
+        assert_eq!(back.summary.counted.len(), MAX_COUNTED_TASKS);
+        assert_eq!(back.summary.counted_overflow_events, 10 + 4);
+    }
+
+    /// A log with no entries decodes; fewer bytes than the smallest possible log (header,
+    /// trailer with no ring and no task, end) are refused as too short before anything is read.
+    #[test]
+    fn an_empty_log_decodes_and_a_shorter_one_is_too_short() {
+        let bytes = encode(&sample_log(0, 4)).unwrap();
+        assert!(decode(&bytes).unwrap().records.is_empty());
+        let smallest = HEADER_SIZE + 8 + 8 + 4 + 8 + END_SIZE;
+        for len in [0, smallest - 1] {
+            let mut short = bytes[..len.min(bytes.len())].to_vec();
+            short.resize(len, 0);
+            assert!(
+                matches!(decode(&short), Err(LogError::TooShort { min, .. }) if min == smallest),
+                "{len} bytes"
+            );
+        }
+    }
+
+    /// The ring count is checked at both ends: none is refused, the most (`MAX_RINGS`) read.
+    #[test]
+    fn ring_counts_from_one_to_the_most_are_read() {
+        let mut most = sample_log(0, 4);
+        most.header.rings = MAX_RINGS;
+        most.summary.rings = vec![RingCounters::default(); usize::from(MAX_RINGS)];
+        assert_eq!(decode(&encode(&most).unwrap()).unwrap(), most);
+        let mut none = encode(&sample_log(0, 4)).unwrap();
+        none[12..14].copy_from_slice(&0u16.to_le_bytes());
+        assert!(matches!(decode(&none), Err(LogError::Rings(0))));
+    }
+
+    #[test]
+    fn the_encoder_counts_the_entries_it_wrote() {
+        let log = sample_log(7, 100);
+        let mut out = Vec::new();
+        let mut enc = LogEncoder::new(log.header, &mut out);
+        assert_eq!(enc.records_written(), 0);
+        for r in &log.records {
+            enc.record(r, &mut out);
+        }
+        assert_eq!(enc.records_written(), 7);
+    }
+
     #[test]
     fn every_truncation_is_an_error() {
         let bytes = encode(&sample_log(10, 100)).unwrap();

@@ -318,8 +318,10 @@ pub fn run(cmd: AuditCommand) -> ExitCode {
             })),
             Ok(r) => {
                 outln!(
-                    "two busy processes for {} ms, then one for {} ms (pids {:?}): TLP over busy time {} (C_i {:?}), dropped events {}",
-                    r.phase_ms, r.phase_ms, r.pids, fmt_opt(r.report.tlp), r.report.busy_cpus_fraction, r.report.dropped_events
+                    "two busy processes for {} ms, then one for {} ms (pids {}): TLP over busy time {} (C_i {}), dropped events {}",
+                    r.phase_ms, r.phase_ms, join(&r.pids, ", "), fmt_opt(r.report.tlp),
+                    r.report.busy_cpus_fraction.iter().map(|(i, c)| format!("C{i} {c:.3}")).collect::<Vec<_>>().join(", "),
+                    r.report.dropped_events
                 );
                 ExitCode::SUCCESS
             }
@@ -522,6 +524,14 @@ fn print_json<T: serde::Serialize>(v: &T) -> ExitCode {
     }
 }
 
+fn join<T: std::fmt::Display>(items: &[T], sep: &str) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
 fn fmt_opt(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |x| format!("{x:.3}"))
 }
@@ -644,7 +654,14 @@ fn stats(a: &FileArgs, input: &files::Input) -> ExitCode {
         s.span_ns as f64 / 1e9,
         s.distinct_tasks
     );
-    outln!("by kind: {:?}", s.by_kind);
+    outln!(
+        "by kind: {}",
+        s.by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     outln!(
         "gaps {} ({} records missing): overwritten {}, kernel lost {}, unexplained {}",
         s.gaps,
@@ -661,10 +678,10 @@ fn stats(a: &FileArgs, input: &files::Input) -> ExitCode {
     );
     for c in &s.counted_tasks {
         outln!(
-            "  {:>7} {:<16} {:?} events {} exec {} ns",
+            "  {:>7} {:<16} {} events {} exec {} ns",
             c.tid,
             c.comm.to_string_lossy(),
-            c.class,
+            crate::output::spelled(&c.class),
             c.events,
             c.exec_ns
         );

@@ -179,7 +179,7 @@ fn watch(a: &WatchArgs) -> ExitCode {
         Ok(sum) => {
             println!(
                 "end: {} after {:.3} s; {} samples, {} threads seen ({} born, {} ended, {} \
-                 vanished), {} ns per sample; following: {:?}; scaled: {}{}",
+                 vanished), {} ns per sample; following: {}; scaled: {}{}",
                 if sum.process_exited {
                     "process exited"
                 } else {
@@ -233,13 +233,14 @@ fn run_cmd(a: RunArgs) -> ExitCode {
         }
         Ok(r) => {
             println!(
-                "{}: {:.3} s, exit {:?}{}; {} samples ({} ns each); scaled: {}; following: {:?}",
+                "{}: {:.3} s, {}; {} samples ({} ns each); scaled: {}; following: {}",
                 r.scheme,
                 r.completion_ns as f64 / 1e9,
-                r.exit_code,
-                r.signal
-                    .map(|s| format!(" (signal {s})"))
-                    .unwrap_or_default(),
+                match (r.exit_code, r.signal) {
+                    (Some(code), _) => format!("exit {code}"),
+                    (None, Some(sig)) => format!("killed by signal {sig}"),
+                    (None, None) => "ended without a status".to_owned(),
+                },
                 r.samples,
                 r.sample_cost_ns_mean,
                 r.scaled,
@@ -260,13 +261,13 @@ fn run_cmd(a: RunArgs) -> ExitCode {
                 cpus.sort_unstable();
                 cpus.dedup();
                 println!(
-                    "{:>7} {:>7} {:<15} {:>10.1} {:>10.1}  {:?}",
+                    "{:>7} {:>7} {:<15} {:>10.1} {:>10.1}  {}",
                     t.pid,
                     t.tid,
                     t.comm,
                     t.cpu_ns as f64 / 1e6,
                     t.work_ns as f64 / 1e6,
-                    cpus
+                    lull_os::topology::format_cpu_list(&cpus)
                 );
             }
             ended_as(&r)
@@ -282,8 +283,8 @@ fn ended_as(r: &lull_ctl::RunReport) -> ExitCode {
 }
 
 fn set_mask(a: &SetMaskArgs) -> ExitCode {
-    let mask = match lull_ctl::core_sets(Some(&a.cpus), None, &online()) {
-        Ok(s) => s.fast.0,
+    let mask = match lull_ctl::cpu_mask("cpus", &a.cpus, &online()) {
+        Ok(m) => m,
         Err(e) => return fail("set-mask", e),
     };
     let mut ctl = lull_ctl::Ctl::new();
@@ -348,7 +349,7 @@ pub fn reproduce_section() -> Result<crate::output::Section, String> {
 
 fn overhead_text(r: &overhead::OverheadReport, cpus: usize) -> String {
     format!(
-        "sample: {} ns per thread ({} threads, {} samples; following: {:?})\n\
+        "sample: {} ns per thread ({} threads, {} samples; following: {})\n\
          CPU-bound program ({cpus} threads), median of {}: plain {:.3} s, watched every {} ms \
          {:.3} s: slowdown {:+.2} % (seed 004 §3.1: about {} %)\n",
         r.sample_ns_per_thread,

@@ -45,7 +45,12 @@ pub fn run(cmd: GuisCommand) -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("lull guis stats: {}: {e}", path.display());
+                    // A failed connect names the socket already; later errors do not.
+                    if matches!(e, lull::kds_client::KdsClientError::Connect { .. }) {
+                        eprintln!("lull guis stats: {e}");
+                    } else {
+                        eprintln!("lull guis stats: {}: {e}", path.display());
+                    }
                     ExitCode::FAILURE
                 }
             }

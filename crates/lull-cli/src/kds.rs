@@ -185,10 +185,11 @@ pub fn run(cmd: KdsCommand) -> ExitCode {
                 for w in &w {
                     let s = w.state;
                     let state = format!(
-                        "{:?}, {:?}, screen {:?}",
-                        s.stacking, s.visibility, s.screen
-                    )
-                    .to_lowercase();
+                        "{}, {}, screen {}",
+                        crate::output::spelled(&s.stacking),
+                        crate::output::spelled(&s.visibility),
+                        crate::output::spelled(&s.screen)
+                    );
                     println!(
                         "{:<10} {:>8} {:>6} {:>6} {:>6} {:>6}  {:<32} {}",
                         w.app.to_string(),

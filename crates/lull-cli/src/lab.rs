@@ -200,7 +200,10 @@ fn tests(cache: &Cache, config: &GuestConfig, out: &std::path::Path, json: bool)
                 println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
             } else {
                 for b in r.suite.binaries.iter().filter(|b| b.exit_code != Some(0)) {
-                    eprintln!("lab guest: {} failed (exit {:?})", b.binary, b.exit_code);
+                    let status = b
+                        .exit_code
+                        .map_or_else(|| "no exit status".to_owned(), |c| format!("exit {c}"));
+                    eprintln!("lab guest: {} failed ({status})", b.binary);
                 }
                 println!(
                     "lab guest (Linux {}, {}): {} binaries, boot {:.1} s, run {:.1} s",

@@ -499,6 +499,12 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    eprintln!(
+        "live: {} through {} in real time (about {} s)…",
+        spec.app_name,
+        model.name(),
+        spec.workload.span_ns().div_ceil(1_000_000_000)
+    );
     match experiment::run(&spec) {
         Ok(r) if a.json => {
             println!("{}", crate::to_json(&r));
@@ -548,6 +554,12 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
         scale: a.scale,
         app_binary,
     };
+    eprintln!(
+        "live: UCSG with {} in front of {} under the {} policy, in real time…",
+        crate::output::spelled(&spec.foreground),
+        crate::output::spelled(&spec.background),
+        crate::output::spelled(&spec.policy)
+    );
     match ucsg_live::run(&spec) {
         Ok(r) if a.json => {
             println!("{}", crate::to_json(&r));
@@ -558,8 +570,11 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
                 v.map_or_else(|| "-".to_owned(), |x| format!("{x:.1} {unit}"))
             };
             println!(
-                "policy {:?}, foreground {:?}, background {:?} (scale {})",
-                r.policy, r.foreground, r.background, r.scale
+                "policy {}, foreground {}, background {} (scale {})",
+                crate::output::spelled(&r.policy),
+                crate::output::spelled(&r.foreground),
+                crate::output::spelled(&r.background),
+                r.scale
             );
             if let Some(rt) = r.response_ms {
                 println!(
@@ -611,6 +626,7 @@ fn boost(a: &BoostArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&e, e.is_usage()),
     };
+    eprintln!("live: the painting app under each boost policy, in real time…");
     let reports = match boost_live::run(&spec) {
         Ok(r) => r,
         Err(e) => return fail(&e, e.is_usage()),
@@ -685,6 +701,7 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
         Err(e) => return fail(&e, e.is_usage()),
     };
     spec.hackbench.clone_from(&a.hackbench);
+    eprintln!("live: hackbench beside the live stack, with the boost, without it and alone…");
     let r = match boost_overhead::run(&spec) {
         Ok(r) => r,
         Err(e) => return fail(&e, e.is_usage()),
@@ -802,8 +819,9 @@ pub fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
     }
     let _ = writeln!(
         out,
-        "fast CPUs {:?}, slow CPUs {:?}; {} threads; {} repetitions; sampling every {} ms; measured on this machine",
-        r.fast_cpus, r.slow_cpus, r.threads, r.reps, r.sample_period_ms
+        "fast CPUs {}, slow CPUs {}; {} threads; {} repetitions; sampling every {} ms; measured on this machine",
+        lull_os::topology::format_cpu_list(&r.fast_cpus),
+        lull_os::topology::format_cpu_list(&r.slow_cpus), r.threads, r.reps, r.sample_period_ms
     );
     let _ = writeln!(
         out,
@@ -980,7 +998,7 @@ fn experiment_text(r: &ExperimentReport) -> String {
         let _ = writeln!(
             t,
             "  {:<8} {:<16} {:>7} {:>8} {:>9} {:>9.2} {:>9.2} {:>10.2} {:>10.1} {:>10.1}",
-            format!("{:?}", th.group).to_lowercase(),
+            crate::output::spelled(&th.group),
             th.name,
             th.tid,
             th.wakeups,

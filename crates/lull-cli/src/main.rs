@@ -41,7 +41,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run every experiment that exists and print its results; list the ones still to come.
+    /// Run every experiment of the seeds that Lull runs and print its results (with --out, also
+    /// as results files and an HTML report).
     Reproduce(ReproduceArgs),
     /// Render DIR/report/index.html (SVG plots, ours beside the seeds') from the results files
     /// `lull reproduce --out DIR` wrote.
@@ -82,7 +83,8 @@ enum Command {
     /// rt-app, cc, QEMU and KVM, the lab guest's kernel, …), what each lack makes skip, and
     /// the remedy.
     Doctor(doctor::DoctorArgs),
-    /// Input traces (`lull-trace 1`, docs/traces.md): show one human-readably.
+    /// Input traces (`lull-trace 1`, docs/traces.md): show one, record one from a running lulld
+    /// or an input device, inject one into a running lulld.
     #[command(subcommand)]
     Input(input::InputCommand),
 }

@@ -21,3 +21,25 @@ pub struct Section {
     pub table: String,
     pub json: serde_json::Value,
 }
+
+/// A value as it is spelled in specs, flags and JSON (its serialised name: `zip+ftp`, not
+/// `ZipFtp`), for user output that must not show Rust's `Debug` text.
+pub fn spelled<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(e) => format!("<{e}>"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spelled;
+
+    #[test]
+    fn values_are_spelled_as_in_specs() {
+        assert_eq!(spelled(&lull_model::Stacking::Foreground), "foreground");
+        assert_eq!(spelled(&lull_lab::ucsg_live::Background::ZipFtp), "zip+ftp");
+        assert_eq!(spelled(&3u32), "3");
+    }
+}

@@ -1,8 +1,7 @@
-//! `lull reproduce`: every experiment that exists, then the list of those still to come.
+//! `lull reproduce`: every experiment of the seeds that Lull runs, one section each.
 //!
 //! Each experiment is a [`Section`]: a function that runs it and returns its table and JSON.
-//! Adding an experiment means adding one entry to [`SECTIONS`] and taking its line out of
-//! [`TO_COME`]. With `--out DIR` every section's JSON is also written as a results file
+//! Adding an experiment means adding one entry to [`SECTIONS`]. With `--out DIR` every section's JSON is also written as a results file
 //! (`lull_report`), as soon as the section ends, so an interrupted run keeps what it finished.
 
 use std::path::PathBuf;
@@ -12,7 +11,7 @@ use std::time::Instant;
 
 use lull_lab::bench::{self, DispatchBenchConfig};
 use lull_report::{Label, Outcome, Provenance, ResultFile};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::output::Section;
 use crate::progress::Progress;
@@ -171,9 +170,6 @@ pub const SECTIONS: &[SectionDef] = &[
     },
 ];
 
-/// Experiments of the seeds that Lull does not run yet, with the piece that will run them.
-const TO_COME: &[(&str, &str)] = &[];
-
 fn lab_sched_section() -> Result<Section, String> {
     let (table, json) = crate::lab_sched::reproduce_section()?;
     Ok(Section { table, json })
@@ -331,18 +327,8 @@ pub fn run(opts: &Options) -> ExitCode {
     }
     lull_lab::progress::clear_sink();
     progress.finish();
-    let to_come: Vec<Value> = TO_COME
-        .iter()
-        .map(|(e, n)| json!({ "experiment": e, "needs": n }))
-        .collect();
     if opts.json {
-        report.insert("to_come".to_owned(), Value::Array(to_come));
         println!("{}", crate::to_json(&report));
-    } else if !TO_COME.is_empty() {
-        println!("== still to come ==");
-        for (experiment, needs) in TO_COME {
-            println!("- {experiment} (needs: {needs})");
-        }
     }
     if let Some(dir) = &opts.out {
         eprintln!(

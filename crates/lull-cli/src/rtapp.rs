@@ -148,7 +148,7 @@ pub fn run(args: &RtAppArgs) -> ExitCode {
     }
     for (slot, name) in &slots {
         if let Err(e) = run.policy.set(slot, name) {
-            eprintln!("{CMD}: {slot}={name}: {e:?}");
+            eprintln!("{CMD}: --policy {slot}={name}: {e}");
             return ExitCode::FAILURE;
         }
     }

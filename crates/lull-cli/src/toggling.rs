@@ -22,8 +22,13 @@ pub fn table(r: &TogglingResult) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "{} — {} (modelled on {}, seed {}; big CPUs {:?}, LITTLE CPUs {:?})",
-        r.experiment, r.description, r.platform, r.seed, r.fast_cpus, r.slow_cpus
+        "{} — {} (modelled on {}, seed {}; big CPUs {}, LITTLE CPUs {})",
+        r.experiment,
+        r.description,
+        r.platform,
+        r.seed,
+        cpus(&r.fast_cpus),
+        cpus(&r.slow_cpus)
     );
     let _ = writeln!(
         t,
@@ -93,4 +98,10 @@ pub fn section() -> Result<crate::output::Section, String> {
         table: text,
         json: Value::Object(all),
     })
+}
+
+/// A simulated platform's CPU indices as a CPU list (`0-3`).
+fn cpus(ids: &[usize]) -> String {
+    let ids: Vec<u32> = ids.iter().filter_map(|&c| u32::try_from(c).ok()).collect();
+    lull_os::topology::format_cpu_list(&ids)
 }

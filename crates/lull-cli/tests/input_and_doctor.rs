@@ -53,3 +53,99 @@ fn doctor_gives_a_remedy_for_every_missing_piece() {
         assert!(!c["needed_by"].as_str().unwrap().is_empty(), "{c}");
     }
 }
+
+/// `lull input record --device` on a pipe of `struct input_event` records (what an evdev
+/// device gives; the lab guest's test records a real uinput device): the trace holds the
+/// events, timed from the first.
+#[test]
+fn input_record_writes_a_trace_from_a_pipe_of_input_events() {
+    use lull_model::{RawEvent, TouchPhase};
+    let dir = std::env::temp_dir().join(format!("lull-input-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("events");
+    let out_file = dir.join("out.trace");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
+        .args(["input", "record", "--count", "3", "--device"])
+        .arg(&fifo)
+        .arg("-o")
+        .arg(&out_file)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let events = [
+        (
+            5_000_000_000u64,
+            RawEvent::Key {
+                code: 30,
+                pressed: true,
+            },
+        ),
+        (
+            5_020_000_000,
+            RawEvent::Key {
+                code: 30,
+                pressed: false,
+            },
+        ),
+        (
+            5_500_000_000,
+            RawEvent::Touch {
+                phase: TouchPhase::Down,
+                x: 10,
+                y: 20,
+            },
+        ),
+        // Past --count: not recorded.
+        (
+            6_000_000_000,
+            RawEvent::Key {
+                code: 31,
+                pressed: true,
+            },
+        ),
+    ];
+    let mut bytes = Vec::new();
+    let mut enc = lull_os::evdev::EvdevEncoder::new();
+    for (t, raw) in events {
+        enc.encode(raw, t, &mut bytes).unwrap();
+    }
+    // Opening for writing waits for the recorder to open the pipe for reading.
+    std::fs::write(&fifo, &bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("3 events over 0.500 s"), "{err}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        body,
+        [
+            "lull-trace 1",
+            "0 key 30 down",
+            "20000000 key 30 up",
+            "500000000 touch down 10 20"
+        ]
+    );
+}
+
+#[test]
+fn input_inject_without_a_daemon_names_the_socket_and_the_remedy() {
+    let dir = std::env::temp_dir().join(format!("lull-input-inject-{}", std::process::id()));
+    let out = lull(&[
+        "input",
+        "inject",
+        "traces/stylus-spiral.trace",
+        "--socket",
+        dir.join("esm.sock").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("esm.sock"), "{err}");
+    assert!(err.contains("is lulld running?"), "{err}");
+}

@@ -26,6 +26,8 @@ pub const ESM_ERR_IO: c_int = -5;
 pub const ESM_ERR_BAD_PATH: c_int = -6;
 /// An `esm_*` call from inside a handler (the connection is busy running that handler).
 pub const ESM_ERR_REENTRANT: c_int = -7;
+/// The daemon's socket refused this user (EACCES): a permission problem, not a missing daemon.
+pub const ESM_ERR_PERMISSION: c_int = -10;
 
 /// `struct lull_event` of `lull.h`.
 #[repr(C)]
@@ -53,6 +55,11 @@ thread_local! {
 /// The `ESM_ERR_*` code of a client error (the producer's C ABI reports the same codes).
 pub(crate) fn code(e: &ClientError) -> c_int {
     match e {
+        ClientError::Connect { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            ESM_ERR_PERMISSION
+        }
         ClientError::Connect { .. } | ClientError::ConnectTimeout { .. } => ESM_ERR_CONNECT,
         ClientError::DaemonGone | ClientError::Rejected(_) => ESM_ERR_DAEMON_GONE,
         ClientError::Protocol(_) | ClientError::Unexpected(..) | ClientError::NoWaitCell(_) => {
@@ -204,7 +211,8 @@ pub extern "C" fn esm_strerror(code: c_int) -> *const c_char {
     let s: &'static CStr = match code {
         ESM_OK => c"ok",
         ESM_OVERFLOW => c"events were lost: the app's private queue overflowed",
-        ESM_ERR_CONNECT => c"cannot connect to the ESM daemon (is lulld running?)",
+        ESM_ERR_CONNECT => c"cannot connect to the ESM daemon: nothing answers on its socket (is lulld running?)",
+        ESM_ERR_PERMISSION => c"not allowed to connect to the ESM daemon's socket: run as a member of its group (input, as packaged) or as root",
         ESM_ERR_DAEMON_GONE => c"the ESM daemon closed the connection",
         ESM_ERR_PROTOCOL => c"the ESM daemon sent a malformed message",
         ESM_ERR_BAD_KIND => c"unknown event kind",

@@ -56,6 +56,9 @@ pub const KDS_ERR_STOPPING: c_int = -9;
 pub const KDS_ERR_WRONG_THREAD: c_int = -10;
 /// A fault inside the library (a caught panic); the message says where.
 pub const KDS_ERR_INTERNAL: c_int = -11;
+/// The display server's socket refused this user (EACCES): a permission problem, not a missing
+/// daemon.
+pub const KDS_ERR_PERMISSION: c_int = -12;
 
 /// `kds_thread_t` categories: the `ThreadCategory` wire numbers (docs/kds-protocol.md, `THREAD`).
 pub const KDS_THREAD_EVENT: c_int = 0;
@@ -226,6 +229,11 @@ fn fail(code: c_int, refusal: c_int, message: &str) -> c_int {
 /// The code of a runtime error, recorded for the calling thread.
 fn fail_client(e: &KdsClientError) -> c_int {
     let (code, refusal) = match e {
+        KdsClientError::Connect { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            (KDS_ERR_PERMISSION, 0)
+        }
         KdsClientError::Connect { .. } | KdsClientError::Timeout { .. } => (KDS_ERR_CONNECT, 0),
         KdsClientError::ServerGone => (KDS_ERR_SERVER_GONE, 0),
         KdsClientError::Refused { code, .. } => (KDS_ERR_REFUSED, code.map_or(0, |c| c as c_int)),
@@ -850,7 +858,8 @@ pub extern "C" fn kds_last_error_message() -> *const c_char {
 pub extern "C" fn kds_strerror(code: c_int) -> *const c_char {
     let s: &'static CStr = match code {
         KDS_OK => c"ok",
-        KDS_ERR_CONNECT => c"cannot connect to the display server (is lulld running?)",
+        KDS_ERR_CONNECT => c"cannot connect to the display server: nothing answers on its socket (is lulld running?)",
+        KDS_ERR_PERMISSION => c"not allowed to connect to the display server's socket: run as a member of its group (input, as packaged) or as root",
         KDS_ERR_SERVER_GONE => c"the display server closed the connection",
         KDS_ERR_PROTOCOL => c"the display server sent an unexpected or malformed message",
         KDS_ERR_REFUSED => c"the display server refused the request",

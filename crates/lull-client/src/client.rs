@@ -31,16 +31,32 @@ use lull_os::event_ring::delivery_of_record;
 use lull_os::sys;
 use lull_os::wait_cell::WaitCell;
 
+/// What to do about a failed connect: a socket that refuses this user is not a missing daemon.
+fn connect_hint(e: &io::Error) -> &'static str {
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => {
+            " (a permission problem, not a missing daemon: the socket belongs to the daemon's \
+             user and group, root:input mode 0660 as packaging/systemd/lulld.socket makes it; \
+             run as a member of that group (usermod -aG input USER, then log in again), or as \
+             root)"
+        }
+        _ => " (is lulld running? start it, or pass the socket it listens on)",
+    }
+}
+
 /// Errors of the client library.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("cannot connect to the ESM daemon at {path}: {source} (is lulld running?)")]
+    #[error(
+        "cannot connect to the ESM daemon at {path}: {source}{}",
+        connect_hint(source)
+    )]
     Connect { path: PathBuf, source: io::Error },
     #[error("the ESM daemon at {path} did not answer within {timeout_ms} ms (it may be out of file descriptors, stopped or hung)")]
     ConnectTimeout { path: PathBuf, timeout_ms: u64 },
     #[error("the ESM daemon closed the connection (it stopped or crashed)")]
     DaemonGone,
-    #[error("the ESM daemon rejected this client: {0:?}")]
+    #[error("the ESM daemon rejected this client: {0}")]
     Rejected(ErrorCode),
     #[error("the ESM daemon sent a malformed message: {0}")]
     Protocol(#[from] ProtocolError),
@@ -759,5 +775,35 @@ fn name(m: &DaemonMsg) -> &'static str {
         DaemonMsg::Ring { .. } => "Ring",
         DaemonMsg::Route { .. } => "Route",
         DaemonMsg::Device { .. } => "Device",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_permission_is_not_blamed_on_a_missing_daemon() {
+        let err = |kind| ClientError::Connect {
+            path: PathBuf::from("/run/lull/esm.sock"),
+            source: io::Error::from(kind),
+        };
+        let denied = err(io::ErrorKind::PermissionDenied);
+        let text = denied.to_string();
+        assert!(text.contains("a permission problem"), "{text}");
+        assert!(!text.contains("is lulld running"), "{text}");
+        assert_eq!(crate::capi::code(&denied), crate::capi::ESM_ERR_PERMISSION);
+        let missing = err(io::ErrorKind::NotFound);
+        assert!(
+            missing.to_string().contains("is lulld running"),
+            "{missing}"
+        );
+        assert_eq!(crate::capi::code(&missing), crate::capi::ESM_ERR_CONNECT);
+    }
+
+    #[test]
+    fn a_rejection_is_said_in_words() {
+        let text = ClientError::Rejected(ErrorCode::NotReading).to_string();
+        assert!(text.ends_with("did not read its socket, so the daemon could not write to it"));
     }
 }

@@ -52,6 +52,7 @@ fn header_codes_are_the_librarys() {
         ("ESM_ERR_REENTRANT", ESM_ERR_REENTRANT.into()),
         ("ESM_ERR_BAD_EVENT", ESM_ERR_BAD_EVENT.into()),
         ("ESM_ERR_BAD_ARG", ESM_ERR_BAD_ARG.into()),
+        ("ESM_ERR_PERMISSION", ESM_ERR_PERMISSION.into()),
         ("ESM_MAX_BURST", ESM_MAX_BURST.into()),
     ];
     let header = include_str!("../../../include/lull.h");

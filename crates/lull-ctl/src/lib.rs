@@ -108,6 +108,25 @@ impl Ctl {
     }
 }
 
+/// The mask of the CPU list `text` given as the option `--name`, every CPU online (and below
+/// 64, the mask's width); an error names the option.
+///
+/// # Errors
+/// [`CtlError::BadCpus`] for a text that is not a CPU list or names a CPU not online.
+pub fn cpu_mask(name: &str, text: &str, online: &[u32]) -> Result<u64, CtlError> {
+    let bad = |why: String| CtlError::BadCpus { why };
+    let cpus = lull_os::topology::parse_cpu_list(text)
+        .ok_or_else(|| bad(format!("--{name} {text} is not a CPU list like 0 or 0-3,6")))?;
+    let mut mask = 0u64;
+    for c in cpus {
+        if !online.contains(&c) || c >= 64 {
+            return Err(bad(format!("--{name} names CPU {c}, which is not online")));
+        }
+        mask |= 1 << c;
+    }
+    Ok(mask)
+}
+
 /// The fast and slow CPU sets of a run from CPU lists (`0`, `0-3,6`), checked against the CPUs
 /// `online`: each list well formed and online, the sets disjoint, their union not empty. No
 /// fast list: every online CPU not slow (no capacity thief: every CPU is fast); no slow list:
@@ -121,21 +140,7 @@ pub fn core_sets(
     online: &[u32],
 ) -> Result<CoreSets, CtlError> {
     let bad = |why: String| CtlError::BadCpus { why };
-    let list = |name: &str, text: &str| -> Result<u64, CtlError> {
-        let cpus = lull_os::topology::parse_cpu_list(text).ok_or_else(|| {
-            bad(format!(
-                "--{name} {text:?} is not a CPU list like 0 or 0-3,6"
-            ))
-        })?;
-        let mut mask = 0u64;
-        for c in cpus {
-            if !online.contains(&c) || c >= 64 {
-                return Err(bad(format!("--{name} names CPU {c}, which is not online")));
-            }
-            mask |= 1 << c;
-        }
-        Ok(mask)
-    };
+    let list = |name: &str, text: &str| cpu_mask(name, text, online);
     let all = online
         .iter()
         .filter(|&&c| c < 64)
@@ -225,5 +230,14 @@ mod tests {
                 "{f:?} {sl:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_cpu_mask_error_names_the_option_given() {
+        assert_eq!(cpu_mask("cpus", "1,3", &[0, 1, 2, 3]).unwrap(), 0b1010);
+        let CtlError::BadCpus { why } = cpu_mask("cpus", "5", &[0, 1]).unwrap_err() else {
+            panic!("not BadCpus")
+        };
+        assert_eq!(why, "--cpus names CPU 5, which is not online");
     }
 }

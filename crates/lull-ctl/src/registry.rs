@@ -70,6 +70,18 @@ pub enum FollowMode {
     Rescan { reason: String },
 }
 
+/// For people: how new threads are found, and why the connector is not used when it is not.
+impl std::fmt::Display for FollowMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FollowMode::Connector => f.write_str("the proc connector"),
+            FollowMode::Rescan { reason } => {
+                write!(f, "a rescan of /proc at each sample ({reason})")
+            }
+        }
+    }
+}
+
 /// What the registry saw.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
 pub struct RegistryCounters {

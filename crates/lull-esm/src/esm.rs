@@ -815,6 +815,8 @@ mod tests {
             assert!(inject(&mut e, key, 10).is_empty());
         }
         assert_eq!(e.total_queued_events(), MAX_QUEUED_EVENTS_TOTAL as u64);
+        // The documented memory bound: 64 apps' worth at 64 × the default bound.
+        assert_eq!(e.total_queued_events(), 64 * 64 * 64);
         let last = *apps.last().unwrap();
         assert!(e.queued_events(last).unwrap() < MAX_QUEUE_BOUND);
         e.check_accounting().unwrap();
@@ -834,5 +836,146 @@ mod tests {
             MAX_QUEUED_EVENTS_TOTAL as u64 - freed + apps_to_fill as u64
         );
         e.check_accounting().unwrap();
+    }
+
+    #[test]
+    fn the_largest_bound_is_64_times_the_default() {
+        assert!(Esm::new(EsmConfig {
+            queue_bound: 64 * DEFAULT_QUEUE_BOUND
+        })
+        .is_ok());
+        assert_eq!(esm(5).queue_bound(), 5);
+        assert_eq!(esm(64 * DEFAULT_QUEUE_BOUND).queue_bound(), 4096);
+    }
+
+    /// Every counter, whole-ESM and per app, against a hand count of one scenario: two apps,
+    /// one waiting (pushed at once), one busy with a bound of 2 (queued, then dropped and
+    /// marked), then the busy one drains its queue and the other leaves with events queued.
+    #[test]
+    fn every_counter_counts_exactly_what_it_names() {
+        let mut e = esm(2);
+        let (a, b) = (e.add_app(), e.add_app());
+        for app in [a, b] {
+            e.register(app, EventKind::TouchPress, Some(H)).unwrap();
+        }
+        assert_eq!(e.apps().collect::<Vec<_>>(), [a, b]);
+        assert_eq!(e.wait(a).unwrap(), None);
+        // a: pushed at once, then 2 queued, 2 dropped; b: 2 queued, 3 dropped.
+        for t in 0..5 {
+            inject(&mut e, TAP, t);
+        }
+        // b takes its two events and its marker.
+        for _ in 0..3 {
+            e.wait(b).unwrap().unwrap();
+        }
+        assert_eq!(e.wait(b).unwrap(), None);
+        let removed = e.remove_app(a).unwrap();
+        assert_eq!(removed.discarded_events, 2);
+        assert_eq!(e.apps().collect::<Vec<_>>(), [b]);
+        assert_eq!(
+            e.app_counters(b).unwrap(),
+            AppCounters {
+                dispatched: 5,
+                pushed_direct: 0,
+                queued: 2,
+                overflow_dropped: 3,
+                pushed_from_queue: 2,
+                overflow_markers: 1,
+            }
+        );
+        assert_eq!(
+            e.counters(),
+            EsmCounters {
+                raw_injected: 5,
+                accepted: 5,
+                no_listener: 0,
+                dispatched: 10,
+                pushed_direct: 1,
+                queued: 4,
+                overflow_dropped: 5,
+                pushed_from_queue: 2,
+                discarded_on_exit: 2,
+                overflow_markers: 1,
+            }
+        );
+        e.check_accounting().unwrap();
+    }
+
+    /// An app's own counters, after a push at once.
+    #[test]
+    fn a_direct_push_is_counted_for_its_app() {
+        let mut e = esm(2);
+        let a = e.add_app();
+        e.register(a, EventKind::TouchPress, Some(H)).unwrap();
+        for t in 0..2 {
+            assert_eq!(e.wait(a).unwrap(), None);
+            inject(&mut e, TAP, t);
+        }
+        let c = e.app_counters(a).unwrap();
+        assert_eq!((c.dispatched, c.pushed_direct, c.queued), (2, 2, 0));
+    }
+
+    /// The total bound counts events still queued, not those already taken: an app that takes
+    /// each event as it comes never meets it, however many pass.
+    #[test]
+    fn events_taken_from_a_queue_leave_room_under_the_total() {
+        let mut e = esm(1);
+        let a = e.add_app();
+        e.register(a, EventKind::TouchPress, Some(H)).unwrap();
+        for t in 0..MAX_QUEUED_EVENTS_TOTAL as u64 + 2 {
+            assert!(inject(&mut e, TAP, t).is_empty());
+            assert!(e.wait(a).unwrap().is_some());
+        }
+        assert_eq!(e.counters().overflow_dropped, 0);
+        e.check_accounting().unwrap();
+    }
+
+    #[test]
+    fn suspended_input_is_reported() {
+        let mut e = esm(2);
+        let a = e.add_app();
+        assert!(!e.input_suspended(a).unwrap());
+        e.suspend_input(a).unwrap();
+        assert!(e.input_suspended(a).unwrap());
+        e.restore_input(a).unwrap();
+        assert!(!e.input_suspended(a).unwrap());
+    }
+
+    /// The checker finds each identity broken (counters edited behind the ESM's back).
+    #[test]
+    fn the_accounting_check_catches_each_broken_identity() {
+        let mut e = esm(2);
+        let a = e.add_app();
+        e.register(a, EventKind::TouchPress, Some(H)).unwrap();
+        inject(&mut e, TAP, 0);
+        e.check_accounting().unwrap();
+        let good = e.counters;
+        for (field, broken) in [
+            (
+                "raw_injected",
+                EsmCounters {
+                    raw_injected: good.raw_injected + 1,
+                    ..good
+                },
+            ),
+            (
+                "dispatched",
+                EsmCounters {
+                    dispatched: good.dispatched + 1,
+                    ..good
+                },
+            ),
+            (
+                "queued",
+                EsmCounters {
+                    pushed_from_queue: good.pushed_from_queue + 1,
+                    ..good
+                },
+            ),
+        ] {
+            e.counters = broken;
+            let err = e.check_accounting().unwrap_err();
+            assert!(err.starts_with(field), "{field}: {err}");
+        }
     }
 }

@@ -24,4 +24,4 @@ pub use esm::{
     AppState, Delivery, Esm, EsmConfig, EsmError, Push, RemovedApp, DEFAULT_QUEUE_BOUND,
     MAX_QUEUED_EVENTS_TOTAL, MAX_QUEUE_BOUND,
 };
-pub use interpreter::interpret;
+pub use interpreter::{interpret, uninterpret};

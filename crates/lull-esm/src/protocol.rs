@@ -100,6 +100,18 @@ pub enum ErrorCode {
     NotReading = 2,
 }
 
+/// Why the daemon refused, in words (for error messages).
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ErrorCode::Malformed => "it sent a message the daemon could not parse",
+            ErrorCode::NotReading => {
+                "it did not read its socket, so the daemon could not write to it"
+            }
+        })
+    }
+}
+
 impl ErrorCode {
     fn from_u8(n: u8) -> Option<ErrorCode> {
         match n {

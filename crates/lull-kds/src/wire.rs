@@ -1037,6 +1037,23 @@ mod tests {
                 threads: [Some(10), None, Some(12), None],
             }]),
             Reply::Windows(Vec::new()),
+            // The limits themselves are allowed: MAX_WINDOWS windows with names of
+            // MAX_NAME_LEN bytes.
+            Reply::Windows(
+                (0..MAX_WINDOWS as u32)
+                    .map(|index| WindowInfo {
+                        app: AppId {
+                            index,
+                            generation: 0,
+                        },
+                        pid: 1,
+                        rect: Rect::new(0, 0, 1, 1),
+                        state: WindowState::FRONT,
+                        name: "n".repeat(MAX_NAME_LEN),
+                        threads: [None; 4],
+                    })
+                    .collect(),
+            ),
             Reply::Ok {
                 request_type: request_type::DRAW,
             },
@@ -1080,6 +1097,15 @@ mod tests {
         assert_eq!(
             decode_request(&header(request_type::DRAW, u32::MAX)),
             Err(WireError::TooLong(u32::MAX))
+        );
+        // The largest length allowed is allowed: the frame waits for its data.
+        assert_eq!(
+            decode_request(&header(request_type::DRAW, MAX_DATA_LEN)),
+            Ok(None)
+        );
+        assert_eq!(
+            decode_request(&header(request_type::DRAW, MAX_DATA_LEN + 1)),
+            Err(WireError::TooLong(MAX_DATA_LEN + 1))
         );
     }
 
@@ -1148,6 +1174,19 @@ mod tests {
                 ..
             })
         ));
+        // A batch of exactly the limit is read.
+        let full = Request::DrawBatch(
+            (0..MAX_DRAW_BATCH as u32)
+                .map(|i| DrawItem {
+                    surface_id: i,
+                    x: 1,
+                    y: 2,
+                })
+                .collect(),
+        );
+        let mut m = Vec::new();
+        encode_request(&full, &mut m);
+        assert_eq!(decode_request(&m), Ok(Some((full, m.len()))));
         // A batch of no draws, and one claiming more than the limit in a short message.
         for n in [0u32, MAX_DRAW_BATCH as u32 + 1] {
             let mut m = header(request_type::DRAW_BATCH, 4);

@@ -99,7 +99,7 @@ pub fn checks() -> Vec<Check> {
     ));
     out.push(Check::new(
         "cgroup cpu",
-        "lulld's cpu.weight actuation (UCSG's and guiS's weights; the tests of it skip)",
+        "lulld's cpu.weight actuation (UCSG's and guiS's weights; without it they are refused, and the weight's test runs in the lab guest)",
         match &cgroup2 {
             Ok((mount, controllers)) if controllers.iter().any(|c| c == "cpu") => {
                 Ok(format!("{} has the cpu controller", mount.display()))

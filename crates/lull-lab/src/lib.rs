@@ -39,6 +39,7 @@ pub mod channel;
 pub mod doctor;
 pub mod experiment;
 pub mod guis_stats;
+pub mod input_io;
 pub mod kds_demo;
 pub mod live;
 pub mod live_stack;

@@ -89,7 +89,7 @@ pub enum LiveError {
     Trace(#[from] TraceError),
     #[error(transparent)]
     TraceFile(#[from] lull_os::input_file::ReadError),
-    #[error("the trace holds {0:?}, which has no evdev form; live tracking replays input only")]
+    #[error("the trace holds an event with no evdev form ({0}); live tracking replays input only")]
     NotInput(lull_model::RawEvent),
     #[error("measuring threads: {0}")]
     Measure(#[from] MeasureError),

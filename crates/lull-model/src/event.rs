@@ -115,6 +115,32 @@ pub enum RawEvent {
     Timer { id: u32 },
 }
 
+/// For people (`lull input show`, error messages): `touch down at (100, 200)`, `key 30
+/// pressed`, `mouse moved (+3, -1), buttons 0x1`, `5 bytes on network channel 2`, `timer 7 fired`.
+impl fmt::Display for RawEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            RawEvent::Touch { phase, x, y } => {
+                let phase = match phase {
+                    TouchPhase::Down => "down",
+                    TouchPhase::Move => "move",
+                    TouchPhase::Up => "up",
+                };
+                write!(f, "touch {phase} at ({x}, {y})")
+            }
+            RawEvent::Key { code, pressed } => {
+                let how = if pressed { "pressed" } else { "released" };
+                write!(f, "key {code} {how}")
+            }
+            RawEvent::Mouse { dx, dy, buttons } => {
+                write!(f, "mouse moved ({dx:+}, {dy:+}), buttons {buttons:#x}")
+            }
+            RawEvent::Net { channel, len } => write!(f, "{len} bytes on network channel {channel}"),
+            RawEvent::Timer { id } => write!(f, "timer {id} fired"),
+        }
+    }
+}
+
 /// The data an application's handler gets with an event.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -164,11 +190,72 @@ mod tests {
     use super::*;
 
     #[test]
+    fn raw_events_read_as_words() {
+        let cases = [
+            (
+                RawEvent::Touch {
+                    phase: TouchPhase::Down,
+                    x: 100,
+                    y: -2,
+                },
+                "touch down at (100, -2)",
+            ),
+            (
+                RawEvent::Touch {
+                    phase: TouchPhase::Move,
+                    x: 0,
+                    y: 1,
+                },
+                "touch move at (0, 1)",
+            ),
+            (
+                RawEvent::Touch {
+                    phase: TouchPhase::Up,
+                    x: 3,
+                    y: 4,
+                },
+                "touch up at (3, 4)",
+            ),
+            (
+                RawEvent::Key {
+                    code: 30,
+                    pressed: true,
+                },
+                "key 30 pressed",
+            ),
+            (
+                RawEvent::Key {
+                    code: 30,
+                    pressed: false,
+                },
+                "key 30 released",
+            ),
+            (
+                RawEvent::Mouse {
+                    dx: 3,
+                    dy: -1,
+                    buttons: 1,
+                },
+                "mouse moved (+3, -1), buttons 0x1",
+            ),
+            (
+                RawEvent::Net { channel: 2, len: 5 },
+                "5 bytes on network channel 2",
+            ),
+            (RawEvent::Timer { id: 7 }, "timer 7 fired"),
+        ];
+        for (raw, text) in cases {
+            assert_eq!(raw.to_string(), text);
+        }
+    }
+
+    #[test]
     fn kinds_round_trip_by_number_and_name() {
         for (i, k) in EventKind::ALL.into_iter().enumerate() {
             assert_eq!(k.index(), i);
             assert_eq!(EventKind::from_u16(k as u16), Some(k));
             assert_eq!(EventKind::from_name(k.name()), Some(k));
+            assert_eq!(k.to_string(), k.name());
         }
         assert_eq!(EventKind::from_u16(EventKind::COUNT as u16), None);
         assert_eq!(EventKind::from_name("TouchMotion"), None);

@@ -37,3 +37,18 @@ impl fmt::Display for AppId {
     Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, serde::Serialize, serde::Deserialize,
 )]
 pub struct HandlerId(pub u32);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_app_id_reads_as_index_and_generation() {
+        let a = AppId {
+            index: 3,
+            generation: 12,
+        };
+        assert_eq!(a.to_string(), "app3.12");
+        assert_eq!(format!("{a:?}"), "app3.12");
+    }
+}

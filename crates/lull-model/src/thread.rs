@@ -43,3 +43,17 @@ impl fmt::Display for ThreadCategory {
         f.write_str(self.name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories_are_named_as_in_specs() {
+        let names: Vec<String> = ThreadCategory::ALL
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(names, ["event", "drawing", "foreground", "background"]);
+    }
+}

@@ -19,3 +19,16 @@ pub fn ns_to_us(ns: u64) -> f64 {
 pub fn ns_to_ms(ns: u64) -> f64 {
     ns as f64 / NS_PER_MS as f64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanoseconds_convert_to_reported_units() {
+        assert_eq!(ns_to_us(1_500), 1.5);
+        assert_eq!(ns_to_us(0), 0.0);
+        assert_eq!(ns_to_ms(2_500_000), 2.5);
+        assert_eq!(ns_to_ms(7 * NS_PER_S), 7_000.0);
+    }
+}

@@ -287,7 +287,7 @@ impl EvdevDecoder {
 /// Why a raw event has no evdev form.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, thiserror::Error)]
 pub enum EvdevError {
-    #[error("{0:?} is not user input; only touch, key and mouse events travel as evdev records")]
+    #[error("{0}: not user input; only touch, key and mouse events travel as evdev records")]
     NotInput(RawEvent),
     #[error("key code {0:#x} is reserved for touch or mouse buttons")]
     ReservedKeyCode(u16),

@@ -24,7 +24,7 @@ use lull_esm::protocol::{ClientMsg, DaemonMsg, ErrorCode, ProtocolError, MAX_MES
 pub enum ProducerError {
     #[error("the ESM daemon closed the producer's connection (it stopped or crashed)")]
     DaemonGone,
-    #[error("the ESM daemon rejected this producer: {0:?}")]
+    #[error("the ESM daemon rejected this producer: {0}")]
     Rejected(ErrorCode),
     #[error("the ESM daemon sent a malformed message: {0}")]
     Protocol(#[from] ProtocolError),

@@ -58,6 +58,30 @@ pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
     Some(out)
 }
 
+/// Writes `cpus` as a CPU list (`0-3,6`), the form [`parse_cpu_list`] reads; sorted, and
+/// each run of consecutive CPUs as a range.
+#[must_use]
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            sorted[i].to_string()
+        } else {
+            format!("{}-{}", sorted[i], sorted[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 /// Groups `cpus` by capacity, lowest first; a CPU whose capacity is unknown counts as the most
 /// common one's (so a machine whose kernel says nothing is one cluster).
 #[must_use]
@@ -156,6 +180,15 @@ mod tests {
         for bad in ["a", "3-1", "1,,2", "0-9000", "-1"] {
             assert_eq!(parse_cpu_list(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn cpu_lists_format_as_they_parse() {
+        assert_eq!(format_cpu_list(&[6, 0, 1, 2, 3, 9, 8, 3]), "0-3,6,8-9");
+        assert_eq!(format_cpu_list(&[1]), "1");
+        assert_eq!(format_cpu_list(&[]), "");
+        let cpus = vec![0, 2, 3, 4, 7];
+        assert_eq!(parse_cpu_list(&format_cpu_list(&cpus)), Some(cpus));
     }
 
     #[test]

@@ -77,6 +77,16 @@ pub enum PolicyError {
     Invalid { field: &'static str, reason: String },
 }
 
+/// For people: the unknown name with the known ones, or the slot and what is wrong with it.
+impl std::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PolicyError::Unknown(e) => e.fmt(f),
+            PolicyError::Invalid { field, reason } => write!(f, "{field}: {reason}"),
+        }
+    }
+}
+
 impl From<lull_sched::UnknownPolicy> for PolicyError {
     fn from(e: lull_sched::UnknownPolicy) -> PolicyError {
         PolicyError::Unknown(e)

@@ -14,8 +14,6 @@
 //! [`MAX_SPAN_NS`] (24 hours). The reader accepts
 //! nothing else: every malformed line is a [`TraceError`] naming the line.
 
-use std::fmt::Write as _;
-
 use lull_model::{RawEvent, TouchPhase};
 
 /// The first line of every trace.
@@ -34,6 +32,24 @@ pub struct TimedEvent {
     /// Nanoseconds from the start of the trace.
     pub at_ns: u64,
     pub raw: RawEvent,
+}
+
+impl TimedEvent {
+    /// The event as one line of a trace, without its newline (what a writer that streams a
+    /// trace, one event at a time, appends after [`HEADER`]).
+    #[must_use]
+    pub fn line(&self) -> String {
+        let at = self.at_ns;
+        match self.raw {
+            RawEvent::Touch { phase, x, y } => format!("{at} touch {} {x} {y}", phase_name(phase)),
+            RawEvent::Key { code, pressed } => {
+                format!("{at} key {code} {}", if pressed { "down" } else { "up" })
+            }
+            RawEvent::Mouse { dx, dy, buttons } => format!("{at} mouse {dx} {dy} {buttons}"),
+            RawEvent::Net { channel, len } => format!("{at} net {channel} {len}"),
+            RawEvent::Timer { id } => format!("{at} timer {id}"),
+        }
+    }
 }
 
 /// A recorded or generated sequence of raw events in time order.
@@ -125,24 +141,8 @@ impl Trace {
         out.push_str(HEADER);
         out.push('\n');
         for ev in &self.events {
-            let _ = match ev.raw {
-                RawEvent::Touch { phase, x, y } => {
-                    writeln!(out, "{} touch {} {x} {y}", ev.at_ns, phase_name(phase))
-                }
-                RawEvent::Key { code, pressed } => {
-                    writeln!(
-                        out,
-                        "{} key {code} {}",
-                        ev.at_ns,
-                        if pressed { "down" } else { "up" }
-                    )
-                }
-                RawEvent::Mouse { dx, dy, buttons } => {
-                    writeln!(out, "{} mouse {dx} {dy} {buttons}", ev.at_ns)
-                }
-                RawEvent::Net { channel, len } => writeln!(out, "{} net {channel} {len}", ev.at_ns),
-                RawEvent::Timer { id } => writeln!(out, "{} timer {id}", ev.at_ns),
-            };
+            out.push_str(&ev.line());
+            out.push('\n');
         }
         out
     }

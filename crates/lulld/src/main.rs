@@ -319,6 +319,19 @@ fn socket_error(e: DaemonError, option: &str) -> String {
     }
 }
 
+/// Why a file in `/tmp` may be missing: under systemd, `PrivateTmp=yes` (packaging/systemd)
+/// gives the service a `/tmp` and `/var/tmp` of its own. `under_systemd`: `INVOCATION_ID` is
+/// set, as systemd sets it for every unit it starts.
+fn private_tmp_hint(path: &std::path::Path, not_found: bool, under_systemd: bool) -> &'static str {
+    let in_tmp = path.starts_with("/tmp") || path.starts_with("/var/tmp");
+    if not_found && in_tmp && under_systemd {
+        " (run by systemd, lulld has a private /tmp and /var/tmp (PrivateTmp=yes): keep the \
+         file elsewhere, e.g. /var/lib/lull or a home directory)"
+    } else {
+        ""
+    }
+}
+
 fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     check_option_conflicts(args)?;
     // Inputs are read and checked before anything is created, so a bad one leaves nothing
@@ -327,7 +340,16 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     let replay = match &args.replay {
         Some(path) => {
             let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::TRACE)
-                .map_err(|e| format!("--replay: {e}"))?;
+                .map_err(|e| {
+                    format!(
+                        "--replay: {e}{}",
+                        private_tmp_hint(
+                            path,
+                            e.is_not_found(),
+                            std::env::var_os("INVOCATION_ID").is_some()
+                        )
+                    )
+                })?;
             Some(
                 lull_workload::Trace::parse(&text)
                     .map_err(|e| format!("--replay {}: {e}", path.display()))?,
@@ -550,5 +572,21 @@ fn main() -> ExitCode {
             eprintln!("lulld: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::private_tmp_hint;
+    use std::path::Path;
+
+    #[test]
+    fn a_missing_trace_in_tmp_under_systemd_names_private_tmp() {
+        let tmp = Path::new("/tmp/t.trace");
+        assert!(private_tmp_hint(tmp, true, true).contains("PrivateTmp=yes"));
+        assert!(private_tmp_hint(Path::new("/var/tmp/t"), true, true).contains("private /tmp"));
+        assert_eq!(private_tmp_hint(tmp, true, false), "");
+        assert_eq!(private_tmp_hint(tmp, false, true), "");
+        assert_eq!(private_tmp_hint(Path::new("/home/u/t"), true, true), "");
     }
 }

@@ -260,7 +260,7 @@ pub enum ExperimentError {
         for_ms: u64,
         span_ms: u64,
     },
-    #[error("the trace holds {0:?}, which has no evdev form; apps take input events only")]
+    #[error("the trace holds an event with no evdev form ({0}); apps take input events only")]
     NotInput(lull_model::RawEvent),
     #[error("cannot find the lull-app program at {path}: {why} (build it with `cargo build -p lull-lab`, or pass --app-binary)")]
     AppBinary { path: PathBuf, why: String },

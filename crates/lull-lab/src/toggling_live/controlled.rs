@@ -27,7 +27,10 @@ pub(super) fn run(
     if report.exit_code != Some(0) {
         return Err(match report.signal {
             Some(s) => format!("the command was killed by signal {s}"),
-            None => format!("the command exited with {:?}", report.exit_code),
+            None => match report.exit_code {
+                Some(code) => format!("the command exited with status {code}"),
+                None => "the command ended without an exit status".to_owned(),
+            },
         });
     }
     Ok(RunOutcome {
