@@ -8,11 +8,11 @@
 
 use std::sync::mpsc;
 
-use lull_os::{procfs, sys};
-use lull_sched::seam::{Action, ThreadRef};
-use lull_actuate::{Actuator, Outcome};
 use lull_actuate::freezer::{Freezer, FreezerKind};
 use lull_actuate::test_support::{namespace, thread_cgroups};
+use lull_actuate::{Actuator, Outcome};
+use lull_os::{procfs, sys};
+use lull_sched::seam::{Action, ThreadRef};
 
 fn require_guest() {
     assert!(
