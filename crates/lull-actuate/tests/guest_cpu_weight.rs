@@ -14,18 +14,10 @@ use lull_actuate::{Actuator, Outcome};
 use lull_os::{procfs, sys};
 use lull_sched::seam::{Action, ThreadRef};
 
-fn require_guest() {
-    assert!(
-        std::env::var_os("LULL_GUEST").is_some(),
-        "this test runs only in the lab guest (LULL_GUEST is unset here): run it with \
-         `lull lab vm --tests`, not `cargo test -- --ignored` on the host"
-    );
-}
-
 #[test]
 #[ignore = "needs the lab guest: run by `lull lab vm --tests`"]
 fn cpu_weight_lands_in_the_threads_own_cgroup_and_leaves_with_it() {
-    require_guest();
+    lull_testkit::require_guest();
     let f = Freezer::open_kind(&namespace("guest-weight"), FreezerKind::V2Threaded)
         .expect("the guest has the cgroup v2 freezer");
     assert_eq!(

@@ -42,14 +42,6 @@ const CHUNK: usize = 16;
 /// The axes' range: the trace stays within 0..=1440 (`traces/stylus-spiral.trace`).
 const AXIS_MAX: i32 = 4095;
 
-fn require_guest() {
-    assert!(
-        std::env::var_os("LULL_GUEST").is_some(),
-        "this test runs only in the lab guest (LULL_GUEST is unset here): run it with \
-         `lull lab vm --tests`, not `cargo test -- --ignored` on the host"
-    );
-}
-
 fn trace() -> Trace {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -171,7 +163,7 @@ fn daemon_switches(tid: i32) -> u64 {
 #[test]
 #[ignore = "needs the lab guest: run by `lull lab vm --tests`"]
 fn the_focused_app_reads_the_device_itself_and_a_focus_change_revokes_it() {
-    require_guest();
+    lull_testkit::require_guest();
     let trace = trace();
     let n = trace.events.len();
     assert_eq!(n, 1614);
@@ -371,7 +363,7 @@ fn drain(fd: &std::os::fd::OwnedFd) -> Result<usize, i32> {
 #[test]
 #[ignore = "needs the lab guest: run by `lull lab vm --tests`"]
 fn masks_follow_registrations_and_unregistering_or_dying_revokes() {
-    require_guest();
+    lull_testkit::require_guest();
     const KEY_A: u16 = 30;
     let dev = UinputDevice::create(
         "lull guest evdev revoke",
@@ -478,7 +470,7 @@ fn masks_follow_registrations_and_unregistering_or_dying_revokes() {
 #[ignore = "needs the lab guest: run by `lull lab vm --tests`"]
 fn a_kds_app_registered_through_the_display_server_gets_the_device() {
     use lull::kds_runtime::{AppOptions, KdsApp};
-    require_guest();
+    lull_testkit::require_guest();
     let dev = UinputDevice::create(
         "lull guest evdev kds",
         &UinputCaps {

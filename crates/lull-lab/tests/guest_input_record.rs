@@ -16,18 +16,10 @@ use lull_workload::Trace;
 const KEY_A: u16 = 30;
 const AXIS_MAX: i32 = 4095;
 
-fn require_guest() {
-    assert!(
-        std::env::var_os("LULL_GUEST").is_some(),
-        "this test runs only in the lab guest (LULL_GUEST is unset here): run it with \
-         `lull lab vm --tests`, not `cargo test -- --ignored` on the host"
-    );
-}
-
 #[test]
 #[ignore = "needs the lab guest: run by `lull lab vm --tests`"]
 fn a_uinput_devices_events_are_recorded_as_a_trace() {
-    require_guest();
+    lull_testkit::require_guest();
     let dev = UinputDevice::create(
         "lull guest input record",
         &UinputCaps {

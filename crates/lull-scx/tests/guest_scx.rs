@@ -33,14 +33,6 @@ const HANG_GUARD: Duration = Duration::from_secs(30);
 /// Where the test's lull-scx writes its counts.
 const STATS: &str = "/tmp/lull-scx-test-stats.json";
 
-fn require_guest() {
-    assert!(
-        std::env::var_os("LULL_GUEST").is_some(),
-        "this test runs only in the lab guest (LULL_GUEST is unset here): run it with \
-         `lull lab vm --tests`, not `cargo test -- --ignored` on the host"
-    );
-}
-
 fn state() -> SchedExtState {
     sched_ext::state().expect("sched_ext state")
 }
@@ -236,7 +228,7 @@ fn lull_round() -> Run {
 #[test]
 #[ignore = "needs the lab guest: sched_ext, BTF and root (lull lab vm --tests)"]
 fn boosted_wakeups_against_eevdf_and_every_hog_runs() {
-    require_guest();
+    lull_testkit::require_guest();
     assert_eq!(state(), SchedExtState::Disabled);
     let (mut eevdf, mut lull) = (Vec::new(), Vec::new());
     for round in 0..ROUNDS {
@@ -287,7 +279,7 @@ fn boosted_wakeups_against_eevdf_and_every_hog_runs() {
 #[test]
 #[ignore = "needs the lab guest: sched_ext, BTF and root (lull lab vm --tests)"]
 fn a_second_load_and_a_load_without_root_are_refused_clearly() {
-    require_guest();
+    lull_testkit::require_guest();
     let child = load();
     let second = Command::new(BIN).output().unwrap();
     let msg = String::from_utf8_lossy(&second.stderr);

@@ -70,6 +70,20 @@ fn euid() -> Option<u32> {
     uid.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Refuses to run outside the lab guest (`lull lab vm --tests` sets `LULL_GUEST`): there, uinput,
+/// evdev, sched_ext, BTF and kprobes are known to be present, so a failure means a bug; anywhere
+/// else a guest test would only test the host's set-up.
+///
+/// # Panics
+/// Outside the lab guest, saying how to run the test.
+pub fn require_guest() {
+    assert!(
+        std::env::var_os("LULL_GUEST").is_some(),
+        "this test runs only in the lab guest (LULL_GUEST is unset here): run it with \
+         `lull lab vm --tests`, not `cargo test -- --ignored` on the host"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
