@@ -188,15 +188,12 @@ pub fn run(a: &SchedArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let app_binary = match &a.app_binary {
-        Some(p) => p.clone(),
-        None => match experiment::default_app_binary() {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("lull lab sched: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
+    let app_binary = match experiment::app_binary(a.app_binary.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lull lab sched: {e}");
+            return ExitCode::FAILURE;
+        }
     };
     let spec = SchedSpec {
         schedulers,

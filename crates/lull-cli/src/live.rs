@@ -464,10 +464,7 @@ fn experiment_spec(
     app_binary: Option<&Path>,
     trace: Option<&Path>,
 ) -> Result<ExperimentSpec, String> {
-    let binary = match app_binary {
-        Some(p) => p.to_owned(),
-        None => experiment::default_app_binary().map_err(|e| e.to_string())?,
-    };
+    let binary = experiment::app_binary(app_binary).map_err(|e| e.to_string())?;
     let stylus = base_trace(trace).map_err(|e| e.to_string())?;
     ExperimentSpec::standard(app, model, scenario, &stylus, binary).map_err(|e| e.to_string())
 }
@@ -537,15 +534,12 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let app_binary = match &a.app_binary {
-        Some(p) => p.clone(),
-        None => match experiment::default_app_binary() {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("lull live ucsg: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
+    let app_binary = match experiment::app_binary(a.app_binary.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lull live ucsg: {e}");
+            return ExitCode::FAILURE;
+        }
     };
     let spec = UcsgLiveSpec {
         foreground,
@@ -612,12 +606,9 @@ fn boost(a: &BoostArgs) -> ExitCode {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
     };
-    let app_binary = match &a.app_binary {
-        Some(p) => p.clone(),
-        None => match experiment::default_app_binary() {
-            Ok(p) => p,
-            Err(e) => return fail(&e, false),
-        },
+    let app_binary = match experiment::app_binary(a.app_binary.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, false),
     };
     let spec = boost_live::parse_app(&a.app)
         .and_then(|()| boost_live::parse_policies(&a.policy))
@@ -689,12 +680,9 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
     };
-    let app_binary = match &a.app_binary {
-        Some(p) => p.clone(),
-        None => match experiment::default_app_binary() {
-            Ok(p) => p,
-            Err(e) => return fail(&e, false),
-        },
+    let app_binary = match experiment::app_binary(a.app_binary.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, false),
     };
     let mut spec = match OverheadSpec::new(a.reps, trace, app_binary) {
         Ok(s) => s,

@@ -303,7 +303,7 @@ impl DeviceRecorder {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 // An unplugged device (or one revoked) reads ENODEV.
-                Err(e) if e.raw_os_error() == Some(libc::ENODEV) => {
+                Err(e) if e.raw_os_error() == Some(sys::Errno::ENODEV.0) => {
                     return Ok(report(writer, dropped, RecordEnd::SourceGone))
                 }
                 Err(e) => return Err(read_err(e)),

@@ -277,7 +277,7 @@ fn load(s: Scheduler, program: &Path, stats: &Path) -> Result<Loaded, SchedCompa
 
 fn unload(mut l: Loaded) -> Result<(), SchedCompareError> {
     let name = l.name;
-    sys::signal_process(l.child.id(), libc::SIGINT)?;
+    sys::signal_process(l.child.id(), sys::SIGINT)?;
     let status = l.child.wait()?;
     if !wait_state(SchedExtState::Disabled, LOAD_TIMEOUT)? {
         return Err(SchedCompareError::Scheduler {

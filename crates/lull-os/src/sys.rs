@@ -898,6 +898,9 @@ pub fn peer_cred(fd: RawFd) -> io::Result<PeerCred> {
     })
 }
 
+/// `SIGINT`, for [`signal_process`]: the signal a program takes as "stop cleanly".
+pub const SIGINT: i32 = libc::SIGINT;
+
 /// Sends signal `sig` to process `pid` (`kill(2)`).
 ///
 /// # Errors
@@ -1157,6 +1160,7 @@ impl Errno {
     pub const EACCES: Errno = Errno(libc::EACCES);
     pub const EBUSY: Errno = Errno(libc::EBUSY);
     pub const ENOENT: Errno = Errno(libc::ENOENT);
+    pub const ENODEV: Errno = Errno(libc::ENODEV);
     pub const EIO: Errno = Errno(libc::EIO);
 
     /// The `errno` the last failed call of this thread left.

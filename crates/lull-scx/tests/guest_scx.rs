@@ -77,7 +77,7 @@ fn load() -> Child {
 }
 
 fn unload(mut child: Child) {
-    sys::signal_process(child.id(), libc::SIGINT).unwrap();
+    sys::signal_process(child.id(), sys::SIGINT).unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "lull-scx exited with {status}");
     wait_disabled();

@@ -368,6 +368,15 @@ pub fn default_app_binary() -> Result<PathBuf, ExperimentError> {
     Ok(path)
 }
 
+/// The `lull-app` a command runs: the one the user gave (`--app-binary`), else
+/// [`default_app_binary`].
+///
+/// # Errors
+/// As [`default_app_binary`], when none was given.
+pub fn app_binary(given: Option<&std::path::Path>) -> Result<PathBuf, ExperimentError> {
+    given.map_or_else(default_app_binary, |p| Ok(p.to_path_buf()))
+}
+
 fn check_app_binary(path: &Path) -> Result<(), ExperimentError> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Ok(()),

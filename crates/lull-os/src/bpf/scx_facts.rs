@@ -134,7 +134,7 @@ impl FactsMap {
         };
         match map.delete(&tid.to_ne_bytes()) {
             Ok(()) => self.counters.removed += 1,
-            Err(BpfError::Syscall { errno, .. }) if errno == Errno(libc::ENOENT) => {}
+            Err(BpfError::Syscall { errno, .. }) if errno == Errno::ENOENT => {}
             Err(_) => {
                 self.counters.failed += 1;
                 self.map = None;
