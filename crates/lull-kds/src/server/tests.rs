@@ -1,0 +1,476 @@
+use super::*;
+use crate::figure18;
+use lull_esm::EsmConfig;
+use lull_model::{EventKind, HandlerId, RawEvent, Stacking, TouchPhase};
+
+const WM: Channel = Channel::Control { privileged: true };
+
+fn any_thread(_: u32, _: u32) -> bool {
+    true
+}
+
+fn setup() -> (Kds, Esm, AppId) {
+    let mut kds = Kds::new(100, 80).unwrap();
+    let mut esm = Esm::new(EsmConfig::default()).unwrap();
+    let app = esm.add_app();
+    let (rect, pushes) = kds.attach(&mut esm, app, 1, 25, 25, "fig18").unwrap();
+    assert_eq!(rect, Rect::new(37, 27, 25, 25));
+    assert_eq!(pushes, [(app, WindowState::FRONT)]);
+    (kds, esm, app)
+}
+
+#[test]
+fn figure_18_lands_on_the_screen_at_the_window() {
+    let (mut kds, mut esm, app) = setup();
+    let ch = Channel::Private(app);
+    let o = kds.handle(
+        &mut esm,
+        ch,
+        &Request::Compose {
+            surface_id: 1,
+            surface: figure18::surface(),
+        },
+        &any_thread,
+    );
+    assert!(matches!(o.reply, Some(Reply::Composed { width: 25, .. })));
+    let o = kds.handle(
+        &mut esm,
+        ch,
+        &Request::Draw {
+            surface_id: 1,
+            x: 0,
+            y: 0,
+        },
+        &any_thread,
+    );
+    assert!(matches!(o.reply, Some(Reply::Ok { .. })));
+    assert_eq!(kds.take_damage(), Some(Rect::new(37, 27, 25, 25)));
+    let s = kds.displayed();
+    for y in 0..80u32 {
+        for x in 0..100u32 {
+            let (wx, wy) = (x.wrapping_sub(37), y.wrapping_sub(27));
+            let want = if wx < 25 && wy < 25 {
+                figure18::pixel(wx, wy)
+            } else {
+                BACKDROP_ARGB
+            };
+            assert_eq!(s.get(x, y), Some(want), "({x}, {y})");
+        }
+    }
+}
+
+fn square(side: u32, argb: u32) -> Surface {
+    Surface {
+        width: side,
+        height: side,
+        layers: vec![crate::Layer {
+            z: 0,
+            rect: Rect::new(0, 0, side, side),
+            fill: crate::Fill::Solid(argb),
+        }],
+    }
+}
+
+#[test]
+fn frame_is_answered_at_the_next_boundary_only_while_someone_waits() {
+    let (mut kds, mut esm, app) = setup();
+    let p = u64::from(kds.refresh_period_ns());
+    assert!(!kds.frame_wanted(), "nobody asked: no timer");
+    assert_eq!(kds.next_frame_ns(5), None);
+    let o = kds.handle(
+        &mut esm,
+        Channel::Private(app),
+        &Request::Frame,
+        &any_thread,
+    );
+    assert_eq!(o.reply, None, "FRAME has no immediate reply");
+    // A second FRAME before the answer is one request.
+    kds.handle(
+        &mut esm,
+        Channel::Private(app),
+        &Request::Frame,
+        &any_thread,
+    );
+    let now = 7 * p + 11;
+    assert_eq!(kds.next_frame_ns(now), Some(8 * p));
+    let done = kds.frames_due(8 * p + 40);
+    assert_eq!(done, [(app, Reply::FrameDone { frame_ns: 8 * p })]);
+    assert!(
+        !kds.frame_wanted(),
+        "answered: the timer is not armed again"
+    );
+    assert!(kds.frames_due(9 * p).is_empty());
+    let c = kds.counters();
+    assert_eq!(
+        (c.frame_requests, c.frame_requests_coalesced, c.frames_done),
+        (2, 1, 1)
+    );
+}
+
+#[test]
+fn a_hidden_apps_frame_is_held_until_it_can_be_seen() {
+    let (mut kds, mut esm, app) = setup();
+    kds.handle(
+        &mut esm,
+        Channel::Private(app),
+        &Request::Frame,
+        &any_thread,
+    );
+    kds.handle(&mut esm, WM, &Request::WmBackground { app }, &any_thread);
+    assert!(
+        !kds.frame_wanted(),
+        "a background app's request arms nothing"
+    );
+    assert!(
+        kds.frames_due(u64::MAX / 2).is_empty(),
+        "and is not answered"
+    );
+    kds.handle(&mut esm, WM, &Request::WmForeground { app }, &any_thread);
+    assert!(kds.frame_wanted(), "held, not lost");
+    assert_eq!(kds.frames_due(1).len(), 1);
+    // Covered or screen off: held too.
+    kds.handle(
+        &mut esm,
+        Channel::Private(app),
+        &Request::Frame,
+        &any_thread,
+    );
+    kds.handle(
+        &mut esm,
+        WM,
+        &Request::WmScreen {
+            screen: Screen::Off,
+        },
+        &any_thread,
+    );
+    assert!(!kds.frame_wanted());
+    // Gone with its app.
+    kds.detach(app);
+    kds.handle(
+        &mut esm,
+        WM,
+        &Request::WmScreen { screen: Screen::On },
+        &any_thread,
+    );
+    assert!(!kds.frame_wanted());
+}
+
+#[test]
+fn frame_on_the_control_socket_is_the_wrong_channel() {
+    let (mut kds, mut esm, _) = setup();
+    let o = kds.handle(&mut esm, WM, &Request::Frame, &any_thread);
+    assert!(matches!(
+        o.reply,
+        Some(Reply::Error { code, .. }) if code == ErrorCode::WrongChannel as u32
+    ));
+}
+
+#[test]
+fn a_draw_batch_draws_all_or_nothing() {
+    let (mut kds, mut esm, app) = setup();
+    let ch = Channel::Private(app);
+    kds.handle(
+        &mut esm,
+        ch,
+        &Request::Compose {
+            surface_id: 1,
+            surface: square(3, 0xff11_2233),
+        },
+        &any_thread,
+    );
+    let before = kds.displayed().into_owned();
+    let item = |x, y| DrawItem {
+        surface_id: 1,
+        x,
+        y,
+    };
+    // The second draw leaves the 25 × 25 window: nothing of the batch is drawn.
+    let o = kds.handle(
+        &mut esm,
+        ch,
+        &Request::DrawBatch(vec![item(0, 0), item(23, 0)]),
+        &any_thread,
+    );
+    assert!(matches!(
+        o.reply,
+        Some(Reply::Error { code, .. }) if code == ErrorCode::OutsideWindow as u32
+    ));
+    assert_eq!(*kds.displayed(), before);
+    let o = kds.handle(
+        &mut esm,
+        ch,
+        &Request::DrawBatch(vec![item(0, 0), item(22, 22)]),
+        &any_thread,
+    );
+    assert!(
+        matches!(o.reply, Some(Reply::Ok { request_type }) if request_type == crate::wire::request_type::DRAW_BATCH)
+    );
+    let s = kds.displayed();
+    // The window is at (37, 27) on the screen.
+    assert_eq!(s.get(37, 27), Some(0xff11_2233));
+    assert_eq!(s.get(37 + 24, 27 + 24), Some(0xff11_2233));
+    assert_eq!(kds.counters().draws, 2);
+    assert_eq!(kds.counters().draw_batches, 1);
+}
+
+#[test]
+fn refused_requests_name_their_code_and_change_nothing() {
+    let (mut kds, mut esm, app) = setup();
+    let ch = Channel::Private(app);
+    let before = kds.displayed().into_owned();
+    let code = |o: Outcome| match o.reply {
+        Some(Reply::Error { code, .. }) => ErrorCode::from_u32(code),
+        _ => None,
+    };
+    let draw = Request::Draw {
+        surface_id: 9,
+        x: 0,
+        y: 0,
+    };
+    assert_eq!(
+        code(kds.handle(&mut esm, ch, &draw, &any_thread)),
+        Some(ErrorCode::NoSurface)
+    );
+    kds.handle(
+        &mut esm,
+        ch,
+        &Request::Compose {
+            surface_id: 9,
+            surface: figure18::surface(),
+        },
+        &any_thread,
+    );
+    let off = Request::Draw {
+        surface_id: 9,
+        x: 1,
+        y: 0,
+    };
+    assert_eq!(
+        code(kds.handle(&mut esm, ch, &off, &any_thread)),
+        Some(ErrorCode::OutsideWindow)
+    );
+    let big = Request::Compose {
+        surface_id: 2,
+        surface: Surface {
+            width: 26,
+            height: 1,
+            layers: vec![],
+        },
+    };
+    assert_eq!(
+        code(kds.handle(&mut esm, ch, &big, &any_thread)),
+        Some(ErrorCode::Compose)
+    );
+    let fg = Request::WmForeground { app };
+    assert_eq!(
+        code(kds.handle(&mut esm, ch, &fg, &any_thread)),
+        Some(ErrorCode::NotPermitted)
+    );
+    assert_eq!(
+        code(kds.handle(
+            &mut esm,
+            Channel::Control { privileged: false },
+            &fg,
+            &any_thread
+        )),
+        Some(ErrorCode::NotPermitted)
+    );
+    assert_eq!(
+        code(kds.handle(&mut esm, WM, &draw, &any_thread)),
+        Some(ErrorCode::WrongChannel)
+    );
+    let thread = Request::Thread {
+        category: ThreadCategory::Drawing,
+        tid: 77,
+    };
+    assert_eq!(
+        code(kds.handle(&mut esm, ch, &thread, &|_, _| false)),
+        Some(ErrorCode::BadThread)
+    );
+    assert_eq!(kds.thread(app, ThreadCategory::Drawing), None);
+    assert_eq!(*kds.displayed(), before);
+    assert_eq!(kds.counters().refused, 7);
+}
+
+#[test]
+fn background_suspends_input_and_foreground_restores_it() {
+    let (mut kds, mut esm, app) = setup();
+    let ch = Channel::Private(app);
+    kds.handle(
+        &mut esm,
+        ch,
+        &Request::EsmRegister {
+            kind: EventKind::TouchPress,
+            handler: Some(HandlerId(3)),
+        },
+        &any_thread,
+    );
+    let press = RawEvent::Touch {
+        phase: TouchPhase::Down,
+        x: 1,
+        y: 2,
+    };
+    let mut pushed = 0;
+    esm.inject(press, 1, |_| pushed += 1);
+    assert_eq!(esm.queued_events(app).unwrap(), 1, "running app: queued");
+    let o = kds.handle(&mut esm, WM, &Request::WmBackground { app }, &any_thread);
+    assert_eq!(o.pushes[0].1.stacking, Stacking::Background);
+    assert!(esm.input_suspended(app).unwrap());
+    esm.inject(press, 2, |_| pushed += 1);
+    assert_eq!(
+        esm.queued_events(app).unwrap(),
+        1,
+        "not delivered while away"
+    );
+    let o = kds.handle(&mut esm, WM, &Request::WmForeground { app }, &any_thread);
+    assert_eq!(o.pushes, [(app, WindowState::FRONT)]);
+    esm.inject(press, 3, |_| pushed += 1);
+    assert_eq!(esm.queued_events(app).unwrap(), 2);
+    assert_eq!(pushed, 0);
+}
+
+#[test]
+fn covering_paints_the_decoration_and_screen_off_shows_black() {
+    let (mut kds, mut esm, app) = setup();
+    kds.handle(
+        &mut esm,
+        WM,
+        &Request::WmCover { app, covered: true },
+        &any_thread,
+    );
+    assert_eq!(kds.displayed().get(40, 30), Some(DECORATION_ARGB));
+    kds.handle(
+        &mut esm,
+        WM,
+        &Request::WmScreen {
+            screen: Screen::Off,
+        },
+        &any_thread,
+    );
+    assert!(kds.displayed().pixels().iter().all(|&p| p == BACKDROP_ARGB));
+}
+
+#[test]
+fn a_second_app_stacks_on_top_and_detach_uncovers() {
+    let (mut kds, mut esm, a) = setup();
+    let b = esm.add_app();
+    let (rb, pushes) = kds.attach(&mut esm, b, 2, 0, 0, "full").unwrap();
+    assert_eq!(rb, Rect::new(0, 0, 100, 80));
+    assert!(pushes.iter().any(|(x, s)| *x == a && !s.in_foreground()));
+    assert!(esm.input_suspended(a).unwrap());
+    let windows = kds.windows();
+    assert_eq!(windows.len(), 2);
+    assert_eq!(windows[1].name, "full");
+    let o = kds.handle(&mut esm, Channel::Private(b), &Request::Detach, &any_thread);
+    assert_eq!(o.detach, Some(b));
+    assert_eq!(kds.windows().len(), 1);
+    assert_eq!(kds.counters().detached, 1);
+}
+
+/// Restacks the whole screen by hand (backdrop, windows bottom to top, decoration over
+/// covered ones): what every displayed screen must equal.
+fn restacked_by_hand(kds: &Kds) -> Vec<u32> {
+    let (w, h) = (kds.screen.width(), kds.screen.height());
+    let mut out = vec![BACKDROP_ARGB; (w * h) as usize];
+    for win in kds.wm().windows() {
+        let buf = &kds.clients[&win.app].buffer;
+        for y in 0..win.rect.height {
+            for x in 0..win.rect.width {
+                let (sx, sy) = (win.rect.x as u32 + x, win.rect.y as u32 + y);
+                out[(sy * w + sx) as usize] = if win.visibility == lull_model::Visibility::Covered {
+                    DECORATION_ARGB
+                } else {
+                    buf.get(x, y).unwrap()
+                };
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_full_screen_window_on_top_is_scanned_out_without_restacking() {
+    let (mut kds, mut esm, small) = setup();
+    let full = esm.add_app();
+    kds.attach(&mut esm, full, 2, 0, 0, "full").unwrap();
+    let draw = |kds: &mut Kds, esm: &mut Esm, app, argb| {
+        let ch = Channel::Private(app);
+        let side = if app == full { 10 } else { 5 };
+        kds.handle(
+            esm,
+            ch,
+            &Request::Compose {
+                surface_id: 1,
+                surface: square(side, argb),
+            },
+            &any_thread,
+        );
+        let o = kds.handle(
+            esm,
+            ch,
+            &Request::Draw {
+                surface_id: 1,
+                x: 3,
+                y: 4,
+            },
+            &any_thread,
+        );
+        assert!(matches!(o.reply, Some(Reply::Ok { .. })), "{o:?}");
+    };
+    let before = kds.counters();
+    draw(&mut kds, &mut esm, full, 0xff00_ff00);
+    let after = kds.counters();
+    assert_eq!(after.restacks, before.restacks, "scanned out: no restack");
+    assert_eq!(after.restacks_skipped, before.restacks_skipped + 1);
+    assert_eq!(kds.displayed().get(3, 4), Some(0xff00_ff00));
+    assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+    // The small window comes in front: the screen is restacked whole, the full window's
+    // draw included.
+    kds.handle(
+        &mut esm,
+        WM,
+        &Request::WmForeground { app: small },
+        &any_thread,
+    );
+    assert!(kds.counters().restacks > after.restacks);
+    assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+    draw(&mut kds, &mut esm, small, 0xff00_00ff);
+    assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+    // Covered on top, the full window is no longer shown as it is.
+    kds.handle(
+        &mut esm,
+        WM,
+        &Request::WmForeground { app: full },
+        &any_thread,
+    );
+    kds.handle(
+        &mut esm,
+        WM,
+        &Request::WmCover {
+            app: full,
+            covered: true,
+        },
+        &any_thread,
+    );
+    assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+    assert!(kds
+        .displayed()
+        .pixels()
+        .iter()
+        .all(|&p| p == DECORATION_ARGB));
+    kds.handle(
+        &mut esm,
+        WM,
+        &Request::WmCover {
+            app: full,
+            covered: false,
+        },
+        &any_thread,
+    );
+    draw(&mut kds, &mut esm, full, 0xffff_0000);
+    assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+    // Its window gone, the one under it shows again.
+    kds.detach(full);
+    assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
+    assert_eq!(kds.displayed().get(37 + 3, 27 + 4), Some(0xff00_00ff));
+}
