@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use lull_lab::input_io::{self, RecordLimits, TraceWriter};
 use lull_model::{EventKind, RawEvent};
+use lull_os::fileout::AtomicFile;
 
 #[derive(Subcommand, Debug)]
 pub enum InputCommand {
@@ -15,8 +16,8 @@ pub enum InputCommand {
     /// its time in seconds (docs/traces.md describes the format).
     Show(ShowArgs),
     /// Write a trace of the events a running lulld delivers (registered for --kinds, as an
-    /// app), or of what an input device reports (--device). Each event is written as it
-    /// comes, so Ctrl-C leaves a whole file.
+    /// app), or of what an input device reports (--device). The file replaces -o's when the
+    /// recording ends, Ctrl-C included, and is never written through a symbolic link.
     Record(RecordArgs),
     /// Replay a trace into a running lulld, each event at its time from now, to every app
     /// registered for its kind (as a data-plane producer, like `lulld --replay`).
@@ -169,16 +170,23 @@ fn record(a: RecordArgs) -> ExitCode {
                 .join(", ")
         ),
     };
-    let out: Box<dyn std::io::Write> = if a.out.as_os_str() == "-" {
-        Box::new(std::io::stdout())
+    // A file goes through lull-os's atomic writer (never through a planted symlink or into a
+    // device) and replaces the destination when the recording ends, Ctrl-C included.
+    let mut file = if a.out.as_os_str() == "-" {
+        None
     } else {
-        match std::fs::File::create(&a.out) {
-            Ok(f) => Box::new(f),
+        match AtomicFile::create(&a.out) {
+            Ok(f) => Some(f),
             Err(e) => {
-                eprintln!("{CMD}: creating {}: {e}", a.out.display());
+                eprintln!("{CMD}: {e}");
                 return ExitCode::FAILURE;
             }
         }
+    };
+    let mut stdout = std::io::stdout();
+    let out: Box<dyn std::io::Write + '_> = match file.as_mut() {
+        Some(f) => Box::new(f),
+        None => Box::new(&mut stdout),
     };
     let mut writer = match TraceWriter::new(out, &source) {
         Ok(w) => w,
@@ -195,6 +203,14 @@ fn record(a: RecordArgs) -> ExitCode {
         None => input_io::DaemonRecorder::connect(&socket, &kinds)
             .and_then(|mut r| r.record(limits, &mut writer, |n| ticker.tick(n))),
     };
+    drop(writer);
+    // What was recorded before an error is kept too: every line written is whole.
+    if let Some(f) = file {
+        if let Err(e) = f.commit() {
+            eprintln!("{CMD}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     match r {
         Ok(r) => {
             eprintln!(

@@ -134,6 +134,38 @@ fn input_record_writes_a_trace_from_a_pipe_of_input_events() {
     );
 }
 
+/// `lull input record -o` never writes through a symbolic link (run as root, a planted link
+/// would aim the trace at any file): it refuses before reading anything, and the link's target
+/// is left as it was.
+#[test]
+fn input_record_refuses_to_write_through_a_symlink() {
+    let dir = std::env::temp_dir().join(format!("lull-input-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("precious");
+    std::fs::write(&target, "keep me").unwrap();
+    let link = dir.join("out.trace");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lull"))
+        .args([
+            "input",
+            "record",
+            "--count",
+            "1",
+            "--device",
+            "/dev/null",
+            "-o",
+        ])
+        .arg(&link)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let kept = std::fs::read_to_string(&target).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    assert_eq!(kept, "keep me");
+}
+
 #[test]
 fn input_inject_without_a_daemon_names_the_socket_and_the_remedy() {
     let dir = std::env::temp_dir().join(format!("lull-input-inject-{}", std::process::id()));
