@@ -73,6 +73,11 @@ pub struct RuntimeCounters {
     /// Of them, sent ahead with a waited frame's first draw (input dense).
     #[serde(default)]
     pub frame_requests_ahead: u64,
+    /// Events still queued when the app began to detach, passed over without running their
+    /// handler: an app that stops does not work through a backlog nobody will see drawn (its
+    /// drawing thread has already ended).
+    #[serde(default)]
+    pub unhandled_at_stop: u64,
 }
 
 /// Index of a category in per-category arrays.
@@ -703,6 +708,8 @@ impl KdsApp {
 
     /// `DETACH`: the server drops the window and registrations; then the threads stop (a
     /// function handed to a thread must return once [`ThreadCtx::should_stop`] says so).
+    /// Events still queued for the event thread are not handled
+    /// ([`RuntimeCounters::unhandled_at_stop`]).
     ///
     /// # Errors
     /// [`KdsClientError::ServerGone`] when the server was already gone (the threads still stop).
@@ -800,6 +807,13 @@ fn event_thread(s: &Shared, mut esm: EsmClient) {
             Ok(Delivered::Event { handler, event }) => {
                 let taken = {
                     let mut g = s.lock();
+                    if g.stopping {
+                        // Drained to the server's end of the channel, but not handled: a
+                        // backlog of slow handlers (an app behind CPU hogs) would otherwise
+                        // hold the detach for as long as the backlog takes.
+                        g.counters.unhandled_at_stop += 1;
+                        continue;
+                    }
                     g.event_pending = true;
                     g.counters.events += 1;
                     g.handlers

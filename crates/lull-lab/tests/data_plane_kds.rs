@@ -88,3 +88,53 @@ fn kds_registrations_route_producers_and_input_suspension_reroutes() {
     let read: u64 = report.rings.iter().map(|r| r.ring.consumed).sum();
     assert_eq!((written, read), (20, 20), "{:?}", report.rings);
 }
+
+/// An app that detaches with events still queued passes over them (counted) instead of running
+/// their handlers first: a backlog of slow handlers must not hold up the app's stop.
+#[test]
+fn a_detaching_app_leaves_its_queued_events_unhandled() {
+    let d = TestDaemon::start_kds("dp-stop", 320, 200);
+    let mut p = EsmProducer::connect(&d.path, &[EventKind::Key]).unwrap();
+    let app = KdsApp::attach(
+        &d.kds_path(),
+        &AppOptions {
+            width: 64,
+            height: 48,
+            name: "slow".into(),
+            guis: false,
+        },
+    )
+    .unwrap();
+    let handled = Arc::new(AtomicU64::new(0));
+    let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = std::sync::Mutex::new(release_rx);
+    let h = Arc::clone(&handled);
+    app.esm_register(EventKind::Key, move |_| {
+        h.fetch_add(1, Ordering::SeqCst);
+        let _ = entered_tx.send(());
+        // The first handler holds the event thread until the test lets it go.
+        let _ = release_rx.lock().unwrap().recv();
+    })
+    .unwrap();
+    let id = app.app();
+    wait_until("the registration routes the producer", || {
+        routed(&mut p, id) == 1u32 << EventKind::Key.index()
+    });
+    for i in 0..10 {
+        assert_eq!(p.push(key(i), sys::monotonic_ns()).unwrap(), 1);
+    }
+    entered_rx.recv().unwrap();
+    // Detach while the first handler runs and nine events wait behind it.
+    let detaching = std::thread::spawn(move || app.detach().unwrap());
+    let mut admin = KdsAdmin::connect(&d.kds_path()).unwrap();
+    wait_until("the server detached the app", || {
+        admin.windows().unwrap().is_empty()
+    });
+    drop(release_tx);
+    let counters = detaching.join().unwrap();
+    assert_eq!(handled.load(Ordering::SeqCst), 1);
+    assert_eq!(counters.events, 1);
+    assert_eq!(counters.unhandled_at_stop, 9);
+    d.stop();
+}
