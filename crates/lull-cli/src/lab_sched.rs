@@ -63,13 +63,16 @@ pub fn table(r: &SchedReport) -> String {
     let _ = writeln!(t, "kernel {} ({} CPUs); {}", r.kernel, r.cpus, r.note);
     let _ = writeln!(
         t,
-        "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
+        "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
         "scheduler",
         "scenario",
         "mean µs",
         "p99 µs",
         "p99/E",
         "mean/E",
+        "drawn",
+        "all p99 µs",
+        "all/E",
         "hogs M/s",
         "hogs/E",
         "zip s",
@@ -79,13 +82,18 @@ pub fn table(r: &SchedReport) -> String {
     for row in &r.rows {
         let _ = writeln!(
             t,
-            "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
+            "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
             row.scheduler.name(),
             row.scenario,
             opt(row.response_mean_us, 0),
             opt(row.response_p99_us, 0),
             opt(row.p99_vs_eevdf, 2),
             opt(row.mean_vs_eevdf, 2),
+            row.responses
+                .zip(row.events)
+                .map_or_else(|| "-".to_owned(), |(r, e)| format!("{r}/{e}")),
+            opt(row.response_all_p99_us, 0),
+            opt(row.all_p99_vs_eevdf, 2),
             opt(row.hog_throughput, 1),
             opt(row.throughput_vs_eevdf, 3),
             opt(row.zip_s, 1),

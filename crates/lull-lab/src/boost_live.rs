@@ -235,6 +235,11 @@ pub struct BoostLiveReport {
     pub events: u64,
     /// Injection → the stroke's frame drawn, µs.
     pub response_us: LatencyUs,
+    /// The same over every event injected, an event never drawn counted at [`TAIL_NS`]: it was
+    /// still unanswered when the app was stopped, at least that long after its injection, so
+    /// this is a lower bound. A scheduler that starves the app draws few strokes, and those
+    /// early; `response_us` alone would reward it.
+    pub response_all_us: LatencyUs,
     /// The hogs' loop iterations over the replay, millions per second, summed.
     pub hog_throughput: f64,
     /// Extra: the hogs' CPU time over the replay's wall time × CPUs.
@@ -464,6 +469,16 @@ impl Stack {
     }
 }
 
+/// `answered_ns` padded to `events` samples with [`TAIL_NS`] (see
+/// [`BoostLiveReport::response_all_us`]).
+fn with_unanswered(answered_ns: &[u64], events: usize) -> Vec<u64> {
+    let mut all = answered_ns.to_vec();
+    if all.len() < events {
+        all.resize(events, TAIL_NS);
+    }
+    all
+}
+
 pub(crate) fn sleep_until(at_ns: u64) {
     let now = sys::monotonic_ns();
     if at_ns > now {
@@ -500,6 +515,10 @@ fn run_one(spec: &BoostLiveSpec, policy: BoostPolicy) -> Result<BoostLiveReport,
         hogs: spec.hogs,
         events: spec.trace.events.len() as u64,
         response_us: LatencyUs::of(&report.frame_latencies_ns),
+        response_all_us: LatencyUs::of(&with_unanswered(
+            &report.frame_latencies_ns,
+            spec.trace.events.len(),
+        )),
         hog_throughput: (loops1 - loops0) as f64 / 1e6 / (window_ns as f64 / NS_PER_S as f64),
         hog_cpu_share: (cpu1 - cpu0) as f64 / (window_ns as f64 * cpus),
         c_ms: boost.map(|b| b.c_ns as f64 / NS_PER_MS as f64),
@@ -521,6 +540,12 @@ mod tests {
 
     fn trace() -> Trace {
         lull_workload::spiral::stylus_spiral()
+    }
+
+    #[test]
+    fn unanswered_events_count_at_the_tail() {
+        assert_eq!(with_unanswered(&[5, 7], 4), [5, 7, TAIL_NS, TAIL_NS]);
+        assert_eq!(with_unanswered(&[5, 7, 9], 2), [5, 7, 9]);
     }
 
     #[test]

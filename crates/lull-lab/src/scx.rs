@@ -174,6 +174,15 @@ pub struct SchedRow {
     pub scenario: String,
     pub response_mean_us: Option<f64>,
     pub response_p99_us: Option<f64>,
+    /// Painting: events replayed, and strokes drawn by the app's stop (`responses`).
+    #[serde(default)]
+    pub events: Option<u64>,
+    #[serde(default)]
+    pub responses: Option<u64>,
+    /// Painting: the p99 over every event, one never drawn counted at the scenario's tail (a
+    /// lower bound; `BoostLiveReport::response_all_us`).
+    #[serde(default)]
+    pub response_all_p99_us: Option<f64>,
     /// Painting: the hogs' million loop iterations per second, summed.
     pub hog_throughput: Option<f64>,
     /// File manager: ZIP's and FTP's completion, s.
@@ -183,6 +192,8 @@ pub struct SchedRow {
     pub scheduler_cpu_ms: Option<f64>,
     /// Ratios to EEVDF's figure in the same scenario of the same run.
     pub p99_vs_eevdf: Option<f64>,
+    #[serde(default)]
+    pub all_p99_vs_eevdf: Option<f64>,
     pub mean_vs_eevdf: Option<f64>,
     pub throughput_vs_eevdf: Option<f64>,
 }
@@ -320,11 +331,15 @@ fn painting_row(
         scenario: format!("painting-{hogs}-hogs"),
         response_mean_us: r.response_us.mean,
         response_p99_us: r.response_us.p99,
+        events: Some(r.events),
+        responses: Some(r.responses),
+        response_all_p99_us: r.response_all_us.p99,
         hog_throughput: Some(r.hog_throughput),
         zip_s: None,
         ftp_s: None,
         scheduler_cpu_ms: cpu0.zip(cpu1).map(|(a, b)| b - a),
         p99_vs_eevdf: None,
+        all_p99_vs_eevdf: None,
         mean_vs_eevdf: None,
         throughput_vs_eevdf: None,
     })
@@ -351,11 +366,15 @@ fn file_manager_row(
         scenario: "filemanager-zip-ftp".into(),
         response_mean_us: r.response_ms.map(|m| us(m.mean)),
         response_p99_us: r.response_ms.map(|m| us(m.p99)),
+        events: None,
+        responses: None,
+        response_all_p99_us: None,
         hog_throughput: None,
         zip_s: r.completion_s.zip,
         ftp_s: r.completion_s.ftp,
         scheduler_cpu_ms: cpu0.zip(cpu1).map(|(a, b)| b - a),
         p99_vs_eevdf: None,
+        all_p99_vs_eevdf: None,
         mean_vs_eevdf: None,
         throughput_vs_eevdf: None,
     })
@@ -375,6 +394,7 @@ pub fn fill_ratios(rows: &mut [SchedRow]) {
     for r in rows.iter_mut() {
         if let Some((_, b)) = base.iter().find(|(s, _)| *s == r.scenario) {
             r.p99_vs_eevdf = ratio(r.response_p99_us, b.response_p99_us);
+            r.all_p99_vs_eevdf = ratio(r.response_all_p99_us, b.response_all_p99_us);
             r.mean_vs_eevdf = ratio(r.response_mean_us, b.response_mean_us);
             r.throughput_vs_eevdf = ratio(r.hog_throughput, b.hog_throughput);
         }
@@ -475,11 +495,15 @@ mod tests {
             scenario: scenario.into(),
             response_mean_us: Some(p99 / 2.0),
             response_p99_us: Some(p99),
+            events: None,
+            responses: None,
+            response_all_p99_us: None,
             hog_throughput: tput,
             zip_s: None,
             ftp_s: None,
             scheduler_cpu_ms: None,
             p99_vs_eevdf: None,
+            all_p99_vs_eevdf: None,
             mean_vs_eevdf: None,
             throughput_vs_eevdf: None,
         }
