@@ -21,6 +21,11 @@ pub struct SchedArgs {
     /// Replay only the recording's first N events.
     #[arg(long, value_parser = clap::value_parser!(u64).range(2..))]
     events: Option<u64>,
+    /// Replay the stylus this many times slower than recorded (1 = its own pace). The default
+    /// keeps the painting app's demand under one guest CPU under TCG (`lull_lab::scx::DEFAULT_STRETCH`).
+    #[arg(long, default_value_t = scx::DEFAULT_STRETCH,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(scx::MAX_STRETCH)))]
+    stretch: u32,
     /// The file manager scenario's scale (0 < scale <= 1; `lull live ucsg --scale`).
     #[arg(long, default_value_t = 0.1)]
     scale: f64,
@@ -207,6 +212,7 @@ pub fn run(a: &SchedArgs) -> ExitCode {
         schedulers,
         trace,
         events: a.events.and_then(|n| usize::try_from(n).ok()),
+        stretch: a.stretch,
         scale: a.scale,
         app_binary,
         painting_only: a.painting_only,
