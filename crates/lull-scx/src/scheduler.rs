@@ -202,6 +202,7 @@ pub fn run(
         ro.period_ns = tables.period_ns;
         ro.min_slice_ns = tables.min_slice_ns;
         ro.sleeper_credit_ns = tables.sleeper_credit_ns;
+        ro.max_lead_ns = tables.max_lead_ns;
     }
     open.struct_ops.lull_ops_mut().timeout_ms = WATCHDOG_MS;
     // A stale pin (a lull-scx killed before it could unpin) would be reused with stale

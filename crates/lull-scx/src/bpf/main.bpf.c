@@ -53,6 +53,7 @@ const volatile u64 boost_weight[LULL_NR_MAX + 1];
 const volatile u64 period_ns[LULL_NR_MAX + 1];
 const volatile u64 min_slice_ns;
 const volatile u64 sleeper_credit_ns;
+const volatile u64 max_lead_ns;
 
 /* Counters user space reads (bss). */
 u64 nr_boosted, nr_high, nr_direct, nr_shared, nr_kicks, nr_facts_seen, nr_behind;
@@ -196,6 +197,13 @@ void BPF_STRUCT_OPS(lull_enqueue, struct task_struct *p, u64 enq_flags)
 	vtime = p->scx.dsq_vtime;
 	if (time_before(vtime, vtime_now - sleeper_credit_ns))
 		vtime = vtime_now - sleeper_credit_ns;
+	/*
+	 * Nor is any task placed more than max_lead_ns ahead: a tick's run at nice 19's weight
+	 * (10 of 1024) is charged a hundred times its length, and a few such runs put a task past
+	 * the watchdog (measured: khugepaged waited 5.7 s and the kernel ended lull-scx).
+	 */
+	if (time_before(vtime_now + max_lead_ns, vtime))
+		vtime = vtime_now + max_lead_ns;
 	__sync_fetch_and_add(&nr_shared, 1);
 	scx_bpf_dsq_insert_vtime(p, SHARED_DSQ, tctx->slice_ns, vtime, enq_flags);
 	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
