@@ -11,7 +11,7 @@ use lull_sim::rtapp::{run_rtapp, RTAPP_AUDIT_TID_BASE};
 use lull_workload::rtapp::RtApp;
 
 use super::compare::{sim_run, workload_name, SimProfile, ValidateError};
-use super::live::{run_live, LiveOptions};
+use super::live::{run_live, LiveOptions, LiveRun};
 
 /// The events of the live side: every switch and every wake-up with its target CPU.
 const TIMELINE_EVENTS: [&str; 2] = ["sched/sched_switch", "sched/sched_wakeup"];
@@ -27,6 +27,8 @@ pub struct TimelinePair {
     pub cpus: usize,
     pub live: Timeline,
     pub sim: Timeline,
+    /// The live run the trace recorded (its logs and CPU counters).
+    pub live_run: LiveRun,
 }
 
 /// Runs `w` once live under a tracefs trace and once in the simulator on `profile`, recording
@@ -92,5 +94,6 @@ pub fn record(
         cpus: profile.platform.clusters[profile.platform.main_cluster()].cores as usize,
         live,
         sim: Timeline::of(&log, &sim_threads),
+        live_run: run,
     })
 }
