@@ -21,6 +21,7 @@ pub mod log;
 pub mod perfetto;
 pub mod record;
 pub mod ring;
+pub mod timeline;
 pub mod timer_path;
 pub mod tlp;
 pub mod tracefs;

@@ -20,6 +20,7 @@ mod spec_file;
 mod toggling;
 mod ucsg;
 mod validate;
+mod validate_timeline;
 mod vtcfs;
 mod vtcfs_bench;
 

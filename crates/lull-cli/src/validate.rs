@@ -40,6 +40,12 @@ pub struct KernelArgs {
     /// within the fixed bound of the median.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: u32,
+    /// Instead of the comparison: run each workload once live under a tracefs trace of
+    /// sched_switch/sched_wakeup and once in the simulator with its scheduling events, write
+    /// both timelines to DIR/<workload>.timeline.json and print each thread's profile (where it
+    /// ran, migrations, stretches) side by side. Root and tracefs needed.
+    #[arg(long, value_name = "DIR")]
+    timeline: Option<PathBuf>,
 }
 
 fn shipped() -> Result<Vec<PathBuf>, String> {
@@ -290,6 +296,15 @@ pub fn run(cmd: ValidateCommand) -> ExitCode {
     } else {
         args.workloads.clone()
     };
+    if let Some(dir) = &args.timeline {
+        return match crate::validate_timeline::run(&paths, dir, args.seed) {
+            Ok(text) => emit(&text, CMD),
+            Err(e) => {
+                eprintln!("{CMD}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let (machine, profile, results) = match run_all(&paths, args.seed, args.runs) {
         Ok(r) => r,
         Err(e) => {

@@ -428,6 +428,20 @@ pub fn workload_name(path: &Path) -> String {
     )
 }
 
+/// How the validation runs a workload in the simulator on `profile`.
+#[must_use]
+pub fn sim_run(profile: &SimProfile, seed: u64) -> RtAppRun<'_> {
+    let mut run = RtAppRun::new(&profile.platform);
+    run.policy = profile.policy.clone();
+    run.seed = seed;
+    run.loop_ns = profile.loop_ns;
+    run.timer_slack_ns = profile.timer_slack_ns;
+    run.pass_overhead_ns = profile.pass_overhead_ns;
+    // A live rt-app starts at an arbitrary phase of the tick.
+    run.random_start_phase = true;
+    run
+}
+
 /// Runs `w` in the simulator on `profile` alone (no live run).
 ///
 /// # Errors
@@ -438,15 +452,7 @@ pub fn simulate(
     profile: &SimProfile,
     seed: u64,
 ) -> Result<Vec<(String, Figures)>, ValidateError> {
-    let mut run = RtAppRun::new(&profile.platform);
-    run.policy = profile.policy.clone();
-    run.seed = seed;
-    run.loop_ns = profile.loop_ns;
-    run.timer_slack_ns = profile.timer_slack_ns;
-    run.pass_overhead_ns = profile.pass_overhead_ns;
-    // A live rt-app starts at an arbitrary phase of the tick.
-    run.random_start_phase = true;
-    let r = run_rtapp(w, &run).map_err(|e| ValidateError::Sim {
+    let r = run_rtapp(w, &sim_run(profile, seed)).map_err(|e| ValidateError::Sim {
         workload: name.to_owned(),
         reason: e.to_string(),
     })?;

@@ -16,6 +16,7 @@
 pub mod compare;
 pub mod live;
 pub mod machine;
+pub mod timeline;
 
 pub use live::{run_live, LiveError, LiveOptions, LiveRun, LiveThread};
 pub use machine::{probe, Machine, RtAppMissing, Source, Sourced};

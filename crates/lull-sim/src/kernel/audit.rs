@@ -10,7 +10,7 @@ use super::{Cx, Kernel};
 /// Audit records name simulated processes and threads from these bases, so they cannot be taken
 /// for the ids of live tasks.
 const AUDIT_TGID_BASE: u32 = 100;
-const AUDIT_TID_BASE: u32 = 1000;
+pub(crate) const AUDIT_TID_BASE: u32 = 1000;
 
 impl Kernel<'_> {
     /// Starts recording scheduling events.

@@ -17,6 +17,7 @@
 //! next [`Action`] and hands it device work when the kernel part of an interrupt is done.
 
 mod audit;
+pub(crate) use audit::AUDIT_TID_BASE;
 mod boost;
 mod cores;
 mod cpuidle;

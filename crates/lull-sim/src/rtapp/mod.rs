@@ -8,7 +8,7 @@ mod user;
 use lull_model::time::NS_PER_S;
 use lull_workload::rtapp::{Calibration, PeriodRecord, RtApp};
 
-use crate::drive::drive;
+use crate::drive::{drive_on, Machine};
 use crate::platform::Platform;
 use crate::policy::{PolicyError, PolicySpec};
 use crate::spec::MAX_DURATION_MS;
@@ -42,6 +42,9 @@ pub struct RtAppRun<'p> {
     /// every expiry coincides with a tick, which runs the timer at once (its soft expiry) and
     /// preempts a hog there. false (the default): on the tick, at time 0.
     pub random_start_phase: bool,
+    /// Record the run's scheduling events (`RtAppResult::audit`), for the timeline beside a
+    /// live trace (`lull validate kernel --timeline`).
+    pub audit: bool,
 }
 
 impl<'p> RtAppRun<'p> {
@@ -57,6 +60,7 @@ impl<'p> RtAppRun<'p> {
             timer_slack_ns: DEFAULT_TIMER_SLACK_NS,
             pass_overhead_ns: 0,
             random_start_phase: false,
+            audit: false,
         }
     }
 }
@@ -77,7 +81,14 @@ pub struct RtAppThread {
 pub struct RtAppResult {
     pub duration_ns: u64,
     pub threads: Vec<RtAppThread>,
+    /// The scheduling events when the run asked for them; thread `i` of `threads` has audit
+    /// tid `RTAPP_AUDIT_TID_BASE + i`.
+    pub audit: Option<lull_audit::AuditLog>,
 }
+
+/// The audit tid of the first rt-app thread: its threads are the kernel's first tasks, in
+/// order, and audit records number kernel task `t` as this base + `t`.
+pub const RTAPP_AUDIT_TID_BASE: u32 = crate::kernel::AUDIT_TID_BASE;
 
 /// Why an rt-app workload cannot run in the simulator.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -162,9 +173,13 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
     let limit_ns = MAX_DURATION_MS * 1_000_000;
     let end_ns = w.duration_s.map_or(limit_ns, |s| u64::from(s) * NS_PER_S);
     // A workload without a duration ends when its threads do, or never (an error).
-    let (mut user, run_end) = drive(
+    let (mut user, mut run_end) = drive_on(
         plat,
         &run.policy,
+        Machine {
+            audit: run.audit,
+            ..Machine::default()
+        },
         run.seed,
         end_ns,
         w.duration_s.is_none(),
@@ -188,6 +203,7 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
     Ok(RtAppResult {
         duration_ns: run_end.ended_ns,
         threads,
+        audit: run_end.audit.take(),
     })
 }
 

@@ -223,3 +223,50 @@ fn a_start_off_the_tick_lets_timers_expire_between_ticks() {
         );
     }
 }
+
+#[test]
+fn the_recorded_events_give_each_thread_its_own_timeline() {
+    // Two sleepers pinned to different CPUs with different duty cycles: each thread's timeline
+    // must be on its CPU alone and account for its CPU time, which holds only if audit tids map
+    // to the right threads.
+    let plat = Platform::by_name("x86-64").unwrap();
+    let mut r = RtAppRun::new(&plat);
+    r.policy.scheduler = Some("eevdf".into());
+    r.audit = true;
+    let w = parse(
+        r#"{"global": {"duration": 1, "calibration": 20}, "tasks": {
+        "a": {"loop": -1, "cpus": [1], "run": 2000, "sleep": 2000},
+        "b": {"loop": -1, "cpus": [0], "run": 1000, "sleep": 3000}}}"#,
+    )
+    .unwrap();
+    let res = run_rtapp(&w, &r).unwrap();
+    let log = res.audit.as_ref().expect("asked for");
+    let names: Vec<(u32, String)> = res
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (RTAPP_AUDIT_TID_BASE + i as u32, t.name.clone()))
+        .collect();
+    let t = lull_audit::timeline::Timeline::of(log, &names);
+    let p = t.profiles(2);
+    assert_eq!(p[0].name, "a-0");
+    assert_eq!(p[0].share_per_cpu[0], 0.0);
+    assert!(
+        (p[0].share_per_cpu[1] - 0.5).abs() < 0.03,
+        "{:?}",
+        p[0].share_per_cpu
+    );
+    assert_eq!(p[1].share_per_cpu[1], 0.0);
+    assert!(
+        (p[1].share_per_cpu[0] - 0.25).abs() < 0.03,
+        "{:?}",
+        p[1].share_per_cpu
+    );
+    assert_eq!(p[0].migrations + p[1].migrations, 0);
+    // Each blocks and wakes once per pass; nothing preempts them.
+    assert!(p[1].stretches >= 240 && p[1].preempted == 0, "{:?}", p[1]);
+    assert_eq!(p[1].wakes_per_cpu[1], 0);
+    // Without asking, nothing is recorded.
+    r.audit = false;
+    assert!(run_rtapp(&w, &r).unwrap().audit.is_none());
+}
