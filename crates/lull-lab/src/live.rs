@@ -128,6 +128,24 @@ pub fn load_trace(path: &std::path::Path) -> Result<Trace, LiveError> {
     Ok(Trace::parse(&text)?)
 }
 
+/// The stylus recording the live experiments replay unless told otherwise, relative to the
+/// working directory (the repository root).
+pub const DEFAULT_TRACE: &str = "traces/stylus-spiral.trace";
+
+/// The recording at `path`; without one, [`DEFAULT_TRACE`] when it is there, else the
+/// built-in spiral it was generated from (`lull_workload::spiral`).
+///
+/// # Errors
+/// The recording cannot be read or parsed.
+pub fn stylus_trace(path: Option<&std::path::Path>) -> Result<Trace, LiveError> {
+    let default = std::path::Path::new(DEFAULT_TRACE);
+    match path {
+        Some(p) => load_trace(p),
+        None if default.exists() => load_trace(default),
+        None => Ok(lull_workload::spiral::stylus_spiral()),
+    }
+}
+
 /// Latency statistics in microseconds; `None` when nothing was delivered.
 #[derive(Clone, Copy, PartialEq, Debug, Default, serde::Serialize)]
 pub struct LatencyUs {
