@@ -403,7 +403,7 @@ fn start_background(
 pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     let c = collect(spec)?;
     let mut report = analyse(&c.artefact);
-    report.ucsg = c.ucsg;
+    report.ucsg = c.status;
     report.seam = c.seam;
     Ok(report)
 }
@@ -429,14 +429,8 @@ pub struct UcsgArtefact {
     pub cpu_ms: f64,
 }
 
-/// One cell as collected: the artefact, and the daemon's UCSG status and seam report, which the
-/// report carries as they are.
-#[derive(Debug)]
-pub struct UcsgCollected {
-    pub artefact: UcsgArtefact,
-    pub ucsg: Option<UcsgStatus>,
-    pub seam: Option<SeamReport>,
-}
+/// One cell as collected, with UCSG's status on this machine.
+pub type UcsgCollected = crate::artefact::Collected<UcsgArtefact, UcsgStatus>;
 
 /// Runs one cell on this machine and keeps what was measured.
 ///
@@ -576,7 +570,7 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
             ftp_completion_ns,
             cpu_ms,
         },
-        ucsg: ucsg_status,
+        status: ucsg_status,
         seam: daemon_report.and_then(|d| d.seam),
     })
 }

@@ -39,7 +39,6 @@ use lull_workload::{Trace, TraceError};
 use lulld::daemon::{Daemon, DaemonError, DaemonReport};
 use lulld::guis::{GuisConfig, GuisReport, GuisStatus, IdleAction};
 use lulld::replay::ReplayCounters;
-use lulld::seam::SeamReport;
 use serde::{Deserialize, Serialize};
 
 use crate::apps::{app_model, AppKind, AppReport, Ready, APP_MODELS};
@@ -918,19 +917,13 @@ impl Window<'_> {
 pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     let c = collect(spec)?;
     let mut report = analyse(&c.artefact);
-    report.guis = c.guis;
+    report.guis = c.status;
     report.seam = c.seam;
     Ok(report)
 }
 
-/// One run as collected from the machine: the artefact the analysis reads, and the daemon's own
-/// guiS and seam reports, which the report carries as they are.
-#[derive(Debug)]
-pub struct Collected {
-    pub artefact: RunArtefact,
-    pub guis: Option<GuisReport>,
-    pub seam: Option<SeamReport>,
-}
+/// One run as collected, with the daemon's guiS report.
+pub type Collected = crate::artefact::Collected<RunArtefact, GuisReport>;
 
 /// Runs one experiment on this machine and keeps what was measured, unanalysed: the stack is
 /// brought up, the app started, the window measured and everything stopped and joined.
@@ -1096,10 +1089,10 @@ pub fn collect(spec: &ExperimentSpec) -> Result<Collected, ExperimentError> {
                 restacks_skipped: k.server.restacks_skipped,
             }),
     };
-    let (guis, seam) = daemon.map_or((None, None), |d| (d.guis, d.seam));
+    let (status, seam) = daemon.map_or((None, None), |d| (d.guis, d.seam));
     Ok(Collected {
         artefact,
-        guis,
+        status,
         seam,
     })
 }
