@@ -21,7 +21,7 @@
 
 use crate::live_stack::{DaemonSockets, LiveDaemon, LiveDaemonError, LiveStack};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -675,20 +675,8 @@ fn spawn_app(
             .arg(clip_ms.to_string());
     }
     if let Some(fd) = hub_fd {
-        let raw = fd.as_raw_fd();
+        let raw = lull_os::proc_ctl::pass_fd_to_child(&mut cmd, fd);
         cmd.arg("--hub-fd").arg(raw.to_string());
-        use std::os::unix::process::CommandExt;
-        // SAFETY: runs in the child between fork and exec and makes one async-signal-safe
-        // system call on a descriptor number the child inherited; the parent's descriptor keeps
-        // its close-on-exec flag, so no other child gets the hub's connection.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::fcntl(raw, libc::F_SETFD, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
     }
     let mut child = cmd.spawn().map_err(|source| ExperimentError::Spawn {
         path: spec.app_binary.clone(),
