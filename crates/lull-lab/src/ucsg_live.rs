@@ -29,7 +29,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crate::app_proc::{AppProc, AppProcError};
-use crate::live_stack::{DaemonSockets, LiveDaemonError, LiveStack};
+use crate::live_stack::{DaemonSockets, LiveDaemonError, LiveStack, SetupError};
 use lull::kds_client::KdsAdmin;
 use lull_model::time::{NS_PER_MS, NS_PER_S};
 use lull_model::{RawEvent, TouchPhase};
@@ -456,17 +456,14 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
     let stack = LiveStack::new(DaemonSockets::fresh("ucsg", &work_dir));
     let kds_path = stack.sockets().kds.clone();
     let (daemon, ucsg_status) = stack.start(move |d| {
-        crate::scx::feed_if_loaded(d).map_err(|e| e.to_string())?;
+        crate::scx::feed_if_loaded(d)?;
         let status = if ucsg_on {
-            Some(
-                d.enable_ucsg(&UcsgConfig::default())
-                    .map_err(|e| e.to_string())?,
-            )
+            Some(d.enable_ucsg(&UcsgConfig::default())?)
         } else {
             None
         };
-        d.add_evdev(device_r).map_err(|e| e.to_string())?;
-        Ok::<_, String>(status)
+        d.add_evdev(device_r)?;
+        Ok::<_, SetupError>(status)
     })?;
 
     let app = |kind: &str| app_command(spec, &kds_path, kind);
