@@ -8,7 +8,7 @@
 //! harness is not part of the stack and is not counted.
 
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -18,8 +18,10 @@ use lull_model::stats::{change_pct, nearest_rank, CDF_PERCENTS};
 use lull_model::time::{ns_to_us, NS_PER_MS, NS_PER_S, NS_PER_US};
 use lull_os::procfs::MeasureError;
 use lull_os::sys::{self, EventFd};
+
+use crate::live_stack::{DaemonSockets, LiveDaemon, LiveStack, SetupError};
 use lull_workload::{Trace, TraceError};
-use lulld::daemon::{Daemon, DaemonConfig, DaemonError};
+use lulld::daemon::DaemonError;
 
 use crate::measure::{self, StackThread, ThreadDelta, Window};
 use crate::stack::{self, AppCell, TrackingApp, LIVE_MODELS};
@@ -100,6 +102,8 @@ pub enum LiveError {
     Io(#[from] std::io::Error),
     #[error("a stack thread failed: {0}")]
     Thread(String),
+    #[error(transparent)]
+    LiveDaemon(#[from] crate::live_stack::LiveDaemonError),
 }
 
 /// Parses `--model`.
@@ -317,19 +321,6 @@ impl RunSpec {
     }
 }
 
-fn socket_path() -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(std::env::temp_dir, PathBuf::from);
-    dir.join(format!(
-        "lull-live-{}-{}.sock",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
-}
-
 fn thread_err<E: std::fmt::Display>(e: E) -> LiveError {
     LiveError::Thread(e.to_string())
 }
@@ -402,46 +393,22 @@ fn start_driver(
 }
 
 /// Starts the ESM stack: the daemon on its own thread, then the app, and waits until the
-/// daemon has the app in `EV_WAIT`.
+/// daemon has the app in `EV_WAIT`. Gives the running daemon.
 fn start_esm(
-    path: &Path,
+    sockets: &DaemonSockets,
     app: TrackingApp,
     app_cell: &AppCell,
-    daemon_tx: mpsc::Sender<lulld::daemon::DaemonReport>,
     st: &mut StackThreads,
-) -> Result<(), LiveError> {
-    let tx = st.tid_tx.clone();
-    let (up_tx, up_rx) = mpsc::channel::<Result<lulld::daemon::Stopper, LiveError>>();
-    let daemon_path = path.to_path_buf();
-    // The daemon is built on its own thread (its sources are not `Send`); the harness
-    // gets back only the stopper, or the set-up error.
-    st.handles.push(
-        thread::Builder::new()
-            .name("lull-daemon".into())
-            .spawn(move || {
-                let built = Daemon::bind(&DaemonConfig {
-                    socket_path: daemon_path,
-                    ..DaemonConfig::default()
-                })
-                .map_err(LiveError::from);
-                let daemon = match built {
-                    Ok(d) => d,
-                    Err(e) => {
-                        let _ = up_tx.send(Err(thread_err(&e)));
-                        return Err(e);
-                    }
-                };
-                let _ = up_tx.send(Ok(daemon.stopper()));
-                let _ = tx.send(StackThread::current("daemon"));
-                let report = daemon.run()?;
-                report.accounting.clone().map_err(LiveError::Thread)?;
-                let _ = daemon_tx.send(report);
-                Ok(())
-            })?,
-    );
-    let stopper = up_rx.recv().map_err(thread_err)??;
-    st.probed.push(st.tid_rx.recv().map_err(thread_err)?);
-    st.stops.push(Box::new(move || stopper.stop()));
+) -> Result<LiveDaemon, LiveError> {
+    // The daemon, on its own thread (`LiveStack`), with nothing set up beyond the ESM.
+    let (daemon, ()) = LiveStack::new(sockets.clone())
+        .thread_name("lull-daemon")
+        .start(|_| Ok::<_, SetupError>(()))?;
+    st.probed.push(StackThread {
+        role: "daemon".into(),
+        tid: daemon.tid(),
+    });
+    let path = sockets.esm.as_path();
     let cell = Arc::clone(app_cell);
     let tx = st.tid_tx.clone();
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
@@ -467,7 +434,7 @@ fn start_esm(
         thread::sleep(Duration::from_millis(1));
     }
     drop(control);
-    Ok(())
+    Ok(daemon)
 }
 
 /// Starts a baseline's stack: its hub reading `device_r`, then the app.
@@ -574,17 +541,19 @@ pub fn collect(spec: &RunSpec) -> Result<LiveArtefact, LiveError> {
     let app_cell: AppCell = Arc::new(Mutex::new(None));
     let app = TrackingApp::new(expected, done_tx);
     let mut st = StackThreads::new();
-    let (daemon_tx, daemon_rx) = mpsc::channel::<lulld::daemon::DaemonReport>();
 
-    let path = socket_path();
-    start_driver(spec, &path, device_w, start_rx, replay_tx, &mut st)?;
-    match spec.model {
+    let sockets = DaemonSockets::fresh("live", &std::env::temp_dir());
+    start_driver(spec, &sockets.esm, device_w, start_rx, replay_tx, &mut st)?;
+    let daemon = match spec.model {
         DeliveryModel::Esm => {
             drop(device_r);
-            start_esm(&path, app, &app_cell, daemon_tx, &mut st)?;
+            Some(start_esm(&sockets, app, &app_cell, &mut st)?)
         }
-        baseline => start_baseline(baseline, device_r, app, &app_cell, &mut st)?,
-    }
+        baseline => {
+            start_baseline(baseline, device_r, app, &app_cell, &mut st)?;
+            None
+        }
+    };
 
     let start_ns = sys::monotonic_ns() + START_LEAD_NS;
     start_tx.send(start_ns).map_err(thread_err)?;
@@ -603,6 +572,9 @@ pub fn collect(spec: &RunSpec) -> Result<LiveArtefact, LiveError> {
     let measured = window.close();
     for stop in &st.stops {
         stop();
+    }
+    if let Some(d) = &daemon {
+        d.request_stop();
     }
     let mut thread_error = None;
     for h in st.handles {
@@ -633,7 +605,14 @@ pub fn collect(spec: &RunSpec) -> Result<LiveArtefact, LiveError> {
         }
         _ => None,
     };
-    let daemon_report = daemon_rx.try_recv().ok();
+    let daemon_report = match daemon {
+        Some(d) => {
+            let report = d.join()?;
+            report.accounting.clone().map_err(LiveError::Thread)?;
+            Some(report)
+        }
+        None => None,
+    };
     Ok(LiveArtefact {
         model: spec.model,
         workload: spec.workload_name.clone(),
