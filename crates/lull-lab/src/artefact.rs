@@ -14,3 +14,16 @@ pub struct Collected<A, S> {
     pub status: Option<S>,
     pub seam: Option<SeamReport>,
 }
+
+/// A saved artefact under `src/` (`testdata/`), for the analyses' tests.
+///
+/// # Panics
+/// The file is missing or is not such an artefact: the test fails, naming it.
+#[cfg(test)]
+pub(crate) fn saved<A: serde::de::DeserializeOwned>(path_in_src: &str) -> A {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(path_in_src);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

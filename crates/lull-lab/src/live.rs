@@ -730,10 +730,8 @@ mod tests {
     use super::*;
 
     /// A saved ESM run on a short trace: 4 of 5 events delivered, the fifth dropped and marked.
-    const ESM_RUN: &str = include_str!("testdata/live-esm-tracking.json");
-
     fn esm_run() -> LiveArtefact {
-        serde_json::from_str(ESM_RUN).expect("the saved run parses")
+        crate::artefact::saved("testdata/live-esm-tracking.json")
     }
 
     #[test]

@@ -613,10 +613,8 @@ mod tests {
     use super::*;
 
     /// A saved cell: the file manager in front of zip under UCSG, three touches answered.
-    const FILEMANAGER_ZIP: &str = include_str!("testdata/ucsg-filemanager-zip.json");
-
     fn saved() -> UcsgArtefact {
-        serde_json::from_str(FILEMANAGER_ZIP).expect("the saved cell parses")
+        crate::artefact::saved("testdata/ucsg-filemanager-zip.json")
     }
 
     #[test]

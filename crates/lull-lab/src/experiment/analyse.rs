@@ -149,10 +149,8 @@ mod tests {
 
     /// A saved run: the video app under ESM + KDS + guiS, 2 s measured, 1 s of it in the
     /// background; three threads (daemon, event, drawing) and the driver.
-    const VIDEO_RUN: &str = include_str!("testdata/video-background.json");
-
     fn video() -> RunArtefact {
-        serde_json::from_str(VIDEO_RUN).expect("the saved run parses")
+        crate::artefact::saved("experiment/testdata/video-background.json")
     }
 
     #[test]
