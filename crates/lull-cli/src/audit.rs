@@ -846,41 +846,21 @@ pub fn perturbation_table(r: &PerturbationReport) -> String {
     t
 }
 
-/// `lull reproduce` section: validation (short) and a short perturbation table.
-/// `lull reproduce`'s `tlp_table` section: the live table with its default programs and time,
-/// and the modelled table of every spec under `experiments/`.
-pub fn tlp_reproduce_section() -> Result<crate::output::Section, String> {
-    let mut progress = |line: &str| lull_lab::progress::note(line);
-    let sim = sim_tlp::sim_table(
-        &sim_tlp::default_specs(std::path::Path::new(".")),
-        &mut progress,
-    );
-    let cfg = TableConfig {
-        lull: std::env::current_exe().ok(),
-        ..TableConfig::default()
-    };
-    let live = tlp_table::run_table(&cfg, &mut progress).map_err(|e| e.to_string())?;
-    Ok(crate::output::Section {
-        table: format!("{}\n\n{}", tlp_table_text(&live), sim_tlp_text(&sim)),
-        json: json!({"live": live, "modelled": sim}),
-    })
+/// `lull reproduce`'s `tlp_table` section as text: the live table, then the modelled one.
+pub fn tlp_section_table(r: &lull_reproduce::data::Tlp) -> String {
+    format!(
+        "{}\n\n{}",
+        tlp_table_text(&r.live),
+        sim_tlp_text(&r.modelled)
+    )
 }
 
-pub fn reproduce_section() -> Result<crate::output::Section, String> {
-    let v = experiments::validate(&ValidationConfig {
-        run_ms: 1000,
-        repeats: 1,
-        ..ValidationConfig::default()
-    })
-    .map_err(|e| e.to_string())?;
-    let p = experiments::perturbation(&PerturbationConfig {
-        run_ms: 300,
-        repeats: 2,
-        ..PerturbationConfig::default()
-    })
-    .map_err(|e| e.to_string())?;
-    Ok(crate::output::Section {
-        table: format!("{}\n\n{}", validation_table(&v), perturbation_table(&p)),
-        json: json!({"validation": v, "perturbation": p}),
-    })
+/// `lull reproduce`'s `audit` section as text: validation (short) and a short perturbation
+/// table.
+pub fn section_table(r: &lull_reproduce::data::Audit) -> String {
+    format!(
+        "{}\n\n{}",
+        validation_table(&r.validation),
+        perturbation_table(&r.perturbation)
+    )
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use lull_ctl::overhead::{self, OverheadOptions, SAMPLE_THREADS};
+use lull_ctl::overhead::{self, OverheadOptions};
 use lull_ctl::{RunOptions, WatchOptions};
 use lull_sched::controller::Scheme;
 
@@ -301,50 +301,20 @@ fn set_mask(a: &SetMaskArgs) -> ExitCode {
 /// The overhead measurement's options: this binary's hidden `ctl burn` as the CPU-bound program
 /// (one thread per online CPU) and as the parked threads sampled.
 fn overhead_options(reps: usize, rounds: u64, samples: usize) -> Result<OverheadOptions, String> {
-    let exe = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .into_os_string();
-    let cpus = online().len().max(1);
-    let me = |args: &[String]| -> Vec<OsString> {
-        std::iter::once(exe.clone())
-            .chain(["ctl", "burn"].iter().map(OsString::from))
-            .chain(args.iter().map(OsString::from))
-            .collect()
-    };
-    Ok(OverheadOptions {
-        burn: me(&[
-            "--threads".into(),
-            cpus.to_string(),
-            "--rounds".into(),
-            rounds.to_string(),
-        ]),
-        park: me(&[
-            "--threads".into(),
-            SAMPLE_THREADS.to_string(),
-            "--park".into(),
-        ]),
-        reps,
-        samples,
-    })
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    Ok(lull_reproduce::sections::live::overhead_options(
+        &exe, reps, rounds, samples,
+    ))
 }
 
-/// Repetitions `lull reproduce` gives the overhead measurement (the command's default is 5).
-const REPRODUCE_OVERHEAD_REPS: usize = 3;
-
-/// `lull reproduce`'s `controller_live` section: the monitoring overhead (3 plain and 3 watched
-/// runs) and the live toggling table with one repetition per arm (`lull live toggling` takes 3).
-pub fn reproduce_section() -> Result<crate::output::Section, String> {
-    let opts = overhead_options(REPRODUCE_OVERHEAD_REPS, 400_000_000, 2000)?;
-    let o = overhead::measure(&opts).map_err(|e| e.to_string())?;
-    let t = crate::live::toggling_reproduce()?;
-    Ok(crate::output::Section {
-        table: format!(
-            "{}\n{}",
-            overhead_text(&o, online().len().max(1)),
-            crate::live::toggling_text(&t)
-        ),
-        json: serde_json::json!({"overhead": o, "toggling": t}),
-    })
+/// `lull reproduce`'s `controller_live` section as text: the monitoring overhead, then the live
+/// toggling table.
+pub fn section_table(r: &lull_reproduce::data::Controller) -> String {
+    format!(
+        "{}\n{}",
+        overhead_text(&r.overhead, r.cpus),
+        crate::live::toggling_text(&r.toggling)
+    )
 }
 
 fn overhead_text(r: &overhead::OverheadReport, cpus: usize) -> String {

@@ -126,7 +126,7 @@ fn wm(socket: &SocketArg, action: WmAction) -> ExitCode {
     }
 }
 
-fn figure18_summary(r: &Figure18Report) -> String {
+pub(crate) fn figure18_summary(r: &Figure18Report) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
@@ -153,22 +153,6 @@ fn figure18_summary(r: &Figure18Report) -> String {
     let _ = write!(t, "  snapshot: {}", r.png.display());
     t
 }
-
-/// `lull reproduce`'s figure-18 section: the demonstration on a 640 × 480 screen, the snapshot
-/// in the temporary directory.
-pub fn reproduce_section() -> Result<crate::output::Section, String> {
-    let png = std::env::temp_dir().join("lull-reproduce-figure18.png");
-    let r = Figure18Config::beside_exe(FIGURE18_SCREEN, png)
-        .and_then(|c| kds_demo::figure18(&c))
-        .map_err(|e| e.to_string())?;
-    Ok(crate::output::Section {
-        table: figure18_summary(&r),
-        json: serde_json::json!(r),
-    })
-}
-
-/// The screen of `lull kds demo figure18` unless `--screen` says otherwise.
-const FIGURE18_SCREEN: (u32, u32) = (640, 480);
 
 pub fn run(cmd: KdsCommand) -> ExitCode {
     match cmd {

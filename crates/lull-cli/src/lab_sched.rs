@@ -1,5 +1,6 @@
 //! `lull lab sched`: lull-scx against EEVDF, scx_lavd and scx_bpfland in the lab guest
-//! (`lull_lab::scx`). This parses and prints.
+//! (`lull_lab::scx`), and the table of `lull reproduce`'s `lab_sched` section (run by
+//! `lull_reproduce::lab_sched`). This parses and prints.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -118,70 +119,6 @@ pub fn table(r: &SchedReport) -> String {
     t
 }
 
-/// Painting events replayed per scenario in `lull reproduce` (the stylus recording's first
-/// ones: enough strokes for a p99 of a few hundred responses, short enough that twelve
-/// scenario runs fit a TCG guest's hour).
-pub const REPRODUCE_EVENTS: u64 = 300;
-/// The file manager's scale in `lull reproduce` (`lull live ucsg --scale`).
-pub const REPRODUCE_SCALE: f64 = 0.1;
-/// The longest the section's guest may run, s.
-const REPRODUCE_TIMEOUT_S: u64 = 3_600;
-
-/// `lull reproduce`'s section: boots the lab guest and runs `lull lab sched --json` in it.
-///
-/// # Errors
-/// Why no guest could run it, or what the run said.
-pub fn reproduce_section() -> Result<(String, serde_json::Value), String> {
-    use lull_vm::run::{DEFAULT_BOOT_TIMEOUT_S, DEFAULT_CPUS, DEFAULT_MEM_MIB};
-    let cache = lull_vm::Cache::locate().map_err(|e| e.to_string())?;
-    let config = lull_vm::GuestConfig {
-        kernel: None,
-        accel: None,
-        cpus: DEFAULT_CPUS,
-        mem_mib: DEFAULT_MEM_MIB,
-        boot_timeout_s: DEFAULT_BOOT_TIMEOUT_S,
-        timeout_s: REPRODUCE_TIMEOUT_S,
-    };
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out_dir = std::env::temp_dir().join(format!("lull-lab-sched-{}", std::process::id()));
-    let req = lull_vm::RunRequest {
-        argv: vec![
-            exe.into_os_string(),
-            "lab".into(),
-            "sched".into(),
-            "--json".into(),
-            "--events".into(),
-            REPRODUCE_EVENTS.to_string().into(),
-            "--scale".into(),
-            REPRODUCE_SCALE.to_string().into(),
-        ],
-        cwd: std::env::current_dir().map_err(|e| e.to_string())?,
-        env: Vec::new(),
-        out_dir: out_dir.clone(),
-        echo: false,
-    };
-    let mut log = |line: &str| eprintln!("{line}");
-    let outcome = lull_vm::run::run(&cache, &config, &req, &mut log).map_err(|e| e.to_string())?;
-    let stdout = std::fs::read_to_string(&outcome.stdout_path).map_err(|e| e.to_string())?;
-    let stderr = std::fs::read_to_string(&outcome.stderr_path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&out_dir);
-    if outcome.exit_code != 0 {
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
-        return Err(format!(
-            "lull lab sched in the guest ended with {}: {}",
-            outcome.exit_code,
-            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-        ));
-    }
-    let report: SchedReport = serde_json::from_str(&stdout).map_err(|e| e.to_string())?;
-    let mut json = serde_json::to_value(&report).map_err(|e| e.to_string())?;
-    if let Some(m) = json.as_object_mut() {
-        m.insert("accel".into(), serde_json::json!(outcome.accel));
-        m.insert("guest_wall_ms".into(), serde_json::json!(outcome.wall_ms));
-    }
-    Ok((table(&report), json))
-}
-
 pub fn run(a: &SchedArgs) -> ExitCode {
     let schedulers = match parse_schedulers(&a.schedulers) {
         Ok(s) => s,
@@ -194,7 +131,7 @@ pub fn run(a: &SchedArgs) -> ExitCode {
         eprintln!("lull lab sched: --scale must be in (0, 1], got {}", a.scale);
         return ExitCode::from(2);
     }
-    let trace = match crate::live::base_trace(a.trace.as_deref()) {
+    let trace = match lull_lab::live::stylus_trace(a.trace.as_deref()) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("lull lab sched: {e}");

@@ -8,14 +8,8 @@ use clap::{Args, Subcommand};
 use lull_lab::experiment::{
     self, ExperimentApp, ExperimentError, ExperimentReport, ExperimentSpec, LatencyStats, Scenario,
 };
-use lull_lab::live::{self, LiveError, LiveReport, RunSpec, Workload};
-use lull_lab::stack::LIVE_MODELS;
+use lull_lab::live::{self, LiveError, LiveReport, RunSpec};
 use lull_model::DeliveryModel;
-use lull_workload::Trace;
-use serde_json::{json, Value};
-
-/// The shipped stylus recording.
-pub const DEFAULT_TRACE: &str = "traces/stylus-spiral.trace";
 
 #[derive(Subcommand, Debug)]
 pub enum LiveCommand {
@@ -211,15 +205,6 @@ pub struct IdleArgs {
     json: bool,
 }
 
-/// The stylus recording: `path`, or the shipped file, or the generator's identical copy.
-pub(crate) fn base_trace(path: Option<&Path>) -> Result<Trace, LiveError> {
-    match path {
-        Some(p) => live::load_trace(p),
-        None if Path::new(DEFAULT_TRACE).exists() => live::load_trace(Path::new(DEFAULT_TRACE)),
-        None => Ok(lull_workload::spiral::stylus_spiral()),
-    }
-}
-
 fn fmt_opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
 }
@@ -369,7 +354,7 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
         LiveCommand::Latency(a) => (|| {
             let model = live::parse_model(&a.model)?;
             let workload = live::parse_workload(&a.workload)?;
-            let base = base_trace(a.trace.as_deref())?;
+            let base = live::stylus_trace(a.trace.as_deref())?;
             eprintln!(
                 "live: replaying {} through {} in real time (about {} s)…",
                 workload.name(),
@@ -393,30 +378,17 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
     }
 }
 
-/// Seconds of each idle run in `lull reproduce`.
-const REPRODUCE_IDLE_S: u64 = 3;
-
-/// `lull reproduce`'s live section: every model on tracking-20s and idle, and ESM's change
-/// against each baseline.
-pub fn reproduce_section() -> Result<crate::output::Section, String> {
-    let base = base_trace(None).map_err(|e| e.to_string())?;
-    let mut latency = Vec::new();
-    let mut idle = Vec::new();
-    for model in LIVE_MODELS {
-        lull_lab::progress::note(&format!("{} on tracking-20s, then idle", model.name()));
-        let spec =
-            RunSpec::latency(model, Workload::Tracking20s, &base).map_err(|e| e.to_string())?;
-        latency.push(live::run(&spec).map_err(|e| format!("{}: {e}", model.name()))?);
-        let spec = RunSpec::idle(model, REPRODUCE_IDLE_S).map_err(|e| e.to_string())?;
-        idle.push(live::run(&spec).map_err(|e| format!("{} idle: {e}", model.name()))?);
-    }
+/// `lull reproduce`'s `live_esm` section as text: every model on tracking-20s and idle, and
+/// ESM's change against each baseline.
+pub fn live_esm_table(r: &lull_reproduce::data::LiveEsm) -> String {
+    let (latency, idle) = (&r.tracking_20s, &r.idle);
     let mut t = String::new();
     let _ = writeln!(
         t,
         "live, measured on this machine; stack = device driver + daemon or hub + app threads"
     );
     let _ = writeln!(t, "{}", header());
-    for r in latency.iter().chain(&idle) {
+    for r in latency.iter().chain(idle) {
         let _ = writeln!(t, "{}", row(r));
     }
     if let Some(esm) = latency.iter().find(|r| r.model == DeliveryModel::Esm) {
@@ -428,14 +400,14 @@ pub fn reproduce_section() -> Result<crate::output::Section, String> {
             fmt_opt2(esm.daemon_wakeups_per_event)
         );
     }
-    let changes = live::esm_vs_baselines(&latency, &idle);
+    let changes = &r.esm_vs_baselines;
     let _ = writeln!(
         t,
         "ESM relative to each baseline (change of ESM's figure; tracking-20s, then idle):"
     );
     let show =
         |c: Option<f64>| c.map_or_else(|| "n/a (baseline 0)".to_owned(), |c| format!("{c:+.1}%"));
-    for c in &changes {
+    for c in changes {
         let _ = writeln!(
             t,
             "  vs {:<20} mean latency {}  wake-ups {}  idle wake-ups {:.1}/s -> {:.1}/s ({})",
@@ -447,11 +419,7 @@ pub fn reproduce_section() -> Result<crate::output::Section, String> {
             show(c.idle_wakeups_change_pct)
         );
     }
-    let json: Value = json!({ "tracking_20s": latency, "idle": idle, "esm_vs_baselines": changes });
-    Ok(crate::output::Section {
-        table: t.trim_end().to_owned(),
-        json,
-    })
+    t.trim_end().to_owned()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,7 +433,7 @@ fn experiment_spec(
     trace: Option<&Path>,
 ) -> Result<ExperimentSpec, String> {
     let binary = experiment::app_binary(app_binary).map_err(|e| e.to_string())?;
-    let stylus = base_trace(trace).map_err(|e| e.to_string())?;
+    let stylus = live::stylus_trace(trace).map_err(|e| e.to_string())?;
     ExperimentSpec::standard(app, model, scenario, &stylus, binary).map_err(|e| e.to_string())
 }
 
@@ -602,7 +570,7 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
 fn boost(a: &BoostArgs) -> ExitCode {
     use lull_lab::boost_live::{self, BoostLiveSpec};
     let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("boost", e, usage);
-    let trace = match base_trace(a.trace.as_deref()) {
+    let trace = match live::stylus_trace(a.trace.as_deref()) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
     };
@@ -676,7 +644,7 @@ fn boost(a: &BoostArgs) -> ExitCode {
 fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
     use lull_lab::boost_overhead::{self, OverheadSpec};
     let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("boost-overhead", e, usage);
-    let trace = match base_trace(None) {
+    let trace = match live::stylus_trace(None) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
     };
@@ -762,17 +730,6 @@ fn toggling(a: &TogglingArgs) -> ExitCode {
         print!("{}", toggling_text(&r));
     }
     ExitCode::SUCCESS
-}
-
-/// Repetitions `lull reproduce` gives each arm of the live toggling table.
-const REPRODUCE_TOGGLING_REPS: u32 = 1;
-
-/// The live toggling table as `lull reproduce` runs it: the defaults, one repetition per arm.
-pub fn toggling_reproduce() -> Result<lull_lab::toggling_live::TogglingReport, String> {
-    use lull_lab::toggling_live::{self as tl, TogglingSpec};
-    let mut spec = TogglingSpec::new(tl::default_work_binary().map_err(|e| e.to_string())?);
-    spec.reps = REPRODUCE_TOGGLING_REPS;
-    tl::run(&spec).map_err(|e| e.to_string())
 }
 
 /// The table of `lull live toggling`.
@@ -1005,12 +962,9 @@ fn show_change(c: Option<f64>) -> String {
     c.map_or_else(|| "n/a".to_owned(), |c| format!("{c:+.1}%"))
 }
 
-/// `lull reproduce`'s live-apps section: each app under every model, then the video in the
-/// background under ESM + KDS + guiS and blocking-middleware (`experiment::reproduce`).
-pub fn apps_reproduce_section() -> Result<crate::output::Section, String> {
-    let binary = experiment::default_app_binary().map_err(|e| e.to_string())?;
-    let stylus = base_trace(None).map_err(|e| e.to_string())?;
-    let r = experiment::reproduce(&binary, &stylus).map_err(|e| e.to_string())?;
+/// `lull reproduce`'s `live_apps` section as text: each app under every model, then the video
+/// in the background under ESM + KDS + guiS and blocking-middleware.
+pub fn apps_table(r: &experiment::AppsReproduction) -> String {
     let mut t = String::new();
     for a in &r.apps {
         let _ = writeln!(t, "{} (measured live):", a.app.name());
@@ -1095,8 +1049,5 @@ pub fn apps_reproduce_section() -> Result<crate::output::Section, String> {
     if let Some(e) = &r.enforcement {
         let _ = write!(t, "{e}");
     }
-    Ok(crate::output::Section {
-        table: t.trim_end().to_owned(),
-        json: json!(r),
-    })
+    t.trim_end().to_owned()
 }

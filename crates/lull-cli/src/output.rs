@@ -16,12 +16,6 @@ pub fn emit(text: &str, cmd: &str) -> ExitCode {
     }
 }
 
-/// One experiment's printed table and JSON: what every `lull reproduce` section returns.
-pub struct Section {
-    pub table: String,
-    pub json: serde_json::Value,
-}
-
 /// A value as it is spelled in specs, flags and JSON (its serialised name: `zip+ftp`, not
 /// `ZipFtp`), for user output that must not show Rust's `Debug` text.
 pub fn spelled<T: serde::Serialize>(v: &T) -> String {

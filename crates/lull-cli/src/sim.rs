@@ -8,17 +8,14 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use lull_audit::AuditLog;
 use lull_sim::{
-    latency_change_ms, power_reduction_pct, run_spec, seed_000_reported, Experiment as _,
-    ExperimentResult, Figures, FrameworkSpec, Kind, RunOpts,
+    latency_change_ms, power_reduction_pct, seed_000_reported, Experiment as _, ExperimentResult,
+    Figures, Kind, RunOpts,
 };
 
 use crate::output::emit;
-use crate::spec_file::{read_spec, read_spec_of};
+use crate::spec_file::read_spec;
 use lull_model::DeliveryModel;
 use serde_json::Value;
-
-/// Where `lull reproduce` looks for the seed-000 specs, relative to the working directory.
-pub const MARZ_DIR: &str = "experiments/marz";
 
 #[derive(Subcommand, Debug)]
 pub enum SimCommand {
@@ -252,65 +249,33 @@ fn write_audit_logs(
     Ok(())
 }
 
-/// The specs under `experiments/marz/`, in name order.
-fn marz_specs() -> Result<Vec<PathBuf>, String> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(Path::new(MARZ_DIR))
-        .map_err(|e| format!("{MARZ_DIR}: {e} (run from the repository root)"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    Ok(paths)
-}
-
-/// `lull reproduce`'s section: every spec under `experiments/marz/`, in name order.
-///
-/// # Errors
-/// A message when the directory or a spec cannot be read.
-pub fn marz_section() -> Result<crate::output::Section, String> {
-    let paths = marz_specs()?;
-    let started = std::time::Instant::now();
+/// `lull reproduce`'s `marz_sim` section as text: every seed-000 spec's table, then the
+/// simulator's speed.
+pub fn marz_table(r: &lull_reproduce::data::Marz) -> String {
     let mut text = String::new();
-    let mut all = serde_json::Map::new();
     let mut sim_events = 0u64;
-    for p in &paths {
-        let spec: FrameworkSpec = read_spec_of(p)?;
-        let r = run_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
-        sim_events += r.models.values().map(|m| m.sim_events).sum::<u64>();
-        text.push_str(&table(&r));
+    for x in &r.results {
+        sim_events += x.models.values().map(|m| m.sim_events).sum::<u64>();
+        text.push_str(&table(x));
         text.push('\n');
-        all.insert(r.experiment.clone(), r.to_json());
     }
-    let secs = started.elapsed().as_secs_f64();
+    let secs = r.wall_s;
     let _ = write!(
         text,
         "{} experiments, {sim_events} simulated events in {secs:.2} s of wall time ({:.0} events/s on this machine)",
-        paths.len(),
+        r.results.len(),
         sim_events as f64 / secs.max(1e-9)
     );
-    Ok(crate::output::Section {
-        table: text,
-        json: Value::Object(all),
-    })
+    text
 }
 
-/// The policy sets `lull reproduce` compares: the seed's kernel and today's Linux.
-const POLICY_SETS: [(&str, &str, &str); 2] = [
-    ("cfs+ondemand", "cfs", "ondemand"),
-    ("eevdf+schedutil", "eevdf", "schedutil"),
-];
-
-/// `lull reproduce`'s section: every seed-000 spec under the seed's kernel policies (CFS and
-/// ondemand, the simulator's defaults) and under today's Linux (EEVDF and schedutil), for
-/// ESM+KDS+guiS and the pull model.
-///
-/// # Errors
-/// A message when the directory or a spec cannot be read or run.
-pub fn policies_section() -> Result<crate::output::Section, String> {
-    let paths = marz_specs()?;
+/// `lull reproduce`'s `marz_policies` section as text: every seed-000 spec under the seed's
+/// kernel policies (CFS and ondemand) and under today's Linux (EEVDF and schedutil), for
+/// ESM+KDS+guiS, ESM and the pull model.
+pub fn policies_table(r: &lull_reproduce::data::MarzPolicies) -> String {
     let mut text = String::new();
     let _ = write!(text, "{:<14} {:<14}", "experiment", "model");
-    for (set, _, _) in POLICY_SETS {
+    for (set, _, _) in lull_reproduce::data::POLICY_SETS {
         let _ = write!(
             text,
             " | {set:<15} {:>8} {:>8} {:>8}",
@@ -318,23 +283,7 @@ pub fn policies_section() -> Result<crate::output::Section, String> {
         );
     }
     text.push('\n');
-    let mut all = serde_json::Map::new();
-    for p in &paths {
-        let base: FrameworkSpec = read_spec_of(p)?;
-        let mut runs = Vec::new();
-        for (set, scheduler, governor) in POLICY_SETS {
-            let mut spec = base.clone();
-            spec.set_policy("scheduler", scheduler)
-                .and_then(|()| spec.set_policy("governor", governor))
-                .map_err(|e| format!("{}: {e}", p.display()))?;
-            let r = run_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
-            runs.push((set, r));
-        }
-        let mut per_set = serde_json::Map::new();
-        for (set, r) in &runs {
-            per_set.insert((*set).to_owned(), r.to_json());
-        }
-        all.insert(base.header.experiment.clone(), Value::Object(per_set));
+    for (experiment, runs) in &r.experiments {
         for model in [
             DeliveryModel::EsmKdsGuis,
             DeliveryModel::Esm,
@@ -345,8 +294,8 @@ pub fn policies_section() -> Result<crate::output::Section, String> {
             if !runs[0].1.models.contains_key(model) {
                 continue;
             }
-            let _ = write!(text, "{:<14} {model:<14}", base.header.experiment);
-            for (_, r) in &runs {
+            let _ = write!(text, "{experiment:<14} {model:<14}");
+            for (_, r) in runs {
                 let m = &r.models[model];
                 let _ = write!(
                     text,
@@ -360,8 +309,5 @@ pub fn policies_section() -> Result<crate::output::Section, String> {
             text.push('\n');
         }
     }
-    Ok(crate::output::Section {
-        table: text.trim_end().to_owned(),
-        json: Value::Object(all),
-    })
+    text.trim_end().to_owned()
 }

@@ -5,15 +5,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lull_sim::toggling::{run_toggling_spec, TogglingResult, TogglingSpec};
-use serde_json::{json, Value};
-
-/// The specs `lull reproduce` runs, relative to the working directory.
-#[allow(dead_code)] // used by `section`, which `lull reproduce` lists
-pub const SPECS: [&str; 2] = [
-    "experiments/toggling/blackscholes.toml",
-    "experiments/toggling/vips.toml",
-];
+use lull_sim::toggling::TogglingResult;
+use serde_json::json;
 
 /// One spec's table: every model's completion, speedup against the baseline, energy, migrations
 /// and how unevenly its threads ended, with figure 3.9's statement under it.
@@ -77,27 +70,10 @@ pub fn write_plots(dir: &Path, r: &TogglingResult) -> Result<Vec<String>, String
     Ok(written)
 }
 
-/// `lull reproduce`'s `toggling_sim` section: both specs' tables and JSON.
-///
-/// # Errors
-/// A spec that cannot be read or run.
-pub fn section() -> Result<crate::output::Section, String> {
-    let mut text = String::new();
-    let mut all = serde_json::Map::new();
-    for path in SPECS {
-        let p = Path::new(path);
-        let spec: TogglingSpec = crate::spec_file::read_spec_of(p)?;
-        let r = run_toggling_spec(&spec).map_err(|e| format!("{path}: {e}"))?;
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&table(&r));
-        all.insert(r.experiment.clone(), json!(r));
-    }
-    Ok(crate::output::Section {
-        table: text,
-        json: Value::Object(all),
-    })
+/// `lull reproduce`'s `toggling_sim` section as text: both specs' tables.
+pub fn section_table(r: &lull_reproduce::data::Toggling) -> String {
+    let tables: Vec<String> = r.results.iter().map(table).collect();
+    tables.join("\n")
 }
 
 /// A simulated platform's CPU indices as a CPU list (`0-3`).

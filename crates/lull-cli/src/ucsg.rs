@@ -5,11 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use lull_sim::ucsg::seed;
-use lull_sim::ucsg::{compare_cells, run_ucsg_spec, to_csv, to_svg, UcsgResult, UcsgSpec};
-use serde_json::{json, Value};
-
-/// Where `lull reproduce` looks for the UCSG specs, relative to the working directory.
-pub const UCSG_DIR: &str = "experiments/ucsg";
+use lull_sim::ucsg::{to_csv, to_svg, UcsgResult};
 
 fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
@@ -89,33 +85,14 @@ pub fn write_footprints(r: &UcsgResult, dir: &Path) -> Result<(), String> {
     )
 }
 
-fn specs() -> Result<Vec<PathBuf>, String> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(Path::new(UCSG_DIR))
-        .map_err(|e| format!("{UCSG_DIR}: {e} (run from the repository root)"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    Ok(paths)
-}
-
 fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |v| format!("{v:+.1} %"))
 }
 
-/// `lull reproduce`'s UCSG section: every spec under `experiments/ucsg/`, then figure by figure
-/// UCSG against CFS+OD (and today's Linux) with the seed's numbers beside ours.
-///
-/// # Errors
-/// A message when a spec cannot be read or run.
-pub fn reproduce_section() -> Result<crate::output::Section, String> {
-    let started = std::time::Instant::now();
-    let mut results = Vec::new();
-    for p in specs()? {
-        let spec: UcsgSpec = crate::spec_file::read_spec_of(&p)?;
-        results.push(run_ucsg_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?);
-    }
-    let secs = started.elapsed().as_secs_f64();
+/// `lull reproduce`'s `ucsg_sim` section as text: figure by figure, UCSG against CFS+OD (and
+/// today's Linux) with the seed's numbers beside ours.
+pub fn section_table(r: &lull_reproduce::data::Ucsg) -> String {
+    let (results, secs) = (&r.results, r.wall_s);
     let mut t = String::new();
     let get = |r: &UcsgResult, m: &str| r.models.get(m).cloned();
     // Figure 5.
@@ -150,7 +127,7 @@ pub fn reproduce_section() -> Result<crate::output::Section, String> {
         "EEVDF enrg",
         "UCSG mJ"
     );
-    let cells = compare_cells(&results);
+    let cells = r.cells();
     for c in cells.iter().filter(|c| c.experiment.starts_with("fig6")) {
         let _ = writeln!(
             t,
@@ -167,11 +144,6 @@ pub fn reproduce_section() -> Result<crate::output::Section, String> {
             c.ucsg_energy_mj
         );
     }
-    let cells: serde_json::Map<String, Value> = cells
-        .iter()
-        .filter(|c| c.experiment.starts_with("fig6"))
-        .map(|c| (c.experiment.clone(), json!(c)))
-        .collect();
     let _ = writeln!(
         t,
         "  seed: energy {:+.1} … {:+.1} %, response {:+.1} … {:+.1} %, ZIP {:+.1} … {:+.1} %, FTP {:+.1} … {:+.1} %, video > {:.0} fps",
@@ -207,32 +179,5 @@ pub fn reproduce_section() -> Result<crate::output::Section, String> {
         "\n{} UCSG specs in {secs:.2} s of wall time (modelled figures; `lull sim run experiments/ucsg/fig8-video-zip.toml --footprint-dir DIR` for the plot)",
         results.len()
     );
-    let all: serde_json::Map<String, Value> = results
-        .iter()
-        .map(|r| (r.experiment.clone(), json!(r)))
-        .collect();
-    // Figure 8 over time (each model's 100 ms footprint samples) and the seed's averages, for
-    // `lull report`'s footprint plot; only the figure-8 spec's, to keep the JSON small.
-    let figure_8 = results
-        .iter()
-        .find(|r| r.experiment.starts_with("fig8"))
-        .map(|r| {
-            let footprints: serde_json::Map<String, Value> = r
-                .models
-                .iter()
-                .map(|(name, m)| (name.clone(), json!(m.footprint)))
-                .collect();
-            json!({
-                "experiment": r.experiment,
-                "footprints": footprints,
-                "seed": {
-                    "cfs-ondemand": {"big_cluster_pct": seed::BIG_CLUSTER_PCT.0, "active_cores_mean": seed::ACTIVE_CORES.0, "freq_mhz_mean": seed::FREQ_MHZ.0},
-                    "ucsg": {"big_cluster_pct": seed::BIG_CLUSTER_PCT.1, "active_cores_mean": seed::ACTIVE_CORES.1, "freq_mhz_mean": seed::FREQ_MHZ.1},
-                },
-            })
-        });
-    Ok(crate::output::Section {
-        table: t,
-        json: json!({ "experiments": all, "ucsg_vs_cfs_ondemand": cells, "figure_8": figure_8 }),
-    })
+    t
 }

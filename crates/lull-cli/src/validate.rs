@@ -7,16 +7,14 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use lull_lab::validate::compare::{
-    counts, validate_all, Counts, Figures, Range, SimProfile, ThreadComparison, WorkloadComparison,
-    CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
+    counts, validate_all, Range, SimProfile, WorkloadComparison, CPU_SHARE_BOUND_PP,
+    LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
 };
 use lull_lab::validate::Machine;
-use serde_json::{json, Value};
+// The comparison's JSON is the `validation` section's (`lull_reproduce`).
+use lull_reproduce::sections::validation::to_json;
 
 use crate::output::emit;
-
-/// Where the shipped validation workloads live, relative to the working directory.
-pub const VALIDATION_DIR: &str = "experiments/validation";
 
 #[derive(Subcommand, Debug)]
 pub enum ValidateCommand {
@@ -49,99 +47,7 @@ pub struct KernelArgs {
 }
 
 fn shipped() -> Result<Vec<PathBuf>, String> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(VALIDATION_DIR)
-        .map_err(|e| format!("{VALIDATION_DIR}: {e} (run from the repository root)"))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    if v.is_empty() {
-        return Err(format!("{VALIDATION_DIR}: no .json workloads"));
-    }
-    Ok(v)
-}
-
-fn figures_json(f: &Figures) -> Value {
-    json!({
-        "cpu_share": f.cpu_share,
-        "periods": f.periods,
-        "wakeup_latency_us": match (f.wakeup_p50_us, f.wakeup_p99_us) {
-            (Some(p50), Some(p99)) => json!({"p50": p50, "p99": p99}),
-            _ => Value::Null,
-        },
-    })
-}
-
-fn range_json(r: Option<Range>) -> Value {
-    r.map_or(
-        Value::Null,
-        |r| json!({"min": r.min, "median": r.median, "max": r.max}),
-    )
-}
-
-fn counts_json(c: Counts) -> Value {
-    json!({"threads": c.threads, "fixed_bound": c.fixed, "noise_aware": c.noise_aware})
-}
-
-fn thread_json(t: &ThreadComparison) -> Value {
-    // `live` holds the runs' medians; `live_spread` their ranges and every run.
-    json!({
-        "name": t.name,
-        "live": figures_json(&t.live),
-        "live_spread": {
-            "cpu_share": range_json(Some(t.spread.cpu_share)),
-            "wakeup_p50_us": range_json(t.spread.wakeup_p50_us),
-            "wakeup_p99_us": range_json(t.spread.wakeup_p99_us),
-            "runs": t.spread.runs.iter().map(figures_json).collect::<Vec<_>>(),
-        },
-        "sim": figures_json(&t.sim),
-        "cpu_share_diff_pp": t.cpu_diff_pp(),
-        "cpu_share_within_bound": t.cpu_ok(),
-        "cpu_share_within_noise": t.cpu_ok_noise(),
-        "wakeup_latency_within_bound": t.latency_ok(),
-        "wakeup_latency_within_noise": t.latency_ok_noise(),
-    })
-}
-
-/// The comparison as JSON.
-#[must_use]
-pub fn to_json(machine: &Machine, profile: &SimProfile, ws: &[WorkloadComparison]) -> Value {
-    let workloads: Vec<Value> = ws
-        .iter()
-        .map(|w| {
-            json!({
-                "name": w.name,
-                "file": w.path.display().to_string(),
-                "duration_s": w.duration_s,
-                "runs": w.runs,
-                "failed_runs": w.failed_runs,
-                "threads": w.threads.iter().map(thread_json).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let (cpu, lat) = counts(ws);
-    json!({
-        "workloads": workloads,
-        "runs": ws.first().map_or(0, |w| w.runs),
-        "spread": "min-max over the live runs",
-        "machine": machine.to_string(),
-        "profile": profile.notes,
-        "bounds": {
-            "cpu_share_pp": CPU_SHARE_BOUND_PP,
-            "wakeup_latency_fraction": LATENCY_BOUND_FRACTION,
-            "wakeup_latency_us": LATENCY_BOUND_US,
-        },
-        "counts": {"cpu_share": counts_json(cpu), "wakeup_latency": counts_json(lat)},
-        "within_bounds": {
-            "cpu_share": cpu.fixed == cpu.threads,
-            "wakeup_latency": lat.fixed == lat.threads,
-        },
-        "within_noise": {
-            "cpu_share": cpu.noise_aware == cpu.threads,
-            "wakeup_latency": lat.noise_aware == lat.threads,
-        },
-    })
+    lull_reproduce::sections::validation::shipped().map_err(|e| e.to_string())
 }
 
 fn opt(x: Option<f64>) -> String {
@@ -265,21 +171,13 @@ fn run_all(
     .map_err(|e| e.to_string())
 }
 
-/// `lull reproduce`'s section: every shipped workload both ways, live
-/// [`crate::reproduce::validation_runs`] times.
-///
-/// # Errors
-/// As [`run_all`].
-pub fn reproduce_section() -> Result<crate::output::Section, String> {
-    let (machine, profile, results) = run_all(&shipped()?, 1, crate::reproduce::validation_runs())?;
-    Ok(crate::output::Section {
-        table: format!(
-            "simulator profile: {}\n{}",
-            profile.notes.join("; "),
-            table(&results)
-        ),
-        json: to_json(&machine, &profile, &results),
-    })
+/// `lull reproduce`'s `validation` section as text.
+pub fn section_table(r: &lull_reproduce::data::Validation) -> String {
+    format!(
+        "simulator profile: {}\n{}",
+        r.profile.notes.join("; "),
+        table(&r.workloads)
+    )
 }
 
 pub fn run(cmd: ValidateCommand) -> ExitCode {

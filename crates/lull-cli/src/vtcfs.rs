@@ -2,24 +2,9 @@
 //! modelled figures with seed 003's numbers beside them. Parsing and printing only.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use lull_sim::vtcfs::seed;
-use lull_sim::vtcfs::{run_painting_spec, PaintingModel, PaintingResult, PaintingSpec};
-use serde_json::Value;
-
-/// The painting spec `lull reproduce` runs, relative to the working directory.
-pub const PAINTING_SPEC: &str = "experiments/vtcfs/painting.toml";
-
-/// A row builder of the `vtcfs_sim` section: its table and its JSON.
-pub type RowBuilder = fn() -> Result<(String, Value), String>;
-
-/// The `vtcfs_sim` section's row builders, in the order they print: (key in the JSON, builder).
-const ROWS: &[(&str, RowBuilder)] = &[
-    ("painting", painting_rows),
-    ("interbench", crate::vtcfs_bench::interbench_rows),
-    ("hackbench", crate::vtcfs_bench::hackbench_rows),
-];
+use lull_sim::vtcfs::{PaintingModel, PaintingResult};
 
 fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
@@ -98,44 +83,35 @@ pub fn table(r: &PaintingResult) -> String {
     t
 }
 
-/// The painting rows of `lull reproduce`'s `vtcfs_sim` section.
-///
-/// # Errors
-/// A message when the spec cannot be read or run.
-pub fn painting_rows() -> Result<(String, Value), String> {
-    let path = Path::new(PAINTING_SPEC);
-    let spec: PaintingSpec = crate::spec_file::read_spec_of(path)
-        .map_err(|e| format!("{e} (run from the repository root)"))?;
-    let started = std::time::Instant::now();
-    let r = run_painting_spec(&spec).map_err(|e| format!("{PAINTING_SPEC}: {e}"))?;
-    let mut t = table(&r);
+/// `lull reproduce`'s `vtcfs_sim` section as text: the painting spec's table, then the
+/// interbench and hackbench specs'.
+pub fn section_table(r: &lull_reproduce::data::Vtcfs) -> String {
+    let mut t = table(&r.painting);
     let _ = write!(
         t,
-        "{} models in {:.2} s of wall time (`lull sim run {PAINTING_SPEC}`)",
-        r.models.len(),
-        started.elapsed().as_secs_f64()
+        "{} models in {:.2} s of wall time (`lull sim run {}`)",
+        r.painting.models.len(),
+        r.painting_wall_s,
+        lull_reproduce::sections::modelled::PAINTING_SPEC
     );
-    Ok((t, r.to_json()))
-}
-
-/// `lull reproduce`'s `vtcfs_sim` section: every row builder's table in turn, and their JSON
-/// under their keys.
-///
-/// # Errors
-/// The first row builder's error.
-pub fn reproduce_section() -> Result<crate::output::Section, String> {
-    let mut text = String::new();
-    let mut all = serde_json::Map::new();
-    for (key, build) in ROWS {
-        let (t, v) = build()?;
-        if !text.is_empty() {
-            text.push_str("\n\n");
+    let mut rows = |tables: Vec<String>| {
+        t.push_str("\n\n");
+        for x in tables {
+            t.push_str(&x);
+            t.push('\n');
         }
-        text.push_str(&t);
-        all.insert((*key).to_owned(), v);
-    }
-    Ok(crate::output::Section {
-        table: text,
-        json: Value::Object(all),
-    })
+    };
+    rows(
+        r.interbench
+            .iter()
+            .map(crate::vtcfs_bench::interbench_table)
+            .collect(),
+    );
+    rows(
+        r.hackbench
+            .iter()
+            .map(crate::vtcfs_bench::hackbench_table)
+            .collect(),
+    );
+    t
 }

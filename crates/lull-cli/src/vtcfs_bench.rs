@@ -1,16 +1,11 @@
 //! Seed 003's benchmarks in the simulator — interbench (figure 7) and hackbench (table IV):
-//! tables, JSON and `lull reproduce`'s rows. Parsing and printing only; the models live in
+//! the tables of `lull sim run` and of `lull reproduce`'s `vtcfs_sim` rows. Parsing and printing only; the models live in
 //! `lull_sim::interbench` and `lull_sim::hackbench`.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
-use lull_sim::hackbench::{run_hackbench_spec, HackbenchResult, HackbenchSpec};
-use lull_sim::interbench::{run_interbench_spec, InterbenchResult, InterbenchSpec};
-use serde_json::{json, Value};
-
-/// Where the seed-003 specs live, relative to the working directory.
-pub const VTCFS_DIR: &str = "experiments/vtcfs";
+use lull_sim::hackbench::HackbenchResult;
+use lull_sim::interbench::InterbenchResult;
 
 fn opt(x: Option<f64>, prec: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |v| format!("{v:.prec$}"))
@@ -74,46 +69,8 @@ pub fn interbench_table(r: &InterbenchResult) -> String {
     t
 }
 
-/// The interbench specs under [`VTCFS_DIR`], sorted.
-fn specs(prefix: &str) -> Result<Vec<PathBuf>, String> {
-    let dir = Path::new(VTCFS_DIR);
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "toml")
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(prefix))
-        })
-        .collect();
-    v.sort();
-    if v.is_empty() {
-        return Err(format!("no {prefix}*.toml under {}", dir.display()));
-    }
-    Ok(v)
-}
-
-/// `lull reproduce`'s interbench rows: every `interbench-*.toml` at its spec's size.
-///
-/// # Errors
-/// A spec that cannot be read or run.
-pub fn interbench_rows() -> Result<(String, Value), String> {
-    let mut text = String::new();
-    let mut all = Vec::new();
-    for p in specs("interbench-")? {
-        let spec: InterbenchSpec = crate::spec_file::read_spec_of(&p)?;
-        let r = run_interbench_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
-        text.push_str(&interbench_table(&r));
-        text.push('\n');
-        all.push(json!(r));
-    }
-    Ok((text, Value::Array(all)))
-}
-
-/// The table of one hackbench spec: elapsed time per model, transport and size; each model's
-/// overhead over the first beside table IV.
+/// The table of one hackbench spec: each model's elapsed time, messages and switches per
+/// transport and pair count, with the seed's overheads beside.
 #[must_use]
 pub fn hackbench_table(r: &HackbenchResult) -> String {
     let mut t = String::new();
@@ -180,21 +137,4 @@ pub fn hackbench_table(r: &HackbenchResult) -> String {
         }
     }
     t
-}
-
-/// `lull reproduce`'s hackbench rows: every `hackbench*.toml` at its spec's size.
-///
-/// # Errors
-/// A spec that cannot be read or run.
-pub fn hackbench_rows() -> Result<(String, Value), String> {
-    let mut text = String::new();
-    let mut all = Vec::new();
-    for p in specs("hackbench")? {
-        let spec: HackbenchSpec = crate::spec_file::read_spec_of(&p)?;
-        let r = run_hackbench_spec(&spec).map_err(|e| format!("{}: {e}", p.display()))?;
-        text.push_str(&hackbench_table(&r));
-        text.push('\n');
-        all.push(json!(r));
-    }
-    Ok((text, Value::Array(all)))
 }

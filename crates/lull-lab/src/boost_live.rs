@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use crate::live_stack::{DaemonSockets, LiveDaemon, LiveDaemonError, LiveStack};
+use crate::live_stack::{DaemonSockets, LiveDaemon, LiveDaemonError, LiveStack, SetupError};
 use lull_model::time::{NS_PER_MS, NS_PER_S};
 use lull_os::sys::{self, thread_cpu_ns, EventFd};
 use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
@@ -391,13 +391,13 @@ impl Stack {
             let nice = sys::set_thread_nice(sys::gettid(), DAEMON_NICE)
                 .ok()
                 .map(|()| DAEMON_NICE);
-            crate::scx::feed_if_loaded(d).map_err(|e| e.to_string())?;
+            crate::scx::feed_if_loaded(d)?;
             let status = match &seam {
-                Some(c) => Some(d.enable_boost(c).map_err(|e| e.to_string())?),
+                Some(c) => Some(d.enable_boost(c)?),
                 None => None,
             };
-            d.add_evdev(device_r).map_err(|e| e.to_string())?;
-            Ok::<_, String>((status, nice))
+            d.add_evdev(device_r)?;
+            Ok::<_, SetupError>((status, nice))
         })?;
         let hog_stop = Arc::new(AtomicBool::new(false));
         let mut stack = Stack {

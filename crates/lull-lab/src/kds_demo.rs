@@ -4,7 +4,7 @@
 //! headless display server, and its screen checked pixel by pixel against the compositor.
 
 use crate::c_client::{self, CBuildError, CProgram, STATIC_LIB};
-use crate::live_stack::{DaemonSockets, LiveStack};
+use crate::live_stack::{DaemonSockets, LiveStack, SetupError};
 use lull_os::fileout::ScratchDir;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -399,7 +399,7 @@ pub fn figure18(config: &Figure18Config) -> Result<Figure18Report, DemoError> {
         .thread_name("kds-demo-lulld");
     let socket = live.sockets().kds.clone();
     let (daemon, ()) = live
-        .start(|_d| Ok::<_, String>(()))
+        .start(|_d| Ok::<_, SetupError>(()))
         .map_err(|e| DemoError::Daemon(e.to_string()))?;
     let mut example = Example {
         child: Command::new(&bin)

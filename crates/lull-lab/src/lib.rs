@@ -29,6 +29,7 @@
 
 pub(crate) mod app_proc;
 pub mod apps;
+pub mod artefact;
 pub mod audit;
 pub mod bench;
 pub mod bench_fanout;

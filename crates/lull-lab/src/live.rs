@@ -7,7 +7,8 @@
 //! `/proc/self/task/TID/{schedstat,status}` (see [`crate::measure`]); the thread that runs the
 //! harness is not part of the stack and is not counted.
 
-use std::path::PathBuf;
+use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -17,8 +18,10 @@ use lull_model::stats::{change_pct, nearest_rank, CDF_PERCENTS};
 use lull_model::time::{ns_to_us, NS_PER_MS, NS_PER_S, NS_PER_US};
 use lull_os::procfs::MeasureError;
 use lull_os::sys::{self, EventFd};
+
+use crate::live_stack::{DaemonSockets, LiveDaemon, LiveStack, SetupError};
 use lull_workload::{Trace, TraceError};
-use lulld::daemon::{Daemon, DaemonConfig, DaemonError};
+use lulld::daemon::DaemonError;
 
 use crate::measure::{self, StackThread, ThreadDelta, Window};
 use crate::stack::{self, AppCell, TrackingApp, LIVE_MODELS};
@@ -99,6 +102,8 @@ pub enum LiveError {
     Io(#[from] std::io::Error),
     #[error("a stack thread failed: {0}")]
     Thread(String),
+    #[error(transparent)]
+    LiveDaemon(#[from] crate::live_stack::LiveDaemonError),
 }
 
 /// Parses `--model`.
@@ -126,6 +131,24 @@ pub fn parse_workload(s: &str) -> Result<Workload, LiveError> {
 pub fn load_trace(path: &std::path::Path) -> Result<Trace, LiveError> {
     let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::TRACE)?;
     Ok(Trace::parse(&text)?)
+}
+
+/// The stylus recording the live experiments replay unless told otherwise, relative to the
+/// working directory (the repository root).
+pub const DEFAULT_TRACE: &str = "traces/stylus-spiral.trace";
+
+/// The recording at `path`; without one, [`DEFAULT_TRACE`] when it is there, else the
+/// built-in spiral it was generated from (`lull_workload::spiral`).
+///
+/// # Errors
+/// The recording cannot be read or parsed.
+pub fn stylus_trace(path: Option<&std::path::Path>) -> Result<Trace, LiveError> {
+    let default = std::path::Path::new(DEFAULT_TRACE);
+    match path {
+        Some(p) => load_trace(p),
+        None if default.exists() => load_trace(default),
+        None => Ok(lull_workload::spiral::stylus_spiral()),
+    }
 }
 
 /// Latency statistics in microseconds; `None` when nothing was delivered.
@@ -206,7 +229,7 @@ pub struct LiveReport {
 /// published in each ring's header), the app's side (its read index), and what the app's handler
 /// saw. `produced = delivered + dropped`, `consumed = delivered + markers` once the app has read
 /// everything, and the handler ran for every delivered event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RingAccounting {
     pub rings: u64,
     pub produced: u64,
@@ -298,28 +321,209 @@ impl RunSpec {
     }
 }
 
-fn socket_path() -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(std::env::temp_dir, PathBuf::from);
-    dir.join(format!(
-        "lull-live-{}-{}.sock",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
-}
-
 fn thread_err<E: std::fmt::Display>(e: E) -> LiveError {
     LiveError::Thread(e.to_string())
 }
 
-/// Runs one model on one workload (or idle) and measures it.
+/// The stack's threads as a run starts them: their join handles, how to stop each, and the
+/// threads measured (each sends its id on `tid_tx` as it starts).
+struct StackThreads {
+    handles: Vec<thread::JoinHandle<Result<(), LiveError>>>,
+    stops: Vec<Box<dyn Fn()>>,
+    probed: Vec<StackThread>,
+    tid_tx: mpsc::Sender<StackThread>,
+    tid_rx: mpsc::Receiver<StackThread>,
+}
+
+impl StackThreads {
+    fn new() -> StackThreads {
+        let (tid_tx, tid_rx) = mpsc::channel();
+        StackThreads {
+            handles: Vec::new(),
+            stops: Vec::new(),
+            probed: Vec::new(),
+            tid_tx,
+            tid_rx,
+        }
+    }
+}
+
+/// Starts the device driver, the same replay in every model: the baselines' drivers write the
+/// device queue their hub reads; the ESM's is a data-plane producer writing the app's ring.
+fn start_driver(
+    spec: &RunSpec,
+    path: &Path,
+    device_w: OwnedFd,
+    start_rx: mpsc::Receiver<u64>,
+    replay_tx: mpsc::Sender<lulld::replay::ReplayCounters>,
+    st: &mut StackThreads,
+) -> Result<Arc<EventFd>, LiveError> {
+    let driver_stop = Arc::new(EventFd::new()?);
+    let stop = Arc::clone(&driver_stop);
+    let trace = spec.trace.clone();
+    let tid_tx = st.tid_tx.clone();
+    let (model, producer_path) = (spec.model, path.to_path_buf());
+    st.handles.push(
+        thread::Builder::new()
+            .name("lull-driver".into())
+            .spawn(move || {
+                let _ = tid_tx.send(StackThread::current("driver"));
+                let start_ns = start_rx.recv().map_err(thread_err)?;
+                if model == DeliveryModel::Esm {
+                    drop(device_w);
+                    stack::run_producer_driver(
+                        trace.as_ref(),
+                        start_ns,
+                        &producer_path,
+                        &stop,
+                        replay_tx,
+                    )?;
+                } else {
+                    stack::run_driver(trace.as_ref(), start_ns, device_w, &stop, replay_tx)?;
+                }
+                Ok(())
+            })?,
+    );
+    let s = Arc::clone(&driver_stop);
+    st.stops.push(Box::new(move || {
+        let _ = s.signal();
+    }));
+    st.probed.push(st.tid_rx.recv().map_err(thread_err)?);
+    Ok(driver_stop)
+}
+
+/// Starts the ESM stack: the daemon on its own thread, then the app, and waits until the
+/// daemon has the app in `EV_WAIT`. Gives the running daemon.
+fn start_esm(
+    sockets: &DaemonSockets,
+    app: TrackingApp,
+    app_cell: &AppCell,
+    st: &mut StackThreads,
+) -> Result<LiveDaemon, LiveError> {
+    // The daemon, on its own thread (`LiveStack`), with nothing set up beyond the ESM.
+    let (daemon, ()) = LiveStack::new(sockets.clone())
+        .thread_name("lull-daemon")
+        .start(|_| Ok::<_, SetupError>(()))?;
+    st.probed.push(StackThread {
+        role: "daemon".into(),
+        tid: daemon.tid(),
+    });
+    let path = sockets.esm.as_path();
+    let cell = Arc::clone(app_cell);
+    let tx = st.tid_tx.clone();
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let app_path = path.to_path_buf();
+    st.handles.push(
+        thread::Builder::new()
+            .name("lull-app".into())
+            .spawn(move || {
+                let _ = tx.send(StackThread::current("app"));
+                stack::run_esm_app(&app_path, app, &cell, || {
+                    let _ = ready_tx.send(());
+                })
+                .map_err(thread_err)
+            })?,
+    );
+    st.probed.push(st.tid_rx.recv().map_err(thread_err)?);
+    ready_rx.recv().map_err(thread_err)?;
+    // Wait until the daemon has the app in EV_WAIT (asked over a control connection that
+    // closes before the window opens).
+    let mut control = lull::client::EsmClient::connect(path).map_err(thread_err)?;
+    let deadline = std::time::Instant::now() + measure::SETTLE_TIMEOUT;
+    while control.stats().map_err(thread_err)?.waiting < 1 && std::time::Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(1));
+    }
+    drop(control);
+    Ok(daemon)
+}
+
+/// Starts a baseline's stack: its hub reading `device_r`, then the app.
+fn start_baseline(
+    baseline: DeliveryModel,
+    device_r: OwnedFd,
+    app: TrackingApp,
+    app_cell: &AppCell,
+    st: &mut StackThreads,
+) -> Result<(), LiveError> {
+    let (hub_end, app_end) = sys::seqpacket_pair()?;
+    let hub_stop = Arc::new(EventFd::new()?);
+    let app_stop = Arc::new(EventFd::new()?);
+    let (s, tx) = (Arc::clone(&hub_stop), st.tid_tx.clone());
+    st.handles.push(
+        thread::Builder::new()
+            .name("lull-hub".into())
+            .spawn(move || {
+                let _ = tx.send(StackThread::current("hub"));
+                stack::run_hub(baseline, device_r, hub_end, &s)?;
+                Ok(())
+            })?,
+    );
+    st.probed.push(st.tid_rx.recv().map_err(thread_err)?);
+    let (s, tx, cell) = (
+        Arc::clone(&app_stop),
+        st.tid_tx.clone(),
+        Arc::clone(app_cell),
+    );
+    st.handles.push(
+        thread::Builder::new()
+            .name("lull-app".into())
+            .spawn(move || {
+                let _ = tx.send(StackThread::current("app"));
+                let app = stack::run_baseline_app(baseline, app_end, app, &s)?;
+                *cell
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(app);
+                Ok(())
+            })?,
+    );
+    st.probed.push(st.tid_rx.recv().map_err(thread_err)?);
+    st.stops.push(Box::new(move || {
+        let _ = hub_stop.signal();
+    }));
+    st.stops.push(Box::new(move || {
+        let _ = app_stop.signal();
+    }));
+    Ok(())
+}
+
+/// Runs one model on one workload (or idle) and measures it: [`collect`], then [`analyse`].
+///
+/// # Errors
+/// As [`collect`].
+pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
+    Ok(analyse(&collect(spec)?))
+}
+
+/// What one live run took from the machine, unanalysed: the measured threads over the window,
+/// the app's latencies and counts, the one-hop reference's, the daemon's. Saved as JSON, it is
+/// analysed again without the machine.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LiveArtefact {
+    pub model: DeliveryModel,
+    /// A workload name, or `idle-<S>s`.
+    pub workload: String,
+    /// Whether events were replayed (an idle run replays none).
+    pub replayed: bool,
+    pub threads: Vec<ThreadDelta>,
+    pub window_ns: u64,
+    pub injected: u64,
+    pub delivered: u64,
+    /// Dropped events the app's overflow markers reported.
+    pub dropped_reported: u64,
+    pub latencies_ns: Vec<u64>,
+    /// ESM latency runs only: the raw one-hop reference's latencies on the same events' times.
+    pub one_hop_latencies_ns: Option<Vec<u64>>,
+    /// The daemon loop's wake-ups over its life (ESM runs).
+    pub daemon_loop_wakeups: Option<u64>,
+    /// ESM runs: every ring's accounting at the daemon's stop.
+    pub rings: Option<RingAccounting>,
+}
+
+/// Runs one model on one workload (or idle) on this machine and keeps what was measured.
 ///
 /// # Errors
 /// [`LiveError`] when the stack cannot be set up or measured.
-pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
+pub fn collect(spec: &RunSpec) -> Result<LiveArtefact, LiveError> {
     if let Some(trace) = &spec.trace {
         if let Some(e) = trace
             .events
@@ -331,162 +535,33 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
     }
     let expected = spec.trace.as_ref().map_or(0, |t| t.events.len() as u64);
     let (device_r, device_w) = sys::pipe(false)?;
-    let (tid_tx, tid_rx) = mpsc::channel::<StackThread>();
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let (replay_tx, replay_rx) = mpsc::channel();
     let (start_tx, start_rx) = mpsc::channel::<u64>();
-    let driver_stop = Arc::new(EventFd::new()?);
     let app_cell: AppCell = Arc::new(Mutex::new(None));
     let app = TrackingApp::new(expected, done_tx);
-    let mut handles: Vec<thread::JoinHandle<Result<(), LiveError>>> = Vec::new();
-    let mut stops: Vec<Box<dyn Fn()>> = Vec::new();
-    let mut stack_threads = Vec::new();
-    let (daemon_tx, daemon_rx) = mpsc::channel::<lulld::daemon::DaemonReport>();
+    let mut st = StackThreads::new();
 
-    let path = socket_path();
-    // The device driver, the same replay in every model: the baselines' drivers write the device
-    // queue their hub reads; the ESM's is a data-plane producer writing the app's ring.
-    {
-        let stop = Arc::clone(&driver_stop);
-        let trace = spec.trace.clone();
-        let tid_tx = tid_tx.clone();
-        let (model, producer_path) = (spec.model, path.clone());
-        handles.push(
-            thread::Builder::new()
-                .name("lull-driver".into())
-                .spawn(move || {
-                    let _ = tid_tx.send(StackThread::current("driver"));
-                    let start_ns = start_rx.recv().map_err(thread_err)?;
-                    if model == DeliveryModel::Esm {
-                        drop(device_w);
-                        stack::run_producer_driver(
-                            trace.as_ref(),
-                            start_ns,
-                            &producer_path,
-                            &stop,
-                            replay_tx,
-                        )?;
-                    } else {
-                        stack::run_driver(trace.as_ref(), start_ns, device_w, &stop, replay_tx)?;
-                    }
-                    Ok(())
-                })?,
-        );
-        let s = Arc::clone(&driver_stop);
-        stops.push(Box::new(move || {
-            let _ = s.signal();
-        }));
-        stack_threads.push(tid_rx.recv().map_err(thread_err)?);
-    }
-
-    match spec.model {
+    let sockets = DaemonSockets::fresh("live", &std::env::temp_dir());
+    start_driver(spec, &sockets.esm, device_w, start_rx, replay_tx, &mut st)?;
+    let daemon = match spec.model {
         DeliveryModel::Esm => {
             drop(device_r);
-            let tx = tid_tx.clone();
-            let (up_tx, up_rx) = mpsc::channel::<Result<lulld::daemon::Stopper, LiveError>>();
-            let daemon_path = path.clone();
-            // The daemon is built on its own thread (its sources are not `Send`); the harness
-            // gets back only the stopper, or the set-up error.
-            handles.push(
-                thread::Builder::new()
-                    .name("lull-daemon".into())
-                    .spawn(move || {
-                        let built = Daemon::bind(&DaemonConfig {
-                            socket_path: daemon_path,
-                            ..DaemonConfig::default()
-                        })
-                        .map_err(LiveError::from);
-                        let daemon = match built {
-                            Ok(d) => d,
-                            Err(e) => {
-                                let _ = up_tx.send(Err(thread_err(&e)));
-                                return Err(e);
-                            }
-                        };
-                        let _ = up_tx.send(Ok(daemon.stopper()));
-                        let _ = tx.send(StackThread::current("daemon"));
-                        let report = daemon.run()?;
-                        report.accounting.clone().map_err(LiveError::Thread)?;
-                        let _ = daemon_tx.send(report);
-                        Ok(())
-                    })?,
-            );
-            let stopper = up_rx.recv().map_err(thread_err)??;
-            stack_threads.push(tid_rx.recv().map_err(thread_err)?);
-            stops.push(Box::new(move || stopper.stop()));
-            let cell = Arc::clone(&app_cell);
-            let tx = tid_tx.clone();
-            let (ready_tx, ready_rx) = mpsc::channel::<()>();
-            let app_path = path.clone();
-            handles.push(
-                thread::Builder::new()
-                    .name("lull-app".into())
-                    .spawn(move || {
-                        let _ = tx.send(StackThread::current("app"));
-                        stack::run_esm_app(&app_path, app, &cell, || {
-                            let _ = ready_tx.send(());
-                        })
-                        .map_err(thread_err)
-                    })?,
-            );
-            stack_threads.push(tid_rx.recv().map_err(thread_err)?);
-            ready_rx.recv().map_err(thread_err)?;
-            // Wait until the daemon has the app in EV_WAIT (asked over a control connection that
-            // closes before the window opens).
-            let mut control = lull::client::EsmClient::connect(&path).map_err(thread_err)?;
-            let deadline = std::time::Instant::now() + measure::SETTLE_TIMEOUT;
-            while control.stats().map_err(thread_err)?.waiting < 1
-                && std::time::Instant::now() < deadline
-            {
-                thread::sleep(Duration::from_millis(1));
-            }
-            drop(control);
+            Some(start_esm(&sockets, app, &app_cell, &mut st)?)
         }
         baseline => {
-            let (hub_end, app_end) = sys::seqpacket_pair()?;
-            let hub_stop = Arc::new(EventFd::new()?);
-            let app_stop = Arc::new(EventFd::new()?);
-            let (s, tx) = (Arc::clone(&hub_stop), tid_tx.clone());
-            handles.push(
-                thread::Builder::new()
-                    .name("lull-hub".into())
-                    .spawn(move || {
-                        let _ = tx.send(StackThread::current("hub"));
-                        stack::run_hub(baseline, device_r, hub_end, &s)?;
-                        Ok(())
-                    })?,
-            );
-            stack_threads.push(tid_rx.recv().map_err(thread_err)?);
-            let (s, tx, cell) = (Arc::clone(&app_stop), tid_tx.clone(), Arc::clone(&app_cell));
-            handles.push(
-                thread::Builder::new()
-                    .name("lull-app".into())
-                    .spawn(move || {
-                        let _ = tx.send(StackThread::current("app"));
-                        let app = stack::run_baseline_app(baseline, app_end, app, &s)?;
-                        *cell
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(app);
-                        Ok(())
-                    })?,
-            );
-            stack_threads.push(tid_rx.recv().map_err(thread_err)?);
-            stops.push(Box::new(move || {
-                let _ = hub_stop.signal();
-            }));
-            stops.push(Box::new(move || {
-                let _ = app_stop.signal();
-            }));
+            start_baseline(baseline, device_r, app, &app_cell, &mut st)?;
+            None
         }
-    }
+    };
 
     let start_ns = sys::monotonic_ns() + START_LEAD_NS;
     start_tx.send(start_ns).map_err(thread_err)?;
     // The window opens on a quiet stack (this harness thread is outside it).
     let pid = std::process::id() as i32;
-    let tids: Vec<(i32, i32)> = stack_threads.iter().map(|t| (pid, t.tid)).collect();
+    let tids: Vec<(i32, i32)> = st.probed.iter().map(|t| (pid, t.tid)).collect();
     measure::wait_asleep(&tids, measure::SETTLE_TIMEOUT);
-    let window = Window::open(&stack_threads)?;
+    let window = Window::open(&st.probed)?;
     if let Some(trace) = &spec.trace {
         let last_ns = start_ns + trace.span_ns() + DRAIN_NS;
         let wait = Duration::from_nanos(last_ns.saturating_sub(sys::monotonic_ns()));
@@ -495,11 +570,14 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
         thread::sleep(Duration::from_secs(spec.idle_s));
     }
     let measured = window.close();
-    for stop in &stops {
+    for stop in &st.stops {
         stop();
     }
+    if let Some(d) = &daemon {
+        d.request_stop();
+    }
     let mut thread_error = None;
-    for h in handles {
+    for h in st.handles {
         match h.join() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => thread_error = Some(e),
@@ -517,63 +595,88 @@ pub fn run(spec: &RunSpec) -> Result<LiveReport, LiveError> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
-    let (delivered, dropped_reported, latencies) = app.map_or((0, 0, Vec::new()), |a| {
+    let (delivered, dropped_reported, latencies_ns) = app.map_or((0, 0, Vec::new()), |a| {
         (a.delivered, a.dropped_reported, a.latencies_ns)
     });
-    let window_s = window_ns as f64 / NS_PER_S as f64;
-    let wakeups: u64 = threads.iter().map(|t| t.wakeups).sum();
-    let latency_us = LatencyUs::of(&latencies);
     // The reference runs after the window, on a quiet machine, with the same events' times.
-    let one_hop_us = match (&spec.trace, spec.model) {
-        (Some(trace), DeliveryModel::Esm) => Some(LatencyUs::of(
-            &stack::run_one_hop(trace, sys::monotonic_ns() + START_LEAD_NS)?.latencies_ns,
-        )),
+    let one_hop_latencies_ns = match (&spec.trace, spec.model) {
+        (Some(trace), DeliveryModel::Esm) => {
+            Some(stack::run_one_hop(trace, sys::monotonic_ns() + START_LEAD_NS)?.latencies_ns)
+        }
         _ => None,
     };
+    let daemon_report = match daemon {
+        Some(d) => {
+            let report = d.join()?;
+            report.accounting.clone().map_err(LiveError::Thread)?;
+            Some(report)
+        }
+        None => None,
+    };
+    Ok(LiveArtefact {
+        model: spec.model,
+        workload: spec.workload_name.clone(),
+        replayed: spec.trace.is_some(),
+        threads,
+        window_ns,
+        injected,
+        delivered,
+        dropped_reported,
+        latencies_ns,
+        one_hop_latencies_ns,
+        daemon_loop_wakeups: daemon_report.as_ref().map(|r| r.counters.loop_wakeups),
+        rings: daemon_report
+            .as_ref()
+            .map(|r| RingAccounting::of(&r.rings, delivered, dropped_reported)),
+    })
+}
+
+/// The run's report from what [`collect`] kept. Pure.
+#[must_use]
+pub fn analyse(a: &LiveArtefact) -> LiveReport {
+    let window_s = a.window_ns as f64 / NS_PER_S as f64;
+    let wakeups: u64 = a.threads.iter().map(|t| t.wakeups).sum();
+    let latency_us = LatencyUs::of(&a.latencies_ns);
+    let one_hop_us = a.one_hop_latencies_ns.as_deref().map(LatencyUs::of);
     let esm_over_one_hop = one_hop_us
         .and_then(|h| h.p50)
         .zip(latency_us.p50)
         .and_then(|(hop, esm)| (hop > 0.0).then(|| esm / hop));
-    let daemon_report = daemon_rx.try_recv().ok();
-    let per_event = spec.trace.is_some() && delivered > 0;
-    let daemon_wakeups_per_event = daemon_report
-        .as_ref()
+    let per_event = a.replayed && a.delivered > 0;
+    let delivered = a.delivered as f64;
+    let daemon_wakeups_per_event = a
+        .daemon_loop_wakeups
         .filter(|_| per_event)
-        .map(|r| r.counters.loop_wakeups as f64 / delivered as f64);
+        .map(|w| w as f64 / delivered);
     let role_per_event = |role: &str| {
-        threads
+        a.threads
             .iter()
             .find(|t| t.role == role)
-            .filter(|_| per_event && spec.model == DeliveryModel::Esm)
-            .map(|t| t.wakeups as f64 / delivered as f64)
+            .filter(|_| per_event && a.model == DeliveryModel::Esm)
+            .map(|t| t.wakeups as f64 / delivered)
     };
-    let producer_wakeups_per_event = role_per_event("driver");
-    let app_wakeups_per_event = role_per_event("app");
-    let rings = daemon_report
-        .as_ref()
-        .map(|r| RingAccounting::of(&r.rings, delivered, dropped_reported));
-    Ok(LiveReport {
-        model: spec.model,
-        workload: spec.workload_name.clone(),
-        events_injected: injected,
-        events_delivered: delivered,
-        events_dropped: injected.saturating_sub(delivered),
+    LiveReport {
+        model: a.model,
+        workload: a.workload.clone(),
+        events_injected: a.injected,
+        events_delivered: a.delivered,
+        events_dropped: a.injected.saturating_sub(a.delivered),
         latency_us,
         wakeups_per_s: if window_s > 0.0 {
             wakeups as f64 / window_s
         } else {
             0.0
         },
-        cpu_ms: threads.iter().map(|t| t.cpu_ms).sum(),
+        cpu_ms: a.threads.iter().map(|t| t.cpu_ms).sum(),
         window_s,
-        threads,
+        threads: a.threads.clone(),
         one_hop_us,
         esm_over_one_hop,
         daemon_wakeups_per_event,
-        producer_wakeups_per_event,
-        app_wakeups_per_event,
-        rings,
-    })
+        producer_wakeups_per_event: role_per_event("driver"),
+        app_wakeups_per_event: role_per_event("app"),
+        rings: a.rings,
+    }
 }
 
 /// Idle wake-ups per second of a baseline and of ESM.
@@ -625,6 +728,52 @@ pub fn esm_vs_baselines(latency: &[LiveReport], idle: &[LiveReport]) -> Vec<EsmV
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A saved ESM run on a short trace: 4 of 5 events delivered, the fifth dropped and marked.
+    fn esm_run() -> LiveArtefact {
+        crate::artefact::saved("testdata/live-esm-tracking.json")
+    }
+
+    #[test]
+    fn a_saved_run_is_analysed_into_the_report() {
+        let r = analyse(&esm_run());
+        assert_eq!(
+            (r.events_injected, r.events_delivered, r.events_dropped),
+            (5, 4, 1)
+        );
+        assert_eq!(r.window_s, 2.0);
+        // 200 + 4 + 100 wake-ups over 2 s; 10 + 2 + 20 ms of CPU.
+        assert_eq!(r.wakeups_per_s, 152.0);
+        assert_eq!(r.cpu_ms, 32.0);
+        // Nearest rank: the 2nd of 4 sorted latencies is the median, 200 µs; the one hop's 100.
+        assert_eq!(r.latency_us.p50, Some(200.0));
+        assert_eq!(r.one_hop_us.and_then(|h| h.p50), Some(100.0));
+        assert_eq!(r.esm_over_one_hop, Some(2.0));
+        assert_eq!(r.daemon_wakeups_per_event, Some(2.0));
+        assert_eq!(r.producer_wakeups_per_event, Some(50.0));
+        assert_eq!(r.app_wakeups_per_event, Some(25.0));
+        assert!(r.rings.is_some_and(|x| x.balanced));
+    }
+
+    #[test]
+    fn an_idle_run_has_no_per_event_figures() {
+        let mut a = esm_run();
+        a.replayed = false;
+        let r = analyse(&a);
+        assert_eq!(r.daemon_wakeups_per_event, None);
+        assert_eq!(r.producer_wakeups_per_event, None);
+        assert_eq!(r.wakeups_per_s, 152.0);
+    }
+
+    #[test]
+    fn a_baseline_gets_no_producer_or_app_share() {
+        let mut a = esm_run();
+        a.model = DeliveryModel::Pull16ms;
+        a.one_hop_latencies_ns = None;
+        let r = analyse(&a);
+        assert_eq!(r.producer_wakeups_per_event, None);
+        assert_eq!(r.esm_over_one_hop, None);
+    }
 
     #[test]
     fn percentiles_use_nearest_rank() {

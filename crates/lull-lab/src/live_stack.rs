@@ -54,6 +54,10 @@ impl DaemonSockets {
     }
 }
 
+/// An experiment's set-up step's error, whatever its type (binding, the display server, a
+/// policy, a device), kept with its source chain.
+pub type SetupError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Why the live daemon did not start or did not end cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveDaemonError {
@@ -61,7 +65,7 @@ pub enum LiveDaemonError {
     Spawn(#[source] std::io::Error),
     /// Binding, the display server, or the experiment's own set-up step failed.
     #[error("setting the daemon up: {0}")]
-    Setup(String),
+    Setup(#[source] SetupError),
     #[error("the daemon's thread ended while starting")]
     Gone,
     #[error("the daemon failed: {0}")]
@@ -119,7 +123,7 @@ impl LiveStack {
     pub fn start<T, E, F>(&self, setup: F) -> Result<(LiveDaemon, T), LiveDaemonError>
     where
         T: Send + 'static,
-        E: std::fmt::Display,
+        E: Into<SetupError>,
         F: FnOnce(&mut Daemon) -> Result<T, E> + Send + 'static,
     {
         let esm = DaemonConfig {
@@ -139,10 +143,10 @@ impl LiveStack {
             .name(self.thread_name.clone())
             .spawn(move || {
                 let built = (|| {
-                    let mut d = Daemon::bind(&esm).map_err(|e| e.to_string())?;
-                    d.enable_kds(&kds).map_err(|e| e.to_string())?;
-                    let value = setup(&mut d).map_err(|e| e.to_string())?;
-                    Ok::<_, String>((d, value))
+                    let mut d = Daemon::bind(&esm)?;
+                    d.enable_kds(&kds)?;
+                    let value = setup(&mut d).map_err(Into::into)?;
+                    Ok::<_, SetupError>((d, value))
                 })();
                 match built {
                     Ok((d, value)) => {
@@ -249,7 +253,7 @@ mod tests {
             .start(|_d| Err::<(), _>("no such policy"))
             .unwrap_err();
         assert!(
-            matches!(&err, LiveDaemonError::Setup(m) if m == "no such policy"),
+            matches!(&err, LiveDaemonError::Setup(m) if m.to_string() == "no such policy"),
             "{err}"
         );
     }

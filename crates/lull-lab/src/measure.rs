@@ -33,7 +33,7 @@ impl StackThread {
 }
 
 /// One thread's share of a measured window.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ThreadDelta {
     pub role: String,
     pub wakeups: u64,

@@ -29,7 +29,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crate::app_proc::{AppProc, AppProcError};
-use crate::live_stack::{DaemonSockets, LiveDaemonError, LiveStack};
+use crate::live_stack::{DaemonSockets, LiveDaemonError, LiveStack, SetupError};
 use lull::kds_client::KdsAdmin;
 use lull_model::time::{NS_PER_MS, NS_PER_S};
 use lull_model::{RawEvent, TouchPhase};
@@ -37,7 +37,9 @@ use lull_os::sys::{self, EventFd};
 use lull_workload::{TimedEvent, Trace};
 use lulld::seam::SeamReport;
 use lulld::ucsg::{UcsgConfig, UcsgStatus};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::apps::AppReport;
 
 use crate::stack;
 
@@ -92,7 +94,7 @@ const VOCABULARY: [&str; 16] = [
 ];
 
 /// The foreground app.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Foreground {
     #[serde(rename = "filemanager")]
@@ -101,7 +103,7 @@ pub enum Foreground {
 }
 
 /// What runs behind it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub enum Background {
     #[serde(rename = "none")]
     None,
@@ -114,7 +116,7 @@ pub enum Background {
 }
 
 /// Which policy runs.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Policy {
     Stock,
@@ -329,12 +331,113 @@ fn ftp_server(bytes: u64, stop: Arc<AtomicBool>) -> std::io::Result<(SocketAddr,
     Ok((addr, h))
 }
 
-/// Runs one cell.
+/// `lull-app KIND` for this cell: under ESM + KDS + guiS, on the cell's display server, at its
+/// scale.
+fn app_command(spec: &UcsgLiveSpec, kds_path: &Path, kind: &str) -> Command {
+    let mut c = Command::new(&spec.app_binary);
+    c.arg(kind)
+        .arg("--model")
+        .arg("esm-kds-guis")
+        .arg("--kds-socket")
+        .arg(kds_path)
+        .arg("--scale")
+        .arg(spec.scale.to_string());
+    c
+}
+
+/// The app of process `pid` as the display server knows it.
+fn window_of(admin: &mut KdsAdmin, pid: u32) -> Result<lull_model::AppId, UcsgLiveError> {
+    admin
+        .windows()?
+        .into_iter()
+        .find(|w| w.pid == pid)
+        .map(|w| w.app)
+        .ok_or_else(|| UcsgLiveError::App {
+            app: "display server",
+            why: format!("no window of process {pid}"),
+        })
+}
+
+/// A background app and, for ftp, the server thread it downloads from.
+type BackgroundApps = (Vec<AppProc>, Option<JoinHandle<()>>);
+
+/// Starts the cell's background apps (zip on a generated input in `work_dir`, ftp from a local
+/// server stopped by `ftp_stop`), each sent to the background as soon as it is up.
+fn start_background(
+    spec: &UcsgLiveSpec,
+    app: &dyn Fn(&str) -> Command,
+    admin: &mut KdsAdmin,
+    work_dir: &Path,
+    ftp_stop: &Arc<AtomicBool>,
+) -> Result<BackgroundApps, UcsgLiveError> {
+    let scaled = |b: u64| ((b as f64 * spec.scale) as u64).max(1);
+    let mut bg = Vec::new();
+    let mut ftpd = None;
+    if spec.background.zip() {
+        let input = work_dir.join("zip-input.txt");
+        generate_zip_input(&input, scaled(ZIP_BYTES))?;
+        let mut c = app("zip");
+        c.arg("--zip-input").arg(&input);
+        let p = AppProc::spawn("zip", c)?;
+        let id = window_of(admin, p.pid)?;
+        admin.background(id)?;
+        bg.push(p);
+    }
+    if spec.background.ftp() {
+        let (addr, h) = ftp_server(scaled(FTP_BYTES), Arc::clone(ftp_stop))?;
+        ftpd = Some(h);
+        let mut c = app("ftp");
+        c.arg("--ftp-server").arg(addr.to_string());
+        let p = AppProc::spawn("ftp", c)?;
+        let id = window_of(admin, p.pid)?;
+        admin.background(id)?;
+        bg.push(p);
+    }
+    Ok((bg, ftpd))
+}
+
+/// Runs one cell: [`collect`], then [`analyse`].
+///
+/// # Errors
+/// As [`collect`].
+pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
+    let c = collect(spec)?;
+    let mut report = analyse(&c.artefact);
+    report.ucsg = c.status;
+    report.seam = c.seam;
+    Ok(report)
+}
+
+/// What one cell took from the machine, unanalysed: the foreground app's report, the
+/// background jobs' completion times, the apps' CPU time. Saved as JSON, it is analysed again
+/// without the machine.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct UcsgArtefact {
+    pub policy: Policy,
+    pub foreground: Foreground,
+    pub background: Background,
+    pub scale: f64,
+    /// The video's clip length at this scale, ms.
+    pub clip_ms: u64,
+    /// Touch-downs the driver replayed.
+    pub touches: u64,
+    pub foreground_report: AppReport,
+    /// Each background job's completion, ns (`None`: not run, or not reported).
+    pub zip_completion_ns: Option<u64>,
+    pub ftp_completion_ns: Option<u64>,
+    /// CPU time of every app process, ms.
+    pub cpu_ms: f64,
+}
+
+/// One cell as collected, with UCSG's status on this machine.
+pub type UcsgCollected = crate::artefact::Collected<UcsgArtefact, UcsgStatus>;
+
+/// Runs one cell on this machine and keeps what was measured.
 ///
 /// # Errors
 /// [`UcsgLiveError`] when something cannot be set up or an app fails.
 #[allow(clippy::too_many_lines)] // one sequence of steps, in the order the module docs give
-pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
+pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
     if !(spec.scale > 0.0 && spec.scale <= 1.0) {
         return Err(UcsgLiveError::BadScale(spec.scale));
     }
@@ -342,7 +445,6 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
         return Err(UcsgLiveError::AppBinary(spec.app_binary.clone()));
     }
     let scale = spec.scale;
-    let scaled = |b: u64| ((b as f64 * scale) as u64).max(1);
     // Private scratch space (the zip input, and the sockets when there is no runtime
     // directory), removed with everything in it when the cell ends.
     let scratch = lull_os::fileout::ScratchDir::new("lull-ucsg")?;
@@ -354,67 +456,22 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     let stack = LiveStack::new(DaemonSockets::fresh("ucsg", &work_dir));
     let kds_path = stack.sockets().kds.clone();
     let (daemon, ucsg_status) = stack.start(move |d| {
-        crate::scx::feed_if_loaded(d).map_err(|e| e.to_string())?;
+        crate::scx::feed_if_loaded(d)?;
         let status = if ucsg_on {
-            Some(
-                d.enable_ucsg(&UcsgConfig::default())
-                    .map_err(|e| e.to_string())?,
-            )
+            Some(d.enable_ucsg(&UcsgConfig::default())?)
         } else {
             None
         };
-        d.add_evdev(device_r).map_err(|e| e.to_string())?;
-        Ok::<_, String>(status)
+        d.add_evdev(device_r)?;
+        Ok::<_, SetupError>(status)
     })?;
 
-    let app = |kind: &str| {
-        let mut c = Command::new(&spec.app_binary);
-        c.arg(kind)
-            .arg("--model")
-            .arg("esm-kds-guis")
-            .arg("--kds-socket")
-            .arg(&kds_path)
-            .arg("--scale")
-            .arg(scale.to_string());
-        c
-    };
+    let app = |kind: &str| app_command(spec, &kds_path, kind);
 
     // The background apps, each sent behind as soon as it is up.
     let mut admin = KdsAdmin::connect(&kds_path)?;
     let ftp_stop = Arc::new(AtomicBool::new(false));
-    let mut ftpd = None;
-    let mut bg: Vec<AppProc> = Vec::new();
-    let window_of = |admin: &mut KdsAdmin, pid: u32| -> Result<lull_model::AppId, UcsgLiveError> {
-        admin
-            .windows()?
-            .into_iter()
-            .find(|w| w.pid == pid)
-            .map(|w| w.app)
-            .ok_or_else(|| UcsgLiveError::App {
-                app: "display server",
-                why: format!("no window of process {pid}"),
-            })
-    };
-    if spec.background.zip() {
-        let input = work_dir.join("zip-input.txt");
-        generate_zip_input(&input, scaled(ZIP_BYTES))?;
-        let mut c = app("zip");
-        c.arg("--zip-input").arg(&input);
-        let p = AppProc::spawn("zip", c)?;
-        let id = window_of(&mut admin, p.pid)?;
-        admin.background(id)?;
-        bg.push(p);
-    }
-    if spec.background.ftp() {
-        let (addr, h) = ftp_server(scaled(FTP_BYTES), Arc::clone(&ftp_stop))?;
-        ftpd = Some(h);
-        let mut c = app("ftp");
-        c.arg("--ftp-server").arg(addr.to_string());
-        let p = AppProc::spawn("ftp", c)?;
-        let id = window_of(&mut admin, p.pid)?;
-        admin.background(id)?;
-        bg.push(p);
-    }
+    let (mut bg, ftpd) = start_background(spec, &app, &mut admin, &work_dir, &ftp_stop)?;
 
     // The foreground app, in front.
     let clip_ms = ((VIDEO_CLIP_MS as f64 * scale) as u64).max(1);
@@ -469,72 +526,131 @@ pub fn run(spec: &UcsgLiveSpec) -> Result<UcsgLiveReport, UcsgLiveError> {
     let _ = driver.join();
     ftp_stop.store(true, Ordering::Relaxed);
 
-    let fg_report = fg.stop()?;
-    let mut completion = CompletionS {
-        zip: None,
-        ftp: None,
-    };
+    let foreground_report = fg.stop()?;
+    let (mut zip_completion_ns, mut ftp_completion_ns) = (None, None);
     for p in bg {
         let name = p.name;
-        let r = p.stop()?;
-        let s = r
-            .work
-            .and_then(|w| w.completion_ns)
-            .map(|ns| ns as f64 / NS_PER_S as f64);
+        let done = p.stop()?.work.and_then(|w| w.completion_ns);
         match name {
-            "zip" => completion.zip = s,
-            _ => completion.ftp = s,
+            "zip" => zip_completion_ns = done,
+            _ => ftp_completion_ns = done,
         }
     }
     if let Some(h) = ftpd {
         let _ = h.join();
     }
     let daemon_report = daemon.join().ok();
-
-    let lat = &fg_report.frame_latencies_ns;
-    let response_ms = (spec.foreground == Foreground::FileManager)
-        .then(|| ResponseMs::of_ns(lat))
-        .flatten();
-    let fps = fg_report.video.as_ref().map(|v| {
-        let on_time = v.decoded.saturating_sub(v.late).min(v.drawn);
-        on_time as f64 / (clip_ms as f64 / 1_000.0)
+    let touches = trace.as_ref().map_or(0, |t| {
+        t.events
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.raw,
+                    RawEvent::Touch {
+                        phase: TouchPhase::Down,
+                        ..
+                    }
+                )
+            })
+            .count() as u64
     });
-    let mean_ms = |v: &[u64]| (!v.is_empty()).then(|| ms(v.iter().sum::<u64>() / v.len() as u64));
-    let work = fg_report.work.clone().unwrap_or_default();
-    Ok(UcsgLiveReport {
-        policy: spec.policy,
-        foreground: spec.foreground,
-        background: spec.background,
-        response_ms,
-        fps,
-        completion_s: completion,
-        cpu_ms,
-        scale,
-        open_ms_mean: mean_ms(&work.open_ns),
-        close_ms_mean: mean_ms(&work.close_ns),
-        touches: trace.as_ref().map_or(0, |t| {
-            t.events
-                .iter()
-                .filter(|e| {
-                    matches!(
-                        e.raw,
-                        RawEvent::Touch {
-                            phase: TouchPhase::Down,
-                            ..
-                        }
-                    )
-                })
-                .count() as u64
-        }),
-        responses: fg_report.frame_latencies_ns.len() as u64,
-        ucsg: ucsg_status,
+    Ok(UcsgCollected {
+        artefact: UcsgArtefact {
+            policy: spec.policy,
+            foreground: spec.foreground,
+            background: spec.background,
+            scale,
+            clip_ms,
+            touches,
+            foreground_report,
+            zip_completion_ns,
+            ftp_completion_ns,
+            cpu_ms,
+        },
+        status: ucsg_status,
         seam: daemon_report.and_then(|d| d.seam),
     })
+}
+
+/// The cell's report from what [`collect`] kept. Pure; the daemon's UCSG status and seam report
+/// are not in the artefact and are left `None` ([`run`] carries them over).
+#[must_use]
+pub fn analyse(a: &UcsgArtefact) -> UcsgLiveReport {
+    let fg = &a.foreground_report;
+    let response_ms = (a.foreground == Foreground::FileManager)
+        .then(|| ResponseMs::of_ns(&fg.frame_latencies_ns))
+        .flatten();
+    let fps = fg.video.as_ref().map(|v| {
+        let on_time = v.decoded.saturating_sub(v.late).min(v.drawn);
+        on_time as f64 / (a.clip_ms as f64 / 1_000.0)
+    });
+    let secs = |ns: Option<u64>| ns.map(|ns| ns as f64 / NS_PER_S as f64);
+    let mean_ms = |v: &[u64]| (!v.is_empty()).then(|| ms(v.iter().sum::<u64>() / v.len() as u64));
+    let work = fg.work.clone().unwrap_or_default();
+    UcsgLiveReport {
+        policy: a.policy,
+        foreground: a.foreground,
+        background: a.background,
+        response_ms,
+        fps,
+        completion_s: CompletionS {
+            zip: secs(a.zip_completion_ns),
+            ftp: secs(a.ftp_completion_ns),
+        },
+        cpu_ms: a.cpu_ms,
+        scale: a.scale,
+        open_ms_mean: mean_ms(&work.open_ns),
+        close_ms_mean: mean_ms(&work.close_ns),
+        touches: a.touches,
+        responses: fg.frame_latencies_ns.len() as u64,
+        ucsg: None,
+        seam: None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A saved cell: the file manager in front of zip under UCSG, three touches answered.
+    fn saved() -> UcsgArtefact {
+        crate::artefact::saved("testdata/ucsg-filemanager-zip.json")
+    }
+
+    #[test]
+    fn a_saved_cell_is_analysed_into_the_report() {
+        let r = analyse(&saved());
+        // Responses 10, 20, 30 ms: mean 20, p99 (nearest rank) the largest.
+        let resp = r.response_ms.unwrap();
+        assert_eq!((resp.mean, resp.p99), (20.0, 30.0));
+        assert_eq!(r.responses, 3);
+        assert_eq!(r.touches, 3);
+        assert_eq!(r.completion_s.zip, Some(2.5));
+        assert_eq!(r.completion_s.ftp, None);
+        assert_eq!(r.open_ms_mean, Some(5.0));
+        assert_eq!(r.close_ms_mean, Some(1.0));
+        assert_eq!(r.fps, None);
+        assert!(r.ucsg.is_none() && r.seam.is_none());
+    }
+
+    #[test]
+    fn a_video_cell_counts_the_frames_on_time_over_the_clip() {
+        let mut a = saved();
+        a.foreground = Foreground::Video;
+        a.foreground_report.video = Some(crate::apps::VideoAppReport {
+            frames: 30,
+            decoded: 30,
+            drawn: 28,
+            decode_ns_mean: 1e6,
+            late: 4,
+            width: 640,
+            height: 360,
+        });
+        let r = analyse(&a);
+        // 30 decoded, 4 late: 26 on time (≤ 28 drawn) in a 1 s clip.
+        assert_eq!(r.fps, Some(26.0));
+        assert_eq!(r.response_ms, None);
+    }
 
     #[test]
     fn names_parse() {

@@ -46,6 +46,7 @@ pub mod fileout;
 pub mod fs;
 pub mod input_file;
 pub mod proc_connector;
+pub mod proc_ctl;
 pub mod procfs;
 pub mod producer;
 pub mod runqueue;

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use lull_model::DeliveryModel;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -400,8 +401,8 @@ fn figure(run: &Value, f: Figure) -> Option<f64> {
             })
             .and_then(|c| num(c.pointer("/latency_ms/max"))),
         Figure::MarzPowerChange => change_pct(
-            num(model("esm-kds-guis")?.get("power_mw_mean"))?,
-            num(model("pull-16ms")?.get("power_mw_mean"))?,
+            num(model(DeliveryModel::EsmKdsGuis.name())?.get("power_mw_mean"))?,
+            num(model(DeliveryModel::Pull16ms.name())?.get("power_mw_mean"))?,
         ),
         Figure::BestTogglePeriod => {
             let mut best: Option<(f64, f64)> = None;

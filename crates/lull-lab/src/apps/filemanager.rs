@@ -186,17 +186,11 @@ fn draw_loop(ctx: &ThreadCtx, app: &FileManager) {
         if !ctx.gate() {
             return;
         }
-        {
-            let g = app.shared.lock();
-            let g = app
-                .shared
-                .wait_until(g, |s| s.stopping || s.pending.is_some());
-            if g.stopping {
-                return;
-            }
-        }
         // At most one frame per refresh.
-        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+        if !app
+            .shared
+            .next_pass(ctx, |s| s.stopping, |s| s.pending.is_some())
+        {
             return;
         }
         let (open, injected) = {

@@ -260,17 +260,12 @@ fn draw_loop(ctx: &ThreadCtx, app: &Messaging) {
         if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
             return;
         }
-        {
-            let g = app.shared.lock();
-            let g = app
-                .shared
-                .wait_until(g, |s| s.stopping || s.input_dirty || s.conversation_dirty);
-            if g.stopping {
-                return;
-            }
-        }
         // At most one frame per refresh; keys typed meanwhile join it.
-        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+        if !app.shared.next_pass(
+            ctx,
+            |s| s.stopping,
+            |s| s.input_dirty || s.conversation_dirty,
+        ) {
             return;
         }
         let (input, conversation, shown) = {

@@ -273,6 +273,25 @@ impl<S> Shared<S> {
     }
 
     /// Blocks (no timeout) until `ready` holds; `ready` is checked under the lock.
+    /// A drawing thread's wait for work: until `ready` or the app is `stopping`, then the next
+    /// frame (at most one per refresh). `false`: the thread returns (the app stopping, or the
+    /// server gone).
+    pub(crate) fn next_pass(
+        &self,
+        ctx: &lull::kds_runtime::ThreadCtx,
+        stopping: impl Fn(&S) -> bool,
+        mut ready: impl FnMut(&mut S) -> bool,
+    ) -> bool {
+        {
+            let g = self.lock();
+            let g = self.wait_until(g, |s| stopping(s) || ready(s));
+            if stopping(&g) {
+                return false;
+            }
+        }
+        !matches!(drawn(ctx.next_frame()), Drawn::Stop)
+    }
+
     pub(crate) fn wait_until<'a>(
         &self,
         mut g: MutexGuard<'a, S>,

@@ -213,17 +213,11 @@ fn draw_loop(ctx: &ThreadCtx, app: &Painting) {
             return;
         }
         let mut patches = Vec::new();
-        {
-            let g = app.shared.lock();
-            let g = app
-                .shared
-                .wait_until(g, |s| s.stopping || !s.pending.is_empty());
-            if g.stopping {
-                return;
-            }
-        }
         // At most one frame per refresh; strokes arriving meanwhile join it.
-        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+        if !app
+            .shared
+            .next_pass(ctx, |s| s.stopping, |s| !s.pending.is_empty())
+        {
             return;
         }
         {

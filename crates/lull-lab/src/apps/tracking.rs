@@ -151,18 +151,12 @@ fn draw_loop(ctx: &ThreadCtx, app: &Tracking) {
         if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
             return;
         }
-        {
-            let g = app.shared.lock();
-            let g = app
-                .shared
-                .wait_until(g, |s| s.stopping || !s.pending.is_empty());
-            if g.stopping {
-                return;
-            }
-        }
         // Something changed: wait for the display's pace; marks arriving meanwhile join this
         // frame (the handler's wake-up finds no one waiting on the app's variable).
-        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+        if !app
+            .shared
+            .next_pass(ctx, |s| s.stopping, |s| !s.pending.is_empty())
+        {
             return;
         }
         std::mem::swap(&mut app.shared.lock().pending, &mut batch);

@@ -145,17 +145,11 @@ fn draw_loop(ctx: &ThreadCtx, app: &Video) {
         if !ctx.gate() {
             return;
         }
-        {
-            let g = app.shared.lock();
-            let g = app
-                .shared
-                .wait_until(g, |s| s.stopping || s.newest.is_some());
-            if g.stopping {
-                return;
-            }
-        }
         // At most one frame per refresh (29.97 fps never waits on a 60 Hz screen).
-        if matches!(drawn(ctx.next_frame()), Drawn::Stop) {
+        if !app
+            .shared
+            .next_pass(ctx, |s| s.stopping, |s| s.newest.is_some())
+        {
             return;
         }
         let frame = app.shared.lock().newest.take();

@@ -21,19 +21,18 @@ mod clients;
 pub mod curve;
 
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::thread;
 
 use lull::client::ClientError;
 use lull::producer::EsmProducer;
-use lull_esm::EsmConfig;
 use lull_model::time::{ns_to_ms, NS_PER_MS, NS_PER_S};
 use lull_model::{EventKind, RawEvent};
 use lull_os::procfs::{self, MeasureError};
 use lull_os::sys::{self, Epoll, TimerFd};
-use lulld::daemon::{Daemon, DaemonConfig, DaemonCounters, DaemonError, Stopper};
+use lulld::daemon::{DaemonCounters, DaemonError};
 use serde::Serialize;
 
+use crate::live_stack::{DaemonSockets, LiveStack, SetupError};
 use crate::measure::{self, StackThread, Window};
 
 pub use clients::{build_c_client, FANOUT_CLIENT_C};
@@ -181,6 +180,8 @@ pub enum FanoutError {
     Io(#[from] std::io::Error),
     #[error("a bench thread failed: {0}")]
     Thread(String),
+    #[error(transparent)]
+    LiveDaemon(#[from] crate::live_stack::LiveDaemonError),
 }
 
 /// What one run measured. Counts are over the whole run; `*_cpu_ms` and `*_wakeups` over the
@@ -381,43 +382,6 @@ fn run_producer(
     Ok(p)
 }
 
-/// The daemon on its own thread (its sources are not `Send`); returns its thread's handle once
-/// it listens.
-#[allow(clippy::type_complexity)]
-fn start_daemon(
-    path: PathBuf,
-) -> Result<
-    (
-        thread::JoinHandle<Result<lulld::daemon::DaemonReport, FanoutError>>,
-        Stopper,
-        StackThread,
-    ),
-    FanoutError,
-> {
-    let (up_tx, up_rx) = mpsc::channel::<Result<(Stopper, StackThread), String>>();
-    let daemon = thread::Builder::new().name("lull-daemon".into()).spawn(
-        move || -> Result<_, FanoutError> {
-            let d = match Daemon::bind(&DaemonConfig {
-                socket_path: path,
-                esm: EsmConfig::default(),
-            }) {
-                Ok(d) => d,
-                Err(e) => {
-                    let _ = up_tx.send(Err(e.to_string()));
-                    return Err(e.into());
-                }
-            };
-            let _ = up_tx.send(Ok((d.stopper(), StackThread::current("daemon"))));
-            Ok(d.run()?)
-        },
-    )?;
-    let (stopper, t) = up_rx
-        .recv()
-        .map_err(thread_err)?
-        .map_err(FanoutError::Thread)?;
-    Ok((daemon, stopper, t))
-}
-
 /// Runs the bench once.
 ///
 /// # Errors
@@ -428,13 +392,18 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     config.validate()?;
     let total = config.events();
     let scratch = lull_os::fileout::ScratchDir::new("lull-fanout")?;
-    let path = scratch.path().join("esm.sock");
     let c_program = match &config.mode {
         ClientMode::Threads => None,
         ClientMode::Processes { lib_dir, cc } => Some(build_c_client(scratch.path(), lib_dir, cc)?),
     };
-    let (daemon, stopper, daemon_thread) = start_daemon(path.clone())?;
-    // From here every early return must stop the daemon (its thread would run on).
+    // The daemon on its own thread; an early return drops it, which stops and joins it.
+    let live = LiveStack::new(DaemonSockets::in_dir(scratch.path())).thread_name("lull-daemon");
+    let path = live.sockets().esm.clone();
+    let (daemon, ()) = live.start(|_| Ok::<_, SetupError>(()))?;
+    let daemon_thread = StackThread {
+        role: "daemon".into(),
+        tid: daemon.tid(),
+    };
     let started = (|| {
         let clients = match &c_program {
             None => clients::Clients::threads(&path, config.clients)?,
@@ -450,14 +419,7 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         }
         Ok((clients, producer))
     })();
-    let (clients, producer) = match started {
-        Ok(x) => x,
-        Err(e) => {
-            stopper.stop();
-            let _ = daemon.join();
-            return Err(e);
-        }
-    };
+    let (clients, producer) = started?;
     let asleep: Vec<(i32, i32)> = std::iter::once((std::process::id() as i32, daemon_thread.tid))
         .chain(clients.tasks())
         .collect();
@@ -474,11 +436,9 @@ pub fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     let clients_after = clients.sample();
     let daemon_delta = daemon_window.and_then(|w| w.close());
     let started_n = clients.started() as u64;
-    stopper.stop();
+    daemon.request_stop();
     let results = clients.finish();
-    let report = daemon
-        .join()
-        .map_err(|_| thread_err("the daemon panicked"))??;
+    let report = daemon.join()?;
     let pushed = pushed?;
     let (daemon_threads, window_ns) = daemon_delta?;
     let (clients_cpu_ns, clients_wakeups) = clients::usage(&clients_before?, &clients_after?);

@@ -21,7 +21,7 @@
 
 use crate::live_stack::{DaemonSockets, LiveDaemon, LiveDaemonError, LiveStack};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -37,9 +37,9 @@ use lull_os::sys::{self, EventFd};
 use lull_workload::messaging::{self, MessagingError, MessagingParams};
 use lull_workload::{Trace, TraceError};
 use lulld::daemon::{Daemon, DaemonError, DaemonReport};
-use lulld::guis::{GuisConfig, GuisStatus, IdleAction};
+use lulld::guis::{GuisConfig, GuisReport, GuisStatus, IdleAction};
 use lulld::replay::ReplayCounters;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::apps::{app_model, AppKind, AppReport, Ready, APP_MODELS};
 use crate::measure;
@@ -47,11 +47,14 @@ use crate::respondent::{Respondent, RespondentHandle};
 use crate::stack;
 use lull_model::DeliveryModel;
 
+mod analyse;
 mod probe;
 mod report;
 mod reproduce;
 
-use probe::{app_probes, mark, totals, usage, Probe};
+pub use analyse::{analyse, RunArtefact};
+use probe::{app_probes, mark, Probe};
+pub use probe::{Mark, ProbedThread, Reading};
 pub use report::*;
 pub use reproduce::*;
 
@@ -166,7 +169,7 @@ impl ExperimentApp {
 }
 
 /// `--scenario`.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub enum Scenario {
     #[serde(rename = "none")]
     None,
@@ -672,20 +675,8 @@ fn spawn_app(
             .arg(clip_ms.to_string());
     }
     if let Some(fd) = hub_fd {
-        let raw = fd.as_raw_fd();
+        let raw = lull_os::proc_ctl::pass_fd_to_child(&mut cmd, fd);
         cmd.arg("--hub-fd").arg(raw.to_string());
-        use std::os::unix::process::CommandExt;
-        // SAFETY: runs in the child between fork and exec and makes one async-signal-safe
-        // system call on a descriptor number the child inherited; the parent's descriptor keeps
-        // its close-on-exec flag, so no other child gets the hub's connection.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::fcntl(raw, libc::F_SETFD, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
     }
     let mut child = cmd.spawn().map_err(|source| ExperimentError::Spawn {
         path: spec.app_binary.clone(),
@@ -731,15 +722,12 @@ fn spawn_app(
     Ok(())
 }
 
-/// Runs one experiment and measures it.
-///
-/// # Errors
-/// [`ExperimentError`] when the stack or the app cannot be set up, the app fails, or the ESM's
-/// accounting breaks.
-#[allow(clippy::too_many_lines)] // one sequence of steps, in the order the module docs give
-pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
-    check_app_binary(&spec.app_binary)?;
+/// Checks the spec before anything starts: the app binary is there, the background window
+/// lies within the workload, and a replayed trace holds only input events. Gives the trace to
+/// replay (none for a clip).
+fn checked_workload(spec: &ExperimentSpec) -> Result<Option<Trace>, ExperimentError> {
     let span_ns = spec.workload.span_ns();
+    check_app_binary(&spec.app_binary)?;
     if let Some(b) = spec.background {
         if b.at_ns.saturating_add(b.for_ns) > span_ns {
             return Err(ExperimentError::BackgroundOutsideWorkload {
@@ -749,7 +737,7 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
             });
         }
     }
-    let trace = match &spec.workload {
+    Ok(match &spec.workload {
         Workload::Replay { trace: t, .. } => {
             if let Some(e) = t
                 .events
@@ -761,7 +749,180 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
             Some(t.clone())
         }
         Workload::Clip { .. } => None,
-    };
+    })
+}
+
+/// Starts the baseline's hub on a thread reading `device`, probed as a server thread; gives
+/// the app's end of its connection.
+fn start_hub(
+    model: DeliveryModel,
+    device: OwnedFd,
+    stack: &mut Stack,
+    probes: &mut Vec<Probe>,
+) -> Result<OwnedFd, ExperimentError> {
+    let (hub_end, app_end) = sys::seqpacket_pair()?;
+    let stop = Arc::new(EventFd::new()?);
+    let s = Arc::clone(&stop);
+    let (tx, rx) = mpsc::channel();
+    stack.hub = Some(
+        thread::Builder::new()
+            .name("lull-hub".into())
+            .spawn(move || {
+                let _ = tx.send(sys::gettid());
+                stack::run_hub(model, device, hub_end, &s)
+            })?,
+    );
+    stack.hub_stop = Some(stop);
+    probes.push(Probe {
+        group: Group::Server,
+        name: "lull-hub".into(),
+        pid: std::process::id() as i32,
+        tid: rx.recv().map_err(thread_err)?,
+    });
+    Ok(app_end)
+}
+
+/// Starts the replay driver on a thread, probed as the device: it writes `device` (under a
+/// baseline) or, given `producer_of` (the daemon's socket and the trace's input kinds), writes
+/// the app's ring as a data-plane producer. Gives the sender of the replay's start instant and
+/// the receiver of its counters.
+fn start_driver(
+    trace: Option<Trace>,
+    producer_of: Option<(PathBuf, Vec<lull_model::EventKind>)>,
+    device_w: OwnedFd,
+    stack: &mut Stack,
+    probes: &mut Vec<Probe>,
+) -> Result<(mpsc::Sender<u64>, Receiver<ReplayCounters>), ExperimentError> {
+    let me = std::process::id() as i32;
+    let (start_tx, start_rx) = mpsc::channel::<u64>();
+    let (replay_tx, replay_rx) = mpsc::channel::<ReplayCounters>();
+    let stop = Arc::new(EventFd::new()?);
+    let s = Arc::clone(&stop);
+    let (tx, rx) = mpsc::channel();
+    stack.driver = Some(
+        thread::Builder::new()
+            .name("lull-driver".into())
+            .spawn(move || {
+                // The producer connects before the app attaches, outside the measured window;
+                // the daemon routes it to the app when the app registers.
+                let producer = match producer_of {
+                    Some((path, kinds)) => {
+                        match lull::producer::EsmProducer::connect(&path, &kinds) {
+                            Ok(p) => Some(p),
+                            Err(e) => {
+                                let _ = tx.send(-1);
+                                return Err(std::io::Error::other(format!("producer: {e}")));
+                            }
+                        }
+                    }
+                    None => None,
+                };
+                let _ = tx.send(sys::gettid());
+                let Ok(start_ns) = start_rx.recv() else {
+                    return Ok(());
+                };
+                match producer {
+                    Some(p) => {
+                        drop(device_w);
+                        stack::run_producer(trace.as_ref(), start_ns, p, &s, replay_tx)
+                    }
+                    None => stack::run_driver(trace.as_ref(), start_ns, device_w, &s, replay_tx),
+                }
+            })?,
+    );
+    stack.driver_stop = Some(stop);
+    let tid = rx.recv().map_err(thread_err)?;
+    if tid < 0 {
+        return Err(ExperimentError::Thread(
+            "the driver could not connect to the daemon as a producer".into(),
+        ));
+    }
+    probes.push(Probe {
+        group: Group::Device,
+        name: "lull-driver".into(),
+        pid: me,
+        tid,
+    });
+    Ok((start_tx, replay_rx))
+}
+
+/// The window's opening and closing marks, and the background window's if there was one.
+type Marks = (Mark, Mark, Option<(Mark, Mark)>);
+
+/// The measured window of one run, over its probed threads.
+struct Window<'a> {
+    probes: &'a [Probe],
+    /// When the clip starts (video); `None`: the replay starts [`REPLAY_LEAD_NS`] after the
+    /// window opens.
+    start_ns: Option<u64>,
+    span_ns: u64,
+    background: Option<BackgroundPlan>,
+    drawing: Option<&'a Probe>,
+}
+
+impl Window<'_> {
+    /// Waits until every probed thread sleeps, marks the window's opening, starts the replay,
+    /// sends the app to the background and back if the plan says so (marking that window),
+    /// and marks the closing after the workload's end and [`TAIL_NS`].
+    fn measure(
+        &self,
+        start_tx: &mpsc::Sender<u64>,
+        mut admin: KdsAdmin,
+        app_id: AppId,
+    ) -> Result<Marks, ExperimentError> {
+        let probes = self.probes;
+        let ids: Vec<(i32, i32)> = probes.iter().map(|p| (p.pid, p.tid)).collect();
+        measure::wait_asleep(&ids, measure::SETTLE_TIMEOUT);
+        let open = mark(probes);
+        let t0 = self
+            .start_ns
+            .unwrap_or_else(|| sys::monotonic_ns() + REPLAY_LEAD_NS);
+        start_tx.send(t0).map_err(thread_err)?;
+        let mut background = None;
+        if let Some(plan) = self.background {
+            sleep_until_ns(t0 + plan.at_ns);
+            admin.background(app_id)?;
+            sleep_until_ns(sys::monotonic_ns() + BACKGROUND_LEAD_NS);
+            if let Some(p) = self.drawing {
+                measure::wait_asleep(&[(p.pid, p.tid)], BACKGROUND_ASLEEP_TIMEOUT);
+            }
+            let bg_open = mark(probes);
+            sleep_until_ns(t0 + plan.at_ns + plan.for_ns);
+            let bg_close = mark(probes);
+            admin.foreground(app_id)?;
+            background = Some((bg_open, bg_close));
+        }
+        drop(admin);
+        sleep_until_ns(t0 + self.span_ns + TAIL_NS);
+        Ok((open, mark(probes), background))
+    }
+}
+
+/// Runs one experiment and measures it: [`collect`], then [`analyse`].
+///
+/// # Errors
+/// As [`collect`].
+pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
+    let c = collect(spec)?;
+    let mut report = analyse(&c.artefact);
+    report.guis = c.status;
+    report.seam = c.seam;
+    Ok(report)
+}
+
+/// One run as collected, with the daemon's guiS report.
+pub type Collected = crate::artefact::Collected<RunArtefact, GuisReport>;
+
+/// Runs one experiment on this machine and keeps what was measured, unanalysed: the stack is
+/// brought up, the app started, the window measured and everything stopped and joined.
+///
+/// # Errors
+/// [`ExperimentError`] when the stack or the app cannot be set up, the app fails, or the ESM's
+/// accounting breaks.
+#[allow(clippy::too_many_lines)] // one sequence of steps, in the order the module docs give
+pub fn collect(spec: &ExperimentSpec) -> Result<Collected, ExperimentError> {
+    let trace = checked_workload(spec)?;
+    let span_ns = spec.workload.span_ns();
     let baseline = spec.model.is_baseline().then_some(spec.model);
     let scratch = lull_os::fileout::ScratchDir::new("lull-exp")?;
     let live =
@@ -795,88 +956,23 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     }
 
     // The baseline's hub.
-    let mut app_end = None;
-    if let Some(model) = baseline {
-        let (hub_end, end) = sys::seqpacket_pair()?;
-        app_end = Some(end);
-        let stop = Arc::new(EventFd::new()?);
-        let s = Arc::clone(&stop);
-        let device = device_r
-            .take()
-            .ok_or_else(|| thread_err("the device is taken"))?;
-        let (tx, rx) = mpsc::channel();
-        stack.hub = Some(
-            thread::Builder::new()
-                .name("lull-hub".into())
-                .spawn(move || {
-                    let _ = tx.send(sys::gettid());
-                    stack::run_hub(model, device, hub_end, &s)
-                })?,
-        );
-        stack.hub_stop = Some(stop);
-        probes.push(Probe {
-            group: Group::Server,
-            name: "lull-hub".into(),
-            pid: me,
-            tid: rx.recv().map_err(thread_err)?,
-        });
-    }
+    let app_end = match baseline {
+        Some(model) => {
+            let device = device_r
+                .take()
+                .ok_or_else(|| thread_err("the device is taken"))?;
+            Some(start_hub(model, device, &mut stack, &mut probes)?)
+        }
+        None => None,
+    };
 
     // The driver: replays the workload into the device from the instant it is given.
-    let (start_tx, start_rx) = mpsc::channel::<u64>();
-    let (replay_tx, replay_rx) = mpsc::channel::<ReplayCounters>();
-    {
-        let stop = Arc::new(EventFd::new()?);
-        let s = Arc::clone(&stop);
-        let (tx, rx) = mpsc::channel();
-        let trace = trace.clone();
-        let producer_of = match (&trace, baseline) {
-            (Some(t), None) => Some((esm_path.clone(), input_kinds(t))),
-            _ => None,
-        };
-        stack.driver = Some(thread::Builder::new().name("lull-driver".into()).spawn(
-            move || {
-                // The producer connects before the app attaches, outside the measured window;
-                // the daemon routes it to the app when the app registers.
-                let producer = match producer_of {
-                    Some((path, kinds)) => {
-                        match lull::producer::EsmProducer::connect(&path, &kinds) {
-                            Ok(p) => Some(p),
-                            Err(e) => {
-                                let _ = tx.send(-1);
-                                return Err(std::io::Error::other(format!("producer: {e}")));
-                            }
-                        }
-                    }
-                    None => None,
-                };
-                let _ = tx.send(sys::gettid());
-                let Ok(start_ns) = start_rx.recv() else {
-                    return Ok(());
-                };
-                match producer {
-                    Some(p) => {
-                        drop(device_w);
-                        stack::run_producer(trace.as_ref(), start_ns, p, &s, replay_tx)
-                    }
-                    None => stack::run_driver(trace.as_ref(), start_ns, device_w, &s, replay_tx),
-                }
-            },
-        )?);
-        stack.driver_stop = Some(stop);
-        let tid = rx.recv().map_err(thread_err)?;
-        if tid < 0 {
-            return Err(ExperimentError::Thread(
-                "the driver could not connect to the daemon as a producer".into(),
-            ));
-        }
-        probes.push(Probe {
-            group: Group::Device,
-            name: "lull-driver".into(),
-            pid: me,
-            tid,
-        });
-    }
+    let producer_of = match (&trace, baseline) {
+        (Some(t), None) => Some((esm_path.clone(), input_kinds(t))),
+        _ => None,
+    };
+    let (start_tx, replay_rx) =
+        start_driver(trace, producer_of, device_w, &mut stack, &mut probes)?;
 
     // The respondent (messaging).
     let respondent = if spec.kind == AppKind::Messaging {
@@ -909,36 +1005,23 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
     probes.extend(app_probes);
 
     // The measured window.
-    let ids: Vec<(i32, i32)> = probes.iter().map(|p| (p.pid, p.tid)).collect();
-    measure::wait_asleep(&ids, measure::SETTLE_TIMEOUT);
-    let open = mark(&probes);
-    let t0 = match (&spec.workload, ready.start_ns) {
-        (Workload::Clip { .. }, Some(at)) => at,
+    let start_ns = match (&spec.workload, ready.start_ns) {
+        (Workload::Clip { .. }, Some(at)) => Some(at),
         (Workload::Clip { .. }, None) => {
             return Err(ExperimentError::AppProtocol(
                 "the video app's ready line has no start_ns".into(),
             ))
         }
-        (Workload::Replay { .. }, _) => sys::monotonic_ns() + REPLAY_LEAD_NS,
+        (Workload::Replay { .. }, _) => None,
     };
-    start_tx.send(t0).map_err(thread_err)?;
-    let mut background = None;
-    if let Some(plan) = spec.background {
-        sleep_until_ns(t0 + plan.at_ns);
-        admin.background(app_id)?;
-        sleep_until_ns(sys::monotonic_ns() + BACKGROUND_LEAD_NS);
-        if let Some(p) = &drawing_probe {
-            measure::wait_asleep(&[(p.pid, p.tid)], BACKGROUND_ASLEEP_TIMEOUT);
-        }
-        let bg_open = mark(&probes);
-        sleep_until_ns(t0 + plan.at_ns + plan.for_ns);
-        let bg_close = mark(&probes);
-        admin.foreground(app_id)?;
-        background = Some((bg_open, bg_close));
-    }
-    drop(admin);
-    sleep_until_ns(t0 + span_ns + TAIL_NS);
-    let close = mark(&probes);
+    let window = Window {
+        probes: &probes,
+        start_ns,
+        span_ns,
+        background: spec.background,
+        drawing: drawing_probe.as_ref(),
+    };
+    let (open, close, background) = window.measure(&start_tx, admin, app_id)?;
 
     // Stop the app and read its report.
     if let Some(mut stdin) = stack.stdin.take() {
@@ -965,120 +1048,46 @@ pub fn run(spec: &ExperimentSpec) -> Result<ExperimentReport, ExperimentError> {
         d.accounting.clone().map_err(ExperimentError::Accounting)?;
     }
 
-    // The report.
-    let mut threads = usage(&probes, &open, &close);
-    let frames_in_window = report
-        .frame_done_ns
-        .iter()
-        .filter(|&&t| t >= open.at_ns && t <= close.at_ns)
-        .count() as u64;
-    for t in &mut threads {
-        t.share(report.delivered, frames_in_window);
-    }
-    let display = stopped
-        .daemon
-        .as_ref()
-        .and_then(|d| d.kds.as_ref())
-        .map(|k| DisplayProfile {
-            requests: k.server.requests,
-            draws: k.server.draws,
-            draw_batches: k.server.draw_batches,
-            frame_requests: k.server.frame_requests,
-            frames_done: k.server.frames_done,
-            frame_timer_expiries: k.host.frame_timer_expiries,
-            restacks: k.server.restacks,
-            restacked_pixels: k.server.restacked_pixels,
-            restacks_skipped: k.server.restacks_skipped,
-        });
-    let profile = Profile::of(&threads, report.delivered, frames_in_window, display);
-    let window_ns = close.at_ns.saturating_sub(open.at_ns);
-    let window_s = window_ns as f64 / NS_PER_S as f64;
-    let (cpu_ms, wakeups) = totals(&threads);
-    let injected = replay_rx.try_recv().map_or(0, |c| c.injected);
-    let delivered = report.delivered;
-    let background_window = background.map(|(a, b)| {
-        let t = usage(&probes, &a, &b);
-        let (cpu, wk) = totals(&t);
-        BackgroundWindow {
-            drawing_cpu_ms: cpu.drawing,
-            foreground_cpu_ms: cpu.foreground,
-            background_cpu_ms: cpu.background,
-            app_cpu_ms: cpu.total - cpu.server,
-            server_cpu_ms: cpu.server,
-            frames_drawn: report
-                .frame_done_ns
-                .iter()
-                .filter(|&&t| t >= a.at_ns && t <= b.at_ns)
-                .count() as u64,
-            wakeups: wk.total - wk.server,
-            drawing_wakeups: wk.drawing,
-            window_s: b.at_ns.saturating_sub(a.at_ns) as f64 / NS_PER_S as f64,
-        }
-    });
-    Ok(ExperimentReport {
+    let daemon = stopped.daemon;
+    let artefact = RunArtefact {
         app: spec.app_name.clone(),
         model: spec.model,
         scenario: spec.scenario,
-        latency_us: LatencyStats::of(&report.latencies_ns),
-        frame_latency_us: LatencyStats::of(&report.frame_latencies_ns),
-        event_to_pixel_us: LatencyStats::of(&report.frame_latencies_ns),
-        daemon_wakeups_per_event: per_event(
-            threads
-                .iter()
-                .filter(|t| t.name == DAEMON_THREAD_NAME)
-                .map(|t| t.wakeups)
-                .sum(),
-            delivered,
-        ),
-        pacing: Pacing {
-            frames: report.runtime.frames,
-            frames_waited: report.runtime.frames_waited,
-            frame_requests: report.runtime.frame_requests,
-            frame_requests_ahead: report.runtime.frame_requests_ahead,
-            draw_batches: report.runtime.draw_batches,
-        },
-        wakeups_per_s: if window_s > 0.0 {
-            wakeups.total as f64 / window_s
-        } else {
-            0.0
-        },
-        cpu_ms,
-        wakeups,
-        frames_drawn: report.frames_drawn,
-        events: Events {
-            injected,
-            delivered,
-            dropped: injected.saturating_sub(delivered),
-            dropped_counted: report.dropped_reported + stopped.hub_unsent,
-        },
-        window_s,
-        background_window,
-        messaging: report.messaging.as_ref().map(|m| MessagingSummary {
-            sent: m.sent,
-            replies: m.replies,
-            reply_rtt_us: LatencyStats::of(&m.reply_rtt_ns),
-            send_errors: m.send_errors,
-            respondent_messages: stopped.respondent_messages,
-        }),
-        video: report.video.as_ref().map(|v| VideoSummary {
-            width_px: v.width,
-            height_px: v.height,
-            frames: v.frames,
-            decoded: v.decoded,
-            drawn: v.drawn,
-            late: v.late,
-            decode_ms_mean: v.decode_ns_mean / NS_PER_MS as f64,
-        }),
-        guis: stopped.daemon.as_ref().and_then(|d| d.guis.clone()),
-        seam: stopped.daemon.as_ref().and_then(|d| d.seam.clone()),
-        draw_errors: report.draw_errors,
-        profile,
-        threads,
+        threads: probes.iter().map(ProbedThread::from).collect(),
+        daemon_thread: DAEMON_THREAD_NAME.to_owned(),
+        open,
+        close,
+        background,
+        report,
+        injected: replay_rx.try_recv().map_or(0, |c| c.injected),
+        hub_unsent: stopped.hub_unsent,
+        respondent_messages: stopped.respondent_messages,
+        display: daemon
+            .as_ref()
+            .and_then(|d| d.kds.as_ref())
+            .map(|k| DisplayProfile {
+                requests: k.server.requests,
+                draws: k.server.draws,
+                draw_batches: k.server.draw_batches,
+                frame_requests: k.server.frame_requests,
+                frames_done: k.server.frames_done,
+                frame_timer_expiries: k.host.frame_timer_expiries,
+                restacks: k.server.restacks,
+                restacked_pixels: k.server.restacked_pixels,
+                restacks_skipped: k.server.restacks_skipped,
+            }),
+    };
+    let (status, seam) = daemon.map_or((None, None), |d| (d.guis, d.seam));
+    Ok(Collected {
+        artefact,
+        status,
+        seam,
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::probe::totals;
     use super::*;
 
     #[test]

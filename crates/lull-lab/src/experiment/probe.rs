@@ -10,10 +10,50 @@ pub(super) struct Probe {
     pub(super) tid: i32,
 }
 
-#[derive(Clone, Debug)]
-pub(super) struct Mark {
-    pub(super) at_ns: u64,
-    pub(super) samples: Vec<Option<ThreadSample>>,
+/// A measured thread as the saved run names it.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct ProbedThread {
+    pub group: Group,
+    pub name: String,
+    pub tid: i32,
+}
+
+impl From<&Probe> for ProbedThread {
+    fn from(p: &Probe) -> ProbedThread {
+        ProbedThread {
+            group: p.group,
+            name: p.name.clone(),
+            tid: p.tid,
+        }
+    }
+}
+
+/// A thread's counters at one mark, as `/proc` gave them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Reading {
+    pub run_ns: u64,
+    /// Voluntary context switches: the thread's wake-ups.
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+impl From<ThreadSample> for Reading {
+    fn from(s: ThreadSample) -> Reading {
+        Reading {
+            run_ns: s.run_ns,
+            voluntary: s.voluntary,
+            involuntary: s.involuntary,
+        }
+    }
+}
+
+/// Every probed thread's counters at one instant (`None`: the thread could not be read).
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct Mark {
+    /// Monotonic ns.
+    pub at_ns: u64,
+    /// In the order of the run's probes.
+    pub samples: Vec<Option<Reading>>,
 }
 
 pub(super) fn mark(probes: &[Probe]) -> Mark {
@@ -22,13 +62,13 @@ pub(super) fn mark(probes: &[Probe]) -> Mark {
         at_ns,
         samples: probes
             .iter()
-            .map(|p| procfs::sample_thread(p.pid, p.tid).ok())
+            .map(|p| procfs::sample_thread(p.pid, p.tid).ok().map(Reading::from))
             .collect(),
     }
 }
 
 /// Per-thread differences between two marks (a thread unreadable at either end counts zero).
-pub(super) fn usage(probes: &[Probe], a: &Mark, b: &Mark) -> Vec<ThreadUsage> {
+pub(super) fn usage(probes: &[ProbedThread], a: &Mark, b: &Mark) -> Vec<ThreadUsage> {
     let secs = b.at_ns.saturating_sub(a.at_ns) as f64 / NS_PER_S as f64;
     probes
         .iter()

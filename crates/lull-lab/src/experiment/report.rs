@@ -4,7 +4,7 @@
 use lull_model::ThreadCategory;
 use lulld::guis::GuisReport;
 use lulld::seam::SeamReport;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Scenario;
 use crate::live::LatencyUs;
@@ -29,7 +29,7 @@ impl LatencyStats {
 }
 
 /// Whom a measured thread works for.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Group {
     Event,
@@ -122,7 +122,7 @@ pub struct Profile {
 }
 
 /// The display server's work over a run (`KdsCounters` and `KdsHostCounters`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct DisplayProfile {
     pub requests: u64,
     pub draws: u64,

@@ -1,0 +1,263 @@
+//! What each section returns: its typed results, and the JSON of them that the results files
+//! and `lull reproduce --json` hold (the command line prints the same data as tables).
+
+use lull_ctl::overhead::OverheadReport;
+use lull_lab::audit::experiments::{PerturbationReport, ValidationReport};
+use lull_lab::audit::tlp_table::sim::SimTable;
+use lull_lab::audit::tlp_table::TlpTable;
+use lull_lab::bench::{ComposeBench, DispatchBench};
+use lull_lab::experiment::AppsReproduction;
+use lull_lab::kds_demo::Figure18Report;
+use lull_lab::live::{EsmVsBaseline, LiveReport};
+use lull_lab::scx::SchedReport;
+use lull_lab::toggling_live::TogglingReport;
+use lull_lab::validate::compare::{SimProfile, WorkloadComparison};
+use lull_lab::validate::Machine;
+use lull_sim::hackbench::HackbenchResult;
+use lull_sim::interbench::InterbenchResult;
+use lull_sim::toggling::TogglingResult;
+use lull_sim::ucsg::{seed as ucsg_seed, CellComparison, UcsgResult};
+use lull_sim::vtcfs::PaintingResult;
+use lull_sim::ExperimentResult;
+use serde_json::{json, Map, Value};
+
+/// One section's results, by section.
+#[derive(Debug)]
+pub enum SectionData {
+    Dispatch(Box<DispatchBench>),
+    Compose(Box<ComposeBench>),
+    Figure18(Box<Figure18Report>),
+    LiveEsm(Box<LiveEsm>),
+    LiveApps(Box<AppsReproduction>),
+    Audit(Box<Audit>),
+    Marz(Box<Marz>),
+    MarzPolicies(Box<MarzPolicies>),
+    Ucsg(Box<Ucsg>),
+    Vtcfs(Box<Vtcfs>),
+    Validation(Box<Validation>),
+    Toggling(Box<Toggling>),
+    TlpTable(Box<Tlp>),
+    Controller(Box<Controller>),
+    LabSched(Box<LabSched>),
+}
+
+/// `live_esm`: every live model on tracking-20s and idle, and ESM's change against each
+/// baseline.
+#[derive(Debug)]
+pub struct LiveEsm {
+    pub tracking_20s: Vec<LiveReport>,
+    pub idle: Vec<LiveReport>,
+    pub esm_vs_baselines: Vec<EsmVsBaseline>,
+}
+
+/// `audit`: the recorder's validation and its throughput perturbation.
+#[derive(Debug)]
+pub struct Audit {
+    pub validation: ValidationReport,
+    pub perturbation: PerturbationReport,
+}
+
+/// `marz_sim`: every seed-000 spec, in name order.
+#[derive(Debug)]
+pub struct Marz {
+    pub results: Vec<ExperimentResult>,
+    /// Wall time of the runs, s (for the simulator's speed; not in the JSON).
+    pub wall_s: f64,
+}
+
+/// The policy sets `marz_policies` compares: (name, scheduling class, frequency governor) —
+/// the seed's kernel and today's Linux.
+pub const POLICY_SETS: [(&str, &str, &str); 2] = [
+    ("cfs+ondemand", "cfs", "ondemand"),
+    ("eevdf+schedutil", "eevdf", "schedutil"),
+];
+
+/// `marz_policies`: each seed-000 spec under each of [`POLICY_SETS`].
+#[derive(Debug)]
+pub struct MarzPolicies {
+    /// (experiment, its result under each policy set in [`POLICY_SETS`] order).
+    pub experiments: Vec<(String, Vec<(&'static str, ExperimentResult)>)>,
+}
+
+/// `ucsg_sim`: every UCSG spec, in name order.
+#[derive(Debug)]
+pub struct Ucsg {
+    pub results: Vec<UcsgResult>,
+    /// Wall time of the runs, s (not in the JSON).
+    pub wall_s: f64,
+}
+
+impl Ucsg {
+    /// UCSG against CFS+OD, cell by cell (`lull_sim::ucsg::compare_cells`).
+    #[must_use]
+    pub fn cells(&self) -> Vec<CellComparison> {
+        lull_sim::ucsg::compare_cells(&self.results)
+    }
+
+    /// The figure-8 spec's result.
+    #[must_use]
+    pub fn figure_8(&self) -> Option<&UcsgResult> {
+        self.results
+            .iter()
+            .find(|r| r.experiment.starts_with("fig8"))
+    }
+}
+
+/// `vtcfs_sim`: the painting spec, then the interbench and hackbench specs.
+#[derive(Debug)]
+pub struct Vtcfs {
+    pub painting: PaintingResult,
+    /// Wall time of the painting run, s (not in the JSON).
+    pub painting_wall_s: f64,
+    pub interbench: Vec<InterbenchResult>,
+    pub hackbench: Vec<HackbenchResult>,
+}
+
+/// `validation`: the simulator against this machine's kernel.
+#[derive(Debug)]
+pub struct Validation {
+    pub machine: Machine,
+    pub profile: SimProfile,
+    pub workloads: Vec<WorkloadComparison>,
+}
+
+/// `toggling_sim`: both toggling specs.
+#[derive(Debug)]
+pub struct Toggling {
+    pub results: Vec<TogglingResult>,
+}
+
+/// `tlp_table`: the live table and the modelled one.
+#[derive(Debug)]
+pub struct Tlp {
+    pub live: TlpTable,
+    pub modelled: SimTable,
+}
+
+/// `controller_live`: the monitoring overhead and the live toggling table.
+#[derive(Debug)]
+pub struct Controller {
+    pub overhead: OverheadReport,
+    pub toggling: TogglingReport,
+    /// Online CPUs: the CPU-bound program's threads (not in the JSON).
+    pub cpus: usize,
+}
+
+/// `lab_sched`: the guest's report, how the guest ran and for how long.
+#[derive(Debug)]
+pub struct LabSched {
+    pub report: SchedReport,
+    pub accel: lull_vm::Accel,
+    pub guest_wall_ms: u64,
+}
+
+impl SectionData {
+    /// The section's JSON.
+    ///
+    /// # Errors
+    /// A result that does not serialise (none does; serde's error is passed on).
+    pub fn to_json(&self) -> Result<Value, serde_json::Error> {
+        Ok(match self {
+            SectionData::Dispatch(r) => serde_json::to_value(r)?,
+            SectionData::Compose(r) => serde_json::to_value(r)?,
+            SectionData::Figure18(r) => serde_json::to_value(r)?,
+            SectionData::LiveEsm(r) => json!({
+                "tracking_20s": r.tracking_20s,
+                "idle": r.idle,
+                "esm_vs_baselines": r.esm_vs_baselines,
+            }),
+            SectionData::LiveApps(r) => serde_json::to_value(r)?,
+            SectionData::Audit(r) => {
+                json!({"validation": r.validation, "perturbation": r.perturbation})
+            }
+            SectionData::Marz(r) => Value::Object(
+                r.results
+                    .iter()
+                    .map(|x| (x.experiment.clone(), x.to_json()))
+                    .collect(),
+            ),
+            SectionData::MarzPolicies(r) => Value::Object(
+                r.experiments
+                    .iter()
+                    .map(|(name, runs)| {
+                        let per_set: Map<String, Value> = runs
+                            .iter()
+                            .map(|(set, x)| ((*set).to_owned(), x.to_json()))
+                            .collect();
+                        (name.clone(), Value::Object(per_set))
+                    })
+                    .collect(),
+            ),
+            SectionData::Ucsg(r) => ucsg_json(r),
+            SectionData::Vtcfs(r) => {
+                let mut all = Map::new();
+                all.insert("painting".to_owned(), r.painting.to_json());
+                all.insert("interbench".to_owned(), json!(r.interbench));
+                all.insert("hackbench".to_owned(), json!(r.hackbench));
+                Value::Object(all)
+            }
+            SectionData::Validation(r) => {
+                crate::sections::validation::to_json(&r.machine, &r.profile, &r.workloads)
+            }
+            SectionData::Toggling(r) => Value::Object(
+                r.results
+                    .iter()
+                    .map(|x| (x.experiment.clone(), json!(x)))
+                    .collect(),
+            ),
+            SectionData::TlpTable(r) => json!({"live": r.live, "modelled": r.modelled}),
+            SectionData::Controller(r) => {
+                json!({"overhead": r.overhead, "toggling": r.toggling})
+            }
+            SectionData::LabSched(r) => {
+                let mut json = serde_json::to_value(&r.report)?;
+                if let Some(m) = json.as_object_mut() {
+                    m.insert("accel".into(), json!(r.accel));
+                    m.insert("guest_wall_ms".into(), json!(r.guest_wall_ms));
+                }
+                json
+            }
+        })
+    }
+}
+
+/// `ucsg_sim`'s JSON: every spec's result, UCSG against CFS+OD per figure-6 cell, and figure
+/// 8 over time with the seed's averages (for `lull report`'s footprint plot; only the figure-8
+/// spec's samples, to keep the JSON small).
+fn ucsg_json(r: &Ucsg) -> Value {
+    let all: Map<String, Value> = r
+        .results
+        .iter()
+        .map(|x| (x.experiment.clone(), json!(x)))
+        .collect();
+    let cells: Map<String, Value> = r
+        .cells()
+        .iter()
+        .filter(|c| c.experiment.starts_with("fig6"))
+        .map(|c| (c.experiment.clone(), json!(c)))
+        .collect();
+    let figure_8 = r.figure_8().map(|x| {
+        let footprints: Map<String, Value> = x
+            .models
+            .iter()
+            .map(|(name, m)| (name.clone(), json!(m.footprint)))
+            .collect();
+        json!({
+            "experiment": x.experiment,
+            "footprints": footprints,
+            "seed": {
+                "cfs-ondemand": {
+                    "big_cluster_pct": ucsg_seed::BIG_CLUSTER_PCT.0,
+                    "active_cores_mean": ucsg_seed::ACTIVE_CORES.0,
+                    "freq_mhz_mean": ucsg_seed::FREQ_MHZ.0,
+                },
+                "ucsg": {
+                    "big_cluster_pct": ucsg_seed::BIG_CLUSTER_PCT.1,
+                    "active_cores_mean": ucsg_seed::ACTIVE_CORES.1,
+                    "freq_mhz_mean": ucsg_seed::FREQ_MHZ.1,
+                },
+            },
+        })
+    });
+    json!({ "experiments": all, "ucsg_vs_cfs_ondemand": cells, "figure_8": figure_8 })
+}
