@@ -116,7 +116,12 @@ fn slice_unavailable(slice_ns: u64) -> Option<String> {
     let tid = sys::gettid();
     let before = match sys::sched_getattr(tid) {
         Ok(a) => a,
-        Err(e) => return Some(format!("custom slices unavailable: sched_getattr: {e}")),
+        Err(e) => {
+            return Some(format!(
+                "custom slices unavailable: sched_getattr: {}",
+                sys::Errno::from(e)
+            ))
+        }
     };
     if !before.is_fair() {
         return Some("custom slices unavailable: the daemon's thread is not a fair one".into());
@@ -128,8 +133,8 @@ fn slice_unavailable(slice_ns: u64) -> Option<String> {
         ..before
     };
     let kept = sys::sched_setattr(tid, &want)
-        .map_err(|e| e.to_string())
-        .and_then(|()| sys::sched_getattr(tid).map_err(|e| e.to_string()));
+        .and_then(|()| sys::sched_getattr(tid))
+        .map_err(|e| sys::Errno::from(e).to_string());
     // The default slice is `sched_runtime` 0.
     let _ = sys::sched_setattr(
         tid,

@@ -336,7 +336,7 @@ fn thief_child(
             libc::close(status_fd);
         };
         if let Err(e) = sys::sched_setaffinity(me, set) {
-            report([STATUS_NOT_PINNED, 0, 0, e.0]);
+            report([STATUS_NOT_PINNED, 0, 0, e.raw_os_error().unwrap_or(0)]);
             libc::_exit(1);
         }
         match sys::sched_setattr(me, deadline) {
@@ -348,9 +348,14 @@ fn thief_child(
                 }
             }
             Err(dl) => match sys::sched_setattr(me, fifo) {
-                Ok(()) => report([STATUS_FIFO, dl.0, 0, 0]),
+                Ok(()) => report([STATUS_FIFO, dl.raw_os_error().unwrap_or(0), 0, 0]),
                 Err(ff) => {
-                    report([STATUS_NOT_RT, dl.0, ff.0, 0]);
+                    report([
+                        STATUS_NOT_RT,
+                        dl.raw_os_error().unwrap_or(0),
+                        ff.raw_os_error().unwrap_or(0),
+                        0,
+                    ]);
                     libc::_exit(1);
                 }
             },
