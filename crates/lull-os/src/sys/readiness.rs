@@ -276,6 +276,7 @@ pub fn poll_readable(
 #[cfg(test)]
 mod tests {
     use crate::sys::*;
+    use std::os::fd::AsRawFd;
 
     #[test]
     fn poll_readable_says_which_descriptors_have_data() {
