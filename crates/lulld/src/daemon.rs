@@ -762,12 +762,12 @@ fn prepare_socket_path(
     if std::fs::symlink_metadata(path).is_ok() {
         match probe(path) {
             Ok(_) => return Err(DaemonError::AlreadyRunning(path.to_owned())),
-            Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => {}
+            Err(e) if sys::Errno::of(&e) == Some(sys::Errno::ECONNREFUSED) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e)
                 if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EPROTOTYPE | libc::EAGAIN | libc::EACCES)
+                    sys::Errno::of(&e),
+                    Some(sys::Errno::EPROTOTYPE | sys::Errno::EAGAIN | sys::Errno::EACCES)
                 ) =>
             {
                 return Err(DaemonError::AlreadyRunning(path.to_owned()))
@@ -864,7 +864,7 @@ impl Daemon {
                         st.add_connection(app, fd, ctl);
                     }
                     Ok(None) => return PostAction::Continue,
-                    Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
+                    Err(e) if sys::Errno::of(&e) == Some(sys::Errno::ECONNABORTED) => {}
                     // EMFILE/ENFILE above all; a client waiting in the backlog then gets its
                     // connect timeout (`lull::EsmClient::connect`) unless descriptors free first.
                     Err(_) => return st.listener_out_of_fds(),

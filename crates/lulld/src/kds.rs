@@ -999,7 +999,7 @@ pub(crate) fn control_listener(
             let conn = match sys::accept(listener.as_fd()) {
                 Ok(Some(conn)) => conn,
                 Ok(None) => return PostAction::Continue,
-                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+                Err(e) if sys::Errno::of(&e) == Some(sys::Errno::ECONNABORTED) => continue,
                 Err(e) => {
                     if sys::is_fd_exhaustion(&e) && reserve.take().is_some() {
                         if let (Ok(Some(conn)), Some(host)) =

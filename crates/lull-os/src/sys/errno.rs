@@ -13,6 +13,17 @@ impl Errno {
     pub const ENOENT: Errno = Errno(libc::ENOENT);
     pub const ENODEV: Errno = Errno(libc::ENODEV);
     pub const EIO: Errno = Errno(libc::EIO);
+    pub const EAGAIN: Errno = Errno(libc::EAGAIN);
+    pub const EMFILE: Errno = Errno(libc::EMFILE);
+    pub const EPROTOTYPE: Errno = Errno(libc::EPROTOTYPE);
+    pub const ECONNREFUSED: Errno = Errno(libc::ECONNREFUSED);
+    pub const ECONNABORTED: Errno = Errno(libc::ECONNABORTED);
+
+    /// The `errno` `err` carries, `None` for an error that did not come from the kernel.
+    #[must_use]
+    pub fn of(err: &io::Error) -> Option<Errno> {
+        err.raw_os_error().map(Errno)
+    }
 
     /// The symbolic name (`EPERM`, `ESRCH`, `EINVAL`, …), `None` for a value not listed here.
     #[must_use]

@@ -132,3 +132,39 @@ pub fn evdev_use_monotonic(fd: RawFd) -> io::Result<()> {
     cvt(unsafe { libc::ioctl(fd, EVIOCSCLOCKID, &clock) })?;
     Ok(())
 }
+
+/// Takes ownership of descriptor `fd` that the process inherited (socket activation passes
+/// listeners by number): `EBADF` when no such descriptor is open. Hand-written because the
+/// check has to run on a bare number before anything may borrow it.
+///
+/// # Safety
+/// Nothing else in the process owns `fd` (no `File`, `OwnedFd` or other user closes it).
+///
+/// # Errors
+/// `EBADF` when `fd` is not open.
+pub unsafe fn adopt_inherited_fd(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_GETFD on any number is harmless; it fails with EBADF when `fd` is not open.
+    cvt(unsafe { libc::fcntl(fd, libc::F_GETFD) })?;
+    // SAFETY: `fd` is open and, per the caller, owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Sets or clears `FD_CLOEXEC` on `fd`.
+///
+/// # Errors
+/// The kernel's error from `fcntl`.
+pub fn set_cloexec(fd: BorrowedFd<'_>, on: bool) -> io::Result<()> {
+    use rustix::io::{fcntl_getfd, fcntl_setfd, FdFlags};
+    let mut flags = fcntl_getfd(fd)?;
+    flags.set(FdFlags::CLOEXEC, on);
+    fcntl_setfd(fd, flags)?;
+    Ok(())
+}
+
+/// Whether `fd` is closed on `exec` (`FD_CLOEXEC`).
+///
+/// # Errors
+/// The kernel's error from `fcntl`.
+pub fn is_cloexec(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(rustix::io::fcntl_getfd(fd)?.contains(rustix::io::FdFlags::CLOEXEC))
+}

@@ -240,6 +240,18 @@ pub fn sched_setaffinity(tid: i32, set: &CpuSet) -> io::Result<()> {
     }
 }
 
+/// `SCHED_FLAG_RESET_ON_FORK` in [`SchedAttr::flags`]: children start with the default policy.
+pub const SCHED_FLAG_RESET_ON_FORK: u64 = libc::SCHED_FLAG_RESET_ON_FORK as u64;
+
+/// The calling process's soft `RLIMIT_NICE`, as the kernel keeps it (`20 - nice` of the lowest
+/// nice value allowed; `None` for no limit).
+///
+/// # Errors
+/// The kernel's error from `getrlimit`.
+pub fn nice_rlimit() -> io::Result<Option<u64>> {
+    Ok(rustix::process::getrlimit(rustix::process::Resource::Nice).current)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::sys::*;

@@ -5,6 +5,20 @@ use super::cvt;
 
 /// `SIGINT`, for [`signal_process`]: the signal a program takes as "stop cleanly".
 pub const SIGINT: i32 = libc::SIGINT;
+/// `SIGTERM`, the signal a service manager stops a service with.
+pub const SIGTERM: i32 = libc::SIGTERM;
+/// `SIGKILL`, which no process can catch.
+pub const SIGKILL: i32 = libc::SIGKILL;
+/// `SIGHUP`, the terminal hang-up.
+pub const SIGHUP: i32 = libc::SIGHUP;
+/// `SIGUSR1`, user signal one.
+pub const SIGUSR1: i32 = libc::SIGUSR1;
+/// `SIGUSR2`, user signal two.
+pub const SIGUSR2: i32 = libc::SIGUSR2;
+/// `SIGALRM`, the timer alarm.
+pub const SIGALRM: i32 = libc::SIGALRM;
+/// `SIGPIPE`, a write to a pipe nobody reads.
+pub const SIGPIPE: i32 = libc::SIGPIPE;
 
 /// Sends signal `sig` to process `pid` (`kill(2)`).
 ///
@@ -23,14 +37,24 @@ pub fn signal_process(pid: u32, sig: i32) -> io::Result<()> {
 /// async-signal-safe calls are allowed: `rustix`'s `prctl` and `getppid` are bare system calls
 /// (no allocation, no lock).
 pub fn end_with_parent(cmd: &mut std::process::Command) {
-    use rustix::process::{getppid, set_parent_process_death_signal, Signal};
+    die_with_parent(cmd, rustix::process::Signal::TERM);
+}
+
+/// As [`end_with_parent`] but with `SIGKILL`: for a child that has nothing to clean up and must
+/// not outlive its starter by a moment (a virtual machine).
+pub fn kill_with_parent(cmd: &mut std::process::Command) {
+    die_with_parent(cmd, rustix::process::Signal::KILL);
+}
+
+fn die_with_parent(cmd: &mut std::process::Command, signal: rustix::process::Signal) {
+    use rustix::process::{getppid, set_parent_process_death_signal};
     use std::os::unix::process::CommandExt;
     let parent = rustix::process::getpid();
     // SAFETY: the closure makes only async-signal-safe system calls (see above); the error it
     // builds on the failure path is what `Command` itself does there.
     unsafe {
         cmd.pre_exec(move || {
-            set_parent_process_death_signal(Some(Signal::TERM))?;
+            set_parent_process_death_signal(Some(signal))?;
             // The starter may have died between fork and prctl: then nobody would end the command.
             if getppid() != Some(parent) {
                 return Err(io::Error::other("the starting process is gone"));

@@ -508,3 +508,86 @@ pub fn default_socket_path() -> std::path::PathBuf {
 pub fn default_kds_socket_path() -> std::path::PathBuf {
     default_socket_path().with_file_name("kds.sock")
 }
+
+/// `AF_UNIX`, the address family [`socket_family`] reports for a Unix socket.
+pub const AF_UNIX: i32 = libc::AF_UNIX;
+
+/// A socket's type (`SO_TYPE`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SocketType {
+    SeqPacket,
+    Stream,
+    Datagram,
+    /// A type not listed here, by its number.
+    Other(u32),
+}
+
+impl SocketType {
+    /// The kernel's name of the type (`SOCK_SEQPACKET`, …; `type-N` for others).
+    #[must_use]
+    pub fn name(self) -> String {
+        match self {
+            SocketType::SeqPacket => "SOCK_SEQPACKET".into(),
+            SocketType::Stream => "SOCK_STREAM".into(),
+            SocketType::Datagram => "SOCK_DGRAM".into(),
+            SocketType::Other(n) => format!("type-{n}"),
+        }
+    }
+}
+
+/// The address family of socket `fd` (`SO_DOMAIN`); `ENOTSOCK` when `fd` is no socket.
+///
+/// # Errors
+/// The kernel's error from `getsockopt`.
+pub fn socket_family(fd: BorrowedFd<'_>) -> io::Result<i32> {
+    Ok(i32::from(rustix::net::sockopt::socket_domain(fd)?.as_raw()))
+}
+
+/// The type of socket `fd` (`SO_TYPE`).
+///
+/// # Errors
+/// The kernel's error from `getsockopt`.
+pub fn socket_type(fd: BorrowedFd<'_>) -> io::Result<SocketType> {
+    let t = rustix::net::sockopt::socket_type(fd)?;
+    Ok(match t {
+        rustix::net::SocketType::SEQPACKET => SocketType::SeqPacket,
+        rustix::net::SocketType::STREAM => SocketType::Stream,
+        rustix::net::SocketType::DGRAM => SocketType::Datagram,
+        other => SocketType::Other(other.as_raw()),
+    })
+}
+
+/// Whether socket `fd` is listening (`SO_ACCEPTCONN`).
+///
+/// # Errors
+/// The kernel's error from `getsockopt`.
+pub fn socket_listening(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(rustix::net::sockopt::socket_acceptconn(fd)?)
+}
+
+/// The file path Unix socket `fd` is bound to; `None` for an unnamed or abstract socket.
+/// Hand-written (`getsockname` into a `sockaddr_un`) to read the path bytes exactly as bound.
+///
+/// # Errors
+/// The kernel's error from `getsockname`.
+pub fn bound_unix_path(fd: BorrowedFd<'_>) -> io::Result<Option<std::path::PathBuf>> {
+    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+    // SAFETY: `addr` and `len` describe a sockaddr_un the kernel fills.
+    let r = unsafe { libc::getsockname(fd.as_raw_fd(), (&raw mut addr).cast(), &raw mut len) };
+    cvt(r)?;
+    let header = std::mem::size_of::<libc::sa_family_t>();
+    let n = (len as usize)
+        .saturating_sub(header)
+        .min(addr.sun_path.len());
+    let bytes: Vec<u8> = addr.sun_path[..n].iter().map(|&c| c as u8).collect();
+    // An abstract name starts with NUL; an unnamed socket has no bytes.
+    if bytes.first().is_none_or(|&b| b == 0) {
+        return Ok(None);
+    }
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    Ok(Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(
+        &bytes[..end],
+    ))))
+}
