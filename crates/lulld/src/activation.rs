@@ -241,23 +241,26 @@ pub enum NotifyTarget {
 /// # Errors
 /// A description of a value that is neither (an empty one, a relative path, systemd's `vsock:`
 /// form, which lulld does not speak).
-pub fn parse_notify_socket(value: &OsStr) -> Result<NotifyTarget, String> {
+pub fn parse_notify_socket(value: &OsStr) -> Result<NotifyTarget, BadNotifySocket> {
     let b = value.as_bytes();
     match b.first() {
         Some(b'/') => Ok(NotifyTarget::Path(PathBuf::from(value))),
         Some(b'@') if b.len() > 1 => Ok(NotifyTarget::Abstract(b[1..].to_vec())),
-        _ => Err(format!(
-            "NOTIFY_SOCKET={value:?} is neither an absolute path nor @name (vsock is not supported)"
-        )),
+        _ => Err(BadNotifySocket(value.to_owned())),
     }
 }
+
+/// A `$NOTIFY_SOCKET` that is neither an absolute path nor `@name`.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("NOTIFY_SOCKET={0:?} is neither an absolute path nor @name (vsock is not supported)")]
+pub struct BadNotifySocket(pub std::ffi::OsString);
 
 /// Where to report readiness: `$NOTIFY_SOCKET` parsed, `Ok(None)` when it is not set (the
 /// daemon was not started by a service manager that waits for it).
 ///
 /// # Errors
 /// As [`parse_notify_socket`].
-pub fn notify_target_from_env() -> Result<Option<NotifyTarget>, String> {
+pub fn notify_target_from_env() -> Result<Option<NotifyTarget>, BadNotifySocket> {
     std::env::var_os("NOTIFY_SOCKET")
         .map(|v| parse_notify_socket(&v))
         .transpose()

@@ -84,12 +84,7 @@ pub struct DaemonCounters {
     pub turns_deferred: u64,
 }
 
-/// Messages read from one ESM connection, or datagrams from the network source, per turn of the
-/// loop. An app sends one `Wait` per
-/// event it handles, so a well-behaved one has a few queued at most; one that floods its
-/// socket has the rest read in later turns (the descriptor stays ready), after the other ready
-/// connections and sources have been served.
-pub const MAX_MESSAGES_PER_TURN: usize = 64;
+pub use crate::turn::MAX_MESSAGES_PER_TURN;
 
 /// How long a listener out of descriptors stays paused when no connection of the daemon closes
 /// meanwhile (descriptors can free elsewhere: another source ending, `ENFILE` easing): one
@@ -115,7 +110,7 @@ pub enum DaemonError {
     #[error("cannot listen on {path}: {source}")]
     Bind { path: PathBuf, source: io::Error },
     #[error("display server: {0}")]
-    Kds(String),
+    Kds(#[from] crate::kds::KdsSetupError),
     #[error("guiS: {0}")]
     Guis(String),
     #[error("interactive boost: {0}")]
@@ -651,7 +646,7 @@ pub struct DaemonReport {
     /// `esm.raw_injected + lost_before_esm`.
     pub lost_before_esm: u64,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
-    pub accounting: Result<(), String>,
+    pub accounting: Result<(), lull_esm::AccountingError>,
     /// The data plane: every ring a producer wrote, with its counters at the stop (or when its
     /// app or producer went).
     pub rings: Vec<RingRoute>,
