@@ -646,7 +646,7 @@ pub struct DaemonReport {
     /// `esm.raw_injected + lost_before_esm`.
     pub lost_before_esm: u64,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
-    pub accounting: Result<(), lull_esm::AccountingError>,
+    pub accounting: Result<(), String>,
     /// The data plane: every ring a producer wrote, with its counters at the stop (or when its
     /// app or producer went).
     pub rings: Vec<RingRoute>,
@@ -1069,7 +1069,7 @@ impl Daemon {
             guis: self.state.guis_report(),
             seam: self.state.seam_report(),
             lost_before_esm: counters.net_kernel_drops + counters.net_unread_at_stop,
-            accounting: self.state.esm.check_accounting(),
+            accounting: self.state.esm.check_accounting().map_err(|e| e.to_string()),
             rings: self.state.rings(),
             devices: self.state.devices.report(),
         };
