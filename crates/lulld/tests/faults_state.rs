@@ -40,7 +40,9 @@ fn guis_available() -> bool {
     let why = if lull_os::sys::geteuid() != 0 {
         Some("not root".to_owned())
     } else {
-        lull_actuate::freezer::cgroup2_controllers().err()
+        lull_actuate::freezer::cgroup2_controllers()
+            .err()
+            .map(|e| e.to_string())
     };
     match why {
         None => true,
