@@ -121,7 +121,7 @@ fn slice_unavailable(slice_ns: u64) -> Option<String> {
     if !before.is_fair() {
         return Some("custom slices unavailable: the daemon's thread is not a fair one".into());
     }
-    let flags = before.flags & sys::SCHED_FLAG_RESET_ON_FORK;
+    let flags = before.reset_on_fork_flag();
     let want = SchedAttr {
         runtime_ns: slice_ns,
         flags,

@@ -1,5 +1,7 @@
 //! Thin, safe wrappers over the Linux system calls the live stack needs, one module per subject:
 //!
+//! - [`child`]: forked children that run Rust code — `fork`, the async-signal-safe calls
+//!   such a child makes, reaping it with its CPU times.
 //! - [`clock`]: the monotonic clock, the calling thread's CPU time, the clock tick.
 //! - [`readiness`]: epoll, timerfd, eventfd and `poll` — waiting for descriptors.
 //! - [`fd`]: reading and writing one descriptor, pipes, sealed memfds, non-blocking opens.
@@ -25,6 +27,7 @@ use std::io;
 
 use lull_model::time::NS_PER_S;
 
+pub mod child;
 pub mod clock;
 pub mod errno;
 pub mod fd;
@@ -34,6 +37,7 @@ pub mod sched;
 pub mod signal;
 pub mod socket;
 
+pub use child::*;
 pub use clock::*;
 pub use errno::*;
 pub use fd::*;

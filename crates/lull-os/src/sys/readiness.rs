@@ -4,6 +4,17 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use super::fd::{read, write_all_once};
 use super::{cvt, timespec_of};
 
+/// A blocking eventfd (a reader sleeps in `read` itself rather than in epoll), close-on-exec.
+///
+/// # Errors
+/// The kernel's error from `eventfd`.
+pub fn blocking_eventfd() -> io::Result<OwnedFd> {
+    Ok(rustix::event::eventfd(
+        0,
+        rustix::event::EventfdFlags::CLOEXEC,
+    )?)
+}
+
 /// An epoll instance.
 #[derive(Debug)]
 pub struct Epoll {
@@ -271,6 +282,19 @@ pub fn poll_readable(
         *slot = p.revents != 0;
     }
     Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// Sleeps while `word` holds `expected` (`FUTEX_WAIT`, process-private, no timeout). Returns
+/// at once when it holds something else, and may return spuriously: callers re-check `word`.
+pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) {
+    use rustix::thread::futex;
+    let _ = futex::wait(word, futex::Flags::PRIVATE, expected, None);
+}
+
+/// Wakes up to `n` threads sleeping in [`futex_wait`] on `word` (`FUTEX_WAKE`, process-private).
+pub fn futex_wake(word: &std::sync::atomic::AtomicU32, n: u32) {
+    use rustix::thread::futex;
+    let _ = futex::wake(word, futex::Flags::PRIVATE, n);
 }
 
 #[cfg(test)]

@@ -240,8 +240,10 @@ pub fn sched_setaffinity(tid: i32, set: &CpuSet) -> io::Result<()> {
     }
 }
 
-/// `SCHED_FLAG_RESET_ON_FORK` in [`SchedAttr::flags`]: children start with the default policy.
-pub const SCHED_FLAG_RESET_ON_FORK: u64 = libc::SCHED_FLAG_RESET_ON_FORK as u64;
+/// `SCHED_FIFO`, for [`SchedAttr::policy`].
+pub const SCHED_FIFO: u32 = libc::SCHED_FIFO as u32;
+/// `SCHED_DEADLINE`, for [`SchedAttr::policy`].
+pub const SCHED_DEADLINE: u32 = libc::SCHED_DEADLINE as u32;
 
 /// The calling process's soft `RLIMIT_NICE`, as the kernel keeps it (`20 - nice` of the lowest
 /// nice value allowed; `None` for no limit).

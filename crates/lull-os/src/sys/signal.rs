@@ -31,6 +31,19 @@ pub fn signal_process(pid: u32, sig: i32) -> io::Result<()> {
     cvt(unsafe { libc::kill(pid, sig) }).map(|_| ())
 }
 
+/// Sends signal `sig` to every process of process group `pgid` (`kill(2)` of `-pgid`).
+///
+/// # Errors
+/// The kernel's error (`ESRCH`: no such group; `EPERM`).
+pub fn signal_process_group(pgid: u32, sig: i32) -> io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid)
+        .ok()
+        .filter(|&p| p > 0)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "process group out of range"))?;
+    // SAFETY: kill takes plain integers; a negative pid names one process group.
+    cvt(unsafe { libc::kill(-pgid, sig) }).map(|_| ())
+}
+
 /// Makes the child `cmd` starts get `SIGTERM` when the thread that started it ends, and refuse
 /// to start (the spawn fails) when the starting process is already gone: a command a controller
 /// runs never outlives it. The child's half runs between `fork` and `exec`, where only
