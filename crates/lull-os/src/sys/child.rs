@@ -74,9 +74,17 @@ pub unsafe fn close_raw(fd: RawFd) {
 /// Closes every descriptor from `first` up (`close_range`), so a child holds none of its
 /// parent's files open. Hand-written: one bare system call.
 pub fn close_from(first: u32) {
+    close_range(first, u32::MAX);
+}
+
+/// Closes descriptors `first` to `last` (`close_range`; hand-written: one bare system call).
+pub fn close_range(first: u32, last: u32) {
+    if first > last {
+        return;
+    }
     // SAFETY: close_range on this process's own descriptor table; the caller (a forked child)
     // uses none of the closed descriptors afterwards.
-    unsafe { libc::syscall(libc::SYS_close_range, first, u32::MAX, 0u32) };
+    unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
 }
 
 /// Opens `path` for appending, created empty with `mode` (`O_WRONLY | O_CREAT | O_TRUNC |
@@ -167,4 +175,54 @@ pub fn kill_and_reap(pid: i32) {
         let _ = super::signal_process(p, libc::SIGKILL);
     }
     let _ = reap(pid);
+}
+
+/// Sets the calling thread's user, group and supplementary groups to `uid`/`gid` (none), with
+/// the raw per-thread system calls: libc's `setuid` would signal every thread of the process,
+/// which a forked child must not. For a child that drops privileges before connecting.
+///
+/// # Errors
+/// The kernel's error (`EPERM` without privilege).
+pub fn become_user(uid: u32, gid: u32) -> io::Result<()> {
+    use rustix::thread::{set_thread_gid, set_thread_groups, set_thread_uid};
+    let (uid, gid) = (
+        rustix::process::Uid::from_raw(uid),
+        rustix::process::Gid::from_raw(gid),
+    );
+    set_thread_groups(&[])?;
+    set_thread_gid(gid)?;
+    set_thread_uid(uid)?;
+    Ok(())
+}
+
+/// A Unix socket path resolved before a `fork`, so the child can connect without allocating.
+#[derive(Debug)]
+pub struct PreparedUnixAddr(rustix::net::SocketAddrUnix);
+
+impl PreparedUnixAddr {
+    /// # Errors
+    /// `ENAMETOOLONG` for a path longer than a `sockaddr_un` holds.
+    pub fn new(path: &std::path::Path) -> io::Result<PreparedUnixAddr> {
+        Ok(PreparedUnixAddr(rustix::net::SocketAddrUnix::new(path)?))
+    }
+
+    /// A new stream socket connected to the address (no allocation: safe in a forked child).
+    ///
+    /// # Errors
+    /// The kernel's error from `socket` or `connect`.
+    pub fn connect_stream(&self) -> io::Result<std::os::fd::OwnedFd> {
+        use rustix::net::{connect, socket, AddressFamily, SocketType};
+        let s = socket(AddressFamily::UNIX, SocketType::STREAM, None)?;
+        connect(&s, &self.0)?;
+        Ok(s)
+    }
+}
+
+/// Closes the writing half of socket `fd` (`shutdown(SHUT_WR)`).
+///
+/// # Errors
+/// The kernel's error.
+pub fn shutdown_write(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<()> {
+    rustix::net::shutdown(fd, rustix::net::Shutdown::Write)?;
+    Ok(())
 }

@@ -168,3 +168,58 @@ pub fn set_cloexec(fd: BorrowedFd<'_>, on: bool) -> io::Result<()> {
 pub fn is_cloexec(fd: BorrowedFd<'_>) -> io::Result<bool> {
     Ok(rustix::io::fcntl_getfd(fd)?.contains(rustix::io::FdFlags::CLOEXEC))
 }
+
+/// A close-on-exec duplicate of `fd` numbered `min` or above (`F_DUPFD_CLOEXEC`).
+///
+/// # Errors
+/// The kernel's error (`EMFILE`, `EINVAL` for a `min` past the limit).
+pub fn dup_at_least(fd: BorrowedFd<'_>, min: RawFd) -> io::Result<OwnedFd> {
+    let min = u32::try_from(min).map_err(|_| io::Error::from(super::Errno::EINVAL))?;
+    Ok(rustix::io::fcntl_dupfd_cloexec(fd, min as _)?)
+}
+
+/// Makes the child `cmd` starts find `fds` at descriptors `first`, `first + 1`, … without
+/// close-on-exec (socket activation passes listeners so). The descriptors in `fds` must stay
+/// open until the command is spawned. The child's half runs between `fork` and `exec`, where
+/// only async-signal-safe calls are allowed: `dup2` is one bare system call, hand-written.
+pub fn pass_fds_at(cmd: &mut std::process::Command, fds: Vec<RawFd>, first: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls dup2 and builds the error from errno, as `Command`
+    // itself does on its failure path.
+    unsafe {
+        cmd.pre_exec(move || {
+            for (fd, to) in fds.iter().zip(first..) {
+                cvt(libc::dup2(*fd, to))?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Sets this process's limit on open descriptors (`RLIMIT_NOFILE`, soft and hard) to `n`.
+///
+/// # Errors
+/// The kernel's error (`EPERM` raising the hard limit without privilege).
+pub fn set_fd_limit(n: u64) -> io::Result<()> {
+    use rustix::process::{setrlimit, Resource, Rlimit};
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(n),
+            maximum: Some(n),
+        },
+    )?;
+    Ok(())
+}
+
+/// Makes the child `cmd` starts inherit `fd` at its own number: clears close-on-exec in the
+/// child only, so no other child gets it. `fd` must stay open until the command is spawned.
+/// The child's half is one bare `fcntl` between `fork` and `exec` (async-signal-safe).
+pub fn inherit_fd(cmd: &mut std::process::Command, fd: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls fcntl and builds the error from errno, as `Command`
+    // itself does on its failure path.
+    unsafe {
+        cmd.pre_exec(move || cvt(libc::fcntl(fd, libc::F_SETFD, 0)).map(|_| ()));
+    }
+}

@@ -591,3 +591,34 @@ pub fn bound_unix_path(fd: BorrowedFd<'_>) -> io::Result<Option<std::path::PathB
         &bytes[..end],
     ))))
 }
+
+/// A socket's buffer size, for [`set_socket_buffer`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SocketBuffer {
+    /// `SO_RCVBUF`: the receive buffer (the kernel doubles the value and applies its minimum).
+    Receive,
+    /// `SO_SNDBUFFORCE`: the send buffer past `wmem_max` (needs `CAP_NET_ADMIN`).
+    SendForce,
+}
+
+/// Sets socket `fd`'s `buffer` to `bytes`. Hand-written: `rustix` has no `SO_SNDBUFFORCE`.
+///
+/// # Errors
+/// The kernel's error from `setsockopt` (`EPERM` for `SendForce` without the capability).
+pub fn set_socket_buffer(fd: RawFd, buffer: SocketBuffer, bytes: i32) -> io::Result<()> {
+    let name = match buffer {
+        SocketBuffer::Receive => libc::SO_RCVBUF,
+        SocketBuffer::SendForce => libc::SO_SNDBUFFORCE,
+    };
+    // SAFETY: an int option read from a valid pointer with its size.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            name,
+            (&raw const bytes).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })
+    .map(|_| ())
+}
