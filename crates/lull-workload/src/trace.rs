@@ -64,7 +64,7 @@ pub enum TraceError {
     #[error("not a lull trace: the first line must be `{HEADER}`")]
     MissingHeader,
     #[error("line {line}: {reason}")]
-    BadLine { line: usize, reason: LineError },
+    BadLine { line: usize, reason: Box<LineError> },
     #[error("line {line}: time {at_ns} ns is before the previous event's {previous_ns} ns")]
     TimeGoesBack {
         line: usize,
@@ -113,7 +113,7 @@ impl Trace {
             }
             let ev = parse_line(body).map_err(|reason| TraceError::BadLine {
                 line: line_no,
-                reason,
+                reason: Box::new(reason),
             })?;
             if ev.at_ns > MAX_SPAN_NS {
                 return Err(TraceError::TooLong {

@@ -3,7 +3,8 @@
 //! - [`child`]: forked children that run Rust code — `fork`, the async-signal-safe calls
 //!   such a child makes, reaping it with its CPU times.
 //! - [`clock`]: the monotonic clock, the calling thread's CPU time, the clock tick.
-//! - [`readiness`]: epoll, timerfd, eventfd and `poll` — waiting for descriptors.
+//! - [`readiness`]: epoll, timerfd, eventfd, `poll` and futexes — waiting for descriptors and
+//!   words.
 //! - [`fd`]: reading and writing one descriptor, pipes, sealed memfds, non-blocking opens.
 //! - [`socket`]: Unix sockets — pairs, listeners, connects, messages with passed descriptors,
 //!   timeouts, drop counts, the peer's credentials and the daemon's default socket paths.
@@ -18,10 +19,13 @@
 //! `io::Error` into one.
 //!
 //! Every `unsafe` block here is a single system call on file descriptors these modules own or
-//! borrow, or on a thread id, with buffers whose length is passed alongside. `rustix` covers
-//! most of these calls too; they stay on `libc` so that one crate owns every raw call, and the
-//! calls `rustix` lacks (`sched_setattr`, `SO_MEMINFO`, the evdev clock ioctl) follow the same
-//! pattern as the rest.
+//! borrow, or on a thread id, with buffers whose length is passed alongside. Some wrappers go
+//! through `rustix` (fcntl flags, socket options, rlimits, futexes, the blocking eventfd,
+//! waitpid, per-thread credentials, the parent-death signal); of the hand-written ones,
+//! `sched_setattr`, `SO_MEMINFO` and `SO_SNDBUFFORCE` are calls `rustix` lacks, and `fork`,
+//! `_exit` and the code between `fork` and `exec` must stay bare system calls. The older
+//! wrappers (sockets, epoll, timerfd, pipes, clocks, signalfd, pidfds) are still direct `libc`
+//! calls that `rustix` also covers.
 
 use std::io;
 

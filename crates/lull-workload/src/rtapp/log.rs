@@ -42,7 +42,7 @@ pub const COLUMN_WIDTHS: [usize; COLUMNS] = [4, 8, 8, 8, 15, 15, 15, 10, 10, 10,
 pub enum LogError {
     /// `line` is 1-based.
     #[error("line {line}: {reason}")]
-    BadLine { line: usize, reason: LineError },
+    BadLine { line: usize, reason: Box<LineError> },
 }
 
 /// What is wrong with one line of a per-thread log.
@@ -79,7 +79,7 @@ pub fn parse_log(text: &str) -> Result<Vec<PeriodRecord>, LogError> {
         }
         out.push(parse_line(line).map_err(|reason| LogError::BadLine {
             line: i + 1,
-            reason,
+            reason: Box::new(reason),
         })?);
     }
     Ok(out)
@@ -212,7 +212,7 @@ mod tests {
             bad(&format!("{row}\n\n")),
             LogError::BadLine {
                 line: 2,
-                reason: LineError::Columns(0)
+                reason: Box::new(LineError::Columns(0))
             }
         );
         let LogError::BadLine { line, reason } = bad("0 1 2 3 4 5 6 -7 8 -9 10");
