@@ -1028,21 +1028,36 @@ fn check_name(what: &'static str, name: &str) -> Result<(), FreezerError> {
     }
 }
 
+/// Why cgroup v2's controllers cannot be named.
+#[derive(Debug, thiserror::Error)]
+pub enum Cgroup2Error {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no cgroup v2 file system is mounted")]
+    NotMounted,
+}
+
 /// The controllers cgroup v2 offers at its root on this machine (`cgroup.controllers` of the
 /// first `cgroup2` mount): `Err` says why none can be named (no cgroup v2 mounted, unreadable).
 ///
 /// # Errors
-/// A message naming what is missing.
-pub fn cgroup2_controllers() -> Result<(PathBuf, Vec<String>), String> {
-    let mountinfo = fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
-    let m = parse_mountinfo(&mountinfo)
+/// [`Cgroup2Error`], naming what is missing.
+pub fn cgroup2_controllers() -> Result<(PathBuf, Vec<String>), Cgroup2Error> {
+    let mountinfo = Path::new("/proc/self/mountinfo");
+    let read = |path: &Path| {
+        fs::read_to_string(path).map_err(|source| Cgroup2Error::Read {
+            path: path.to_owned(),
+            source,
+        })
+    };
+    let m = parse_mountinfo(&read(mountinfo)?)
         .into_iter()
         .find(|m| m.fstype == "cgroup2")
-        .ok_or_else(|| "no cgroup v2 file system is mounted".to_owned())?;
-    let path = m.point.join("cgroup.controllers");
-    let text =
-        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .ok_or(Cgroup2Error::NotMounted)?;
+    let text = read(&m.point.join("cgroup.controllers"))?;
     Ok((
         m.point,
         text.split_whitespace().map(str::to_owned).collect(),

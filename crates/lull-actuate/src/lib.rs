@@ -464,7 +464,7 @@ impl Actuator {
                 self.touched_mut(t).nice_set = true;
                 Outcome::Applied
             }
-            Err(e) => Outcome::Refused(Refusal::Errno(e)),
+            Err(e) => Outcome::Refused(Refusal::Errno(e.into())),
         };
         self.prune(t);
         outcome
@@ -479,7 +479,7 @@ impl Actuator {
         }
         let now = match sys::sched_getattr(t.tid) {
             Ok(a) => a,
-            Err(e) => return Outcome::Refused(Refusal::Errno(e)),
+            Err(e) => return Outcome::Refused(Refusal::Errno(e.into())),
         };
         if !now.is_fair() {
             return Outcome::Refused(Refusal::Declined("not_fair"));
@@ -497,7 +497,7 @@ impl Actuator {
                 self.touched_mut(t).slice_set = true;
                 self.check_slice(t.tid, slice_ns)
             }
-            Err(e) => Outcome::Refused(Refusal::Errno(e)),
+            Err(e) => Outcome::Refused(Refusal::Errno(e.into())),
         };
         self.prune(t);
         outcome
@@ -519,7 +519,7 @@ impl Actuator {
                 ));
                 Outcome::Unavailable
             }
-            Err(e) => Outcome::Refused(Refusal::Errno(e)),
+            Err(e) => Outcome::Refused(Refusal::Errno(e.into())),
         }
     }
 
@@ -530,14 +530,14 @@ impl Actuator {
         if self.touched(t).is_none_or(|x| x.affinity.is_none()) {
             match sys::sched_getaffinity(t.tid) {
                 Ok(before) => self.touched_mut(t).affinity = Some(before),
-                Err(e) => return Outcome::Refused(Refusal::Errno(e)),
+                Err(e) => return Outcome::Refused(Refusal::Errno(e.into())),
             }
         }
         // The mask before stays recorded even when this one is refused: restoring it is
         // harmless, and a later request needs it.
         match sys::sched_setaffinity(t.tid, &cpus) {
             Ok(()) => Outcome::Applied,
-            Err(e) => Outcome::Refused(Refusal::Errno(e)),
+            Err(e) => Outcome::Refused(Refusal::Errno(e.into())),
         }
     }
 
@@ -808,13 +808,13 @@ fn restore(tid: i32, t: &Touched) -> Result<(), Errno> {
         }
     };
     if let Some(before) = &t.affinity {
-        keep(sys::sched_setaffinity(tid, before));
+        keep(sys::sched_setaffinity(tid, before).map_err(Errno::from));
     }
     if let (true, Some(before)) = (t.slice_set, t.sched) {
         keep(restore_slice(tid, before.runtime_ns));
     }
     if let (true, Some(before)) = (t.nice_set, t.sched) {
-        keep(sys::set_thread_nice(tid, before.nice));
+        keep(sys::set_thread_nice(tid, before.nice).map_err(Errno::from));
     }
     first
 }
@@ -841,6 +841,7 @@ fn restore_slice(tid: i32, before_ns: u64) -> Result<(), Errno> {
             ..default
         },
     )
+    .map_err(Errno::from)
 }
 
 #[cfg(test)]

@@ -51,18 +51,28 @@ pub struct DeviceReader {
     pub(crate) readable: bool,
 }
 
+/// Why a `Device` message's descriptors were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("a device comes with exactly two descriptors")]
+    Descriptors,
+    /// The account page could not be mapped or the device descriptor set non-blocking.
+    #[error("{0}")]
+    Account(std::io::Error),
+}
+
 impl DeviceReader {
     /// Takes the two descriptors of a `Device` message (the evdev descriptor and its account).
     ///
     /// # Errors
-    /// A message for the refusal: not two descriptors, or the second is not an account page.
-    pub fn from_fds(device: u32, fds: Vec<OwnedFd>) -> Result<DeviceReader, String> {
+    /// The refusal: not two descriptors, or the second is not an account page.
+    pub fn from_fds(device: u32, fds: Vec<OwnedFd>) -> Result<DeviceReader, DeviceError> {
         let mut fds = fds.into_iter();
         let (Some(fd), Some(account), None) = (fds.next(), fds.next(), fds.next()) else {
-            return Err("a device comes with exactly two descriptors".into());
+            return Err(DeviceError::Descriptors);
         };
-        let account = DeviceAccount::open(account).map_err(|e| e.to_string())?;
-        sys::set_nonblocking(fd.as_raw_fd(), true).map_err(|e| e.to_string())?;
+        let account = DeviceAccount::open(account).map_err(DeviceError::Account)?;
+        sys::set_nonblocking(fd.as_raw_fd(), true).map_err(DeviceError::Account)?;
         let mut decoder = EvdevDecoder::new();
         sync_position(&fd, &mut decoder);
         Ok(DeviceReader {

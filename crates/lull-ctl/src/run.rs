@@ -169,7 +169,7 @@ pub fn run(opts: &RunOptions) -> Result<RunReport, CtlError> {
     let child = Spawned(Some(child));
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let pidfd =
-        sys::pidfd_open(pid).map_err(|e| CtlError::io("open a pidfd for the command", e.into()))?;
+        sys::pidfd_open(pid).map_err(|e| CtlError::io("open a pidfd for the command", e))?;
     epoll
         .add(pidfd.as_raw_fd(), TOKEN_EXIT)
         .map_err(io("watch the command's end"))?;

@@ -473,27 +473,46 @@ impl Esm {
     /// Tests and reports use it to show that no event went missing.
     ///
     /// # Errors
-    /// A description of the broken identity.
-    pub fn check_accounting(&self) -> Result<(), String> {
+    /// The broken identity, with the counters.
+    pub fn check_accounting(&self) -> Result<(), AccountingError> {
         let c = self.counters;
         if c.raw_injected != c.accepted + c.no_listener {
-            return Err(format!(
-                "raw_injected {} != accepted + no_listener {:?}",
-                c.raw_injected, c
-            ));
+            return Err(AccountingError::Injected(c));
         }
         if c.dispatched != c.pushed_direct + c.queued + c.overflow_dropped {
-            return Err(format!(
-                "dispatched != pushed_direct + queued + overflow_dropped: {c:?}"
-            ));
+            return Err(AccountingError::Dispatched(c));
         }
         let in_queues = self.total_queued_events();
         if c.queued != c.pushed_from_queue + c.discarded_on_exit + in_queues {
-            return Err(format!(
-                "queued != pushed_from_queue + discarded_on_exit + in_queues ({in_queues}): {c:?}"
-            ));
+            return Err(AccountingError::Queued {
+                in_queues,
+                counters: c,
+            });
         }
         Ok(())
+    }
+}
+
+/// An accounting identity of [`EsmCounters`] that does not hold, with the counters that break it.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum AccountingError {
+    #[error("raw_injected {} != accepted + no_listener {:?}", .0.raw_injected, .0)]
+    Injected(EsmCounters),
+    #[error("dispatched != pushed_direct + queued + overflow_dropped: {0:?}")]
+    Dispatched(EsmCounters),
+    #[error(
+        "queued != pushed_from_queue + discarded_on_exit + in_queues ({in_queues}): {counters:?}"
+    )]
+    Queued {
+        in_queues: u64,
+        counters: EsmCounters,
+    },
+}
+
+/// Reports keep the identity that broke as its message.
+impl serde::Serialize for AccountingError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -975,7 +994,7 @@ mod tests {
         ] {
             e.counters = broken;
             let err = e.check_accounting().unwrap_err();
-            assert!(err.starts_with(field), "{field}: {err}");
+            assert!(err.to_string().starts_with(field), "{field}: {err}");
         }
     }
 }

@@ -21,7 +21,7 @@ pub mod protocol;
 
 pub use counters::{AppCounters, EsmCounters};
 pub use esm::{
-    AppState, Delivery, Esm, EsmConfig, EsmError, Push, RemovedApp, DEFAULT_QUEUE_BOUND,
-    MAX_QUEUED_EVENTS_TOTAL, MAX_QUEUE_BOUND,
+    AccountingError, AppState, Delivery, Esm, EsmConfig, EsmError, Push, RemovedApp,
+    DEFAULT_QUEUE_BOUND, MAX_QUEUED_EVENTS_TOTAL, MAX_QUEUE_BOUND,
 };
 pub use interpreter::{interpret, uninterpret};

@@ -218,7 +218,7 @@ fn check_counters(
     no_listener: u64,
     dispatched: u64,
 ) -> Result<(), TestCaseError> {
-    esm.check_accounting().map_err(fail)?;
+    esm.check_accounting().map_err(|e| fail(e.to_string()))?;
     let c = esm.counters();
     if (c.raw_injected, c.no_listener, c.dispatched) != (injects, no_listener, dispatched) {
         return Err(fail(format!(

@@ -137,20 +137,7 @@ impl End for ShmEventfd {
         let mut b = [0u8; 8];
         // Blocking read: the eventfd was created non-blocking, so wait with poll first.
         loop {
-            let mut pfd = libc::pollfd {
-                fd: self.in_wake.raw(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd; infinite timeout.
-            let r = unsafe { libc::poll(&mut pfd, 1, -1) };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
+            sys::poll_readable(&[self.in_wake.raw()], None, &mut [false])?;
             match sys::read(self.in_wake.raw(), &mut b) {
                 Ok(8) => break,
                 Ok(_) => {}
@@ -170,24 +157,11 @@ struct ShmFutex {
     seen: u32,
 }
 
-fn futex(word: &AtomicU32, op: libc::c_int, val: u32) {
-    // SAFETY: `word` is a valid, aligned u32 for the duration of the call; no timeout.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op | libc::FUTEX_PRIVATE_FLAG,
-            val,
-            std::ptr::null::<libc::timespec>(),
-        );
-    }
-}
-
 impl End for ShmFutex {
     fn send(&mut self, stamp_ns: u64) -> io::Result<()> {
         put(&self.out_slot, stamp_ns)?;
         self.out_seq.fetch_add(1, Ordering::Release);
-        futex(&self.out_seq, libc::FUTEX_WAKE, 1);
+        sys::futex_wake(&self.out_seq, 1);
         Ok(())
     }
     fn recv(&mut self) -> io::Result<u64> {
@@ -197,7 +171,7 @@ impl End for ShmFutex {
                 self.seen = now;
                 break;
             }
-            futex(&self.in_seq, libc::FUTEX_WAIT, now);
+            sys::futex_wait(&self.in_seq, now);
         }
         take(&self.in_slot)
     }

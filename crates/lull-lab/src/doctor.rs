@@ -92,7 +92,7 @@ pub fn checks() -> Vec<Check> {
         match &cgroup2 {
             Ok((mount, _)) => Ok(format!("mounted at {}", mount.display())),
             Err(why) => Err((
-                why.clone(),
+                why.to_string(),
                 "mount cgroup2 (mount -t cgroup2 none /sys/fs/cgroup), or boot a systemd with the unified hierarchy".into(),
             )),
         },
@@ -112,7 +112,7 @@ pub fn checks() -> Vec<Check> {
                 ),
                 "a unified cgroup v2 hierarchy (systemd.unified_cgroup_hierarchy=1): on a hybrid one cgroup v1 holds the cpu controller".into(),
             )),
-            Err(why) => Err((why.clone(), "mount cgroup2 with the cpu controller enabled".into())),
+            Err(why) => Err((why.to_string(), "mount cgroup2 with the cpu controller enabled".into())),
         },
     ));
     out.push(Check::new(

@@ -627,16 +627,9 @@ pub struct OneHop {
 /// # Errors
 /// The kernel's error creating or using the descriptors.
 pub fn run_one_hop(trace: &Trace, start_ns: u64) -> io::Result<OneHop> {
-    use std::os::fd::FromRawFd;
     use std::sync::atomic::{AtomicU64, Ordering};
     // A blocking eventfd: the sleeper sleeps in `read` itself, not in epoll.
-    // SAFETY: plain syscall; the fd is owned from here on.
-    let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-    if raw < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fresh fd from the kernel, owned by nobody else.
-    let efd = Arc::new(unsafe { OwnedFd::from_raw_fd(raw) });
+    let efd = Arc::new(lull_os::sys::blocking_eventfd()?);
     let stamp = Arc::new(AtomicU64::new(0));
     let sleeper = {
         let (efd, stamp) = (Arc::clone(&efd), Arc::clone(&stamp));

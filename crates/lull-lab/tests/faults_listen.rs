@@ -228,17 +228,12 @@ fn at_the_descriptor_limit_the_daemon_serves_its_clients_and_stops_on_request() 
     let mut app = pressed_app(&d.daemon.path);
     // The limit: what is open now and a few more, then filled with /dev/null up to it.
     let limit = open_fds() + 16;
-    let rl = libc::rlimit {
-        rlim_cur: limit,
-        rlim_max: limit,
-    };
-    // SAFETY: a valid rlimit for this process.
-    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &rl) }, 0);
+    lull_os::sys::set_fd_limit(limit).unwrap();
     let mut fillers = Vec::new();
     loop {
         match std::fs::File::open("/dev/null") {
             Ok(f) => fillers.push(f),
-            Err(e) if e.raw_os_error() == Some(libc::EMFILE) => break,
+            Err(e) if lull_os::sys::Errno::of(&e) == Some(lull_os::sys::Errno::EMFILE) => break,
             Err(e) => panic!("{e}"),
         }
     }
@@ -445,18 +440,8 @@ fn idle_control_connections_are_limited_per_user_and_closed_with_a_reason() {
 /// (and its sources' producer thread) runs overflows it.
 fn udp_with_the_smallest_buffer() -> std::net::UdpSocket {
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let one: libc::c_int = 1;
-    // SAFETY: a valid int option on our socket.
-    let r = unsafe {
-        libc::setsockopt(
-            udp.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            (&raw const one).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(r, 0);
+    lull_os::sys::set_socket_buffer(udp.as_raw_fd(), lull_os::sys::SocketBuffer::Receive, 1)
+        .unwrap();
     udp
 }
 

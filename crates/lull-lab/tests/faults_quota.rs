@@ -30,21 +30,6 @@ use lulld::test_support::TestDaemon;
 /// A guard against a broken daemon hanging the suite; never reached when things work.
 const GIVE_UP: Duration = Duration::from_secs(20);
 
-/// Sets a socket option of type `int` (as root, `SO_SNDBUFFORCE` passes `wmem_max`).
-fn set_int_opt(fd: i32, level: i32, name: i32, value: i32) {
-    // SAFETY: a valid int option on a socket we own.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&raw const value).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(r, 0, "setsockopt: {}", std::io::Error::last_os_error());
-}
-
 /// Item 10, fairness. The daemon used to read every message an ESM connection had queued
 /// before it served any other descriptor, so one app flooding its socket held back every other
 /// app's delivery for as long as the flood lasted. Now a connection gets at most
@@ -128,7 +113,8 @@ fn a_flood_on_one_connection_does_not_hold_back_anothers_delivery() {
     // A: a raw connection whose socket can hold the whole flood.
     let a = EsmClient::connect(&daemon.path).unwrap();
     let a_fd = a.raw_fd();
-    set_int_opt(a_fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 64 << 20);
+    // As root, `SO_SNDBUFFORCE` passes `wmem_max`.
+    sys::set_socket_buffer(a_fd, sys::SocketBuffer::SendForce, 64 << 20).unwrap();
     sys::set_nonblocking(a_fd, true).unwrap();
     let mut wait_msg = Vec::new();
     ClientMsg::Wait.encode(&mut wait_msg);

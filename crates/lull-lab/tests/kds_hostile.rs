@@ -13,7 +13,7 @@
 //! tests wait for states by asking, never by sleeping.
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -933,82 +933,56 @@ fn a_draw_naming_another_apps_surface_id_stays_in_the_callers_window() {
 fn as_nobody(path: &Path, requests: &[u8]) -> Vec<u8> {
     // Everything the child touches is prepared before `fork`: afterwards it makes only raw
     // system calls (the parent has other threads, whose locks the child must not need).
-    // SAFETY: sockaddr_un is plain data; zeroed is valid.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    let p = path.as_os_str().as_encoded_bytes();
-    assert!(p.len() < addr.sun_path.len(), "socket path too long");
-    for (d, s) in addr.sun_path.iter_mut().zip(p) {
-        *d = *s as libc::c_char;
-    }
+    let addr = sys::PreparedUnixAddr::new(path).expect("socket path too long");
     let (r, w) = sys::pipe(false).unwrap();
     let w_raw = w.as_raw_fd();
     // SAFETY: the child runs only async-signal-safe system calls on memory prepared above and
     // leaves with `_exit`.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        // SAFETY: raw system calls in the child on valid pointers; see above.
-        unsafe {
-            for fd in 3..1024 {
-                if fd != w_raw {
-                    libc::close(fd);
-                }
-            }
-            // The raw calls change only this (the only) thread's credentials.
-            if libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) != 0
-                || libc::syscall(libc::SYS_setgid, NOBODY) != 0
-                || libc::syscall(libc::SYS_setuid, NOBODY) != 0
-            {
-                libc::_exit(10);
-            }
-            let s = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
-            if s < 0 {
-                libc::_exit(11);
-            }
-            let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-            if libc::connect(s, (&raw const addr).cast(), len) != 0 {
-                libc::_exit(12);
-            }
-            let mut off = 0;
-            while off < requests.len() {
-                let n = libc::write(s, requests.as_ptr().add(off).cast(), requests.len() - off);
-                if n <= 0 {
-                    libc::_exit(13);
-                }
-                off += n as usize;
-            }
-            libc::shutdown(s, libc::SHUT_WR);
-            let mut buf = [0u8; 4096];
-            loop {
-                let n = libc::read(s, buf.as_mut_ptr().cast(), buf.len());
-                if n == 0 {
-                    break;
-                }
-                if n < 0 {
-                    libc::_exit(14);
-                }
-                let mut off = 0;
-                while off < n as usize {
-                    let m = libc::write(w_raw, buf.as_ptr().add(off).cast(), n as usize - off);
-                    if m <= 0 {
-                        libc::_exit(15);
-                    }
-                    off += m as usize;
-                }
-            }
-            libc::_exit(0);
+    let forked = unsafe { sys::fork() }.expect("fork failed");
+    let sys::Forked::Parent(pid) = forked else {
+        let w_fd = u32::try_from(w_raw).unwrap_or(3);
+        sys::close_range(3, w_fd.saturating_sub(1));
+        sys::close_range(w_fd + 1, 1023);
+        // Only this (the only) thread's credentials change.
+        if sys::become_user(NOBODY, NOBODY).is_err() {
+            sys::exit_now(10);
         }
-    }
+        let Ok(s) = addr.connect_stream() else {
+            sys::exit_now(12);
+        };
+        let mut off = 0;
+        while off < requests.len() {
+            match sys::write_all_once(s.as_raw_fd(), &requests[off..]) {
+                Ok(n) if n > 0 => off += n,
+                _ => sys::exit_now(13),
+            }
+        }
+        let _ = sys::shutdown_write(s.as_fd());
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = match sys::read(s.as_raw_fd(), &mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(_) => sys::exit_now(14),
+            };
+            let mut off = 0;
+            while off < n {
+                match sys::write_all_once(w_raw, &buf[off..n]) {
+                    Ok(m) if m > 0 => off += m,
+                    _ => sys::exit_now(15),
+                }
+            }
+        }
+        sys::exit_now(0);
+    };
     drop(w);
     let mut answer = Vec::new();
     std::fs::File::from(r).read_to_end(&mut answer).unwrap();
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    assert_eq!(unsafe { libc::waitpid(pid, &raw mut status, 0) }, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the unprivileged child failed: status {status:#x}"
+    let exit = sys::reap(pid).unwrap();
+    assert_eq!(
+        exit.code,
+        Some(0),
+        "the unprivileged child failed: {exit:?}"
     );
     answer
 }

@@ -52,7 +52,7 @@ struct EsmApp {
 struct Probed {
     esm: EsmCounters,
     apps: Vec<EsmApp>,
-    accounting: Result<(), String>,
+    accounting: Result<(), lull_esm::AccountingError>,
 }
 
 fn probe(st: &DaemonState) -> Probed {

@@ -9,9 +9,8 @@
 //! so and skip.
 
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixDatagram;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -44,11 +43,9 @@ fn temp_dir(tag: &str) -> PathBuf {
 }
 
 fn dup_high(fd: &OwnedFd) -> OwnedFd {
-    // SAFETY: F_DUPFD_CLOEXEC on our descriptor returns a new one we own.
-    let n = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, HIGH_FD) };
-    assert!(n >= HIGH_FD, "{}", std::io::Error::last_os_error());
-    // SAFETY: fresh descriptor from the kernel.
-    unsafe { OwnedFd::from_raw_fd(n) }
+    let high = lull_os::sys::dup_at_least(fd.as_fd(), HIGH_FD).unwrap();
+    assert!(high.as_raw_fd() >= HIGH_FD);
+    high
 }
 
 /// Starts `lulld ARGS` with `passed` as descriptors 3, 4, … named `names`, `LISTEN_PID` its own
@@ -76,18 +73,8 @@ fn spawn_activated(
         .stdin(stdin)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: only dup2, async-signal-safe, between fork and exec; dup2 leaves the new
-    // descriptor without close-on-exec, as the protocol wants.
-    unsafe {
-        cmd.pre_exec(move || {
-            for (i, &fd) in raw.iter().enumerate() {
-                if libc::dup2(fd, 3 + i as RawFd) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
+    // dup2 leaves the new descriptors without close-on-exec, as the protocol wants.
+    lull_os::sys::pass_fds_at(&mut cmd, raw, 3);
     let child = cmd.spawn().unwrap();
     drop(high);
     child
@@ -187,11 +174,7 @@ fn lulld_serves_on_the_passed_sockets_and_reports_ready() {
     assert!(admin.windows().unwrap().is_empty());
     drop((admin, c));
 
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
-        0
-    );
+    lull_os::sys::signal_process(child.id(), lull_os::sys::SIGTERM).unwrap();
     let status = child.wait().unwrap();
     let err = stderr_of(&mut child);
     assert!(status.success(), "{status}: {err}");

@@ -428,7 +428,7 @@ mod tests {
             0x8018_4576,
             "EVIOCGABS(ABS_MT_POSITION_Y)"
         );
-        // The one sys.rs hard-codes.
+        // The one `sys::fd` hard-codes.
         assert_eq!(
             n(ioc::write(b'E', 0xa0, size_of::<libc::c_int>())),
             0x4004_45a0

@@ -22,6 +22,26 @@ pub fn lock_dir(dir: &Path) -> io::Result<File> {
     Ok(File::from(fd))
 }
 
+/// Takes an exclusive `flock` on `file`, waiting for any other holder; the lock lasts as long
+/// as the file stays open.
+///
+/// # Errors
+/// The kernel's error locking.
+pub fn lock_exclusive(file: &File) -> io::Result<()> {
+    rustix::fs::flock(file, rustix::fs::FlockOperation::LockExclusive)?;
+    Ok(())
+}
+
+/// Makes a FIFO (named pipe) at `path` with mode `mode`.
+///
+/// # Errors
+/// The kernel's error (`EEXIST` when `path` exists).
+pub fn make_fifo(path: &Path, mode: u32) -> io::Result<()> {
+    use rustix::fs::{mknodat, FileType, Mode, CWD};
+    mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(mode), 0)?;
+    Ok(())
+}
+
 /// Sets the extended attribute `name` of `path` to `value`.
 ///
 /// # Errors

@@ -2,9 +2,10 @@
 //! and the lab (`lull-lab`) need from the kernel. The wire protocol they speak is a pure codec,
 //! `lull_esm::protocol`.
 //!
-//! - [`sys`]: thin, safe wrappers over the system calls the live stack uses (clock, epoll,
-//!   timerfd, eventfd, pipes, Unix sockets, descriptor passing, and one thread's nice value,
-//!   `sched_setattr` attributes and CPU mask, refused with a typed `Errno`).
+//! - [`sys`]: thin, safe wrappers over the system calls the live stack uses, one module per
+//!   subject (clock; epoll, timerfd, eventfd and futex; descriptors; Unix sockets and descriptor
+//!   passing; signals; processes and pidfds; forked children; one thread's nice value,
+//!   `sched_setattr` attributes and CPU mask; `Errno`), all returning `io::Result`.
 //! - [`event_loop`]: the handler-per-descriptor loop over epoll, blocking with no timeout, that
 //!   the daemon and the baselines' hubs and apps run.
 //! - [`evdev`]: Linux input events from any descriptor, decoded per `SYN_REPORT` packet.

@@ -27,7 +27,16 @@ pub fn json_to_toml_text(json_text: &str, origin: &str) -> Result<String, SpecPr
     toml::to_string(&table).map_err(|e| problem(origin, e))
 }
 
-fn to_toml_table(map: &Map<String, Value>, at: &str) -> Result<toml::Table, String> {
+/// A JSON value with no TOML form, by its place in the spec.
+#[derive(Debug, thiserror::Error)]
+enum NotToml {
+    #[error("{0}: None has no place in a spec")]
+    Null(String),
+    #[error("{path}: {n} is larger than a spec integer may be")]
+    TooLarge { path: String, n: serde_json::Number },
+}
+
+fn to_toml_table(map: &Map<String, Value>, at: &str) -> Result<toml::Table, NotToml> {
     let mut t = toml::Table::new();
     for (k, v) in map {
         let path = if at.is_empty() {
@@ -40,15 +49,18 @@ fn to_toml_table(map: &Map<String, Value>, at: &str) -> Result<toml::Table, Stri
     Ok(t)
 }
 
-fn to_toml(v: &Value, path: &str) -> Result<toml::Value, String> {
+fn to_toml(v: &Value, path: &str) -> Result<toml::Value, NotToml> {
     Ok(match v {
-        Value::Null => return Err(format!("{path}: None has no place in a spec")),
+        Value::Null => return Err(NotToml::Null(path.to_owned())),
         Value::Bool(b) => toml::Value::Boolean(*b),
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
                 toml::Value::Integer(i)
             } else if n.is_u64() {
-                return Err(format!("{path}: {n} is larger than a spec integer may be"));
+                return Err(NotToml::TooLarge {
+                    path: path.to_owned(),
+                    n: n.clone(),
+                });
             } else {
                 toml::Value::Float(n.as_f64().unwrap_or(f64::NAN))
             }

@@ -188,22 +188,28 @@ pub enum EvidenceError {
     #[error("{path}: not a seed-verdicts evidence file: {why}", path = .path.display())]
     Format {
         path: std::path::PathBuf,
-        why: String,
+        why: EvidenceFormatError,
     },
+}
+
+/// Why a text is not an evidence file this reader knows.
+#[derive(Debug, thiserror::Error)]
+pub enum EvidenceFormatError {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("version {0} (this reader knows {EVIDENCE_VERSION})")]
+    Version(u32),
 }
 
 impl Evidence {
     /// Parses an evidence file's text.
     ///
     /// # Errors
-    /// The reason as text: not JSON of the evidence's shape, or another version.
-    pub fn parse(text: &str) -> Result<Evidence, String> {
-        let e: Evidence = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    /// [`EvidenceFormatError`]: not JSON of the evidence's shape, or another version.
+    pub fn parse(text: &str) -> Result<Evidence, EvidenceFormatError> {
+        let e: Evidence = serde_json::from_str(text)?;
         if e.version != EVIDENCE_VERSION {
-            return Err(format!(
-                "version {} (this reader knows {EVIDENCE_VERSION})",
-                e.version
-            ));
+            return Err(EvidenceFormatError::Version(e.version));
         }
         Ok(e)
     }
@@ -276,10 +282,14 @@ pub fn within(ours: f64, seed: f64, tolerance: f64, signed: bool) -> bool {
 /// cause shown), and not reproducible here when it found none (its cause says what was swept)
 /// or when there is no figure of ours or no evidence.
 #[must_use]
-pub fn verdict(ours: &Result<f64, String>, evidence: Option<&ClaimEvidence>) -> Verdict {
+pub fn verdict(ours: &Result<f64, NoFigure>, evidence: Option<&ClaimEvidence>) -> Verdict {
     let ours = match ours {
         Ok(v) => *v,
-        Err(why) => return Verdict::NotReproducible { why: why.clone() },
+        Err(why) => {
+            return Verdict::NotReproducible {
+                why: why.to_string(),
+            }
+        }
     };
     let Some(e) = evidence else {
         return Verdict::NotReproducible {
@@ -306,7 +316,7 @@ pub struct Row {
     pub title: String,
     /// The seed's figure with its unit and source, when the evidence gives it.
     pub seed: Option<(f64, String, String)>,
-    pub ours: Result<f64, String>,
+    pub ours: Result<f64, NoFigure>,
     /// The sweep's figure at its defaults, which should equal ours for an unchanged model.
     pub sweep_default: Option<f64>,
     pub verdict: Verdict,
@@ -332,27 +342,47 @@ pub fn rows(files: &[ResultFile], evidence: Option<&Evidence>) -> Vec<Row> {
         .collect()
 }
 
+/// Why a claim has no figure of ours.
+#[derive(Clone, PartialEq, Debug, thiserror::Error)]
+pub enum NoFigure {
+    #[error("section `{0}` was not run")]
+    NotRun(&'static str),
+    #[error("section `{section}` failed: {why}")]
+    Failed { section: &'static str, why: String },
+    #[error("section `{section}` holds no experiment `{experiment}`")]
+    NoExperiment {
+        section: &'static str,
+        experiment: &'static str,
+    },
+    #[error("experiment `{experiment}` lacks the figures of {figure:?}")]
+    NoFigures {
+        experiment: &'static str,
+        figure: Figure,
+    },
+}
+
 /// Our figure for `c` from its section's results file.
-fn ours_of(files: &[ResultFile], c: &Claim) -> Result<f64, String> {
+fn ours_of(files: &[ResultFile], c: &Claim) -> Result<f64, NoFigure> {
     let file = files
         .iter()
         .find(|f| f.section == c.section)
-        .ok_or_else(|| format!("section `{}` was not run", c.section))?;
+        .ok_or(NoFigure::NotRun(c.section))?;
     let data = match &file.outcome {
         Outcome::Data(v) => v,
-        Outcome::Error(why) => return Err(format!("section `{}` failed: {why}", c.section)),
+        Outcome::Error(why) => {
+            return Err(NoFigure::Failed {
+                section: c.section,
+                why: why.clone(),
+            })
+        }
     };
-    let run = find_experiment(data, c.experiment).ok_or_else(|| {
-        format!(
-            "section `{}` holds no experiment `{}`",
-            c.section, c.experiment
-        )
+    let run = find_experiment(data, c.experiment).ok_or(NoFigure::NoExperiment {
+        section: c.section,
+        experiment: c.experiment,
     })?;
-    figure(run, c.figure).ok_or_else(|| {
-        format!(
-            "experiment `{}` lacks the figures of {:?}",
-            c.experiment, c.figure
-        )
+    figure(run, c.figure).ok_or(NoFigure::NoFigures {
+        experiment: c.experiment,
+        figure: c.figure,
     })
 }
 
@@ -474,7 +504,7 @@ mod tests {
     fn no_figure_or_no_evidence_is_not_reproducible_with_the_reason() {
         let e = ev(1.0, 1.0, false, true);
         assert_eq!(
-            verdict(&Err("section `x` was not run".into()), Some(&e)),
+            verdict(&Err(NoFigure::NotRun("x")), Some(&e)),
             Verdict::NotReproducible {
                 why: "section `x` was not run".into()
             }
@@ -531,16 +561,21 @@ mod tests {
         assert_eq!(get("interbench_gaming_burn_cfs").unwrap(), 99.0);
         assert!(get("marz_power_tracking_20s")
             .unwrap_err()
+            .to_string()
             .contains("no experiment `tracking-20s`"));
         assert!(get("ucsg_energy_fm_none")
             .unwrap_err()
+            .to_string()
             .contains("`ucsg_sim` was not run"));
     }
 
     #[test]
     fn evidence_of_another_version_is_refused() {
         let text = json!({"version": 2, "command": "c", "date": "d", "claims": {}}).to_string();
-        assert!(Evidence::parse(&text).unwrap_err().contains("version 2"));
+        assert!(Evidence::parse(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("version 2"));
         assert!(Evidence::parse("{").is_err());
     }
 }

@@ -2,7 +2,6 @@
 //! `$XDG_CACHE_HOME/lull/vm`, else `~/.cache/lull/vm`.
 
 use std::fs;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use crate::error::VmError;
@@ -96,11 +95,8 @@ impl CacheLock {
             .write(true)
             .open(&path)
             .map_err(|e| VmError::io("open", &path, e))?;
-        // SAFETY: flock on a descriptor this function owns; the lock goes with the file.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        if rc != 0 {
-            return Err(VmError::io("lock", &path, std::io::Error::last_os_error()));
-        }
+        // The lock goes with the file.
+        lull_os::fs::lock_exclusive(&file).map_err(|e| VmError::io("lock", &path, e))?;
         Ok(CacheLock { _file: file })
     }
 }

@@ -191,7 +191,7 @@ fn module_path<'a>(order: &'a str, name: &str) -> Option<&'a str> {
 
 /// Writes module `rel` (as `modules.order` names it) uncompressed to `out`: Debian ships them
 /// xz-compressed, and the guest's busybox `insmod` takes plain ELF.
-fn unpack_module(src: &Path, rel: &str, out: &Path) -> Result<(), String> {
+fn unpack_module(src: &Path, rel: &str, out: &Path) -> Result<(), ModuleError> {
     let base = src.join(rel);
     let tools: [(&str, Option<&str>); 4] = [
         ("", None),
@@ -205,24 +205,24 @@ fn unpack_module(src: &Path, rel: &str, out: &Path) -> Result<(), String> {
             continue;
         }
         return match tool {
-            None => fs::copy(&path, out).map(|_| ()).map_err(|e| e.to_string()),
+            None => fs::copy(&path, out).map(|_| ()).map_err(ModuleError::Write),
             Some(tool) => {
                 let output = Command::new(tool)
                     .arg("-dc")
                     .arg(&path)
                     .output()
-                    .map_err(|e| format!("{tool}: {e}"))?;
+                    .map_err(|source| ModuleError::Spawn { tool, source })?;
                 if !output.status.success() {
-                    return Err(format!(
-                        "{tool} -dc failed: {}",
-                        String::from_utf8_lossy(&output.stderr).trim()
-                    ));
+                    return Err(ModuleError::Decompress {
+                        tool,
+                        stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+                    });
                 }
-                fs::write(out, output.stdout).map_err(|e| e.to_string())
+                fs::write(out, output.stdout).map_err(ModuleError::Write)
             }
         };
     }
-    Err(format!("{} not found in the package", base.display()))
+    Err(ModuleError::Missing(base))
 }
 
 /// The machine's `apt-get`, pointed at its own sources list, lists and archive directory in the
@@ -345,22 +345,50 @@ fn version_key(release: &str) -> Vec<u64> {
         .collect()
 }
 
-fn run(cmd: &mut Command) -> Result<(), String> {
+/// Why one guest module could not be unpacked; the text goes into [`VmError::Fetch`].
+#[derive(Debug, thiserror::Error)]
+enum ModuleError {
+    #[error("{0}")]
+    Write(std::io::Error),
+    #[error("{tool}: {source}")]
+    Spawn {
+        tool: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{tool} -dc failed: {stderr}")]
+    Decompress { tool: &'static str, stderr: String },
+    #[error("{} not found in the package", .0.display())]
+    Missing(PathBuf),
+}
+
+/// Why a packaging tool (`apt-get`, `dpkg-deb`) failed; the text goes into [`VmError::Fetch`].
+#[derive(Debug, thiserror::Error)]
+enum ToolError {
+    #[error("{0}")]
+    Spawn(std::io::Error),
+    /// The tool ran and failed: the last lines of its standard error and its status.
+    #[error("{stderr_tail} ({status})")]
+    Failed {
+        stderr_tail: String,
+        status: std::process::ExitStatus,
+    },
+}
+
+fn run(cmd: &mut Command) -> Result<(), ToolError> {
     run_output(cmd).map(|_| ())
 }
 
-fn run_output(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| e.to_string())?;
+fn run_output(cmd: &mut Command) -> Result<String, ToolError> {
+    let out = cmd.output().map_err(ToolError::Spawn)?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
         let last: Vec<&str> = err.lines().rev().take(3).collect();
-        Err(format!(
-            "{} ({})",
-            last.into_iter().rev().collect::<Vec<_>>().join(" / "),
-            out.status
-        ))
+        Err(ToolError::Failed {
+            stderr_tail: last.into_iter().rev().collect::<Vec<_>>().join(" / "),
+            status: out.status,
+        })
     }
 }
 

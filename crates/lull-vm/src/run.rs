@@ -3,7 +3,6 @@
 use std::ffi::OsString;
 use std::fs;
 use std::io::{Read as _, Seek as _, SeekFrom};
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -309,16 +308,9 @@ fn boot_and_run(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr_file);
-    // SAFETY: prctl is async-signal-safe; it makes the kernel kill QEMU if this process dies
-    // first, so no guest outlives the run that started it.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // The kernel kills QEMU if this process dies first, so no guest outlives the run that
+    // started it.
+    lull_os::sys::kill_with_parent(&mut cmd);
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|source| VmError::Spawn {
         qemu: qemu.to_string(),

@@ -64,7 +64,7 @@ pub enum TraceError {
     #[error("not a lull trace: the first line must be `{HEADER}`")]
     MissingHeader,
     #[error("line {line}: {reason}")]
-    BadLine { line: usize, reason: String },
+    BadLine { line: usize, reason: Box<LineError> },
     #[error("line {line}: time {at_ns} ns is before the previous event's {previous_ns} ns")]
     TimeGoesBack {
         line: usize,
@@ -113,7 +113,7 @@ impl Trace {
             }
             let ev = parse_line(body).map_err(|reason| TraceError::BadLine {
                 line: line_no,
-                reason,
+                reason: Box::new(reason),
             })?;
             if ev.at_ns > MAX_SPAN_NS {
                 return Err(TraceError::TooLong {
@@ -194,21 +194,40 @@ fn phase_name(phase: TouchPhase) -> &'static str {
     }
 }
 
-fn parse_line(body: &str) -> Result<TimedEvent, String> {
+/// What is wrong with one event line of a trace.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    #[error("missing event type")]
+    MissingKind,
+    #[error("touch phase must be down, move or up, not {0:?}")]
+    TouchPhase(Option<String>),
+    #[error("key state must be down or up, not {0:?}")]
+    KeyState(Option<String>),
+    #[error("unknown event type {0:?}")]
+    UnknownKind(String),
+    #[error("unexpected field {extra:?} after a {kind} event")]
+    Extra { extra: String, kind: String },
+    #[error("missing {0}")]
+    MissingField(&'static str),
+    #[error("{what} {text:?}: {reason}")]
+    BadNumber {
+        what: &'static str,
+        text: String,
+        reason: String,
+    },
+}
+
+fn parse_line(body: &str) -> Result<TimedEvent, LineError> {
     let mut f = body.split_ascii_whitespace();
     let at_ns = num::<u64>(f.next(), "time")?;
-    let kind = f.next().ok_or("missing event type")?;
+    let kind = f.next().ok_or(LineError::MissingKind)?;
     let raw = match kind {
         "touch" => {
             let phase = match f.next() {
                 Some("down") => TouchPhase::Down,
                 Some("move") => TouchPhase::Move,
                 Some("up") => TouchPhase::Up,
-                other => {
-                    return Err(format!(
-                        "touch phase must be down, move or up, not {other:?}"
-                    ))
-                }
+                other => return Err(LineError::TouchPhase(other.map(str::to_owned))),
             };
             RawEvent::Touch {
                 phase,
@@ -221,7 +240,7 @@ fn parse_line(body: &str) -> Result<TimedEvent, String> {
             let pressed = match f.next() {
                 Some("down") => true,
                 Some("up") => false,
-                other => return Err(format!("key state must be down or up, not {other:?}")),
+                other => return Err(LineError::KeyState(other.map(str::to_owned))),
             };
             RawEvent::Key { code, pressed }
         }
@@ -237,20 +256,27 @@ fn parse_line(body: &str) -> Result<TimedEvent, String> {
         "timer" => RawEvent::Timer {
             id: num(f.next(), "timer id")?,
         },
-        other => return Err(format!("unknown event type {other:?}")),
+        other => return Err(LineError::UnknownKind(other.to_owned())),
     };
     if let Some(extra) = f.next() {
-        return Err(format!("unexpected field {extra:?} after a {kind} event"));
+        return Err(LineError::Extra {
+            extra: extra.to_owned(),
+            kind: kind.to_owned(),
+        });
     }
     Ok(TimedEvent { at_ns, raw })
 }
 
-fn num<T: std::str::FromStr>(field: Option<&str>, what: &str) -> Result<T, String>
+fn num<T: std::str::FromStr>(field: Option<&str>, what: &'static str) -> Result<T, LineError>
 where
     T::Err: std::fmt::Display,
 {
-    let s = field.ok_or_else(|| format!("missing {what}"))?;
-    s.parse().map_err(|e| format!("{what} {s:?}: {e}"))
+    let s = field.ok_or(LineError::MissingField(what))?;
+    s.parse().map_err(|e: T::Err| LineError::BadNumber {
+        what,
+        text: s.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -10,12 +10,12 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 
-use lull_os::sys;
+use lull_os::sys::{self, SocketType};
 
 /// The first passed descriptor (`SD_LISTEN_FDS_START` in `sd-daemon.h`).
 pub const LISTEN_FDS_START: RawFd = 3;
@@ -171,7 +171,7 @@ pub unsafe fn take_listen_fds() -> Result<Option<Activated>, ActivationError> {
     let Some(fds) = parsed? else {
         return Ok(None);
     };
-    let take = |fd: Option<RawFd>, name: &'static str, ty: libc::c_int| {
+    let take = |fd: Option<RawFd>, name: &'static str, ty: SocketType| {
         fd.map(|fd| {
             // SAFETY: the caller guarantees nothing else owns the passed descriptors; `adopt`
             // checks that the descriptor is open before anything else uses it.
@@ -180,114 +180,52 @@ pub unsafe fn take_listen_fds() -> Result<Option<Activated>, ActivationError> {
         .transpose()
     };
     Ok(Some(Activated {
-        esm: take(fds.esm, ESM_FD_NAME, libc::SOCK_SEQPACKET)?,
-        kds: take(fds.kds, KDS_FD_NAME, libc::SOCK_STREAM)?,
+        esm: take(fds.esm, ESM_FD_NAME, SocketType::SeqPacket)?,
+        kds: take(fds.kds, KDS_FD_NAME, SocketType::Stream)?,
     }))
 }
 
 /// # Safety
 /// Nothing else in the process owns `fd`.
-unsafe fn adopt(
-    fd: RawFd,
-    name: &'static str,
-    ty: libc::c_int,
-) -> Result<Adopted, ActivationError> {
+unsafe fn adopt(fd: RawFd, name: &'static str, ty: SocketType) -> Result<Adopted, ActivationError> {
     let wrong = |why: String| ActivationError::WrongSocket { fd, name, why };
-    // SAFETY: F_GETFD on any number is harmless; it fails with EBADF when `fd` is not open.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-        return Err(wrong(format!(
-            "is not open ({})",
-            io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: `fd` is open and, per the caller, owned by no one else.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    let int_opt = |opt: libc::c_int| -> io::Result<libc::c_int> {
-        let mut v: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: `v` and `len` describe a c_int the kernel writes.
-        let r = unsafe {
-            libc::getsockopt(
-                owned.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&raw mut v).cast(),
-                &raw mut len,
-            )
-        };
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(v)
-        }
-    };
-    let domain = int_opt(libc::SO_DOMAIN).map_err(|e| wrong(format!("is not a socket ({e})")))?;
-    if domain != libc::AF_UNIX {
+    // SAFETY: per the caller, nothing else owns `fd`.
+    let owned =
+        unsafe { sys::adopt_inherited_fd(fd) }.map_err(|e| wrong(format!("is not open ({e})")))?;
+    let domain =
+        sys::socket_family(owned.as_fd()).map_err(|e| wrong(format!("is not a socket ({e})")))?;
+    if domain != sys::AF_UNIX {
         return Err(wrong(format!(
             "is not a Unix socket (address family {domain}); use ListenSequentialPacket= or \
              ListenStream= with a file path"
         )));
     }
-    let got = int_opt(libc::SO_TYPE).map_err(|e| wrong(e.to_string()))?;
+    let got = sys::socket_type(owned.as_fd()).map_err(|e| wrong(e.to_string()))?;
     if got != ty {
         return Err(wrong(format!(
             "is a {} socket; it must be {} ({}= in its socket unit)",
-            type_name(got),
-            type_name(ty),
-            if ty == libc::SOCK_SEQPACKET {
+            got.name(),
+            ty.name(),
+            if ty == SocketType::SeqPacket {
                 "ListenSequentialPacket"
             } else {
                 "ListenStream"
             }
         )));
     }
-    if int_opt(libc::SO_ACCEPTCONN).map_err(|e| wrong(e.to_string()))? == 0 {
+    if !sys::socket_listening(owned.as_fd()).map_err(|e| wrong(e.to_string()))? {
         return Err(wrong(
             "is not listening (Accept=yes passes connections; lulld needs Accept=no)".into(),
         ));
     }
-    let path = bound_path(&owned).map_err(|e| wrong(e.to_string()))?;
+    let path = sys::bound_unix_path(owned.as_fd()).map_err(|e| wrong(e.to_string()))?;
     let path = path.ok_or_else(|| {
         wrong("is not bound to a file path (clients find lulld by path, not abstract name)".into())
     })?;
     sys::set_nonblocking(owned.as_raw_fd(), true).map_err(|e| wrong(e.to_string()))?;
-    // SAFETY: F_SETFD on our descriptor; systemd passes it without close-on-exec.
-    if unsafe { libc::fcntl(owned.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
-        return Err(wrong(io::Error::last_os_error().to_string()));
-    }
+    // systemd passes the descriptor without close-on-exec.
+    sys::set_cloexec(owned.as_fd(), true).map_err(|e| wrong(e.to_string()))?;
     Ok(Adopted { fd: owned, path })
-}
-
-fn type_name(ty: libc::c_int) -> String {
-    match ty {
-        libc::SOCK_SEQPACKET => "SOCK_SEQPACKET".into(),
-        libc::SOCK_STREAM => "SOCK_STREAM".into(),
-        libc::SOCK_DGRAM => "SOCK_DGRAM".into(),
-        other => format!("type-{other}"),
-    }
-}
-
-/// The file path a Unix socket is bound to; `None` for an unnamed or abstract socket.
-fn bound_path(fd: &OwnedFd) -> io::Result<Option<PathBuf>> {
-    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-    // SAFETY: `addr` and `len` describe a sockaddr_un the kernel fills.
-    let r = unsafe { libc::getsockname(fd.as_raw_fd(), (&raw mut addr).cast(), &raw mut len) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let header = std::mem::size_of::<libc::sa_family_t>();
-    let n = (len as usize)
-        .saturating_sub(header)
-        .min(addr.sun_path.len());
-    let bytes: Vec<u8> = addr.sun_path[..n].iter().map(|&c| c as u8).collect();
-    // An abstract name starts with NUL; an unnamed socket has no bytes.
-    if bytes.first().is_none_or(|&b| b == 0) {
-        return Ok(None);
-    }
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    Ok(Some(PathBuf::from(OsStr::from_bytes(&bytes[..end]))))
 }
 
 /// Where `$NOTIFY_SOCKET` points.
@@ -303,23 +241,26 @@ pub enum NotifyTarget {
 /// # Errors
 /// A description of a value that is neither (an empty one, a relative path, systemd's `vsock:`
 /// form, which lulld does not speak).
-pub fn parse_notify_socket(value: &OsStr) -> Result<NotifyTarget, String> {
+pub fn parse_notify_socket(value: &OsStr) -> Result<NotifyTarget, BadNotifySocket> {
     let b = value.as_bytes();
     match b.first() {
         Some(b'/') => Ok(NotifyTarget::Path(PathBuf::from(value))),
         Some(b'@') if b.len() > 1 => Ok(NotifyTarget::Abstract(b[1..].to_vec())),
-        _ => Err(format!(
-            "NOTIFY_SOCKET={value:?} is neither an absolute path nor @name (vsock is not supported)"
-        )),
+        _ => Err(BadNotifySocket(value.to_owned())),
     }
 }
+
+/// A `$NOTIFY_SOCKET` that is neither an absolute path nor `@name`.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("NOTIFY_SOCKET={0:?} is neither an absolute path nor @name (vsock is not supported)")]
+pub struct BadNotifySocket(pub std::ffi::OsString);
 
 /// Where to report readiness: `$NOTIFY_SOCKET` parsed, `Ok(None)` when it is not set (the
 /// daemon was not started by a service manager that waits for it).
 ///
 /// # Errors
 /// As [`parse_notify_socket`].
-pub fn notify_target_from_env() -> Result<Option<NotifyTarget>, String> {
+pub fn notify_target_from_env() -> Result<Option<NotifyTarget>, BadNotifySocket> {
     std::env::var_os("NOTIFY_SOCKET")
         .map(|v| parse_notify_socket(&v))
         .transpose()
@@ -509,36 +450,34 @@ mod tests {
             adopt(
                 raw(sys::seqpacket_listen(&esm).unwrap()),
                 "esm",
-                libc::SOCK_SEQPACKET,
+                SocketType::SeqPacket,
             )
         }
         .unwrap();
         assert_eq!(a.path, esm);
-        // SAFETY: F_GETFD on our descriptor.
-        let flags = unsafe { libc::fcntl(a.fd.as_raw_fd(), libc::F_GETFD) };
-        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        assert!(sys::is_cloexec(a.fd.as_fd()).unwrap());
 
         let kds = dir.join("kds.sock");
         let e = unsafe {
             adopt(
                 raw(sys::stream_listen(&kds).unwrap()),
                 "esm",
-                libc::SOCK_SEQPACKET,
+                SocketType::SeqPacket,
             )
         }
         .unwrap_err();
         assert!(e.to_string().contains("is a SOCK_STREAM socket"), "{e}");
 
         let (one, _other) = sys::seqpacket_pair().unwrap();
-        let e = unsafe { adopt(raw(one), "esm", libc::SOCK_SEQPACKET) }.unwrap_err();
+        let e = unsafe { adopt(raw(one), "esm", SocketType::SeqPacket) }.unwrap_err();
         assert!(e.to_string().contains("not listening"), "{e}");
 
         let file = std::fs::File::create(dir.join("plain")).unwrap();
-        let e = unsafe { adopt(raw(OwnedFd::from(file)), "kds", libc::SOCK_STREAM) }.unwrap_err();
+        let e = unsafe { adopt(raw(OwnedFd::from(file)), "kds", SocketType::Stream) }.unwrap_err();
         assert!(e.to_string().contains("is not a socket"), "{e}");
 
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let e = unsafe { adopt(raw(OwnedFd::from(udp)), "kds", libc::SOCK_STREAM) }.unwrap_err();
+        let e = unsafe { adopt(raw(OwnedFd::from(udp)), "kds", SocketType::Stream) }.unwrap_err();
         assert!(e.to_string().contains("not a Unix socket"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }

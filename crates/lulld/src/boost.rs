@@ -94,13 +94,8 @@ fn negative_nice_unavailable() -> Option<String> {
     if cap {
         return None;
     }
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `lim` is a valid, writable `struct rlimit`.
-    let r = unsafe { libc::getrlimit(libc::RLIMIT_NICE, &raw mut lim) };
-    if r == 0 && lim.rlim_cur > 20 {
+    // `None` is RLIM_INFINITY: no limit.
+    if sys::nice_rlimit().is_ok_and(|cur| cur.is_none_or(|n| n > 20)) {
         return None;
     }
     Some(
@@ -116,20 +111,25 @@ fn slice_unavailable(slice_ns: u64) -> Option<String> {
     let tid = sys::gettid();
     let before = match sys::sched_getattr(tid) {
         Ok(a) => a,
-        Err(e) => return Some(format!("custom slices unavailable: sched_getattr: {e}")),
+        Err(e) => {
+            return Some(format!(
+                "custom slices unavailable: sched_getattr: {}",
+                sys::Errno::from(e)
+            ))
+        }
     };
     if !before.is_fair() {
         return Some("custom slices unavailable: the daemon's thread is not a fair one".into());
     }
-    let flags = before.flags & libc::SCHED_FLAG_RESET_ON_FORK as u64;
+    let flags = before.reset_on_fork_flag();
     let want = SchedAttr {
         runtime_ns: slice_ns,
         flags,
         ..before
     };
     let kept = sys::sched_setattr(tid, &want)
-        .map_err(|e| e.to_string())
-        .and_then(|()| sys::sched_getattr(tid).map_err(|e| e.to_string()));
+        .and_then(|()| sys::sched_getattr(tid))
+        .map_err(|e| sys::Errno::from(e).to_string());
     // The default slice is `sched_runtime` 0.
     let _ = sys::sched_setattr(
         tid,

@@ -84,12 +84,7 @@ pub struct DaemonCounters {
     pub turns_deferred: u64,
 }
 
-/// Messages read from one ESM connection, or datagrams from the network source, per turn of the
-/// loop. An app sends one `Wait` per
-/// event it handles, so a well-behaved one has a few queued at most; one that floods its
-/// socket has the rest read in later turns (the descriptor stays ready), after the other ready
-/// connections and sources have been served.
-pub const MAX_MESSAGES_PER_TURN: usize = 64;
+pub use crate::turn::MAX_MESSAGES_PER_TURN;
 
 /// How long a listener out of descriptors stays paused when no connection of the daemon closes
 /// meanwhile (descriptors can free elsewhere: another source ending, `ENFILE` easing): one
@@ -115,7 +110,7 @@ pub enum DaemonError {
     #[error("cannot listen on {path}: {source}")]
     Bind { path: PathBuf, source: io::Error },
     #[error("display server: {0}")]
-    Kds(String),
+    Kds(#[from] crate::kds::KdsSetupError),
     #[error("guiS: {0}")]
     Guis(String),
     #[error("interactive boost: {0}")]
@@ -762,12 +757,12 @@ fn prepare_socket_path(
     if std::fs::symlink_metadata(path).is_ok() {
         match probe(path) {
             Ok(_) => return Err(DaemonError::AlreadyRunning(path.to_owned())),
-            Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => {}
+            Err(e) if sys::Errno::of(&e) == Some(sys::Errno::ECONNREFUSED) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e)
                 if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EPROTOTYPE | libc::EAGAIN | libc::EACCES)
+                    sys::Errno::of(&e),
+                    Some(sys::Errno::EPROTOTYPE | sys::Errno::EAGAIN | sys::Errno::EACCES)
                 ) =>
             {
                 return Err(DaemonError::AlreadyRunning(path.to_owned()))
@@ -864,7 +859,7 @@ impl Daemon {
                         st.add_connection(app, fd, ctl);
                     }
                     Ok(None) => return PostAction::Continue,
-                    Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
+                    Err(e) if sys::Errno::of(&e) == Some(sys::Errno::ECONNABORTED) => {}
                     // EMFILE/ENFILE above all; a client waiting in the backlog then gets its
                     // connect timeout (`lull::EsmClient::connect`) unless descriptors free first.
                     Err(_) => return st.listener_out_of_fds(),
@@ -1074,7 +1069,7 @@ impl Daemon {
             guis: self.state.guis_report(),
             seam: self.state.seam_report(),
             lost_before_esm: counters.net_kernel_drops + counters.net_unread_at_stop,
-            accounting: self.state.esm.check_accounting(),
+            accounting: self.state.esm.check_accounting().map_err(|e| e.to_string()),
             rings: self.state.rings(),
             devices: self.state.devices.report(),
         };

@@ -207,27 +207,40 @@ impl std::fmt::Debug for KdsHost {
     }
 }
 
+/// Why the display server could not be set up in the daemon.
+#[derive(Debug, thiserror::Error)]
+pub enum KdsSetupError {
+    #[error("screen {width}x{height}: {source}")]
+    Screen {
+        width: u32,
+        height: u32,
+        source: lull_kds::DrawError,
+    },
+    #[error(transparent)]
+    FrameBuffer(#[from] lull_os::fbdev::FbError),
+    #[error("the frame timer (timerfd): {0}")]
+    FrameTimer(std::io::Error),
+    #[error("the control connections' idle timer (timerfd): {0}")]
+    IdleTimer(std::io::Error),
+}
+
 impl KdsHost {
-    pub(crate) fn new(config: &KdsConfig) -> Result<KdsHost, String> {
-        let mut kds = Kds::new(config.screen_width, config.screen_height).map_err(|e| {
-            format!(
-                "screen {}x{}: {e}",
-                config.screen_width, config.screen_height
-            )
+    pub(crate) fn new(config: &KdsConfig) -> Result<KdsHost, KdsSetupError> {
+        let mut kds = Kds::new(config.screen_width, config.screen_height).map_err(|source| {
+            KdsSetupError::Screen {
+                width: config.screen_width,
+                height: config.screen_height,
+                source,
+            }
         })?;
         let fb = match &config.framebuffer {
             None => None,
-            Some(path) => {
-                let fb = FrameBuffer::open(path).map_err(|e| e.to_string())?;
-                Some(fb)
-            }
+            Some(path) => Some(FrameBuffer::open(path)?),
         };
         // The headless screen's 60 Hz (`FRAME_DONE` comes at multiples of its period).
         kds.set_refresh_period_ns(DEFAULT_REFRESH_PERIOD_NS);
-        let frame_timer =
-            sys::TimerFd::new().map_err(|e| format!("the frame timer (timerfd): {e}"))?;
-        let control_idle_timer = sys::TimerFd::new()
-            .map_err(|e| format!("the control connections' idle timer (timerfd): {e}"))?;
+        let frame_timer = sys::TimerFd::new().map_err(KdsSetupError::FrameTimer)?;
+        let control_idle_timer = sys::TimerFd::new().map_err(KdsSetupError::IdleTimer)?;
         let mut host = KdsHost {
             kds,
             channels: HashMap::new(),
@@ -999,7 +1012,7 @@ pub(crate) fn control_listener(
             let conn = match sys::accept(listener.as_fd()) {
                 Ok(Some(conn)) => conn,
                 Ok(None) => return PostAction::Continue,
-                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+                Err(e) if sys::Errno::of(&e) == Some(sys::Errno::ECONNABORTED) => continue,
                 Err(e) => {
                     if sys::is_fd_exhaustion(&e) && reserve.take().is_some() {
                         if let (Ok(Some(conn)), Some(host)) =

@@ -46,4 +46,5 @@ pub mod seam;
 pub mod sources;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+pub mod turn;
 pub mod ucsg;

@@ -28,9 +28,9 @@ pub struct ReplayCounters {
 }
 
 /// Due events injected per turn of the loop, as many as the daemon reads from one connection
-/// per turn (`daemon::MAX_MESSAGES_PER_TURN`): a trace whose events all fall due at once (a
+/// per turn (`turn::MAX_MESSAGES_PER_TURN`): a trace whose events all fall due at once (a
 /// replay started late, or written so) cannot hold back the apps' connections.
-pub const MAX_EVENTS_PER_TURN: usize = crate::daemon::MAX_MESSAGES_PER_TURN;
+pub const MAX_EVENTS_PER_TURN: usize = crate::turn::MAX_MESSAGES_PER_TURN;
 
 /// Called with each event and its injection stamp.
 pub type ReplaySink<S> = Box<dyn FnMut(&mut S, &mut LoopCtl<S>, RawEvent, u64)>;

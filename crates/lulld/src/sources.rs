@@ -34,7 +34,7 @@ use lull_os::event_ring::RingCounters;
 use lull_os::producer::{Producer, ProducerCounters};
 use lull_os::sys::{self, EventFd, TimerFd};
 
-use crate::daemon::MAX_MESSAGES_PER_TURN;
+use crate::turn::MAX_MESSAGES_PER_TURN;
 
 /// The largest UDP payload; a longer read would only be truncated anyway.
 const NET_BUF_BYTES: usize = 65_536;

@@ -152,7 +152,7 @@ fn cgroup_v2_gaps() -> Vec<(String, String)> {
             .collect(),
         Err(why) => wanted
             .iter()
-            .map(|w| ((*w).to_owned(), why.clone()))
+            .map(|w| ((*w).to_owned(), why.to_string()))
             .collect(),
     }
 }

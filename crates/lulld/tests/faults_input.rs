@@ -63,9 +63,9 @@ fn lulld(dir: &Scratch, args: &[&str]) -> Output {
     match rx.recv_timeout(GUARD) {
         Ok(out) => out.unwrap(),
         Err(_) => {
-            // SAFETY: kill(2) on the child this test started; it has not been reaped (the waiter
-            // thread is still blocked in wait).
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            // The child this test started has not been reaped (the waiter thread is still
+            // blocked in wait), so its pid names it.
+            let _ = lull_os::sys::signal_process(pid, lull_os::sys::SIGKILL);
             panic!("lulld {args:?} still running after {GUARD:?}");
         }
     }
@@ -99,9 +99,7 @@ fn replay_of_dev_zero_is_refused_at_once() {
 fn replay_of_a_fifo_is_refused_without_waiting_for_a_writer() {
     let dir = Scratch::new("fifo");
     let fifo = dir.path("trace.fifo");
-    let c = std::ffi::CString::new(s(&fifo)).unwrap();
-    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    lull_os::fs::make_fifo(&fifo, 0o600).unwrap();
     refused(
         &dir,
         &["--replay", s(&fifo)],

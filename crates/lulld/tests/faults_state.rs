@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use lull_actuate::freezer::{Freezer, FreezerKind};
+use lull_os::sys;
 
 /// Hang guard for one daemon's start-up or exit; generous, never a measurement.
 const GUARD: Duration = Duration::from_secs(20);
@@ -39,7 +40,9 @@ fn guis_available() -> bool {
     let why = if lull_os::sys::geteuid() != 0 {
         Some("not root".to_owned())
     } else {
-        lull_actuate::freezer::cgroup2_controllers().err()
+        lull_actuate::freezer::cgroup2_controllers()
+            .err()
+            .map(|e| e.to_string())
     };
     match why {
         None => true,
@@ -108,9 +111,7 @@ impl Daemon {
     }
 
     fn signal(&self, sig: i32) {
-        let pid = i32::try_from(self.child.id()).unwrap();
-        // SAFETY: plain kill(2) of our own child.
-        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+        lull_os::sys::signal_process(self.child.id(), sig).unwrap();
     }
 
     /// Waits for the exit (hang guard: killed and failed past [`GUARD`]).
@@ -158,13 +159,13 @@ fn run_failing(args: &[&str]) -> String {
 fn every_terminating_signal_cleans_up_as_sigterm_does() {
     let guis = guis_available();
     for (name, sig) in [
-        ("SIGHUP", libc::SIGHUP),
-        ("SIGINT", libc::SIGINT),
-        ("SIGTERM", libc::SIGTERM),
-        ("SIGUSR1", libc::SIGUSR1),
-        ("SIGUSR2", libc::SIGUSR2),
-        ("SIGALRM", libc::SIGALRM),
-        ("SIGPIPE", libc::SIGPIPE),
+        ("SIGHUP", sys::SIGHUP),
+        ("SIGINT", sys::SIGINT),
+        ("SIGTERM", sys::SIGTERM),
+        ("SIGUSR1", sys::SIGUSR1),
+        ("SIGUSR2", sys::SIGUSR2),
+        ("SIGALRM", sys::SIGALRM),
+        ("SIGPIPE", sys::SIGPIPE),
     ] {
         let dir = scratch(&format!("sig-{sig}"));
         let esm = dir.join("esm.sock");
@@ -280,7 +281,7 @@ fn a_start_after_sigkill_thaws_what_the_dead_freezer_left() {
     assert!(text.contains("thawed 1 frozen"), "{text}");
     // Back where it came from, in a cgroup that is not frozen.
     assert_eq!(cgroup_of(victim.id()), before);
-    d.signal(libc::SIGTERM);
+    d.signal(sys::SIGTERM);
     assert!(d.wait_exit().success(), "{}", d.stderr());
     assert!(!cg.exists());
     victim.kill().unwrap();

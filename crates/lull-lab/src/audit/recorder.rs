@@ -14,7 +14,7 @@ use lull_audit::footprint::{footprint, lull_control_bytes, Footprint};
 use lull_audit::log::LogSummary;
 use lull_audit::tracefs::{CountPolicy, RecordBuilder};
 use lull_audit::{AuditRecord, LogEncoder, LogHeader, PerCpuRings, ENTRY_SIZE};
-use lull_os::sys::{monotonic_ns, thread_cpu_ns};
+use lull_os::sys::{self, monotonic_ns, thread_cpu_ns};
 use lull_os::tracefs::{Instance, InstanceError, KernelBufferStats};
 use serde::Serialize;
 
@@ -51,7 +51,7 @@ pub enum Extraction {
 /// cascade seed 002 §2.1.5 describes for kworker.
 pub const POLL_BUFFER_PERCENT: u32 = 1;
 /// Longest wait of a polling reader, so it also notices the end of the recording.
-pub const POLL_TIMEOUT_MS: i32 = 100;
+pub const POLL_TIMEOUT_MS: u32 = 100;
 
 /// Recorder settings.
 #[derive(Debug, Clone)]
@@ -122,20 +122,14 @@ pub struct Recorder<W: Write + Send + 'static> {
 
 /// Pins the calling thread (or process, for a forked child) to `cpu`.
 pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; sched_setaffinity reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    let mut set = sys::CpuSet::empty();
+    set.insert(cpu);
+    sys::sched_setaffinity(sys::gettid(), &set)
 }
 
 /// The calling thread's CPU affinity, to restore after [`pin_to_cpu`].
 #[derive(Clone, Copy)]
-pub struct Affinity(libc::cpu_set_t);
+pub struct Affinity(sys::CpuSet);
 
 impl std::fmt::Debug for Affinity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,25 +140,12 @@ impl std::fmt::Debug for Affinity {
 impl Affinity {
     /// The calling thread's affinity now.
     pub fn current() -> std::io::Result<Affinity> {
-        // SAFETY: cpu_set_t is plain data filled by the kernel.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(Affinity(set))
-        }
+        sys::sched_getaffinity(sys::gettid()).map(Affinity)
     }
 
     /// Applies it to the calling thread.
     pub fn restore(&self) -> std::io::Result<()> {
-        // SAFETY: a valid set read by the kernel.
-        if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0) }
-            != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
+        sys::sched_setaffinity(sys::gettid(), &self.0)
     }
 }
 
@@ -258,17 +239,9 @@ impl<W: Write> Extractor<W> {
     /// Blocks until a buffer reports data (or the poll timeout passes).
     fn wait_for_data(&self) {
         use std::os::fd::AsRawFd;
-        let mut fds: Vec<libc::pollfd> = self
-            .fds
-            .iter()
-            .map(|f| libc::pollfd {
-                fd: f.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        // SAFETY: `fds` is a valid array of pollfd of the given length.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, POLL_TIMEOUT_MS) };
+        let fds: Vec<_> = self.fds.iter().map(|f| f.as_raw_fd()).collect();
+        let mut ready = vec![false; fds.len()];
+        let _ = sys::poll_readable(&fds, Some(POLL_TIMEOUT_MS), &mut ready);
     }
 
     /// Moves the rings' entries to the log.
@@ -374,11 +347,9 @@ fn run<W: Write>(
         })?;
     }
     if let Some(n) = config.nice {
-        // SAFETY: setpriority on this thread's own id.
-        if unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, n) } != 0 {
+        if let Err(e) = sys::set_thread_nice(sys::gettid(), n) {
             return Err(AuditError::Experiment(format!(
-                "renicing the extraction thread to {n}: {}",
-                std::io::Error::last_os_error()
+                "renicing the extraction thread to {n}: {e}"
             )));
         }
     }

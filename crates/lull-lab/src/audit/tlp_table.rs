@@ -117,7 +117,7 @@ pub const RING_ENTRIES: usize = 1 << 18;
 /// switches while the extraction thread waits for a CPU fits.
 pub const KERNEL_BUFFER_KB: u32 = 16 * 1024;
 /// Longest wait for process events (or the program's exit) between checks.
-const WAIT_POLL_MS: i32 = 20;
+const WAIT_POLL_MS: u32 = 20;
 
 /// How a row ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -354,18 +354,11 @@ fn run_command(
     let mut failure = None;
     // Ends the whole process group: the program and whatever it started.
     let kill_group = |child: &mut std::process::Child| {
-        // SAFETY: a signal to the process group this function created.
-        unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+        let _ = lull_os::sys::signal_process_group(child.id(), lull_os::sys::SIGKILL);
         child.wait().ok()
     };
     let status = loop {
-        let mut pfd = libc::pollfd {
-            fd: conn.raw(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, WAIT_POLL_MS) };
+        let _ = lull_os::sys::poll_readable(&[conn.raw()], Some(WAIT_POLL_MS), &mut [false]);
         if let Err(e) = conn.drain(|ev| tree.on_event(ev)) {
             kill_group(&mut child);
             return Err(AuditError::Experiment(e.to_string()));

@@ -8,10 +8,11 @@
 
 use std::ffi::CString;
 use std::hint::black_box;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use lull_os::sys::monotonic_ns;
+use lull_os::sys::{self, monotonic_ns};
 use serde::Serialize;
 
 /// Side of the matrices of the compute benchmark: 3 × 128² doubles = 384 KiB, resident in L2,
@@ -87,26 +88,16 @@ fn child_main(w: &Workload, m: &mut Matrices) -> i32 {
             0
         }
         Workload::Append { path, count } => {
-            // SAFETY: path is a valid C string prepared before the fork.
-            let fd = unsafe {
-                libc::open(
-                    path.as_ptr(),
-                    libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND,
-                    0o600,
-                )
-            };
-            if fd < 0 {
+            let Ok(fd) = sys::open_append_truncated(path, 0o600) else {
                 return 2;
-            }
+            };
             let byte = [b'x'];
             for _ in 0..*count {
-                // SAFETY: one valid byte from a live buffer.
-                if unsafe { libc::write(fd, byte.as_ptr().cast(), 1) } != 1 {
+                if sys::write_all_once(fd.as_raw_fd(), &byte).ok() != Some(1) {
                     return 3;
                 }
             }
-            // SAFETY: fd is ours.
-            unsafe { libc::close(fd) };
+            drop(fd);
             0
         }
         Workload::PingPong { rounds } => pingpong(*rounds),
@@ -123,45 +114,35 @@ fn child_main(w: &Workload, m: &mut Matrices) -> i32 {
 }
 
 fn pingpong(rounds: u64) -> i32 {
-    let mut ab = [0i32; 2];
-    let mut ba = [0i32; 2];
-    // SAFETY: out-arrays of two descriptors each.
-    if unsafe { libc::pipe(ab.as_mut_ptr()) } != 0 || unsafe { libc::pipe(ba.as_mut_ptr()) } != 0 {
+    let (Ok((ab_r, ab_w)), Ok((ba_r, ba_w))) = (sys::pipe(false), sys::pipe(false)) else {
         return 4;
-    }
+    };
+    let (ab, ba) = (
+        [ab_r.as_raw_fd(), ab_w.as_raw_fd()],
+        [ba_r.as_raw_fd(), ba_w.as_raw_fd()],
+    );
     // SAFETY: this child is single-threaded; the grandchild only does read/write/_exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
+    let Ok(forked) = (unsafe { sys::fork() }) else {
         return 5;
-    }
+    };
     let mut b = [0u8; 1];
-    if pid == 0 {
+    let one = |r: std::io::Result<usize>| r.ok() == Some(1);
+    if forked == sys::Forked::Child {
         for _ in 0..rounds {
-            // SAFETY: one-byte transfers on our pipes.
-            unsafe {
-                if libc::read(ab[0], b.as_mut_ptr().cast(), 1) != 1
-                    || libc::write(ba[1], b.as_ptr().cast(), 1) != 1
-                {
-                    libc::_exit(6);
-                }
+            if !one(sys::read(ab[0], &mut b)) || !one(sys::write_all_once(ba[1], &b)) {
+                sys::exit_now(6);
             }
         }
-        // SAFETY: leaves the grandchild at once.
-        unsafe { libc::_exit(0) };
+        sys::exit_now(0);
     }
     for _ in 0..rounds {
-        // SAFETY: as above.
-        unsafe {
-            if libc::write(ab[1], b.as_ptr().cast(), 1) != 1
-                || libc::read(ba[0], b.as_mut_ptr().cast(), 1) != 1
-            {
-                return 7;
-            }
+        if !one(sys::write_all_once(ab[1], &b)) || !one(sys::read(ba[0], &mut b)) {
+            return 7;
         }
     }
-    let mut status = 0;
-    // SAFETY: reaps our own child.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if let sys::Forked::Parent(pid) = forked {
+        let _ = sys::reap(pid);
+    }
     0
 }
 
@@ -183,70 +164,56 @@ pub fn spawn(
     prio: Option<Priority>,
 ) -> std::io::Result<u32> {
     // SAFETY: the child runs only async-signal-safe work (see the module comment) and `_exit`s.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if pid == 0 {
+    let forked = unsafe { sys::fork() }?;
+    let sys::Forked::Parent(pid) = forked else {
         // Drop every inherited descriptor (tracefs buffers of a running recorder among them: a
         // tracefs instance cannot be removed while any process holds one of its files open).
-        // SAFETY: close_range on our own descriptor table.
-        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+        sys::close_from(3);
+        // The child is single-threaded: its pid names its one thread.
+        let me = sys::getpid();
         if let Some(c) = cpu {
-            // SAFETY: cpu_set_t is plain data.
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(c, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            }
+            let mut set = sys::CpuSet::empty();
+            set.insert(c);
+            let _ = sys::sched_setaffinity(me, &set);
         }
         match prio {
-            // SAFETY: plain system calls on ourselves with a valid sched_param.
-            Some(Priority::Nice(n)) => unsafe {
-                libc::setpriority(libc::PRIO_PROCESS, 0, n);
-            },
-            Some(Priority::Fifo(p)) => unsafe {
-                let param = libc::sched_param { sched_priority: p };
-                libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
-            },
+            Some(Priority::Nice(n)) => {
+                let _ = sys::set_thread_nice(me, n);
+            }
+            Some(Priority::Fifo(p)) => {
+                let _ = sys::sched_setattr(
+                    me,
+                    &sys::SchedAttr {
+                        policy: sys::SCHED_FIFO,
+                        flags: 0,
+                        nice: 0,
+                        priority: u32::try_from(p).unwrap_or(0),
+                        runtime_ns: 0,
+                        deadline_ns: 0,
+                        period_ns: 0,
+                    },
+                );
+            }
             None => {}
         }
-        let code = child_main(w, m);
-        // SAFETY: leaves the child without running the parent's destructors or atexit hooks.
-        unsafe { libc::_exit(code) };
-    }
+        // Leaves the child without running the parent's destructors or atexit hooks.
+        sys::exit_now(child_main(w, m));
+    };
     Ok(pid as u32)
 }
 
 /// Reaps `pid` and returns its resource usage.
 pub fn reap(pid: u32) -> std::io::Result<ChildRun> {
-    let mut status = 0;
-    // SAFETY: rusage is plain data filled by the kernel.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: waits for our own child with valid out-pointers.
-        let r = unsafe { libc::wait4(pid as i32, &mut status, 0, &mut ru) };
-        if r == pid as i32 {
-            break;
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-    let exit_status = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
+    let pid_i32 = i32::try_from(pid)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "pid out of range"))?;
+    let exit = sys::reap(pid_i32)?;
     Ok(ChildRun {
         pid,
-        exit_status,
-        utime_ns: tv(ru.ru_utime),
-        stime_ns: tv(ru.ru_stime),
-        nvcsw: ru.ru_nvcsw as u64,
-        nivcsw: ru.ru_nivcsw as u64,
+        exit_status: exit.code.unwrap_or(-1),
+        utime_ns: exit.user_ns,
+        stime_ns: exit.system_ns,
+        nvcsw: exit.voluntary_switches,
+        nivcsw: exit.involuntary_switches,
     })
 }
 

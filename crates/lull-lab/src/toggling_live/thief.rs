@@ -168,7 +168,7 @@ impl Thief {
         let mut set = sys::CpuSet::empty();
         set.insert(cpu as usize);
         let deadline = sys::SchedAttr {
-            policy: libc::SCHED_DEADLINE as u32,
+            policy: sys::SCHED_DEADLINE,
             flags: 0,
             nice: 0,
             priority: 0,
@@ -177,7 +177,7 @@ impl Thief {
             period_ns: THIEF_PERIOD_NS,
         };
         let fifo = sys::SchedAttr {
-            policy: libc::SCHED_FIFO as u32,
+            policy: sys::SCHED_FIFO,
             flags: 0,
             nice: 0,
             priority: THIEF_FIFO_PRIORITY as u32,
@@ -187,13 +187,10 @@ impl Thief {
         };
         let (read_end, write_end) = sys::pipe(false).map_err(ThiefError::Spawn)?;
         let parent_pid = std::process::id() as i32;
-        // SAFETY: fork has no preconditions; the child runs only `thief_child`, which makes
-        // system calls on values prepared above and never returns, allocates or takes a lock.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(ThiefError::Spawn(std::io::Error::last_os_error()));
-        }
-        if pid == 0 {
+        // SAFETY: the child runs only `thief_child`, which makes system calls on values
+        // prepared above and never returns, allocates or takes a lock.
+        let forked = unsafe { sys::fork() }.map_err(ThiefError::Spawn)?;
+        let sys::Forked::Parent(pid) = forked else {
             thief_child(
                 &set,
                 &deadline,
@@ -202,7 +199,7 @@ impl Thief {
                 write_end.as_raw_fd(),
                 parent_pid,
             );
-        }
+        };
         drop(write_end);
         // From here the child exists: every early return drops `thief`, which kills it.
         let mut thief = Thief {
@@ -297,15 +294,9 @@ impl Thief {
 
 impl Drop for Thief {
     fn drop(&mut self) {
-        // SAFETY: `pid` is our own child, not yet reaped (only this drop reaps it), so it cannot
-        // name another process.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-            let mut status = 0;
-            while libc::waitpid(self.pid, &raw mut status, 0) < 0
-                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-            {}
-        }
+        // `pid` is our own child, not yet reaped (only this drop reaps it), so it cannot name
+        // another process.
+        sys::kill_and_reap(self.pid);
     }
 }
 
@@ -319,25 +310,24 @@ fn thief_child(
     status_fd: RawFd,
     parent_pid: i32,
 ) -> ! {
-    // SAFETY (whole function): plain system calls on valid arguments; `_exit` never returns.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    {
         // The parent may have gone between fork and prctl: then nobody would kill the thief.
-        if libc::getppid() != parent_pid {
-            libc::_exit(1);
+        if !sys::die_with_parent_pid(parent_pid) {
+            sys::exit_now(1);
         }
-        let me = libc::getpid();
+        let me = sys::getpid();
         let report = |words: [i32; 4]| {
             let mut b = [0u8; 16];
             for (i, w) in words.iter().enumerate() {
                 b[i * 4..i * 4 + 4].copy_from_slice(&w.to_ne_bytes());
             }
-            libc::write(status_fd, b.as_ptr().cast(), b.len());
-            libc::close(status_fd);
+            let _ = sys::write_all_once(status_fd, &b);
+            // SAFETY: the child owns its copy of the pipe's write end and reports once.
+            unsafe { sys::close_raw(status_fd) };
         };
         if let Err(e) = sys::sched_setaffinity(me, set) {
-            report([STATUS_NOT_PINNED, 0, 0, e.0]);
-            libc::_exit(1);
+            report([STATUS_NOT_PINNED, 0, 0, e.raw_os_error().unwrap_or(0)]);
+            sys::exit_now(1);
         }
         match sys::sched_setattr(me, deadline) {
             Ok(()) => {
@@ -348,10 +338,15 @@ fn thief_child(
                 }
             }
             Err(dl) => match sys::sched_setattr(me, fifo) {
-                Ok(()) => report([STATUS_FIFO, dl.0, 0, 0]),
+                Ok(()) => report([STATUS_FIFO, dl.raw_os_error().unwrap_or(0), 0, 0]),
                 Err(ff) => {
-                    report([STATUS_NOT_RT, dl.0, ff.0, 0]);
-                    libc::_exit(1);
+                    report([
+                        STATUS_NOT_RT,
+                        dl.raw_os_error().unwrap_or(0),
+                        ff.raw_os_error().unwrap_or(0),
+                        0,
+                    ]);
+                    sys::exit_now(1);
                 }
             },
         }
@@ -369,17 +364,7 @@ fn thief_child(
                 period_start = now;
                 continue;
             }
-            let ts = libc::timespec {
-                tv_sec: (period_start / 1_000_000_000) as libc::time_t,
-                tv_nsec: (period_start % 1_000_000_000) as _,
-            };
-            while libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &raw const ts,
-                std::ptr::null_mut(),
-            ) == libc::EINTR
-            {}
+            sys::sleep_until_monotonic_ns(period_start);
         }
     }
 }

@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{colour, err, span, tick, AXIS_DESC_PX, PLOT_SIZE_PX};
+use super::{colour, err, span, tick, DrawFailure, AXIS_DESC_PX, PLOT_SIZE_PX};
 use crate::view::Bar;
 
 /// Size of the value written over each bar and of the item names under the axis, px.
@@ -20,10 +20,10 @@ pub(super) fn draw(
     caption: &str,
     y_label: &str,
     bars: &[Bar],
-) -> Result<(), String> {
+) -> Result<(), DrawFailure> {
     let bars: Vec<&Bar> = bars.iter().filter(|b| b.value.is_finite()).collect();
     if bars.is_empty() {
-        return Err("no finite bar to draw".to_owned());
+        return Err(DrawFailure::Nothing("no finite bar to draw"));
     }
     // Every bar starts at zero, so the axis includes it; whiskers widen it.
     let ends = bars.iter().flat_map(|b| {

@@ -4,7 +4,9 @@
 use plotters::coord::combinators::IntoLogRange;
 use plotters::prelude::*;
 
-use super::{colour, err, frac, legend_corner, span, tick, AXIS_DESC_PX, PLOT_SIZE_PX};
+use super::{
+    colour, err, frac, legend_corner, span, tick, DrawFailure, AXIS_DESC_PX, PLOT_SIZE_PX,
+};
 use crate::view::Series;
 
 pub(super) fn draw(
@@ -12,7 +14,7 @@ pub(super) fn draw(
     caption: &str,
     unit: &str,
     series: &[Series],
-) -> Result<(), String> {
+) -> Result<(), DrawFailure> {
     // A log axis has no place for zero or negative latencies: they sit at the axis' start.
     let positive = |v: f64| v.is_finite() && v > 0.0;
     let (lo, hi) = span(

@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{colour, err, tick, AXIS_DESC_PX, PLOT_SIZE_PX};
+use super::{colour, err, tick, DrawFailure, AXIS_DESC_PX, PLOT_SIZE_PX};
 use crate::view::CoreTrace;
 
 /// The lane shade of a slow (LITTLE) CPU and of a fast (big) one.
@@ -33,22 +33,23 @@ pub(super) fn draw(
     slow_cpus: &[usize],
     end_s: f64,
     threads: &[CoreTrace],
-) -> Result<(), String> {
+) -> Result<(), DrawFailure> {
     let mut cpus: Vec<usize> = fast_cpus.iter().chain(slow_cpus).copied().collect();
     cpus.sort_unstable();
     cpus.dedup();
     let top = *cpus.last().ok_or("no CPU to draw")?;
     for t in threads {
         if let Some(&(at, c)) = t.steps.iter().find(|(_, c)| !cpus.contains(c)) {
-            return Err(format!(
-                "{} is on core {c} at {} s, not one of the CPUs {cpus:?}",
-                t.name,
-                tick(at)
-            ));
+            return Err(DrawFailure::OffCpu {
+                thread: t.name.clone(),
+                core: c,
+                at: tick(at),
+                cpus,
+            });
         }
     }
     if threads.iter().all(|t| t.steps.is_empty()) {
-        return Err("no thread's core to draw".to_owned());
+        return Err(DrawFailure::Nothing("no thread's core to draw"));
     }
     // The run's end, or else the last time the traces know of.
     let t_end = if end_s.is_finite() && end_s > 0.0 {
@@ -61,7 +62,7 @@ pub(super) fn draw(
             .fold(0.0, f64::max)
     };
     if t_end <= 0.0 {
-        return Err("no time span to draw".to_owned());
+        return Err(DrawFailure::Nothing("no time span to draw"));
     }
     let y_desc = format!(
         "CPU (LITTLE {} shaded, big {})",

@@ -3,13 +3,19 @@
 
 use plotters::prelude::*;
 
-use super::{colour, err, span, stroke, tick, AXIS_DESC_PX, CAPTION_PX, FOOTPRINT_SIZE_PX};
+use super::{
+    colour, err, span, stroke, tick, DrawFailure, AXIS_DESC_PX, CAPTION_PX, FOOTPRINT_SIZE_PX,
+};
 use crate::view::Footprint;
 
 /// Which value of a sample a panel shows.
 type Pick = fn(&(f64, bool, f64, f64)) -> f64;
 
-pub(super) fn draw(out: &mut String, caption: &str, models: &[Footprint]) -> Result<(), String> {
+pub(super) fn draw(
+    out: &mut String,
+    caption: &str,
+    models: &[Footprint],
+) -> Result<(), DrawFailure> {
     let samples = || models.iter().flat_map(|m| m.samples.iter());
     let (t0, t1) = span(samples().map(|s| s.0)).ok_or("no footprint sample to draw")?;
     let (_, cores) = span(samples().map(|s| s.2)).ok_or("no footprint sample to draw")?;

@@ -198,9 +198,33 @@ fn tick(v: f64) -> String {
     }
 }
 
-/// Turns a plotters error into text (its error types differ per backend).
-fn err<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
+/// Why one drawing function could not draw its plot.
+#[derive(Debug, thiserror::Error)]
+pub enum DrawFailure {
+    /// The data hold nothing to draw; the text says what is missing.
+    #[error("{0}")]
+    Nothing(&'static str),
+    #[error("{thread} is on core {core} at {at} s, not one of the CPUs {cpus:?}")]
+    OffCpu {
+        thread: String,
+        core: usize,
+        at: String,
+        cpus: Vec<usize>,
+    },
+    /// The plotting backend's error, as text (its error types differ per backend).
+    #[error("{0}")]
+    Backend(String),
+}
+
+impl From<&'static str> for DrawFailure {
+    fn from(what: &'static str) -> Self {
+        DrawFailure::Nothing(what)
+    }
+}
+
+/// Turns a plotters error into a [`DrawFailure`].
+fn err<E: std::fmt::Display>(e: E) -> DrawFailure {
+    DrawFailure::Backend(e.to_string())
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@ use plotters::coord::combinators::IntoLogRange;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 
-use super::{colour, err, frac, legend_corner, span, tick, AXIS_DESC_PX, PALETTE, PLOT_SIZE_PX};
+use super::{
+    colour, err, frac, legend_corner, span, tick, DrawFailure, AXIS_DESC_PX, PALETTE, PLOT_SIZE_PX,
+};
 use crate::view::Series;
 
 /// The axes both coordinates share, so the diagonal is the line of agreement.
@@ -31,7 +33,7 @@ pub(super) fn draw(
     y_label: &str,
     log: bool,
     series: &[Series],
-) -> Result<(), String> {
+) -> Result<(), DrawFailure> {
     let scale = if log { ", log scale" } else { "" };
     let mut frame = Frame {
         x_desc: format!("{x_label}{scale}"),
@@ -75,7 +77,7 @@ fn finish<'a, 'b: 'a, X, Y>(
     mut chart: ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
     frame: &Frame,
     series: &[Series],
-) -> Result<(), String>
+) -> Result<(), DrawFailure>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,

@@ -2,7 +2,9 @@
 
 use plotters::prelude::*;
 
-use super::{colour, err, frac, legend_corner, span, stroke, tick, AXIS_DESC_PX, PLOT_SIZE_PX};
+use super::{
+    colour, err, frac, legend_corner, span, stroke, tick, DrawFailure, AXIS_DESC_PX, PLOT_SIZE_PX,
+};
 use crate::view::Series;
 
 pub(super) fn draw(
@@ -11,7 +13,7 @@ pub(super) fn draw(
     x_label: &str,
     y_label: &str,
     series: &[Series],
-) -> Result<(), String> {
+) -> Result<(), DrawFailure> {
     let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
     let all = || series.iter().flat_map(|s| s.points.iter().filter(finite));
     let (x0, x1) = span(all().map(|p| p.0)).ok_or("no point to draw")?;

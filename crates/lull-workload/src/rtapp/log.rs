@@ -42,7 +42,21 @@ pub const COLUMN_WIDTHS: [usize; COLUMNS] = [4, 8, 8, 8, 15, 15, 15, 10, 10, 10,
 pub enum LogError {
     /// `line` is 1-based.
     #[error("line {line}: {reason}")]
-    BadLine { line: usize, reason: String },
+    BadLine { line: usize, reason: Box<LineError> },
+}
+
+/// What is wrong with one line of a per-thread log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    #[error("expected {COLUMNS} columns, found {0}")]
+    Columns(usize),
+    /// `column` is 1-based.
+    #[error("column {column}: {text:?} is not a non-negative integer")]
+    NotCount { column: usize, text: String },
+    #[error("column 1: {0:?} is not a thread index")]
+    NotIndex(String),
+    #[error("column 8: {0:?} is not an integer")]
+    NotSlack(String),
 }
 
 /// The first header line rt-app writes for a `SCHED_OTHER` thread of this nice value.
@@ -65,35 +79,29 @@ pub fn parse_log(text: &str) -> Result<Vec<PeriodRecord>, LogError> {
         }
         out.push(parse_line(line).map_err(|reason| LogError::BadLine {
             line: i + 1,
-            reason,
+            reason: Box::new(reason),
         })?);
     }
     Ok(out)
 }
 
-fn parse_line(line: &str) -> Result<PeriodRecord, String> {
+fn parse_line(line: &str) -> Result<PeriodRecord, LineError> {
     let fields: Vec<&str> = line.split_whitespace().collect();
     if fields.len() != COLUMNS {
-        return Err(format!(
-            "expected {COLUMNS} columns, found {}",
-            fields.len()
-        ));
+        return Err(LineError::Columns(fields.len()));
     }
-    let u = |i: usize| -> Result<u64, String> {
-        fields[i].parse::<u64>().map_err(|_| {
-            format!(
-                "column {}: {:?} is not a non-negative integer",
-                i + 1,
-                fields[i]
-            )
+    let u = |i: usize| -> Result<u64, LineError> {
+        fields[i].parse::<u64>().map_err(|_| LineError::NotCount {
+            column: i + 1,
+            text: fields[i].to_owned(),
         })
     };
     let index = fields[0]
         .parse::<u32>()
-        .map_err(|_| format!("column 1: {:?} is not a thread index", fields[0]))?;
+        .map_err(|_| LineError::NotIndex(fields[0].to_owned()))?;
     let slack_us = fields[7]
         .parse::<i64>()
-        .map_err(|_| format!("column 8: {:?} is not an integer", fields[7]))?;
+        .map_err(|_| LineError::NotSlack(fields[7].to_owned()))?;
     Ok(PeriodRecord {
         index,
         perf: u(1)?,
@@ -197,25 +205,25 @@ mod tests {
         let bad = |text: &str| parse_log(text).unwrap_err();
         let LogError::BadLine { line, reason } = bad("# h\n1 2 3\n");
         assert_eq!(line, 2);
-        assert!(reason.contains("11 columns"), "{reason}");
+        assert!(reason.to_string().contains("11 columns"), "{reason}");
         let row = "0 1 2 3 4 5 6 -7 8 9 10";
         assert!(parse_log(row).is_ok());
         assert_eq!(
             bad(&format!("{row}\n\n")),
             LogError::BadLine {
                 line: 2,
-                reason: "expected 11 columns, found 0".into()
+                reason: Box::new(LineError::Columns(0))
             }
         );
         let LogError::BadLine { line, reason } = bad("0 1 2 3 4 5 6 -7 8 -9 10");
         assert_eq!(line, 1);
-        assert!(reason.contains("column 10"), "{reason}");
+        assert!(reason.to_string().contains("column 10"), "{reason}");
         let LogError::BadLine { reason, .. } = bad("-1 1 2 3 4 5 6 7 8 9 10");
-        assert!(reason.contains("column 1"), "{reason}");
+        assert!(reason.to_string().contains("column 1"), "{reason}");
         let LogError::BadLine { reason, .. } = bad("0 1 2 3 4 5 6 7.5 8 9 10");
-        assert!(reason.contains("column 8"), "{reason}");
+        assert!(reason.to_string().contains("column 8"), "{reason}");
         let LogError::BadLine { reason, .. } = bad("0 1 2 3 4 5 6 7 8 9 10 11");
-        assert!(reason.contains("found 12"), "{reason}");
+        assert!(reason.to_string().contains("found 12"), "{reason}");
     }
 
     #[test]

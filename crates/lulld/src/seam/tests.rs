@@ -308,13 +308,7 @@ impl SeamPolicy for Recorder {
 
 /// Blocks until `fd` is readable (no timeout: what the test waits for is the kernel's event).
 fn wait_readable(fd: std::os::fd::RawFd) {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&raw mut p, 1, -1) };
+    let _ = sys::poll_readable(&[fd], None, &mut [false]);
 }
 
 /// A child forked and reaped here reaches the policy as `Forked` then `Exited`, named with the

@@ -1,0 +1,225 @@
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+
+use super::{cvt, cvt_size};
+
+/// `read(2)`, retrying `EINTR`.
+///
+/// # Errors
+/// The kernel's error, including `WouldBlock` on a non-blocking fd with nothing to read.
+pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for `buf.len()` bytes.
+        match cvt_size(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// One `write(2)` (retrying `EINTR`); returns the bytes written.
+///
+/// # Errors
+/// The kernel's error.
+pub fn write_all_once(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for `buf.len()` bytes.
+        match cvt_size(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) }) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// A pipe: (read end, write end), both close-on-exec; the read end non-blocking if asked.
+///
+/// # Errors
+/// The kernel's error from `pipe2`.
+pub fn pipe(read_nonblocking: bool) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: both fds were just returned by the kernel.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    if read_nonblocking {
+        set_nonblocking(r.as_raw_fd(), true)?;
+    }
+    Ok((r, w))
+}
+
+/// Sets or clears `O_NONBLOCK`.
+///
+/// # Errors
+/// The kernel's error from `fcntl`.
+pub fn set_nonblocking(fd: RawFd, on: bool) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL on a descriptor; no pointers.
+    let flags = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
+    let flags = if on {
+        flags | libc::O_NONBLOCK
+    } else {
+        flags & !libc::O_NONBLOCK
+    };
+    // SAFETY: as above.
+    cvt(unsafe { libc::fcntl(fd, libc::F_SETFL, flags) })?;
+    Ok(())
+}
+
+/// Whether `err` says the process or the system is out of file descriptors (`EMFILE`,
+/// `ENFILE`): `accept` fails so even with no connection waiting, as it takes the descriptor first.
+#[must_use]
+pub fn is_fd_exhaustion(err: &io::Error) -> bool {
+    matches!(err.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Bytes queued to read on a socket (`FIONREAD`; on a datagram socket the size of the next
+/// datagram, 0 when none).
+///
+/// # Errors
+/// The kernel's error from `ioctl`.
+pub fn unread_bytes(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    Ok(rustix::io::ioctl_fionread(fd)?)
+}
+
+/// An anonymous memory file holding `bytes`, sealed against further writes and resizing, so the
+/// receiver can map it without the sender changing it underneath.
+///
+/// # Errors
+/// The kernel's error from `memfd_create`, `write` or `fcntl`.
+pub fn sealed_memfd(name: &str, bytes: &[u8]) -> io::Result<OwnedFd> {
+    let cname = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "memfd name holds NUL"))?;
+    // SAFETY: a valid C string and flags.
+    let fd = cvt(unsafe {
+        libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
+    })?;
+    // SAFETY: fresh fd from the kernel.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut file = std::fs::File::from(fd);
+    std::io::Write::write_all(&mut file, bytes)?;
+    let fd = OwnedFd::from(file);
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl on our fd, no pointers.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+    Ok(fd)
+}
+
+/// Opens a file read-only and non-blocking (an evdev device node).
+///
+/// # Errors
+/// The kernel's error from `open`.
+pub fn open_read_nonblocking(path: &Path) -> io::Result<OwnedFd> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    Ok(OwnedFd::from(f))
+}
+
+/// `EVIOCSCLOCKID`, `_IOW('E', 0xa0, int)` in `linux/input.h`.
+const EVIOCSCLOCKID: libc::c_ulong = 0x4004_45a0;
+
+/// Asks an evdev device to stamp its events with `CLOCK_MONOTONIC` (the kernel's default is
+/// `CLOCK_REALTIME`), so stamps compare with the rest of the stack. Fails with `ENOTTY` on
+/// anything that is not an evdev device (a pipe), where the writer chose the clock.
+///
+/// # Errors
+/// The kernel's error from `ioctl`.
+pub fn evdev_use_monotonic(fd: RawFd) -> io::Result<()> {
+    let clock: libc::c_int = libc::CLOCK_MONOTONIC;
+    // SAFETY: EVIOCSCLOCKID reads one int from the pointer, which is valid for the call.
+    cvt(unsafe { libc::ioctl(fd, EVIOCSCLOCKID, &clock) })?;
+    Ok(())
+}
+
+/// Takes ownership of descriptor `fd` that the process inherited (socket activation passes
+/// listeners by number): `EBADF` when no such descriptor is open. Hand-written because the
+/// check has to run on a bare number before anything may borrow it.
+///
+/// # Safety
+/// Nothing else in the process owns `fd` (no `File`, `OwnedFd` or other user closes it).
+///
+/// # Errors
+/// `EBADF` when `fd` is not open.
+pub unsafe fn adopt_inherited_fd(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_GETFD on any number is harmless; it fails with EBADF when `fd` is not open.
+    cvt(unsafe { libc::fcntl(fd, libc::F_GETFD) })?;
+    // SAFETY: `fd` is open and, per the caller, owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Sets or clears `FD_CLOEXEC` on `fd`.
+///
+/// # Errors
+/// The kernel's error from `fcntl`.
+pub fn set_cloexec(fd: BorrowedFd<'_>, on: bool) -> io::Result<()> {
+    use rustix::io::{fcntl_getfd, fcntl_setfd, FdFlags};
+    let mut flags = fcntl_getfd(fd)?;
+    flags.set(FdFlags::CLOEXEC, on);
+    fcntl_setfd(fd, flags)?;
+    Ok(())
+}
+
+/// Whether `fd` is closed on `exec` (`FD_CLOEXEC`).
+///
+/// # Errors
+/// The kernel's error from `fcntl`.
+pub fn is_cloexec(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(rustix::io::fcntl_getfd(fd)?.contains(rustix::io::FdFlags::CLOEXEC))
+}
+
+/// A close-on-exec duplicate of `fd` numbered `min` or above (`F_DUPFD_CLOEXEC`).
+///
+/// # Errors
+/// The kernel's error (`EMFILE`, `EINVAL` for a `min` past the limit).
+pub fn dup_at_least(fd: BorrowedFd<'_>, min: RawFd) -> io::Result<OwnedFd> {
+    let min = u32::try_from(min).map_err(|_| io::Error::from(super::Errno::EINVAL))?;
+    Ok(rustix::io::fcntl_dupfd_cloexec(fd, min as _)?)
+}
+
+/// Makes the child `cmd` starts find `fds` at descriptors `first`, `first + 1`, … without
+/// close-on-exec (socket activation passes listeners so). The descriptors in `fds` must stay
+/// open until the command is spawned. The child's half runs between `fork` and `exec`, where
+/// only async-signal-safe calls are allowed: `dup2` is one bare system call, hand-written.
+pub fn pass_fds_at(cmd: &mut std::process::Command, fds: Vec<RawFd>, first: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls dup2 and builds the error from errno, as `Command`
+    // itself does on its failure path.
+    unsafe {
+        cmd.pre_exec(move || {
+            for (fd, to) in fds.iter().zip(first..) {
+                cvt(libc::dup2(*fd, to))?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Sets this process's limit on open descriptors (`RLIMIT_NOFILE`, soft and hard) to `n`.
+///
+/// # Errors
+/// The kernel's error (`EPERM` raising the hard limit without privilege).
+pub fn set_fd_limit(n: u64) -> io::Result<()> {
+    use rustix::process::{setrlimit, Resource, Rlimit};
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(n),
+            maximum: Some(n),
+        },
+    )?;
+    Ok(())
+}
+
+/// Makes the child `cmd` starts inherit `fd` at its own number: clears close-on-exec in the
+/// child only, so no other child gets it. `fd` must stay open until the command is spawned.
+/// The child's half is one bare `fcntl` between `fork` and `exec` (async-signal-safe).
+pub fn inherit_fd(cmd: &mut std::process::Command, fd: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls fcntl and builds the error from errno, as `Command`
+    // itself does on its failure path.
+    unsafe {
+        cmd.pre_exec(move || cvt(libc::fcntl(fd, libc::F_SETFD, 0)).map(|_| ()));
+    }
+}

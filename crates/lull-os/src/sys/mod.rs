@@ -1,0 +1,75 @@
+//! Thin, safe wrappers over the Linux system calls the live stack needs, one module per subject:
+//!
+//! - [`child`]: forked children that run Rust code — `fork`, the async-signal-safe calls
+//!   such a child makes, reaping it with its CPU times.
+//! - [`clock`]: the monotonic clock, the calling thread's CPU time, the clock tick.
+//! - [`readiness`]: epoll, timerfd, eventfd, `poll` and futexes — waiting for descriptors and
+//!   words.
+//! - [`fd`]: reading and writing one descriptor, pipes, sealed memfds, non-blocking opens.
+//! - [`socket`]: Unix sockets — pairs, listeners, connects, messages with passed descriptors,
+//!   timeouts, drop counts, the peer's credentials and the daemon's default socket paths.
+//! - [`signal`]: sending signals, the termination signalfd, ending a child with its parent.
+//! - [`process`]: thread and user ids, pidfds.
+//! - [`sched`]: one thread's scheduling — its nice value, `sched_setattr`'s attributes and its
+//!   CPU mask.
+//! - [`errno`]: [`Errno`], the typed view of the kernel's refusal.
+//!
+//! One error convention: every fallible wrapper returns [`std::io::Result`]; where a caller
+//! needs the kernel's `errno` as a value (to report or match it), [`Errno::from`] turns the
+//! `io::Error` into one.
+//!
+//! Every `unsafe` block here is a single system call on file descriptors these modules own or
+//! borrow, or on a thread id, with buffers whose length is passed alongside. Some wrappers go
+//! through `rustix` (fcntl flags, socket options, rlimits, futexes, the blocking eventfd,
+//! waitpid, per-thread credentials, the parent-death signal); of the hand-written ones,
+//! `sched_setattr`, `SO_MEMINFO` and `SO_SNDBUFFORCE` are calls `rustix` lacks, and `fork`,
+//! `_exit` and the code between `fork` and `exec` must stay bare system calls. The older
+//! wrappers (sockets, epoll, timerfd, pipes, clocks, signalfd, pidfds) are still direct `libc`
+//! calls that `rustix` also covers.
+
+use std::io;
+
+use lull_model::time::NS_PER_S;
+
+pub mod child;
+pub mod clock;
+pub mod errno;
+pub mod fd;
+pub mod process;
+pub mod readiness;
+pub mod sched;
+pub mod signal;
+pub mod socket;
+
+pub use child::*;
+pub use clock::*;
+pub use errno::*;
+pub use fd::*;
+pub use process::*;
+pub use readiness::*;
+pub use sched::*;
+pub use signal::*;
+pub use socket::*;
+
+pub(crate) fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+pub(crate) fn cvt_size(ret: libc::ssize_t) -> io::Result<usize> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+pub(crate) fn timespec_of(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / NS_PER_S) as libc::time_t,
+        tv_nsec: (ns % NS_PER_S) as _,
+    }
+}
