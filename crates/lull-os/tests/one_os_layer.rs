@@ -4,14 +4,10 @@
 use std::path::{Path, PathBuf};
 
 /// Files outside `lull-os` that still call `libc`, each with why. Shrinks to empty; never grows.
-const ALLOWED: &[(&str, &str)] = &[(
-    "crates/lull-lab/src/experiment/mod.rs",
-    "clears close-on-exec in a pre_exec hook, as lull_os::sys::inherit_fd does",
-)];
+const ALLOWED: &[(&str, &str)] = &[];
 
-/// Crates whose Cargo.toml may list `libc`: the OS layer, and the lab while [`ALLOWED`] names
-/// one of its files.
-const LIBC_DEPENDENTS: &[&str] = &["lull-os", "lull-lab"];
+/// Crates whose Cargo.toml may list `libc`: the OS layer alone.
+const LIBC_DEPENDENTS: &[&str] = &["lull-os"];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -211,15 +211,3 @@ pub fn set_fd_limit(n: u64) -> io::Result<()> {
     )?;
     Ok(())
 }
-
-/// Makes the child `cmd` starts inherit `fd` at its own number: clears close-on-exec in the
-/// child only, so no other child gets it. `fd` must stay open until the command is spawned.
-/// The child's half is one bare `fcntl` between `fork` and `exec` (async-signal-safe).
-pub fn inherit_fd(cmd: &mut std::process::Command, fd: RawFd) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure only calls fcntl and builds the error from errno, as `Command`
-    // itself does on its failure path.
-    unsafe {
-        cmd.pre_exec(move || cvt(libc::fcntl(fd, libc::F_SETFD, 0)).map(|_| ()));
-    }
-}
