@@ -16,6 +16,7 @@ const C_NAMES: &[(&str, &str)] = &[
     ("u64", "uint64_t"),
     ("i32", "int32_t"),
     ("usize", "size_t"),
+    ("c_int", "int"),
     ("c_char", "char"),
     ("LullCtl", "lull_ctl"),
     ("LullCtlThread", "struct lull_ctl_thread"),
@@ -154,7 +155,8 @@ fn header_functions_are_the_exports() {
 #[test]
 fn header_handle_is_the_librarys() {
     assert!(SOURCE.contains("pub struct LullCtl("));
-    let typedefs: Vec<&str> = header_code()
+    let code = header_code();
+    let typedefs: Vec<&str> = code
         .split(';')
         .map(str::trim)
         .filter(|s| s.starts_with("typedef"))
