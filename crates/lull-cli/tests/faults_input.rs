@@ -1,4 +1,4 @@
-//! Fault injection at the `lull` command's input files (issue 28, items 2 and 11): devices,
+//! Fault injection at the `lull` command's input files: devices,
 //! FIFOs and directories where a file goes, absurd spec values, ftrace text whose time goes
 //! back. Each case runs the built `lull` under its own hang guard and asserts the exit status and
 //! the message naming the path and the problem.

@@ -1,5 +1,5 @@
-//! Fault injection at the files `lull` writes and the results it reads back (issue 28, items 2
-//! and 8): a device (`/dev/full`), a planted symbolic link or a FIFO where an output or a
+//! Fault injection at the files `lull` writes and the results it reads back: a
+//! device (`/dev/full`), a planted symbolic link or a FIFO where an output or a
 //! results file goes. Each case runs the built `lull` under its own hang guard and asserts the
 //! exit status, the message naming the path and the problem, that whatever was at the path is
 //! untouched, and that no temporary file is left behind.

@@ -1,7 +1,7 @@
 //! The C ABI of `include/lull_ctl.h`: a [`crate::Ctl`] behind an opaque pointer, errors as
 //! negative codes with [`lull_ctl_strerror`].
 
-use std::ffi::{c_char, CStr};
+use std::ffi::{c_char, c_int, CStr};
 
 use crate::Ctl;
 
@@ -52,7 +52,7 @@ pub extern "C" fn lull_ctl_open() -> *mut LullCtl {
 /// # Safety
 /// `ctl` is null or a handle from [`lull_ctl_open`] not yet closed.
 #[no_mangle]
-pub unsafe extern "C" fn lull_ctl_register(ctl: *mut LullCtl, pid: i32) -> i32 {
+pub unsafe extern "C" fn lull_ctl_register(ctl: *mut LullCtl, pid: i32) -> c_int {
     // SAFETY: the caller's promise.
     let Some(ctl) = (unsafe { ctl.as_mut() }) else {
         return LULL_CTL_ERR_BAD_ARGUMENT;
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn lull_ctl_sample(
     out: *mut LullCtlThread,
     cap: usize,
     n: *mut usize,
-) -> i32 {
+) -> c_int {
     // SAFETY: the caller's promise.
     let (Some(ctl), Some(n)) = (unsafe { ctl.as_mut() }, unsafe { n.as_mut() }) else {
         return LULL_CTL_ERR_BAD_ARGUMENT;
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn lull_ctl_sample(
 /// # Safety
 /// As [`lull_ctl_register`].
 #[no_mangle]
-pub unsafe extern "C" fn lull_ctl_set_mask(ctl: *mut LullCtl, tid: i32, mask: u64) -> i32 {
+pub unsafe extern "C" fn lull_ctl_set_mask(ctl: *mut LullCtl, tid: i32, mask: u64) -> c_int {
     // SAFETY: the caller's promise.
     let Some(ctl) = (unsafe { ctl.as_mut() }) else {
         return LULL_CTL_ERR_BAD_ARGUMENT;
@@ -147,7 +147,7 @@ pub unsafe extern "C" fn lull_ctl_close(ctl: *mut LullCtl) {
 
 /// A static description of a code from this ABI.
 #[no_mangle]
-pub extern "C" fn lull_ctl_strerror(code: i32) -> *const c_char {
+pub extern "C" fn lull_ctl_strerror(code: c_int) -> *const c_char {
     let s: &'static CStr = match code {
         LULL_CTL_OK => c"success",
         LULL_CTL_ENDED => c"every registered process has exited",

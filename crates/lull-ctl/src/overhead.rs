@@ -21,8 +21,8 @@ use crate::watch::{watch, WatchOptions};
 /// Seed 004 §3.1: the monitoring overhead measured on the Odroid-XU3, in percent.
 pub const SEED_MONITOR_OVERHEAD_PCT: f64 = 3.0;
 
-/// The sampling interval of the slowdown measurement: 10 ms, the (and
-/// `lull_sched::controller::DEFAULT_SAMPLE_PERIOD_NS`).
+/// The sampling interval of the slowdown measurement: 10 ms, the controller's
+/// default (`lull_sched::controller::DEFAULT_SAMPLE_PERIOD_NS`).
 pub const WATCH_INTERVAL_NS: u64 = lull_sched::controller::DEFAULT_SAMPLE_PERIOD_NS;
 
 /// Threads of the parked process whose sampling cost is measured: 8, the seed's thread count.

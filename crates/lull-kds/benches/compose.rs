@@ -1,5 +1,5 @@
 //! Compose four full-screen 1920×1080 ARGB layers and draw the result into a full-screen window,
-//! beside a plain copy of the same bytes (the goal: within 3× of memcpy), and the same
+//! beside a plain copy of the same bytes (the goal: within 3× of memcpy), and the same
 //! work through the server (`Kds::handle` COMPOSE + DRAW, which also restacks the screen).
 
 use std::hint::black_box;

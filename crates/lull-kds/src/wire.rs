@@ -924,6 +924,55 @@ mod tests {
         }
     }
 
+    /// A writer batches messages into one buffer: each frame's length counts only its own body,
+    /// not what the buffer held before it.
+    #[test]
+    fn messages_appended_to_a_buffer_decode_one_after_another() {
+        let requests = [
+            Request::Attach {
+                width: 25,
+                height: 25,
+                name: "first".into(),
+            },
+            Request::WmScreen { screen: Screen::On },
+            Request::Snapshot,
+        ];
+        let mut buf = Vec::new();
+        for r in &requests {
+            encode_request(r, &mut buf);
+        }
+        let mut rest = &buf[..];
+        for r in &requests {
+            let (got, used) = decode_request(rest).unwrap().expect("a whole request");
+            assert_eq!(&got, r);
+            rest = &rest[used..];
+        }
+        assert!(rest.is_empty());
+
+        let replies = [
+            Reply::Ok { request_type: 7 },
+            Reply::Error {
+                request_type: 2,
+                code: 3,
+                message: "second".into(),
+            },
+            Reply::FrameDone {
+                frame_ns: 16_666_667,
+            },
+        ];
+        let mut buf = Vec::new();
+        for r in &replies {
+            encode_reply(r, &mut buf);
+        }
+        let mut rest = &buf[..];
+        for r in &replies {
+            let (got, used) = decode_reply(rest).unwrap().expect("a whole reply");
+            assert_eq!(&got, r);
+            rest = &rest[used..];
+        }
+        assert!(rest.is_empty());
+    }
+
     #[test]
     fn requests_round_trip_and_prefixes_wait() {
         round_trip(&Request::Attach {

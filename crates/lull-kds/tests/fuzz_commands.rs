@@ -59,7 +59,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRu
 
 const SCREEN_W: u32 = 64;
 const SCREEN_H: u32 = 48;
-/// The brief's 1–4 apps: enough for every stacking order, small enough to stack often.
+/// One to four live apps: enough for every stacking order, small enough to stack often.
 const MAX_LIVE: usize = 4;
 /// Thread ids of process `pid` in this test's world are `pid * TIDS_PER_PID + 0..TIDS_PER_PID`.
 const TIDS_PER_PID: u32 = 100;

@@ -202,7 +202,7 @@ pub fn dispatch(config: &DispatchBenchConfig) -> DispatchBench {
 // The KDS compositor (`lull bench compose`): seed 000's figure 16 compose and figure 17 draw on
 // full-screen layers, timed beside a plain copy of the same bytes measured in the same run.
 
-/// Layers, each covering the whole surface: the benchmark.
+/// Layers, each covering the whole surface: the benchmark of docs/kds.md.
 pub const COMPOSE_LAYERS: u32 = 4;
 /// Surface, window and screen width: 1080p, the seed's video size.
 pub const COMPOSE_WIDTH_PX: u32 = 1920;
@@ -247,7 +247,7 @@ pub struct ComposeBench {
     pub server_path_ms: MsSummary,
     /// `copy_from_slice` of the layers' bytes (`layers × width × height × 4`).
     pub memcpy_ms: MsSummary,
-    /// `compose_draw_ms.median / memcpy_ms.median` (the goal: at most 3).
+    /// `compose_draw_ms.median / memcpy_ms.median` (the goal: at most 3).
     pub ratio: f64,
     /// `server_path_ms.median / memcpy_ms.median`.
     pub server_path_ratio: f64,

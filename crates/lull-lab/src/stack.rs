@@ -183,7 +183,7 @@ pub fn run_driver(
 /// The ESM model's device driver: as [`run_driver`], but a data-plane producer
 /// ([`lull::producer::EsmProducer`]) connected to the daemon at `socket`, writing each event
 /// straight into the rings of the apps registered for it; the daemon is not on the per-event
-/// path (issue 27, item 2).
+/// path.
 ///
 /// # Errors
 /// The kernel's error setting up the loop; the producer's connection error.

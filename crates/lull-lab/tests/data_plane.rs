@@ -1,4 +1,4 @@
-//! The data plane (issue 27, item 2): a producer outside the daemon writes events straight into
+//! The data plane: a producer outside the daemon writes events straight into
 //! each registered app's ring, and the daemon is not woken per event.
 
 use std::os::fd::AsRawFd;

@@ -1,4 +1,4 @@
-//! The data plane under the display server (issue 27, item 4): an app's registrations through
+//! The data plane under the display server: an app's registrations through
 //! the KDS (figure 19) route the producers of their kinds to it, and the window manager's input
 //! suspension takes the input kinds off its rings and puts them back when it returns.
 

@@ -1,4 +1,4 @@
-//! Faults at the daemon's doors (issue 28, items 1, 3, 9, 10): running out of descriptors,
+//! Faults at the daemon's doors: running out of descriptors,
 //! idle and greedy control connections, an empty datagram and a flooded network socket,
 //! oversized requests. Each case runs a real `lulld` loop with real clients, reproduces the
 //! failure and checks what the user sees: a clear error, the others still served, nothing lost

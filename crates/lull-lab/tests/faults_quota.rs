@@ -1,4 +1,4 @@
-//! Totals and turns (issue 28, item 10): memory bounded across all clients, not only per client,
+//! Totals and turns: memory bounded across all clients, not only per client,
 //! and one client's flood served in turns so that it cannot hold back another's delivery. Each
 //! case runs a real `lulld` loop with real clients and checks what the users see: the others
 //! served, a typed refusal past a bound, and every refusal counted.

@@ -1,4 +1,4 @@
-//! Kernel input devices on the data plane, against a real kernel's evdev (issue 27, item 1): a
+//! Kernel input devices on the data plane, against a real kernel's evdev: a
 //! uinput touch device replays `traces/stylus-spiral.trace`; `lulld` (with its display server, so
 //! that one app has the focus) hands the focused app a masked descriptor of the device and
 //! never reads it; the app's library reads and interprets the events itself. Then a focus change

@@ -92,7 +92,7 @@ fn paced(r: &ExperimentReport) {
     );
 }
 
-/// Issue 27's goal for the live apps: ESM + KDS + guiS below every baseline in wake-ups per
+/// The goal for the live apps: ESM + KDS + guiS below every baseline in wake-ups per
 /// second and in CPU time, measured in the same run. Wake-ups are counted by the kernel and
 /// move little between runs, so they must be below every baseline's, with this much room for a
 /// short run on a shared machine …

@@ -52,7 +52,7 @@ pub struct Claim {
     pub figure: Figure,
 }
 
-/// Every claim of the scoreboard, in the order of issue 31's table.
+/// Every claim of the scoreboard, in the order the report lists them.
 pub const CLAIMS: &[Claim] = &[
     claim(
         "ucsg_energy_fm_none",

@@ -1,4 +1,4 @@
-//! Fault injection at the results reader (issue 28, item 2): `/dev/zero`, a FIFO and a
+//! Fault injection at the results reader: `/dev/zero`, a FIFO and a
 //! directory where a results file goes are refused with the path named, before any read, so
 //! `lull report` and `lull.results.load` can neither hang nor fill memory on them.
 

@@ -215,8 +215,8 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Dynamic power of one busy core at `opp`, in µW: dpc × mV² × MHz / 10⁶ (the brief's formula;
-    /// kHz / 1000 = MHz folded in).
+    /// Dynamic power of one busy core at `opp`, in µW: dpc × mV² × MHz / 10⁶ (the estimate Linux's
+    /// `drivers/opp/of.c` makes from `dynamic-power-coefficient`; kHz / 1000 = MHz folded in).
     #[must_use]
     pub fn dynamic_uw(&self, opp: Opp) -> f64 {
         self.dynamic_power_coefficient as f64 * (opp.mv * opp.mv) as f64 * opp.khz as f64 / 1e9

@@ -51,8 +51,8 @@ struct RouteRing {
 }
 
 /// Records a ring holds (one per app and producer): 16,384 × 64 bytes = 1 MiB, sized by
-/// measurement (`lull bench fanout`'s `ring_high_water`, docs/live.md): at issue 27's 100,000
-/// events/s per app it covers 164 ms of an app not running. On this 2-core machine loaded by
+/// measurement (`lull bench fanout`'s `ring_high_water`, docs/live.md): at 100,000
+/// events/s per app (the fan-out target of docs/live.md) it covers 164 ms of an app not running. On this 2-core machine loaded by
 /// builds (load average 9-17), the apps of a 20-client fan-out at that rate fell 1,426 to
 /// 12,345 records behind in six 5 s runs, and once one app was not run for longer (its drops
 /// counted and marked); the 1,024 of the first rings covered 10 ms. The kernel backs a page only

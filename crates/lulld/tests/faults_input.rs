@@ -1,4 +1,4 @@
-//! Fault injection at lulld's inputs (issue 28, items 2 and 12): a replay source that never ends
+//! Fault injection at lulld's inputs: a replay source that never ends
 //! or never opens, absurd trace times, event sources that are no input device, options that mean
 //! nothing in the mode, a directory where the socket goes. Each case runs the built `lulld`, under
 //! its own hang guard, and asserts what the user sees: the exit status, a message naming the path

@@ -1,4 +1,4 @@
-//! Fault injection on the state lulld leaves (issue 28, items 4-8): every catchable terminating
+//! Fault injection on the state lulld leaves: every catchable terminating
 //! signal cleans up as SIGTERM does; a start after a SIGKILLed freezer adopts and thaws what it
 //! left; a failed start-up leaves no socket files; socket paths that are not Lull's are never
 //! removed or taken over; file output never writes through what is not a regular file and

@@ -2,10 +2,10 @@
 
 use super::{run, ClientMode, FanoutConfig, FanoutError, FanoutReport};
 
-/// Client counts the curve sweeps unless told otherwise: one app to issue 27's twenty.
+/// Client counts the curve sweeps unless told otherwise: one app to twenty.
 pub const DEFAULT_CURVE_CLIENTS: [usize; 4] = [1, 5, 10, 20];
 /// Event rates (per second, each to every client) the curve sweeps unless told otherwise: up to
-/// 200,000, twice the rate at which 20 clients make issue 27's 2 M deliveries/s.
+/// 200,000, twice the rate at which 20 clients make 2 M deliveries/s.
 pub const DEFAULT_CURVE_RATES_PER_S: [u64; 5] = [10_000, 25_000, 50_000, 100_000, 200_000];
 /// Most points one curve may have.
 pub const MAX_CURVE_POINTS: usize = 100;

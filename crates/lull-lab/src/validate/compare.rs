@@ -1,5 +1,5 @@
 //! `lull validate kernel`: each rt-app workload run live under the real kernel and in the
-//! simulator on a profile of this machine, side by side, with the bounds checked.
+//! simulator on a profile of this machine, side by side, with the bounds of docs/validation.md checked.
 //!
 //! The profile ([`SimProfile::of`]) is the shipped `x86-64` platform with what this machine
 //! exposes put in: its online CPUs, `CONFIG_HZ`, nominal frequency, idle states, EEVDF base

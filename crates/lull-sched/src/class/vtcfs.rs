@@ -242,7 +242,7 @@ mod tests {
         let cfs_latency = latency_ns(&mut cfs::Cfs::new(1));
         let vt_latency = latency_ns(&mut VtCfs::new(1, VtCfsConfig::new(TICK_NS, 3_000_000)));
         // CFS: the −12 hog's slice (11 ms × 14949 / 25189 = 6.53 ms with the task back in the
-        // queue; the brief's 6.18 ms for ten tasks), ended at the next tick, or more.
+        // queue; seed 003's 6.18 ms for ten tasks), ended at the next tick, or more.
         assert!(cfs_latency >= 7_000_000, "CFS: {cfs_latency}");
         // VT-CFS: one preemption tick.
         assert_eq!(vt_latency, 3_000_000);
