@@ -6,6 +6,10 @@
 //! nothing: [`skip`] also appends one line to the file named by [`SKIP_LOG_ENV`] (set by
 //! `./test.sh`, which prints the count and the reasons at the end), and fails the test instead
 //! when [`REQUIRE_ALL_ENV`] is `1` (a machine that should run everything).
+//!
+//! [`c_abi`] reads a C header beside the Rust exports it declares, for the headers' tests.
+
+pub mod c_abi;
 
 use std::fmt::Display;
 use std::io::Write;
