@@ -266,32 +266,12 @@ pub fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> io::Result<usize
 /// # Errors
 /// The kernel's error from `recvmsg`, including `WouldBlock` on a non-blocking socket.
 pub fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    let mut cbuf = [0u64; 8];
-    // SAFETY: msghdr is plain data; zeroed is valid.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &raw mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&cbuf);
-    let n = loop {
-        // SAFETY: `msg` points at live buffers for the call.
-        let r = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_CMSG_CLOEXEC) };
-        match cvt_size(r) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => break other?,
-        }
-    };
     let mut fds = Vec::new();
-    // SAFETY: the kernel filled msg_control with `msg_controllen` bytes of control messages;
-    // CMSG_FIRSTHDR/NXTHDR walk them within that length, and each SCM_RIGHTS payload holds
-    // (cmsg_len - CMSG_LEN(0)) / sizeof(int) descriptors that are now ours.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&raw const msg);
-        while !c.is_null() {
+    let (n, msg_flags) = recvmsg_with_control(fd, buf, libc::MSG_CMSG_CLOEXEC, |c| {
+        // SAFETY: `c` is a control message the kernel wrote within the message's control
+        // length; an SCM_RIGHTS payload holds (cmsg_len - CMSG_LEN(0)) / sizeof(int)
+        // descriptors that are now ours.
+        unsafe {
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
                 let data = libc::CMSG_DATA(c).cast::<RawFd>();
                 let count =
@@ -300,10 +280,9 @@ pub fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedF
                     fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
                 }
             }
-            c = libc::CMSG_NXTHDR(&raw const msg, c);
         }
-    }
-    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+    })?;
+    if msg_flags & libc::MSG_CTRUNC != 0 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "peer passed more descriptors than a message may carry",
@@ -382,6 +361,28 @@ pub fn enable_drop_count(fd: RawFd) -> io::Result<()> {
 /// # Errors
 /// The kernel's error from `recvmsg`, including `WouldBlock` on a non-blocking socket.
 pub fn recv_counting_drops(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u32>)> {
+    let mut drops = None;
+    let (n, _) = recvmsg_with_control(fd, buf, 0, |c| {
+        // SAFETY: `c` is a control message the kernel wrote within the message's control
+        // length; an SO_RXQ_OVFL one carries one u32.
+        unsafe {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_RXQ_OVFL {
+                drops = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<u32>()));
+            }
+        }
+    })?;
+    Ok((n, drops))
+}
+
+/// One `recvmsg` into `buf` with room for control messages (retried on `EINTR`); `each` sees
+/// every control message the kernel attached. Returns the bytes received and the message's
+/// flags (`MSG_CTRUNC` when control messages did not fit).
+fn recvmsg_with_control(
+    fd: RawFd,
+    buf: &mut [u8],
+    flags: libc::c_int,
+    mut each: impl FnMut(*const libc::cmsghdr),
+) -> io::Result<(usize, libc::c_int)> {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -395,25 +396,22 @@ pub fn recv_counting_drops(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Opti
     msg.msg_controllen = std::mem::size_of_val(&cbuf);
     let n = loop {
         // SAFETY: `msg` points at live buffers for the call.
-        let r = unsafe { libc::recvmsg(fd, &raw mut msg, 0) };
+        let r = unsafe { libc::recvmsg(fd, &raw mut msg, flags) };
         match cvt_size(r) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             other => break other?,
         }
     };
-    let mut drops = None;
     // SAFETY: the kernel filled msg_control with `msg_controllen` bytes of control messages;
-    // an SO_RXQ_OVFL one carries one u32.
+    // CMSG_FIRSTHDR/NXTHDR walk them within that length.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(&raw const msg);
         while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_RXQ_OVFL {
-                drops = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<u32>()));
-            }
+            each(c);
             c = libc::CMSG_NXTHDR(&raw const msg, c);
         }
     }
-    Ok((n, drops))
+    Ok((n, msg.msg_flags))
 }
 
 /// `SO_MEMINFO` (`include/uapi/asm-generic/socket.h`; the same on x86 and arm64), which the
