@@ -24,6 +24,30 @@ fn live_machine() -> Result<PathBuf, String> {
     Ok(rt_app)
 }
 
+/// A shipped validation workload cut to 2 s, this machine's simulator profile and live options.
+struct Shipped {
+    path: PathBuf,
+    w: lull_workload::rtapp::RtApp,
+    profile: lull_lab::validate::compare::SimProfile,
+    opts: LiveOptions,
+}
+
+fn shipped(name: &str, rt_app: PathBuf) -> Shipped {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../experiments/validation/{name}.json"));
+    let mut w = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    w.duration_s = Some(2);
+    Shipped {
+        path,
+        w,
+        profile: lull_lab::validate::compare::SimProfile::of(&probe()).unwrap(),
+        opts: LiveOptions {
+            rt_app: Some(rt_app),
+            ..LiveOptions::default()
+        },
+    }
+}
+
 /// One CPU hog and one periodic task for a second: on 2 CPUs the hog has a CPU nearly alone.
 const WORKLOAD: &str = r#"{
   "global": {"duration": 1, "calibration": 20},
@@ -105,7 +129,7 @@ fn validate_probe_describes_this_machine() {
 /// percentage points are printed.
 #[test]
 fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
-    use lull_lab::validate::compare::{compare, SimProfile};
+    use lull_lab::validate::compare::compare;
     let rt_app = match live_machine() {
         Ok(p) => p,
         Err(why) => {
@@ -114,17 +138,12 @@ fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
         }
     };
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../experiments/validation/two-hogs-nice.json"
-    ));
-    let mut w = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    w.duration_s = Some(2);
-    let profile = SimProfile::of(&probe()).unwrap();
-    let opts = LiveOptions {
-        rt_app: Some(rt_app),
-        ..LiveOptions::default()
-    };
+    let Shipped {
+        path,
+        w,
+        profile,
+        opts,
+    } = shipped("two-hogs-nice", rt_app);
     let c = compare(&path, &w, &profile, &opts, 1).unwrap();
     assert_eq!(c.threads.len(), 2);
     for t in &c.threads {
@@ -153,7 +172,7 @@ fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
 /// the per-thread verdicts are what `lull validate kernel --runs N` reports.
 #[test]
 fn the_simulator_is_within_the_kernels_noise_on_a_short_workload() {
-    use lull_lab::validate::compare::{combine, simulate, Range, SimProfile};
+    use lull_lab::validate::compare::{combine, simulate, Range};
     let rt_app = match live_machine() {
         Ok(p) => p,
         Err(why) => {
@@ -162,17 +181,12 @@ fn the_simulator_is_within_the_kernels_noise_on_a_short_workload() {
         }
     };
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../experiments/validation/periodic-1ms-vs-hog.json"
-    ));
-    let mut w = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    w.duration_s = Some(2);
-    let profile = SimProfile::of(&probe()).unwrap();
-    let opts = LiveOptions {
-        rt_app: Some(rt_app),
-        ..LiveOptions::default()
-    };
+    let Shipped {
+        path,
+        w,
+        profile,
+        opts,
+    } = shipped("periodic-1ms-vs-hog", rt_app);
     let live: Vec<_> = (0..3).map(|_| run_live(&w, &opts).unwrap()).collect();
     let sim = simulate("periodic-1ms-vs-hog", &w, &profile, 1).unwrap();
     let c = combine(&path, &live, &sim).unwrap();
