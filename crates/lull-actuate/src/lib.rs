@@ -42,6 +42,7 @@
 //! is all [`Action::Release`] needs, so a policy need not remember what it asked. Nothing here
 //! blocks on an app: every call is a system call or a write to a kernel file.
 
+mod cgroupfs;
 mod cpufreq;
 pub mod freezer;
 mod report;
