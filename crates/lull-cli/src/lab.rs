@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use lull_vm::run::{DEFAULT_BOOT_TIMEOUT_S, DEFAULT_CPUS, DEFAULT_MEM_MIB, DEFAULT_TIMEOUT_S};
-use lull_vm::{Accel, Cache, GuestConfig, RunRequest, VmError};
+use lull_vm::{Accel, Cache, GuestConfig, RunRequest, TcgThreads, VmError};
 
 /// The exit status when the lab machine itself failed (no guest, a hung guest), as opposed to
 /// the command in it; 125 as `docker run` and `git bisect run` use it.
@@ -25,6 +25,12 @@ pub enum LabCommand {
     /// and FTP; figures as ratios to EEVDF in the same run. Run it as
     /// `lull lab vm -- lull lab sched`.
     Sched(crate::lab_sched::SchedArgs),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TcgThreadsArg {
+    Single,
+    Multi,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -59,6 +65,11 @@ pub struct VmArgs {
     kernel: Option<String>,
     #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
     accel: AccelArg,
+    /// How TCG runs the guest's CPUs: `single` (one host thread, the default) or `multi` (a host
+    /// thread each, faster, but the guest kernel's live code patching, as loading a sched_ext
+    /// scheduler does, sometimes panics it; see docs/lab-vm.md).
+    #[arg(long, value_enum, default_value_t = TcgThreadsArg::Single)]
+    tcg_threads: TcgThreadsArg,
     #[arg(long, default_value_t = DEFAULT_CPUS, value_parser = clap::value_parser!(u32).range(1..=64))]
     cpus: u32,
     #[arg(long, default_value_t = DEFAULT_MEM_MIB, value_parser = clap::value_parser!(u32).range(256..=65_536))]
@@ -93,6 +104,10 @@ fn vm(args: &VmArgs) -> ExitCode {
             AccelArg::Auto => None,
             AccelArg::Tcg => Some(Accel::Tcg),
             AccelArg::Kvm => Some(Accel::Kvm),
+        },
+        tcg_threads: match args.tcg_threads {
+            TcgThreadsArg::Single => TcgThreads::Single,
+            TcgThreadsArg::Multi => TcgThreads::Multi,
         },
         cpus: args.cpus,
         mem_mib: args.mem_mib,
@@ -176,7 +191,7 @@ fn vm(args: &VmArgs) -> ExitCode {
                     "lab vm: Linux {} ({}, {} CPUs): boot to command {:.1} s, whole run {:.1} s; \
                      exit {}; output and results in {}",
                     o.kernel_release,
-                    o.accel.name(),
+                    o.engine(),
                     o.cpus,
                     o.boot_ms as f64 / 1e3,
                     o.wall_ms as f64 / 1e3,
@@ -208,7 +223,7 @@ fn tests(cache: &Cache, config: &GuestConfig, out: &std::path::Path, json: bool)
                 println!(
                     "lab guest (Linux {}, {}): {} binaries, boot {:.1} s, run {:.1} s",
                     r.kernel_release,
-                    r.accel.name(),
+                    r.engine,
                     r.suite.binaries.len(),
                     r.boot_ms as f64 / 1e3,
                     r.wall_ms as f64 / 1e3

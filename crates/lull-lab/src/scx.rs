@@ -155,11 +155,12 @@ pub enum SchedCompareError {
     SchedExt(#[from] sched_ext::SchedExtError),
     #[error("{name}: {message}")]
     Scheduler { name: &'static str, message: String },
-    #[error("painting: {0}")]
+    // The painting's errors carry no prefix: each is reported beside its scenario's name.
+    #[error(transparent)]
     Painting(#[from] boost_live::BoostLiveError),
-    #[error("painting: --stretch {0} is outside 1..={MAX_STRETCH}")]
+    #[error("--stretch {0} is outside 1..={MAX_STRETCH}")]
     BadStretch(u32),
-    #[error("painting: {0}")]
+    #[error(transparent)]
     Trace(#[from] lull_workload::TraceError),
     #[error("file manager: {0}")]
     FileManager(#[from] ucsg_live::UcsgLiveError),

@@ -148,6 +148,8 @@ pub struct Controller {
 pub struct LabSched {
     pub report: SchedReport,
     pub accel: lull_vm::Accel,
+    /// The execution engine in words (`lull_vm::RunOutcome::engine`).
+    pub engine: String,
     pub guest_wall_ms: u64,
 }
 
@@ -213,6 +215,7 @@ impl SectionData {
                 let mut json = serde_json::to_value(&r.report)?;
                 if let Some(m) = json.as_object_mut() {
                     m.insert("accel".into(), json!(r.accel));
+                    m.insert("engine".into(), json!(r.engine));
                     m.insert("guest_wall_ms".into(), json!(r.guest_wall_ms));
                 }
                 json

@@ -27,6 +27,7 @@ pub fn section(opts: &ReproduceOpts) -> Result<SectionData, SectionError> {
     let config = lull_vm::GuestConfig {
         kernel: None,
         accel: None,
+        tcg_threads: lull_vm::TcgThreads::default(),
         cpus: DEFAULT_CPUS,
         mem_mib: DEFAULT_MEM_MIB,
         boot_timeout_s: DEFAULT_BOOT_TIMEOUT_S,
@@ -72,6 +73,7 @@ pub fn section(opts: &ReproduceOpts) -> Result<SectionData, SectionError> {
     Ok(SectionData::LabSched(Box::new(LabSched {
         report,
         accel: outcome.accel,
+        engine: outcome.engine(),
         guest_wall_ms: outcome.wall_ms,
     })))
 }

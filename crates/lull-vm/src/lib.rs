@@ -22,7 +22,7 @@ pub mod suite;
 
 use std::path::Path;
 
-pub use boot::Accel;
+pub use boot::{Accel, TcgThreads};
 pub use cache::Cache;
 pub use error::VmError;
 pub use kernel::KernelImage;
@@ -85,6 +85,8 @@ pub struct GuestTestReport {
     pub suite: SuiteResult,
     pub kernel_release: String,
     pub accel: Accel,
+    /// The execution engine in words ([`RunOutcome::engine`]).
+    pub engine: String,
     pub boot_ms: u64,
     pub wall_ms: u64,
 }
@@ -118,6 +120,7 @@ pub fn run_guest_tests(
     let suite = suite::parse_output(&outcome.stdout()?, &binaries);
     Ok(GuestTestReport {
         suite,
+        engine: outcome.engine(),
         kernel_release: outcome.kernel_release,
         accel: outcome.accel,
         boot_ms: outcome.boot_ms,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::boot::{self, run_files, Accel, QemuPlan, RUN_DIR};
+use crate::boot::{self, run_files, Accel, QemuPlan, TcgThreads, RUN_DIR};
 use crate::cache::Cache;
 use crate::error::VmError;
 use crate::kernel::{KernelImage, GUEST_MODULES};
@@ -19,6 +19,8 @@ pub struct GuestConfig {
     pub kernel: Option<String>,
     /// `None`: KVM where a probe boot with it has succeeded on this machine, else TCG.
     pub accel: Option<Accel>,
+    /// How TCG runs the guest's CPUs (single-threaded by default; see [`TcgThreads`]).
+    pub tcg_threads: TcgThreads,
     pub cpus: u32,
     pub mem_mib: u32,
     /// How long the guest may take to reach the command.
@@ -48,6 +50,7 @@ impl Default for GuestConfig {
         GuestConfig {
             kernel: None,
             accel: None,
+            tcg_threads: TcgThreads::default(),
             cpus: DEFAULT_CPUS,
             mem_mib: DEFAULT_MEM_MIB,
             boot_timeout_s: DEFAULT_BOOT_TIMEOUT_S,
@@ -79,6 +82,8 @@ pub struct RunOutcome {
     pub exit_code: i32,
     pub kernel_release: String,
     pub accel: Accel,
+    /// How TCG ran the guest's CPUs; `None` under KVM.
+    pub tcg_threads: Option<TcgThreads>,
     pub cpus: u32,
     /// Host wall time from QEMU's start to the command's start (boot-to-first-command).
     pub boot_ms: u64,
@@ -93,6 +98,15 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
+    /// The execution engine in words: `kvm`, or `tcg` and its threading.
+    #[must_use]
+    pub fn engine(&self) -> String {
+        match self.tcg_threads {
+            Some(t) => format!("{}, {}-threaded", self.accel.name(), t.name()),
+            None => self.accel.name().to_string(),
+        }
+    }
+
     pub fn stdout(&self) -> Result<String, VmError> {
         fs::read_to_string(&self.stdout_path).map_err(|e| VmError::io("read", &self.stdout_path, e))
     }
@@ -294,6 +308,7 @@ fn boot_and_run(
     let qemu_stderr = files("qemu.stderr");
     let plan = QemuPlan {
         accel,
+        tcg_threads: config.tcg_threads,
         cpus: config.cpus,
         mem_mib: config.mem_mib,
         vmlinuz: kernel.vmlinuz.clone(),
@@ -390,6 +405,7 @@ fn boot_and_run(
         exit_code,
         kernel_release: kernel.release.clone(),
         accel,
+        tcg_threads: (accel == Accel::Tcg).then_some(config.tcg_threads),
         cpus: config.cpus,
         boot_ms: millis(booted_at),
         guest_uptime_at_command_ms: parse_uptime_ms(&uptime).unwrap_or(0),
@@ -415,7 +431,9 @@ fn parse_uptime_ms(text: &str) -> Option<u64> {
     (secs.is_finite() && secs >= 0.0).then(|| (secs * 1e3).round() as u64)
 }
 
-/// The console's last lines, for an error message.
+/// The console's lines that explain a failed run: where the kernel reported a fault (an oops,
+/// a `BUG:` or a panic), the first report from its start, which names the fault and its call
+/// trace (a panic's last lines repeat only the second CPU's fall); otherwise the last lines.
 fn console_tail(path: &Path) -> String {
     let text = fs::read(path)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -424,6 +442,17 @@ fn console_tail(path: &Path) -> String {
     if lines.is_empty() {
         return format!("(the guest's console, {}, is empty)", path.display());
     }
+    let fault = lines
+        .iter()
+        .position(|l| KERNEL_FAULT_MARKS.iter().any(|m| l.contains(m)));
+    if let Some(first) = fault {
+        let to = (first + CONSOLE_TAIL_LINES).min(lines.len());
+        return format!(
+            "the guest's kernel failed; its first report (console {}):\n{}",
+            path.display(),
+            lines[first..to].join("\n")
+        );
+    }
     let from = lines.len().saturating_sub(CONSOLE_TAIL_LINES);
     format!(
         "last lines of the guest's console ({}):\n{}",
@@ -431,6 +460,9 @@ fn console_tail(path: &Path) -> String {
         lines[from..].join("\n")
     )
 }
+
+/// How the kernel's console begins a fault report (`oops_begin`, `BUG()`, `panic()`).
+const KERNEL_FAULT_MARKS: [&str; 3] = ["Oops: ", "BUG: ", "Kernel panic - "];
 
 /// Follows a file the guest appends to.
 struct Tail {
@@ -514,6 +546,13 @@ mod tests {
         fs::write(&p, text).unwrap();
         let t = console_tail(&p);
         assert!(t.contains("line 99") && t.contains("line 75") && !t.contains("line 74\n"));
+        let mut oops = String::from("boot 1\nboot 2\n[ 28.1] Oops: int3: 0000 [#1] SMP\n");
+        oops += &(0..40).map(|i| format!("trace {i}\n")).collect::<String>();
+        oops += "[ 28.2] Kernel panic - not syncing: Fatal exception\n";
+        fs::write(&p, oops).unwrap();
+        let t = console_tail(&p);
+        assert!(t.contains("first report") && t.contains("Oops: int3") && t.contains("trace 0"));
+        assert!(!t.contains("boot 2") && !t.contains("Kernel panic"), "{t}");
         let missing = console_tail(&dir.join("none"));
         assert!(missing.contains("is empty"));
         fs::remove_dir_all(&dir).unwrap();

@@ -17,7 +17,10 @@ pub(super) fn blocks(data: &Value) -> Vec<Block> {
         out.push(Block::Note(format!(
             "Kernel {} in the lab guest ({}): {note}.",
             text(data, "kernel"),
-            data.get("accel").and_then(Value::as_str).unwrap_or("?")
+            data.get("engine")
+                .or_else(|| data.get("accel"))
+                .and_then(Value::as_str)
+                .unwrap_or("?")
         )));
     }
     let rows = data
