@@ -31,6 +31,9 @@ use serde::{Deserialize, Serialize};
 use crate::boost_live::{self, BoostLiveSpec, BoostPolicy};
 use crate::ucsg_live::{self, Background, Foreground, Policy, UcsgLiveSpec};
 
+mod report;
+pub use report::{fill_ratios, summarise, SchedReport, SchedRow};
+
 /// How long a scheduler may take to come up (TCG guests load BPF slowly: the verifier runs
 /// translated; scx_lavd's load measured about 10 s there).
 const LOAD_TIMEOUT: Duration = Duration::from_secs(60);
@@ -49,6 +52,8 @@ pub const PAINTING_HOGS: [u32; 2] = [2, 10];
 pub const DEFAULT_STRETCH: u32 = 10;
 /// The most `--stretch` accepts.
 pub const MAX_STRETCH: u32 = 100;
+/// The most `--rounds` accepts (a round takes about 4 minutes under TCG).
+pub const MAX_ROUNDS: u32 = 20;
 
 /// One scheduler of the comparison.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -160,6 +165,8 @@ pub enum SchedCompareError {
     Painting(#[from] boost_live::BoostLiveError),
     #[error("--stretch {0} is outside 1..={MAX_STRETCH}")]
     BadStretch(u32),
+    #[error("--rounds {0} is outside 1..={MAX_ROUNDS}")]
+    BadRounds(u32),
     #[error(transparent)]
     Trace(#[from] lull_workload::TraceError),
     #[error("file manager: {0}")]
@@ -182,54 +189,9 @@ pub struct SchedSpec {
     pub app_binary: PathBuf,
     /// Skip the file manager scenario.
     pub painting_only: bool,
-}
-
-/// One scenario under one scheduler.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SchedRow {
-    pub scheduler: Scheduler,
-    /// `painting-2-hogs`, `painting-10-hogs`, `filemanager-zip-ftp`.
-    pub scenario: String,
-    pub response_mean_us: Option<f64>,
-    pub response_p99_us: Option<f64>,
-    /// Painting: events replayed, and strokes drawn by the app's stop (`responses`).
-    #[serde(default)]
-    pub events: Option<u64>,
-    #[serde(default)]
-    pub responses: Option<u64>,
-    /// Painting: the p99 over every event, one never drawn counted at the scenario's tail (a
-    /// lower bound; `BoostLiveReport::response_all_us`).
-    #[serde(default)]
-    pub response_all_p99_us: Option<f64>,
-    /// Painting: the hogs' million loop iterations per second, summed.
-    pub hog_throughput: Option<f64>,
-    /// File manager: ZIP's and FTP's completion, s.
-    pub zip_s: Option<f64>,
-    pub ftp_s: Option<f64>,
-    /// The scheduler process's CPU time over the scenario, ms (None for EEVDF).
-    pub scheduler_cpu_ms: Option<f64>,
-    /// Ratios to EEVDF's figure in the same scenario of the same run.
-    pub p99_vs_eevdf: Option<f64>,
-    #[serde(default)]
-    pub all_p99_vs_eevdf: Option<f64>,
-    pub mean_vs_eevdf: Option<f64>,
-    pub throughput_vs_eevdf: Option<f64>,
-}
-
-/// The comparison's report.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SchedReport {
-    /// `uname -r` of the kernel it ran on.
-    pub kernel: String,
-    pub cpus: usize,
-    pub rows: Vec<SchedRow>,
-    /// Schedulers that could not run, and why.
-    pub skipped: Vec<(Scheduler, String)>,
-    /// Scenarios that failed under a scheduler (scheduler, scenario, error); the others ran.
-    pub failed: Vec<(Scheduler, String, String)>,
-    /// lull-scx's BPF-side counts over its scenarios (its `--stats-json`).
-    pub lull_scx_stats: Option<serde_json::Value>,
-    pub note: String,
+    /// Rounds, each running every scheduler in turn (1..=[`MAX_ROUNDS`]). More than one puts
+    /// the schedulers side by side in time, so a host whose load drifts moves them alike.
+    pub rounds: u32,
 }
 
 /// The note every report carries.
@@ -378,6 +340,7 @@ fn painting_row(
         all_p99_vs_eevdf: None,
         mean_vs_eevdf: None,
         throughput_vs_eevdf: None,
+        rounds: 1,
     })
 }
 
@@ -413,28 +376,8 @@ fn file_manager_row(
         all_p99_vs_eevdf: None,
         mean_vs_eevdf: None,
         throughput_vs_eevdf: None,
+        rounds: 1,
     })
-}
-
-/// Fills each row's ratios to EEVDF's row of the same scenario.
-pub fn fill_ratios(rows: &mut [SchedRow]) {
-    let base: Vec<(String, SchedRow)> = rows
-        .iter()
-        .filter(|r| r.scheduler == Scheduler::Eevdf)
-        .map(|r| (r.scenario.clone(), r.clone()))
-        .collect();
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-        _ => None,
-    };
-    for r in rows.iter_mut() {
-        if let Some((_, b)) = base.iter().find(|(s, _)| *s == r.scenario) {
-            r.p99_vs_eevdf = ratio(r.response_p99_us, b.response_p99_us);
-            r.all_p99_vs_eevdf = ratio(r.response_all_p99_us, b.response_all_p99_us);
-            r.mean_vs_eevdf = ratio(r.response_mean_us, b.response_mean_us);
-            r.throughput_vs_eevdf = ratio(r.hog_throughput, b.hog_throughput);
-        }
-    }
 }
 
 /// Runs every scheduler of `spec` over every scenario; a scheduler that is not built, or that
@@ -450,70 +393,94 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
             "lull lab sched runs inside the lab guest: lull lab vm -- lull lab sched".into(),
         ));
     }
+    if !(1..=MAX_ROUNDS).contains(&spec.rounds) {
+        return Err(SchedCompareError::BadRounds(spec.rounds));
+    }
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_owned())
         .unwrap_or_default();
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     let stats = std::env::temp_dir().join(format!("lull-scx-stats-{}.json", std::process::id()));
-    let mut rows = Vec::new();
     let mut skipped = Vec::new();
-    let mut failed = Vec::new();
+    let mut programs = Vec::new();
     for &s in &spec.schedulers {
-        let program = match find_program(s) {
-            Ok(p) => p,
+        match find_program(s) {
+            Ok(p) => programs.push((s, p)),
             Err(why) => {
                 eprintln!("lull lab sched: skipping {}: {why}", s.name());
                 skipped.push((s, why));
-                continue;
-            }
-        };
-        let loaded = match &program {
-            None => None,
-            Some(p) => match load(s, p, &stats) {
-                Ok(l) => Some(l),
-                Err(e) => {
-                    eprintln!("lull lab sched: skipping {}: {e}", s.name());
-                    skipped.push((s, e.to_string()));
-                    continue;
-                }
-            },
-        };
-        eprintln!("lull lab sched: {} loaded", s.name());
-        let pid = loaded.as_ref().map(|l| l.child.id());
-        let mut scenarios: Vec<(String, Result<SchedRow, SchedCompareError>)> = PAINTING_HOGS
-            .iter()
-            .map(|&hogs| {
-                (
-                    format!("painting-{hogs}-hogs"),
-                    painting_row(s, hogs, spec, pid),
-                )
-            })
-            .collect();
-        if !spec.painting_only {
-            scenarios.push(("filemanager-zip-ftp".into(), file_manager_row(s, spec, pid)));
-        }
-        if let Some(l) = loaded {
-            unload(l)?;
-        }
-        for (scenario, r) in scenarios {
-            match r {
-                Ok(row) => rows.push(row),
-                Err(e) => {
-                    eprintln!("lull lab sched: {} {scenario} failed: {e}", s.name());
-                    failed.push((s, scenario, e.to_string()));
-                }
             }
         }
     }
-    fill_ratios(&mut rows);
-    let lull_scx_stats = std::fs::read_to_string(&stats)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let _ = std::fs::remove_file(&stats);
+    let mut per_round = Vec::new();
+    let mut failed = Vec::new();
+    let mut lull_scx_stats = Vec::new();
+    for round in 1..=spec.rounds {
+        if spec.rounds > 1 {
+            eprintln!("lull lab sched: round {round} of {}", spec.rounds);
+        }
+        let mut rows = Vec::new();
+        for (s, program) in &programs {
+            let s = *s;
+            let loaded = match program {
+                None => None,
+                Some(p) => match load(s, p, &stats) {
+                    Ok(l) => Some(l),
+                    Err(e) => {
+                        eprintln!(
+                            "lull lab sched: skipping {} in round {round}: {e}",
+                            s.name()
+                        );
+                        skipped.push((s, format!("round {round}: {e}")));
+                        continue;
+                    }
+                },
+            };
+            eprintln!("lull lab sched: {} loaded", s.name());
+            let pid = loaded.as_ref().map(|l| l.child.id());
+            let mut scenarios: Vec<(String, Result<SchedRow, SchedCompareError>)> = PAINTING_HOGS
+                .iter()
+                .map(|&hogs| {
+                    (
+                        format!("painting-{hogs}-hogs"),
+                        painting_row(s, hogs, spec, pid),
+                    )
+                })
+                .collect();
+            if !spec.painting_only {
+                scenarios.push(("filemanager-zip-ftp".into(), file_manager_row(s, spec, pid)));
+            }
+            if let Some(l) = loaded {
+                unload(l)?;
+                // lull-scx writes its counts as it exits.
+                if s == Scheduler::LullScx {
+                    if let Some(v) = std::fs::read_to_string(&stats)
+                        .ok()
+                        .and_then(|t| serde_json::from_str(&t).ok())
+                    {
+                        lull_scx_stats.push(v);
+                    }
+                    let _ = std::fs::remove_file(&stats);
+                }
+            }
+            for (scenario, r) in scenarios {
+                match r {
+                    Ok(row) => rows.push(row),
+                    Err(e) => {
+                        eprintln!("lull lab sched: {} {scenario} failed: {e}", s.name());
+                        failed.push((s, scenario, e.to_string()));
+                    }
+                }
+            }
+        }
+        fill_ratios(&mut rows);
+        per_round.push(rows);
+    }
     Ok(SchedReport {
         kernel,
         cpus,
-        rows,
+        rows: summarise(&per_round),
+        per_round,
         skipped,
         failed,
         lull_scx_stats,
@@ -525,44 +492,6 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
 mod tests {
     use super::*;
 
-    fn row(s: Scheduler, scenario: &str, p99: f64, tput: Option<f64>) -> SchedRow {
-        SchedRow {
-            scheduler: s,
-            scenario: scenario.into(),
-            response_mean_us: Some(p99 / 2.0),
-            response_p99_us: Some(p99),
-            events: None,
-            responses: None,
-            response_all_p99_us: None,
-            hog_throughput: tput,
-            zip_s: None,
-            ftp_s: None,
-            scheduler_cpu_ms: None,
-            p99_vs_eevdf: None,
-            all_p99_vs_eevdf: None,
-            mean_vs_eevdf: None,
-            throughput_vs_eevdf: None,
-        }
-    }
-
-    #[test]
-    fn ratios_are_to_eevdf_of_the_same_scenario() {
-        let mut rows = vec![
-            row(Scheduler::Eevdf, "a", 100.0, Some(10.0)),
-            row(Scheduler::Eevdf, "b", 50.0, None),
-            row(Scheduler::LullScx, "a", 25.0, Some(9.5)),
-            row(Scheduler::LullScx, "b", 100.0, None),
-            row(Scheduler::ScxLavd, "c", 1.0, None),
-        ];
-        fill_ratios(&mut rows);
-        assert_eq!(rows[0].p99_vs_eevdf, Some(1.0));
-        assert_eq!(rows[2].p99_vs_eevdf, Some(0.25));
-        assert_eq!(rows[2].throughput_vs_eevdf, Some(0.95));
-        assert_eq!(rows[3].p99_vs_eevdf, Some(2.0));
-        assert_eq!(rows[3].throughput_vs_eevdf, None);
-        assert_eq!(rows[4].p99_vs_eevdf, None);
-    }
-
     #[test]
     fn the_painting_replay_is_cut_then_stretched() {
         let mut spec = SchedSpec {
@@ -573,6 +502,7 @@ mod tests {
             scale: 0.1,
             app_binary: PathBuf::from("/nonexistent"),
             painting_only: true,
+            rounds: 1,
         };
         let mut cut = spec.trace.clone();
         cut.events.truncate(10);
@@ -601,6 +531,7 @@ mod tests {
             scale: 0.1,
             app_binary: PathBuf::from("/nonexistent"),
             painting_only: true,
+            rounds: 1,
         };
         let e = run(&spec).unwrap_err();
         assert!(

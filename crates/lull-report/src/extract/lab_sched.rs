@@ -23,6 +23,16 @@ pub(super) fn blocks(data: &Value) -> Vec<Block> {
                 .unwrap_or("?")
         )));
     }
+    let rounds = data
+        .get("per_round")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if rounds > 1 {
+        out.push(Block::Note(format!(
+            "Medians over {rounds} rounds, each running every scheduler in turn; each ratio is \
+             the median of the rounds' ratios to EEVDF."
+        )));
+    }
     let rows = data
         .get("rows")
         .and_then(Value::as_array)
