@@ -81,7 +81,7 @@ pub fn table(r: &SchedReport) -> String {
     }
     let _ = writeln!(
         t,
-        "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
+        "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9}",
         "scheduler",
         "scenario",
         "mean µs",
@@ -93,6 +93,8 @@ pub fn table(r: &SchedReport) -> String {
         "all/E",
         "hogs M/s",
         "hogs/E",
+        "hogs CPU%",
+        "draw ms",
         "zip s",
         "ftp s",
         "sched ms"
@@ -100,7 +102,7 @@ pub fn table(r: &SchedReport) -> String {
     for row in &r.rows {
         let _ = writeln!(
             t,
-            "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>7} {:>7} {:>9}",
+            "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9}",
             row.scheduler.name(),
             row.scenario,
             opt(row.response_mean_us, 0),
@@ -114,6 +116,8 @@ pub fn table(r: &SchedReport) -> String {
             opt(row.all_p99_vs_eevdf, 2),
             opt(row.hog_throughput, 1),
             opt(row.throughput_vs_eevdf, 3),
+            opt(row.hog_cpu_share.map(|x| x * 100.0), 1),
+            opt(row.drawing_cpu_ms, 0),
             opt(row.zip_s, 1),
             opt(row.ftp_s, 1),
             opt(row.scheduler_cpu_ms, 0),

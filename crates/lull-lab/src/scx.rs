@@ -333,6 +333,10 @@ fn painting_row(
         responses: Some(r.responses),
         response_all_p99_us: r.response_all_us.p99,
         hog_throughput: Some(r.hog_throughput),
+        hog_cpu_share: Some(r.hog_cpu_share),
+        drawing_cpu_ms: r
+            .handler_cpu_us_mean
+            .map(|us| us * r.responses as f64 / 1_000.0),
         zip_s: None,
         ftp_s: None,
         scheduler_cpu_ms: cpu0.zip(cpu1).map(|(a, b)| b - a),
@@ -369,6 +373,8 @@ fn file_manager_row(
         responses: None,
         response_all_p99_us: None,
         hog_throughput: None,
+        hog_cpu_share: None,
+        drawing_cpu_ms: None,
         zip_s: r.completion_s.zip,
         ftp_s: r.completion_s.ftp,
         scheduler_cpu_ms: cpu0.zip(cpu1).map(|(a, b)| b - a),

@@ -25,6 +25,13 @@ pub struct SchedRow {
     pub response_all_p99_us: Option<f64>,
     /// Painting: the hogs' million loop iterations per second, summed.
     pub hog_throughput: Option<f64>,
+    /// Painting: the hogs' CPU time over the replay's wall time × CPUs.
+    #[serde(default)]
+    pub hog_cpu_share: Option<f64>,
+    /// Painting: the app's drawing, ms of CPU (strokes drawn × the handler's mean CPU time per
+    /// stroke): work a scheduler that lets every stroke be drawn takes from the hogs.
+    #[serde(default)]
+    pub drawing_cpu_ms: Option<f64>,
     /// File manager: ZIP's and FTP's completion, s.
     pub zip_s: Option<f64>,
     pub ftp_s: Option<f64>,
@@ -127,6 +134,8 @@ pub fn summarise(per_round: &[Vec<SchedRow>]) -> Vec<SchedRow> {
                 responses: med_count(|r| r.responses),
                 response_all_p99_us: med(|r| r.response_all_p99_us),
                 hog_throughput: med(|r| r.hog_throughput),
+                hog_cpu_share: med(|r| r.hog_cpu_share),
+                drawing_cpu_ms: med(|r| r.drawing_cpu_ms),
                 zip_s: med(|r| r.zip_s),
                 ftp_s: med(|r| r.ftp_s),
                 scheduler_cpu_ms: med(|r| r.scheduler_cpu_ms),
@@ -154,6 +163,8 @@ mod tests {
             responses: None,
             response_all_p99_us: None,
             hog_throughput: tput,
+            hog_cpu_share: None,
+            drawing_cpu_ms: None,
             zip_s: None,
             ftp_s: None,
             scheduler_cpu_ms: None,
