@@ -8,8 +8,10 @@
 //! Licence: GPL-2.0-only (sched_ext loads GPL-compatible programs only); the rest of Lull keeps
 //! its own.
 
+pub mod placement;
 pub mod scheduler;
 pub mod tables;
+pub mod ucsg;
 
 pub use scheduler::{LoadError, RunStats, ScxOptions};
 pub use tables::Tables;
