@@ -208,6 +208,10 @@ struct Known {
     slot: usize,
     /// CPU time at the last sample (or when first seen).
     cpu_ns: u64,
+    /// When it was first seen, if after the last sample: its runtime over the part of the
+    /// period it was known is scaled to the whole period (a thread seen 10 ms before a sample
+    /// would otherwise count as all but idle, and DPM would turn cores off under it).
+    seen_ns: Option<u64>,
 }
 
 /// UCSG driven by lull-scx's facts; see the module docs.
@@ -221,6 +225,8 @@ pub struct UcsgPlacer {
     threads: BTreeMap<u32, Known>,
     front: Option<u32>,
     latest_input_ns: u64,
+    /// When the last period ended (or UCSG started).
+    last_sample_ns: u64,
     decisions: Vec<Decision<u32>>,
     counters: UcsgCounters,
 }
@@ -259,6 +265,7 @@ impl UcsgPlacer {
             threads: BTreeMap::new(),
             front: None,
             latest_input_ns: 0,
+            last_sample_ns: now_ns,
             decisions: Vec::new(),
             counters: UcsgCounters::default(),
         })
@@ -307,6 +314,7 @@ impl UcsgPlacer {
                     Known {
                         slot: 0,
                         cpu_ns: f.cpu_ns,
+                        seen_ns: Some(now_ns),
                     },
                 );
                 self.core
@@ -334,15 +342,28 @@ impl UcsgPlacer {
 
     fn sample(&mut self, now_ns: u64, facts: &[ThreadFact]) {
         let mut uses = Vec::new();
+        let period_ns = now_ns.saturating_sub(self.last_sample_ns);
         for f in facts {
             if let Some(k) = self.threads.get_mut(&f.tid) {
+                let mut runtime_ns = f.cpu_ns.saturating_sub(k.cpu_ns);
+                if let Some(seen) = k.seen_ns.take() {
+                    let known_ns = now_ns.saturating_sub(seen).max(1);
+                    if known_ns < period_ns {
+                        runtime_ns = u64::try_from(
+                            u128::from(runtime_ns) * u128::from(period_ns) / u128::from(known_ns),
+                        )
+                        .unwrap_or(u64::MAX)
+                        .min(period_ns);
+                    }
+                }
                 uses.push(ThreadUse {
                     thread: f.tid,
-                    runtime_ns: f.cpu_ns.saturating_sub(k.cpu_ns),
+                    runtime_ns,
                 });
                 k.cpu_ns = f.cpu_ns;
             }
         }
+        self.last_sample_ns = now_ns;
         self.counters.samples += 1;
         let view = SampleView {
             cluster: self.cluster,
