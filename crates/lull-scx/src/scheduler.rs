@@ -51,6 +51,9 @@ pub struct ScxOptions {
     /// UCSG's clusters (LITTLE, big); `None`: from the machine's `cpu_capacity`
     /// ([`placement::machine_sets`]).
     pub cpu_sets: Option<CpuSets>,
+    /// Whether UCSG places threads (`--no-ucsg`: every thread may run on every CPU, as before
+    /// UCSG's placement existed; for comparing the two in one guest run).
+    pub ucsg: bool,
 }
 
 impl Default for ScxOptions {
@@ -59,6 +62,7 @@ impl Default for ScxOptions {
             c_ns: lull_sched::boost::DEFAULT_C_NS,
             facts_pin: PathBuf::from(FACTS_PIN_PATH),
             cpu_sets: None,
+            ucsg: true,
         }
     }
 }
@@ -250,6 +254,7 @@ pub fn run(
         .load()
         .map_err(bpf("loading the BPF programs (the verifier)"))?;
     let mut ucsg = Ucsg {
+        on: opts.ucsg,
         placer,
         writer: PlaceWriter::default(),
     };
@@ -266,6 +271,7 @@ pub fn run(
 
 /// UCSG's user-space half while lull-scx runs.
 struct Ucsg {
+    on: bool,
     placer: UcsgPlacer,
     writer: PlaceWriter,
 }
@@ -273,6 +279,9 @@ struct Ucsg {
 impl Ucsg {
     /// Tells UCSG the facts as they are now and writes its placement.
     fn step(&mut self, skel: &BpfSkel<'_>) {
+        if !self.on {
+            return;
+        }
         let facts = placement::read_facts(&skel.maps.lull_facts);
         self.placer.observe(sys::monotonic_ns(), &facts);
         self.writer.sync(&skel.maps.lull_place, &self.placer);
