@@ -1,12 +1,13 @@
 //! `lull-scx`: loads Lull's sched_ext scheduler and runs it until SIGINT or SIGTERM.
 //!
 //! ```text
-//! lull-scx [--c-ms N] [--cpus LITTLE[/BIG] | --no-ucsg] [--stats-json PATH]
+//! lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]
 //! ```
 //! `--cpus` gives UCSG's clusters as CPU lists, LITTLE first (`0/1`, `0-3/4-7`), or one cluster
 //! (`0-1`); without it they come from the CPUs' `cpu_capacity` (one cluster when all are equal
 //! or the kernel offers none).
-//! `--no-ucsg` leaves UCSG's placement out (no thread is held to a CPU).
+//! `--ucsg` runs UCSG's sensitivity states and core allocation and holds each thread lulld
+//! declared to the CPU UCSG gives it (off by default: docs/scx.md says why).
 //! Prints `lull-scx: loaded` on stderr once the kernel runs it; at exit, its counts as JSON (to
 //! PATH, or stdout). Exit status 0 after a clean unload, 1 when it could not load or the kernel
 //! ended it (the message says why; the kernel's scheduler is back either way), 2 for bad usage.
@@ -19,7 +20,7 @@ use lull_scx::{scheduler, ScxOptions};
 
 fn usage(msg: &str) -> ExitCode {
     eprintln!(
-        "lull-scx: {msg}\nusage: lull-scx [--c-ms N] [--cpus LITTLE[/BIG] | --no-ucsg] [--stats-json PATH]"
+        "lull-scx: {msg}\nusage: lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]"
     );
     ExitCode::from(2)
 }
@@ -44,13 +45,15 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            "--no-ucsg" => opts.ucsg = false,
+            "--ucsg" => opts.ucsg = true,
             "--stats-json" => match args.next() {
                 Some(p) => stats_path = Some(p),
                 None => return usage("--stats-json takes a path"),
             },
             "-h" | "--help" => {
-                println!("usage: lull-scx [--c-ms N] [--cpus LITTLE[/BIG] | --no-ucsg] [--stats-json PATH]");
+                println!(
+                    "usage: lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]"
+                );
                 return ExitCode::SUCCESS;
             }
             other => return usage(&format!("unknown argument {other:?}")),

@@ -51,8 +51,9 @@ pub struct ScxOptions {
     /// UCSG's clusters (LITTLE, big); `None`: from the machine's `cpu_capacity`
     /// ([`placement::machine_sets`]).
     pub cpu_sets: Option<CpuSets>,
-    /// Whether UCSG places threads (`--no-ucsg`: every thread may run on every CPU, as before
-    /// UCSG's placement existed; for comparing the two in one guest run).
+    /// Whether UCSG places threads (`--ucsg`). Off by default: holding the one interactive
+    /// thread to the CPU UCSG's DPM leaves it took the boosted thread's run-queue wait from
+    /// 0.014 × EEVDF's to about 1 × in the lab guest (docs/scx.md, Figures).
     pub ucsg: bool,
 }
 
@@ -62,7 +63,7 @@ impl Default for ScxOptions {
             c_ns: lull_sched::boost::DEFAULT_C_NS,
             facts_pin: PathBuf::from(FACTS_PIN_PATH),
             cpu_sets: None,
-            ucsg: true,
+            ucsg: false,
         }
     }
 }

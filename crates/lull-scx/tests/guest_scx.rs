@@ -498,7 +498,7 @@ fn ucsg_placement_holds_every_managed_task_to_its_cpu() {
     lull_testkit::require_guest();
     assert_eq!(state(), SchedExtState::Disabled);
     let eevdf = ucsg_workload(false);
-    let child = load();
+    let child = load_with(&["--ucsg"]);
     let lull = ucsg_workload(true);
     unload(child);
     let stats: serde_json::Value =
