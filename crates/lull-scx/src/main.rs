@@ -1,8 +1,13 @@
 //! `lull-scx`: loads Lull's sched_ext scheduler and runs it until SIGINT or SIGTERM.
 //!
 //! ```text
-//! lull-scx [--c-ms N] [--stats-json PATH]
+//! lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]
 //! ```
+//! `--cpus` gives UCSG's clusters as CPU lists, LITTLE first (`0/1`, `0-3/4-7`), or one cluster
+//! (`0-1`); without it they come from the CPUs' `cpu_capacity` (one cluster when all are equal
+//! or the kernel offers none).
+//! `--ucsg` runs UCSG's sensitivity states and core allocation and holds each thread lulld
+//! declared to the CPU UCSG gives it (off by default: docs/scx.md says why).
 //! Prints `lull-scx: loaded` on stderr once the kernel runs it; at exit, its counts as JSON (to
 //! PATH, or stdout). Exit status 0 after a clean unload, 1 when it could not load or the kernel
 //! ended it (the message says why; the kernel's scheduler is back either way), 2 for bad usage.
@@ -10,10 +15,13 @@
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 
+use lull_scx::ucsg::CpuSets;
 use lull_scx::{scheduler, ScxOptions};
 
 fn usage(msg: &str) -> ExitCode {
-    eprintln!("lull-scx: {msg}\nusage: lull-scx [--c-ms N] [--stats-json PATH]");
+    eprintln!(
+        "lull-scx: {msg}\nusage: lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]"
+    );
     ExitCode::from(2)
 }
 
@@ -27,12 +35,25 @@ fn main() -> ExitCode {
                 Some(ms) if (1..=1_000).contains(&ms) => opts.c_ns = ms * 1_000_000,
                 _ => return usage("--c-ms takes a whole number of ms from 1 to 1000"),
             },
+            "--cpus" => {
+                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+                match args.next().map(|v| CpuSets::parse(&v, cpus)) {
+                    Some(Ok(sets)) => opts.cpu_sets = Some(sets),
+                    Some(Err(e)) => return usage(&format!("--cpus: {e}")),
+                    None => {
+                        return usage("--cpus takes CPU lists, LITTLE/big (e.g. 0/1) or one (0-1)")
+                    }
+                }
+            }
+            "--ucsg" => opts.ucsg = true,
             "--stats-json" => match args.next() {
                 Some(p) => stats_path = Some(p),
                 None => return usage("--stats-json takes a path"),
             },
             "-h" | "--help" => {
-                println!("usage: lull-scx [--c-ms N] [--stats-json PATH]");
+                println!(
+                    "usage: lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]"
+                );
                 return ExitCode::SUCCESS;
             }
             other => return usage(&format!("unknown argument {other:?}")),

@@ -15,9 +15,12 @@ use libbpf_rs::OpenObject;
 use lull_os::bpf::sched_ext::{self, SchedExtError, SchedExtState};
 use lull_os::bpf::scx_facts::FACTS_PIN_PATH;
 use lull_os::sys;
+use lull_sched::ucsg::live::UcsgLiveError;
 use serde::Serialize;
 
+use crate::placement::{self, PlaceWriter, PLACE_PIN_PATH};
 use crate::tables::Tables;
+use crate::ucsg::{CpuSets, UcsgCounters, UcsgPlacer};
 
 mod skel {
     #![allow(
@@ -34,7 +37,8 @@ use skel::{BpfSkel, BpfSkelBuilder};
 /// kernel takes every task back. 5 s is a sixth of the kernel's ceiling (`SCX_WATCHDOG_MAX_TIMEOUT`,
 /// 30 s) and what scx_simple-style schedulers use; short enough that a bug shows within a test.
 pub const WATCHDOG_MS: u32 = 5_000;
-/// How often the watcher looks at the BPF side's exit record while no signal comes.
+/// How often the watcher looks at the BPF side's exit record, and at lulld's facts for UCSG,
+/// while no signal comes (UCSG's own deadlines, 200 ms and 500 ms, may come sooner).
 const WATCH_PERIOD_MS: u32 = 100;
 
 /// How to load.
@@ -44,6 +48,13 @@ pub struct ScxOptions {
     pub c_ns: u64,
     /// Where the facts map is pinned.
     pub facts_pin: PathBuf,
+    /// UCSG's clusters (LITTLE, big); `None`: from the machine's `cpu_capacity`
+    /// ([`placement::machine_sets`]).
+    pub cpu_sets: Option<CpuSets>,
+    /// Whether UCSG places threads (`--ucsg`). Off by default: holding the one interactive
+    /// thread to the CPU UCSG's DPM leaves it took the boosted thread's run-queue wait from
+    /// 0.014 × EEVDF's to about 1 × in the lab guest (docs/scx.md, Figures).
+    pub ucsg: bool,
 }
 
 impl Default for ScxOptions {
@@ -51,6 +62,8 @@ impl Default for ScxOptions {
         ScxOptions {
             c_ns: lull_sched::boost::DEFAULT_C_NS,
             facts_pin: PathBuf::from(FACTS_PIN_PATH),
+            cpu_sets: None,
+            ucsg: false,
         }
     }
 }
@@ -75,6 +88,8 @@ pub enum LoadError {
     },
     #[error("the kernel ended lull-scx and went back to its own scheduler: {reason} ({message})")]
     Exited { reason: String, message: String },
+    #[error("UCSG cannot run on these CPUs: {0}")]
+    Ucsg(#[from] UcsgLiveError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -99,7 +114,7 @@ fn bpf(stage: &'static str) -> impl Fn(libbpf_rs::Error) -> LoadError {
 }
 
 /// The BPF side's counts over a run.
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct RunStats {
     /// Wake-ups boosted (seed 003): the thread had a new input.
     pub boosted: u64,
@@ -115,6 +130,16 @@ pub struct RunStats {
     pub facts_seen: u64,
     /// Of those, decisions for a thread of an app behind (UCSG's low weight).
     pub behind: u64,
+    /// Enqueues into the queue of the CPU UCSG placed the thread on.
+    pub placed: u64,
+    /// Wake-ups of a placed thread sent straight to its CPU, which was idle.
+    pub placed_direct: u64,
+    /// UCSG's own counts (user space).
+    pub ucsg: UcsgCounters,
+    /// UCSG's clusters, LITTLE/big or one (`0,1`).
+    pub cpu_sets: String,
+    /// Writes of the placement map the kernel refused.
+    pub place_failed: u64,
 }
 
 /// The checks before loading: sched_ext present, root, nothing loaded.
@@ -165,6 +190,9 @@ fn stats_of(skel: &BpfSkel<'_>) -> RunStats {
             kicks: b.nr_kicks,
             facts_seen: b.nr_facts_seen,
             behind: b.nr_behind,
+            placed: b.nr_placed,
+            placed_direct: b.nr_placed_direct,
+            ..RunStats::default()
         })
 }
 
@@ -182,6 +210,12 @@ pub fn run(
 ) -> Result<RunStats, LoadError> {
     preflight()?;
     let tables = Tables::new(opts.c_ns);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let sets = opts
+        .cpu_sets
+        .clone()
+        .unwrap_or_else(|| placement::machine_sets(cpus));
+    let placer = UcsgPlacer::new(&sets, sys::monotonic_ns())?;
     let mut object = MaybeUninit::<OpenObject>::uninit();
     let mut open = BpfSkelBuilder::default()
         .open(&mut object)
@@ -208,20 +242,66 @@ pub fn run(
     // A stale pin (a lull-scx killed before it could unpin) would be reused with stale
     // records: start from an empty map.
     let _ = std::fs::remove_file(&opts.facts_pin);
+    let _ = std::fs::remove_file(PLACE_PIN_PATH);
     open.maps
         .lull_facts
         .set_pin_path(&opts.facts_pin)
         .map_err(bpf("naming the facts map's pin"))?;
+    open.maps
+        .lull_place
+        .set_pin_path(PLACE_PIN_PATH)
+        .map_err(bpf("naming the placement map's pin"))?;
     let mut skel = open
         .load()
         .map_err(bpf("loading the BPF programs (the verifier)"))?;
-    let result = attach_and_watch(&mut skel, stop, on_loaded);
+    let mut ucsg = Ucsg {
+        on: opts.ucsg,
+        placer,
+        writer: PlaceWriter::default(),
+    };
+    let result = attach_and_watch(&mut skel, &mut ucsg, stop, on_loaded).map(|mut stats| {
+        stats.ucsg = ucsg.placer.counters();
+        stats.cpu_sets = sets.to_string();
+        stats.place_failed = ucsg.writer.failed;
+        stats
+    });
     let _ = skel.maps.lull_facts.unpin(&opts.facts_pin);
+    let _ = skel.maps.lull_place.unpin(PLACE_PIN_PATH);
     result
+}
+
+/// UCSG's user-space half while lull-scx runs.
+struct Ucsg {
+    on: bool,
+    placer: UcsgPlacer,
+    writer: PlaceWriter,
+}
+
+impl Ucsg {
+    /// Tells UCSG the facts as they are now and writes its placement.
+    fn step(&mut self, skel: &BpfSkel<'_>) {
+        if !self.on {
+            return;
+        }
+        let facts = placement::read_facts(&skel.maps.lull_facts);
+        self.placer.observe(sys::monotonic_ns(), &facts);
+        self.writer.sync(&skel.maps.lull_place, &self.placer);
+    }
+
+    /// How long the watcher may sleep: until UCSG's next deadline, at most a watch period.
+    fn timeout_ms(&self) -> u32 {
+        let left_ns = self
+            .placer
+            .next_deadline_ns()
+            .saturating_sub(sys::monotonic_ns());
+        let ms = left_ns.div_ceil(1_000_000);
+        u32::try_from(ms).map_or(WATCH_PERIOD_MS, |m| m.clamp(1, WATCH_PERIOD_MS))
+    }
 }
 
 fn attach_and_watch(
     skel: &mut BpfSkel<'_>,
+    ucsg: &mut Ucsg,
     stop: BorrowedFd<'_>,
     on_loaded: impl FnOnce(),
 ) -> Result<RunStats, LoadError> {
@@ -252,7 +332,8 @@ fn attach_and_watch(
         if let Some(e) = exit_of(skel) {
             return Err(e);
         }
-        sys::poll_readable(&fds, Some(WATCH_PERIOD_MS), &mut ready)?;
+        ucsg.step(skel);
+        sys::poll_readable(&fds, Some(ucsg.timeout_ms()), &mut ready)?;
         if ready[0] {
             if let Some(sig) = sys::read_signal(stop)? {
                 if !sig.self_inflicted() {

@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use lull_os::bpf::sched_ext::{self, SchedExtState};
 use lull_os::bpf::scx_facts::{FactRecord, FactsMap, FACTS_PIN_PATH};
+use lull_os::bpf::syscall::Map;
 use lull_os::sys;
+use lull_scx::placement::PLACE_PIN_PATH;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lull-scx");
 /// Hogs: more than the guest's 2 CPUs, so the interactive thread always competes.
@@ -52,7 +54,12 @@ fn wait_disabled() {
 /// Starts lull-scx and returns once it says it is loaded (it prints that only after the kernel
 /// reported sched_ext enabled).
 fn load() -> Child {
+    load_with(&[])
+}
+
+fn load_with(args: &[&str]) -> Child {
     let mut child = Command::new(BIN)
+        .args(args)
         .arg("--stats-json")
         .arg(STATS)
         .stderr(Stdio::piped())
@@ -85,6 +92,10 @@ fn unload(mut child: Child) {
     assert!(
         !Path::new(FACTS_PIN_PATH).exists(),
         "the facts map stays pinned"
+    );
+    assert!(
+        !Path::new(PLACE_PIN_PATH).exists(),
+        "the placement map stays pinned"
     );
 }
 
@@ -297,4 +308,218 @@ fn a_second_load_and_a_load_without_root_are_refused_clearly() {
     assert_eq!(nobody.status.code(), Some(1), "{msg}");
     assert!(msg.contains("needs root"), "{msg}");
     assert_eq!(state(), SchedExtState::Disabled);
+}
+
+/// Background hogs (each a process of its own: an app of its own to UCSG) for UCSG's test.
+const UCSG_HOGS: usize = 2;
+/// Samples of where each thread is, one every `UCSG_SAMPLE_EVERY` (pacing, not synchronisation).
+const UCSG_SAMPLES: usize = 600;
+const UCSG_SAMPLE_EVERY: Duration = Duration::from_millis(5);
+
+/// The CPU a task last ran on, or whose run queue it waits in (`/proc/TID/stat`, field 39).
+fn cpu_of(tid: u32) -> usize {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/stat")).expect("stat");
+    // The command name (field 2) may hold spaces; count from after its closing parenthesis.
+    let rest = &s[s.rfind(')').expect("stat's comm") + 2..];
+    rest.split_whitespace()
+        .nth(39 - 3)
+        .and_then(|f| f.parse().ok())
+        .unwrap_or_else(|| panic!("stat {s:?}"))
+}
+
+/// Where UCSG placed `tid`, from lull-scx's pinned placement map.
+fn placed(map: &Map, tid: u32) -> Option<usize> {
+    let v = map.lookup(&tid.to_ne_bytes()).ok()?;
+    Some(u32::from_ne_bytes(v.try_into().ok()?) as usize)
+}
+
+/// What the UCSG workload saw: per sample, the front thread's CPU and each hog's.
+struct Where {
+    front: Vec<usize>,
+    hogs: Vec<Vec<usize>>,
+    /// Samples at which the front thread was on the CPU UCSG placed it on (lull-scx only).
+    front_on_placed: usize,
+    /// Per hog, samples at which it was on the CPU UCSG placed it on (lull-scx only).
+    hogs_on_placed: Vec<usize>,
+}
+
+impl Where {
+    /// The CPU the front thread was seen on most.
+    fn front_cpu(&self) -> usize {
+        let mut n = [0usize; 64];
+        for &c in &self.front {
+            n[c.min(63)] += 1;
+        }
+        (0..64).max_by_key(|&c| n[c]).unwrap()
+    }
+
+    /// Samples at which some hog was on the front thread's most-used CPU.
+    fn hogs_on_front_cpu(&self) -> usize {
+        let f = self.front_cpu();
+        (0..self.front.len())
+            .filter(|&i| self.hogs.iter().any(|h| h[i] == f))
+            .count()
+    }
+}
+
+/// A busy front thread (an app in front working, UCSG's medium) and [`UCSG_HOGS`] busy
+/// processes behind (low); with `facts`, lull-scx is told of them as lulld tells it, and the
+/// sampling starts once UCSG has placed all three.
+fn ucsg_workload(facts: bool) -> Where {
+    let hogs: Vec<Child> = (0..UCSG_HOGS)
+        .map(|_| {
+            Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .expect("spawn a hog")
+        })
+        .collect();
+    let hog_pids: Vec<u32> = hogs.iter().map(Child::id).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let front_tid = Arc::new(AtomicU64::new(0));
+    let front = {
+        let (stop, tid) = (Arc::clone(&stop), Arc::clone(&front_tid));
+        std::thread::spawn(move || {
+            tid.store(sys::gettid() as u64, Ordering::Release);
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                n = std::hint::black_box(n + 1);
+            }
+        })
+    };
+    let start = Instant::now();
+    while front_tid.load(Ordering::Acquire) == 0 {
+        assert!(start.elapsed() < HANG_GUARD, "the front thread never ran");
+        std::thread::yield_now();
+    }
+    let ftid = front_tid.load(Ordering::Acquire) as u32;
+    let mut map = FactsMap::new(Path::new(FACTS_PIN_PATH));
+    let place = if facts {
+        let rec = |class| FactRecord {
+            class,
+            input_seq: 0,
+            input_ns: 0,
+        };
+        map.write(ftid, rec(1));
+        for &p in &hog_pids {
+            map.write(p, rec(3));
+        }
+        assert_eq!(map.counters().written, 1 + UCSG_HOGS as u64);
+        let place = Map::open_pinned(Path::new(PLACE_PIN_PATH)).expect("placement map");
+        // Wait (a hang guard bounds it) until UCSG has placed every thread.
+        let start = Instant::now();
+        while std::iter::once(ftid)
+            .chain(hog_pids.iter().copied())
+            .any(|t| placed(&place, t).is_none())
+        {
+            assert!(
+                start.elapsed() < HANG_GUARD,
+                "UCSG never placed the threads"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Some(place)
+    } else {
+        None
+    };
+    let mut w = Where {
+        front: Vec::new(),
+        hogs: vec![Vec::new(); UCSG_HOGS],
+        front_on_placed: 0,
+        hogs_on_placed: vec![0; UCSG_HOGS],
+    };
+    let cpu_ns = |t: u32| -> u64 {
+        std::fs::read_to_string(format!("/proc/{t}/schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let t0 = sys::monotonic_ns();
+    let before: Vec<u64> = std::iter::once(ftid)
+        .chain(hog_pids.iter().copied())
+        .map(cpu_ns)
+        .collect();
+    for _ in 0..UCSG_SAMPLES {
+        let f = cpu_of(ftid);
+        w.front.push(f);
+        for (i, &p) in hog_pids.iter().enumerate() {
+            let c = cpu_of(p);
+            w.hogs[i].push(c);
+            if place.as_ref().and_then(|m| placed(m, p)) == Some(c) {
+                w.hogs_on_placed[i] += 1;
+            }
+        }
+        if place.as_ref().and_then(|m| placed(m, ftid)) == Some(f) {
+            w.front_on_placed += 1;
+        }
+        std::thread::sleep(UCSG_SAMPLE_EVERY);
+    }
+    let after: Vec<u64> = std::iter::once(ftid)
+        .chain(hog_pids.iter().copied())
+        .map(cpu_ns)
+        .collect();
+    eprintln!(
+        "over {} ms: CPU ms front, hogs {:?}",
+        (sys::monotonic_ns() - t0) / 1_000_000,
+        before
+            .iter()
+            .zip(&after)
+            .map(|(b, a)| (a - b) / 1_000_000)
+            .collect::<Vec<_>>()
+    );
+    stop.store(true, Ordering::Relaxed);
+    front.join().unwrap();
+    for mut h in hogs {
+        h.kill().unwrap();
+        h.wait().unwrap();
+    }
+    if facts {
+        map.remove(ftid);
+        for &p in &hog_pids {
+            map.remove(p);
+        }
+    }
+    w
+}
+
+/// UCSG's core allocation (seed 001 §3.2.2) enforced by lull-scx on the guest's two equal CPUs
+/// (one cluster): a busy thread of the app in front (medium) and two busy apps behind (low),
+/// each task sampled [`UCSG_SAMPLES`] times where the kernel says it is; every one is on the
+/// CPU UCSG's placement map names in at least 95 % of the samples (counts, not timings). Under
+/// EEVDF in the same boot the same tasks are spread by load alone (printed for contrast).
+///
+/// Whether UCSG gives the front thread a CPU of its own (figure 2(b), shown by the unit test
+/// `the_front_thread_gets_a_cpu_of_its_own_and_the_background_is_kept_off_it`) depends on its
+/// DPM keeping two cores on; in the lab guest it kept one (docs/scx.md), so that is printed,
+/// not asserted.
+#[test]
+#[ignore = "needs the lab guest: sched_ext, BTF and root (lull lab vm --tests)"]
+fn ucsg_placement_holds_every_managed_task_to_its_cpu() {
+    lull_testkit::require_guest();
+    assert_eq!(state(), SchedExtState::Disabled);
+    let eevdf = ucsg_workload(false);
+    let child = load_with(&["--ucsg"]);
+    let lull = ucsg_workload(true);
+    unload(child);
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(STATS).unwrap()).unwrap();
+    let n = UCSG_SAMPLES;
+    let summary = format!(
+        "of {n} samples: on the placed CPU: front {}, hogs {:?}; a hog on the front thread's \
+         CPU: lull-scx {}, EEVDF {}; lull-scx: {stats}",
+        lull.front_on_placed,
+        lull.hogs_on_placed,
+        lull.hogs_on_front_cpu(),
+        eevdf.hogs_on_front_cpu(),
+    );
+    eprintln!("{summary}");
+    assert_eq!(stats["cpu_sets"], "0,1", "{summary}");
+    assert!(stats["ucsg"]["samples"].as_u64().unwrap() > 0, "{summary}");
+    assert!(stats["ucsg"]["threads"].as_u64().unwrap() >= 3, "{summary}");
+    assert!(stats["placed"].as_u64().unwrap() > 0, "{summary}");
+    // A migration at a sampling period, or a sample racing one, accounts for a few misses.
+    assert!(lull.front_on_placed * 100 >= n * 95, "{summary}");
+    for &h in &lull.hogs_on_placed {
+        assert!(h * 100 >= n * 95, "{summary}");
+    }
 }

@@ -22,6 +22,15 @@ enum lull_class {
 /* Most threads lulld may describe at once. */
 #define LULL_FACTS_MAX 4096
 
+/*
+ * UCSG's placement (seed 001 §3.2.2): tid -> the one CPU the thread may run on, written by
+ * lull-scx's user space (src/ucsg.rs) every sampling period.
+ */
+#define LULL_PLACE_MAX LULL_FACTS_MAX
+
+/* The first per-CPU queue's id: CPU n's placed tasks wait in LULL_PLACED_DSQ + n. */
+#define LULL_PLACED_DSQ 0x1000
+
 /* One thread's facts, keyed by its tid. */
 struct lull_fact {
 	unsigned int class;	 /* enum lull_class */

@@ -13,6 +13,9 @@
  *     wake-up is boosted (seed 003, eq. 6/7): it goes straight to the head of its CPU's local
  *     queue, preempting the task running there, and runs one slice at eq. 6's weight W';
  *     the boost ends when that slice ends or the thread blocks.
+ * UCSG's core allocation (seed 001 §3.2.2): user space runs lull-sched's UCSG over the facts and
+ * writes where each managed thread may run into `lull_place`; such a thread waits in its CPU's
+ * own queue, which that CPU serves beside the shared one, smallest vtime first.
  * Everything else (threads lulld did not name) runs at its own nice weight.
  * The watchdog (timeout_ms) bounds how long any runnable task may wait; any error ends the
  * scheduler and the kernel takes every task back.
@@ -57,6 +60,7 @@ const volatile u64 max_lead_ns;
 
 /* Counters user space reads (bss). */
 u64 nr_boosted, nr_high, nr_direct, nr_shared, nr_kicks, nr_facts_seen, nr_behind;
+u64 nr_placed, nr_placed_direct;
 
 static u64 vtime_now;
 
@@ -66,6 +70,20 @@ struct {
 	__type(key, u32);
 	__type(value, struct lull_fact);
 } lull_facts SEC(".maps");
+
+/*
+ * Seed 001 §3.2.2 (thread allocation and migration), §3.2.3 (DPM, cluster switching): the CPU
+ * UCSG gives each thread it manages, as a slot of the active cluster turned into a CPU by user
+ * space. Like the affinity lulld's live UCSG host sets, it is a rule, not a preference: the
+ * thread runs there only, even when another CPU idles (the seed allocates "to an active core"
+ * and moves threads only at the 200 ms migration).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LULL_PLACE_MAX);
+	__type(key, u32);
+	__type(value, u32);
+} lull_place SEC(".maps");
 
 struct task_ctx {
 	u64 weight;	/* 1024 = nice 0, the weight its vtime advances by */
@@ -87,9 +105,23 @@ static struct task_ctx *ctx_of(struct task_struct *p)
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
 }
 
+/* The CPU UCSG placed p on, or -1 (not placed, or a CPU its affinity excludes). */
+static s32 placed_cpu(struct task_struct *p)
+{
+	u32 tid = p->pid;
+	u32 *cpu = bpf_map_lookup_elem(&lull_place, &tid);
+
+	if (!cpu || *cpu >= scx_bpf_nr_cpu_ids() || !bpf_cpumask_test_cpu(*cpu, p->cpus_ptr))
+		return -1;
+	return *cpu;
+}
+
 static u64 runnable_now(void)
 {
 	u64 n = scx_bpf_dsq_nr_queued(SHARED_DSQ) + scx_bpf_nr_cpu_ids();
+	s32 cpu = bpf_get_smp_processor_id();
+
+	n += scx_bpf_dsq_nr_queued(LULL_PLACED_DSQ + cpu);
 	return n > LULL_NR_MAX ? LULL_NR_MAX : n;
 }
 
@@ -142,9 +174,13 @@ s32 BPF_STRUCT_OPS(lull_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 {
 	struct task_ctx *tctx = ctx_of(p);
 	bool is_idle = false;
-	s32 cpu;
+	s32 cpu = placed_cpu(p);
 
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	if (cpu >= 0)
+		/* Its own CPU only; straight to it when it idles. */
+		is_idle = scx_bpf_test_and_clear_cpu_idle(cpu);
+	else
+		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	if (is_idle && tctx) {
 		u64 nr = runnable_now();
 		bool boost;
@@ -156,6 +192,8 @@ s32 BPF_STRUCT_OPS(lull_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 		if (boost)
 			__sync_fetch_and_add(&nr_boosted, 1);
 		__sync_fetch_and_add(&nr_direct, 1);
+		if (placed_cpu(p) >= 0)
+			__sync_fetch_and_add(&nr_placed_direct, 1);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tctx->slice_ns, 0);
 	}
 	return cpu;
@@ -166,7 +204,7 @@ void BPF_STRUCT_OPS(lull_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = ctx_of(p);
 	u64 nr = runnable_now(), vtime, w;
 	bool boost;
-	s32 cpu;
+	s32 cpu, placed = placed_cpu(p);
 
 	if (!tctx) {
 		scx_bpf_error("lull-scx: task %d has no context", p->pid);
@@ -185,7 +223,7 @@ void BPF_STRUCT_OPS(lull_enqueue, struct task_struct *p, u64 enq_flags)
 		 * task's trip through dispatch and a lock on the shared queue; measured in the lab
 		 * guest it made the boosted p99 worse than EEVDF's (docs/scx.md).
 		 */
-		cpu = scx_bpf_task_cpu(p);
+		cpu = placed >= 0 ? placed : scx_bpf_task_cpu(p);
 		__sync_fetch_and_add(&nr_boosted, 1);
 		__sync_fetch_and_add(&nr_kicks, 1);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, tctx->slice_ns,
@@ -204,6 +242,14 @@ void BPF_STRUCT_OPS(lull_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (time_before(vtime_now + max_lead_ns, vtime))
 		vtime = vtime_now + max_lead_ns;
+	if (placed >= 0) {
+		/* UCSG's CPU (seed 001 §3.2.2): its queue, that CPU woken if it idles. */
+		__sync_fetch_and_add(&nr_placed, 1);
+		scx_bpf_dsq_insert_vtime(p, LULL_PLACED_DSQ + placed, tctx->slice_ns, vtime,
+					 enq_flags);
+		scx_bpf_kick_cpu(placed, SCX_KICK_IDLE);
+		return;
+	}
 	__sync_fetch_and_add(&nr_shared, 1);
 	scx_bpf_dsq_insert_vtime(p, SHARED_DSQ, tctx->slice_ns, vtime, enq_flags);
 	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
@@ -211,9 +257,35 @@ void BPF_STRUCT_OPS(lull_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
+/* The vtime at the head of a queue; false when it is empty. */
+static bool head_vtime(u64 dsq, u64 *vtime)
+{
+	struct task_struct *p;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		*vtime = p->scx.dsq_vtime;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A CPU serves its own placed queue and the shared one, the smaller head vtime first: placed
+ * and free tasks share one virtual time, so neither kind can hold the other back past the
+ * watchdog.
+ */
 void BPF_STRUCT_OPS(lull_dispatch, s32 cpu, struct task_struct *prev)
 {
-	scx_bpf_dsq_move_to_local(SHARED_DSQ, 0);
+	u64 own_dsq = LULL_PLACED_DSQ + cpu, own = 0, shared = 0;
+	bool has_own = head_vtime(own_dsq, &own);
+	bool has_shared = head_vtime(SHARED_DSQ, &shared);
+
+	if (has_own && (!has_shared || !time_before(shared, own)) &&
+	    scx_bpf_dsq_move_to_local(own_dsq, 0))
+		return;
+	if (scx_bpf_dsq_move_to_local(SHARED_DSQ, 0))
+		return;
+	scx_bpf_dsq_move_to_local(own_dsq, 0);
 }
 
 void BPF_STRUCT_OPS(lull_running, struct task_struct *p)
@@ -263,7 +335,18 @@ s32 BPF_STRUCT_OPS(lull_init_task, struct task_struct *p, struct scx_init_task_a
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(lull_init)
 {
-	return scx_bpf_create_dsq(SHARED_DSQ, -1);
+	u32 nr = scx_bpf_nr_cpu_ids();
+	s32 err, i;
+
+	err = scx_bpf_create_dsq(SHARED_DSQ, -1);
+	if (err)
+		return err;
+	bpf_for(i, 0, nr) {
+		err = scx_bpf_create_dsq(LULL_PLACED_DSQ + i, -1);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 void BPF_STRUCT_OPS(lull_exit, struct scx_exit_info *ei)
