@@ -11,9 +11,12 @@ use lull_lab::scx::{self, SchedReport, SchedSpec, Scheduler};
 
 #[derive(Args, Debug)]
 pub struct SchedArgs {
-    /// Schedulers to compare, comma-separated (eevdf, lull-scx, scx_lavd, scx_bpfland); EEVDF
-    /// always runs first, as the ratios' base.
-    #[arg(long, default_value = "eevdf,lull-scx,scx_lavd,scx_bpfland")]
+    /// Schedulers to compare, comma-separated (eevdf, lull-scx, lull-scx-ucsg, scx_lavd,
+    /// scx_bpfland); EEVDF always runs first, as the ratios' base.
+    #[arg(
+        long,
+        default_value = "eevdf,lull-scx,lull-scx-ucsg,scx_lavd,scx_bpfland"
+    )]
     schedulers: String,
     /// The stylus recording for the painting scenario (default: traces/stylus-spiral.trace or the
     /// built-in spiral).
@@ -53,7 +56,7 @@ fn parse_schedulers(s: &str) -> Result<Vec<Scheduler>, String> {
             .find(|x| x.name() == name)
             .ok_or_else(|| {
                 format!(
-                    "unknown scheduler {name:?}; expected eevdf, lull-scx, scx_lavd or scx_bpfland"
+                    "unknown scheduler {name:?}; expected eevdf, lull-scx, lull-scx-ucsg, scx_lavd or scx_bpfland"
                 )
             })?;
         if !out.contains(&sch) {
@@ -129,8 +132,14 @@ pub fn table(r: &SchedReport) -> String {
     for (s, scenario, why) in &r.failed {
         let _ = writeln!(t, "failed {} {scenario}: {why}", s.name());
     }
-    for (i, st) in r.lull_scx_stats.iter().enumerate() {
-        let _ = writeln!(t, "lull-scx counts, round {}: {st}", i + 1);
+    for st in &r.lull_scx_stats {
+        let _ = writeln!(
+            t,
+            "{} counts, round {}: {}",
+            st["scheduler"].as_str().unwrap_or("lull-scx"),
+            st["round"],
+            st["counts"]
+        );
     }
     t
 }

@@ -61,14 +61,18 @@ pub const MAX_ROUNDS: u32 = 20;
 pub enum Scheduler {
     Eevdf,
     LullScx,
+    /// lull-scx with UCSG's sensitivity states and core allocation holding threads to CPUs
+    /// (`lull-scx --ucsg`, docs/scx.md).
+    LullScxUcsg,
     ScxLavd,
     ScxBpfland,
 }
 
 impl Scheduler {
-    pub const ALL: [Scheduler; 4] = [
+    pub const ALL: [Scheduler; 5] = [
         Scheduler::Eevdf,
         Scheduler::LullScx,
+        Scheduler::LullScxUcsg,
         Scheduler::ScxLavd,
         Scheduler::ScxBpfland,
     ];
@@ -78,6 +82,7 @@ impl Scheduler {
         match self {
             Scheduler::Eevdf => "eevdf",
             Scheduler::LullScx => "lull-scx",
+            Scheduler::LullScxUcsg => "lull-scx-ucsg",
             Scheduler::ScxLavd => "scx_lavd",
             Scheduler::ScxBpfland => "scx_bpfland",
         }
@@ -88,9 +93,24 @@ impl Scheduler {
     pub fn program(self) -> Option<&'static str> {
         match self {
             Scheduler::Eevdf => None,
-            Scheduler::LullScx => Some("lull-scx"),
+            Scheduler::LullScx | Scheduler::LullScxUcsg => Some("lull-scx"),
             Scheduler::ScxLavd => Some("scx_lavd"),
             Scheduler::ScxBpfland => Some("scx_bpfland"),
+        }
+    }
+
+    /// Lull's own scheduler, in either configuration.
+    #[must_use]
+    pub fn is_lull_scx(self) -> bool {
+        matches!(self, Scheduler::LullScx | Scheduler::LullScxUcsg)
+    }
+
+    /// The program's arguments beyond the counts file.
+    #[must_use]
+    pub fn args(self) -> &'static [&'static str] {
+        match self {
+            Scheduler::LullScxUcsg => &["--ucsg"],
+            _ => &[],
         }
     }
 }
@@ -116,7 +136,7 @@ pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, String> {
         return Ok(None);
     };
     let mut candidates = Vec::new();
-    if s == Scheduler::LullScx {
+    if s.is_lull_scx() {
         if let Ok(exe) = std::env::current_exe() {
             candidates.push(exe.with_file_name(name));
         }
@@ -131,7 +151,7 @@ pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, String> {
         .find(|p| p.is_file())
         .map(Some)
         .ok_or_else(|| match s {
-            Scheduler::LullScx => {
+            Scheduler::LullScx | Scheduler::LullScxUcsg => {
                 "lull-scx is not built: cargo build --release -p lull-scx (needs clang-19 and libelf-dev)".to_owned()
             }
             _ => format!(
@@ -238,9 +258,10 @@ fn load(s: Scheduler, program: &Path, stats: &Path) -> Result<Loaded, SchedCompa
         )));
     }
     let mut cmd = Command::new(program);
-    if s == Scheduler::LullScx {
+    if s.is_lull_scx() {
         cmd.arg("--stats-json").arg(stats);
     }
+    cmd.args(s.args());
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -459,12 +480,16 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
             if let Some(l) = loaded {
                 unload(l)?;
                 // lull-scx writes its counts as it exits.
-                if s == Scheduler::LullScx {
+                if s.is_lull_scx() {
                     if let Some(v) = std::fs::read_to_string(&stats)
                         .ok()
-                        .and_then(|t| serde_json::from_str(&t).ok())
+                        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
                     {
-                        lull_scx_stats.push(v);
+                        lull_scx_stats.push(serde_json::json!({
+                            "scheduler": s.name(),
+                            "round": round,
+                            "counts": v,
+                        }));
                     }
                     let _ = std::fs::remove_file(&stats);
                 }

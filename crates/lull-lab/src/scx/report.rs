@@ -70,7 +70,8 @@ pub struct SchedReport {
     pub skipped: Vec<(Scheduler, String)>,
     /// Scenarios that failed under a scheduler (scheduler, scenario, error); the others ran.
     pub failed: Vec<(Scheduler, String, String)>,
-    /// lull-scx's BPF-side counts over its scenarios (its `--stats-json`), one per round.
+    /// lull-scx's counts over its scenarios (its `--stats-json`), one per configuration and
+    /// round: `{"scheduler", "round", "counts"}`.
     #[serde(default)]
     pub lull_scx_stats: Vec<serde_json::Value>,
     pub note: String,
