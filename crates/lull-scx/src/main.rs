@@ -18,10 +18,10 @@ use std::process::ExitCode;
 use lull_scx::ucsg::CpuSets;
 use lull_scx::{scheduler, ScxOptions};
 
+const USAGE: &str = "usage: lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]";
+
 fn usage(msg: &str) -> ExitCode {
-    eprintln!(
-        "lull-scx: {msg}\nusage: lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]"
-    );
+    eprintln!("lull-scx: {msg}\n{USAGE}");
     ExitCode::from(2)
 }
 
@@ -51,13 +51,14 @@ fn main() -> ExitCode {
                 None => return usage("--stats-json takes a path"),
             },
             "-h" | "--help" => {
-                println!(
-                    "usage: lull-scx [--c-ms N] [--ucsg [--cpus LITTLE[/BIG]]] [--stats-json PATH]"
-                );
+                println!("{USAGE}");
                 return ExitCode::SUCCESS;
             }
             other => return usage(&format!("unknown argument {other:?}")),
         }
+    }
+    if opts.cpu_sets.is_some() && !opts.ucsg {
+        return usage("--cpus gives UCSG's clusters: it needs --ucsg");
     }
     let stop = match scheduler::stop_on_signals() {
         Ok(fd) => fd,
