@@ -154,9 +154,8 @@ impl Placement for WakeIdle {
 
     fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState]) -> TickBalance {
         let here = cpus[cpu.0];
-        let domain = || {
-            (0..cpus.len()).filter(move |&o| cpus[o].cluster == here.cluster && cpus[o].online)
-        };
+        let domain =
+            || (0..cpus.len()).filter(move |&o| cpus[o].cluster == here.cluster && cpus[o].online);
         // `update_sd_pick_busiest`: the busiest group type, then the highest load per capacity.
         let Some(busiest) = domain().filter(|&o| o != cpu.0).max_by_key(|&o| {
             let r = cpus[o].rq_load();

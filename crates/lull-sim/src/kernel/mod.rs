@@ -31,9 +31,9 @@ use std::collections::VecDeque;
 
 use lull_audit::AuditRecord;
 use lull_model::time::NS_PER_US;
+use lull_sched::balance::LoadTracker;
 use lull_sched::class::{FairParams, SchedClass};
 use lull_sched::idle::{IdleGovernor, IdleStateParams};
-use lull_sched::balance::LoadTracker;
 use lull_sched::pelt::PeltSet;
 use lull_sched::placement::{CpuState, Placement};
 use lull_sched::seam::CpuMask;

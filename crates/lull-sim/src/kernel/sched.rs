@@ -2,8 +2,8 @@
 //! each decided by the run's [`lull_sched`] policies (the class keeps the run queues).
 
 use lull_audit::AuditEventKind;
-use lull_sched::class::{Enqueue, Migration};
 use lull_sched::balance;
+use lull_sched::class::{Enqueue, Migration};
 use lull_sched::placement::{CpuState, TickBalance};
 use lull_sched::seam::CpuMask;
 use lull_sched::{CpuId, TaskId};
