@@ -72,12 +72,8 @@ impl Placement for Hmp {
         WakeIdle.newidle_source(cpu, cpus)
     }
 
-    fn busy_balance_interval_ns(&self, cluster_cpus: usize) -> u64 {
-        WakeIdle.busy_balance_interval_ns(cluster_cpus)
-    }
-
-    fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState], failed: u32) -> TickBalance {
-        WakeIdle.tick_balance(cpu, cpus, failed)
+    fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState]) -> TickBalance {
+        WakeIdle.tick_balance(cpu, cpus)
     }
 
     fn idle_balance_target(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId> {
@@ -107,6 +103,9 @@ mod tests {
             has_current: !idle,
             nr_queued: 0,
             allowed: true,
+            load_avg: 0,
+            util_avg: 0,
+            capacity: 1024,
         }
     }
 

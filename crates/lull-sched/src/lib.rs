@@ -23,6 +23,7 @@
 //!
 //! Nothing here does I/O, reads a clock or spawns a thread: time is passed in.
 
+pub mod balance;
 pub mod boost;
 pub mod class;
 pub mod controller;

@@ -13,7 +13,7 @@ use crate::ids::{CpuId, TaskId};
 /// Full capacity (Linux `SCHED_CAPACITY_SCALE`).
 pub const CAPACITY_SCALE: u64 = 1024;
 /// A PELT period in units of 1024 ns (`delta >>= 10` in `___update_load_sum`).
-const PERIOD_US: u64 = 1024;
+pub(crate) const PERIOD_US: u64 = 1024;
 /// Periods after which a contribution has halved (`LOAD_AVG_PERIOD`).
 const HALF_LIFE_PERIODS: u64 = 32;
 /// The largest possible sum, Σ 1024·yⁿ (`LOAD_AVG_MAX`, `kernel/sched/sched-pelt.h`).
@@ -73,7 +73,7 @@ pub fn decay_load(val: u64, n: u64) -> u64 {
 /// The contribution of `periods` whole periods plus the edges: the rest of the first period
 /// (`d1`, decayed `periods` times), the full periods between (Σ 1024·yⁿ for 1 ≤ n < periods) and
 /// the start of the current one (`d3`, undecayed) (`__accumulate_pelt_segments`).
-fn accumulate_segments(periods: u64, d1: u64, d3: u64) -> u64 {
+pub(crate) fn accumulate_segments(periods: u64, d1: u64, d3: u64) -> u64 {
     let c1 = decay_load(d1, periods);
     let c2 = LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX, periods) - PERIOD_US;
     c1 + c2 + d3

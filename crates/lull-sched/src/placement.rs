@@ -9,6 +9,7 @@
 use std::cmp::Reverse;
 use std::fmt;
 
+use crate::balance::{busy_imbalance, RqLoad};
 use crate::ids::{CpuId, TaskId};
 
 /// One CPU as placement sees it.
@@ -29,6 +30,12 @@ pub struct CpuState {
     /// The task being placed may run here (its CPU affinity). Views for balancing, which place
     /// no particular task, set it everywhere.
     pub allowed: bool,
+    /// Its run queue's PELT load and utilisation ([`crate::balance::LoadTracker`]), filled in
+    /// for the periodic balance only (0 elsewhere).
+    pub load_avg: u64,
+    pub util_avg: u64,
+    /// Its capacity (1024 for the biggest CPU).
+    pub capacity: u64,
 }
 
 impl CpuState {
@@ -39,15 +46,23 @@ impl CpuState {
     fn load(&self) -> usize {
         self.nr_queued + usize::from(self.has_current)
     }
+
+    fn rq_load(&self) -> RqLoad {
+        RqLoad {
+            nr_running: self.load(),
+            load_avg: self.load_avg,
+            util_avg: self.util_avg,
+            capacity: self.capacity,
+        }
+    }
 }
 
 /// What a periodic balance decides.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TickBalance {
-    /// Pull one waiting task from this CPU.
-    Pull(CpuId),
-    /// An imbalance, but no task worth moving this time (Linux counts `nr_balance_failed`).
-    Failed,
+    /// Pull waiting tasks from `from` whose load fits in `imbalance` (by
+    /// [`crate::balance::can_detach`]); moving none counts a failure (`nr_balance_failed`).
+    Pull { from: CpuId, imbalance: u64 },
     /// Nothing to do.
     Balanced,
 }
@@ -63,13 +78,9 @@ pub trait Placement: fmt::Debug {
     /// The CPU `cpu`, about to go idle with an empty queue, pulls one waiting task from.
     fn newidle_source(&self, cpu: CpuId, cpus: &[CpuState]) -> Option<CpuId>;
 
-    /// How often a busy CPU of a cluster of `cluster_cpus` balances at its tick.
-    fn busy_balance_interval_ns(&self, cluster_cpus: usize) -> u64;
-
-    /// At `cpu`'s periodic balance (it runs a task), after `failed` attempts in a row that found
-    /// an imbalance but moved nothing: pull one waiting task from a CPU, give up (and count a
-    /// failure), or find the load balanced.
-    fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState], failed: u32) -> TickBalance;
+    /// At `cpu`'s periodic balance (it runs a task), from the CPUs' averaged loads: the CPU to
+    /// pull from and how much load, or balanced.
+    fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState]) -> TickBalance;
 
     /// At `cpu`'s tick: an idle CPU to wake so that it pulls from `cpu` (Linux's NOHZ idle
     /// balancing: idle CPUs sleep without a tick, so a busy one kicks them).
@@ -81,13 +92,6 @@ pub trait Placement: fmt::Debug {
         None
     }
 }
-
-/// A sched domain's balance interval per CPU in it, in ms (Linux `sd_init`: `balance_interval =
-/// sd_weight`, in ms).
-pub const BALANCE_INTERVAL_MS_PER_CPU: u64 = 1;
-/// How much less often a busy CPU balances than an idle one (Linux `sd_init`: `busy_factor =
-/// 16`).
-pub const BUSY_FACTOR: u64 = 16;
 
 /// The placement names [`by_name`] knows.
 pub const NAMES: [&str; 1] = ["wake-idle"];
@@ -105,9 +109,8 @@ pub fn by_name(name: &str) -> Result<Box<dyn Placement>, crate::UnknownPolicy> {
 
 /// Previous CPU if idle, else the first idle CPU, else the least loaded (ties: the previous CPU,
 /// then the lowest number); new-idle balancing from the busiest CPU of the same cluster; at a busy
-/// CPU's periodic balance, one task pulled from a CPU of its cluster with at least two tasks more
-/// (Linux `calculate_imbalance` with spare capacity: half the difference in running tasks); at
-/// every tick of a CPU with tasks waiting, the first idle CPU of its cluster kicked to pull
+/// CPU's periodic balance, Linux's rule on the CPUs' PELT load ([`crate::balance::busy_imbalance`]
+/// against the overloaded CPU of its cluster with the highest load per capacity); at every tick of a CPU with tasks waiting, the first idle CPU of its cluster kicked to pull
 /// (`nohz_balancer_kick`, `find_new_ilb`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct WakeIdle;
@@ -149,28 +152,30 @@ impl Placement for WakeIdle {
             .map(CpuId)
     }
 
-    fn busy_balance_interval_ns(&self, cluster_cpus: usize) -> u64 {
-        cluster_cpus.max(1) as u64 * BALANCE_INTERVAL_MS_PER_CPU * BUSY_FACTOR * 1_000_000
-    }
-
-    fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState], failed: u32) -> TickBalance {
+    fn tick_balance(&self, cpu: CpuId, cpus: &[CpuState]) -> TickBalance {
         let here = cpus[cpu.0];
-        let Some(busiest) = (0..cpus.len())
-            .filter(|&o| o != cpu.0 && cpus[o].cluster == here.cluster && cpus[o].online)
-            .filter(|&o| cpus[o].nr_queued > 0 && cpus[o].load() > here.load())
-            .max_by_key(|&o| (cpus[o].load(), Reverse(o)))
-        else {
+        let domain =
+            || (0..cpus.len()).filter(move |&o| cpus[o].cluster == here.cluster && cpus[o].online);
+        // `update_sd_pick_busiest`: the busiest group type, then the highest load per capacity.
+        let Some(busiest) = domain().filter(|&o| o != cpu.0).max_by_key(|&o| {
+            let r = cpus[o].rq_load();
+            (r.group_type(), r.avg_load(), Reverse(o))
+        }) else {
             return TickBalance::Balanced;
         };
-        // `calculate_imbalance` asks for half the load difference; `detach_tasks` moves a task
-        // only if its load, halved once per failed attempt (`shr_bound(load,
-        // nr_balance_failed)`), fits in it. A difference of two tasks fits at once; a
-        // difference of one (half a task) only after one failure — so three hogs on two CPUs
-        // take turns on the shared one.
-        if cpus[busiest].load() >= here.load() + 2 || failed >= 1 {
-            TickBalance::Pull(CpuId(busiest))
-        } else {
-            TickBalance::Failed
+        let domain_load = domain().map(|o| cpus[o].load_avg).sum();
+        let domain_capacity = domain().map(|o| cpus[o].capacity).sum();
+        match busy_imbalance(
+            &here.rq_load(),
+            &cpus[busiest].rq_load(),
+            domain_load,
+            domain_capacity,
+        ) {
+            Some(imbalance) => TickBalance::Pull {
+                from: CpuId(busiest),
+                imbalance,
+            },
+            None => TickBalance::Balanced,
         }
     }
 
@@ -200,6 +205,9 @@ mod tests {
             has_current: !idle,
             nr_queued: queued,
             allowed: true,
+            load_avg: 0,
+            util_avg: 0,
+            capacity: 1024,
         }
     }
 
@@ -249,23 +257,36 @@ mod tests {
     }
 
     #[test]
-    fn a_busy_cpu_pulls_at_once_for_two_tasks_of_difference_and_after_a_failure_for_one() {
+    fn a_busy_cpu_pulls_from_the_overloaded_cpu_with_the_most_load() {
         let p = WakeIdle;
-        // Loads 1, 2, 3 (running + queued).
-        let cpus = [cpu(false, 0), cpu(false, 1), cpu(false, 2)];
+        let with = |queued: usize, load_avg: u64| CpuState {
+            load_avg,
+            util_avg: 1020,
+            ..cpu(false, queued)
+        };
+        // One hog on CPU 0; two on CPU 1; three on CPU 2: CPU 0 pulls from CPU 2, asking to
+        // move min(3060 − 2040, 2040 − 1020) = 1020 (the average of 6120 over 3 CPUs is 2040).
+        let cpus = [with(0, 1020), with(1, 2040), with(2, 3060)];
         assert_eq!(
-            p.tick_balance(CpuId(0), &cpus, 0),
-            TickBalance::Pull(CpuId(2))
+            p.tick_balance(CpuId(0), &cpus),
+            TickBalance::Pull {
+                from: CpuId(2),
+                imbalance: 1020
+            }
         );
-        assert_eq!(p.tick_balance(CpuId(2), &cpus, 0), TickBalance::Balanced);
-        // A difference of one task moves one only after a failed attempt.
-        assert_eq!(p.tick_balance(CpuId(1), &cpus, 0), TickBalance::Failed);
+        // CPU 2 is the busiest: it pulls from nobody; CPU 1 is at the average: nothing.
+        assert_eq!(p.tick_balance(CpuId(2), &cpus), TickBalance::Balanced);
+        assert_eq!(p.tick_balance(CpuId(1), &cpus), TickBalance::Balanced);
+        // The same counts with CPU 2's load decayed (its tasks mostly asleep until now): counts
+        // alone would pull from CPU 2; the averaged load names CPU 1 (average 1520).
+        let cpus = [with(0, 1020), with(1, 2040), with(2, 1500)];
         assert_eq!(
-            p.tick_balance(CpuId(1), &cpus, 1),
-            TickBalance::Pull(CpuId(2))
+            p.tick_balance(CpuId(0), &cpus),
+            TickBalance::Pull {
+                from: CpuId(1),
+                imbalance: 500
+            }
         );
-        // 4 CPUs: 4 ms × 16 when busy.
-        assert_eq!(p.busy_balance_interval_ns(4), 64_000_000);
     }
 
     #[test]

@@ -31,6 +31,7 @@ use std::collections::VecDeque;
 
 use lull_audit::AuditRecord;
 use lull_model::time::NS_PER_US;
+use lull_sched::balance::LoadTracker;
 use lull_sched::class::{FairParams, SchedClass};
 use lull_sched::idle::{IdleGovernor, IdleStateParams};
 use lull_sched::pelt::PeltSet;
@@ -199,6 +200,8 @@ pub(crate) struct Cpu {
     freq_event: bool,
     /// When this core next balances at its tick.
     next_balance_ns: u64,
+    /// Its balance interval in ms before the busy factor (`sd->balance_interval`; 0 until set).
+    balance_interval_ms: u64,
     /// Balances in a row that found an imbalance and moved nothing (`sd->nr_balance_failed`).
     balance_failed: u32,
 }
@@ -222,6 +225,8 @@ pub(crate) struct Kernel<'s> {
     idle_gov: Box<dyn IdleGovernor>,
     /// Per-task and per-core utilisation, when the governor reads it.
     pelt: Option<PeltSet>,
+    /// Per-task and per-core PELT load for the load balancer (always tracked).
+    load: LoadTracker,
     /// Per cluster, its idle states as the idle governor sees them.
     idle_states: Vec<Vec<IdleStateParams>>,
     /// The cores as placement sees them, rebuilt at each decision (kept to reuse its memory).
@@ -259,6 +264,7 @@ impl<'s> Kernel<'s> {
                     running_task: None,
                     freq_event: false,
                     next_balance_ns: 0,
+                    balance_interval_ms: 0,
                     balance_failed: 0,
                 })
                 .collect(),
@@ -266,6 +272,7 @@ impl<'s> Kernel<'s> {
             placement: p.placement,
             idle_gov: p.idle,
             pelt: None,
+            load: LoadTracker::new(),
             idle_states: plat
                 .clusters
                 .iter()

@@ -2,6 +2,7 @@
 //! each decided by the run's [`lull_sched`] policies (the class keeps the run queues).
 
 use lull_audit::AuditEventKind;
+use lull_sched::balance;
 use lull_sched::class::{Enqueue, Migration};
 use lull_sched::placement::{CpuState, TickBalance};
 use lull_sched::seam::CpuMask;
@@ -122,8 +123,10 @@ impl Kernel<'_> {
     }
 
     /// Load balancing at core `c`'s tick: an idle core of its cluster is woken to pull when `c`
-    /// has threads waiting, and once per balance interval `c` itself pulls one thread from a
-    /// core with at least two more.
+    /// has threads waiting, and once per balance interval `c` itself balances on the cores'
+    /// PELT load (Linux's `sched_balance_rq` for a busy CPU): it pulls a waiting thread whose
+    /// load fits in the imbalance and is not cache hot, counting a failure when none does; after
+    /// enough failures the busiest core's stopper pushes one regardless (active balance).
     pub(super) fn tick_balance(&mut self, c: usize, cx: &mut Cx<'_, '_>) {
         let cpu = CpuId(c);
         if self.class.current(cpu).is_none() {
@@ -137,27 +140,44 @@ impl Kernel<'_> {
         if now < self.cpus[c].next_balance_ns {
             return;
         }
+        for (o, v) in self.cpu_view.iter_mut().enumerate() {
+            (v.load_avg, v.util_avg) = self.load.cpu_load_util(CpuId(o), now);
+            v.capacity = cx.soc.cores[o].capacity;
+        }
         let cluster_cpus = cx.soc.cluster_cores(cx.soc.cores[c].cluster).count();
-        self.cpus[c].next_balance_ns = now + self.placement.busy_balance_interval_ns(cluster_cpus);
-        let failed = self.cpus[c].balance_failed;
-        let from = match self.placement.tick_balance(cpu, &self.cpu_view, failed) {
-            TickBalance::Pull(from) => from,
-            TickBalance::Failed => {
-                self.cpus[c].balance_failed += 1;
-                return;
-            }
-            TickBalance::Balanced => {
-                self.cpus[c].balance_failed = 0;
-                return;
-            }
+        let decision = self.placement.tick_balance(cpu, &self.cpu_view);
+        let balanced = decision == TickBalance::Balanced;
+        let interval_ms =
+            balance::next_interval_ms(self.cpus[c].balance_interval_ms, cluster_cpus, balanced);
+        self.cpus[c].balance_interval_ms = interval_ms;
+        self.cpus[c].next_balance_ns = now + interval_ms * balance::BUSY_FACTOR * 1_000_000;
+        let TickBalance::Pull { from, imbalance } = decision else {
+            self.cpus[c].balance_failed = 0;
+            return;
         };
-        let tasks = &self.tasks;
-        let Some(t) = self
-            .class
-            .steal_candidate(from, &|t| tasks[t.0].allowed.contains(cpu))
-        else {
-            // Every waiting task is pinned elsewhere.
+        let failed = self.cpus[c].balance_failed;
+        let (tasks, load) = (&self.tasks, &self.load);
+        let allowed = |t: TaskId| tasks[t.0].allowed.contains(cpu);
+        let mut pick = self.class.steal_candidate(from, &|t| {
+            allowed(t)
+                && balance::can_detach(
+                    load.task_load(t, now),
+                    load.task_hot(t, now),
+                    failed,
+                    imbalance,
+                )
+        });
+        if pick.is_none() {
             self.cpus[c].balance_failed += 1;
+            if !balance::need_active_balance(self.cpus[c].balance_failed) {
+                return;
+            }
+            // Active balance: the busiest core's stopper preempts its task and pushes a waiting
+            // one here, with neither the load nor the cache-hot test.
+            pick = self.class.steal_candidate(from, &allowed);
+        }
+        let Some(t) = pick else {
+            // Every waiting task is pinned elsewhere.
             return;
         };
         self.cpus[c].balance_failed = 0;
@@ -225,6 +245,9 @@ impl Kernel<'_> {
             has_current: self.class.current(CpuId(c)).is_some(),
             nr_queued: self.class.nr_queued(CpuId(c)),
             allowed: true,
+            load_avg: 0,
+            util_avg: 0,
+            capacity: cx.soc.cores[c].capacity,
         }));
         self.cpu_view = view;
     }

@@ -1,6 +1,8 @@
 //! Utilisation tracking for governors that read it (schedutil): per-task PELT with util_est
 //! ([`lull_sched::pelt::PeltSet`]), fed at every change of what a core executes and of which
-//! tasks are queued where. Runs whose governor samples busy time instead track nothing.
+//! tasks are queued where. Runs whose governor samples busy time instead track nothing. The load
+//! balancer's PELT load ([`lull_sched::balance::LoadTracker`]) is fed at the same points in
+//! every run.
 
 use lull_sched::pelt::{self, PeltSet};
 use lull_sched::{CpuId, TaskId};
@@ -17,6 +19,15 @@ impl Kernel<'_> {
     /// on.
     pub(super) fn util_mark(&mut self, c: usize, running: Option<usize>, cx: &Cx<'_, '_>) {
         let before = std::mem::replace(&mut self.cpus[c].running_task, running);
+        if before != running {
+            let now = cx.now();
+            if let Some(b) = before {
+                self.load.set_running(TaskId(b), false, now);
+            }
+            if let Some(r) = running {
+                self.load.set_running(TaskId(r), true, now);
+            }
+        }
         let Some(p) = self.pelt.as_mut() else {
             return;
         };
@@ -33,6 +44,8 @@ impl Kernel<'_> {
 
     /// Thread `t` joins core `c`'s queue.
     pub(super) fn util_enqueue(&mut self, c: usize, t: usize, cx: &Cx<'_, '_>) {
+        let weight = u64::from(self.tasks[t].params.weight);
+        self.load.enqueue(TaskId(t), CpuId(c), weight, cx.now());
         if self.pelt.is_some() {
             self.util_sync(c, cx);
         }
@@ -43,6 +56,7 @@ impl Kernel<'_> {
 
     /// Thread `t` leaves core `c`'s queue to sleep (or be frozen).
     pub(super) fn util_sleep(&mut self, c: usize, t: usize, cx: &Cx<'_, '_>) {
+        self.load.dequeue(TaskId(t), cx.now());
         if self.pelt.is_some() {
             self.util_sync(c, cx);
         }
