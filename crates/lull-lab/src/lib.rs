@@ -7,9 +7,9 @@
 //! - [`apps`] (binary `lull-app`): seed 000's three apps as real display-server clients;
 //!   [`experiment`] runs them end to end (`lull live experiment`), with [`respondent`] answering
 //!   the messaging app.
-//! - [`boost_live`]: seed 003's painting experiment live (`lull live boost`): the painting app
-//!   among CPU hogs, stock or with the daemon's interactive boost; [`boost_overhead`]: hackbench
-//!   with that machinery running and without (`lull live boost-overhead`, seed 003 Table IV).
+//! - [`vtcfs_live`]: seed 003's painting experiment live (`lull live vtcfs`): the painting app
+//!   among CPU hogs, stock or with the daemon's interactive boost; [`vtcfs_overhead`]: hackbench
+//!   with that machinery running and without (`lull live vtcfs-overhead`, seed 003 Table IV).
 //! - [`measure`]: measurement windows over the kernel's per-thread counters, alone or summed per
 //!   guiS thread category; [`guis_stats`]: the same counters for the apps of a running `lulld`
 //!   (`lull guis stats`).
@@ -33,8 +33,6 @@ pub mod artefact;
 pub mod audit;
 pub mod bench;
 pub mod bench_fanout;
-pub mod boost_live;
-pub mod boost_overhead;
 pub mod c_client;
 pub mod channel;
 pub mod doctor;
@@ -53,3 +51,5 @@ pub mod stack;
 pub mod toggling_live;
 pub mod ucsg_live;
 pub mod validate;
+pub mod vtcfs_live;
+pub mod vtcfs_overhead;

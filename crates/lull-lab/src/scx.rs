@@ -3,7 +3,7 @@
 //! guest (`docs/lab-vm.md`).
 //!
 //! Scenarios, each under every scheduler in turn (the same recordings and hogs):
-//! - seed 003's painting: `lull live boost`'s experiment with the stock daemon (no policy on
+//! - seed 003's painting: `lull live vtcfs`'s experiment with the stock daemon (no policy on
 //!   the seam), the app driven by the replayed stylus, against 2 and then 10 CPU hogs;
 //! - seed 001's file manager with ZIP and FTP behind it: `lull live ucsg`'s experiment with the
 //!   stock daemon.
@@ -28,8 +28,8 @@ use lull_workload::Trace;
 use lulld::daemon::{Daemon, DaemonError};
 use serde::{Deserialize, Serialize};
 
-use crate::boost_live::{self, BoostLiveSpec, BoostPolicy};
 use crate::ucsg_live::{self, Background, Foreground, Policy, UcsgLiveSpec};
+use crate::vtcfs_live::{self, VtcfsLiveSpec, VtcfsPolicy};
 
 mod report;
 pub use report::{fill_ratios, summarise, SchedReport, SchedRow};
@@ -42,7 +42,7 @@ const STATE_POLL: Duration = Duration::from_millis(50);
 /// The painting scenario's hog counts (seed 003 §VI-B-1 runs up to ten).
 pub const PAINTING_HOGS: [u32; 2] = [2, 10];
 /// How many times slower than recorded the stylus is replayed in the guest by default. Under
-/// TCG the painting handler takes 55–62 ms of CPU per stroke (release build, `lull live boost
+/// TCG the painting handler takes 55–62 ms of CPU per stroke (release build, `lull live vtcfs
 /// --json`'s `handler_cpu_us_mean` in the lab guest) where the host takes about 1 ms
 /// (`apps/painting.rs`); at the recording's own pace (a stroke every 19 ms on average over its
 /// first 150 events) the app would need about three CPUs, so every scheduler only decides how
@@ -162,7 +162,7 @@ pub enum SchedCompareError {
     Scheduler { name: &'static str, message: String },
     // The painting's errors carry no prefix: each is reported beside its scenario's name.
     #[error(transparent)]
-    Painting(#[from] boost_live::BoostLiveError),
+    Painting(#[from] vtcfs_live::VtcfsLiveError),
     #[error("--stretch {0} is outside 1..={MAX_STRETCH}")]
     BadStretch(u32),
     #[error("--rounds {0} is outside 1..={MAX_ROUNDS}")]
@@ -290,7 +290,7 @@ fn painting_trace(spec: &SchedSpec) -> Result<Trace, SchedCompareError> {
     let mut t = spec.trace.clone();
     if let Some(n) = spec.events {
         if n < 2 {
-            return Err(boost_live::BoostLiveError::BadEvents(n).into());
+            return Err(vtcfs_live::VtcfsLiveError::BadEvents(n).into());
         }
         t.events.truncate(n);
     }
@@ -306,9 +306,9 @@ fn painting_row(
     spec: &SchedSpec,
     pid: Option<u32>,
 ) -> Result<SchedRow, SchedCompareError> {
-    let live = BoostLiveSpec::new(
+    let live = VtcfsLiveSpec::new(
         hogs,
-        vec![BoostPolicy::Stock],
+        vec![VtcfsPolicy::Stock],
         None,
         None,
         painting_trace(spec)?,
@@ -316,7 +316,7 @@ fn painting_row(
     )?;
     let cpu0 = pid.and_then(proc_cpu_ms);
     let r =
-        boost_live::run(&live)?
+        vtcfs_live::run(&live)?
             .into_iter()
             .next()
             .ok_or_else(|| SchedCompareError::Scheduler {

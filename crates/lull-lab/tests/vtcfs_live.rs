@@ -1,6 +1,6 @@
 //! The interactive boost live, as root (negative nice values need it; skipped with a message
 //! otherwise):
-//! - `lull live boost` at a small scale, stock and nice in the same run: the report has its
+//! - `lull live vtcfs` at a small scale, stock and nice in the same run: the report has its
 //!   shape, strokes are drawn, the boost reached the kernel and left nothing held, and the
 //!   boosted p99 response is not worse than stock's (a generous bound: timings on a shared
 //!   machine vary; the figures are in `docs/vtcfs.md`);
@@ -16,7 +16,7 @@ use std::thread;
 
 use lull::kds_client::{self, KdsAdmin};
 use lull_esm::EsmConfig;
-use lull_lab::boost_live::{self, BoostLiveSpec, BoostPolicy};
+use lull_lab::vtcfs_live::{self, VtcfsLiveSpec, VtcfsPolicy};
 use lull_model::{EventKind, HandlerId, RawEvent, ThreadCategory, TouchPhase};
 use lull_os::evdev::EvdevEncoder;
 use lull_os::{procfs, sys};
@@ -42,9 +42,9 @@ fn painting_among_hogs_stock_and_nice() {
         return;
     }
     let trace = lull_workload::spiral::stylus_spiral();
-    let spec = BoostLiveSpec::new(
+    let spec = VtcfsLiveSpec::new(
         4,
-        vec![BoostPolicy::Stock, BoostPolicy::Nice],
+        vec![VtcfsPolicy::Stock, VtcfsPolicy::Nice],
         None,
         Some(200),
         trace,
@@ -53,7 +53,7 @@ fn painting_among_hogs_stock_and_nice() {
     .unwrap();
     let reports = {
         let _live = lull_testkit::live_lock();
-        boost_live::run(&spec).unwrap()
+        vtcfs_live::run(&spec).unwrap()
     };
     let [stock, nice] = reports.as_slice() else {
         panic!("two reports: {reports:?}")
@@ -82,7 +82,7 @@ fn painting_among_hogs_stock_and_nice() {
     assert!(seam.actuator.restore_sched.applied > 0);
     assert_eq!(seam.held_threads, 0, "nothing left held");
     // The median, not the tail: the p99 of 200 responses is the second worst, which other load
-    // on the machine moves at will (`lull live boost` reports every percentile). The boost
+    // on the machine moves at will (`lull live vtcfs` reports every percentile). The boost
     // must not make the typical response slower than the stock kernel's, within 1.5 times.
     let (s, n) = (
         stock.response_us.p50.unwrap(),
