@@ -10,6 +10,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 
+use lull_apps::MAX_SCREEN_SIDE_PX;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_kds::wire::WindowInfo;
 use lull_kds::{compose, ComposeError, DrawError, Fill, Layer, Pixmap, Rect, Surface};
@@ -26,8 +27,6 @@ pub const FIGURE18_C: &str = include_str!("../../../apps/kds-c/figure18.c");
 /// The private server's screen unless told otherwise: VGA, large enough to show the 25 × 25
 /// window centred with backdrop on every side, small enough to check every pixel at once.
 pub const DEFAULT_DEMO_SCREEN_PX: (u32, u32) = (640, 480);
-/// Largest side accepted for `--screen` (the pure core's screen bound is 8192 × 8192 pixels).
-pub const MAX_SCREEN_SIDE_PX: u32 = 8192;
 
 /// Why a `lull kds` request or the demonstration failed.
 #[derive(Debug, thiserror::Error)]

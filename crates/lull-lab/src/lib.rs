@@ -28,7 +28,6 @@
 //! that depends on both.
 
 pub(crate) mod app_proc;
-pub mod apps;
 pub mod artefact;
 pub mod audit;
 pub mod bench;

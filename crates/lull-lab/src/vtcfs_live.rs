@@ -42,9 +42,9 @@ use lulld::seam::SeamReport;
 use serde::Serialize;
 
 use crate::app_proc::{AppProc, AppProcError};
-use crate::apps::AppReport;
 use crate::live::LatencyUs;
 use crate::stack;
+use lull_apps::AppReport;
 
 /// The daemon thread's nice under every policy: Android's `ANDROID_PRIORITY_URGENT_DISPLAY`
 /// (−8, `system/core/libsystem/include/system/thread_defs.h`), at which its compositor and input
@@ -112,7 +112,7 @@ pub enum VtcfsLiveError {
     Hackbench(String),
     #[error("the trace has no events")]
     EmptyTrace,
-    #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-lab`)")]
+    #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-apps`)")]
     AppBinary(PathBuf),
     #[error("app: {0}")]
     App(String),

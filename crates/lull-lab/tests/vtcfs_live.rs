@@ -28,6 +28,12 @@ use lulld::test_support::{wait_until, TestDaemon};
 /// the boost.
 const LONG_C_NS: u64 = 1_000_000_000;
 
+/// The `lull-app` of this build (`cargo test --workspace` builds it; alone, `cargo build -p
+/// lull-apps` first).
+fn app_binary() -> PathBuf {
+    lull_lab::experiment::default_app_binary().unwrap()
+}
+
 fn root() -> bool {
     if sys::geteuid() == 0 {
         return true;
@@ -48,7 +54,7 @@ fn painting_among_hogs_stock_and_nice() {
         None,
         Some(200),
         trace,
-        PathBuf::from(env!("CARGO_BIN_EXE_lull-app")),
+        app_binary(),
     )
     .unwrap();
     let reports = {
@@ -190,7 +196,7 @@ fn an_app_killed_while_boosted_leaves_nothing_held() {
         return;
     }
     let (d, device) = boosting_daemon("boost-kill");
-    let mut app = Command::new(env!("CARGO_BIN_EXE_lull-app"))
+    let mut app = Command::new(app_binary())
         .arg("painting")
         .arg("--model")
         .arg("esm-kds-guis")

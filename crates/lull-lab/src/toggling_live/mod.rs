@@ -22,7 +22,6 @@
 mod controlled;
 pub mod stats;
 pub mod thief;
-pub mod work;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -36,13 +35,13 @@ use serde::Serialize;
 
 use self::stats::Summary;
 use self::thief::{RtLimit, Thief, ThiefError, ThiefMethod};
-use self::work::{WorkArgs, WorkReport};
+use lull_apps::work::{WorkArgs, WorkReport};
 
 /// Worker threads: 4, twice this machine's CPUs, as the seed's 8 threads are twice the
 /// Odroid's 4 big cores (and equal to its 4 LITTLE).
 pub const DEFAULT_THREADS: u32 = 4;
 
-/// Work per thread, ms of [`work::ROUNDS_PER_MS`]: 4 threads × 700 ms on 1.5 CPUs' worth of
+/// Work per thread, ms of [`lull_apps::work::ROUNDS_PER_MS`]: 4 threads × 700 ms on 1.5 CPUs' worth of
 /// capacity (one whole, one halved by the thief) is about 2 s a run, so the default
 /// experiment (3 workloads × 8 arms × 3 repetitions) stays near 3 minutes.
 pub const DEFAULT_WORK_MS: u64 = 700;
@@ -116,7 +115,7 @@ pub enum TogglingError {
     BadShare(u32),
     #[error("CPU {cpu} is not one this process may use (allowed: {allowed:?}); two CPUs at least are needed, one slowed and one not")]
     BadCpu { cpu: u32, allowed: Vec<u32> },
-    #[error("cannot find the lull-work program at {path} (build it with `cargo build -p lull-lab`): {why}")]
+    #[error("cannot find the lull-work program at {path} (build it with `cargo build -p lull-apps`): {why}")]
     WorkBinary { path: PathBuf, why: String },
     #[error("thief: {0}")]
     Thief(#[from] ThiefError),

@@ -1,14 +1,13 @@
 //! `lull-app`: the live apps of seed 000 chapter 6 (tracking, messaging, video) as programs that
 //! attach to the display server and take their input through one delivery model. Started by
-//! `lull live experiment`; the process interface is described in `lull_lab::apps`.
+//! `lull live experiment`; the process interface is described in `lull_apps`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use lull_lab::apps::{self, app_model, AppConfig, AppKind, MAX_CLIP_MS};
-use lull_lab::kds_demo::MAX_SCREEN_SIDE_PX;
+use lull_apps::{app_model, AppConfig, AppKind, MAX_CLIP_MS, MAX_SCREEN_SIDE_PX};
 use lull_model::DeliveryModel;
 
 #[derive(Parser, Debug)]
@@ -70,7 +69,7 @@ fn parse_model(s: &str) -> Result<DeliveryModel, String> {
     app_model(s).ok_or_else(|| {
         format!(
             "{s:?}: expected one of {}",
-            DeliveryModel::names(&apps::APP_MODELS)
+            DeliveryModel::names(&lull_apps::APP_MODELS)
         )
     })
 }
@@ -107,7 +106,7 @@ fn main() -> ExitCode {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stdout();
-    match apps::run(&cfg, &mut input, &mut out) {
+    match lull_apps::run(&cfg, &mut input, &mut out) {
         Ok(report) => match serde_json::to_string(&report) {
             Ok(line) => {
                 println!("{line}");
