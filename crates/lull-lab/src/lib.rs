@@ -4,8 +4,8 @@
 //! - [`stack`]: the four delivery paths (ESM and the three baselines' hubs and apps) fed by the
 //!   same device and app handler; [`live`] measures their latency, wake-ups and CPU time
 //!   (`lull live latency`, `lull live idle`); [`channel`] compares daemon → app channels.
-//! - [`apps`] (binary `lull-app`): seed 000's three apps as real display-server clients;
-//!   [`experiment`] runs them end to end (`lull live experiment`), with [`respondent`] answering
+//! - the app processes (binaries `lull-app`, `lull-work`) are the crate `lull_apps`;
+//!   [`experiment`] runs seed 000's three apps end to end (`lull live experiment`), with [`respondent`] answering
 //!   the messaging app.
 //! - [`vtcfs_live`]: seed 003's painting experiment live (`lull live vtcfs`): the painting app
 //!   among CPU hogs, stock or with the daemon's interactive boost; [`vtcfs_overhead`]: hackbench
