@@ -67,9 +67,6 @@ pub const TRACKING_KINDS: [EventKind; 3] = [
 /// Longest line the respondent accepts, bytes without the newline: a message of the test is at
 /// most `lull_workload::messaging::MAX_MESSAGE_CHARS` characters.
 pub const MAX_RESPONDENT_LINE_BYTES: usize = 4096;
-/// Largest screen side accepted on a command line (the pure core's screen bound is 8192 × 8192
-/// pixels).
-pub const MAX_SCREEN_SIDE_PX: u32 = 8192;
 /// Longest video clip, ms: one hour, like the messaging session's bound. It bounds the report's
 /// per-frame vectors (about 108,000 frames at 29.97 fps) and keeps frame times far from overflow.
 pub const MAX_CLIP_MS: u64 = 3_600 * 1_000;

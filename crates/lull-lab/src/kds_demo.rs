@@ -10,7 +10,6 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 
-use lull_apps::MAX_SCREEN_SIDE_PX;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_kds::wire::WindowInfo;
 use lull_kds::{compose, ComposeError, DrawError, Fill, Layer, Pixmap, Rect, Surface};
@@ -110,25 +109,6 @@ pub fn parse_app(s: &str) -> Result<AppId, AppParseError> {
     Ok(AppId { index, generation })
 }
 
-/// `WIDTHxHEIGHT`, each side 1 to [`MAX_SCREEN_SIDE_PX`].
-///
-/// # Errors
-/// A message naming the expected form.
-pub fn parse_screen(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT, e.g. 640x480"))?;
-    let side = |v: &str| {
-        v.parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_SCREEN_SIDE_PX).contains(n))
-            .ok_or_else(|| {
-                format!("{s:?}: each side must be a whole number from 1 to {MAX_SCREEN_SIDE_PX}")
-            })
-    };
-    Ok((side(w)?, side(h)?))
-}
-
 /// A window-manager request of `lull kds`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum WmAction {
@@ -187,18 +167,23 @@ pub struct LayerReport {
     pub argb: String,
 }
 
+/// A layer's colour in the example's report that is not `0x` and eight hex digits.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("argb {0:?} is not 0x and eight hex digits")]
+pub struct BadArgb(pub String);
+
 impl LayerReport {
     /// The solid layer this describes.
     ///
     /// # Errors
-    /// A message when `argb` is not `0x` and eight hex digits.
-    pub fn layer(&self) -> Result<Layer, String> {
-        let hex = self
+    /// [`BadArgb`] when `argb` is not `0x` and eight hex digits.
+    pub fn layer(&self) -> Result<Layer, BadArgb> {
+        let argb = self
             .argb
             .strip_prefix("0x")
             .filter(|h| h.len() == 8 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or_else(|| format!("argb {:?} is not 0x and eight hex digits", self.argb))?;
-        let argb = u32::from_str_radix(hex, 16).map_err(|e| e.to_string())?;
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+            .ok_or_else(|| BadArgb(self.argb.clone()))?;
         Ok(Layer {
             z: self.z,
             rect: Rect::new(self.x, self.y, self.width, self.height),
@@ -435,9 +420,9 @@ pub fn figure18(config: &Figure18Config) -> Result<Figure18Report, DemoError> {
         .iter()
         .map(LayerReport::layer)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|reason| DemoError::ExampleOutput {
+        .map_err(|e| DemoError::ExampleOutput {
             line: line.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
     let app = app_id_from_bits(reported.app);
 
@@ -533,14 +518,6 @@ mod tests {
             let e = parse_app(bad).unwrap_err();
             assert!(e.to_string().contains("app3.0"), "{bad:?}: {e}");
         }
-    }
-
-    #[test]
-    fn screens_parse() {
-        assert_eq!(parse_screen("640x480"), Ok((640, 480)));
-        assert!(parse_screen("0x480").is_err());
-        assert!(parse_screen("640").is_err());
-        assert!(parse_screen("9000x10").is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use lull_apps::{app_model, AppConfig, AppKind, MAX_CLIP_MS, MAX_SCREEN_SIDE_PX};
+use lull_apps::{app_model, AppConfig, AppKind, MAX_CLIP_MS};
 use lull_model::DeliveryModel;
 
 #[derive(Parser, Debug)]
@@ -36,7 +36,7 @@ struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIP_MS))]
     clip_ms: Option<u64>,
     /// Video frame size, WIDTHxHEIGHT (default: seed 000's 1920x1080).
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = lull_kds::screen_size::parse_screen_size)]
     video_size: Option<(u32, u32)>,
     /// Seed of the video decoder's residuals.
     #[arg(long, default_value_t = 0)]
@@ -72,20 +72,6 @@ fn parse_model(s: &str) -> Result<DeliveryModel, String> {
             DeliveryModel::names(&lull_apps::APP_MODELS)
         )
     })
-}
-
-fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once('x')
-        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT"))?;
-    let n = |v: &str| {
-        v.parse::<u32>()
-            .ok()
-            // The window is at most the screen, and no screen is larger.
-            .filter(|&v| (1..=MAX_SCREEN_SIDE_PX).contains(&v))
-            .ok_or_else(|| format!("{s:?}: sides must be 1..={MAX_SCREEN_SIDE_PX}"))
-    };
-    Ok((n(w)?, n(h)?))
 }
 
 fn main() -> ExitCode {

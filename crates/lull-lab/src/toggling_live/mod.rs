@@ -20,6 +20,7 @@
 //!   nobody here wrote; skipped, with the reason, when `xz` is not installed).
 
 mod controlled;
+pub mod failure;
 pub mod stats;
 pub mod thief;
 
@@ -33,6 +34,7 @@ use lull_sched::seam::CpuMask;
 use lull_sched::UnknownPolicy;
 use serde::Serialize;
 
+use self::failure::RunFailure;
 use self::stats::Summary;
 use self::thief::{RtLimit, Thief, ThiefError, ThiefMethod};
 use lull_apps::work::{WorkArgs, WorkReport};
@@ -123,7 +125,7 @@ pub enum TogglingError {
     Run {
         workload: String,
         policy: String,
-        why: String,
+        why: RunFailure,
     },
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
@@ -459,17 +461,23 @@ fn arm_name(arm: Option<Scheme>) -> String {
     arm.map_or_else(|| UNCONTROLLED.to_string(), Scheme::name)
 }
 
-fn run_uncontrolled(w: &Workload) -> Result<RunOutcome, String> {
+fn run_uncontrolled(w: &Workload) -> Result<RunOutcome, RunFailure> {
     let start = Instant::now();
     let status = Command::new(&w.program)
         .args(&w.args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .status()
-        .map_err(|e| format!("cannot start {}: {e}", w.program.display()))?;
+        .map_err(|source| RunFailure::Start {
+            program: w.program.clone(),
+            source,
+        })?;
     let completion_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
     if !status.success() {
-        return Err(format!("{} ended with {status}", w.program.display()));
+        return Err(RunFailure::Ended {
+            program: w.program.clone(),
+            status,
+        });
     }
     Ok(RunOutcome {
         completion_ns,
@@ -480,10 +488,15 @@ fn run_uncontrolled(w: &Workload) -> Result<RunOutcome, String> {
     })
 }
 
-fn read_work_report(path: &Path) -> Result<WorkReport, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("no report at {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("bad report at {}: {e}", path.display()))
+fn read_work_report(path: &Path) -> Result<WorkReport, RunFailure> {
+    let text = std::fs::read_to_string(path).map_err(|source| RunFailure::NoReport {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| RunFailure::BadReport {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Runs the experiment; progress on stderr.
