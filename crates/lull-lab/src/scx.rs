@@ -110,8 +110,8 @@ pub fn comparison_bin_dir() -> Option<PathBuf> {
 /// [`comparison_bin_dir`] or on `PATH`.
 ///
 /// # Errors
-/// What is missing and how to build it.
-pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, String> {
+/// [`ProgramMissing`]: what is missing and how to build it.
+pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, ProgramMissing> {
     let Some(name) = s.program() else {
         return Ok(None);
     };
@@ -130,14 +130,21 @@ pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, String> {
         .into_iter()
         .find(|p| p.is_file())
         .map(Some)
-        .ok_or_else(|| match s {
-            Scheduler::LullScx => {
-                "lull-scx is not built: cargo build --release -p lull-scx (needs clang-19 and libelf-dev)".to_owned()
-            }
-            _ => format!(
-                "{name} is not installed: scripts/scx-schedulers.sh builds it (cargo install, about 9 minutes; needs clang-19, libelf-dev and Rust >= 1.91)"
-            ),
+        .ok_or(match s {
+            Scheduler::LullScx => ProgramMissing::LullScx,
+            _ => ProgramMissing::Comparison(name),
         })
+}
+
+/// A scheduler's program that is not on this machine, with how to get it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProgramMissing {
+    #[error(
+        "lull-scx is not built: cargo build --release -p lull-scx (needs clang-19 and libelf-dev)"
+    )]
+    LullScx,
+    #[error("{0} is not installed: scripts/scx-schedulers.sh builds it (cargo install, about 9 minutes; needs clang-19, libelf-dev and Rust >= 1.91)")]
+    Comparison(&'static str),
 }
 
 /// While lull-scx is loaded (its facts map is pinned), has the daemon feed it.
@@ -414,7 +421,7 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
             Ok(p) => programs.push((s, p)),
             Err(why) => {
                 eprintln!("lull lab sched: skipping {}: {why}", s.name());
-                skipped.push((s, why));
+                skipped.push((s, why.to_string()));
             }
         }
     }
