@@ -6,7 +6,7 @@
 #   python3 scripts/sched-timeline.py DIR/lull-scx.trace
 # Per scheduler it leaves in $LULL_VM_OUT: the tracefs timeline (sched_switch, sched_wakeup,
 # migrations, exits), /proc/stat and /proc/schedstat before and after, sched_ext's event
-# counters, `lull live boost`'s JSON and lull-scx's own counts.
+# counters, `lull live vtcfs`'s JSON and lull-scx's own counts.
 set -e
 OUT=${LULL_VM_OUT:?run inside the lab guest: lull lab vm --out DIR -- sh scripts/scx-trace.sh}
 HOGS=${HOGS:-2}
@@ -31,7 +31,7 @@ for s in ${SCHEDS:-eevdf lull-scx}; do
   cat /proc/schedstat > "$OUT/$s.schedstat0"
   cat /sys/kernel/sched_ext/root/events > "$OUT/$s.events0" 2>/dev/null || true
   echo 1 > $T/tracing_on
-  "$BIN/lull" live boost --hogs "$HOGS" --policy stock --events "$EVENTS" --json > "$OUT/$s.json" 2> "$OUT/$s.err"
+  "$BIN/lull" live vtcfs --hogs "$HOGS" --policy stock --events "$EVENTS" --json > "$OUT/$s.json" 2> "$OUT/$s.err"
   echo 0 > $T/tracing_on
   cat /proc/stat > "$OUT/$s.stat1"
   cat /proc/schedstat > "$OUT/$s.schedstat1"

@@ -102,7 +102,7 @@ pub struct Figure18Args {
     #[arg(long)]
     out: PathBuf,
     /// The private server's screen, WIDTHxHEIGHT.
-    #[arg(long, default_value = "640x480", value_parser = kds_demo::parse_screen)]
+    #[arg(long, default_value = "640x480", value_parser = lull_kds::screen_size::parse_screen_size)]
     screen: (u32, u32),
     /// Print JSON: {"app","screen","window":{"x","y","width","height"},
     /// "layers":[{"z","x","y","width","height","argb"},…],"verified_pixels","png"}.

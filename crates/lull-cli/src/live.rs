@@ -27,10 +27,10 @@ pub enum LiveCommand {
     Ucsg(UcsgArgs),
     /// Seed 003's painting experiment live: the painting app replaying the stylus recording
     /// among N CPU hogs, under the stock kernel or the daemon's interactive boost.
-    Boost(BoostArgs),
+    Vtcfs(VtcfsArgs),
     /// Seed 003's Table IV live: hackbench over pipes and sockets beside the live stack (daemon,
     /// painting app receiving the stylus replay) with the nice boost, without it, and alone.
-    BoostOverhead(BoostOverheadArgs),
+    VtcfsOverhead(VtcfsOverheadArgs),
     /// Seed 004's schemes live: a capacity thief makes one CPU slow; lull-work (with and without
     /// barriers) and xz run under each policy through the live controller, and with none.
     Toggling(TogglingArgs),
@@ -67,7 +67,7 @@ pub struct TogglingArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct BoostOverheadArgs {
+pub struct VtcfsOverheadArgs {
     /// Repetitions of every size and transport, each with and without (1..=100, default 5).
     #[arg(long)]
     reps: Option<u32>,
@@ -84,7 +84,7 @@ pub struct BoostOverheadArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct BoostArgs {
+pub struct VtcfsArgs {
     /// The app: painting.
     #[arg(long, default_value = "painting")]
     app: String,
@@ -348,8 +348,8 @@ pub fn run(cmd: LiveCommand) -> ExitCode {
         LiveCommand::Channel(a) => return channel(&a),
         LiveCommand::Experiment(a) => return experiment(&a),
         LiveCommand::Ucsg(a) => return ucsg(&a),
-        LiveCommand::Boost(a) => return boost(&a),
-        LiveCommand::BoostOverhead(a) => return boost_overhead(&a),
+        LiveCommand::Vtcfs(a) => return vtcfs(&a),
+        LiveCommand::VtcfsOverhead(a) => return vtcfs_overhead(&a),
         LiveCommand::Toggling(a) => return toggling(&a),
         LiveCommand::Latency(a) => (|| {
             let model = live::parse_model(&a.model)?;
@@ -567,9 +567,9 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
     }
 }
 
-fn boost(a: &BoostArgs) -> ExitCode {
-    use lull_lab::boost_live::{self, BoostLiveSpec};
-    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("boost", e, usage);
+fn vtcfs(a: &VtcfsArgs) -> ExitCode {
+    use lull_lab::vtcfs_live::{self, VtcfsLiveSpec};
+    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("vtcfs", e, usage);
     let trace = match live::stylus_trace(a.trace.as_deref()) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
@@ -578,15 +578,17 @@ fn boost(a: &BoostArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e, false),
     };
-    let spec = boost_live::parse_app(&a.app)
-        .and_then(|()| boost_live::parse_policies(&a.policy))
-        .and_then(|p| BoostLiveSpec::new(a.hogs, p, a.c_ms, a.events, trace, app_binary));
+    let spec = vtcfs_live::parse_app(&a.app)
+        .and_then(|()| vtcfs_live::parse_policies(&a.policy))
+        .and_then(|p| VtcfsLiveSpec::new(a.hogs, p, a.c_ms, a.events, trace, app_binary));
     let spec = match spec {
         Ok(s) => s,
         Err(e) => return fail(&e, e.is_usage()),
     };
-    eprintln!("live: the painting app under each boost policy, in real time…");
-    let reports = match boost_live::run(&spec) {
+    eprintln!(
+        "live: the painting app under each policy (stock, nice or slice boost), in real time…"
+    );
+    let reports = match vtcfs_live::run(&spec) {
         Ok(r) => r,
         Err(e) => return fail(&e, e.is_usage()),
     };
@@ -641,9 +643,9 @@ fn boost(a: &BoostArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
-    use lull_lab::boost_overhead::{self, OverheadSpec};
-    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("boost-overhead", e, usage);
+fn vtcfs_overhead(a: &VtcfsOverheadArgs) -> ExitCode {
+    use lull_lab::vtcfs_overhead::{self, OverheadSpec};
+    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("vtcfs-overhead", e, usage);
     let trace = match live::stylus_trace(None) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
@@ -658,7 +660,7 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
     };
     spec.hackbench.clone_from(&a.hackbench);
     eprintln!("live: hackbench beside the live stack, with the boost, without it and alone…");
-    let r = match boost_overhead::run(&spec) {
+    let r = match vtcfs_overhead::run(&spec) {
         Ok(r) => r,
         Err(e) => return fail(&e, e.is_usage()),
     };
@@ -678,8 +680,8 @@ fn boost_overhead(a: &BoostOverheadArgs) -> ExitCode {
         println!(
             "{:<7} {:>6} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>8.2}% {:>8.2}% {:>6.2}%",
             match row.transport {
-                boost_overhead::Transport::Pipe => "pipe",
-                boost_overhead::Transport::Socket => "socket",
+                vtcfs_overhead::Transport::Pipe => "pipe",
+                vtcfs_overhead::Transport::Socket => "socket",
             },
             row.pairs,
             row.groups,

@@ -22,6 +22,7 @@ pub mod geometry;
 pub mod pacing;
 pub mod pixmap;
 pub mod present;
+pub mod screen_size;
 pub mod server;
 pub mod wire;
 pub mod wm;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use lull_os::sys;
 
-use crate::apps::{AppReport, Ready};
+use lull_apps::{AppReport, Ready};
 
 /// How long an app may take to start, and to report after `stop`.
 const APP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -24,7 +24,7 @@ pub enum AppProcError {
     Io(#[from] std::io::Error),
 }
 
-/// One `lull-app` process, spoken to over its stdin and stdout (`crate::apps`' protocol).
+/// One `lull-app` process, spoken to over its stdin and stdout (`lull_apps`' protocol).
 pub(crate) struct AppProc {
     pub(crate) name: &'static str,
     child: Child,

@@ -75,7 +75,7 @@ pub fn checks() -> Vec<Check> {
     let root = lull_os::sys::geteuid() == 0;
     let mut out = vec![Check::new(
         "root",
-        "audit record, tlp-table, validate/perturbation; live ucsg, boost, toggling; ctl run/set-mask on other processes; guiS's kernel half (cgroup freezer); negative nice",
+        "audit record, tlp-table, validate/perturbation; live ucsg, vtcfs, toggling; ctl run/set-mask on other processes; guiS's kernel half (cgroup freezer); negative nice",
         if root {
             Ok("running as root".into())
         } else {
@@ -161,7 +161,7 @@ pub fn checks() -> Vec<Check> {
         "hackbench",
         "hackbench",
         "rt-tests",
-        "lull live boost-overhead",
+        "lull live vtcfs-overhead",
     ));
     out.push(program(
         "xz",

@@ -26,8 +26,6 @@ pub const FIGURE18_C: &str = include_str!("../../../apps/kds-c/figure18.c");
 /// The private server's screen unless told otherwise: VGA, large enough to show the 25 × 25
 /// window centred with backdrop on every side, small enough to check every pixel at once.
 pub const DEFAULT_DEMO_SCREEN_PX: (u32, u32) = (640, 480);
-/// Largest side accepted for `--screen` (the pure core's screen bound is 8192 × 8192 pixels).
-pub const MAX_SCREEN_SIDE_PX: u32 = 8192;
 
 /// Why a `lull kds` request or the demonstration failed.
 #[derive(Debug, thiserror::Error)]
@@ -111,25 +109,6 @@ pub fn parse_app(s: &str) -> Result<AppId, AppParseError> {
     Ok(AppId { index, generation })
 }
 
-/// `WIDTHxHEIGHT`, each side 1 to [`MAX_SCREEN_SIDE_PX`].
-///
-/// # Errors
-/// A message naming the expected form.
-pub fn parse_screen(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT, e.g. 640x480"))?;
-    let side = |v: &str| {
-        v.parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_SCREEN_SIDE_PX).contains(n))
-            .ok_or_else(|| {
-                format!("{s:?}: each side must be a whole number from 1 to {MAX_SCREEN_SIDE_PX}")
-            })
-    };
-    Ok((side(w)?, side(h)?))
-}
-
 /// A window-manager request of `lull kds`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum WmAction {
@@ -188,18 +167,23 @@ pub struct LayerReport {
     pub argb: String,
 }
 
+/// A layer's colour in the example's report that is not `0x` and eight hex digits.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("argb {0:?} is not 0x and eight hex digits")]
+pub struct BadArgb(pub String);
+
 impl LayerReport {
     /// The solid layer this describes.
     ///
     /// # Errors
-    /// A message when `argb` is not `0x` and eight hex digits.
-    pub fn layer(&self) -> Result<Layer, String> {
-        let hex = self
+    /// [`BadArgb`] when `argb` is not `0x` and eight hex digits.
+    pub fn layer(&self) -> Result<Layer, BadArgb> {
+        let argb = self
             .argb
             .strip_prefix("0x")
             .filter(|h| h.len() == 8 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or_else(|| format!("argb {:?} is not 0x and eight hex digits", self.argb))?;
-        let argb = u32::from_str_radix(hex, 16).map_err(|e| e.to_string())?;
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+            .ok_or_else(|| BadArgb(self.argb.clone()))?;
         Ok(Layer {
             z: self.z,
             rect: Rect::new(self.x, self.y, self.width, self.height),
@@ -436,9 +420,9 @@ pub fn figure18(config: &Figure18Config) -> Result<Figure18Report, DemoError> {
         .iter()
         .map(LayerReport::layer)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|reason| DemoError::ExampleOutput {
+        .map_err(|e| DemoError::ExampleOutput {
             line: line.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
     let app = app_id_from_bits(reported.app);
 
@@ -534,14 +518,6 @@ mod tests {
             let e = parse_app(bad).unwrap_err();
             assert!(e.to_string().contains("app3.0"), "{bad:?}: {e}");
         }
-    }
-
-    #[test]
-    fn screens_parse() {
-        assert_eq!(parse_screen("640x480"), Ok((640, 480)));
-        assert!(parse_screen("0x480").is_err());
-        assert!(parse_screen("640").is_err());
-        assert!(parse_screen("9000x10").is_err());
     }
 
     #[test]

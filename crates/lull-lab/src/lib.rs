@@ -4,12 +4,12 @@
 //! - [`stack`]: the four delivery paths (ESM and the three baselines' hubs and apps) fed by the
 //!   same device and app handler; [`live`] measures their latency, wake-ups and CPU time
 //!   (`lull live latency`, `lull live idle`); [`channel`] compares daemon → app channels.
-//! - [`apps`] (binary `lull-app`): seed 000's three apps as real display-server clients;
-//!   [`experiment`] runs them end to end (`lull live experiment`), with [`respondent`] answering
+//! - the app processes (binaries `lull-app`, `lull-work`) are the crate `lull_apps`;
+//!   [`experiment`] runs seed 000's three apps end to end (`lull live experiment`), with [`respondent`] answering
 //!   the messaging app.
-//! - [`boost_live`]: seed 003's painting experiment live (`lull live boost`): the painting app
-//!   among CPU hogs, stock or with the daemon's interactive boost; [`boost_overhead`]: hackbench
-//!   with that machinery running and without (`lull live boost-overhead`, seed 003 Table IV).
+//! - [`vtcfs_live`]: seed 003's painting experiment live (`lull live vtcfs`): the painting app
+//!   among CPU hogs, stock or with the daemon's interactive boost; [`vtcfs_overhead`]: hackbench
+//!   with that machinery running and without (`lull live vtcfs-overhead`, seed 003 Table IV).
 //! - [`measure`]: measurement windows over the kernel's per-thread counters, alone or summed per
 //!   guiS thread category; [`guis_stats`]: the same counters for the apps of a running `lulld`
 //!   (`lull guis stats`).
@@ -28,13 +28,10 @@
 //! that depends on both.
 
 pub(crate) mod app_proc;
-pub mod apps;
 pub mod artefact;
 pub mod audit;
 pub mod bench;
 pub mod bench_fanout;
-pub mod boost_live;
-pub mod boost_overhead;
 pub mod c_client;
 pub mod channel;
 pub mod doctor;
@@ -53,3 +50,5 @@ pub mod stack;
 pub mod toggling_live;
 pub mod ucsg_live;
 pub mod validate;
+pub mod vtcfs_live;
+pub mod vtcfs_overhead;

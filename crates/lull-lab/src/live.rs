@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use lull_apps::START_LEAD_NS;
 use lull_model::stats::{change_pct, nearest_rank, CDF_PERCENTS};
-use lull_model::time::{ns_to_us, NS_PER_MS, NS_PER_S, NS_PER_US};
+use lull_model::time::{ns_to_us, NS_PER_S, NS_PER_US};
 use lull_os::procfs::MeasureError;
 use lull_os::sys::{self, EventFd};
 
@@ -27,9 +28,6 @@ use crate::measure::{self, StackThread, ThreadDelta, Window};
 use crate::stack::{self, AppCell, TrackingApp, LIVE_MODELS};
 use lull_model::DeliveryModel;
 
-/// Time between starting the stack's threads and the first injected event, so every thread is
-/// set up and asleep before the measured window opens.
-pub const START_LEAD_NS: u64 = 300 * NS_PER_MS;
 /// How long after the last event the harness waits for the app before declaring the rest lost:
 /// many pull periods.
 pub const DRAIN_NS: u64 = 2 * NS_PER_S;
@@ -469,7 +467,7 @@ fn start_baseline(
             .name("lull-app".into())
             .spawn(move || {
                 let _ = tx.send(StackThread::current("app"));
-                let app = stack::run_baseline_app(baseline, app_end, app, &s)?;
+                let app = lull_apps::baseline::run_baseline_app(baseline, app_end, app, &s)?;
                 *cell
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(app);

@@ -2,7 +2,7 @@
 //! thread of the experiment's own process, stopped and joined once, on drop or by
 //! [`LiveDaemon::join`].
 //!
-//! Every experiment that brings the stack up (`experiment`, `boost_live`, `ucsg_live`,
+//! Every experiment that brings the stack up (`experiment`, `vtcfs_live`, `ucsg_live`,
 //! `kds_demo`) builds it here with [`LiveStack`]: where the sockets go, the display server's
 //! screen, and a set-up step that runs on the daemon's thread (the daemon's sources are not
 //! `Send`) to switch on the experiment's policy and add its devices.

@@ -6,7 +6,7 @@
 //! same on every connection for a given seed), or a line starting with [`ERROR_PREFIX`]:
 //!
 //! - a line that is not UTF-8 gets `error: not UTF-8` and the connection carries on;
-//! - a line longer than [`MAX_LINE_BYTES`] (newline excluded) gets `error: line longer than 4096
+//! - a line longer than [`MAX_RESPONDENT_LINE_BYTES`] (newline excluded) gets `error: line longer than 4096
 //!   bytes` and the connection is closed;
 //! - a client that disconnects mid-line loses that partial line, nothing else.
 //!
@@ -21,12 +21,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 
+use lull_apps::MAX_RESPONDENT_LINE_BYTES;
 use lull_workload::messaging::reply_text;
 use lull_workload::rng::SplitMix64;
 
-/// Longest line accepted, bytes without the newline: a message of the test is at most
-/// `lull_workload::messaging::MAX_MESSAGE_CHARS` characters.
-pub const MAX_LINE_BYTES: usize = 4096;
 /// Every error line starts with this; replies are lower-case words and never do.
 pub const ERROR_PREFIX: &str = "error: ";
 /// The reply seed unless [`Respondent::with_seed`] sets one.
@@ -35,7 +33,7 @@ pub const DEFAULT_SEED: u64 = 1;
 const NOT_UTF8_LINE: &[u8] = b"error: not UTF-8\n";
 const TOO_LONG_LINE: &[u8] = b"error: line longer than 4096 bytes\n";
 /// Bytes per `read`: one maximal line.
-const READ_CHUNK_BYTES: usize = MAX_LINE_BYTES;
+const READ_CHUNK_BYTES: usize = MAX_RESPONDENT_LINE_BYTES;
 
 /// What the server did, totalled over all connections.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -299,7 +297,7 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         while let Some(pos) = pending[consumed..].iter().position(|&b| b == b'\n') {
             let line = &pending[consumed..consumed + pos];
             consumed += pos + 1;
-            if line.len() > MAX_LINE_BYTES {
+            if line.len() > MAX_RESPONDENT_LINE_BYTES {
                 too_long = true;
                 break;
             }
@@ -313,7 +311,7 @@ fn serve(stream: &TcpStream, shared: &Shared) {
             }
         }
         pending.drain(..consumed);
-        too_long |= pending.len() > MAX_LINE_BYTES;
+        too_long |= pending.len() > MAX_RESPONDENT_LINE_BYTES;
         if too_long {
             out.extend_from_slice(TOO_LONG_LINE);
             Counters::add(&c.bad_lines, 1);

@@ -3,7 +3,7 @@
 //! guest (`docs/lab-vm.md`).
 //!
 //! Scenarios, each under every scheduler in turn (the same recordings and hogs):
-//! - seed 003's painting: `lull live boost`'s experiment with the stock daemon (no policy on
+//! - seed 003's painting: `lull live vtcfs`'s experiment with the stock daemon (no policy on
 //!   the seam), the app driven by the replayed stylus, against 2 and then 10 CPU hogs;
 //! - seed 001's file manager with ZIP and FTP behind it: `lull live ucsg`'s experiment with the
 //!   stock daemon.
@@ -28,8 +28,8 @@ use lull_workload::Trace;
 use lulld::daemon::{Daemon, DaemonError};
 use serde::{Deserialize, Serialize};
 
-use crate::boost_live::{self, BoostLiveSpec, BoostPolicy};
 use crate::ucsg_live::{self, Background, Foreground, Policy, UcsgLiveSpec};
+use crate::vtcfs_live::{self, VtcfsLiveSpec, VtcfsPolicy};
 
 mod report;
 pub use report::{fill_ratios, summarise, SchedReport, SchedRow};
@@ -42,7 +42,7 @@ const STATE_POLL: Duration = Duration::from_millis(50);
 /// The painting scenario's hog counts (seed 003 §VI-B-1 runs up to ten).
 pub const PAINTING_HOGS: [u32; 2] = [2, 10];
 /// How many times slower than recorded the stylus is replayed in the guest by default. Under
-/// TCG the painting handler takes 55–62 ms of CPU per stroke (release build, `lull live boost
+/// TCG the painting handler takes 55–62 ms of CPU per stroke (release build, `lull live vtcfs
 /// --json`'s `handler_cpu_us_mean` in the lab guest) where the host takes about 1 ms
 /// (`apps/painting.rs`); at the recording's own pace (a stroke every 19 ms on average over its
 /// first 150 events) the app would need about three CPUs, so every scheduler only decides how
@@ -130,8 +130,8 @@ pub fn comparison_bin_dir() -> Option<PathBuf> {
 /// [`comparison_bin_dir`] or on `PATH`.
 ///
 /// # Errors
-/// What is missing and how to build it.
-pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, String> {
+/// [`ProgramMissing`]: what is missing and how to build it.
+pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, ProgramMissing> {
     let Some(name) = s.program() else {
         return Ok(None);
     };
@@ -150,14 +150,21 @@ pub fn find_program(s: Scheduler) -> Result<Option<PathBuf>, String> {
         .into_iter()
         .find(|p| p.is_file())
         .map(Some)
-        .ok_or_else(|| match s {
-            Scheduler::LullScx | Scheduler::LullScxUcsg => {
-                "lull-scx is not built: cargo build --release -p lull-scx (needs clang-19 and libelf-dev)".to_owned()
-            }
-            _ => format!(
-                "{name} is not installed: scripts/scx-schedulers.sh builds it (cargo install, about 9 minutes; needs clang-19, libelf-dev and Rust >= 1.91)"
-            ),
+        .ok_or(match s {
+            Scheduler::LullScx | Scheduler::LullScxUcsg => ProgramMissing::LullScx,
+            _ => ProgramMissing::Comparison(name),
         })
+}
+
+/// A scheduler's program that is not on this machine, with how to get it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProgramMissing {
+    #[error(
+        "lull-scx is not built: cargo build --release -p lull-scx (needs clang-19 and libelf-dev)"
+    )]
+    LullScx,
+    #[error("{0} is not installed: scripts/scx-schedulers.sh builds it (cargo install, about 9 minutes; needs clang-19, libelf-dev and Rust >= 1.91)")]
+    Comparison(&'static str),
 }
 
 /// While lull-scx is loaded (its facts map is pinned), has the daemon feed it.
@@ -182,7 +189,7 @@ pub enum SchedCompareError {
     Scheduler { name: &'static str, message: String },
     // The painting's errors carry no prefix: each is reported beside its scenario's name.
     #[error(transparent)]
-    Painting(#[from] boost_live::BoostLiveError),
+    Painting(#[from] vtcfs_live::VtcfsLiveError),
     #[error("--stretch {0} is outside 1..={MAX_STRETCH}")]
     BadStretch(u32),
     #[error("--rounds {0} is outside 1..={MAX_ROUNDS}")]
@@ -311,7 +318,7 @@ fn painting_trace(spec: &SchedSpec) -> Result<Trace, SchedCompareError> {
     let mut t = spec.trace.clone();
     if let Some(n) = spec.events {
         if n < 2 {
-            return Err(boost_live::BoostLiveError::BadEvents(n).into());
+            return Err(vtcfs_live::VtcfsLiveError::BadEvents(n).into());
         }
         t.events.truncate(n);
     }
@@ -327,9 +334,9 @@ fn painting_row(
     spec: &SchedSpec,
     pid: Option<u32>,
 ) -> Result<SchedRow, SchedCompareError> {
-    let live = BoostLiveSpec::new(
+    let live = VtcfsLiveSpec::new(
         hogs,
-        vec![BoostPolicy::Stock],
+        vec![VtcfsPolicy::Stock],
         None,
         None,
         painting_trace(spec)?,
@@ -337,7 +344,7 @@ fn painting_row(
     )?;
     let cpu0 = pid.and_then(proc_cpu_ms);
     let r =
-        boost_live::run(&live)?
+        vtcfs_live::run(&live)?
             .into_iter()
             .next()
             .ok_or_else(|| SchedCompareError::Scheduler {
@@ -435,7 +442,7 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
             Ok(p) => programs.push((s, p)),
             Err(why) => {
                 eprintln!("lull lab sched: skipping {}: {why}", s.name());
-                skipped.push((s, why));
+                skipped.push((s, why.to_string()));
             }
         }
     }

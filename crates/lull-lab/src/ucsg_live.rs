@@ -39,7 +39,7 @@ use lulld::seam::SeamReport;
 use lulld::ucsg::{UcsgConfig, UcsgStatus};
 use serde::{Deserialize, Serialize};
 
-use crate::apps::AppReport;
+use lull_apps::AppReport;
 
 use crate::stack;
 
@@ -134,7 +134,7 @@ pub enum UcsgLiveError {
     UnknownPolicy(String),
     #[error("scale {0} is outside (0, 1]")]
     BadScale(f64),
-    #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-lab`)")]
+    #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-apps`)")]
     AppBinary(PathBuf),
     #[error("{app}: {why}")]
     App { app: &'static str, why: String },
@@ -637,7 +637,7 @@ mod tests {
     fn a_video_cell_counts_the_frames_on_time_over_the_clip() {
         let mut a = saved();
         a.foreground = Foreground::Video;
-        a.foreground_report.video = Some(crate::apps::VideoAppReport {
+        a.foreground_report.video = Some(lull_apps::VideoAppReport {
             frames: 30,
             decoded: 30,
             drawn: 28,

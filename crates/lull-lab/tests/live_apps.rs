@@ -11,8 +11,8 @@
 
 use std::path::PathBuf;
 
+use lull_apps::{AppKind, APP_MODELS};
 use lull_kds::pacing::DEFAULT_REFRESH_PERIOD_NS;
-use lull_lab::apps::{AppKind, APP_MODELS};
 use lull_lab::experiment::{
     self, BackgroundPlan, ExperimentReport, ExperimentSpec, Scenario, Workload,
 };
@@ -45,8 +45,10 @@ const ONE_MESSAGE: MessagingParams = MessagingParams {
     reply_delay_ms: 50,
 };
 
+/// The `lull-app` of this build (`cargo test --workspace` builds it; alone, `cargo build -p
+/// lull-apps` first).
 fn app_binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_lull-app"))
+    lull_lab::experiment::default_app_binary().unwrap()
 }
 
 fn run(spec: &ExperimentSpec) -> ExperimentReport {

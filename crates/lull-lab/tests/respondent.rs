@@ -3,9 +3,8 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
-use lull_lab::respondent::{
-    Respondent, RespondentCounters, RespondentHandle, ERROR_PREFIX, MAX_LINE_BYTES,
-};
+use lull_apps::MAX_RESPONDENT_LINE_BYTES;
+use lull_lab::respondent::{Respondent, RespondentCounters, RespondentHandle, ERROR_PREFIX};
 use lull_workload::messaging::{reply_text, WORDS};
 use lull_workload::rng::SplitMix64;
 
@@ -102,7 +101,7 @@ fn an_overlong_line_gets_an_error_and_the_connection_closes() {
     let server = serve();
     // The longest line allowed is answered.
     let mut ok = Client::connect(&server);
-    let mut longest = vec![b'a'; MAX_LINE_BYTES];
+    let mut longest = vec![b'a'; MAX_RESPONDENT_LINE_BYTES];
     longest.push(b'\n');
     ok.send(&longest);
     assert_eq!(ok.line(), expected_replies(1)[0]);
@@ -112,7 +111,7 @@ fn an_overlong_line_gets_an_error_and_the_connection_closes() {
         let mut c = Client::connect(&server);
         c.send(b"first\n");
         assert_eq!(c.line(), expected_replies(1)[0]);
-        let mut line = vec![b'b'; MAX_LINE_BYTES];
+        let mut line = vec![b'b'; MAX_RESPONDENT_LINE_BYTES];
         line.extend_from_slice(tail);
         c.send(&line);
         let error = c.line();

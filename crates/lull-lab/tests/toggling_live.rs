@@ -29,7 +29,11 @@ fn two_cpus() -> bool {
     false
 }
 
-const WORK: &str = env!("CARGO_BIN_EXE_lull-work");
+/// The `lull-work` of this build (`cargo test --workspace` builds it; alone, `cargo build -p
+/// lull-apps` first).
+fn work() -> std::path::PathBuf {
+    lull_lab::toggling_live::default_work_binary().unwrap()
+}
 
 /// The tests that start a thief on CPU 1 take turns: two thieves on one CPU would each take
 /// less than asked.
@@ -99,7 +103,7 @@ fn workload_program_rejects_bad_arguments() {
         &["--threads", "2", "--work-ms", "ten"][..],
         &["--bogus"][..],
     ] {
-        let out = Command::new(WORK).args(args).output().unwrap();
+        let out = Command::new(work()).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with("lull-work: "), "{args:?}: {err}");
@@ -111,7 +115,7 @@ fn workload_program_reports_every_thread() {
     let dir = std::env::temp_dir().join(format!("lull-work-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let report = dir.join("r.json");
-    let st = Command::new(WORK)
+    let st = Command::new(work())
         .args([
             "--threads",
             "3",
@@ -139,7 +143,7 @@ fn a_short_experiment_has_every_row() {
     let _turn = THIEF_CPU
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut spec = TogglingSpec::new(WORK.into());
+    let mut spec = TogglingSpec::new(work());
     spec.reps = 1;
     spec.work_ms = 5;
     spec.barrier_ms = 1;

@@ -4,8 +4,6 @@
 //! machine vary; the figures themselves are in `docs/ucsg.md`). Skipped with a message when not
 //! root (the proc connector and negative nice values need it).
 
-use std::path::PathBuf;
-
 use lull_lab::ucsg_live::{self, Background, Foreground, Policy, UcsgLiveSpec};
 
 /// Small enough for a test: 5 % of seed 001's sizes and times.
@@ -17,7 +15,7 @@ fn spec(policy: Policy) -> UcsgLiveSpec {
         background: Background::ZipFtp,
         policy,
         scale: SCALE,
-        app_binary: PathBuf::from(env!("CARGO_BIN_EXE_lull-app")),
+        app_binary: lull_lab::experiment::default_app_binary().unwrap(),
     }
 }
 

@@ -41,7 +41,7 @@ pub const WORDS: [&str; 40] = [
 pub const REPLY_LEN_BYTES: (u32, u32) = (20, 159);
 
 /// Longest message, characters: one line of the respondent's protocol
-/// (`lull_lab::respondent::MAX_LINE_BYTES`).
+/// (`lull_apps::MAX_RESPONDENT_LINE_BYTES`).
 pub const MAX_MESSAGE_CHARS: u32 = 4096;
 
 /// Longest time parameter, ms. One hour bounds the session's memory (at most 7.2 M key events

@@ -65,7 +65,7 @@ struct Args {
     #[arg(long)]
     kds_socket: Option<PathBuf>,
     /// Screen size of the display server, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+    #[arg(long, default_value = "1920x1080", value_parser = lull_kds::screen_size::parse_screen_size)]
     screen: (u32, u32),
     /// A frame-buffer device to show the screen on; `auto` uses /dev/fb0 when there is one.
     /// Without it the display server runs headless (the screen lives in memory; `lull kds
@@ -203,20 +203,6 @@ fn actuator_availability(r: &lull_actuate::ActuatorReport) -> String {
         out.push_str(&format!("; {} unavailable here ({why})", k.name()));
     }
     out
-}
-
-/// `WIDTHxHEIGHT`, each 1..=8192.
-fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT, e.g. 1920x1080"))?;
-    let dim = |v: &str| {
-        v.parse::<u32>()
-            .ok()
-            .filter(|n| (1..=8192).contains(n))
-            .ok_or_else(|| format!("{s:?}: each side must be a whole number from 1 to 8192"))
-    };
-    Ok((dim(w)?, dim(h)?))
 }
 
 /// The frame buffer to use: `auto` is /dev/fb0 when present, headless otherwise.

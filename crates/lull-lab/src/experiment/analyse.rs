@@ -11,7 +11,7 @@ use super::{
     BackgroundWindow, DisplayProfile, Events, ExperimentReport, LatencyStats, Mark,
     MessagingSummary, Pacing, ProbedThread, Profile, Scenario, VideoSummary,
 };
-use crate::apps::AppReport;
+use lull_apps::AppReport;
 
 /// What [`super::collect`] took from the machine for one run: the measured threads, their
 /// counters at each mark, the app's own report and the stack's counts. Saved as JSON, it is

@@ -1,4 +1,4 @@
-//! `lull live experiment`: one of the three live apps (`crate::apps`, the `lull-app` binary)
+//! `lull live experiment`: one of the three live apps (`lull_apps`, the `lull-app` binary)
 //! under one delivery model, end to end on this machine, with latency, frames, and CPU time and
 //! wake-ups per guiS thread category read from the kernel.
 //!
@@ -41,10 +41,10 @@ use lulld::guis::{GuisConfig, GuisReport, GuisStatus, IdleAction};
 use lulld::replay::ReplayCounters;
 use serde::{Deserialize, Serialize};
 
-use crate::apps::{app_model, AppKind, AppReport, Ready, APP_MODELS};
 use crate::measure;
 use crate::respondent::{Respondent, RespondentHandle};
 use crate::stack;
+use lull_apps::{app_model, AppKind, AppReport, Ready, APP_MODELS};
 use lull_model::DeliveryModel;
 
 mod analyse;
@@ -265,7 +265,7 @@ pub enum ExperimentError {
     },
     #[error("the trace holds an event with no evdev form ({0}); apps take input events only")]
     NotInput(lull_model::RawEvent),
-    #[error("cannot find the lull-app program at {path}: {why} (build it with `cargo build -p lull-lab`, or pass --app-binary)")]
+    #[error("cannot find the lull-app program at {path}: {why} (build it with `cargo build -p lull-apps`, or pass --app-binary)")]
     AppBinary { path: PathBuf, why: String },
     #[error("trace: {0}")]
     Trace(#[from] TraceError),
@@ -360,15 +360,25 @@ pub fn parse_scenario(s: &str) -> Result<Scenario, ExperimentError> {
     Scenario::from_name(s).ok_or_else(|| ExperimentError::UnknownScenario(s.to_owned()))
 }
 
-/// `lull-app` beside the running executable (`target/release/lull` → `target/release/lull-app`).
+/// `lull-app` beside the running executable (`target/release/lull` → `target/release/lull-app`),
+/// or for a test binary one directory up (`target/debug/deps/…` → `target/debug/lull-app`).
 ///
 /// # Errors
-/// [`ExperimentError::AppBinary`] when it is not there.
+/// [`ExperimentError::AppBinary`] when it is in neither place.
 pub fn default_app_binary() -> Result<PathBuf, ExperimentError> {
     let exe = std::env::current_exe()?;
-    let path = exe.with_file_name("lull-app");
-    check_app_binary(&path)?;
-    Ok(path)
+    let beside = exe.with_file_name("lull-app");
+    let up = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("lull-app"));
+    match up {
+        Some(up) if !beside.is_file() && up.is_file() => Ok(up),
+        _ => {
+            check_app_binary(&beside)?;
+            Ok(beside)
+        }
+    }
 }
 
 /// The `lull-app` a command runs: the one the user gave (`--app-binary`), else

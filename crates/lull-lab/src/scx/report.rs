@@ -20,7 +20,7 @@ pub struct SchedRow {
     #[serde(default)]
     pub responses: Option<u64>,
     /// Painting: the p99 over every event, one never drawn counted at the scenario's tail (a
-    /// lower bound; `BoostLiveReport::response_all_us`).
+    /// lower bound; `VtcfsLiveReport::response_all_us`).
     #[serde(default)]
     pub response_all_p99_us: Option<f64>,
     /// Painting: the hogs' million loop iterations per second, summed.

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use lull_ctl::RunOptions;
 use lull_sched::controller::{CoreSets, Scheme};
 
+use super::failure::RunFailure;
 use super::RunOutcome;
 
 /// The controller's counter of CPU masks it applied (`lull_ctl::RunReport::controller`).
@@ -15,22 +16,19 @@ pub(super) fn run(
     scheme: Scheme,
     sets: CoreSets,
     sample_period_ns: u64,
-) -> Result<RunOutcome, String> {
+) -> Result<RunOutcome, RunFailure> {
     let report = lull_ctl::run(&RunOptions {
         command,
         scheme,
         sets,
         sample_period_ns,
         discard_output: true,
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     if report.exit_code != Some(0) {
-        return Err(match report.signal {
-            Some(s) => format!("the command was killed by signal {s}"),
-            None => match report.exit_code {
-                Some(code) => format!("the command exited with status {code}"),
-                None => "the command ended without an exit status".to_owned(),
-            },
+        return Err(match (report.signal, report.exit_code) {
+            (Some(s), _) => RunFailure::Killed(s),
+            (None, Some(code)) => RunFailure::Exited(code),
+            (None, None) => RunFailure::NoExitStatus,
         });
     }
     Ok(RunOutcome {

@@ -20,9 +20,9 @@
 //!   nobody here wrote; skipped, with the reason, when `xz` is not installed).
 
 mod controlled;
+pub mod failure;
 pub mod stats;
 pub mod thief;
-pub mod work;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -34,15 +34,16 @@ use lull_sched::seam::CpuMask;
 use lull_sched::UnknownPolicy;
 use serde::Serialize;
 
+use self::failure::RunFailure;
 use self::stats::Summary;
 use self::thief::{RtLimit, Thief, ThiefError, ThiefMethod};
-use self::work::{WorkArgs, WorkReport};
+use lull_apps::work::{WorkArgs, WorkReport};
 
 /// Worker threads: 4, twice this machine's CPUs, as the seed's 8 threads are twice the
 /// Odroid's 4 big cores (and equal to its 4 LITTLE).
 pub const DEFAULT_THREADS: u32 = 4;
 
-/// Work per thread, ms of [`work::ROUNDS_PER_MS`]: 4 threads × 700 ms on 1.5 CPUs' worth of
+/// Work per thread, ms of [`lull_apps::work::ROUNDS_PER_MS`]: 4 threads × 700 ms on 1.5 CPUs' worth of
 /// capacity (one whole, one halved by the thief) is about 2 s a run, so the default
 /// experiment (3 workloads × 8 arms × 3 repetitions) stays near 3 minutes.
 pub const DEFAULT_WORK_MS: u64 = 700;
@@ -116,7 +117,7 @@ pub enum TogglingError {
     BadShare(u32),
     #[error("CPU {cpu} is not one this process may use (allowed: {allowed:?}); two CPUs at least are needed, one slowed and one not")]
     BadCpu { cpu: u32, allowed: Vec<u32> },
-    #[error("cannot find the lull-work program at {path} (build it with `cargo build -p lull-lab`): {why}")]
+    #[error("cannot find the lull-work program at {path} (build it with `cargo build -p lull-apps`): {why}")]
     WorkBinary { path: PathBuf, why: String },
     #[error("thief: {0}")]
     Thief(#[from] ThiefError),
@@ -124,7 +125,7 @@ pub enum TogglingError {
     Run {
         workload: String,
         policy: String,
-        why: String,
+        why: RunFailure,
     },
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
@@ -460,17 +461,23 @@ fn arm_name(arm: Option<Scheme>) -> String {
     arm.map_or_else(|| UNCONTROLLED.to_string(), Scheme::name)
 }
 
-fn run_uncontrolled(w: &Workload) -> Result<RunOutcome, String> {
+fn run_uncontrolled(w: &Workload) -> Result<RunOutcome, RunFailure> {
     let start = Instant::now();
     let status = Command::new(&w.program)
         .args(&w.args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .status()
-        .map_err(|e| format!("cannot start {}: {e}", w.program.display()))?;
+        .map_err(|source| RunFailure::Start {
+            program: w.program.clone(),
+            source,
+        })?;
     let completion_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
     if !status.success() {
-        return Err(format!("{} ended with {status}", w.program.display()));
+        return Err(RunFailure::Ended {
+            program: w.program.clone(),
+            status,
+        });
     }
     Ok(RunOutcome {
         completion_ns,
@@ -481,10 +488,15 @@ fn run_uncontrolled(w: &Workload) -> Result<RunOutcome, String> {
     })
 }
 
-fn read_work_report(path: &Path) -> Result<WorkReport, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("no report at {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("bad report at {}: {e}", path.display()))
+fn read_work_report(path: &Path) -> Result<WorkReport, RunFailure> {
+    let text = std::fs::read_to_string(path).map_err(|source| RunFailure::NoReport {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| RunFailure::BadReport {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Runs the experiment; progress on stderr.

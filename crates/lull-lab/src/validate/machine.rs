@@ -147,7 +147,28 @@ pub struct Machine {
     pub idle_timer_latency_us: Result<Sourced<f64>, LiveError>,
     /// The timer path measured with tracefs; see [`measure_timer_path`]. An error says why it
     /// could not be measured (no root, no tracefs, no rt-app).
-    pub timer_path: Result<Sourced<TimerPath>, String>,
+    pub timer_path: Result<Sourced<TimerPath>, TimerPathError>,
+}
+
+/// Why the timer path could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum TimerPathError {
+    #[error(transparent)]
+    RtAppMissing(#[from] RtAppMissing),
+    #[error("{0}")]
+    Trace(#[from] lull_os::tracefs::InstanceError),
+    #[error("{0}")]
+    Run(#[from] LiveError),
+    #[error("the trace lost {0} events (buffer {PATH_PROBE_BUFFER_KB} KiB per CPU)")]
+    Lost(u64),
+    #[error("the {0} run has no thread")]
+    NoThread(&'static str),
+    #[error("the lone thread never ran")]
+    NeverRan,
+    #[error("the lone thread logged no period")]
+    NoPeriod,
+    #[error("no timer of the busy run fired on a busy CPU")]
+    NoBusyTimer,
 }
 
 /// How this machine's kernel delivers a sleeping thread's timer, from tracefs timelines of two
@@ -231,7 +252,7 @@ pub fn probe() -> Machine {
         Err(e) => (
             Err(LiveError::RtAppMissing(e.clone())),
             Err(LiveError::RtAppMissing(e.clone())),
-            Err(e.to_string()),
+            Err(TimerPathError::RtAppMissing(e.clone())),
         ),
     };
     let cpu_count = cpus.value.len();
@@ -588,25 +609,24 @@ const PATH_PROBE_EVENTS: [&str; 4] = [
 ];
 
 /// Runs `workload` under a tracefs text trace of [`PATH_PROBE_EVENTS`].
-fn traced_run(rt_app: &Path, workload: &RtApp) -> Result<(super::live::LiveRun, String), String> {
-    let trace = lull_os::tracefs::TextTrace::create(&PATH_PROBE_EVENTS, PATH_PROBE_BUFFER_KB)
-        .map_err(|e| e.to_string())?;
+fn traced_run(
+    rt_app: &Path,
+    workload: &RtApp,
+) -> Result<(super::live::LiveRun, String), TimerPathError> {
+    let trace = lull_os::tracefs::TextTrace::create(&PATH_PROBE_EVENTS, PATH_PROBE_BUFFER_KB)?;
     let opts = LiveOptions {
         rt_app: Some(rt_app.to_owned()),
         calibration_ns: LOOP_PROBE_CALIBRATION_NS,
         duration_s: None,
     };
-    trace.set_tracing(true).map_err(|e| e.to_string())?;
-    let run = run_live(workload, &opts).map_err(|e| e.to_string());
-    trace.set_tracing(false).map_err(|e| e.to_string())?;
+    trace.set_tracing(true)?;
+    let run = run_live(workload, &opts);
+    trace.set_tracing(false)?;
     let run = run?;
     if trace.lost() > 0 {
-        return Err(format!(
-            "the trace lost {} events (buffer {PATH_PROBE_BUFFER_KB} KiB per CPU)",
-            trace.lost()
-        ));
+        return Err(TimerPathError::Lost(trace.lost()));
     }
-    Ok((run, trace.text().map_err(|e| e.to_string())?))
+    Ok((run, trace.text()?))
 }
 
 /// The timer path of this machine (tracefs timelines, docs/validation.md): a lone thread with
@@ -615,7 +635,7 @@ fn traced_run(rt_app: &Path, workload: &RtApp) -> Result<(super::live::LiveRun, 
 ///
 /// # Errors
 /// Why it could not be measured.
-pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, String> {
+pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, TimerPathError> {
     use lull_audit::timer_path::{on_cpu_ns, quantile, read, TimerPathStats};
     let lone = lone_task(
         "lull-path-idle",
@@ -633,7 +653,10 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, String> {
         ],
     );
     let (run, text) = traced_run(rt_app, &lone)?;
-    let t = run.threads.first().ok_or("the idle run has no thread")?;
+    let t = run
+        .threads
+        .first()
+        .ok_or(TimerPathError::NoThread("idle"))?;
     let (wakes, _) = read(&text, &[t.tid as u32]);
     let idle = TimerPathStats::of(&wakes);
     let late_idle = idle.late_idle_p50_ns;
@@ -641,14 +664,14 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, String> {
         .into_iter()
         .map(|n| n as i64)
         .collect();
-    let on_cpu = quantile(&stretches, 0.5).ok_or("the lone thread never ran")?;
+    let on_cpu = quantile(&stretches, 0.5).ok_or(TimerPathError::NeverRan)?;
     let run_ns = median(
         &t.records
             .iter()
             .map(|r| r.run_us as f64 * 1e3)
             .collect::<Vec<_>>(),
     )
-    .ok_or("the lone thread logged no period")?;
+    .ok_or(TimerPathError::NoPeriod)?;
 
     let mut busy_w = lone_task(
         "lull-path-busy",
@@ -676,7 +699,10 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, String> {
     hog.cpus = Some(vec![0]);
     busy_w.tasks.push(hog);
     let (run, text) = traced_run(rt_app, &busy_w)?;
-    let t = run.threads.first().ok_or("the busy run has no thread")?;
+    let t = run
+        .threads
+        .first()
+        .ok_or(TimerPathError::NoThread("busy"))?;
     let (busy_wakes, _) = read(&text, &[t.tid as u32]);
     let busy = TimerPathStats::of(&busy_wakes);
     let (Some(p10), Some(p50), Some(p90)) = (
@@ -684,7 +710,7 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, String> {
         busy.late_busy_p50_ns,
         busy.late_busy_p90_ns,
     ) else {
-        return Err("no timer of the busy run fired on a busy CPU".into());
+        return Err(TimerPathError::NoBusyTimer);
     };
     let nonneg = |v: i64| v.max(0) as u64;
     Ok(Sourced::new(

@@ -106,17 +106,26 @@ pub fn row_of_log(spec: &str, experiment: &str, model: &str, log: &AuditLog) -> 
     }
 }
 
+/// Why a spec gave no rows.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecTlpError {
+    #[error(transparent)]
+    Load(#[from] lull_sim::SpecError),
+    #[error(transparent)]
+    Run(#[from] lull_sim::RunError),
+}
+
 /// Runs every model of the spec in `text` (named `name` in the rows).
 ///
 /// # Errors
-/// The spec cannot be read or a model cannot run: the message says which.
-pub fn spec_tlp(name: &str, text: &str) -> Result<Vec<SimRow>, String> {
-    let spec = lull_sim::load(name, text).map_err(|e| e.to_string())?;
+/// [`SpecTlpError`]: the spec cannot be read or a model cannot run.
+pub fn spec_tlp(name: &str, text: &str) -> Result<Vec<SimRow>, SpecTlpError> {
+    let spec = lull_sim::load(name, text)?;
     let opts = RunOpts {
         audit: true,
         ..RunOpts::default()
     };
-    let report = spec.run(&opts).map_err(|e| e.to_string())?;
+    let report = spec.run(&opts)?;
     let experiment = &spec.header().experiment;
     Ok(report
         .audit_logs
@@ -134,7 +143,7 @@ pub fn sim_table(paths: &[PathBuf], progress: &mut dyn FnMut(&str)) -> SimTable 
         let name = p.display().to_string();
         let res = lull_os::input_file::read_bounded_text(p, lull_os::input_file::SPEC)
             .map_err(|e| e.to_string())
-            .and_then(|text| spec_tlp(&name, &text));
+            .and_then(|text| spec_tlp(&name, &text).map_err(|e| e.to_string()));
         match res {
             Ok(r) => {
                 progress(&format!("{name}: {} models", r.len()));

@@ -1,8 +1,8 @@
-//! `lull live boost-overhead`: seed 003's Table IV live — `hackbench` (Debian `rt-tests`) over
+//! `lull live vtcfs-overhead`: seed 003's Table IV live — `hackbench` (Debian `rt-tests`) over
 //! pipes and sockets, run with the boost machinery working beside it and without it, alternating
 //! in one run.
 //!
-//! Three arms. **Boost**: the stack of `lull live boost` ([`crate::boost_live`]) with the nice
+//! Three arms. **Boost**: the stack of `lull live vtcfs` ([`crate::vtcfs_live`]) with the nice
 //! boost and no hogs — the daemon, the painting app, the stylus driver replaying the recording —
 //! so every stylus event is pushed, boosted and given back while hackbench runs. **Stock**: the
 //! same stack with the boost off. **Without**: no daemon, no app, no driver. The painting app's
@@ -26,7 +26,7 @@ use lull_sched::boost::DEFAULT_C_NS;
 use lull_workload::Trace;
 use serde::Serialize;
 
-use crate::boost_live::{sleep_until, BoostLiveError, BoostPolicy, Stack};
+use crate::vtcfs_live::{sleep_until, Stack, VtcfsLiveError, VtcfsPolicy};
 
 /// The seed's sizes (Table IV).
 pub const SEED_PAIRS: [u32; 3] = [100, 200, 400];
@@ -73,15 +73,15 @@ impl OverheadSpec {
     /// The seed's sizes, `reps` repetitions (`None`: [`DEFAULT_REPS`]).
     ///
     /// # Errors
-    /// [`BoostLiveError::BadReps`] out of 1..=[`MAX_REPS`].
+    /// [`VtcfsLiveError::BadReps`] out of 1..=[`MAX_REPS`].
     pub fn new(
         reps: Option<u32>,
         trace: Trace,
         app_binary: PathBuf,
-    ) -> Result<OverheadSpec, BoostLiveError> {
+    ) -> Result<OverheadSpec, VtcfsLiveError> {
         let reps = reps.unwrap_or(DEFAULT_REPS);
         if !(1..=MAX_REPS).contains(&reps) {
-            return Err(BoostLiveError::BadReps(reps));
+            return Err(VtcfsLiveError::BadReps(reps));
         }
         Ok(OverheadSpec {
             reps,
@@ -128,7 +128,7 @@ pub struct OverheadReport {
     pub loadavg_before: Option<f64>,
 }
 
-fn hackbench(bin: &Path, transport: Transport, groups: u32) -> Result<f64, BoostLiveError> {
+fn hackbench(bin: &Path, transport: Transport, groups: u32) -> Result<f64, VtcfsLiveError> {
     let mut c = Command::new(bin);
     if transport == Transport::Pipe {
         c.arg("-p");
@@ -138,21 +138,21 @@ fn hackbench(bin: &Path, transport: Transport, groups: u32) -> Result<f64, Boost
         .arg("-l")
         .arg(LOOPS.to_string());
     let out = c.output().map_err(|e| {
-        BoostLiveError::Hackbench(format!(
+        VtcfsLiveError::Hackbench(format!(
             "cannot run {}: {e} (install Debian's rt-tests, scripts/debian-packages.txt)",
             bin.display()
         ))
     })?;
     let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        return Err(BoostLiveError::Hackbench(format!(
+        return Err(VtcfsLiveError::Hackbench(format!(
             "{} exited with {}: {}",
             bin.display(),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    parse_time(&text).ok_or_else(|| BoostLiveError::Hackbench(format!("no \"Time:\" in {text:?}")))
+    parse_time(&text).ok_or_else(|| VtcfsLiveError::Hackbench(format!("no \"Time:\" in {text:?}")))
 }
 
 /// hackbench's `Time: 1.501` line, s.
@@ -174,12 +174,12 @@ fn mean(v: &[f64]) -> f64 {
 /// Runs every repetition.
 ///
 /// # Errors
-/// [`BoostLiveError`] when hackbench or the machinery cannot run.
-pub fn run(spec: &OverheadSpec) -> Result<OverheadReport, BoostLiveError> {
+/// [`VtcfsLiveError`] when hackbench or the machinery cannot run.
+pub fn run(spec: &OverheadSpec) -> Result<OverheadReport, VtcfsLiveError> {
     if !spec.app_binary.is_file() {
-        return Err(BoostLiveError::AppBinary(spec.app_binary.clone()));
+        return Err(VtcfsLiveError::AppBinary(spec.app_binary.clone()));
     }
-    let loadavg_before = crate::boost_live::loadavg_1min();
+    let loadavg_before = crate::vtcfs_live::loadavg_1min();
     let cells: Vec<(Transport, u32)> = [Transport::Pipe, Transport::Socket]
         .into_iter()
         .flat_map(|t| spec.pairs.iter().map(move |&p| (t, p)))
@@ -191,7 +191,7 @@ pub fn run(spec: &OverheadSpec) -> Result<OverheadReport, BoostLiveError> {
     for rep in 0..spec.reps {
         for k in 0..3 {
             let arm = (rep as usize + k) % 3;
-            let policy = [None, Some(BoostPolicy::Stock), Some(BoostPolicy::Nice)][arm];
+            let policy = [None, Some(VtcfsPolicy::Stock), Some(VtcfsPolicy::Nice)][arm];
             let Some(policy) = policy else {
                 for (i, &(t, p)) in cells.iter().enumerate() {
                     times[arm][i].push(hackbench(&spec.hackbench, t, groups(p))?);

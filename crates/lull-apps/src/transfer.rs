@@ -74,7 +74,7 @@ pub(crate) fn start(kds: &KdsApp, job: Job) -> Result<Arc<dyn LiveApp>, AppError
                 g.ok = true;
                 g.bytes = bytes;
             }
-            Err(e) => g.error = Some(e),
+            Err(e) => g.error = Some(e.to_string()),
         }
         let line = format!("{{\"done\":true,\"ok\":{},\"bytes\":{}}}", g.ok, g.bytes);
         drop(g);
@@ -85,11 +85,39 @@ pub(crate) fn start(kds: &KdsApp, job: Job) -> Result<Arc<dyn LiveApp>, AppError
     Ok(app)
 }
 
+/// Why a background job failed (the app's report carries the message).
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    #[error("{}: {source}", path.display())]
+    File {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot run gzip: {0}")]
+    GzipStart(std::io::Error),
+    #[error("gzip failed: {0}")]
+    GzipFailed(std::process::ExitStatus),
+    #[error("connect {server}: {source}")]
+    Connect {
+        server: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("scratch directory: {0}")]
+    Scratch(std::io::Error),
+    #[error("download: {0}")]
+    Download(std::io::Error),
+}
+
+fn file_error(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> TransferError + '_ {
+    move |source| TransferError::File {
+        path: path.to_owned(),
+        source,
+    }
+}
+
 /// Compresses `input` with gzip; the bytes read.
-fn zip(input: &std::path::Path) -> Result<u64, String> {
-    let len = std::fs::metadata(input)
-        .map_err(|e| format!("{}: {e}", input.display()))?
-        .len();
+fn zip(input: &std::path::Path) -> Result<u64, TransferError> {
+    let len = std::fs::metadata(input).map_err(file_error(input))?.len();
     let status = Command::new("gzip")
         .arg(GZIP_LEVEL)
         .arg("-c")
@@ -97,22 +125,22 @@ fn zip(input: &std::path::Path) -> Result<u64, String> {
         .stdout(Stdio::null())
         .stdin(Stdio::null())
         .status()
-        .map_err(|e| format!("cannot run gzip: {e}"))?;
+        .map_err(TransferError::GzipStart)?;
     if status.success() {
         Ok(len)
     } else {
-        Err(format!("gzip failed: {status}"))
+        Err(TransferError::GzipFailed(status))
     }
 }
 
 /// Downloads everything `server` sends into a temporary file (removed after); the bytes.
-fn download(server: SocketAddr) -> Result<u64, String> {
-    let mut s = TcpStream::connect(server).map_err(|e| format!("connect {server}: {e}"))?;
+fn download(server: SocketAddr) -> Result<u64, TransferError> {
+    let mut s =
+        TcpStream::connect(server).map_err(|source| TransferError::Connect { server, source })?;
     // A private directory, so the file is never one another user planted (removed on return).
-    let scratch = lull_os::fileout::ScratchDir::new("lull-ftp")
-        .map_err(|e| format!("scratch directory: {e}"))?;
+    let scratch = lull_os::fileout::ScratchDir::new("lull-ftp").map_err(TransferError::Scratch)?;
     let path = scratch.path().join("download.part");
-    let mut file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut file = std::fs::File::create(&path).map_err(file_error(&path))?;
     let mut buf = vec![0u8; DOWNLOAD_CHUNK_BYTES];
     let mut total = 0u64;
     let result = loop {
@@ -121,11 +149,11 @@ fn download(server: SocketAddr) -> Result<u64, String> {
             Ok(n) => {
                 total += n as u64;
                 if let Err(e) = file.write_all(&buf[..n]) {
-                    break Err(format!("{}: {e}", path.display()));
+                    break Err(file_error(&path)(e));
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => break Err(format!("download: {e}")),
+            Err(e) => break Err(TransferError::Download(e)),
         }
     };
     drop(file);
@@ -205,7 +233,7 @@ mod tests {
         let theirs = std::fs::read(&target);
         let _ = std::fs::remove_file(&planted);
         let _ = std::fs::remove_file(&target);
-        assert_eq!(got, Ok(SENT_BYTES as u64));
+        assert_eq!(got.unwrap(), SENT_BYTES as u64);
         assert!(link_still.unwrap(), "the planted link is still a link");
         assert_eq!(theirs.unwrap(), b"not lull's");
     }

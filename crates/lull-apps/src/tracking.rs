@@ -19,7 +19,7 @@ use lull_os::sys;
 use lull_workload::spiral;
 
 use super::{drawn, AppError, Drawn, LiveApp, MessagingAppReport, Shared, Stats, VideoAppReport};
-use crate::stack::TRACKING_KINDS;
+use crate::TRACKING_KINDS;
 
 /// Paper-white background.
 const BACKGROUND_ARGB: u32 = 0xFFF4_F1E8;

@@ -47,7 +47,7 @@ const INPUT_BACKGROUND_ARGB: u32 = 0xFFE8_E8F0;
 /// Bytes per non-blocking read of the pull model's poll: one longest line of the respondent's
 /// protocol, as the respondent reads (a reply is far shorter; the poll reads until the socket is
 /// empty, so this only sets how many reads a burst takes).
-const POLL_READ_BYTES: usize = crate::respondent::MAX_LINE_BYTES;
+const POLL_READ_BYTES: usize = crate::MAX_RESPONDENT_LINE_BYTES;
 
 const SURFACE_BACKGROUND: u32 = 1;
 const SURFACE_CONVERSATION: u32 = 2;

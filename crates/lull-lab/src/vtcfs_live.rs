@@ -1,4 +1,4 @@
-//! `lull live boost`: seed 003's painting experiment (§VI-B-1) live on this machine — the painting
+//! `lull live vtcfs`: seed 003's painting experiment (§VI-B-1) live on this machine — the painting
 //! app replaying a stylus recording while N CPU hogs run on the same CPUs, under the stock kernel
 //! (`stock`: the daemon runs no policy) or the interactive boost on the daemon's seam (`nice`:
 //! eq. 6's nice; `slice`: a short custom slice).
@@ -42,9 +42,9 @@ use lulld::seam::SeamReport;
 use serde::Serialize;
 
 use crate::app_proc::{AppProc, AppProcError};
-use crate::apps::AppReport;
 use crate::live::LatencyUs;
 use crate::stack;
+use lull_apps::AppReport;
 
 /// The daemon thread's nice under every policy: Android's `ANDROID_PRIORITY_URGENT_DISPLAY`
 /// (−8, `system/core/libsystem/include/system/thread_defs.h`), at which its compositor and input
@@ -64,36 +64,36 @@ const HOG_PUBLISH_MASK: u64 = 0xFFFF;
 /// Which policy runs.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum BoostPolicy {
+pub enum VtcfsPolicy {
     Stock,
     Nice,
     Slice,
 }
 
-impl BoostPolicy {
-    pub const ALL: [BoostPolicy; 3] = [BoostPolicy::Stock, BoostPolicy::Nice, BoostPolicy::Slice];
+impl VtcfsPolicy {
+    pub const ALL: [VtcfsPolicy; 3] = [VtcfsPolicy::Stock, VtcfsPolicy::Nice, VtcfsPolicy::Slice];
 
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
-            BoostPolicy::Stock => "stock",
-            BoostPolicy::Nice => "nice",
-            BoostPolicy::Slice => "slice",
+            VtcfsPolicy::Stock => "stock",
+            VtcfsPolicy::Nice => "nice",
+            VtcfsPolicy::Slice => "slice",
         }
     }
 
     fn mode(self) -> Option<BoostMode> {
         match self {
-            BoostPolicy::Stock => None,
-            BoostPolicy::Nice => Some(BoostMode::Nice),
-            BoostPolicy::Slice => Some(BoostMode::Slice),
+            VtcfsPolicy::Stock => None,
+            VtcfsPolicy::Nice => Some(BoostMode::Nice),
+            VtcfsPolicy::Slice => Some(BoostMode::Slice),
         }
     }
 }
 
-/// Errors of `lull live boost`.
+/// Errors of `lull live vtcfs`.
 #[derive(Debug, thiserror::Error)]
-pub enum BoostLiveError {
+pub enum VtcfsLiveError {
     #[error("unknown app {0:?}; expected painting")]
     UnknownApp(String),
     #[error("unknown policy {0:?}; expected stock, nice or slice (or a comma-separated list)")]
@@ -112,7 +112,7 @@ pub enum BoostLiveError {
     Hackbench(String),
     #[error("the trace has no events")]
     EmptyTrace,
-    #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-lab`)")]
+    #[error("cannot find the lull-app program at {0} (build it with `cargo build -p lull-apps`)")]
     AppBinary(PathBuf),
     #[error("app: {0}")]
     App(String),
@@ -124,19 +124,19 @@ pub enum BoostLiveError {
     Io(#[from] std::io::Error),
 }
 
-impl BoostLiveError {
+impl VtcfsLiveError {
     /// A usage error (bad argument), not a failure to run.
     #[must_use]
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            BoostLiveError::UnknownApp(_)
-                | BoostLiveError::UnknownPolicy(_)
-                | BoostLiveError::BadHogs(_)
-                | BoostLiveError::BadC(_)
-                | BoostLiveError::BadEvents(_)
-                | BoostLiveError::CWithoutNice
-                | BoostLiveError::BadReps(_)
+            VtcfsLiveError::UnknownApp(_)
+                | VtcfsLiveError::UnknownPolicy(_)
+                | VtcfsLiveError::BadHogs(_)
+                | VtcfsLiveError::BadC(_)
+                | VtcfsLiveError::BadEvents(_)
+                | VtcfsLiveError::CWithoutNice
+                | VtcfsLiveError::BadReps(_)
         )
     }
 }
@@ -144,27 +144,27 @@ impl BoostLiveError {
 /// Parses `--app` (only `painting`).
 ///
 /// # Errors
-/// [`BoostLiveError::UnknownApp`].
-pub fn parse_app(s: &str) -> Result<(), BoostLiveError> {
+/// [`VtcfsLiveError::UnknownApp`].
+pub fn parse_app(s: &str) -> Result<(), VtcfsLiveError> {
     if s == "painting" {
         Ok(())
     } else {
-        Err(BoostLiveError::UnknownApp(s.into()))
+        Err(VtcfsLiveError::UnknownApp(s.into()))
     }
 }
 
 /// Parses `--policy`: one name or a comma-separated list, each once.
 ///
 /// # Errors
-/// [`BoostLiveError::UnknownPolicy`].
-pub fn parse_policies(s: &str) -> Result<Vec<BoostPolicy>, BoostLiveError> {
+/// [`VtcfsLiveError::UnknownPolicy`].
+pub fn parse_policies(s: &str) -> Result<Vec<VtcfsPolicy>, VtcfsLiveError> {
     let mut out = Vec::new();
     for name in s.split(',') {
-        let p = BoostPolicy::ALL
+        let p = VtcfsPolicy::ALL
             .into_iter()
             .find(|p| p.name() == name)
             .filter(|p| !out.contains(p))
-            .ok_or_else(|| BoostLiveError::UnknownPolicy(s.into()))?;
+            .ok_or_else(|| VtcfsLiveError::UnknownPolicy(s.into()))?;
         out.push(p);
     }
     Ok(out)
@@ -172,9 +172,9 @@ pub fn parse_policies(s: &str) -> Result<Vec<BoostPolicy>, BoostLiveError> {
 
 /// One invocation: every policy in turn.
 #[derive(Clone, Debug)]
-pub struct BoostLiveSpec {
+pub struct VtcfsLiveSpec {
     pub hogs: u32,
-    pub policies: Vec<BoostPolicy>,
+    pub policies: Vec<VtcfsPolicy>,
     /// C for the nice policy (the slice policy's budget too).
     pub c_ns: u64,
     /// The stylus recording.
@@ -182,41 +182,41 @@ pub struct BoostLiveSpec {
     pub app_binary: PathBuf,
 }
 
-impl BoostLiveSpec {
+impl VtcfsLiveSpec {
     /// Checks the numbers; `c_ms` is `None` for the seed's default C; `events` keeps the
     /// recording's first that many events.
     ///
     /// # Errors
-    /// [`BoostLiveError`] naming the bad argument.
+    /// [`VtcfsLiveError`] naming the bad argument.
     pub fn new(
         hogs: u32,
-        policies: Vec<BoostPolicy>,
+        policies: Vec<VtcfsPolicy>,
         c_ms: Option<u64>,
         events: Option<usize>,
         mut trace: Trace,
         app_binary: PathBuf,
-    ) -> Result<BoostLiveSpec, BoostLiveError> {
+    ) -> Result<VtcfsLiveSpec, VtcfsLiveError> {
         if hogs > MAX_HOGS {
-            return Err(BoostLiveError::BadHogs(hogs));
+            return Err(VtcfsLiveError::BadHogs(hogs));
         }
         if let Some(c) = c_ms {
             if !(1..=1_000).contains(&c) {
-                return Err(BoostLiveError::BadC(c));
+                return Err(VtcfsLiveError::BadC(c));
             }
-            if !policies.contains(&BoostPolicy::Nice) {
-                return Err(BoostLiveError::CWithoutNice);
+            if !policies.contains(&VtcfsPolicy::Nice) {
+                return Err(VtcfsLiveError::CWithoutNice);
             }
         }
         if let Some(n) = events {
             if n < 2 {
-                return Err(BoostLiveError::BadEvents(n));
+                return Err(VtcfsLiveError::BadEvents(n));
             }
             trace.events.truncate(n);
         }
         if trace.events.is_empty() {
-            return Err(BoostLiveError::EmptyTrace);
+            return Err(VtcfsLiveError::EmptyTrace);
         }
-        Ok(BoostLiveSpec {
+        Ok(VtcfsLiveSpec {
             hogs,
             policies,
             c_ns: c_ms.map_or(DEFAULT_C_NS, |c| c * NS_PER_MS),
@@ -228,8 +228,8 @@ impl BoostLiveSpec {
 
 /// One policy's figures: the keys the issue names, then extra keys.
 #[derive(Clone, Debug, Serialize)]
-pub struct BoostLiveReport {
-    pub policy: BoostPolicy,
+pub struct VtcfsLiveReport {
+    pub policy: VtcfsPolicy,
     pub hogs: u32,
     /// Events injected.
     pub events: u64,
@@ -325,16 +325,16 @@ fn hog_totals(hogs: &[Hog]) -> (u64, u64) {
 /// Runs every policy of `spec` in turn.
 ///
 /// # Errors
-/// [`BoostLiveError`] when something cannot be set up or the app fails.
-pub fn run(spec: &BoostLiveSpec) -> Result<Vec<BoostLiveReport>, BoostLiveError> {
+/// [`VtcfsLiveError`] when something cannot be set up or the app fails.
+pub fn run(spec: &VtcfsLiveSpec) -> Result<Vec<VtcfsLiveReport>, VtcfsLiveError> {
     if !spec.app_binary.is_file() {
-        return Err(BoostLiveError::AppBinary(spec.app_binary.clone()));
+        return Err(VtcfsLiveError::AppBinary(spec.app_binary.clone()));
     }
     spec.policies.iter().map(|&p| run_one(spec, p)).collect()
 }
 
 /// The running machinery of one policy: the daemon, the hogs, the painting app and the stylus
-/// driver (also `lull live boost-overhead`'s, with no hogs).
+/// driver (also `lull live vtcfs-overhead`'s, with no hogs).
 pub(crate) struct Stack {
     daemon: Option<LiveDaemon>,
     /// Holds the sockets when there is no runtime directory; removed on drop.
@@ -372,19 +372,19 @@ impl Stack {
     /// Starts the daemon (with the boost of `policy`), `hogs` hogs, the painting app, and the
     /// driver replaying `trace` from [`LEAD_NS`] on.
     pub(crate) fn start(
-        policy: BoostPolicy,
+        policy: VtcfsPolicy,
         c_ns: u64,
         hogs: u32,
         trace: &Trace,
         app_binary: &std::path::Path,
-    ) -> Result<Stack, BoostLiveError> {
+    ) -> Result<Stack, VtcfsLiveError> {
         let boost = policy.mode().map(|mode| BoostSeamConfig {
             c_ns,
             ..BoostSeamConfig::new(mode)
         });
         let (device_r, device_w) = sys::pipe(false)?;
-        let scratch = lull_os::fileout::ScratchDir::new("lull-boost")?;
-        let stack = LiveStack::new(DaemonSockets::fresh("boost", scratch.path()));
+        let scratch = lull_os::fileout::ScratchDir::new("lull-vtcfs")?;
+        let stack = LiveStack::new(DaemonSockets::fresh("vtcfs", scratch.path()));
         let kds_path = stack.sockets().kds.clone();
         let seam = boost;
         let (daemon, (boost_status, daemon_nice)) = stack.start(move |d| {
@@ -449,14 +449,14 @@ impl Stack {
     }
 
     /// Stops the driver, the app (its report), the hogs and the daemon (its report).
-    pub(crate) fn stop(mut self) -> Result<Stopped, BoostLiveError> {
+    pub(crate) fn stop(mut self) -> Result<Stopped, VtcfsLiveError> {
         let _ = self.driver_stop.signal();
         if let Some(d) = self.driver.take() {
             let _ = d.join();
         }
         let app = match self.app.take() {
             Some(a) => a.stop()?,
-            None => return Err(BoostLiveError::App("not started".into())),
+            None => return Err(VtcfsLiveError::App("not started".into())),
         };
         self.hog_stop.store(true, Ordering::Relaxed);
         for h in std::mem::take(&mut self.hogs) {
@@ -470,7 +470,7 @@ impl Stack {
 }
 
 /// `answered_ns` padded to `events` samples with [`TAIL_NS`] (see
-/// [`BoostLiveReport::response_all_us`]).
+/// [`VtcfsLiveReport::response_all_us`]).
 fn with_unanswered(answered_ns: &[u64], events: usize) -> Vec<u64> {
     let mut all = answered_ns.to_vec();
     if all.len() < events {
@@ -486,7 +486,7 @@ pub(crate) fn sleep_until(at_ns: u64) {
     }
 }
 
-fn run_one(spec: &BoostLiveSpec, policy: BoostPolicy) -> Result<BoostLiveReport, BoostLiveError> {
+fn run_one(spec: &VtcfsLiveSpec, policy: VtcfsPolicy) -> Result<VtcfsLiveReport, VtcfsLiveError> {
     let loadavg_before = loadavg_1min();
     let stack = Stack::start(policy, spec.c_ns, spec.hogs, &spec.trace, &spec.app_binary)?;
     let t0 = stack.t0_ns;
@@ -510,7 +510,7 @@ fn run_one(spec: &BoostLiveSpec, policy: BoostPolicy) -> Result<BoostLiveReport,
         .as_ref()
         .map(|w| LatencyUs::of(&w.handler_cpu_ns))
         .unwrap_or_default();
-    Ok(BoostLiveReport {
+    Ok(VtcfsLiveReport {
         policy,
         hogs: spec.hogs,
         events: spec.trace.events.len() as u64,
@@ -554,26 +554,26 @@ mod tests {
         assert!(parse_app("tracking").unwrap_err().is_usage());
         assert_eq!(
             parse_policies("stock,nice").unwrap(),
-            [BoostPolicy::Stock, BoostPolicy::Nice]
+            [VtcfsPolicy::Stock, VtcfsPolicy::Nice]
         );
         assert!(parse_policies("stock,stock").unwrap_err().is_usage());
         assert!(parse_policies("eevdf").unwrap_err().is_usage());
         assert!(parse_policies("").unwrap_err().is_usage());
-        let spec = |hogs, p: &[BoostPolicy], c, ev| {
-            BoostLiveSpec::new(hogs, p.to_vec(), c, ev, trace(), PathBuf::from("lull-app"))
+        let spec = |hogs, p: &[VtcfsPolicy], c, ev| {
+            VtcfsLiveSpec::new(hogs, p.to_vec(), c, ev, trace(), PathBuf::from("lull-app"))
         };
-        let s = spec(2, &[BoostPolicy::Nice], Some(3), Some(50)).unwrap();
+        let s = spec(2, &[VtcfsPolicy::Nice], Some(3), Some(50)).unwrap();
         assert_eq!((s.c_ns, s.trace.events.len()), (3 * NS_PER_MS, 50));
         assert_eq!(
-            spec(2, &[BoostPolicy::Stock], None, None).unwrap().c_ns,
+            spec(2, &[VtcfsPolicy::Stock], None, None).unwrap().c_ns,
             DEFAULT_C_NS
         );
         for bad in [
-            spec(MAX_HOGS + 1, &[BoostPolicy::Stock], None, None),
-            spec(2, &[BoostPolicy::Nice], Some(0), None),
-            spec(2, &[BoostPolicy::Nice], Some(1_001), None),
-            spec(2, &[BoostPolicy::Stock], Some(3), None),
-            spec(2, &[BoostPolicy::Stock], None, Some(1)),
+            spec(MAX_HOGS + 1, &[VtcfsPolicy::Stock], None, None),
+            spec(2, &[VtcfsPolicy::Nice], Some(0), None),
+            spec(2, &[VtcfsPolicy::Nice], Some(1_001), None),
+            spec(2, &[VtcfsPolicy::Stock], Some(3), None),
+            spec(2, &[VtcfsPolicy::Stock], None, Some(1)),
         ] {
             assert!(bad.unwrap_err().is_usage());
         }
@@ -581,15 +581,15 @@ mod tests {
 
     #[test]
     fn a_missing_app_binary_is_named() {
-        let s = BoostLiveSpec::new(
+        let s = VtcfsLiveSpec::new(
             0,
-            vec![BoostPolicy::Stock],
+            vec![VtcfsPolicy::Stock],
             None,
             Some(10),
             trace(),
             PathBuf::from("/nonexistent/lull-app"),
         )
         .unwrap();
-        assert!(matches!(run(&s), Err(BoostLiveError::AppBinary(_))));
+        assert!(matches!(run(&s), Err(VtcfsLiveError::AppBinary(_))));
     }
 }

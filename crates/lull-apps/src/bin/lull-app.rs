@@ -1,14 +1,13 @@
 //! `lull-app`: the live apps of seed 000 chapter 6 (tracking, messaging, video) as programs that
 //! attach to the display server and take their input through one delivery model. Started by
-//! `lull live experiment`; the process interface is described in `lull_lab::apps`.
+//! `lull live experiment`; the process interface is described in `lull_apps`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use lull_lab::apps::{self, app_model, AppConfig, AppKind, MAX_CLIP_MS};
-use lull_lab::kds_demo::MAX_SCREEN_SIDE_PX;
+use lull_apps::{app_model, AppConfig, AppKind, MAX_CLIP_MS};
 use lull_model::DeliveryModel;
 
 #[derive(Parser, Debug)]
@@ -37,7 +36,7 @@ struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIP_MS))]
     clip_ms: Option<u64>,
     /// Video frame size, WIDTHxHEIGHT (default: seed 000's 1920x1080).
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = lull_kds::screen_size::parse_screen_size)]
     video_size: Option<(u32, u32)>,
     /// Seed of the video decoder's residuals.
     #[arg(long, default_value_t = 0)]
@@ -70,23 +69,9 @@ fn parse_model(s: &str) -> Result<DeliveryModel, String> {
     app_model(s).ok_or_else(|| {
         format!(
             "{s:?}: expected one of {}",
-            DeliveryModel::names(&apps::APP_MODELS)
+            DeliveryModel::names(&lull_apps::APP_MODELS)
         )
     })
-}
-
-fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once('x')
-        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT"))?;
-    let n = |v: &str| {
-        v.parse::<u32>()
-            .ok()
-            // The window is at most the screen, and no screen is larger.
-            .filter(|&v| (1..=MAX_SCREEN_SIDE_PX).contains(&v))
-            .ok_or_else(|| format!("{s:?}: sides must be 1..={MAX_SCREEN_SIDE_PX}"))
-    };
-    Ok((n(w)?, n(h)?))
 }
 
 fn main() -> ExitCode {
@@ -107,7 +92,7 @@ fn main() -> ExitCode {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stdout();
-    match apps::run(&cfg, &mut input, &mut out) {
+    match lull_apps::run(&cfg, &mut input, &mut out) {
         Ok(report) => match serde_json::to_string(&report) {
             Ok(line) => {
                 println!("{line}");

@@ -25,7 +25,7 @@ use lull_os::sys::{self, thread_cpu_ns};
 use super::{
     drawn, AppError, Drawn, LiveApp, MessagingAppReport, Shared, Stats, VideoAppReport, WorkReport,
 };
-use crate::stack::TRACKING_KINDS;
+use crate::TRACKING_KINDS;
 
 /// The canvas's paper.
 const PAPER_ARGB: u32 = 0xFFF4_F1E8;

@@ -1,6 +1,6 @@
 //! The interactive boost live, as root (negative nice values need it; skipped with a message
 //! otherwise):
-//! - `lull live boost` at a small scale, stock and nice in the same run: the report has its
+//! - `lull live vtcfs` at a small scale, stock and nice in the same run: the report has its
 //!   shape, strokes are drawn, the boost reached the kernel and left nothing held, and the
 //!   boosted p99 response is not worse than stock's (a generous bound: timings on a shared
 //!   machine vary; the figures are in `docs/vtcfs.md`);
@@ -16,7 +16,7 @@ use std::thread;
 
 use lull::kds_client::{self, KdsAdmin};
 use lull_esm::EsmConfig;
-use lull_lab::boost_live::{self, BoostLiveSpec, BoostPolicy};
+use lull_lab::vtcfs_live::{self, VtcfsLiveSpec, VtcfsPolicy};
 use lull_model::{EventKind, HandlerId, RawEvent, ThreadCategory, TouchPhase};
 use lull_os::evdev::EvdevEncoder;
 use lull_os::{procfs, sys};
@@ -27,6 +27,12 @@ use lulld::test_support::{wait_until, TestDaemon};
 /// A budget far longer than any test step: only the handler's end or the app's leaving ends
 /// the boost.
 const LONG_C_NS: u64 = 1_000_000_000;
+
+/// The `lull-app` of this build (`cargo test --workspace` builds it; alone, `cargo build -p
+/// lull-apps` first).
+fn app_binary() -> PathBuf {
+    lull_lab::experiment::default_app_binary().unwrap()
+}
 
 fn root() -> bool {
     if sys::geteuid() == 0 {
@@ -42,18 +48,18 @@ fn painting_among_hogs_stock_and_nice() {
         return;
     }
     let trace = lull_workload::spiral::stylus_spiral();
-    let spec = BoostLiveSpec::new(
+    let spec = VtcfsLiveSpec::new(
         4,
-        vec![BoostPolicy::Stock, BoostPolicy::Nice],
+        vec![VtcfsPolicy::Stock, VtcfsPolicy::Nice],
         None,
         Some(200),
         trace,
-        PathBuf::from(env!("CARGO_BIN_EXE_lull-app")),
+        app_binary(),
     )
     .unwrap();
     let reports = {
         let _live = lull_testkit::live_lock();
-        boost_live::run(&spec).unwrap()
+        vtcfs_live::run(&spec).unwrap()
     };
     let [stock, nice] = reports.as_slice() else {
         panic!("two reports: {reports:?}")
@@ -82,7 +88,7 @@ fn painting_among_hogs_stock_and_nice() {
     assert!(seam.actuator.restore_sched.applied > 0);
     assert_eq!(seam.held_threads, 0, "nothing left held");
     // The median, not the tail: the p99 of 200 responses is the second worst, which other load
-    // on the machine moves at will (`lull live boost` reports every percentile). The boost
+    // on the machine moves at will (`lull live vtcfs` reports every percentile). The boost
     // must not make the typical response slower than the stock kernel's, within 1.5 times.
     let (s, n) = (
         stock.response_us.p50.unwrap(),
@@ -190,7 +196,7 @@ fn an_app_killed_while_boosted_leaves_nothing_held() {
         return;
     }
     let (d, device) = boosting_daemon("boost-kill");
-    let mut app = Command::new(env!("CARGO_BIN_EXE_lull-app"))
+    let mut app = Command::new(app_binary())
         .arg("painting")
         .arg("--model")
         .arg("esm-kds-guis")

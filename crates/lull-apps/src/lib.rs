@@ -1,12 +1,13 @@
-//! The three live apps of seed 000 chapter 6 — stylus tracking, text messaging, video — as real
-//! programs (the `lull-app` binary) that attach to the display server, take their input through
+//! The app processes of the live experiments. Seed 000 chapter 6's three live apps — stylus
+//! tracking, text messaging, video — with seed 001's file manager, ZIP and FTP and seed 003's
+//! painting app, as real programs (the `lull-app` binary) that attach to the display server, take their input through
 //! one of the four delivery models, and draw real pixels through the KDS.
 //!
 //! **Input.** Under `esm-kds-guis` the handlers are registered with [`KdsApp::esm_register`] and
 //! run on the runtime's event thread, pushed by the ESM. Under a baseline the events come from
-//! the harness's hub (`stack::run_hub`) over the inherited `SOCK_SEQPACKET` descriptor
+//! the harness's hub (`lull_lab::stack::run_hub`) over the inherited `SOCK_SEQPACKET` descriptor
 //! `--hub-fd`, and the app's own loop thread runs that model's app loop
-//! ([`stack::run_baseline_app`]: pull-16ms polls every 16 ms, vsync-batched blocks and ticks
+//! ([`baseline::run_baseline_app`]: pull-16ms polls every 16 ms, vsync-batched blocks and ticks
 //! frames while animating, blocking-middleware blocks); that thread is declared to the server as
 //! the app's event thread. Every handler's first act is reading `CLOCK_MONOTONIC`: latency =
 //! handler start − the event's injection stamp.
@@ -16,18 +17,23 @@
 //! records what changed and wakes the drawing thread, which composes and draws it; the time the
 //! `DRAW` is acknowledged is the frame's, and injection → that time is the event's frame latency.
 //!
-//! **Process interface** (the harness, `crate::experiment`, is the other side): after attaching,
+//! **Process interface** (the harness, `lull_lab::experiment`, is the other side): after attaching,
 //! registering and connecting, the app prints one line `{"ready":true,"app":"app1.0","pid":N,
 //! "start_ns":T|null}` (`start_ns`: when the video clip's first frame is due, monotonic ns) and
 //! runs until it reads `stop` on stdin (or end of file); then it detaches and prints its
 //! [`AppReport`] as one line of JSON. On an error it prints the message on stderr and exits 1.
+//!
+//! Also here: [`work`] (the `lull-work` binary, seed 004's CPU work) and [`baseline`], the app end
+//! of the three baseline delivery models.
 
+pub mod baseline;
 pub mod filemanager;
 pub mod messaging;
 pub mod painting;
 pub mod tracking;
 pub mod transfer;
 pub mod video;
+pub mod work;
 
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
@@ -41,13 +47,26 @@ use lull_model::{AppEvent, EventKind, ThreadCategory};
 use lull_os::sys::{self, EventFd};
 use serde::{Deserialize, Serialize};
 
-use crate::stack::{self, BaselineHandler};
+use crate::baseline::BaselineHandler;
+use lull_model::time::NS_PER_MS;
 use lull_model::DeliveryModel;
 
 /// How long after the ready line the video clip's first frame is due: time for the harness to
 /// see the app's threads asleep and open its measurement window first (its settling takes a few
 /// milliseconds), the lead `lull live latency` gives its stack too.
-pub const VIDEO_START_LEAD_NS: u64 = crate::live::START_LEAD_NS;
+pub const VIDEO_START_LEAD_NS: u64 = START_LEAD_NS;
+/// Time between starting a live stack's threads and the first injected event, so every thread is
+/// set up and asleep before the measured window opens.
+pub const START_LEAD_NS: u64 = 300 * NS_PER_MS;
+/// The kinds the tracking app (and the painting app) registers for.
+pub const TRACKING_KINDS: [EventKind; 3] = [
+    EventKind::TouchMotion,
+    EventKind::TouchPress,
+    EventKind::TouchRelease,
+];
+/// Longest line the respondent accepts, bytes without the newline: a message of the test is at
+/// most `lull_workload::messaging::MAX_MESSAGE_CHARS` characters.
+pub const MAX_RESPONDENT_LINE_BYTES: usize = 4096;
 /// Longest video clip, ms: one hour, like the messaging session's bound. It bounds the report's
 /// per-frame vectors (about 108,000 frames at 29.97 fps) and keeps frame times far from overflow.
 pub const MAX_CLIP_MS: u64 = 3_600 * 1_000;
@@ -434,7 +453,7 @@ fn start_loop(
         .name("app-loop".into())
         .spawn(move || {
             let _ = tx.send(sys::gettid());
-            stack::run_baseline_app(model, hub, LoopHandler(app), &s).map(|_| ())
+            baseline::run_baseline_app(model, hub, LoopHandler(app), &s).map(|_| ())
         })?;
     let tid = rx
         .recv()

@@ -1,10 +1,10 @@
 //! `lull-work --threads N --work-ms W [--barrier-ms B] [--report FILE]`: a fixed amount of CPU
 //! work over N threads, with or without a barrier every B ms of work; run by
-//! `lull live toggling` (see `lull_lab::toggling_live::work`).
+//! `lull live toggling` (see `lull_apps::work`).
 
 use std::process::ExitCode;
 
-use lull_lab::toggling_live::work::{self, WorkArgs};
+use lull_apps::work::{self, WorkArgs};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
