@@ -747,7 +747,15 @@ mod tests {
         let bytes = encode(&one_ring_log(&[0, 1, 2], 3)).unwrap();
         let n = bytes.len();
         let fixed = 8 + 8 + 4 + 8 + END_SIZE;
-        for len in [0, END_SIZE, fixed - 1, n - HEADER_SIZE + 1, n, n + 1, u32::MAX as usize] {
+        for len in [
+            0,
+            END_SIZE,
+            fixed - 1,
+            n - HEADER_SIZE + 1,
+            n,
+            n + 1,
+            u32::MAX as usize,
+        ] {
             let mut b = bytes.clone();
             b[n - 16..n - 12].copy_from_slice(&(len as u32).to_le_bytes());
             rechecksum(&mut b);

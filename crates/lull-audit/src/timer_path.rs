@@ -384,9 +384,15 @@ mod tests {
 ";
         let (w, c) = read(text, &[101]);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert_eq!((w[0].soft_ns, w[0].hard_ns), (102_000_000_000, 102_000_050_000));
+        assert_eq!(
+            (w[0].soft_ns, w[0].hard_ns),
+            (102_000_000_000, 102_000_050_000)
+        );
         assert_eq!(w[0].late_ns(), 9_000);
-        assert_eq!((w[0].wakeup_ns, w[0].switch_in_ns), (102_000_062_000, 102_000_070_000));
+        assert_eq!(
+            (w[0].wakeup_ns, w[0].switch_in_ns),
+            (102_000_062_000, 102_000_070_000)
+        );
         assert_eq!(
             c,
             TimerPathCounts {
@@ -404,7 +410,16 @@ mod tests {
         assert_eq!(parse_ts_ns("101.000063"), Some(101_000_063_000));
         assert_eq!(parse_ts_ns("7.123456789"), Some(7_123_456_789));
         assert_eq!(parse_ts_ns("0.5"), Some(500_000_000));
-        for bad in ["101.", "101", "7.1234567890", "7.+5", "7.-5", "7. 5", "x.5", ".5"] {
+        for bad in [
+            "101.",
+            "101",
+            "7.1234567890",
+            "7.+5",
+            "7.-5",
+            "7. 5",
+            "x.5",
+            ".5",
+        ] {
             assert_eq!(parse_ts_ns(bad), None, "{bad:?}");
         }
     }

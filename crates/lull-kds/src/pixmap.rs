@@ -244,7 +244,12 @@ mod tests {
     fn the_size_limit_is_exactly_8192_squared() {
         assert_eq!(checked_len(8192, 8192), Ok(67_108_864));
         assert_eq!(checked_len(1, 8192 * 8192), Ok(67_108_864));
-        for (w, h) in [(8192, 8193), (8193, 8192), (2, 8192 * 4096 + 1), (u32::MAX, u32::MAX)] {
+        for (w, h) in [
+            (8192, 8193),
+            (8193, 8192),
+            (2, 8192 * 4096 + 1),
+            (u32::MAX, u32::MAX),
+        ] {
             assert!(
                 matches!(checked_len(w, h), Err(DrawError::TooLarge { width, height }) if (width, height) == (w, h)),
                 "{w} x {h}"
