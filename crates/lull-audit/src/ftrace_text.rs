@@ -477,6 +477,10 @@ CPU:0 [LOST 3 EVENTS]
         assert_eq!(parse_ts("1.000000001"), Some(1_000_000_001));
         assert_eq!(parse_ts("1."), None);
         assert_eq!(parse_ts("-1.5"), None);
+        // Signs that `u64::from_str` would take, ten fraction digits, no seconds: not times.
+        for bad in ["+1.5", "1.+5", "1.1234567890", ".5", "1.5 "] {
+            assert_eq!(parse_ts(bad), None, "{bad:?}");
+        }
     }
 
     proptest! {
