@@ -458,6 +458,16 @@ CPU:0 [LOST 3 EVENTS]
             Err(FtraceError::Malformed { line: 1, .. })
         ));
         assert_eq!(read("# nothing\n", &[]), Err(FtraceError::Empty));
+        for line in ["a-1 [000] 1.0: two words: x\n", "a-1 [000] 1.0: : x\n"] {
+            assert_eq!(
+                read(line, &[]),
+                Err(FtraceError::Malformed {
+                    line: 1,
+                    reason: "bad event name"
+                }),
+                "{line:?}"
+            );
+        }
         let nested = "a-1 [000] 2.0: sched_wakeup: comm=a pid=1 prio=120 target_cpu=000\na-1 [000] 1.999999: sched_wakeup: comm=a pid=1 prio=120 target_cpu=000\n";
         assert_eq!(read(nested, &[]).unwrap().1.out_of_order_lines, 1);
         let joined = nested.replace("1.999999", "1.0");
