@@ -458,6 +458,16 @@ CPU:0 [LOST 3 EVENTS]
             Err(FtraceError::Malformed { line: 1, .. })
         ));
         assert_eq!(read("# nothing\n", &[]), Err(FtraceError::Empty));
+        for line in ["a-1 [000] 1.0: two words: x\n", "a-1 [000] 1.0: : x\n"] {
+            assert_eq!(
+                read(line, &[]),
+                Err(FtraceError::Malformed {
+                    line: 1,
+                    reason: "bad event name"
+                }),
+                "{line:?}"
+            );
+        }
         let nested = "a-1 [000] 2.0: sched_wakeup: comm=a pid=1 prio=120 target_cpu=000\na-1 [000] 1.999999: sched_wakeup: comm=a pid=1 prio=120 target_cpu=000\n";
         assert_eq!(read(nested, &[]).unwrap().1.out_of_order_lines, 1);
         let joined = nested.replace("1.999999", "1.0");
@@ -471,12 +481,46 @@ CPU:0 [LOST 3 EVENTS]
         ));
     }
 
+    /// `prev_state` text to the kernel's bits (include/linux/sched.h): "R" runnable, "R+"
+    /// preempted (`TASK_REPORT_MAX`, still runnable), a dead or zombie task (X, Z) dead, any
+    /// other state a sleep.
+    #[test]
+    fn switch_states_map_to_the_kernels_bits() {
+        use crate::tracefs::SchedEvent;
+        assert_eq!(state_bits("R"), 0);
+        assert_eq!(state_bits("R+"), 0x100);
+        assert!(SchedEvent::state_is_runnable(state_bits("R+")));
+        for sleep in ["S", "D", "I"] {
+            assert_eq!(state_bits(sleep), 1, "{sleep}");
+        }
+        assert_eq!(state_bits("X"), 0x10);
+        assert_eq!(state_bits("Z"), 0x10);
+        assert!(!SchedEvent::state_is_runnable(state_bits("X")));
+    }
+
+    /// A new task's first wake-up and a task's exit are scheduler lines too, each one record.
+    #[test]
+    fn wakeup_new_and_exit_lines_are_read() {
+        let text = "\
+  sh-10 [000] d..2. 1.000000: sched_wakeup_new: comm=sh pid=11 prio=120 target_cpu=000
+  sh-11 [000] d..2. 1.000100: sched_process_exit: comm=sh pid=11 prio=120 group_dead=1
+";
+        let (log, counts) = read(text, &[]).unwrap();
+        assert_eq!((counts.sched_lines, counts.other_event_lines), (2, 0));
+        assert_eq!(log.records.len(), 2, "{:?}", log.records);
+        assert!(log.records.iter().all(|r| r.tid == 11));
+    }
+
     #[test]
     fn timestamps_are_exact_nanoseconds() {
         assert_eq!(parse_ts("2630.829789"), Some(2_630_829_789_000));
         assert_eq!(parse_ts("1.000000001"), Some(1_000_000_001));
         assert_eq!(parse_ts("1."), None);
         assert_eq!(parse_ts("-1.5"), None);
+        // Signs that `u64::from_str` would take, ten fraction digits, no seconds: not times.
+        for bad in ["+1.5", "1.+5", "1.1234567890", ".5", "1.5 "] {
+            assert_eq!(parse_ts(bad), None, "{bad:?}");
+        }
     }
 
     proptest! {

@@ -738,6 +738,35 @@ mod tests {
         assert!(matches!(decode(&b), Err(LogError::Checksum { .. })));
     }
 
+    /// The trailer's length field is checked before the trailer is read: a length shorter than
+    /// the trailer's fixed part (44 bytes) or reaching into the header is a `TrailerLength`
+    /// error naming the length, not a misread elsewhere (nor an overflow: a length past the
+    /// whole log).
+    #[test]
+    fn a_trailer_length_out_of_bounds_is_named() {
+        let bytes = encode(&one_ring_log(&[0, 1, 2], 3)).unwrap();
+        let n = bytes.len();
+        let fixed = 8 + 8 + 4 + 8 + END_SIZE;
+        for len in [
+            0,
+            END_SIZE,
+            fixed - 1,
+            n - HEADER_SIZE + 1,
+            n,
+            n + 1,
+            u32::MAX as usize,
+        ] {
+            let mut b = bytes.clone();
+            b[n - 16..n - 12].copy_from_slice(&(len as u32).to_le_bytes());
+            rechecksum(&mut b);
+            assert_eq!(
+                decode(&b),
+                Err(LogError::TrailerLength(len as u32)),
+                "trailer length {len} of a {n}-byte log"
+            );
+        }
+    }
+
     #[test]
     fn finish_rejects_wrong_ring_count() {
         let mut out = Vec::new();

@@ -368,6 +368,62 @@ mod tests {
         assert!(c.other_lines >= 2);
     }
 
+    /// A thread that arms its sleep's timer again before the first fired (the sleep cut short
+    /// and begun again) leaves the first arming incomplete, and its wake-up is the second
+    /// timer's; a line that is no event and an event of another kind are both other lines.
+    #[test]
+    fn a_timer_armed_again_before_it_fired_leaves_the_first_incomplete() {
+        let text = "\
+# tracer: nop
+          rt-app-101     [001] d..1. 100.000000: hrtimer_start: hrtimer=00000000aa function=hrtimer_wakeup expires=101000050000 softexpires=101000000000 mode=ABS was_armed=0
+          rt-app-101     [001] d..1. 100.500000: hrtimer_cancel: hrtimer=00000000aa
+          rt-app-101     [001] d..1. 100.500001: hrtimer_start: hrtimer=00000000aa function=hrtimer_wakeup expires=102000050000 softexpires=102000000000 mode=ABS was_armed=0
+          <idle>-0       [001] d.h1. 102.000060: hrtimer_expire_entry: hrtimer=00000000aa function=hrtimer_wakeup now=102000059000
+          <idle>-0       [001] d.h2. 102.000062: sched_wakeup: comm=rt-app pid=101 prio=120 target_cpu=001
+          <idle>-0       [001] d..2. 102.000070: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt-app next_pid=101 next_prio=120
+";
+        let (w, c) = read(text, &[101]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(
+            (w[0].soft_ns, w[0].hard_ns),
+            (102_000_000_000, 102_000_050_000)
+        );
+        assert_eq!(w[0].late_ns(), 9_000);
+        assert_eq!(
+            (w[0].wakeup_ns, w[0].switch_in_ns),
+            (102_000_062_000, 102_000_070_000)
+        );
+        assert_eq!(
+            c,
+            TimerPathCounts {
+                other_lines: 2,
+                malformed_lines: 0,
+                incomplete: 1,
+            }
+        );
+    }
+
+    /// Trace timestamps are seconds and a fraction of up to nine digits (ftrace prints six;
+    /// the `ns` clocks nine); anything else is not a timestamp, so the token is skipped.
+    #[test]
+    fn timestamps_are_seconds_and_up_to_nine_fraction_digits() {
+        assert_eq!(parse_ts_ns("101.000063"), Some(101_000_063_000));
+        assert_eq!(parse_ts_ns("7.123456789"), Some(7_123_456_789));
+        assert_eq!(parse_ts_ns("0.5"), Some(500_000_000));
+        for bad in [
+            "101.",
+            "101",
+            "7.1234567890",
+            "7.+5",
+            "7.-5",
+            "7. 5",
+            "x.5",
+            ".5",
+        ] {
+            assert_eq!(parse_ts_ns(bad), None, "{bad:?}");
+        }
+    }
+
     #[test]
     fn an_empty_filter_keeps_every_thread_and_unfinished_timers_are_counted() {
         let (w, c) = read(TRACE, &[]);

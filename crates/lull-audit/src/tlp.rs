@@ -32,10 +32,6 @@ impl TaskFilter {
         Self::default()
     }
 
-    pub fn is_all(&self) -> bool {
-        self.tids.is_empty() && self.tgids.is_empty() && self.comms.is_empty()
-    }
-
     /// Every non-empty constraint must hold.
     pub fn matches(&self, r: &AuditRecord) -> bool {
         (self.tids.is_empty() || self.tids.contains(&r.tid))
@@ -397,6 +393,64 @@ pub(crate) mod tests {
             Some(1.0),
             "CPU0 became idle when the task showed up on CPU1"
         );
+    }
+
+    /// A task switching in again on the CPU it already runs on lost nothing that the records
+    /// can tell (its switch-out and switch-in were a pair): nothing is counted as dropped and
+    /// the CPU stays busy.
+    #[test]
+    fn a_repeated_switch_in_on_the_same_cpu_drops_nothing() {
+        let recs = vec![
+            r(0, 0, 1, SwitchIn),
+            r(40, 0, 1, SwitchIn),
+            r(100, 0, 1, Block),
+        ];
+        let rep = analyze(&recs, 1, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.dropped_events, 0);
+        assert_eq!(rep.tlp, Some(1.0));
+        assert_eq!(rep.busy_ns, 100);
+    }
+
+    /// A record from a CPU past the count given (a log read with fewer CPUs than it was
+    /// recorded on) is counted on the last CPU, not out of bounds.
+    #[test]
+    fn a_cpu_past_the_count_is_counted_on_the_last() {
+        let recs = vec![
+            r(10, 0, 1, SwitchIn),
+            r(10, 7, 2, SwitchIn),
+            r(110, 7, 2, Block),
+            r(110, 0, 1, Block),
+        ];
+        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        assert_eq!(rep.dropped_events, 0);
+        assert_eq!(rep.tlp, Some(2.0));
+        assert_eq!((rep.span_ns, rep.busy_ns), (100, 100));
+    }
+
+    /// One record makes one window of no length; no records, none. The span runs from the
+    /// first record to the last, wherever the clock started.
+    #[test]
+    fn a_single_record_makes_one_empty_window_and_none_makes_none() {
+        let rep = analyze(&[r(500, 0, 1, SwitchIn)], 1, &TaskFilter::all(), 100, 0);
+        assert_eq!(rep.windows.len(), 1);
+        assert_eq!((rep.windows[0].start_ns, rep.windows[0].end_ns), (500, 500));
+        assert_eq!((rep.span_ns, rep.tlp), (0, None));
+        let rep = analyze(&[], 1, &TaskFilter::all(), 100, 0);
+        assert!(rep.windows.is_empty());
+        assert_eq!((rep.span_ns, rep.tlp), (0, None));
+    }
+
+    /// With many CPUs the window count is capped at `MAX_WINDOW_CELLS` cells over the busy
+    /// counts 0..=cpus, so the windows widen: 99 CPUs over 1 s allow 10,000 windows of 100 µs.
+    #[test]
+    fn many_cpus_widen_the_windows_to_bound_the_cells() {
+        let s = 1_000_000_000;
+        let recs = vec![r(7, 0, 1, SwitchIn), r(7 + s, 0, 1, Block)];
+        let rep = analyze(&recs, 99, &TaskFilter::all(), 1, 0);
+        assert_eq!(rep.window_ns, 100_000);
+        assert_eq!(rep.windows.len(), 10_000);
+        assert_eq!(rep.span_ns, s);
+        assert_eq!(rep.tlp, Some(1.0));
     }
 
     #[test]

@@ -128,4 +128,13 @@ mod tests {
         assert!(big.offset(1, 0).is_none());
         assert!(Rect::new(0, 0, 0, 5).is_empty());
     }
+
+    #[test]
+    fn offset_moves_the_corner_and_keeps_the_size() {
+        let r = Rect::new(10, 20, 15, 5);
+        assert_eq!(r.offset(-12, 7), Some(Rect::new(-2, 27, 15, 5)));
+        assert_eq!(r.offset(0, 0), Some(r));
+        assert!(r.offset(0, i32::MAX).is_none());
+        assert!(r.offset(i32::MIN, 0).is_some_and(|m| m.x == i32::MIN + 10));
+    }
 }

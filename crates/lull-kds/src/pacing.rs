@@ -113,4 +113,10 @@ mod tests {
         assert_eq!(f.period_ns(), 1);
         assert_eq!(next_boundary_ns(5, 0), 6);
     }
+
+    #[test]
+    fn the_period_is_the_one_given() {
+        assert_eq!(FramePacer::new(P).period_ns(), P);
+        assert_eq!(FramePacer::new(2).period_ns(), 2);
+    }
 }

@@ -237,4 +237,27 @@ mod tests {
         ));
         assert_eq!(Pixmap::new(0, 5).unwrap().pixels().len(), 0);
     }
+
+    /// The largest pixmap is 8192 × 8192 pixels in any shape: exactly that many pass the size
+    /// check (and meet the pixel count), one more row does not (checked without allocating).
+    #[test]
+    fn the_size_limit_is_exactly_8192_squared() {
+        assert_eq!(checked_len(8192, 8192), Ok(67_108_864));
+        assert_eq!(checked_len(1, 8192 * 8192), Ok(67_108_864));
+        for (w, h) in [
+            (8192, 8193),
+            (8193, 8192),
+            (2, 8192 * 4096 + 1),
+            (u32::MAX, u32::MAX),
+        ] {
+            assert!(
+                matches!(checked_len(w, h), Err(DrawError::TooLarge { width, height }) if (width, height) == (w, h)),
+                "{w} x {h}"
+            );
+        }
+        assert!(matches!(
+            Pixmap::from_pixels(8192, 8192, Vec::new()),
+            Err(DrawError::PixelCount { .. })
+        ));
+    }
 }

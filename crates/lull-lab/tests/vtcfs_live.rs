@@ -1,9 +1,9 @@
 //! The interactive boost live, as root (negative nice values need it; skipped with a message
 //! otherwise):
-//! - `lull live vtcfs` at a small scale, stock and nice in the same run: the report has its
-//!   shape, strokes are drawn, the boost reached the kernel and left nothing held, and the
-//!   boosted p99 response is not worse than stock's (a generous bound: timings on a shared
-//!   machine vary; the figures are in `docs/vtcfs.md`);
+//! - `lull live vtcfs` at a small scale, stock and nice in alternating rounds of the same run:
+//!   the report has its shape, strokes are drawn, the boost reached the kernel and left nothing
+//!   held, and the boosted median p50 response is not worse than stock's (a generous ratio:
+//!   timings on a shared machine vary; the figures are in `docs/vtcfs.md`);
 //! - a client whose connection closes while its handler runs: the still-living thread it declared
 //!   is back at its own nice;
 //! - an app process killed while boosted: the daemon holds nothing of it afterwards.
@@ -42,29 +42,55 @@ fn root() -> bool {
     false
 }
 
+/// Rounds of stock and nice (odd, so the median is one round's figure).
+const ROUNDS: usize = 3;
+
+/// The median of `xs` (odd in number).
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// Stock and nice alternate, [`ROUNDS`] rounds each in one run (the order swapped every round,
+/// so a slow stretch of the machine falls on both), and the check compares the medians of the
+/// policies' per-round p50 responses: one run of each, stock then nice, let other load on the
+/// machine during either decide it.
 #[test]
 fn painting_among_hogs_stock_and_nice() {
     if !root() {
         return;
     }
-    let trace = lull_workload::spiral::stylus_spiral();
-    let spec = VtcfsLiveSpec::new(
-        4,
-        vec![VtcfsPolicy::Stock, VtcfsPolicy::Nice],
-        None,
-        Some(200),
-        trace,
-        app_binary(),
-    )
-    .unwrap();
-    let reports = {
+    let spec = |policies| {
+        VtcfsLiveSpec::new(
+            4,
+            policies,
+            None,
+            Some(200),
+            lull_workload::spiral::stylus_spiral(),
+            app_binary(),
+        )
+        .unwrap()
+    };
+    let (mut stock, mut nice) = (Vec::new(), Vec::new());
+    {
         let _live = lull_testkit::live_lock();
-        vtcfs_live::run(&spec).unwrap()
-    };
-    let [stock, nice] = reports.as_slice() else {
-        panic!("two reports: {reports:?}")
-    };
-    for r in [stock, nice] {
+        for round in 0..ROUNDS {
+            let order = if round % 2 == 0 {
+                vec![VtcfsPolicy::Stock, VtcfsPolicy::Nice]
+            } else {
+                vec![VtcfsPolicy::Nice, VtcfsPolicy::Stock]
+            };
+            for r in vtcfs_live::run(&spec(order)).unwrap() {
+                match r.policy {
+                    VtcfsPolicy::Stock => stock.push(r),
+                    VtcfsPolicy::Nice => nice.push(r),
+                    other => panic!("a policy not asked for: {other:?}"),
+                }
+            }
+        }
+    }
+    assert_eq!((stock.len(), nice.len()), (ROUNDS, ROUNDS));
+    for r in stock.iter().chain(&nice) {
         let json = serde_json::to_value(r).unwrap();
         for key in ["policy", "hogs", "events", "response_us", "hog_throughput"] {
             assert!(json.get(key).is_some(), "{key} missing: {json}");
@@ -81,20 +107,30 @@ fn painting_among_hogs_stock_and_nice() {
         );
         assert!(r.hog_throughput > 0.0);
     }
-    assert!(stock.seam.is_none() && stock.boost.is_none());
-    let seam = nice.seam.as_ref().unwrap();
-    assert!(seam.actuator.nice.applied > 0, "{:?}", seam.actuator);
-    assert_eq!(seam.actuator.nice.refused_total(), 0);
-    assert!(seam.actuator.restore_sched.applied > 0);
-    assert_eq!(seam.held_threads, 0, "nothing left held");
+    for r in &stock {
+        assert!(r.seam.is_none() && r.boost.is_none());
+    }
+    for r in &nice {
+        let seam = r.seam.as_ref().unwrap();
+        assert!(seam.actuator.nice.applied > 0, "{:?}", seam.actuator);
+        assert_eq!(seam.actuator.nice.refused_total(), 0);
+        assert!(seam.actuator.restore_sched.applied > 0);
+        assert_eq!(seam.held_threads, 0, "nothing left held");
+    }
     // The median, not the tail: the p99 of 200 responses is the second worst, which other load
     // on the machine moves at will (`lull live vtcfs` reports every percentile). The boost
     // must not make the typical response slower than the stock kernel's, within 1.5 times.
-    let (s, n) = (
-        stock.response_us.p50.unwrap(),
-        nice.response_us.p50.unwrap(),
+    let p50s = |rs: &[vtcfs_live::VtcfsLiveReport]| -> Vec<f64> {
+        rs.iter().map(|r| r.response_us.p50.unwrap()).collect()
+    };
+    let (s, n) = (median(p50s(&stock)), median(p50s(&nice)));
+    let summary = format!(
+        "p50 response per round, µs: stock {:?}, nice {:?}; medians stock {s}, nice {n}",
+        p50s(&stock),
+        p50s(&nice)
     );
-    assert!(n <= s * 1.5, "nice p50 {n} µs vs stock {s} µs");
+    eprintln!("{summary}");
+    assert!(n <= s * 1.5, "{summary}");
 }
 
 /// A thread of this process, parked until told to end.
