@@ -1,7 +1,7 @@
 #!/bin/sh
 # Records where CPU time goes in seed 003's painting scenario, under EEVDF and under lull-scx,
 # inside the lab guest (docs/scx.md, "Where the CPU time goes"):
-#   cargo build --release -p lull-cli -p lull-lab -p lull-scx --bins
+#   cargo build --release -p lull-cli -p lull-apps -p lull-scx --bins
 #   lull lab vm --out DIR -- env HOGS=2 sh scripts/scx-trace.sh
 #   python3 scripts/sched-timeline.py DIR/lull-scx.trace
 # Per scheduler it leaves in $LULL_VM_OUT: the tracefs timeline (sched_switch, sched_wakeup,

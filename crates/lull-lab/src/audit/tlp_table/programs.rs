@@ -143,7 +143,7 @@ pub fn package_of(exe: &str) -> &'static str {
         "python3" => "python3",
         "hackbench" => "rt-tests",
         "rt-app" => "rt-app",
-        "lull-app" | "lull" => "this repository (cargo build -p lull-cli -p lull-lab)",
+        "lull-app" | "lull" => "this repository (cargo build -p lull-cli -p lull-apps)",
         _ => "?",
     }
 }
