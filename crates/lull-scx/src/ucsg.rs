@@ -30,8 +30,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use lull_sched::ucsg::live::{LiveMachine, UcsgLiveError, NO_APP};
-use lull_sched::ucsg::{Decision, Owner, SampleView, Sensitivity, Start, ThreadUse, Ucsg};
+use lull_sched::ucsg::live::{start_at_top, LiveMachine, UcsgLiveError, NO_APP};
+use lull_sched::ucsg::{Decision, Owner, SampleView, Sensitivity, ThreadUse, Ucsg};
 use lull_sched::CpuId;
 
 /// `enum lull_class`'s front (`lull_sched::guis::WindowClass::Front.code()`).
@@ -246,16 +246,8 @@ impl UcsgPlacer {
                 .collect(),
             levels_khz: Vec::new(),
         };
-        let cfg = machine.config()?;
-        let cluster = cfg.clusters.len() - 1;
-        let c = &cfg.clusters[cluster];
-        let start = Start {
-            cluster,
-            online: c.cores,
-        };
-        // No cpufreq in play: the cluster is taken to run at its top level until UCSG chooses.
-        let freq_khz = c.levels_khz.last().copied().unwrap_or(0);
-        let core = Ucsg::new(cfg, now_ns, start).map_err(UcsgLiveError::Config)?;
+        let (core, start, freq_khz) = start_at_top(&machine, now_ns)?;
+        let cluster = start.cluster;
         Ok(UcsgPlacer {
             core,
             clusters: sets.clusters.clone(),

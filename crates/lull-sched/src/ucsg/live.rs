@@ -175,6 +175,28 @@ pub struct UcsgSeam {
     counters: UcsgSeamCounters,
 }
 
+/// UCSG's core on `machine` from `now_ns`, started on the fastest cluster with every core of it
+/// online, and that cluster's top level in kHz: until UCSG chooses a level (and where there is
+/// no cpufreq to read) the cluster is taken to run there, as a busy CPU without a policy does.
+///
+/// # Errors
+/// [`UcsgLiveError`] as [`LiveMachine::config`], or UCSG's own refusal of the configuration.
+pub fn start_at_top<K: Copy + Ord + std::fmt::Debug>(
+    machine: &LiveMachine,
+    now_ns: u64,
+) -> Result<(Ucsg<K>, Start, u64), UcsgLiveError> {
+    let cfg = machine.config()?;
+    let cluster = cfg.clusters.len() - 1;
+    let c = &cfg.clusters[cluster];
+    let start = Start {
+        cluster,
+        online: c.cores,
+    };
+    let top_khz = c.levels_khz.last().copied().unwrap_or(0);
+    let core = Ucsg::new(cfg, now_ns, start).map_err(UcsgLiveError::Config)?;
+    Ok((core, start, top_khz))
+}
+
 impl UcsgSeam {
     /// UCSG on `machine` from `now_ns`, starting on the fastest cluster, every core of it, at
     /// its top level (where a machine without a policy runs a busy CPU).
@@ -182,17 +204,8 @@ impl UcsgSeam {
     /// # Errors
     /// [`UcsgLiveError`] as [`LiveMachine::config`].
     pub fn new(machine: &LiveMachine, now_ns: u64) -> Result<UcsgSeam, UcsgLiveError> {
-        let cfg = machine.config()?;
-        let cluster = cfg.clusters.len() - 1;
-        let c = &cfg.clusters[cluster];
-        let start = Start {
-            cluster,
-            online: c.cores,
-        };
-        // Until a level is chosen (and with no cpufreq to read) the cluster is taken to run at
-        // its top level.
-        let top_khz = c.levels_khz.last().copied().unwrap_or(0);
-        let core = Ucsg::new(cfg, now_ns, start).map_err(UcsgLiveError::Config)?;
+        let (core, start, top_khz) = start_at_top(machine, now_ns)?;
+        let cluster = start.cluster;
         Ok(UcsgSeam {
             core,
             clusters: machine.ucsg_clusters(),
