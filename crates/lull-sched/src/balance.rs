@@ -23,7 +23,7 @@
 //! [`crate::pelt`]).
 
 use crate::ids::{CpuId, TaskId};
-use crate::pelt::{accumulate_segments, decay_load, CAPACITY_SCALE, LOAD_AVG_MAX, PERIOD_US};
+use crate::pelt::{decay_load, PeltClock, CAPACITY_SCALE};
 
 /// The margin by which groups must differ, in percent (`sd_init`: `imbalance_pct = 117` for a
 /// domain of CPUs sharing a last-level cache, `SD_SHARE_LLC`).
@@ -46,9 +46,7 @@ pub const MAX_INTERVAL_MS_PER_CPU: u64 = 2;
 /// (utilisation), each in units of 1024 ns, older periods decayed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct LoadSignal {
-    last_update_ns: u64,
-    /// Time into the current period, in units of 1024 ns.
-    period_contrib: u64,
+    clock: PeltClock,
     /// Σ runnable time (`load_sum`, before the weight).
     load_sum: u64,
     /// Σ running time × 1024 (`util_sum`).
@@ -59,32 +57,21 @@ impl LoadSignal {
     /// Advances to `now_ns`; since the last update the entity was `runnable` (on a run queue)
     /// and `running` (on a CPU; implies runnable).
     pub fn advance(&mut self, now_ns: u64, runnable: bool, running: bool) {
-        let delta = now_ns.saturating_sub(self.last_update_ns) >> 10;
-        if delta == 0 {
+        let Some(step) = self.clock.step(now_ns) else {
             return;
-        }
-        // The sub-microsecond remainder stays for the next update, as in the kernel.
-        self.last_update_ns += delta << 10;
-        let d = delta + self.period_contrib;
-        let periods = d / PERIOD_US;
-        let mut contrib = delta;
-        if periods > 0 {
-            self.load_sum = decay_load(self.load_sum, periods);
-            self.util_sum = decay_load(self.util_sum, periods);
-            contrib = accumulate_segments(periods, PERIOD_US - self.period_contrib, d % PERIOD_US);
-        }
-        self.period_contrib = d % PERIOD_US;
+        };
+        self.load_sum = decay_load(self.load_sum, step.periods);
+        self.util_sum = decay_load(self.util_sum, step.periods);
         if runnable || running {
-            self.load_sum += contrib;
+            self.load_sum += step.contrib;
         }
         if running {
-            self.util_sum += contrib * CAPACITY_SCALE;
+            self.util_sum += step.contrib * CAPACITY_SCALE;
         }
     }
 
-    /// The sums' maximum at this point of the period (`get_pelt_divider`).
     fn divider(&self) -> u64 {
-        LOAD_AVG_MAX - PERIOD_US + self.period_contrib
+        self.clock.divider()
     }
 
     /// `load_avg` of an entity of load weight `weight` (1024 at nice 0).
@@ -318,6 +305,7 @@ pub fn next_interval_ms(current_ms: u64, domain_cpus: usize, balanced: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pelt::PERIOD_US;
 
     const PERIOD_NS: u64 = PERIOD_US * 1024;
 

@@ -79,13 +79,54 @@ pub(crate) fn accumulate_segments(periods: u64, d1: u64, d3: u64) -> u64 {
     c1 + c2 + d3
 }
 
+/// Where one decaying sum stands in its periods: the time accounting of `___update_load_sum`,
+/// shared by every PELT signal (this module's utilisation, [`crate::balance`]'s load).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct PeltClock {
+    pub(crate) last_update_ns: u64,
+    /// Time into the current period, in units of 1024 ns.
+    pub(crate) period_contrib: u64,
+}
+
+/// What one advance of a [`PeltClock`] asks of its sums.
+pub(crate) struct PeltStep {
+    /// Whole periods crossed: every sum decays this many times.
+    pub(crate) periods: u64,
+    /// The new time's contribution (units of 1024 ns), added to the sums that were active.
+    pub(crate) contrib: u64,
+}
+
+impl PeltClock {
+    /// Advances to `now_ns`; `None` when less than 1024 ns passed (nothing changes).
+    pub(crate) fn step(&mut self, now_ns: u64) -> Option<PeltStep> {
+        let delta = now_ns.saturating_sub(self.last_update_ns) >> 10;
+        if delta == 0 {
+            return None;
+        }
+        // Keep the sub-microsecond remainder for the next update, as the kernel does.
+        self.last_update_ns += delta << 10;
+        let d = delta + self.period_contrib;
+        let periods = d / PERIOD_US;
+        let contrib = if periods > 0 {
+            accumulate_segments(periods, PERIOD_US - self.period_contrib, d % PERIOD_US)
+        } else {
+            delta
+        };
+        self.period_contrib = d % PERIOD_US;
+        Some(PeltStep { periods, contrib })
+    }
+
+    /// The sums' maximum at this point of the period (`get_pelt_divider`).
+    pub(crate) fn divider(&self) -> u64 {
+        LOAD_AVG_MAX - PERIOD_US + self.period_contrib
+    }
+}
+
 /// The decaying sum itself, on the PELT clock.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 struct Signal {
-    last_update_ns: u64,
+    clock: PeltClock,
     util_sum: u64,
-    /// Time into the current period, in units of 1024 ns.
-    period_contrib: u64,
     util_avg: u64,
 }
 
@@ -93,25 +134,14 @@ impl Signal {
     /// Advances to `now_ns` of the PELT clock, running or not since the last update
     /// (`___update_load_sum` and `___update_load_avg`).
     fn advance(&mut self, now_ns: u64, running: bool) {
-        let delta = now_ns.saturating_sub(self.last_update_ns) >> 10;
-        if delta == 0 {
+        let Some(step) = self.clock.step(now_ns) else {
             return;
-        }
-        // Keep the sub-microsecond remainder for the next update, as the kernel does.
-        self.last_update_ns += delta << 10;
-        let d = delta + self.period_contrib;
-        let periods = d / PERIOD_US;
-        let mut contrib = delta;
-        if periods > 0 {
-            self.util_sum = decay_load(self.util_sum, periods);
-            contrib = accumulate_segments(periods, PERIOD_US - self.period_contrib, d % PERIOD_US);
-        }
-        self.period_contrib = d % PERIOD_US;
+        };
+        self.util_sum = decay_load(self.util_sum, step.periods);
         if running {
-            self.util_sum += contrib * CAPACITY_SCALE;
+            self.util_sum += step.contrib * CAPACITY_SCALE;
         }
-        let divider = LOAD_AVG_MAX - PERIOD_US + self.period_contrib;
-        self.util_avg = self.util_sum / divider;
+        self.util_avg = self.util_sum / self.clock.divider();
     }
 }
 
@@ -244,7 +274,7 @@ impl PeltSet {
             .clock
             .update(now_ns, running.is_some(), scale);
         if let Some(t) = running {
-            let clock = self.cpus[cpu.0].clock.signal.last_update_ns;
+            let clock = self.cpus[cpu.0].clock.signal.clock.last_update_ns;
             let tp = self.task(t);
             tp.signal.advance(clock, true);
             tp.ran = true;
@@ -258,7 +288,7 @@ impl PeltSet {
         };
         let rq = &mut self.cpus[cpu.0].clock.signal;
         let sig = &mut self.tasks[t.0].signal;
-        sig.advance(rq.last_update_ns, false);
+        sig.advance(rq.clock.last_update_ns, false);
         rq.util_sum = rq.util_sum.saturating_sub(sig.util_sum);
         rq.util_avg = rq.util_avg.saturating_sub(sig.util_avg);
     }
@@ -266,11 +296,9 @@ impl PeltSet {
     /// Adds `t`'s utilisation to `cpu`'s, aligned to the run queue's period.
     fn attach(&mut self, t: TaskId, cpu: CpuId) {
         let rq = self.cpus[cpu.0].clock.signal;
-        let divider = LOAD_AVG_MAX - PERIOD_US + rq.period_contrib;
         let tp = &mut self.tasks[t.0];
-        tp.signal.last_update_ns = rq.last_update_ns;
-        tp.signal.period_contrib = rq.period_contrib;
-        tp.signal.util_sum = tp.signal.util_avg * divider;
+        tp.signal.clock = rq.clock;
+        tp.signal.util_sum = tp.signal.util_avg * rq.clock.divider();
         tp.cpu = Some(cpu);
         let q = &mut self.cpus[cpu.0].clock.signal;
         q.util_sum += tp.signal.util_sum;
@@ -282,7 +310,7 @@ impl PeltSet {
         let tp = *self.task(t);
         match tp.cpu {
             Some(c) if c == cpu => {
-                let clock = self.cpus[cpu.0].clock.signal.last_update_ns;
+                let clock = self.cpus[cpu.0].clock.signal.clock.last_update_ns;
                 self.tasks[t.0].signal.advance(clock, false);
             }
             Some(_) => {
@@ -315,7 +343,7 @@ impl PeltSet {
             self.tasks[t.0].enqueued = false;
         }
         if sleep {
-            let clock = self.cpus[cpu.0].clock.signal.last_update_ns;
+            let clock = self.cpus[cpu.0].clock.signal.clock.last_update_ns;
             self.tasks[t.0].signal.advance(clock, false);
             if tp.ran {
                 self.learn(t, cpu);
