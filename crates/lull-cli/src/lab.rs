@@ -223,7 +223,7 @@ fn tests(cache: &Cache, config: &GuestConfig, out: &std::path::Path, json: bool)
                 println!(
                     "lab guest (Linux {}, {}): {} binaries, boot {:.1} s, run {:.1} s",
                     r.kernel_release,
-                    r.engine,
+                    r.engine(),
                     r.suite.binaries.len(),
                     r.boot_ms as f64 / 1e3,
                     r.wall_ms as f64 / 1e3

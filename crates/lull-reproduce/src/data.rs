@@ -148,8 +148,8 @@ pub struct Controller {
 pub struct LabSched {
     pub report: SchedReport,
     pub accel: lull_vm::Accel,
-    /// The execution engine in words (`lull_vm::RunOutcome::engine`).
-    pub engine: String,
+    /// How TCG ran the guest's CPUs; `None` under KVM.
+    pub tcg_threads: Option<lull_vm::TcgThreads>,
     pub guest_wall_ms: u64,
 }
 
@@ -215,7 +215,10 @@ impl SectionData {
                 let mut json = serde_json::to_value(&r.report)?;
                 if let Some(m) = json.as_object_mut() {
                     m.insert("accel".into(), json!(r.accel));
-                    m.insert("engine".into(), json!(r.engine));
+                    m.insert(
+                        "engine".into(),
+                        json!(lull_vm::boot::engine(r.accel, r.tcg_threads)),
+                    );
                     m.insert("guest_wall_ms".into(), json!(r.guest_wall_ms));
                 }
                 json

@@ -73,7 +73,7 @@ pub fn section(opts: &ReproduceOpts) -> Result<SectionData, SectionError> {
     Ok(SectionData::LabSched(Box::new(LabSched {
         report,
         accel: outcome.accel,
-        engine: outcome.engine(),
+        tcg_threads: outcome.tcg_threads,
         guest_wall_ms: outcome.wall_ms,
     })))
 }

@@ -63,6 +63,16 @@ impl TcgThreads {
     }
 }
 
+/// The execution engine in words: `kvm`, or `tcg` and its threading (`tcg_threads` is `None`
+/// under KVM).
+#[must_use]
+pub fn engine(accel: Accel, tcg_threads: Option<TcgThreads>) -> String {
+    match tcg_threads {
+        Some(t) => format!("{}, {}-threaded", accel.name(), t.name()),
+        None => accel.name().to_string(),
+    }
+}
+
 /// Files of the run inside the output directory's [`RUN_DIR`].
 pub mod run_files {
     pub const COMMAND: &str = "cmd.sh";

@@ -85,10 +85,18 @@ pub struct GuestTestReport {
     pub suite: SuiteResult,
     pub kernel_release: String,
     pub accel: Accel,
-    /// The execution engine in words ([`RunOutcome::engine`]).
-    pub engine: String,
+    /// How TCG ran the guest's CPUs; `None` under KVM.
+    pub tcg_threads: Option<TcgThreads>,
     pub boot_ms: u64,
     pub wall_ms: u64,
+}
+
+impl GuestTestReport {
+    /// The execution engine in words ([`boot::engine`]).
+    #[must_use]
+    pub fn engine(&self) -> String {
+        boot::engine(self.accel, self.tcg_threads)
+    }
 }
 
 /// Finds the workspace's guest test binaries, runs them all in one guest (their output shown as
@@ -120,7 +128,7 @@ pub fn run_guest_tests(
     let suite = suite::parse_output(&outcome.stdout()?, &binaries);
     Ok(GuestTestReport {
         suite,
-        engine: outcome.engine(),
+        tcg_threads: outcome.tcg_threads,
         kernel_release: outcome.kernel_release,
         accel: outcome.accel,
         boot_ms: outcome.boot_ms,

@@ -101,10 +101,7 @@ impl RunOutcome {
     /// The execution engine in words: `kvm`, or `tcg` and its threading.
     #[must_use]
     pub fn engine(&self) -> String {
-        match self.tcg_threads {
-            Some(t) => format!("{}, {}-threaded", self.accel.name(), t.name()),
-            None => self.accel.name().to_string(),
-        }
+        boot::engine(self.accel, self.tcg_threads)
     }
 
     pub fn stdout(&self) -> Result<String, VmError> {
