@@ -77,7 +77,7 @@ pub(crate) fn start(kds: &KdsApp) -> Result<Arc<dyn LiveApp>, AppError> {
     let ctx = kds.ctx(ThreadCategory::Drawing);
     ctx.compose(SURFACE_GUIDE, guide_surface(window))?;
     ctx.draw(SURFACE_GUIDE, 0, 0)?;
-    ctx.compose(SURFACE_DOT, square(DOT_PX, TRAIL_ARGB))?;
+    ctx.compose(SURFACE_DOT, Surface::solid(DOT_PX, DOT_PX, TRAIL_ARGB))?;
     ctx.compose(SURFACE_BLUE_STAR, star(STAR_PX, BLUE_ARGB))?;
     ctx.compose(SURFACE_RED_STAR, star(STAR_PX, RED_ARGB))?;
     let app = Arc::new(Tracking {
@@ -202,18 +202,6 @@ fn guide_surface(window: Rect) -> Surface {
         width: window.width,
         height: window.height,
         layers,
-    }
-}
-
-fn square(side: u32, argb: u32) -> Surface {
-    Surface {
-        width: side,
-        height: side,
-        layers: vec![Layer {
-            z: 0,
-            rect: Rect::new(0, 0, side, side),
-            fill: Fill::Solid(argb),
-        }],
     }
 }
 

@@ -19,6 +19,20 @@ fn key(i: u64) -> RawEvent {
     }
 }
 
+/// A 64 × 48 app named `name` on `d`'s display server, outside guiS.
+fn attach(d: &TestDaemon, name: &str) -> KdsApp {
+    KdsApp::attach(
+        &d.kds_path(),
+        &AppOptions {
+            width: 64,
+            height: 48,
+            name: name.into(),
+            guis: false,
+        },
+    )
+    .unwrap()
+}
+
 /// The kinds the producer routes to `app` now, after reading the daemon's route changes.
 fn routed(p: &mut EsmProducer, app: AppId) -> u32 {
     p.poll_routes().unwrap();
@@ -33,16 +47,7 @@ fn kds_registrations_route_producers_and_input_suspension_reroutes() {
     let d = TestDaemon::start_kds("dp-kds", 320, 200);
     // The producer first: the app's registration through the server must route it.
     let mut p = EsmProducer::connect(&d.path, &[EventKind::Key]).unwrap();
-    let app = KdsApp::attach(
-        &d.kds_path(),
-        &AppOptions {
-            width: 64,
-            height: 48,
-            name: "keys".into(),
-            guis: false,
-        },
-    )
-    .unwrap();
+    let app = attach(&d, "keys");
     let handled = Arc::new(AtomicU64::new(0));
     let h = Arc::clone(&handled);
     app.esm_register(EventKind::Key, move |_| {
@@ -95,16 +100,7 @@ fn kds_registrations_route_producers_and_input_suspension_reroutes() {
 fn a_detaching_app_leaves_its_queued_events_unhandled() {
     let d = TestDaemon::start_kds("dp-stop", 320, 200);
     let mut p = EsmProducer::connect(&d.path, &[EventKind::Key]).unwrap();
-    let app = KdsApp::attach(
-        &d.kds_path(),
-        &AppOptions {
-            width: 64,
-            height: 48,
-            name: "slow".into(),
-            guis: false,
-        },
-    )
-    .unwrap();
+    let app = attach(&d, "slow");
     let handled = Arc::new(AtomicU64::new(0));
     let (entered_tx, entered_rx) = std::sync::mpsc::channel();
     let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();

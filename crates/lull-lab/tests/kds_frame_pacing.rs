@@ -12,7 +12,7 @@ use lull::kds_client::{self, KdsAdmin, KdsClientError};
 use lull::kds_runtime::{AppOptions, KdsApp};
 use lull_kds::pacing::{self, DEFAULT_REFRESH_PERIOD_NS};
 use lull_kds::wire::{self, DrawItem, ErrorCode, Reply, Request};
-use lull_kds::{Fill, Layer, Rect, Surface};
+use lull_kds::Surface;
 use lull_model::ThreadCategory;
 use lull_os::sys;
 use lulld::test_support::TestDaemon;
@@ -29,18 +29,6 @@ fn options(name: &str) -> AppOptions {
     }
 }
 
-fn square(side: u32, argb: u32) -> Surface {
-    Surface {
-        width: side,
-        height: side,
-        layers: vec![Layer {
-            z: 0,
-            rect: Rect::new(0, 0, side, side),
-            fill: Fill::Solid(argb),
-        }],
-    }
-}
-
 #[test]
 fn two_frames_in_one_period_wait_for_the_boundary_and_the_timer_fires_once() {
     let daemon = TestDaemon::start_kds("kds-pacing", 64, 48);
@@ -48,7 +36,7 @@ fn two_frames_in_one_period_wait_for_the_boundary_and_the_timer_fires_once() {
     let (tx, rx) = mpsc::channel();
     app.run_on(ThreadCategory::Drawing, move |ctx| {
         let r = (|| -> Result<_, KdsClientError> {
-            ctx.compose(1, square(2, 0xff00_00ff))?;
+            ctx.compose(1, Surface::solid(2, 2, 0xff00_00ff))?;
             // The first frame goes at once; the second may not come before the next boundary.
             // It comes in the very next period (at the boundary) unless the first was drawn
             // at the end of a period and the machine stalled past the next: then try again.
@@ -112,7 +100,7 @@ fn an_idle_app_arms_no_timer() {
     app.run_on(ThreadCategory::Drawing, move |ctx| {
         // One frame, the first of its period: drawn at once, no FRAME sent.
         let r = ctx
-            .compose(1, square(2, 0xff00_ff00))
+            .compose(1, Surface::solid(2, 2, 0xff00_ff00))
             .and_then(|()| ctx.next_frame())
             .and_then(|()| ctx.draw(1, 0, 0));
         tx.send(r).unwrap();

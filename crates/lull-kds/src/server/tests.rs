@@ -59,18 +59,6 @@ fn figure_18_lands_on_the_screen_at_the_window() {
     }
 }
 
-fn square(side: u32, argb: u32) -> Surface {
-    Surface {
-        width: side,
-        height: side,
-        layers: vec![crate::Layer {
-            z: 0,
-            rect: Rect::new(0, 0, side, side),
-            fill: crate::Fill::Solid(argb),
-        }],
-    }
-}
-
 #[test]
 fn frame_is_answered_at_the_next_boundary_only_while_someone_waits() {
     let (mut kds, mut esm, app) = setup();
@@ -174,7 +162,7 @@ fn a_draw_batch_draws_all_or_nothing() {
         ch,
         &Request::Compose {
             surface_id: 1,
-            surface: square(3, 0xff11_2233),
+            surface: Surface::solid(3, 3, 0xff11_2233),
         },
         &any_thread,
     );
@@ -401,7 +389,7 @@ fn a_full_screen_window_on_top_is_scanned_out_without_restacking() {
             ch,
             &Request::Compose {
                 surface_id: 1,
-                surface: square(side, argb),
+                surface: Surface::solid(side, side, argb),
             },
             &any_thread,
         );
