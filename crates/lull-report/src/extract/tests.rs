@@ -477,4 +477,38 @@ fn lab_sched_has_a_table_per_scenario_and_notes_for_what_did_not_run() {
     assert!(b
         .iter()
         .any(|x| matches!(x, Block::Note(n) if n.contains("scx-schedulers.sh"))));
+    assert!(b
+        .iter()
+        .any(|x| matches!(x, Block::Note(n) if n.contains("(tcg)"))));
+    assert!(!b
+        .iter()
+        .any(|x| matches!(x, Block::Note(n) if n.contains("rounds"))));
+}
+
+/// With rounds, the report says its figures are medians, and names the engine the guest ran on.
+#[test]
+fn lab_sched_over_rounds_says_so_and_names_the_engine() {
+    let data = serde_json::json!({
+        "kernel": "7.3.4", "accel": "tcg", "engine": "tcg, single-threaded", "cpus": 2,
+        "note": "ratios only",
+        "rows": [{"scheduler": "eevdf", "scenario": "painting-2-hogs", "response_p99_us": 100.0}],
+        "per_round": [[], [], []],
+        "skipped": [], "failed": []
+    });
+    let b = blocks(&file("lab_sched", Label::Measured, data));
+    let notes: Vec<&String> = b
+        .iter()
+        .filter_map(|x| match x {
+            Block::Note(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.contains("(tcg, single-threaded)")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("Medians over 3 rounds")),
+        "{notes:?}"
+    );
 }
