@@ -65,6 +65,11 @@ fn a_c_program_registers_samples_and_sets_a_mask() {
         .spawn()
         .unwrap();
     let pid = cat.id() as i32;
+    // The C program reads cat's state: wait until cat is blocked in its read (a cat just
+    // spawned may still be starting, state R).
+    lull_testkit::wait_until("cat asleep in its read", || {
+        lull_os::procfs::sample_thread(pid, pid).is_ok_and(|s| s.state == 'S')
+    });
     let before = sys::sched_getaffinity(pid).unwrap();
     let run = Command::new(&bin).arg(pid.to_string()).output().unwrap();
     let _ = std::fs::remove_file(&bin);

@@ -88,6 +88,25 @@ pub fn require_guest() {
     );
 }
 
+/// Upper bound on a test's wait for the kernel or another process: it only keeps a broken one
+/// from hanging the run; no assertion depends on how long anything takes.
+pub const GIVE_UP: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits, yielding, until `cond` holds; panics naming `what` after [`GIVE_UP`].
+///
+/// # Panics
+/// When `cond` still does not hold after [`GIVE_UP`].
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + GIVE_UP;
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never happened: {what}"
+        );
+        std::thread::yield_now();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
