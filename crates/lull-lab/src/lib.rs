@@ -46,6 +46,7 @@ pub mod png;
 pub mod progress;
 pub mod respondent;
 pub mod scx;
+pub mod sibling;
 pub mod stack;
 pub mod toggling_live;
 pub mod ucsg_live;

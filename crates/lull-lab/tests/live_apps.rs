@@ -45,8 +45,8 @@ const ONE_MESSAGE: MessagingParams = MessagingParams {
     reply_delay_ms: 50,
 };
 
-/// The `lull-app` of this build (`cargo test --workspace` builds it; alone, `cargo build -p
-/// lull-apps` first).
+/// The `lull-app` of this build. `cargo test --workspace` builds it, since lull-apps has
+/// integration tests; a lone `cargo test -p lull-lab` needs `cargo build -p lull-apps` first.
 fn app_binary() -> PathBuf {
     lull_lab::experiment::default_app_binary().unwrap()
 }

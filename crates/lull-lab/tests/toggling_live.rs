@@ -1,6 +1,6 @@
 //! The live toggling experiment's parts on the real kernel: the capacity thief's share (root:
-//! real-time policies need it; skipped with a message otherwise), the workload program's
-//! argument errors, and a short experiment run.
+//! real-time policies need it; skipped with a message otherwise) and a short experiment run
+//! (the workload program's own tests are lull-apps' `tests/programs.rs`).
 
 use std::process::Command;
 
@@ -29,8 +29,8 @@ fn two_cpus() -> bool {
     false
 }
 
-/// The `lull-work` of this build (`cargo test --workspace` builds it; alone, `cargo build -p
-/// lull-apps` first).
+/// The `lull-work` of this build. `cargo test --workspace` builds it, since lull-apps has
+/// integration tests; a lone `cargo test -p lull-lab` needs `cargo build -p lull-apps` first.
 fn work() -> std::path::PathBuf {
     lull_lab::toggling_live::default_work_binary().unwrap()
 }
@@ -91,48 +91,6 @@ fn thief_refuses_a_cpu_it_cannot_use() {
         Thief::start(1000, 50),
         Err(ThiefError::BadCpu { .. })
     ));
-}
-
-#[test]
-fn workload_program_rejects_bad_arguments() {
-    for args in [
-        &[][..],
-        &["--threads", "0", "--work-ms", "1"][..],
-        &["--threads", "2"][..],
-        &["--threads", "2", "--work-ms", "1", "--barrier-ms", "2"][..],
-        &["--threads", "2", "--work-ms", "ten"][..],
-        &["--bogus"][..],
-    ] {
-        let out = Command::new(work()).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("lull-work: "), "{args:?}: {err}");
-    }
-}
-
-#[test]
-fn workload_program_reports_every_thread() {
-    let dir = std::env::temp_dir().join(format!("lull-work-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let report = dir.join("r.json");
-    let st = Command::new(work())
-        .args([
-            "--threads",
-            "3",
-            "--work-ms",
-            "2",
-            "--barrier-ms",
-            "1",
-            "--report",
-        ])
-        .arg(&report)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(v["finish_ns"].as_array().unwrap().len(), 3);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

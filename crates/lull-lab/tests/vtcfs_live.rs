@@ -28,8 +28,8 @@ use lulld::test_support::{wait_until, TestDaemon};
 /// the boost.
 const LONG_C_NS: u64 = 1_000_000_000;
 
-/// The `lull-app` of this build (`cargo test --workspace` builds it; alone, `cargo build -p
-/// lull-apps` first).
+/// The `lull-app` of this build. `cargo test --workspace` builds it, since lull-apps has
+/// integration tests; a lone `cargo test -p lull-lab` needs `cargo build -p lull-apps` first.
 fn app_binary() -> PathBuf {
     lull_lab::experiment::default_app_binary().unwrap()
 }

@@ -360,25 +360,13 @@ pub fn parse_scenario(s: &str) -> Result<Scenario, ExperimentError> {
     Scenario::from_name(s).ok_or_else(|| ExperimentError::UnknownScenario(s.to_owned()))
 }
 
-/// `lull-app` beside the running executable (`target/release/lull` → `target/release/lull-app`),
-/// or for a test binary one directory up (`target/debug/deps/…` → `target/debug/lull-app`).
+/// This build's `lull-app` ([`crate::sibling::program`]).
 ///
 /// # Errors
-/// [`ExperimentError::AppBinary`] when it is in neither place.
+/// [`ExperimentError::AppBinary`] when it is not there.
 pub fn default_app_binary() -> Result<PathBuf, ExperimentError> {
-    let exe = std::env::current_exe()?;
-    let beside = exe.with_file_name("lull-app");
-    let up = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("lull-app"));
-    match up {
-        Some(up) if !beside.is_file() && up.is_file() => Ok(up),
-        _ => {
-            check_app_binary(&beside)?;
-            Ok(beside)
-        }
-    }
+    crate::sibling::program("lull-app")
+        .map_err(|(path, why)| ExperimentError::AppBinary { path, why })
 }
 
 /// The `lull-app` a command runs: the one the user gave (`--app-binary`), else

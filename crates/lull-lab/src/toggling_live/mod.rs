@@ -235,27 +235,13 @@ impl TogglingSpec {
     }
 }
 
-/// `lull-work` beside the running executable (or, for a test binary, one directory up).
+/// This build's `lull-work` ([`crate::sibling::program`]).
 ///
 /// # Errors
-/// [`TogglingError::WorkBinary`] when it is in neither place.
+/// [`TogglingError::WorkBinary`] when it is not there.
 pub fn default_work_binary() -> Result<PathBuf, TogglingError> {
-    let exe = std::env::current_exe()?;
-    let beside = exe.with_file_name("lull-work");
-    let candidates = [
-        beside.clone(),
-        exe.parent()
-            .and_then(Path::parent)
-            .map(|d| d.join("lull-work"))
-            .unwrap_or_default(),
-    ];
-    candidates
-        .into_iter()
-        .find(|p| p.is_file())
-        .ok_or_else(|| TogglingError::WorkBinary {
-            path: beside,
-            why: "no such file".into(),
-        })
+    crate::sibling::program("lull-work")
+        .map_err(|(path, why)| TogglingError::WorkBinary { path, why })
 }
 
 /// The first `name` in `$PATH`.
