@@ -99,8 +99,8 @@ fn painting_among_hogs_stock_and_nice() {
             assert!(json["response_us"][key].is_number(), "{key}: {json}");
         }
         assert_eq!(r.events, 200);
-        // A test build paints several times slower than a release build: under stock the hogs
-        // may leave strokes undrawn at the end or make the ESM drop some (reported to the app).
+        // Under stock the hogs may leave strokes undrawn at the end or make the ESM drop some
+        // (reported to the app).
         assert!(
             r.responses > 0 && r.responses + r.dropped <= r.events,
             "{r:?}"
@@ -124,8 +124,14 @@ fn painting_among_hogs_stock_and_nice() {
         rs.iter().map(|r| r.response_us.p50.unwrap()).collect()
     };
     let (s, n) = (median(p50s(&stock)), median(p50s(&nice)));
+    let handler_us: Vec<_> = stock
+        .iter()
+        .chain(&nice)
+        .map(|r| r.handler_cpu_us_mean.unwrap_or(f64::NAN).round())
+        .collect();
     let summary = format!(
-        "p50 response per round, µs: stock {:?}, nice {:?}; medians stock {s}, nice {n}",
+        "p50 response per round, µs: stock {:?}, nice {:?}; medians stock {s}, nice {n}; \
+         handler CPU per stroke, µs (stock rounds, then nice): {handler_us:?}",
         p50s(&stock),
         p50s(&nice)
     );
