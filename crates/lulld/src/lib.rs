@@ -37,11 +37,13 @@ pub mod boost;
 pub mod daemon;
 pub mod devices;
 pub mod guis;
+pub mod guis_policy;
 pub mod kds;
 pub mod policy;
 pub mod replay;
 pub mod routes;
 pub mod scx_feed;
+pub mod scx_feed_policy;
 pub mod seam;
 pub mod sources;
 #[cfg(feature = "test-support")]

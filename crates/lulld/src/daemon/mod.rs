@@ -42,6 +42,13 @@ use crate::routes::Routes;
 pub use crate::routes::{RingRoute, RING_CAPACITY};
 use crate::sources::{SourceReport, SourceSet, SourceShared};
 
+mod devices;
+mod guis;
+mod kds;
+mod policy;
+mod routes;
+mod seam;
+
 /// The daemon's own counters (the ESM's are in [`lull_esm::EsmCounters`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
 pub struct DaemonCounters {
@@ -112,9 +119,9 @@ pub enum DaemonError {
     #[error("display server: {0}")]
     Kds(#[from] crate::kds::KdsSetupError),
     #[error("guiS: {0}")]
-    Guis(String),
+    Guis(#[from] crate::guis::GuisError),
     #[error("interactive boost: {0}")]
-    Boost(String),
+    Boost(#[from] lull_sched::boost::seam::BoostConfigError),
     #[error("UCSG: {0}")]
     Ucsg(#[from] crate::ucsg::UcsgConfigError),
     #[error("policy: {0}")]
@@ -1121,21 +1128,6 @@ impl Daemon {
     pub fn adopt_kds(&mut self, config: &KdsConfig, listener: OwnedFd) -> Result<(), DaemonError> {
         let host = KdsHost::new(config).map_err(DaemonError::Kds)?;
         self.serve_kds(host, listener)
-    }
-
-    fn serve_kds(&mut self, host: KdsHost, listener: OwnedFd) -> Result<(), DaemonError> {
-        let listener = Rc::new(listener);
-        self.lp
-            .insert(Box::new(crate::kds::control_listener(listener)))?;
-        // Frame pacing: the display server's one-shot frame timer (crate::kds).
-        let timer_fd = host.frame_timer.raw();
-        self.lp
-            .insert(Box::new(crate::kds::frame_timer_source(timer_fd)))?;
-        let idle_fd = host.control_idle_timer.raw();
-        self.lp
-            .insert(Box::new(crate::kds::control_idle_source(idle_fd)))?;
-        self.state.kds = Some(host);
-        Ok(())
     }
 
     /// Mutable access to the state before the loop runs (to set hooks).
