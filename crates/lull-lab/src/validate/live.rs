@@ -28,7 +28,18 @@ use lull_workload::rtapp::{
     ThreadSummary,
 };
 
-use super::machine::{find_rt_app, RtAppMissing, LOOP_PROBE_CALIBRATION_NS};
+/// rt-app is not installed (or not on `PATH`).
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[error(
+    "rt-app not found on PATH: install the Debian package `rt-app` \
+     (scripts/debian-packages.txt lists it)"
+)]
+pub struct RtAppMissing;
+
+/// The calibration (ns per loop) rt-app is told by default (the loop probe's too): a round figure near what rt-app's
+/// own calibration reports on current x86 cores, so a `run` of 100 ms is a few million loops.
+/// Any value works: [`super::machine::measure_loop_ns`] divides it out.
+pub const LOOP_PROBE_CALIBRATION_NS: u32 = 20;
 
 /// How often the runner looks for the worker threads: they appear within a few milliseconds of
 /// each other, and the first sample should follow them closely.
@@ -486,6 +497,23 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
         window_ms: window_ns as f64 / 1e6,
         threads: out,
     })
+}
+
+/// The `rt-app` binary on `PATH`.
+///
+/// # Errors
+/// [`RtAppMissing`] when no `PATH` entry holds an executable `rt-app`.
+pub fn find_rt_app() -> Result<PathBuf, RtAppMissing> {
+    let path = std::env::var_os("PATH").ok_or(RtAppMissing)?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("rt-app"))
+        .find(|p| is_executable(p))
+        .ok_or(RtAppMissing)
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
