@@ -289,7 +289,7 @@ pub enum ExperimentError {
     #[error("a harness thread failed: {0}")]
     Thread(String),
     #[error("the ESM's accounting is broken: {0}")]
-    Accounting(String),
+    Accounting(lull_esm::AccountingError),
     #[error("system call: {0}")]
     Io(#[from] std::io::Error),
     #[error("{what}: {source}")]

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use lull_esm::protocol::{
     encode_batch, ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_BATCH, MAX_MESSAGE, MAX_PACKET,
 };
-use lull_esm::{AppState, Delivery, Esm, EsmConfig, EsmError, Push};
+use lull_esm::{AccountingError, AppState, Delivery, Esm, EsmConfig, EsmError, Push};
 use lull_model::{AppId, RawEvent};
 use lull_os::evdev::EvdevSource;
 use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source, Token};
@@ -653,7 +653,7 @@ pub struct DaemonReport {
     /// `esm.raw_injected + lost_before_esm`.
     pub lost_before_esm: u64,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
-    pub accounting: Result<(), String>,
+    pub accounting: Result<(), AccountingError>,
     /// The data plane: every ring a producer wrote, with its counters at the stop (or when its
     /// app or producer went).
     pub rings: Vec<RingRoute>,
@@ -1076,7 +1076,7 @@ impl Daemon {
             guis: self.state.guis_report(),
             seam: self.state.seam_report(),
             lost_before_esm: counters.net_kernel_drops + counters.net_unread_at_stop,
-            accounting: self.state.esm.check_accounting().map_err(|e| e.to_string()),
+            accounting: self.state.esm.check_accounting(),
             rings: self.state.rings(),
             devices: self.state.devices.report(),
         };
