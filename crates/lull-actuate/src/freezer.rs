@@ -1047,67 +1047,6 @@ impl Freezer {
 mod tests {
     use super::*;
 
-    /// A held process whose pid has another start time is never written to a cgroup file: the
-    /// next adoption and a release report `PidReused`, the entry goes and its cgroups are
-    /// removed (here the "other" process is this one, still inside them, so the sweep of what
-    /// the kernel lists in our own cgroups brings it back).
-    fn reused_pid_is_dropped(kind: FreezerKind) {
-        use crate::test_support::{
-            open, serial_adoption, subdirs, thread_cgroups, Sleeper, GIVE_UP,
-        };
-        let _serial = serial_adoption();
-        let Some(mut f) = open("reuse", kind) else {
-            return;
-        };
-        let pid = std::process::id() as i32;
-        let (a, b) = (Sleeper::start(), Sleeper::start());
-        let before = [a.tid, b.tid].map(thread_cgroups);
-
-        let h = f.adopt(pid, a.tid, "drawing").unwrap();
-        f.freeze(&h).unwrap();
-        f.wait_settled(&h, true, GIVE_UP).unwrap();
-        f.forge_start_ticks(pid);
-        assert!(matches!(
-            f.adopt(pid, b.tid, "foreground"),
-            Err(FreezerError::PidReused { pid: p }) if p == pid
-        ));
-        assert!(!f.holds(pid));
-        assert!(subdirs(f.root()).is_empty());
-        a.answers();
-        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
-
-        f.adopt(pid, a.tid, "drawing").unwrap();
-        f.forge_start_ticks(pid);
-        assert!(matches!(
-            f.release(pid),
-            Err(FreezerError::PidReused { .. })
-        ));
-        assert!(!f.holds(pid));
-        assert!(subdirs(f.root()).is_empty());
-        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
-
-        f.adopt(pid, a.tid, "drawing").unwrap();
-        f.forge_start_ticks(pid);
-        assert!(matches!(
-            f.release_thread(pid, a.tid),
-            Err(FreezerError::PidReused { .. })
-        ));
-        assert!(!f.holds(pid));
-        assert!(subdirs(f.root()).is_empty());
-        assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
-        f.close().unwrap();
-    }
-
-    #[test]
-    fn v2_threaded_reused_pid_is_dropped() {
-        reused_pid_is_dropped(FreezerKind::V2Threaded);
-    }
-
-    #[test]
-    fn v1_reused_pid_is_dropped() {
-        reused_pid_is_dropped(FreezerKind::V1);
-    }
-
     #[test]
     fn names_are_plain_file_names() {
         for good in ["lull-guis", "drawing", "a_1", &"x".repeat(NAME_MAX_LEN)] {

@@ -7,7 +7,8 @@
 //! own atomics, so freezing them cannot stall the test harness.
 
 use lull_actuate::test_support::{
-    cgroup_line, namespace, open, serial_adoption, subdirs, wait_until, Spinner, GIVE_UP,
+    cgroup_line, namespace, open, serial_adoption, subdirs, thread_cgroups, wait_until, Sleeper,
+    Spinner, GIVE_UP,
 };
 
 use std::path::Path;
@@ -276,4 +277,62 @@ fn open_picks_a_mechanism_and_refuses_bad_input() {
             .starts_with(|c: char| c.is_ascii_digit())
     }));
     f.close().unwrap();
+}
+
+/// A held process whose pid has another start time is never written to a cgroup file: the
+/// next adoption and a release report `PidReused`, the entry goes and its cgroups are
+/// removed (here the "other" process is this one, still inside them, so the sweep of what
+/// the kernel lists in our own cgroups brings it back).
+fn reused_pid_is_dropped(kind: FreezerKind) {
+    let _serial = serial_adoption();
+    let Some(mut f) = open("reuse", kind) else {
+        return;
+    };
+    let pid = std::process::id() as i32;
+    let (a, b) = (Sleeper::start(), Sleeper::start());
+    let before = [a.tid, b.tid].map(thread_cgroups);
+
+    let h = f.adopt(pid, a.tid, "drawing").unwrap();
+    f.freeze(&h).unwrap();
+    f.wait_settled(&h, true, GIVE_UP).unwrap();
+    f.forge_start_ticks(pid);
+    assert!(matches!(
+        f.adopt(pid, b.tid, "foreground"),
+        Err(FreezerError::PidReused { pid: p }) if p == pid
+    ));
+    assert!(!f.holds(pid));
+    assert!(subdirs(f.root()).is_empty());
+    a.answers();
+    assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+
+    f.adopt(pid, a.tid, "drawing").unwrap();
+    f.forge_start_ticks(pid);
+    assert!(matches!(
+        f.release(pid),
+        Err(FreezerError::PidReused { .. })
+    ));
+    assert!(!f.holds(pid));
+    assert!(subdirs(f.root()).is_empty());
+    assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+
+    f.adopt(pid, a.tid, "drawing").unwrap();
+    f.forge_start_ticks(pid);
+    assert!(matches!(
+        f.release_thread(pid, a.tid),
+        Err(FreezerError::PidReused { .. })
+    ));
+    assert!(!f.holds(pid));
+    assert!(subdirs(f.root()).is_empty());
+    assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+    f.close().unwrap();
+}
+
+#[test]
+fn v2_threaded_reused_pid_is_dropped() {
+    reused_pid_is_dropped(FreezerKind::V2Threaded);
+}
+
+#[test]
+fn v1_reused_pid_is_dropped() {
+    reused_pid_is_dropped(FreezerKind::V1);
 }

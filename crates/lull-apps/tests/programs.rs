@@ -43,6 +43,15 @@ fn the_app_program_rejects_bad_arguments_with_what_it_expected() {
             .concat(),
             "from 1 to 8192",
         ),
+        (
+            [
+                &["--model", "pull-16ms", "--scale", "2"][..],
+                &socket,
+                &["filemanager"],
+            ]
+            .concat(),
+            "\"2\": expected a number in (0, 1]",
+        ),
     ] {
         let (code, err) = stderr_of(APP, &args);
         assert_eq!(code, Some(2), "{args:?}: {err}");

@@ -12,7 +12,7 @@ use lull_lab::validate::compare::{
 };
 use lull_lab::validate::Machine;
 // The comparison's JSON is the `validation` section's (`lull_reproduce`).
-use lull_reproduce::sections::validation::to_json;
+use lull_reproduce::data::validation_json;
 
 use crate::output::emit;
 
@@ -211,7 +211,7 @@ pub fn run(cmd: ValidateCommand) -> ExitCode {
         }
     };
     let text = if args.json {
-        let mut j = serde_json::to_string_pretty(&to_json(&machine, &profile, &results))
+        let mut j = serde_json::to_string_pretty(&validation_json(&machine, &profile, &results))
             .expect("results serialise");
         j.push('\n');
         j

@@ -26,6 +26,11 @@ pub const ESM_ERR_IO: c_int = -5;
 pub const ESM_ERR_BAD_PATH: c_int = -6;
 /// An `esm_*` call from inside a handler (the connection is busy running that handler).
 pub const ESM_ERR_REENTRANT: c_int = -7;
+/// An event's fields do not fit its kind (a key code above 65535, a negative channel, length or
+/// timer id); a producer's (`esm_producer_*`).
+pub const ESM_ERR_BAD_EVENT: c_int = -8;
+/// A NULL pointer where one is required, or a count out of range; a producer's.
+pub const ESM_ERR_BAD_ARG: c_int = -9;
 /// The daemon's socket refused this user (EACCES): a permission problem, not a missing daemon.
 pub const ESM_ERR_PERMISSION: c_int = -10;
 
@@ -219,7 +224,51 @@ pub extern "C" fn esm_strerror(code: c_int) -> *const c_char {
         ESM_ERR_IO => c"socket error talking to the ESM daemon",
         ESM_ERR_BAD_PATH => c"socket path is not valid UTF-8",
         ESM_ERR_REENTRANT => c"esm_* called from inside a handler",
-        other => crate::capi_producer::strerror(other).unwrap_or(c"unknown error code"),
+        ESM_ERR_BAD_EVENT => c"the event's fields do not fit its kind",
+        ESM_ERR_BAD_ARG => c"a NULL pointer or a count out of range",
+        _ => c"unknown error code",
     };
     s.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_refused_permission_has_its_own_code() {
+        let err = |kind| ClientError::Connect {
+            path: PathBuf::from("/run/lull/esm.sock"),
+            source: std::io::Error::from(kind),
+        };
+        assert_eq!(
+            code(&err(std::io::ErrorKind::PermissionDenied)),
+            ESM_ERR_PERMISSION
+        );
+        assert_eq!(code(&err(std::io::ErrorKind::NotFound)), ESM_ERR_CONNECT);
+    }
+
+    #[test]
+    fn every_code_is_described() {
+        // SAFETY: esm_strerror returns a static, NUL-terminated string.
+        let describe = |c| unsafe { CStr::from_ptr(esm_strerror(c)) };
+        let unknown = describe(i32::MIN);
+        for c in [
+            ESM_OK,
+            ESM_OVERFLOW,
+            ESM_ERR_CONNECT,
+            ESM_ERR_DAEMON_GONE,
+            ESM_ERR_PROTOCOL,
+            ESM_ERR_BAD_KIND,
+            ESM_ERR_IO,
+            ESM_ERR_BAD_PATH,
+            ESM_ERR_REENTRANT,
+            ESM_ERR_BAD_EVENT,
+            ESM_ERR_BAD_ARG,
+            ESM_ERR_PERMISSION,
+        ] {
+            assert_ne!(describe(c), unknown, "{c}");
+        }
+    }
 }

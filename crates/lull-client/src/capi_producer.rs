@@ -11,14 +11,12 @@ use std::path::PathBuf;
 use lull_model::{EventKind, RawEvent, TouchPhase};
 use lull_os::sys;
 
-use crate::capi::{code, default_path, LullEvent, ESM_ERR_BAD_KIND, ESM_ERR_BAD_PATH, ESM_OK};
+use crate::capi::{
+    code, default_path, LullEvent, ESM_ERR_BAD_ARG, ESM_ERR_BAD_EVENT, ESM_ERR_BAD_KIND,
+    ESM_ERR_BAD_PATH, ESM_OK,
+};
 use crate::producer::EsmProducer;
 
-/// An event's fields do not fit its kind (a key code above 65535, a negative channel, length or
-/// timer id).
-pub const ESM_ERR_BAD_EVENT: c_int = -8;
-/// A NULL pointer where one is required, or a count out of range.
-pub const ESM_ERR_BAD_ARG: c_int = -9;
 /// Most events one `esm_producer_push_burst` takes (a bound on what one call may hold in
 /// memory: 4096 × 64-byte records is 256 KiB, four times a default ring).
 pub const ESM_MAX_BURST: u32 = 4096;
@@ -273,15 +271,6 @@ pub unsafe extern "C" fn esm_producer_close(p: *mut ProducerHandle) {
     if !p.is_null() {
         // SAFETY: a handle from `Box::into_raw` in `esm_producer_connect`, closed once.
         drop(unsafe { Box::from_raw(p) });
-    }
-}
-
-/// A static description of the codes this module adds (`esm_strerror` covers them).
-pub(crate) fn strerror(code: c_int) -> Option<&'static CStr> {
-    match code {
-        ESM_ERR_BAD_EVENT => Some(c"the event's fields do not fit its kind"),
-        ESM_ERR_BAD_ARG => Some(c"a NULL pointer or a count out of range"),
-        _ => None,
     }
 }
 

@@ -40,7 +40,7 @@ fn header_kind_numbers_are_the_models() {
 #[test]
 fn header_codes_are_the_librarys() {
     use lull::capi::*;
-    use lull::capi_producer::{ESM_ERR_BAD_ARG, ESM_ERR_BAD_EVENT, ESM_MAX_BURST};
+    use lull::capi_producer::ESM_MAX_BURST;
     let rust: &[(&str, i64)] = &[
         ("ESM_OK", ESM_OK.into()),
         ("ESM_OVERFLOW", ESM_OVERFLOW.into()),

@@ -105,23 +105,6 @@ pub fn compose(surface: &Surface) -> Result<Pixmap, ComposeError> {
 mod tests {
     use super::*;
 
-    /// Figure 18 with its layers given top first: flattening goes by z, not by list order.
-    #[test]
-    fn figure_18_flattens_by_z_whatever_the_order() {
-        let mut s = crate::figure18::surface();
-        s.layers.reverse();
-        let flat = compose(&s).unwrap();
-        for y in 0..s.height {
-            for x in 0..s.width {
-                assert_eq!(
-                    flat.get(x, y),
-                    Some(crate::figure18::pixel(x, y)),
-                    "pixel ({x}, {y})"
-                );
-            }
-        }
-    }
-
     #[test]
     fn equal_z_keeps_given_order_and_pixels_layers_copy() {
         let s = Surface {

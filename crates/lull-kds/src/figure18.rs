@@ -74,4 +74,17 @@ mod tests {
         assert_eq!(pixel(24, 0), 0);
         assert_eq!(pixel(0, 24), 0);
     }
+
+    /// Figure 18 with its layers given top first: flattening goes by z, not by list order.
+    #[test]
+    fn figure_18_flattens_by_z_whatever_the_order() {
+        let mut s = surface();
+        s.layers.reverse();
+        let flat = crate::compose(&s).unwrap();
+        for y in 0..s.height {
+            for x in 0..s.width {
+                assert_eq!(flat.get(x, y), Some(pixel(x, y)), "pixel ({x}, {y})");
+            }
+        }
+    }
 }

@@ -606,7 +606,10 @@ pub fn collect(spec: &RunSpec) -> Result<LiveArtefact, LiveError> {
     let daemon_report = match daemon {
         Some(d) => {
             let report = d.join()?;
-            report.accounting.clone().map_err(LiveError::Thread)?;
+            report
+                .accounting
+                .clone()
+                .map_err(|e| LiveError::Thread(e.to_string()))?;
             Some(report)
         }
         None => None,

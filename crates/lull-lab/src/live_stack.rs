@@ -12,9 +12,21 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 
+use lull_os::bpf::scx_facts::FACTS_PIN_PATH;
 use lull_os::sys;
 use lulld::daemon::{Daemon, DaemonConfig, DaemonError, DaemonReport, Stopper};
 use lulld::kds::KdsConfig;
+
+/// While lull-scx is loaded (its facts map is pinned), has the daemon feed it.
+///
+/// # Errors
+/// The daemon's, without its display server.
+pub fn feed_if_loaded(d: &mut Daemon) -> Result<(), DaemonError> {
+    if Path::new(FACTS_PIN_PATH).exists() {
+        d.enable_scx_feed(Path::new(FACTS_PIN_PATH))?;
+    }
+    Ok(())
+}
 
 /// The two sockets of one live daemon: its ESM clients' and its display server's.
 #[derive(Clone, Debug, PartialEq, Eq)]

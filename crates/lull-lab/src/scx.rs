@@ -8,7 +8,8 @@
 //! - seed 001's file manager with ZIP and FTP behind it: `lull live ucsg`'s experiment with the
 //!   stock daemon.
 //!
-//! While lull-scx is loaded the daemon feeds it its facts ([`feed_if_loaded`]); the others get
+//! While lull-scx is loaded the daemon feeds it its facts
+//! ([`crate::live_stack::feed_if_loaded`]); the others get
 //! none (they infer interactivity themselves). Figures per scheduler and scenario: the
 //! interactive response (mean, p99), the hogs' throughput (painting) or ZIP's and FTP's
 //! completion (file manager), and the scheduler process's own CPU time (all its threads, from
@@ -22,10 +23,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use lull_os::bpf::sched_ext::{self, SchedExtState};
-use lull_os::bpf::scx_facts::FACTS_PIN_PATH;
 use lull_os::sys;
 use lull_workload::Trace;
-use lulld::daemon::{Daemon, DaemonError};
 use serde::{Deserialize, Serialize};
 
 use crate::ucsg_live::{self, Background, Foreground, Policy, UcsgLiveSpec};
@@ -165,17 +164,6 @@ pub enum ProgramMissing {
     LullScx,
     #[error("{0} is not installed: scripts/scx-schedulers.sh builds it (cargo install, about 9 minutes; needs clang-19, libelf-dev and Rust >= 1.91)")]
     Comparison(&'static str),
-}
-
-/// While lull-scx is loaded (its facts map is pinned), has the daemon feed it.
-///
-/// # Errors
-/// The daemon's, without its display server.
-pub fn feed_if_loaded(d: &mut Daemon) -> Result<(), DaemonError> {
-    if Path::new(FACTS_PIN_PATH).exists() {
-        d.enable_scx_feed(Path::new(FACTS_PIN_PATH))?;
-    }
-    Ok(())
 }
 
 /// Why a comparison could not run.

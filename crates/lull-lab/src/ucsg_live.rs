@@ -456,7 +456,7 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
     let stack = LiveStack::new(DaemonSockets::fresh("ucsg", &work_dir));
     let kds_path = stack.sockets().kds.clone();
     let (daemon, ucsg_status) = stack.start(move |d| {
-        crate::scx::feed_if_loaded(d)?;
+        crate::live_stack::feed_if_loaded(d)?;
         let status = if ucsg_on {
             Some(d.enable_ucsg(&UcsgConfig::default())?)
         } else {

@@ -391,7 +391,7 @@ impl Stack {
             let nice = sys::set_thread_nice(sys::gettid(), DAEMON_NICE)
                 .ok()
                 .map(|()| DAEMON_NICE);
-            crate::scx::feed_if_loaded(d)?;
+            crate::live_stack::feed_if_loaded(d)?;
             let status = match &seam {
                 Some(c) => Some(d.enable_boost(c)?),
                 None => None,

@@ -13,7 +13,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// rt-app and 2 online CPUs, or the reason to skip.
 fn live_machine() -> Result<PathBuf, String> {
-    let rt_app = machine::find_rt_app().map_err(|e| e.to_string())?;
+    let rt_app = lull_lab::validate::find_rt_app().map_err(|e| e.to_string())?;
     let cpus = std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|s| machine::parse_cpu_list(&s))

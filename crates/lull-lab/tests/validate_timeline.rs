@@ -22,7 +22,7 @@ const WORKLOAD: &str = r#"{
 }"#;
 
 fn why_not() -> Option<String> {
-    if let Err(e) = machine::find_rt_app() {
+    if let Err(e) = lull_lab::validate::find_rt_app() {
         return Some(e.to_string());
     }
     let cpus = std::fs::read_to_string("/sys/devices/system/cpu/online")

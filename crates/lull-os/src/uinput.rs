@@ -346,6 +346,39 @@ impl Drop for UinputDevice {
 mod tests {
     use super::*;
 
+    /// The numbers `linux/uinput.h` gives (printed by a C program built against the header,
+    /// x86_64; the same on every architecture with the asm-generic encoding).
+    #[cfg(not(any(
+        target_arch = "powerpc",
+        target_arch = "powerpc64",
+        target_arch = "mips",
+        target_arch = "mips64",
+        target_arch = "sparc",
+        target_arch = "sparc64"
+    )))]
+    #[test]
+    fn ioctl_numbers_match_the_c_header() {
+        // `Ioctl` is `c_ulong` on glibc, `c_int` on musl; every number fits 32 bits.
+        let n = |x: libc::Ioctl| x as u32;
+        assert_eq!(n(UI_DEV_CREATE), 0x5501);
+        assert_eq!(n(UI_DEV_DESTROY), 0x5502);
+        assert_eq!(n(UI_DEV_SETUP), 0x405c_5503);
+        assert_eq!(n(UI_ABS_SETUP), 0x401c_5504);
+        assert_eq!(n(UI_SET_EVBIT), 0x4004_5564);
+        assert_eq!(n(UI_SET_KEYBIT), 0x4004_5565);
+        assert_eq!(n(UI_SET_RELBIT), 0x4004_5566);
+        assert_eq!(n(UI_SET_ABSBIT), 0x4004_5567);
+        assert_eq!(n(UI_SET_MSCBIT), 0x4004_5568);
+        assert_eq!(n(UI_GET_SYSNAME), 0x8040_552c, "UI_GET_SYSNAME(64)");
+    }
+
+    /// The structures the ioctls carry have the header's sizes (`sizeof` in the same C program).
+    #[test]
+    fn ioctl_structures_have_the_kernel_sizes() {
+        assert_eq!(size_of::<libc::uinput_setup>(), 92);
+        assert_eq!(size_of::<libc::uinput_abs_setup>(), 28);
+    }
+
     #[test]
     fn names_and_capabilities_uinput_would_refuse_are_typed() {
         let ok = UinputCaps {

@@ -15,7 +15,7 @@ mod results;
 pub mod scoreboard;
 mod view;
 
-pub use extract::core_svgs;
+pub use extract::{core_svgs, NoCoreSvg};
 pub use plots::PlotError;
 pub use provenance::{civil_date_utc, Machine, Provenance};
 pub use render::{render, RenderSummary, ReportError, REPORT_SUBDIR};

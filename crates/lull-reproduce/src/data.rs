@@ -11,7 +11,10 @@ use lull_lab::kds_demo::Figure18Report;
 use lull_lab::live::{EsmVsBaseline, LiveReport};
 use lull_lab::scx::SchedReport;
 use lull_lab::toggling_live::TogglingReport;
-use lull_lab::validate::compare::{SimProfile, WorkloadComparison};
+use lull_lab::validate::compare::{
+    counts, Counts, Figures, Range, SimProfile, ThreadComparison, WorkloadComparison,
+    CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
+};
 use lull_lab::validate::Machine;
 use lull_sim::hackbench::HackbenchResult;
 use lull_sim::interbench::InterbenchResult;
@@ -198,9 +201,7 @@ impl SectionData {
                 all.insert("hackbench".to_owned(), json!(r.hackbench));
                 Value::Object(all)
             }
-            SectionData::Validation(r) => {
-                crate::sections::validation::to_json(&r.machine, &r.profile, &r.workloads)
-            }
+            SectionData::Validation(r) => validation_json(&r.machine, &r.profile, &r.workloads),
             SectionData::Toggling(r) => Value::Object(
                 r.results
                     .iter()
@@ -266,4 +267,91 @@ fn ucsg_json(r: &Ucsg) -> Value {
         })
     });
     json!({ "experiments": all, "ucsg_vs_cfs_ondemand": cells, "figure_8": figure_8 })
+}
+
+fn figures_json(f: &Figures) -> Value {
+    json!({
+        "cpu_share": f.cpu_share,
+        "periods": f.periods,
+        "wakeup_latency_us": match (f.wakeup_p50_us, f.wakeup_p99_us) {
+            (Some(p50), Some(p99)) => json!({"p50": p50, "p99": p99}),
+            _ => Value::Null,
+        },
+    })
+}
+
+fn range_json(r: Option<Range>) -> Value {
+    r.map_or(
+        Value::Null,
+        |r| json!({"min": r.min, "median": r.median, "max": r.max}),
+    )
+}
+
+fn counts_json(c: Counts) -> Value {
+    json!({"threads": c.threads, "fixed_bound": c.fixed, "noise_aware": c.noise_aware})
+}
+
+fn thread_json(t: &ThreadComparison) -> Value {
+    // `live` holds the runs' medians; `live_spread` their ranges and every run.
+    json!({
+        "name": t.name,
+        "live": figures_json(&t.live),
+        "live_spread": {
+            "cpu_share": range_json(Some(t.spread.cpu_share)),
+            "wakeup_p50_us": range_json(t.spread.wakeup_p50_us),
+            "wakeup_p99_us": range_json(t.spread.wakeup_p99_us),
+            "runs": t.spread.runs.iter().map(figures_json).collect::<Vec<_>>(),
+        },
+        "sim": figures_json(&t.sim),
+        "cpu_share_diff_pp": t.cpu_diff_pp(),
+        "cpu_share_within_bound": t.cpu_ok(),
+        "cpu_share_within_noise": t.cpu_ok_noise(),
+        "wakeup_latency_within_bound": t.latency_ok(),
+        "wakeup_latency_within_noise": t.latency_ok_noise(),
+    })
+}
+
+/// The kernel validation's comparison as JSON: the `validation` section's, and what
+/// `lull validate kernel --json` prints.
+#[must_use]
+pub fn validation_json(
+    machine: &Machine,
+    profile: &SimProfile,
+    ws: &[WorkloadComparison],
+) -> Value {
+    let workloads: Vec<Value> = ws
+        .iter()
+        .map(|w| {
+            json!({
+                "name": w.name,
+                "file": w.path.display().to_string(),
+                "duration_s": w.duration_s,
+                "runs": w.runs,
+                "failed_runs": w.failed_runs,
+                "threads": w.threads.iter().map(thread_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let (cpu, lat) = counts(ws);
+    json!({
+        "workloads": workloads,
+        "runs": ws.first().map_or(0, |w| w.runs),
+        "spread": "min-max over the live runs",
+        "machine": machine.to_string(),
+        "profile": profile.notes,
+        "bounds": {
+            "cpu_share_pp": CPU_SHARE_BOUND_PP,
+            "wakeup_latency_fraction": LATENCY_BOUND_FRACTION,
+            "wakeup_latency_us": LATENCY_BOUND_US,
+        },
+        "counts": {"cpu_share": counts_json(cpu), "wakeup_latency": counts_json(lat)},
+        "within_bounds": {
+            "cpu_share": cpu.fixed == cpu.threads,
+            "wakeup_latency": lat.fixed == lat.threads,
+        },
+        "within_noise": {
+            "cpu_share": cpu.noise_aware == cpu.threads,
+            "wakeup_latency": lat.noise_aware == lat.threads,
+        },
+    })
 }

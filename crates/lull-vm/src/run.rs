@@ -284,24 +284,10 @@ fn boot_and_run(
     let script = boot::command_script(&req.argv, &req.cwd, &env);
     write(&files(run_files::COMMAND), script.as_bytes())?;
 
-    let read = |p: &Path| fs::read(p).map_err(|e| VmError::io("read", p, e));
-    let mut modules = Vec::new();
-    for m in GUEST_MODULES {
-        modules.push((
-            m.to_string(),
-            read(&kernel.modules_dir.join(format!("{m}.ko")))?,
-        ));
-    }
-    let initrd_bytes = boot::initramfs(
-        &read(busybox)?,
-        &modules,
-        &read(&kernel.config)?,
-        &boot::init_script(&out_dir),
-    );
     // The initramfs goes beside the run's files but is removed at the end: it is rebuilt each
     // run (in milliseconds) and is 4 MB of nothing the caller needs.
     let initrd = files("initrd.cpio");
-    write(&initrd, &initrd_bytes)?;
+    write(&initrd, &guest_initramfs(busybox, kernel, &out_dir)?)?;
     let qemu_stderr = files("qemu.stderr");
     let plan = QemuPlan {
         accel,
@@ -347,29 +333,21 @@ fn boot_and_run(
             Ok(None) => {}
             Err(e) => return Err(VmError::io("wait for", PathBuf::from(qemu), e)),
         }
-        let overdue = match booted_at {
-            None if start.elapsed() > boot_limit => Some(("boot", config.boot_timeout_s)),
-            Some(b) if start.elapsed() > b + run_limit => Some(("command", config.timeout_s)),
-            _ => None,
-        };
-        if let Some((phase, limit_s)) = overdue {
+        if let Some(phase) = overdue(start.elapsed(), booted_at, boot_limit, run_limit) {
             let _ = child.kill();
             let _ = child.wait();
             let _ = fs::remove_file(&initrd);
-            // QEMU's own words come first: a KVM that cannot run the guest says so there.
-            let qemu_said = fs::read_to_string(&qemu_stderr).unwrap_or_default();
-            let qemu_said = qemu_said
-                .lines()
-                .take(CONSOLE_TAIL_LINES)
-                .collect::<Vec<_>>();
-            let mut detail = console_tail(&files(run_files::CONSOLE));
-            if !qemu_said.is_empty() {
-                detail = format!("QEMU said: {}\n{detail}", qemu_said.join("\n"));
-            }
+            let limit_s = match phase {
+                Phase::Boot => config.boot_timeout_s,
+                Phase::Command => config.timeout_s,
+            };
             return Err(VmError::Timeout {
-                phase,
+                phase: phase.name(),
                 limit_s,
-                console_tail: detail,
+                console_tail: timeout_detail(
+                    &fs::read_to_string(&qemu_stderr).unwrap_or_default(),
+                    console_tail(&files(run_files::CONSOLE)),
+                ),
             });
         }
         std::thread::sleep(POLL_INTERVAL);
@@ -412,6 +390,73 @@ fn boot_and_run(
         stderr_path: files(run_files::STDERR),
         console_path: files(run_files::CONSOLE),
     })
+}
+
+/// The guest's initramfs: busybox, the modules the guest loads, the kernel's configuration and
+/// the init script that runs the command and writes its results under `out_dir`.
+fn guest_initramfs(
+    busybox: &Path,
+    kernel: &KernelImage,
+    out_dir: &Path,
+) -> Result<Vec<u8>, VmError> {
+    let read = |p: &Path| fs::read(p).map_err(|e| VmError::io("read", p, e));
+    let mut modules = Vec::new();
+    for m in GUEST_MODULES {
+        modules.push((
+            m.to_string(),
+            read(&kernel.modules_dir.join(format!("{m}.ko")))?,
+        ));
+    }
+    Ok(boot::initramfs(
+        &read(busybox)?,
+        &modules,
+        &read(&kernel.config)?,
+        &boot::init_script(out_dir),
+    ))
+}
+
+/// The part of a run that can overrun its limit.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    /// From QEMU's start to the guest's boot mark.
+    Boot,
+    /// From the boot mark to QEMU's exit.
+    Command,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Boot => "boot",
+            Phase::Command => "command",
+        }
+    }
+}
+
+/// The phase that overran at `elapsed` since QEMU started, if any: the boot until the guest
+/// marked itself booted (at `booted_at`), then the command, each against its own limit.
+fn overdue(
+    elapsed: Duration,
+    booted_at: Option<Duration>,
+    boot_limit: Duration,
+    run_limit: Duration,
+) -> Option<Phase> {
+    match booted_at {
+        None if elapsed > boot_limit => Some(Phase::Boot),
+        Some(b) if elapsed > b + run_limit => Some(Phase::Command),
+        _ => None,
+    }
+}
+
+/// What a timeout reports: QEMU's own words first (a KVM that cannot run the guest says so
+/// there), at most [`CONSOLE_TAIL_LINES`] of them, then the console's tail.
+fn timeout_detail(qemu_stderr: &str, console_tail: String) -> String {
+    let qemu_said: Vec<&str> = qemu_stderr.lines().take(CONSOLE_TAIL_LINES).collect();
+    if qemu_said.is_empty() {
+        console_tail
+    } else {
+        format!("QEMU said: {}\n{console_tail}", qemu_said.join("\n"))
+    }
 }
 
 fn millis(d: Duration) -> u64 {
@@ -491,6 +536,31 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_boot_then_the_command_each_overrun_their_own_limit() {
+        let s = Duration::from_secs;
+        let (boot, run) = (s(60), s(10));
+        assert_eq!(overdue(s(60), None, boot, run), None);
+        assert_eq!(overdue(s(61), None, boot, run), Some(Phase::Boot));
+        // Booted at 50 s: the command has until 60 s, past the boot's limit.
+        assert_eq!(overdue(s(60), Some(s(50)), boot, run), None);
+        assert_eq!(overdue(s(61), Some(s(50)), boot, run), Some(Phase::Command));
+        assert_eq!(Phase::Boot.name(), "boot");
+        assert_eq!(Phase::Command.name(), "command");
+    }
+
+    #[test]
+    fn a_timeout_says_what_qemu_said_first() {
+        assert_eq!(timeout_detail("", "console".into()), "console");
+        assert_eq!(
+            timeout_detail("kvm: no\nsecond\n", "console".into()),
+            "QEMU said: kvm: no\nsecond\nconsole"
+        );
+        let long: String = (0..100).map(|i| format!("{i}\n")).collect();
+        let detail = timeout_detail(&long, String::new());
+        assert_eq!(detail.lines().count(), CONSOLE_TAIL_LINES);
+    }
 
     #[test]
     fn uptime_parses_the_first_field() {

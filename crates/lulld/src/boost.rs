@@ -27,17 +27,16 @@
 use std::fmt;
 
 use lull_os::sys::{self, SchedAttr};
-use lull_sched::boost::seam::{BoostMode, BoostSeam, BoostSeamConfig};
+use lull_sched::boost::seam::{BoostConfigError, BoostMode, BoostSeam, BoostSeamConfig};
 use lull_sched::seam::SeamPolicy;
 use serde::Serialize;
 
-use crate::daemon::{Daemon, DaemonError};
-use crate::policy::{FactSource, Installed, Knob, Policy};
+use crate::policy::{Armed, FactSource, Installed, Knob, Policy};
 
 /// `CAP_SYS_NICE`'s bit in a capability set (`include/uapi/linux/capability.h`).
 const CAP_SYS_NICE_BIT: u32 = 23;
 
-/// What [`Daemon::enable_boost`] found this machine lets the boost do.
+/// What `Daemon::enable_boost` found this machine lets the boost do.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize)]
 pub struct BoostStatus {
     pub mode: &'static str,
@@ -162,9 +161,9 @@ impl BoostPolicy {
     /// The boost with `config`.
     ///
     /// # Errors
-    /// [`DaemonError::Boost`] for a C or slice out of range.
-    pub fn new(config: &BoostSeamConfig) -> Result<BoostPolicy, DaemonError> {
-        let policy = BoostSeam::new(*config).map_err(|e| DaemonError::Boost(e.to_string()))?;
+    /// [`BoostConfigError`] for a C or slice out of range.
+    pub fn new(config: &BoostSeamConfig) -> Result<BoostPolicy, BoostConfigError> {
+        let policy = BoostSeam::new(*config)?;
         Ok(BoostPolicy { policy })
     }
 }
@@ -198,29 +197,23 @@ impl Policy for BoostPolicy {
     }
 }
 
-impl Daemon {
-    /// Runs the interactive boost on the policy seam (see the module docs). Call after
-    /// [`Daemon::enable_kds`].
-    ///
-    /// # Errors
-    /// [`DaemonError::Boost`] for a C or slice out of range; [`DaemonError::Policy`] without
-    /// the display server, when called twice or while UCSG runs, or for the kernel's error
-    /// creating the timer or registering it.
-    pub fn enable_boost(&mut self, config: &BoostSeamConfig) -> Result<BoostStatus, DaemonError> {
-        let armed = self.add_policy(Box::new(BoostPolicy::new(config)?))?;
+impl BoostStatus {
+    /// What this machine lets the boost with `config` do, once the host armed what it needs.
+    #[must_use]
+    pub fn new(config: &BoostSeamConfig, armed: &Armed) -> BoostStatus {
         let (negative_nice_unavailable, slice_unavailable) = match config.mode {
             BoostMode::Nice => (negative_nice_unavailable(), None),
             BoostMode::Slice => (None, slice_unavailable(config.slice_ns)),
         };
-        Ok(BoostStatus {
+        BoostStatus {
             mode: config.mode.name(),
             c_ns: config.c_ns,
             slice_ns: config.slice_ns,
             cpus: armed.cpus,
             negative_nice_unavailable,
             slice_unavailable,
-            run_queues_unavailable: armed.run_queues_unavailable,
-        })
+            run_queues_unavailable: armed.run_queues_unavailable.clone(),
+        }
     }
 }
 

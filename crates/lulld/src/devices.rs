@@ -27,17 +27,13 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use lull_esm::protocol::DaemonMsg;
 use lull_model::{AppId, EventKind};
 use lull_os::device_account::{DeviceAccount, DeviceCounts};
 use lull_os::evdev::{EvdevDecoder, RECORD_SIZE};
 use lull_os::evdev_ioctl::{self, EvdevIoctlError};
-use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
 use lull_os::sys;
-
-use crate::daemon::DaemonState;
 
 /// The kinds an input device's events are made into: every input kind. Which of them a given
 /// device produces is the kernel's business; the mask lets through only what the app asked for.
@@ -157,20 +153,20 @@ pub struct DeviceHostCounters {
 
 /// One device the daemon was given.
 #[derive(Debug)]
-struct Device {
-    id: u32,
-    path: PathBuf,
-    name: String,
+pub(crate) struct Device {
+    pub(crate) id: u32,
+    pub(crate) path: PathBuf,
+    pub(crate) name: String,
     /// The daemon's own descriptor, masked to nothing, watched for hang-up; `None` once gone.
-    control: Option<std::rc::Rc<OwnedFd>>,
+    pub(crate) control: Option<std::rc::Rc<OwnedFd>>,
 }
 
 /// One descriptor an app holds; `fd` is the daemon's copy of the open file the app has.
 #[derive(Debug)]
-struct Held {
-    fd: OwnedFd,
-    account: DeviceAccount,
-    kinds: u32,
+pub(crate) struct Held {
+    pub(crate) fd: OwnedFd,
+    pub(crate) account: DeviceAccount,
+    pub(crate) kinds: u32,
 }
 
 /// A device the daemon serves, for its report.
@@ -194,13 +190,13 @@ pub struct DeviceReport {
 /// The daemon's devices and who holds them.
 #[derive(Debug, Default)]
 pub struct DeviceHost {
-    devices: Vec<Device>,
-    held: BTreeMap<(AppId, u32), Held>,
+    pub(crate) devices: Vec<Device>,
+    pub(crate) held: BTreeMap<(AppId, u32), Held>,
     /// Descriptors taken back, oldest first; the account of one whose app still runs stays
     /// mapped (the app's last reads and its `ENODEV` land there after the revocation), at most
     /// [`MAX_OPEN_RETIRED_ACCOUNTS`] of them.
-    retired: Vec<(DeviceRoute, Option<DeviceAccount>)>,
-    counters: DeviceHostCounters,
+    pub(crate) retired: Vec<(DeviceRoute, Option<DeviceAccount>)>,
+    pub(crate) counters: DeviceHostCounters,
 }
 
 /// Accounts of revoked descriptors kept mapped while their apps run: one page each, so 64
@@ -289,7 +285,7 @@ impl DeviceHost {
         self.held.iter().map(|(&k, h)| (k, h.kinds)).collect()
     }
 
-    fn live_ids(&self) -> Vec<u32> {
+    pub(crate) fn live_ids(&self) -> Vec<u32> {
         self.devices
             .iter()
             .filter(|d| d.control.is_some())
@@ -299,7 +295,7 @@ impl DeviceHost {
 
     /// Takes `device` back from `app`: masks it to nothing, counts what the app left unread,
     /// revokes it and keeps its last counts.
-    fn revoke(&mut self, app: AppId, device: u32, end: DeviceEnd) {
+    pub(crate) fn revoke(&mut self, app: AppId, device: u32, end: DeviceEnd) {
         let Some(h) = self.held.remove(&(app, device)) else {
             return;
         };
@@ -334,7 +330,7 @@ impl DeviceHost {
     }
 
     /// `app` is gone: the accounts of its earlier descriptors are read one last time.
-    fn settle_retired(&mut self, app: AppId) {
+    pub(crate) fn settle_retired(&mut self, app: AppId) {
         for r in self
             .retired
             .iter_mut()
@@ -346,7 +342,7 @@ impl DeviceHost {
 
     /// Opens `device` afresh, masked to `kinds`; returns the descriptor to send and keeps its
     /// copy, or `None` (counted) when it cannot.
-    fn open_for(&mut self, device: u32, kinds: u32) -> Option<(OwnedFd, DeviceAccount)> {
+    pub(crate) fn open_for(&mut self, device: u32, kinds: u32) -> Option<(OwnedFd, DeviceAccount)> {
         let path = self.devices.iter().find(|d| d.id == device)?.path.clone();
         let made = (|| {
             let fd = sys::open_read_nonblocking(&path).ok()?;
@@ -383,183 +379,6 @@ fn drain(fd: &OwnedFd) -> (u64, u64) {
         decoder.feed_bytes(&buf[..n], &mut |_, _| events += 1);
     }
     (records, events)
-}
-
-impl DaemonState {
-    /// The input devices and their holders.
-    #[must_use]
-    pub fn devices(&self) -> &DeviceHost {
-        &self.devices
-    }
-
-    /// Brings the holdings in line with the application list: run after anything that may change
-    /// who holds input (a registration, a window change, an app gone), before its answer goes
-    /// out.
-    pub(crate) fn devices_sync(&mut self) {
-        if self.devices.devices.is_empty() {
-            return;
-        }
-        let mut wanted = BTreeMap::new();
-        for app in self.esm.apps() {
-            if !self.conns.contains_key(&app) {
-                continue;
-            }
-            let kinds = EventKind::ALL
-                .iter()
-                .filter(|k| k.is_input())
-                .filter(|&&k| matches!(self.esm.handler(app, k), Ok(Some(_))))
-                .fold(0, |m, k| m | (1 << k.index()));
-            wanted.insert(app, kinds);
-        }
-        let held = self.devices.holdings();
-        let live = self.devices.live_ids();
-        for action in plan(&held, &wanted, &live) {
-            match action {
-                DeviceAction::Revoke { app, device } => {
-                    let end = if !self.conns.contains_key(&app) {
-                        DeviceEnd::AppGone
-                    } else if self.esm.input_suspended(app).unwrap_or(false) {
-                        DeviceEnd::InputSuspended
-                    } else if !live.contains(&device) {
-                        DeviceEnd::DeviceGone
-                    } else {
-                        DeviceEnd::Unregistered
-                    };
-                    self.devices.revoke(app, device, end);
-                }
-                DeviceAction::Remask { app, device, kinds } => {
-                    if let Some(h) = self.devices.held.get_mut(&(app, device)) {
-                        if evdev_ioctl::set_kind_mask(h.fd.as_fd(), kinds).is_ok() {
-                            h.kinds = kinds;
-                            self.devices.counters.remasked += 1;
-                        }
-                    }
-                }
-                DeviceAction::Hand { app, device, kinds } => self.hand(app, device, kinds),
-            }
-        }
-    }
-
-    fn hand(&mut self, app: AppId, device: u32, kinds: u32) {
-        let Some((fd, account)) = self.devices.open_for(device, kinds) else {
-            return;
-        };
-        let mut buf = Vec::new();
-        DaemonMsg::Device { device }.encode(&mut buf);
-        let sent = self.conns.get(&app).map(|c| {
-            sys::send_with_fds(c.fd.as_raw_fd(), &buf, &[fd.as_raw_fd(), account.raw_fd()])
-        });
-        if !matches!(sent, Some(Ok(_))) {
-            // Not taken (the app is not reading, or gone): it holds nothing; the socket's own
-            // failure is dealt with by the next send that needs it.
-            self.devices.counters.hand_failures += 1;
-            return;
-        }
-        self.devices.counters.handed += 1;
-        self.devices
-            .held
-            .insert((app, device), Held { fd, account, kinds });
-    }
-
-    /// `app` is gone: every device it held is taken back.
-    pub(crate) fn devices_app_gone(&mut self, app: AppId) {
-        let mine: Vec<u32> = self
-            .devices
-            .held
-            .keys()
-            .filter(|(a, _)| *a == app)
-            .map(|&(_, d)| d)
-            .collect();
-        for device in mine {
-            self.devices.revoke(app, device, DeviceEnd::AppGone);
-        }
-        self.devices.settle_retired(app);
-    }
-
-    /// The daemon's descriptor of `device` hung up: the device is gone, and every descriptor of
-    /// it with it.
-    fn device_gone(&mut self, device: u32) {
-        let holders: Vec<AppId> = self
-            .devices
-            .held
-            .keys()
-            .filter(|&&(_, d)| d == device)
-            .map(|&(a, _)| a)
-            .collect();
-        for app in holders {
-            self.devices.revoke(app, device, DeviceEnd::DeviceGone);
-        }
-        if let Some(d) = self.devices.devices.iter_mut().find(|d| d.id == device) {
-            d.control = None;
-        }
-        self.devices.counters.devices_gone += 1;
-    }
-}
-
-impl crate::daemon::Daemon {
-    /// Serves the evdev device at `path` on the data plane: each app that holds input gets a
-    /// descriptor of its own (see the module docs); the daemon never reads the device. Returns
-    /// the device's number (the `Device` message's).
-    ///
-    /// # Errors
-    /// [`DeviceError`] when `path` is not an evdev device node or cannot be opened and watched.
-    pub fn add_device(&mut self, path: &Path) -> Result<u32, DeviceError> {
-        let fd = lull_os::input_file::open_event_source(path)?;
-        let meta = std::fs::File::from(fd.try_clone().map_err(|source| DeviceError::Watch {
-            path: path.to_owned(),
-            source,
-        })?)
-        .metadata()
-        .map_err(|source| DeviceError::Watch {
-            path: path.to_owned(),
-            source,
-        })?;
-        use std::os::unix::fs::FileTypeExt;
-        if !meta.file_type().is_char_device() {
-            return Err(DeviceError::NotADevice(path.to_owned()));
-        }
-        let control_err = |source| DeviceError::Control {
-            path: path.to_owned(),
-            source,
-        };
-        // Its own descriptor receives nothing: no event ever wakes the daemon.
-        evdev_ioctl::set_kind_mask(fd.as_fd(), 0).map_err(control_err)?;
-        let name = evdev_ioctl::device_name(fd.as_fd()).map_err(control_err)?;
-        let fd = std::rc::Rc::new(fd);
-        let st = self.state_mut();
-        let id = u32::try_from(st.devices.devices.len()).unwrap_or(u32::MAX);
-        let raw = fd.as_raw_fd();
-        let watch = std::rc::Rc::clone(&fd);
-        self.add_source(Box::new(FnSource {
-            fd: raw,
-            f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                st.devices.counters.control_wakeups += 1;
-                let mut b = [0u8; RECORD_SIZE];
-                match sys::read(watch.as_raw_fd(), &mut b) {
-                    // Masked to nothing, it should hold nothing; a record read is dropped.
-                    Ok(n) if n > 0 => PostAction::Continue,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => PostAction::Continue,
-                    _ => {
-                        st.device_gone(id);
-                        PostAction::Remove
-                    }
-                }
-            },
-        }))
-        .map_err(|source| DeviceError::Watch {
-            path: path.to_owned(),
-            source,
-        })?;
-        let st = self.state_mut();
-        st.devices.devices.push(Device {
-            id,
-            path: path.to_owned(),
-            name,
-            control: Some(fd),
-        });
-        st.devices_sync();
-        Ok(id)
-    }
 }
 
 #[cfg(test)]

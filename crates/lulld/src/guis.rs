@@ -5,7 +5,7 @@
 //!   `lull-client`) park the drawing thread while its app cannot be seen, the foreground thread
 //!   while it is not in front; the event thread runs only when the ESM pushed it an event. They
 //!   are per app (`AppOptions::guis`).
-//! - **Kernel half** ([`GuisPolicy`], a plug-in of the daemon, [`crate::policy`]): table 1 is a policy on the seam,
+//! - **Kernel half** ([`crate::guis_policy::GuisPolicy`], a plug-in of the daemon, [`crate::policy`]): table 1 is a policy on the seam,
 //!   `lull_sched::guis::Table1`, which the daemon tells what it knows ([`crate::seam`]) and whose
 //!   actions the actuator (`lull_actuate`) applies with the cgroup freezer (`lull_actuate::freezer`). When
 //!   an app declares its drawing or foreground thread (`THREAD`), the thread is taken into the
@@ -51,17 +51,12 @@ use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
 
 use lull_kds::server::Kds;
-use lull_kds::wire::Request;
-use lull_model::{AppId, Screen, ThreadCategory, WindowState};
-use lull_os::event_loop::LoopCtl;
-use lull_sched::guis::{self as rules, GuiApp, IdleEdge, Table1};
+use lull_model::{AppId, ThreadCategory, WindowState};
+use lull_sched::guis::{self as rules, GuiApp, IdleEdge};
 use serde::Serialize;
 
-use lull_actuate::freezer::{self, Freezer, FreezerError, FreezerKind};
+use lull_actuate::freezer::{self, FreezerError, FreezerKind};
 use lull_actuate::FreezerCounters;
-
-use crate::daemon::{Daemon, DaemonError, DaemonState};
-use crate::policy::{FactSource, Installed, Knob, Policy, PolicyError};
 
 /// Environment variable an [`IdleAction::Exec`] command gets: how many GUI apps were idle.
 pub const IDLE_APPS_ENV: &str = "LULL_IDLE_APPS";
@@ -244,18 +239,21 @@ pub struct GuisReport {
 pub enum GuisError {
     #[error("bad idle action {0}")]
     BadIdleAction(String),
+    /// The freezer's namespace is bad, or a running daemon holds its cgroup directory.
+    #[error(transparent)]
+    Freezer(#[from] FreezerError),
 }
 
 /// guiS's part of the daemon's state: idle forcing. (Table 1 is the seam's, [`crate::seam`].)
 #[derive(Debug)]
 pub(crate) struct GuisHost {
-    status: GuisStatus,
-    edge: IdleEdge,
+    pub(crate) status: GuisStatus,
+    pub(crate) edge: IdleEdge,
     /// The idle action is running (its window-manager request re-enters the evaluation).
-    acting: bool,
-    children: Vec<Child>,
+    pub(crate) acting: bool,
+    pub(crate) children: Vec<Child>,
     /// Idle forcing's counters; the freezer's come from the actuator.
-    counters: GuisCounters,
+    pub(crate) counters: GuisCounters,
 }
 
 impl GuisHost {
@@ -285,14 +283,14 @@ impl GuisHost {
         self.reap_children();
     }
 
-    fn reap_children(&mut self) {
+    pub(crate) fn reap_children(&mut self) {
         let before = self.children.len();
         self.children
             .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
         self.counters.idle_exec_reaped += (before - self.children.len()) as u64;
     }
 
-    fn spawn_idle_command(&mut self, cmd: &str, apps: usize) {
+    pub(crate) fn spawn_idle_command(&mut self, cmd: &str, apps: usize) {
         let spawned = Command::new("sh")
             .arg("-c")
             .arg(cmd)
@@ -318,7 +316,7 @@ impl GuisHost {
 /// An app that has declared none of its drawing, foreground and background threads yet (the
 /// runtime declares them right after attaching, after its event thread's first `Wait`) is taken
 /// to have drawing and foreground threads, so a window that just opened does not count as idle.
-fn idle_level(waiting: impl Fn(AppId) -> bool, kds: &Kds) -> bool {
+pub(crate) fn idle_level(waiting: impl Fn(AppId) -> bool, kds: &Kds) -> bool {
     let wm = kds.wm();
     let windows = wm.windows();
     !windows.is_empty()
@@ -338,190 +336,6 @@ fn idle_level(waiting: impl Fn(AppId) -> bool, kds: &Kds) -> bool {
                 has_foreground: unknown || declared(ThreadCategory::Foreground),
             }])
         })
-}
-
-impl DaemonState {
-    /// An app left the daemon; `ctl` is `None` at shutdown (no idle action then).
-    pub(crate) fn guis_app_gone(&mut self, ctl: Option<&mut LoopCtl<DaemonState>>) {
-        if let Some(ctl) = ctl {
-            self.guis_evaluate_idle(ctl);
-        }
-    }
-
-    /// guiS's report, with the actuator's counters.
-    pub(crate) fn guis_report(&self) -> Option<GuisReport> {
-        let freezer = self
-            .seam
-            .as_ref()
-            .map(|s| s.actuator.counters())
-            .unwrap_or_default();
-        self.guis.as_ref().map(|g| g.report(freezer))
-    }
-
-    /// `app` sent `Wait`: it was running until now, and may be waiting now.
-    pub(crate) fn guis_after_wait(&mut self, app: AppId, ctl: &mut LoopCtl<DaemonState>) {
-        let Some(g) = self.guis.as_mut() else {
-            return;
-        };
-        if self
-            .kds
-            .as_ref()
-            .and_then(|k| k.server().pid(app))
-            .is_none()
-        {
-            return;
-        }
-        g.edge.update(false);
-        self.guis_evaluate_idle(ctl);
-    }
-
-    /// Idle forcing: evaluates the rule and runs the idle action on its rising edge.
-    pub(crate) fn guis_evaluate_idle(&mut self, ctl: &mut LoopCtl<DaemonState>) {
-        let (Some(_), Some(k)) = (self.guis.as_ref(), self.kds.as_ref()) else {
-            return;
-        };
-        let idle = idle_level(|a| self.app_waiting(a), k.server());
-        let (Some(g), Some(k)) = (self.guis.as_mut(), self.kds.as_ref()) else {
-            return;
-        };
-        if g.acting {
-            return;
-        }
-        if !g.children.is_empty() {
-            g.reap_children();
-        }
-        g.counters.idle_evaluations += 1;
-        if !g.edge.update(idle) {
-            return;
-        }
-        g.counters.idle_forced += 1;
-        let apps = k.server().wm().windows().len();
-        match g.status.idle_action.clone() {
-            IdleAction::None => {}
-            IdleAction::ScreenOff => {
-                g.counters.idle_screen_off += 1;
-                g.acting = true;
-                self.kds_wm_request(
-                    &Request::WmScreen {
-                        screen: Screen::Off,
-                    },
-                    ctl,
-                );
-                if let Some(g) = self.guis.as_mut() {
-                    g.acting = false;
-                }
-            }
-            IdleAction::Exec(cmd) => g.spawn_idle_command(&cmd, apps),
-        }
-    }
-}
-
-/// guiS as a plug-in of the daemon ([`crate::policy`]): table 1 on the seam and idle forcing;
-/// it needs the display server's facts (and, with an idle action, every wait as it happens),
-/// and writes the cgroup freezer.
-#[derive(Debug)]
-pub struct GuisPolicy {
-    freezer: Result<Freezer, String>,
-    status: GuisStatus,
-}
-
-impl GuisPolicy {
-    /// guiS with `config` (which must be enabled), its freezer opened when this machine has one.
-    ///
-    /// # Errors
-    /// [`DaemonError::Guis`] for a bad namespace, or when a running daemon holds the namespace's
-    /// cgroup directory (one a dead daemon left is adopted: thawed, emptied and removed;
-    /// [`GuisStatus::recovered`] says what was done).
-    pub fn new(config: &GuisConfig) -> Result<GuisPolicy, DaemonError> {
-        let mut recovered = None;
-        let (freezer, kernel) = match Freezer::open(&config.freezer_namespace) {
-            Ok(f) => {
-                recovered = f.recovered().cloned();
-                let kernel = KernelEnforcement::Active {
-                    kind: f.kind(),
-                    cgroup_root: f.root().to_owned(),
-                };
-                (Ok(f), kernel)
-            }
-            Err(e @ FreezerError::Unavailable { .. }) => {
-                let reason = if lull_os::sys::geteuid() == 0 {
-                    e.to_string()
-                } else {
-                    format!("not root, and the cgroup freezer needs root: {e}")
-                };
-                (
-                    Err(reason.clone()),
-                    KernelEnforcement::Unavailable { reason },
-                )
-            }
-            Err(e) => return Err(DaemonError::Guis(e.to_string())),
-        };
-        let status = GuisStatus {
-            kernel,
-            idle_action: config.idle_action.clone(),
-            recovered,
-        };
-        Ok(GuisPolicy { freezer, status })
-    }
-}
-
-impl Policy for GuisPolicy {
-    fn name(&self) -> &'static str {
-        "guis"
-    }
-
-    fn needs(&self) -> Vec<FactSource> {
-        let mut needs = vec![FactSource::DisplayServer];
-        // Idle forcing acts when the last app waits: it must see that wait as it happens.
-        if self.status.idle_action != IdleAction::None {
-            needs.push(FactSource::EveryWait);
-        }
-        needs
-    }
-
-    fn writes(&self) -> Vec<Knob> {
-        vec![Knob::Freezer]
-    }
-
-    fn install(self: Box<Self>) -> Installed {
-        Installed {
-            seam: Some(Box::new(Table1::new())),
-            freezer: Some(self.freezer),
-            idle: Some(GuisHost::new(self.status)),
-            ..Installed::default()
-        }
-    }
-}
-
-impl Daemon {
-    /// Runs guiS in this daemon: table 1 on the policy seam, enforced by the kernel when a cgroup
-    /// freezer is available here, and idle forcing always (see the module docs). Call after
-    /// [`Daemon::enable_kds`]. With `config.enabled` off it sets up nothing and says so.
-    ///
-    /// # Errors
-    /// [`DaemonError::Policy`] without the display server or when called twice;
-    /// [`GuisPolicy::new`]'s errors. A machine without a freezer is not an error: the status
-    /// says why.
-    pub fn enable_guis(&mut self, config: &GuisConfig) -> Result<GuisStatus, DaemonError> {
-        let st = self.state_mut();
-        if st.kds.is_none() {
-            return Err(PolicyError::NeedsDisplayServer { policy: "guis" }.into());
-        }
-        if st.policies.contains("guis") {
-            return Err(PolicyError::AlreadyAdded { policy: "guis" }.into());
-        }
-        if !config.enabled {
-            return Ok(GuisStatus {
-                kernel: KernelEnforcement::Off,
-                idle_action: IdleAction::None,
-                recovered: None,
-            });
-        }
-        let policy = GuisPolicy::new(config)?;
-        let status = policy.status.clone();
-        self.add_policy(Box::new(policy))?;
-        Ok(status)
-    }
 }
 
 #[cfg(test)]
@@ -579,6 +393,7 @@ mod cost {
     use super::*;
     use lull_esm::{AppState, Esm, EsmConfig};
     use lull_kds::server::Channel;
+    use lull_kds::wire::Request;
 
     /// What guiS adds to the daemon's `Wait` path — the app lookup, the idle rule over every
     /// attached app and the edge — measured on this machine with `n` apps. Prints ns per `Wait`;

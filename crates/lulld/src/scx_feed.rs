@@ -16,9 +16,6 @@ use lull_os::bpf::scx_facts::{FactRecord, FactsCounters, FactsMap};
 use lull_sched::guis::WindowClass;
 use lull_sched::seam::{Fact, ThreadRef};
 
-use crate::daemon::{Daemon, DaemonError};
-use crate::policy::{FactSource, Installed, Knob, Policy};
-
 #[derive(Debug)]
 struct AppFacts {
     class: WindowClass,
@@ -115,58 +112,6 @@ impl ScxFeed {
             | Fact::Adopted { .. }
             | Fact::RunQueues { .. } => {}
         }
-    }
-}
-
-/// The feed as a plug-in of the daemon ([`crate::policy`]): it needs the display server's facts
-/// and writes lull-scx's facts map; it decides nothing, so it runs beside any seam policy.
-#[derive(Debug)]
-pub struct ScxFeedPolicy {
-    feed: ScxFeed,
-}
-
-impl ScxFeedPolicy {
-    /// A feed into the map pinned at `path` ([`lull_os::bpf::scx_facts::FACTS_PIN_PATH`]
-    /// normally).
-    #[must_use]
-    pub fn new(path: &Path) -> ScxFeedPolicy {
-        ScxFeedPolicy {
-            feed: ScxFeed::new(path),
-        }
-    }
-}
-
-impl Policy for ScxFeedPolicy {
-    fn name(&self) -> &'static str {
-        "scx-feed"
-    }
-
-    fn needs(&self) -> Vec<FactSource> {
-        vec![FactSource::DisplayServer]
-    }
-
-    fn writes(&self) -> Vec<Knob> {
-        vec![Knob::ScxFacts]
-    }
-
-    fn install(self: Box<Self>) -> Installed {
-        Installed {
-            scx_feed: Some(self.feed),
-            ..Installed::default()
-        }
-    }
-}
-
-impl Daemon {
-    /// Feeds lull-scx the display server's facts through the map pinned at `path`
-    /// ([`lull_os::bpf::scx_facts::FACTS_PIN_PATH`] normally). Call after
-    /// [`Daemon::enable_kds`]; works beside any seam policy.
-    ///
-    /// # Errors
-    /// [`DaemonError::Policy`] without the display server or when called twice.
-    pub fn enable_scx_feed(&mut self, path: &Path) -> Result<(), DaemonError> {
-        self.add_policy(Box::new(ScxFeedPolicy::new(path)))?;
-        Ok(())
     }
 }
 

@@ -20,18 +20,16 @@
 //!   acts through the placement of the managed threads.
 
 use std::fmt;
-use std::path::Path;
 
 use lull_os::sys;
-use lull_os::topology::{self, Topology};
+use lull_os::topology::Topology;
 use lull_sched::ids::CpuId;
 use lull_sched::ucsg::live::{LiveMachine, UcsgSeam};
 use serde::Serialize;
 
 use lull_actuate::freezer;
 
-use crate::daemon::{Daemon, DaemonError};
-use crate::policy::{FactSource, Installed, Knob, Policy};
+use crate::policy::{Armed, FactSource, Installed, Knob, Policy};
 
 /// Longest process name the kernel keeps (`TASK_COMM_LEN` − 1).
 pub const COMM_MAX_BYTES: usize = 15;
@@ -83,7 +81,7 @@ impl UcsgConfig {
     }
 }
 
-/// What [`Daemon::enable_ucsg`] found this machine lets UCSG do.
+/// What `Daemon::enable_ucsg` found this machine lets UCSG do.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize)]
 pub struct UcsgStatus {
     pub topology: Topology,
@@ -215,32 +213,23 @@ impl Policy for UcsgPolicy {
     }
 }
 
-impl Daemon {
-    /// Runs UCSG on the policy seam (beside guiS's table 1 when guiS is on). See the module docs
-    /// for what it manages and how it degrades; a machine that lacks something is not an error,
-    /// the status says what.
-    ///
-    /// # Errors
-    /// [`DaemonError::Ucsg`] for a bad configuration or when the machine's CPUs cannot be
-    /// described; [`DaemonError::Policy`] when called twice or while the boost runs, or for the
-    /// kernel's error creating the timer or registering sources.
-    pub fn enable_ucsg(&mut self, config: &UcsgConfig) -> Result<UcsgStatus, DaemonError> {
-        let topology = topology::probe(Path::new(topology::SYSFS_CPUS));
-        let policy = UcsgPolicy::new(config, &topology)?;
-        let armed = self.add_policy(Box::new(policy))?;
+impl UcsgStatus {
+    /// What this machine lets UCSG do on `topology`, once the host armed what it needs.
+    #[must_use]
+    pub fn new(topology: Topology, armed: &Armed) -> UcsgStatus {
         let negative_nice_unavailable = (sys::geteuid() != 0).then(|| {
             "not root: the kernel refuses negative nice values without CAP_SYS_NICE \
              (counted as EPERM)"
                 .to_owned()
         });
-        Ok(UcsgStatus {
+        UcsgStatus {
             cluster_switching: topology.is_big_little(),
             topology,
-            proc_connector_unavailable: armed.process_events_unavailable,
+            proc_connector_unavailable: armed.process_events_unavailable.clone(),
             negative_nice_unavailable,
-            frequency_unavailable: armed.frequency_unavailable,
+            frequency_unavailable: armed.frequency_unavailable.clone(),
             cgroup_v2_unavailable: cgroup_v2_gaps(),
-        })
+        }
     }
 }
 

@@ -52,25 +52,32 @@ struct Args {
     scale: f64,
 }
 
-fn parse_scale(s: &str) -> Result<f64, String> {
+/// An argument `lull-app` refuses; clap prints it after the argument's name.
+#[derive(Debug, thiserror::Error)]
+enum ArgError {
+    #[error("{0:?}: expected a number in (0, 1]")]
+    Scale(String),
+    #[error("{0:?}: expected tracking, messaging, video, filemanager, zip, ftp or painting")]
+    Kind(String),
+    #[error("{given:?}: expected one of {names}")]
+    Model { given: String, names: String },
+}
+
+fn parse_scale(s: &str) -> Result<f64, ArgError> {
     s.parse::<f64>()
         .ok()
         .filter(|v| *v > 0.0 && *v <= 1.0)
-        .ok_or_else(|| format!("{s:?}: expected a number in (0, 1]"))
+        .ok_or_else(|| ArgError::Scale(s.to_owned()))
 }
 
-fn parse_kind(s: &str) -> Result<AppKind, String> {
-    AppKind::from_name(s).ok_or_else(|| {
-        format!("{s:?}: expected tracking, messaging, video, filemanager, zip, ftp or painting")
-    })
+fn parse_kind(s: &str) -> Result<AppKind, ArgError> {
+    AppKind::from_name(s).ok_or_else(|| ArgError::Kind(s.to_owned()))
 }
 
-fn parse_model(s: &str) -> Result<DeliveryModel, String> {
-    app_model(s).ok_or_else(|| {
-        format!(
-            "{s:?}: expected one of {}",
-            DeliveryModel::names(&lull_apps::APP_MODELS)
-        )
+fn parse_model(s: &str) -> Result<DeliveryModel, ArgError> {
+    app_model(s).ok_or_else(|| ArgError::Model {
+        given: s.to_owned(),
+        names: DeliveryModel::names(&lull_apps::APP_MODELS),
     })
 }
 

@@ -289,7 +289,7 @@ pub enum ExperimentError {
     #[error("a harness thread failed: {0}")]
     Thread(String),
     #[error("the ESM's accounting is broken: {0}")]
-    Accounting(String),
+    Accounting(lull_esm::AccountingError),
     #[error("system call: {0}")]
     Io(#[from] std::io::Error),
     #[error("{what}: {source}")]
@@ -917,16 +917,82 @@ pub type Collected = crate::artefact::Collected<RunArtefact, GuisReport>;
 /// # Errors
 /// [`ExperimentError`] when the stack or the app cannot be set up, the app fails, or the ESM's
 /// accounting breaks.
-#[allow(clippy::too_many_lines)] // one sequence of steps, in the order the module docs give
 pub fn collect(spec: &ExperimentSpec) -> Result<Collected, ExperimentError> {
     let trace = checked_workload(spec)?;
-    let span_ns = spec.workload.span_ns();
-    let baseline = spec.model.is_baseline().then_some(spec.model);
     let scratch = lull_os::fileout::ScratchDir::new("lull-exp")?;
     let live =
         LiveStack::new(DaemonSockets::fresh("exp", scratch.path())).thread_name(DAEMON_THREAD_NAME);
-    let (esm_path, kds_path) = (live.sockets().esm.clone(), live.sockets().kds.clone());
     let mut stack = Stack::default();
+    let up = bring_up(spec, trace, &live, &mut stack)?;
+
+    // The measured window.
+    let window = Window {
+        probes: &up.probes,
+        start_ns: clip_start(&spec.workload, up.ready.start_ns)?,
+        span_ns: spec.workload.span_ns(),
+        background: spec.background,
+        drawing: up.drawing.as_ref(),
+    };
+    let (open, close, background) = window.measure(&up.start_tx, up.admin, up.app_id)?;
+
+    let (report, stopped) = stop_app_and_stack(&mut stack)?;
+    let daemon = stopped.daemon;
+    let artefact = RunArtefact {
+        app: spec.app_name.clone(),
+        model: spec.model,
+        scenario: spec.scenario,
+        threads: up.probes.iter().map(ProbedThread::from).collect(),
+        daemon_thread: DAEMON_THREAD_NAME.to_owned(),
+        open,
+        close,
+        background,
+        report,
+        injected: up.replay_rx.try_recv().map_or(0, |c| c.injected),
+        hub_unsent: stopped.hub_unsent,
+        respondent_messages: stopped.respondent_messages,
+        display: daemon
+            .as_ref()
+            .and_then(|d| d.kds.as_ref())
+            .map(DisplayProfile::of),
+    };
+    let (status, seam) = daemon.map_or((None, None), |d| (d.guis, d.seam));
+    Ok(Collected {
+        artefact,
+        status,
+        seam,
+    })
+}
+
+/// The stack of one experiment, up and waiting for the window: the app has said it is ready
+/// and its window is found.
+struct Running {
+    /// Every measured thread: the daemon's, the hub's and driver's, the app's.
+    probes: Vec<Probe>,
+    /// The app's drawing thread, when it declared one.
+    drawing: Option<Probe>,
+    /// Starts the driver's replay at the instant sent.
+    start_tx: mpsc::Sender<u64>,
+    /// The driver's counters when it ends.
+    replay_rx: Receiver<ReplayCounters>,
+    admin: KdsAdmin,
+    app_id: AppId,
+    ready: Ready,
+    /// The device pipe's read end when no hub took it (under ESM + KDS + guiS), kept open for
+    /// the run as before the split.
+    _device_r: Option<OwnedFd>,
+}
+
+/// Brings the stack up in the order the module docs give: the daemon (with guiS when the model
+/// runs it), the baseline's hub, the driver, the respondent (messaging), then the app, whose
+/// ready line and window it waits for.
+fn bring_up(
+    spec: &ExperimentSpec,
+    trace: Option<Trace>,
+    live: &LiveStack,
+    stack: &mut Stack,
+) -> Result<Running, ExperimentError> {
+    let baseline = spec.model.is_baseline().then_some(spec.model);
+    let (esm_path, kds_path) = (live.sockets().esm.clone(), live.sockets().kds.clone());
     let me = std::process::id() as i32;
     let mut probes: Vec<Probe> = Vec::new();
     // The device under a baseline: a pipe the driver writes and the hub reads. Under ESM + KDS +
@@ -959,18 +1025,17 @@ pub fn collect(spec: &ExperimentSpec) -> Result<Collected, ExperimentError> {
             let device = device_r
                 .take()
                 .ok_or_else(|| thread_err("the device is taken"))?;
-            Some(start_hub(model, device, &mut stack, &mut probes)?)
+            Some(start_hub(model, device, stack, &mut probes)?)
         }
         None => None,
     };
 
     // The driver: replays the workload into the device from the instant it is given.
     let producer_of = match (&trace, baseline) {
-        (Some(t), None) => Some((esm_path.clone(), input_kinds(t))),
+        (Some(t), None) => Some((esm_path, input_kinds(t))),
         _ => None,
     };
-    let (start_tx, replay_rx) =
-        start_driver(trace, producer_of, device_w, &mut stack, &mut probes)?;
+    let (start_tx, replay_rx) = start_driver(trace, producer_of, device_w, stack, &mut probes)?;
 
     // The respondent (messaging).
     let respondent = if spec.kind == AppKind::Messaging {
@@ -983,7 +1048,7 @@ pub fn collect(spec: &ExperimentSpec) -> Result<Collected, ExperimentError> {
     };
 
     // The app.
-    spawn_app(spec, &kds_path, app_end.as_ref(), respondent, &mut stack)?;
+    spawn_app(spec, &kds_path, app_end.as_ref(), respondent, stack)?;
     drop(app_end);
     let line = stack.next_line(READY_TIMEOUT, "ready line")?;
     let ready: Ready = serde_json::from_str(&line)
@@ -994,34 +1059,45 @@ pub fn collect(spec: &ExperimentSpec) -> Result<Collected, ExperimentError> {
         .into_iter()
         .find(|w| w.pid == ready.pid)
         .ok_or(ExperimentError::NoWindow(ready.pid))?;
-    let app_id: AppId = window.app;
     let app_probes = app_probes(ready.pid, &window.threads)?;
-    let drawing_probe = app_probes
+    let drawing = app_probes
         .iter()
         .find(|p| p.group == Group::Drawing)
         .cloned();
     probes.extend(app_probes);
+    Ok(Running {
+        probes,
+        drawing,
+        start_tx,
+        replay_rx,
+        admin,
+        app_id: window.app,
+        ready,
+        _device_r: device_r,
+    })
+}
 
-    // The measured window.
-    let start_ns = match (&spec.workload, ready.start_ns) {
-        (Workload::Clip { .. }, Some(at)) => Some(at),
-        (Workload::Clip { .. }, None) => {
-            return Err(ExperimentError::AppProtocol(
-                "the video app's ready line has no start_ns".into(),
-            ))
-        }
-        (Workload::Replay { .. }, _) => None,
-    };
-    let window = Window {
-        probes: &probes,
-        start_ns,
-        span_ns,
-        background: spec.background,
-        drawing: drawing_probe.as_ref(),
-    };
-    let (open, close, background) = window.measure(&start_tx, admin, app_id)?;
+/// When the measured clip starts: the video app's ready line says (`start_ns`); a replay has
+/// none (it starts [`REPLAY_LEAD_NS`] after the window opens).
+///
+/// # Errors
+/// [`ExperimentError::AppProtocol`] when a clip's ready line has no `start_ns`.
+fn clip_start(
+    workload: &Workload,
+    ready_start_ns: Option<u64>,
+) -> Result<Option<u64>, ExperimentError> {
+    match (workload, ready_start_ns) {
+        (Workload::Clip { .. }, Some(at)) => Ok(Some(at)),
+        (Workload::Clip { .. }, None) => Err(ExperimentError::AppProtocol(
+            "the video app's ready line has no start_ns".into(),
+        )),
+        (Workload::Replay { .. }, _) => Ok(None),
+    }
+}
 
-    // Stop the app and read its report.
+/// Tells the app to stop, reads its report, waits for it, then stops and joins the rest of the
+/// stack and checks the ESM's accounting.
+fn stop_app_and_stack(stack: &mut Stack) -> Result<(AppReport, Stopped), ExperimentError> {
     if let Some(mut stdin) = stack.stdin.take() {
         writeln!(stdin, "stop")?;
         stdin.flush()?;
@@ -1038,55 +1114,70 @@ pub fn collect(spec: &ExperimentSpec) -> Result<Collected, ExperimentError> {
             });
         }
     }
-    let stopped = stack.stop_all();
-    if let Some(e) = stopped.error {
+    let mut stopped = stack.stop_all();
+    if let Some(e) = stopped.error.take() {
         return Err(e);
     }
     if let Some(d) = &stopped.daemon {
         d.accounting.clone().map_err(ExperimentError::Accounting)?;
     }
-
-    let daemon = stopped.daemon;
-    let artefact = RunArtefact {
-        app: spec.app_name.clone(),
-        model: spec.model,
-        scenario: spec.scenario,
-        threads: probes.iter().map(ProbedThread::from).collect(),
-        daemon_thread: DAEMON_THREAD_NAME.to_owned(),
-        open,
-        close,
-        background,
-        report,
-        injected: replay_rx.try_recv().map_or(0, |c| c.injected),
-        hub_unsent: stopped.hub_unsent,
-        respondent_messages: stopped.respondent_messages,
-        display: daemon
-            .as_ref()
-            .and_then(|d| d.kds.as_ref())
-            .map(|k| DisplayProfile {
-                requests: k.server.requests,
-                draws: k.server.draws,
-                draw_batches: k.server.draw_batches,
-                frame_requests: k.server.frame_requests,
-                frames_done: k.server.frames_done,
-                frame_timer_expiries: k.host.frame_timer_expiries,
-                restacks: k.server.restacks,
-                restacked_pixels: k.server.restacked_pixels,
-                restacks_skipped: k.server.restacks_skipped,
-            }),
-    };
-    let (status, seam) = daemon.map_or((None, None), |d| (d.guis, d.seam));
-    Ok(Collected {
-        artefact,
-        status,
-        seam,
-    })
+    Ok((report, stopped))
 }
 
 #[cfg(test)]
 mod tests {
     use super::probe::totals;
     use super::*;
+
+    #[test]
+    fn a_clip_starts_where_its_ready_line_says_and_a_replay_at_its_lead() {
+        let clip = Workload::Clip {
+            width_px: 64,
+            height_px: 48,
+            clip_ms: 1000,
+        };
+        assert_eq!(clip_start(&clip, Some(42)).unwrap(), Some(42));
+        assert!(matches!(
+            clip_start(&clip, None),
+            Err(ExperimentError::AppProtocol(m)) if m.contains("no start_ns")
+        ));
+        let replay = Workload::Replay {
+            trace: Trace::default(),
+            span_ns: 1,
+        };
+        assert_eq!(clip_start(&replay, Some(42)).unwrap(), None);
+    }
+
+    #[test]
+    fn the_display_profile_is_the_daemons_display_counters() {
+        let mut k = lulld::kds::KdsReport {
+            server: lull_kds::server::KdsCounters::default(),
+            host: lulld::kds::KdsHostCounters::default(),
+        };
+        k.server.requests = 1;
+        k.server.draws = 2;
+        k.server.draw_batches = 3;
+        k.server.frame_requests = 4;
+        k.server.frames_done = 5;
+        k.host.frame_timer_expiries = 6;
+        k.server.restacks = 7;
+        k.server.restacked_pixels = 8;
+        k.server.restacks_skipped = 9;
+        assert_eq!(
+            DisplayProfile::of(&k),
+            DisplayProfile {
+                requests: 1,
+                draws: 2,
+                draw_batches: 3,
+                frame_requests: 4,
+                frames_done: 5,
+                frame_timer_expiries: 6,
+                restacks: 7,
+                restacked_pixels: 8,
+                restacks_skipped: 9,
+            }
+        );
+    }
 
     #[test]
     fn names_round_trip() {

@@ -3,6 +3,7 @@
 
 use lull_model::ThreadCategory;
 use lulld::guis::GuisReport;
+use lulld::kds::KdsReport;
 use lulld::seam::SeamReport;
 use serde::{Deserialize, Serialize};
 
@@ -133,6 +134,24 @@ pub struct DisplayProfile {
     pub restacks: u64,
     pub restacked_pixels: u64,
     pub restacks_skipped: u64,
+}
+
+impl DisplayProfile {
+    /// The display server's work from the daemon's report of it.
+    #[must_use]
+    pub fn of(k: &KdsReport) -> DisplayProfile {
+        DisplayProfile {
+            requests: k.server.requests,
+            draws: k.server.draws,
+            draw_batches: k.server.draw_batches,
+            frame_requests: k.server.frame_requests,
+            frames_done: k.server.frames_done,
+            frame_timer_expiries: k.host.frame_timer_expiries,
+            restacks: k.server.restacks,
+            restacked_pixels: k.server.restacked_pixels,
+            restacks_skipped: k.server.restacks_skipped,
+        }
+    }
 }
 
 /// `x / n`, 0 when `n` is 0.

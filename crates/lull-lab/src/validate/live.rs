@@ -28,7 +28,18 @@ use lull_workload::rtapp::{
     ThreadSummary,
 };
 
-use super::machine::{find_rt_app, RtAppMissing, LOOP_PROBE_CALIBRATION_NS};
+/// rt-app is not installed (or not on `PATH`).
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[error(
+    "rt-app not found on PATH: install the Debian package `rt-app` \
+     (scripts/debian-packages.txt lists it)"
+)]
+pub struct RtAppMissing;
+
+/// The calibration (ns per loop) rt-app is told by default (the loop probe's too): a round figure near what rt-app's
+/// own calibration reports on current x86 cores, so a `run` of 100 ms is a few million loops.
+/// Any value works: [`super::machine::measure_loop_ns`] divides it out.
+pub const LOOP_PROBE_CALIBRATION_NS: u32 = 20;
 
 /// How often the runner looks for the worker threads: they appear within a few milliseconds of
 /// each other, and the first sample should follow them closely.
@@ -394,35 +405,9 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
             })?,
     );
     let pid = child.pid();
-    let early = |status: ExitStatus| LiveError::ExitedEarly {
-        status: status.to_string(),
-        stderr_tail: stderr_tail(&stderr_path),
-    };
 
     // Every worker present, then the first sample at once.
-    let tids = loop {
-        if let Some(status) = child.exited()? {
-            return Err(early(status));
-        }
-        let workers: Vec<(i32, String)> = thread_names(pid)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|&(tid, _)| tid != pid)
-            .collect();
-        if let Some(tids) = map_threads(workload, &main_comm, &workers) {
-            break tids;
-        }
-        if start.elapsed() > THREADS_TIMEOUT {
-            let (expected, seen) = describe_counts(workload, &main_comm, &workers);
-            return Err(LiveError::ThreadsNeverAppeared {
-                waited_ms: THREADS_TIMEOUT.as_millis() as u64,
-                expected,
-                seen,
-                stderr_tail: stderr_tail(&stderr_path),
-            });
-        }
-        std::thread::sleep(THREAD_POLL);
-    };
+    let tids = await_workers(&mut child, workload, &main_comm, start, &stderr_path)?;
     let (first_ns, first_cpu) = sample_all(pid, &tids, &threads)?;
 
     // The late sample, a margin before rt-app's stop (counted from the spawn, which precedes
@@ -436,10 +421,13 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
     }
     std::thread::sleep(late_at - now);
     if let Some(status) = child.exited()? {
-        return Err(early(status));
+        return Err(LiveError::ExitedEarly {
+            status: status.to_string(),
+            stderr_tail: stderr_tail(&stderr_path),
+        });
     }
     let (last_ns, last_cpu) = sample_all(pid, &tids, &threads)?;
-    let window_ns = last_ns.saturating_sub(first_ns).max(1);
+    let window_ns = last_ns.saturating_sub(first_ns);
 
     // rt-app's exit, bounded.
     let deadline = start + Duration::from_secs(u64::from(duration_s)) + EXIT_GRACE;
@@ -462,30 +450,125 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
         });
     }
 
-    let mut out = Vec::with_capacity(threads.len());
+    let mut measured = Vec::with_capacity(threads.len());
     for (i, thread) in threads.into_iter().enumerate() {
-        let path = dir.0.join(format!("{basename}-{}.log", thread.name));
-        let text = fs::read_to_string(&path).map_err(|source| LiveError::LogMissing {
-            path: path.clone(),
+        let log = dir.0.join(format!("{basename}-{}.log", thread.name));
+        let log_text = fs::read_to_string(&log).map_err(|source| LiveError::LogMissing {
+            path: log.clone(),
             source,
         })?;
-        let records =
-            parse_log(&text).map_err(|source| LiveError::LogMalformed { path, source })?;
-        let cpu_ns = last_cpu[i];
-        out.push(LiveThread {
-            tid: tids[i],
-            cpu_share: last_cpu[i].saturating_sub(first_cpu[i]) as f64 / window_ns as f64,
-            cpu_ms: cpu_ns as f64 / 1e6,
-            summary: ThreadSummary::of(&records, cpu_ns),
-            records,
+        measured.push(Measured {
             thread,
+            tid: tids[i],
+            first_cpu_ns: first_cpu[i],
+            last_cpu_ns: last_cpu[i],
+            log,
+            log_text,
         });
     }
+    assemble(duration_s, window_ns, measured)
+}
+
+/// Waits for every worker of `workload` to appear under its name, and returns their ids in the
+/// workload's thread order.
+fn await_workers(
+    child: &mut RtAppProcess,
+    workload: &RtApp,
+    main_comm: &str,
+    start: Instant,
+    stderr_path: &Path,
+) -> Result<Vec<i32>, LiveError> {
+    let pid = child.pid();
+    loop {
+        if let Some(status) = child.exited()? {
+            return Err(LiveError::ExitedEarly {
+                status: status.to_string(),
+                stderr_tail: stderr_tail(stderr_path),
+            });
+        }
+        let workers: Vec<(i32, String)> = thread_names(pid)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|&(tid, _)| tid != pid)
+            .collect();
+        if let Some(tids) = map_threads(workload, main_comm, &workers) {
+            return Ok(tids);
+        }
+        if start.elapsed() > THREADS_TIMEOUT {
+            let (expected, seen) = describe_counts(workload, main_comm, &workers);
+            return Err(LiveError::ThreadsNeverAppeared {
+                waited_ms: THREADS_TIMEOUT.as_millis() as u64,
+                expected,
+                seen,
+                stderr_tail: stderr_tail(stderr_path),
+            });
+        }
+        std::thread::sleep(THREAD_POLL);
+    }
+}
+
+/// What a run collected of one worker: its CPU time at the two samples and its log, unparsed.
+#[derive(Clone, Debug)]
+struct Measured {
+    thread: ThreadName,
+    tid: i32,
+    first_cpu_ns: u64,
+    last_cpu_ns: u64,
+    /// Where the log was read from (named in a parse error).
+    log: PathBuf,
+    log_text: String,
+}
+
+/// The run from what was collected (pure): each worker's share of the `window_ns` between the
+/// samples, its CPU time to the late sample and its log's periods.
+///
+/// # Errors
+/// [`LiveError::LogMalformed`] for the first log that does not parse.
+fn assemble(
+    duration_s: u32,
+    window_ns: u64,
+    measured: Vec<Measured>,
+) -> Result<LiveRun, LiveError> {
+    let window_ns = window_ns.max(1);
+    let threads = measured
+        .into_iter()
+        .map(|m| {
+            let records = parse_log(&m.log_text).map_err(|source| LiveError::LogMalformed {
+                path: m.log,
+                source,
+            })?;
+            Ok(LiveThread {
+                tid: m.tid,
+                cpu_share: m.last_cpu_ns.saturating_sub(m.first_cpu_ns) as f64 / window_ns as f64,
+                cpu_ms: m.last_cpu_ns as f64 / 1e6,
+                summary: ThreadSummary::of(&records, m.last_cpu_ns),
+                records,
+                thread: m.thread,
+            })
+        })
+        .collect::<Result<_, LiveError>>()?;
     Ok(LiveRun {
         duration_s,
         window_ms: window_ns as f64 / 1e6,
-        threads: out,
+        threads,
     })
+}
+
+/// The `rt-app` binary on `PATH`.
+///
+/// # Errors
+/// [`RtAppMissing`] when no `PATH` entry holds an executable `rt-app`.
+pub fn find_rt_app() -> Result<PathBuf, RtAppMissing> {
+    let path = std::env::var_os("PATH").ok_or(RtAppMissing)?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("rt-app"))
+        .find(|p| is_executable(p))
+        .ok_or(RtAppMissing)
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
@@ -504,6 +587,68 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    /// Two periods of a log rt-app wrote (`lull_workload::rtapp::log`'s format).
+    const LOG: &str = "# Policy : SCHED_OTHER priority : 0
+#idx     perf      run   period           start             end          rel_st      slack c_duration   c_period     wu_lat
+   0   105263     2290     4062      6555856098      6555860160            4515       1659       2000       8000         86
+   0      100       14      100      6882244991      6882245092             161        -13         10        100          0
+";
+
+    fn measured(name: &str, tid: i32, first_cpu_ns: u64, last_cpu_ns: u64) -> Measured {
+        Measured {
+            thread: ThreadName {
+                name: name.to_owned(),
+                task: 0,
+                index: 0,
+            },
+            tid,
+            first_cpu_ns,
+            last_cpu_ns,
+            log: PathBuf::from(format!("run-{name}.log")),
+            log_text: LOG.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_run_is_assembled_from_its_samples_and_logs() {
+        // A 500 ms window: one worker ran 250 ms of it, the other 1 s in all but 50 ms in it.
+        let run = assemble(
+            3,
+            500_000_000,
+            vec![
+                measured("hog-0", 11, 100_000_000, 350_000_000),
+                measured("periodic-1", 12, 950_000_000, 1_000_000_000),
+            ],
+        )
+        .unwrap();
+        assert_eq!(run.duration_s, 3);
+        assert_eq!(run.window_ms, 500.0);
+        let shares: Vec<f64> = run.threads.iter().map(|t| t.cpu_share).collect();
+        assert_eq!(shares, [0.5, 0.1]);
+        assert_eq!(run.threads[1].cpu_ms, 1000.0);
+        assert_eq!(run.threads[0].tid, 11);
+        assert_eq!(run.threads[0].thread.name, "hog-0");
+        assert_eq!(run.threads[0].records.len(), 2);
+        assert_eq!(
+            run.threads[0].summary,
+            ThreadSummary::of(&run.threads[0].records, 350_000_000)
+        );
+    }
+
+    #[test]
+    fn a_malformed_log_is_named_and_an_empty_window_divides_by_one() {
+        let mut bad = measured("hog-0", 11, 0, 0);
+        bad.log_text.push_str("not a period\n");
+        match assemble(1, 0, vec![measured("ok-0", 10, 0, 0), bad]) {
+            Err(LiveError::LogMalformed { path, .. }) => {
+                assert_eq!(path, PathBuf::from("run-hog-0.log"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let run = assemble(1, 0, vec![measured("ok-0", 10, 0, 7)]).unwrap();
+        assert_eq!(run.threads[0].cpu_share, 7.0);
     }
 
     fn seen(list: &[(i32, &str)]) -> Vec<(i32, String)> {

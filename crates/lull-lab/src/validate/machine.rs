@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 
 use lull_workload::rtapp::{Calibration, Event, PeriodRecord, RtApp, TaskSpec, TimerMode};
 
-use super::live::{run_live, LiveError, LiveOptions};
+use super::live::{
+    find_rt_app, run_live, LiveError, LiveOptions, RtAppMissing, LOOP_PROBE_CALIBRATION_NS,
+};
 
 /// Where a figure came from.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -107,14 +109,6 @@ pub struct CpuFreq {
     pub max_khz: Option<u64>,
     pub cur_khz: Option<u64>,
 }
-
-/// rt-app is not installed (or not on `PATH`).
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-#[error(
-    "rt-app not found on PATH: install the Debian package `rt-app` \
-     (scripts/debian-packages.txt lists it)"
-)]
-pub struct RtAppMissing;
 
 /// This machine as the kernel describes it, plus the measured rt-app properties.
 #[derive(Debug)]
@@ -216,10 +210,6 @@ const AUTOGROUP: &str = "/proc/sys/kernel/sched_autogroup_enabled";
 /// normal thread that does not change it.
 pub const DEFAULT_TIMER_SLACK_NS: u64 = 50_000;
 
-/// The calibration (ns per loop) the loop probe gives rt-app: a round figure near what rt-app's
-/// own calibration reports on current x86 cores, so a `run` of 100 ms is a few million loops.
-/// Any value works: [`measure_loop_ns`] divides it out.
-pub const LOOP_PROBE_CALIBRATION_NS: u32 = 20;
 /// The loop probe's `run`, µs: long enough that the clock reads and the logging around it are
 /// negligible (under 0.1 %), short enough to give many periods in the run.
 const LOOP_PROBE_RUN_US: u64 = 100_000;
@@ -273,10 +263,21 @@ pub fn probe() -> Machine {
     }
 }
 
-fn read_trimmed(path: &Path) -> Result<String, String> {
+/// A kernel file the probe could not read; the probe says so in the figure's [`Source`].
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+struct ReadError {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
+fn read_trimmed(path: &Path) -> Result<String, ReadError> {
     fs::read_to_string(path)
         .map(|s| s.trim().to_owned())
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|source| ReadError {
+            path: path.to_owned(),
+            source,
+        })
 }
 
 /// The online CPUs; empty (and unavailable) when sysfs cannot be read.
@@ -288,7 +289,7 @@ fn online_cpus() -> Sourced<Vec<u32>> {
             Vec::new(),
             Source::Unavailable(format!("{CPU_ONLINE}: not a CPU list")),
         ),
-        Err(e) => Sourced::new(Vec::new(), Source::Unavailable(e)),
+        Err(e) => Sourced::new(Vec::new(), Source::Unavailable(e.to_string())),
     }
 }
 
@@ -343,7 +344,7 @@ fn base_slice_ns(cpus: usize) -> Sourced<u64> {
     let why = match read_trimmed(path).map(|s| s.parse::<u64>()) {
         Ok(Ok(ns)) => return Sourced::file(ns, path),
         Ok(Err(e)) => format!("{DEBUGFS_BASE_SLICE}: {e}"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     };
     Sourced::new(
         lull_sched::class::eevdf::default_base_slice_ns(cpus),
@@ -439,7 +440,7 @@ fn nominal_mhz() -> Sourced<Option<f64>> {
             Some(mhz) => Sourced::file(Some(mhz), path),
             None => Sourced::new(None, Source::Unavailable(format!("{CPUINFO}: no cpu MHz"))),
         },
-        Err(e) => Sourced::new(None, Source::Unavailable(e)),
+        Err(e) => Sourced::new(None, Source::Unavailable(e.to_string())),
     }
 }
 
@@ -463,7 +464,7 @@ fn kernel_release() -> Sourced<Option<String>> {
     let path = Path::new(OSRELEASE);
     match read_trimmed(path) {
         Ok(r) => Sourced::file(Some(r), path),
-        Err(e) => Sourced::new(None, Source::Unavailable(e)),
+        Err(e) => Sourced::new(None, Source::Unavailable(e.to_string())),
     }
 }
 
@@ -471,25 +472,8 @@ fn autogroup() -> Sourced<Option<bool>> {
     let path = Path::new(AUTOGROUP);
     match read_trimmed(path) {
         Ok(v) => Sourced::file(Some(v != "0"), path),
-        Err(e) => Sourced::new(None, Source::Unavailable(e)),
+        Err(e) => Sourced::new(None, Source::Unavailable(e.to_string())),
     }
-}
-
-/// The `rt-app` binary on `PATH`.
-///
-/// # Errors
-/// [`RtAppMissing`] when no `PATH` entry holds an executable `rt-app`.
-pub fn find_rt_app() -> Result<PathBuf, RtAppMissing> {
-    let path = std::env::var_os("PATH").ok_or(RtAppMissing)?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("rt-app"))
-        .find(|p| is_executable(p))
-        .ok_or(RtAppMissing)
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// A workload of one task named `name` repeating `events` until the duration ends.

@@ -18,5 +18,5 @@ pub mod live;
 pub mod machine;
 pub mod timeline;
 
-pub use live::{run_live, LiveError, LiveOptions, LiveRun, LiveThread};
-pub use machine::{probe, Machine, RtAppMissing, Source, Sourced};
+pub use live::{find_rt_app, run_live, LiveError, LiveOptions, LiveRun, LiveThread, RtAppMissing};
+pub use machine::{probe, Machine, Source, Sourced};

@@ -11,7 +11,7 @@ mod sim;
 mod tlp;
 mod toggling;
 
-pub use toggling::core_svgs;
+pub use toggling::{core_svgs, NoCoreSvg};
 mod ucsg;
 mod validation;
 

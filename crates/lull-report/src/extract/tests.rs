@@ -330,7 +330,12 @@ fn core_svgs_give_every_model_its_svg_or_its_reason() {
     assert_eq!(svgs[0].0, "baseline");
     assert!(svgs[0].1.as_ref().unwrap().starts_with("<svg"));
     assert_eq!(svgs[1].0, "equalise");
-    assert!(svgs[1].1.as_ref().unwrap_err().contains("core 9"));
+    assert!(svgs[1]
+        .1
+        .as_ref()
+        .unwrap_err()
+        .to_string()
+        .contains("core 9"));
     // Without CPU lists no model can be drawn, and each says why.
     let bare = json!({"experiment": "vips", "models": [model("baseline", 0), model("x", 1)]});
     let svgs = super::core_svgs(&bare);

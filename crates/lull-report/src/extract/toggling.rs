@@ -99,10 +99,24 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
     out
 }
 
+/// Why a model of a toggling experiment has no core-over-time SVG.
+#[derive(Debug, thiserror::Error)]
+pub enum NoCoreSvg {
+    /// The results do not let it be drawn (unusable CPU lists, a core outside them); the text
+    /// says why, as the report's note does.
+    #[error("{0}")]
+    NoData(String),
+    #[error(transparent)]
+    Draw(#[from] crate::plots::PlotError),
+    /// The extractor gave a block that is not a plot (a bug).
+    #[error("unexpected block {0}")]
+    Unexpected(String),
+}
+
 /// The core-over-time SVG of every model of one toggling experiment's JSON (the shape of
 /// `lull sim run --json` on a toggling spec), for `lull sim run --plot`: the same drawing the
 /// report makes. Per model its name and its SVG, or why it has none.
-pub fn core_svgs(exp: &Value) -> Vec<(String, Result<String, String>)> {
+pub fn core_svgs(exp: &Value) -> Vec<(String, Result<String, NoCoreSvg>)> {
     let program = exp.get("experiment").and_then(Value::as_str).unwrap_or("?");
     let models = exp
         .get("models")
@@ -112,16 +126,20 @@ pub fn core_svgs(exp: &Value) -> Vec<(String, Result<String, String>)> {
     let blocks = match core_plots(program, exp, models, Label::Modelled).pop() {
         Some(Block::Fold { blocks, .. }) => blocks,
         // The experiment's CPU lists are unusable: no model gets a plot.
-        Some(Block::NoData(why)) => return names.map(|n| (n, Err(why.clone()))).collect(),
+        Some(Block::NoData(why)) => {
+            return names
+                .map(|n| (n, Err(NoCoreSvg::NoData(why.clone()))))
+                .collect()
+        }
         _ => Vec::new(),
     };
     names
         .zip(blocks)
         .map(|(model, block)| {
             let svg = match block {
-                Block::Plot(plot) => crate::plots::draw(&plot).map_err(|e| e.to_string()),
-                Block::NoData(why) => Err(why),
-                other => Err(format!("unexpected block {other:?}")),
+                Block::Plot(plot) => crate::plots::draw(&plot).map_err(NoCoreSvg::from),
+                Block::NoData(why) => Err(NoCoreSvg::NoData(why)),
+                other => Err(NoCoreSvg::Unexpected(format!("{other:?}"))),
             };
             (model, svg)
         })

@@ -5,6 +5,7 @@
 use super::*;
 use lull_actuate::freezer::FreezerKind;
 use lull_actuate::test_support::{self, serial_adoption, subdirs, thread_cgroups, Sleeper};
+use lull_model::WindowState;
 use lull_sched::guis::Table1;
 
 const APP: AppId = AppId {

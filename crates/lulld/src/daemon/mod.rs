@@ -28,7 +28,7 @@ use std::sync::Arc;
 use lull_esm::protocol::{
     encode_batch, ClientMsg, DaemonMsg, ErrorCode, StatsReply, MAX_BATCH, MAX_MESSAGE, MAX_PACKET,
 };
-use lull_esm::{AppState, Delivery, Esm, EsmConfig, EsmError, Push};
+use lull_esm::{AccountingError, AppState, Delivery, Esm, EsmConfig, EsmError, Push};
 use lull_model::{AppId, RawEvent};
 use lull_os::evdev::EvdevSource;
 use lull_os::event_loop::{EventLoop, FnSource, LoopCtl, PostAction, Source, Token};
@@ -41,6 +41,13 @@ use crate::replay::{ReplayCounters, ReplaySource};
 use crate::routes::Routes;
 pub use crate::routes::{RingRoute, RING_CAPACITY};
 use crate::sources::{SourceReport, SourceSet, SourceShared};
+
+mod devices;
+mod guis;
+mod kds;
+mod policy;
+mod routes;
+mod seam;
 
 /// The daemon's own counters (the ESM's are in [`lull_esm::EsmCounters`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
@@ -112,9 +119,9 @@ pub enum DaemonError {
     #[error("display server: {0}")]
     Kds(#[from] crate::kds::KdsSetupError),
     #[error("guiS: {0}")]
-    Guis(String),
+    Guis(#[from] crate::guis::GuisError),
     #[error("interactive boost: {0}")]
-    Boost(String),
+    Boost(#[from] lull_sched::boost::seam::BoostConfigError),
     #[error("UCSG: {0}")]
     Ucsg(#[from] crate::ucsg::UcsgConfigError),
     #[error("policy: {0}")]
@@ -646,7 +653,7 @@ pub struct DaemonReport {
     /// `esm.raw_injected + lost_before_esm`.
     pub lost_before_esm: u64,
     /// `Err` names a broken ESM accounting identity; `Ok` proves every event is accounted for.
-    pub accounting: Result<(), String>,
+    pub accounting: Result<(), AccountingError>,
     /// The data plane: every ring a producer wrote, with its counters at the stop (or when its
     /// app or producer went).
     pub rings: Vec<RingRoute>,
@@ -1069,7 +1076,7 @@ impl Daemon {
             guis: self.state.guis_report(),
             seam: self.state.seam_report(),
             lost_before_esm: counters.net_kernel_drops + counters.net_unread_at_stop,
-            accounting: self.state.esm.check_accounting().map_err(|e| e.to_string()),
+            accounting: self.state.esm.check_accounting(),
             rings: self.state.rings(),
             devices: self.state.devices.report(),
         };
@@ -1121,21 +1128,6 @@ impl Daemon {
     pub fn adopt_kds(&mut self, config: &KdsConfig, listener: OwnedFd) -> Result<(), DaemonError> {
         let host = KdsHost::new(config).map_err(DaemonError::Kds)?;
         self.serve_kds(host, listener)
-    }
-
-    fn serve_kds(&mut self, host: KdsHost, listener: OwnedFd) -> Result<(), DaemonError> {
-        let listener = Rc::new(listener);
-        self.lp
-            .insert(Box::new(crate::kds::control_listener(listener)))?;
-        // Frame pacing: the display server's one-shot frame timer (crate::kds).
-        let timer_fd = host.frame_timer.raw();
-        self.lp
-            .insert(Box::new(crate::kds::frame_timer_source(timer_fd)))?;
-        let idle_fd = host.control_idle_timer.raw();
-        self.lp
-            .insert(Box::new(crate::kds::control_idle_source(idle_fd)))?;
-        self.state.kds = Some(host);
-        Ok(())
     }
 
     /// Mutable access to the state before the loop runs (to set hooks).
