@@ -3,62 +3,38 @@
 //! back. Each case runs the built `lull` under its own hang guard and asserts the exit status and
 //! the message naming the path and the problem.
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::path::Path;
+use std::process::{Command, Output};
 use std::time::Duration;
+
+use lull_os::fileout::ScratchDir;
+use lull_testkit::hang_guard::output_within;
 
 /// Hang guard per case: each refusal comes before any read; a minute means it blocked.
 const GUARD: Duration = Duration::from_secs(60);
 
 /// A scratch directory of this test's own, removed on drop.
-struct Scratch(PathBuf);
+struct Scratch(ScratchDir);
 
 impl Scratch {
     fn new(case: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!(
-            "lull-cli-faults-input-{}-{case}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
+        Scratch(ScratchDir::new(&format!("lull-cli-faults-input-{case}")).unwrap())
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
     }
 
     fn write(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
+        let p = self.path().join(name);
         std::fs::write(&p, text).unwrap();
         p.display().to_string()
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Runs `lull args`, killed if it outlives [`GUARD`].
 fn lull(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(GUARD) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            panic!("lull {args:?} still running after {GUARD:?}");
-        }
-    }
+    output_within(Command::new(env!("CARGO_BIN_EXE_lull")).args(args), GUARD)
 }
 
 /// Asserts `lull args` failed with status 1 and exactly `message` on stderr.
@@ -93,7 +69,7 @@ fn readers_refuse_dev_zero() {
 #[test]
 fn readers_refuse_a_fifo_and_a_directory() {
     let dir = Scratch::new("fifo");
-    let fifo = dir.0.join("spec.fifo");
+    let fifo = dir.path().join("spec.fifo");
     assert!(Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -104,7 +80,7 @@ fn readers_refuse_a_fifo_and_a_directory() {
         &["sim", "run", &fifo],
         &format!("lull sim run: spec {fifo}: is a FIFO, not a regular file"),
     );
-    let d = dir.0.display().to_string();
+    let d = dir.path().display().to_string();
     refused(
         &["audit", "tlp", &d],
         &format!("lull audit: audit log {d}: is a directory, not a regular file"),

@@ -6,9 +6,11 @@
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output};
 use std::time::Duration;
+
+use lull_os::fileout::ScratchDir;
+use lull_testkit::hang_guard::output_within;
 
 /// Hang guard per case: the slowest run here (a toggling simulation) takes under a second;
 /// a minute means something blocked.
@@ -18,21 +20,19 @@ const GUARD: Duration = Duration::from_secs(60);
 const VICTIM_TEXT: &str = "not Lull's\n";
 
 /// A scratch directory of this test's own, removed on drop.
-struct Scratch(PathBuf);
+struct Scratch(ScratchDir);
 
 impl Scratch {
     fn new(case: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!(
-            "lull-cli-faults-output-{}-{case}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
+        Scratch(ScratchDir::new(&format!("lull-cli-faults-output-{case}")).unwrap())
+    }
+
+    fn dir(&self) -> &Path {
+        self.0.path()
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
+        self.dir().join(name)
     }
 
     /// A regular file that is not Lull's, outside the output directories.
@@ -43,33 +43,9 @@ impl Scratch {
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Runs `lull args`, killed if it outlives [`GUARD`].
 fn lull(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(GUARD) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            panic!("lull {args:?} still running after {GUARD:?}");
-        }
-    }
+    output_within(Command::new(env!("CARGO_BIN_EXE_lull")).args(args), GUARD)
 }
 
 /// Asserts `lull args` failed with status 1 and its stderr holds `message`.
@@ -160,7 +136,7 @@ fn perfetto_export_refuses_dev_full_and_a_symlink() {
         .unwrap()
         .contains("traceEvents"));
     assert_eq!(
-        entries(&dir.0),
+        entries(dir.dir()),
         ["real.json", "trace.json", "trace.txt", "victim.txt"]
     );
 }
@@ -181,7 +157,7 @@ fn audit_record_refuses_dev_full_and_a_symlink_before_tracing() {
         &refusal(&link, "a symbolic link"),
     );
     assert_untouched(&victim, &link);
-    assert_eq!(entries(&dir.0), ["sched.audit", "victim.txt"]);
+    assert_eq!(entries(dir.dir()), ["sched.audit", "victim.txt"]);
 
     // Where tracefs lets it record (root), the log appears whole under its name; where it
     // does not, the refusal leaves nothing. Either way no temporary remains.
@@ -195,9 +171,12 @@ fn audit_record_refuses_dev_full_and_a_symlink_before_tracing() {
             "{:?}",
             &bytes[..bytes.len().min(8)]
         );
-        assert_eq!(entries(&dir.0), ["real.audit", "sched.audit", "victim.txt"]);
+        assert_eq!(
+            entries(dir.dir()),
+            ["real.audit", "sched.audit", "victim.txt"]
+        );
     } else {
-        assert_eq!(entries(&dir.0), ["sched.audit", "victim.txt"]);
+        assert_eq!(entries(dir.dir()), ["sched.audit", "victim.txt"]);
     }
 }
 
@@ -274,7 +253,7 @@ fn report_refuses_results_files_that_are_not_regular_files() {
     let dir = Scratch::new("report");
     let results = dir.path("results");
     std::fs::create_dir(&results).unwrap();
-    let d = dir.0.display().to_string();
+    let d = dir.dir().display().to_string();
     let x = results.join("x.json");
 
     assert!(Command::new("mkfifo").arg(&x).status().unwrap().success());
@@ -305,5 +284,5 @@ fn report_refuses_results_files_that_are_not_regular_files() {
             x.display()
         ),
     );
-    assert_eq!(entries(&dir.0), ["results"]);
+    assert_eq!(entries(dir.dir()), ["results"]);
 }

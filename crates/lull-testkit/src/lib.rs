@@ -7,9 +7,11 @@
 //! `./test.sh`, which prints the count and the reasons at the end), and fails the test instead
 //! when [`REQUIRE_ALL_ENV`] is `1` (a machine that should run everything).
 //!
-//! [`c_abi`] reads a C header beside the Rust exports it declares, for the headers' tests.
+//! [`c_abi`] reads a C header beside the Rust exports it declares, for the headers' tests;
+//! [`hang_guard`] fails a test whose program or call blocks instead of hanging the run.
 
 pub mod c_abi;
+pub mod hang_guard;
 
 use std::fmt::Display;
 use std::io::Write;
