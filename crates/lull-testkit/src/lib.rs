@@ -8,9 +8,12 @@
 //! when [`REQUIRE_ALL_ENV`] is `1` (a machine that should run everything).
 //!
 //! [`c_abi`] reads a C header beside the Rust exports it declares, for the headers' tests;
-//! [`hang_guard`] fails a test whose program or call blocks instead of hanging the run.
+//! [`c_build`] builds the workspace's C programs against a static library cargo built, as
+//! strictly as every such test builds them; [`hang_guard`] fails a test whose program or call
+//! blocks instead of hanging the run.
 
 pub mod c_abi;
+pub mod c_build;
 pub mod hang_guard;
 
 use std::fmt::Display;
