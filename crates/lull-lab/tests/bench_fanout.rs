@@ -4,7 +4,6 @@
 //! C programs. The events fit in one ring, so no scheduling delay can make a ring overflow: the
 //! outcome is the same on any machine. No throughput is asserted.
 
-
 use lull_lab::bench_fanout::{run, ClientMode, FanoutConfig, FanoutReport};
 use lull_lab::c_client::STATIC_LIB;
 use lull_model::time::NS_PER_MS;
