@@ -376,21 +376,13 @@ fn create_scratch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lull_testkit::dir_names;
 
     fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("lull-fileout-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
-    }
-
-    fn entries(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
     }
 
     #[test]
@@ -400,7 +392,7 @@ mod tests {
         write_file_atomically(&p, b"one").unwrap();
         write_file_atomically(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        assert_eq!(entries(&d), ["out.txt"]);
+        assert_eq!(dir_names(&d), ["out.txt"]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -421,7 +413,7 @@ mod tests {
         let e = write_file_atomically(Path::new("/dev/null"), b"x").unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
         assert_eq!(std::fs::read(&target).unwrap(), b"keep");
-        assert_eq!(entries(&d), ["link", "sub", "target"]);
+        assert_eq!(dir_names(&d), ["link", "sub", "target"]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -449,7 +441,7 @@ mod tests {
         g.write_all(b"abandoned").unwrap();
         drop(g);
         assert_eq!(std::fs::read(&p).unwrap(), b"new bytes");
-        assert_eq!(entries(&d), ["log.audit"]);
+        assert_eq!(dir_names(&d), ["log.audit"]);
         let e = AtomicFile::create(Path::new("/dev/full")).unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
@@ -504,9 +496,9 @@ mod tests {
             .unwrap()
             .file_type()
             .is_symlink());
-        assert_eq!(entries(&target), ["theirs"]);
+        assert_eq!(dir_names(&target), ["theirs"]);
         assert_eq!(
-            entries(&d),
+            dir_names(&d),
             ["s-0000000000000001", "s-0000000000000002", "target"]
         );
         // Every name taken: an error naming the directory, nothing created.

@@ -93,6 +93,21 @@ pub fn require_guest() {
     );
 }
 
+/// The names in `dir`, sorted (a test's check of what a directory holds, e.g. that no temporary
+/// file was left behind).
+///
+/// # Panics
+/// When `dir` cannot be read.
+#[must_use]
+pub fn dir_names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
 /// Upper bound on a test's wait for the kernel or another process: it only keeps a broken one
 /// from hanging the run; no assertion depends on how long anything takes.
 pub const GIVE_UP: std::time::Duration = std::time::Duration::from_secs(10);
