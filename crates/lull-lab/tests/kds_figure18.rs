@@ -4,6 +4,8 @@
 //! after it detaches; `apps/kds-c/figure19.c` likewise, with a key typed to its handler. Also
 //! `kds_demo::figure18`, which does the figure-18 run for `lull kds demo`.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -19,7 +21,6 @@ use lull_model::RawEvent;
 use lull_os::evdev::EvdevEncoder;
 use lull_os::sys;
 use lull_testkit::c_build;
-use lulld::kds::KdsConfig;
 use lulld::test_support::TestDaemon;
 use serde_json::json;
 
@@ -188,14 +189,7 @@ fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
     let (r, keys) = sys::pipe(false).unwrap();
     let daemon = TestDaemon::start("fig19-c", EsmConfig::default(), move |d| {
         d.add_evdev(r)?;
-        let socket_path = d.socket_path().with_extension("kds.sock");
-        d.enable_kds(&KdsConfig {
-            socket_path,
-            screen_width: SCREEN_W,
-            screen_height: SCREEN_H,
-            framebuffer: None,
-        })
-        .map_err(std::io::Error::other)
+        common::enable_headless_kds(d, SCREEN_W, SCREEN_H)
     });
     let mut child = Command::new(&bin)
         .arg("--socket")
