@@ -68,7 +68,8 @@ enum Item {
     Other,
 }
 
-fn parse_ts(s: &str) -> Option<u64> {
+/// An ftrace timestamp (seconds, a point, up to nine fraction digits; no sign) in ns.
+pub(crate) fn parse_ts(s: &str) -> Option<u64> {
     let (secs, frac) = s.split_once('.')?;
     if secs.is_empty() || frac.is_empty() || frac.len() > 9 {
         return None;

@@ -13,6 +13,9 @@
 
 use std::collections::BTreeMap;
 
+// One reading of ftrace's timestamps for both of its text readers.
+use crate::ftrace_text::parse_ts as parse_ts_ns;
+
 /// One timer wake-up of a sleeping thread, times in ns of the trace clock.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TimerWake {
@@ -67,19 +70,6 @@ struct Line<'a> {
     ts_ns: u64,
     event: &'a str,
     fields: &'a str,
-}
-
-fn parse_ts_ns(s: &str) -> Option<u64> {
-    let (secs, frac) = s.split_once('.')?;
-    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let secs: u64 = secs.parse().ok()?;
-    let mut ns: u64 = frac.parse().ok()?;
-    for _ in frac.len()..9 {
-        ns *= 10;
-    }
-    secs.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
 fn parse_line(l: &str) -> Option<Line<'_>> {

@@ -49,18 +49,6 @@ pub fn load(path: &Path) -> Result<RtApp, String> {
     rtapp::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// One thread's summary as JSON: `{"cpu_ms","periods","wakeup_latency_us","slack_us"}`, the
-/// last two `null` for a thread without timers.
-#[must_use]
-pub fn summary_json(s: &ThreadSummary) -> Value {
-    json!({
-        "cpu_ms": s.cpu_ms,
-        "periods": s.periods,
-        "wakeup_latency_us": s.wakeup_latency_us.map(|l| json!({"p50": l.p50, "p99": l.p99, "max": l.max})),
-        "slack_us": s.slack_us.map(|l| json!({"p50": l.p50, "p1": l.p1})),
-    })
-}
-
 /// Each thread's summary, by name.
 #[must_use]
 pub fn summaries(r: &RtAppResult) -> Vec<(String, ThreadSummary)> {
@@ -162,7 +150,7 @@ pub fn run(args: &RtAppArgs) -> ExitCode {
     let text = if args.json {
         let tasks: BTreeMap<String, Value> = summaries(&r)
             .iter()
-            .map(|(n, s)| (n.clone(), summary_json(s)))
+            .map(|(n, s)| (n.clone(), json!(s)))
             .collect();
         let v = json!({"duration_s": r.duration_ns as f64 / 1e9, "tasks": tasks});
         let mut j = serde_json::to_string_pretty(&v).expect("results serialise");

@@ -3,70 +3,28 @@
 //! back. Each case runs the built `lull` under its own hang guard and asserts the exit status and
 //! the message naming the path and the problem.
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
-/// Hang guard per case: each refusal comes before any read; a minute means it blocked.
-const GUARD: Duration = Duration::from_secs(60);
+mod common;
+
+use common::{lull, refusal_of};
+use lull_os::fileout::ScratchDir;
 
 /// A scratch directory of this test's own, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(case: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!(
-            "lull-cli-faults-input-{}-{case}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-
-    fn write(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.display().to_string()
-    }
+fn scratch(case: &str) -> ScratchDir {
+    ScratchDir::new(&format!("lull-cli-faults-input-{case}")).unwrap()
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Runs `lull args`, killed if it outlives [`GUARD`].
-fn lull(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(GUARD) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            panic!("lull {args:?} still running after {GUARD:?}");
-        }
-    }
+/// Writes `text` to `dir/name`; the path as an argument.
+fn write(dir: &ScratchDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
 }
 
 /// Asserts `lull args` failed with status 1 and exactly `message` on stderr.
 fn refused(args: &[&str], message: &str) {
-    let out = lull(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-    assert_eq!(stderr.trim_end(), message, "{args:?}");
+    assert_eq!(refusal_of(args).trim_end(), message, "{args:?}");
 }
 
 #[test]
@@ -92,8 +50,8 @@ fn readers_refuse_dev_zero() {
 
 #[test]
 fn readers_refuse_a_fifo_and_a_directory() {
-    let dir = Scratch::new("fifo");
-    let fifo = dir.0.join("spec.fifo");
+    let dir = scratch("fifo");
+    let fifo = dir.path().join("spec.fifo");
     assert!(Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -104,7 +62,7 @@ fn readers_refuse_a_fifo_and_a_directory() {
         &["sim", "run", &fifo],
         &format!("lull sim run: spec {fifo}: is a FIFO, not a regular file"),
     );
-    let d = dir.0.display().to_string();
+    let d = dir.path().display().to_string();
     refused(
         &["audit", "tlp", &d],
         &format!("lull audit: audit log {d}: is a directory, not a regular file"),
@@ -113,7 +71,7 @@ fn readers_refuse_a_fifo_and_a_directory() {
 
 #[test]
 fn a_spec_with_handler_cycles_at_u64_max_is_refused() {
-    let dir = Scratch::new("spec");
+    let dir = scratch("spec");
     let spec = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../experiments/marz/tracking-10s.toml"
@@ -129,7 +87,7 @@ fn a_spec_with_handler_cycles_at_u64_max_is_refused() {
         u64::MAX,
         &spec[end..]
     );
-    let path = dir.write("absurd.toml", &absurd);
+    let path = write(&dir, "absurd.toml", &absurd);
     let out = lull(&["sim", "run", &path]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -154,8 +112,8 @@ fn two_lines(first: &str, second: &str) -> String {
 
 #[test]
 fn ftrace_time_going_back_is_an_error_not_a_tlp() {
-    let dir = Scratch::new("ftrace-back");
-    let path = dir.write("joined.txt", &two_lines("2630.829789", "2628.000000"));
+    let dir = scratch("ftrace-back");
+    let path = write(&dir, "joined.txt", &two_lines("2630.829789", "2628.000000"));
     refused(
         &["audit", "tlp", "--ftrace", &path],
         &format!(
@@ -168,8 +126,8 @@ fn ftrace_time_going_back_is_an_error_not_a_tlp() {
 
 #[test]
 fn a_nested_events_small_step_back_is_counted() {
-    let dir = Scratch::new("ftrace-nested");
-    let path = dir.write("nested.txt", &two_lines("2630.829789", "2630.829788"));
+    let dir = scratch("ftrace-nested");
+    let path = write(&dir, "nested.txt", &two_lines("2630.829789", "2630.829788"));
     let out = lull(&["audit", "tlp", "--ftrace", &path]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(

@@ -6,77 +6,32 @@
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
-/// Hang guard per case: the slowest run here (a toggling simulation) takes under a second;
-/// a minute means something blocked.
-const GUARD: Duration = Duration::from_secs(60);
+mod common;
+
+use common::{lull, refusal_of};
+use lull_os::fileout::ScratchDir;
+use lull_testkit::dir_names;
 
 /// What a planted symlink's target holds; it must hold it still after every refusal.
 const VICTIM_TEXT: &str = "not Lull's\n";
 
 /// A scratch directory of this test's own, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(case: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!(
-            "lull-cli-faults-output-{}-{case}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    /// A regular file that is not Lull's, outside the output directories.
-    fn victim(&self) -> PathBuf {
-        let p = self.path("victim.txt");
-        std::fs::write(&p, VICTIM_TEXT).unwrap();
-        p
-    }
+fn scratch(case: &str) -> ScratchDir {
+    ScratchDir::new(&format!("lull-cli-faults-output-{case}")).unwrap()
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Runs `lull args`, killed if it outlives [`GUARD`].
-fn lull(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(GUARD) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            panic!("lull {args:?} still running after {GUARD:?}");
-        }
-    }
+/// A regular file that is not Lull's in `dir`, outside the output directories.
+fn victim(dir: &Path) -> PathBuf {
+    let p = dir.join("victim.txt");
+    std::fs::write(&p, VICTIM_TEXT).unwrap();
+    p
 }
 
 /// Asserts `lull args` failed with status 1 and its stderr holds `message`.
 fn refused(args: &[&str], message: &str) {
-    let out = lull(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    let stderr = refusal_of(args);
     assert!(stderr.contains(message), "{args:?}: {stderr}");
 }
 
@@ -85,16 +40,6 @@ fn refusal(path: &Path, what: &str) -> String {
         "{}: exists and is {what}, not a regular file; refusing to replace it",
         path.display()
     )
-}
-
-/// The names in `dir`, sorted; a temporary left behind would show as `.NAME.HEX.tmp`.
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 fn assert_untouched(victim: &Path, link: &Path) {
@@ -118,8 +63,8 @@ const FTRACE: &str = "# tracer: nop\n#P:2\n          <idle>-0       [001] d..3. 
 
 #[test]
 fn perfetto_export_refuses_dev_full_and_a_symlink() {
-    let dir = Scratch::new("perfetto");
-    let input = dir.path("trace.txt");
+    let dir = scratch("perfetto");
+    let input = dir.path().join("trace.txt");
     std::fs::write(&input, FTRACE).unwrap();
     let input = input.to_str().unwrap();
     let export = |out: &Path| {
@@ -143,14 +88,14 @@ fn perfetto_export_refuses_dev_full_and_a_symlink() {
         &refusal(Path::new("/dev/full"), "a character device"),
     );
 
-    let victim = dir.victim();
-    let link = dir.path("trace.json");
+    let victim = victim(dir.path());
+    let link = dir.path().join("trace.json");
     std::os::unix::fs::symlink(&victim, &link).unwrap();
     run(&link, &refusal(&link, "a symbolic link"));
     assert_untouched(&victim, &link);
 
     // A regular destination is replaced whole, with nothing left beside it.
-    let out = dir.path("real.json");
+    let out = dir.path().join("real.json");
     std::fs::write(&out, "old").unwrap();
     let args = export(&out);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -160,20 +105,20 @@ fn perfetto_export_refuses_dev_full_and_a_symlink() {
         .unwrap()
         .contains("traceEvents"));
     assert_eq!(
-        entries(&dir.0),
+        dir_names(dir.path()),
         ["real.json", "trace.json", "trace.txt", "victim.txt"]
     );
 }
 
 #[test]
 fn audit_record_refuses_dev_full_and_a_symlink_before_tracing() {
-    let dir = Scratch::new("record");
+    let dir = scratch("record");
     refused(
         &["audit", "record", "--seconds", "1", "--out", "/dev/full"],
         &refusal(Path::new("/dev/full"), "a character device"),
     );
-    let victim = dir.victim();
-    let link = dir.path("sched.audit");
+    let victim = victim(dir.path());
+    let link = dir.path().join("sched.audit");
     std::os::unix::fs::symlink(&victim, &link).unwrap();
     let l = link.display().to_string();
     refused(
@@ -181,11 +126,11 @@ fn audit_record_refuses_dev_full_and_a_symlink_before_tracing() {
         &refusal(&link, "a symbolic link"),
     );
     assert_untouched(&victim, &link);
-    assert_eq!(entries(&dir.0), ["sched.audit", "victim.txt"]);
+    assert_eq!(dir_names(dir.path()), ["sched.audit", "victim.txt"]);
 
     // Where tracefs lets it record (root), the log appears whole under its name; where it
     // does not, the refusal leaves nothing. Either way no temporary remains.
-    let real = dir.path("real.audit");
+    let real = dir.path().join("real.audit");
     let r = real.display().to_string();
     let o = lull(&["audit", "record", "--seconds", "1", "--out", &r]);
     if o.status.success() {
@@ -195,23 +140,26 @@ fn audit_record_refuses_dev_full_and_a_symlink_before_tracing() {
             "{:?}",
             &bytes[..bytes.len().min(8)]
         );
-        assert_eq!(entries(&dir.0), ["real.audit", "sched.audit", "victim.txt"]);
+        assert_eq!(
+            dir_names(dir.path()),
+            ["real.audit", "sched.audit", "victim.txt"]
+        );
     } else {
-        assert_eq!(entries(&dir.0), ["sched.audit", "victim.txt"]);
+        assert_eq!(dir_names(dir.path()), ["sched.audit", "victim.txt"]);
     }
 }
 
 /// Runs `lull sim run SPEC FLAG DIR` with a symlink, then a device, planted at `name` in DIR.
 fn sim_output_refuses_what_is_not_lulls(case: &str, spec: &str, flag: &str, name: &str) {
-    let dir = Scratch::new(case);
+    let dir = scratch(case);
     let spec = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(spec);
     let spec = spec.to_str().unwrap();
-    let out = dir.path("out");
+    let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let o = out.display().to_string();
-    let victim = dir.victim();
+    let victim = victim(dir.path());
     let link = out.join(name);
     std::os::unix::fs::symlink(&victim, &link).unwrap();
     refused(
@@ -220,9 +168,9 @@ fn sim_output_refuses_what_is_not_lulls(case: &str, spec: &str, flag: &str, name
     );
     assert_untouched(&victim, &link);
     assert!(
-        !entries(&out).iter().any(|n| n.ends_with(".tmp")),
+        !dir_names(&out).iter().any(|n| n.ends_with(".tmp")),
         "{:?}",
-        entries(&out)
+        dir_names(&out)
     );
 
     std::fs::remove_file(&link).unwrap();
@@ -235,7 +183,7 @@ fn sim_output_refuses_what_is_not_lulls(case: &str, spec: &str, flag: &str, name
             .unwrap()
             .file_type()
             .is_char_device());
-        assert!(!entries(&out).iter().any(|n| n.ends_with(".tmp")));
+        assert!(!dir_names(&out).iter().any(|n| n.ends_with(".tmp")));
     }
 }
 
@@ -271,10 +219,10 @@ fn sim_footprint_dir_refuses_a_symlink_and_a_device() {
 
 #[test]
 fn report_refuses_results_files_that_are_not_regular_files() {
-    let dir = Scratch::new("report");
-    let results = dir.path("results");
+    let dir = scratch("report");
+    let results = dir.path().join("results");
     std::fs::create_dir(&results).unwrap();
-    let d = dir.0.display().to_string();
+    let d = dir.path().display().to_string();
     let x = results.join("x.json");
 
     assert!(Command::new("mkfifo").arg(&x).status().unwrap().success());
@@ -305,5 +253,5 @@ fn report_refuses_results_files_that_are_not_regular_files() {
             x.display()
         ),
     );
-    assert_eq!(entries(&dir.0), ["results"]);
+    assert_eq!(dir_names(dir.path()), ["results"]);
 }

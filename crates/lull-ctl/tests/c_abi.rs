@@ -2,7 +2,7 @@
 //! with the static library, run (as root) on a child process.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use lull_ctl::capi::{
@@ -10,27 +10,9 @@ use lull_ctl::capi::{
     LULL_CTL_ERR_SHORT_BUFFER,
 };
 use lull_os::sys;
+use lull_testkit::c_build;
 
 const STATIC_LIB: &str = "liblull_ctl.a";
-
-/// The static library cargo built with this test: beside the test binary (`target/*/deps`), or
-/// one directory up.
-fn static_lib() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    let found = [deps, deps.parent()?]
-        .into_iter()
-        .map(|d| d.join(STATIC_LIB))
-        .find(|p| p.is_file());
-    found
-}
-
-fn have_cc() -> bool {
-    Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 #[test]
 fn a_c_program_registers_samples_and_sets_a_mask() {
@@ -38,25 +20,14 @@ fn a_c_program_registers_samples_and_sets_a_mask() {
         lull_testkit::skip("needs root (setting another process's mask)");
         return;
     }
-    let (Some(lib), true) = (static_lib(), have_cc()) else {
-        lull_testkit::skip(format!("no cc or no {STATIC_LIB} beside the test binary"));
+    let Some(lib) = c_build::require(STATIC_LIB) else {
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let bin = std::env::temp_dir().join(format!("lull-ctl-c-{}", std::process::id()));
-    let out = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(root.join("include"))
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/sample.c"))
-        .arg(&lib)
-        .args(["-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&bin)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "sample.c does not build: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let bin = c_build::build(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/sample.c"),
+        &lib,
+        &["-lpthread", "-ldl", "-lm"],
+        &std::env::temp_dir().join(format!("lull-ctl-c-{}", std::process::id())),
     );
     // A one-thread process that waits on its standard input.
     let mut cat = Command::new("cat")

@@ -131,40 +131,70 @@ pub fn run_driver(
     stop: &EventFd,
     report: Sender<ReplayCounters>,
 ) -> io::Result<()> {
-    struct Driver {
+    /// A write that fails or falls short loses the event, which the app then never receives.
+    struct Device {
         w: OwnedFd,
         enc: EvdevEncoder,
         buf: Vec<u8>,
-        write_errors: u64,
     }
-    let mut lp: EventLoop<Driver> = EventLoop::new()?;
+    impl DriverSink for Device {
+        fn deliver(&mut self, raw: RawEvent, t_ns: u64) {
+            self.buf.clear();
+            if self.enc.encode(raw, t_ns, &mut self.buf).is_ok() {
+                let _ = sys::write_all_once(self.w.as_raw_fd(), &self.buf);
+            }
+        }
+    }
+    let device = Device {
+        w: device_w,
+        enc: EvdevEncoder::new(),
+        buf: Vec::new(),
+    };
+    drive(trace, start_ns, device, stop, report)
+}
+
+/// Where a device driver puts each replayed event.
+trait DriverSink {
+    fn deliver(&mut self, raw: RawEvent, t_ns: u64);
+    /// After the last event, before its counters are reported.
+    fn end(&mut self) {}
+}
+
+/// A push that fails loses the event, which the app then never receives.
+impl DriverSink for lull::producer::EsmProducer {
+    fn deliver(&mut self, raw: RawEvent, t_ns: u64) {
+        let _ = self.push(raw, t_ns);
+    }
+    fn end(&mut self) {
+        // The last event is in: report the drops of a full ring as soon as there is room.
+        self.flush();
+    }
+}
+
+/// The device drivers' loop: replays `trace` from `start_ns` into `sink` until `stop` is
+/// signalled, sending the replay counters to `report` after the last event.
+fn drive<D: DriverSink + 'static>(
+    trace: Option<&Trace>,
+    start_ns: u64,
+    mut sink: D,
+    stop: &EventFd,
+    report: Sender<ReplayCounters>,
+) -> io::Result<()> {
+    let mut lp: EventLoop<D> = EventLoop::new()?;
     lp.insert(stop_source(stop.raw()))?;
     if let Some(trace) = trace {
         let src = ReplaySource::new(
             trace,
             start_ns,
-            Box::new(|d: &mut Driver, _: &mut LoopCtl<Driver>, raw, t| {
-                d.buf.clear();
-                if d.enc.encode(raw, t, &mut d.buf).is_err()
-                    || sys::write_all_once(d.w.as_raw_fd(), &d.buf)
-                        .map_or(true, |n| n != d.buf.len())
-                {
-                    d.write_errors += 1;
-                }
-            }),
-            Box::new(move |_: &mut Driver, c| {
+            Box::new(|d: &mut D, _: &mut LoopCtl<D>, raw, t| d.deliver(raw, t)),
+            Box::new(move |d: &mut D, c| {
+                d.end();
                 let _ = report.send(c);
             }),
         )?;
         lp.insert(Box::new(src))?;
     }
-    let mut st = Driver {
-        w: device_w,
-        enc: EvdevEncoder::new(),
-        buf: Vec::new(),
-        write_errors: 0,
-    };
-    lp.run(&mut st)
+    lp.run(&mut sink)
 }
 
 /// The ESM model's device driver: as [`run_driver`], but a data-plane producer
@@ -198,34 +228,7 @@ pub fn run_producer(
     stop: &EventFd,
     report: Sender<ReplayCounters>,
 ) -> io::Result<()> {
-    struct Driver {
-        producer: lull::producer::EsmProducer,
-        push_errors: u64,
-    }
-    let mut lp: EventLoop<Driver> = EventLoop::new()?;
-    lp.insert(stop_source(stop.raw()))?;
-    if let Some(trace) = trace {
-        let src = ReplaySource::new(
-            trace,
-            start_ns,
-            Box::new(|d: &mut Driver, _: &mut LoopCtl<Driver>, raw, t| {
-                if d.producer.push(raw, t).is_err() {
-                    d.push_errors += 1;
-                }
-            }),
-            Box::new(move |d: &mut Driver, c| {
-                // The last event is in: report the drops of a full ring as soon as there is room.
-                d.producer.flush();
-                let _ = report.send(c);
-            }),
-        )?;
-        lp.insert(Box::new(src))?;
-    }
-    let mut st = Driver {
-        producer,
-        push_errors: 0,
-    };
-    lp.run(&mut st)
+    drive(trace, start_ns, producer, stop, report)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,11 +4,10 @@
 //! C programs. The events fit in one ring, so no scheduling delay can make a ring overflow: the
 //! outcome is the same on any machine. No throughput is asserted.
 
-use std::path::{Path, PathBuf};
-
 use lull_lab::bench_fanout::{run, ClientMode, FanoutConfig, FanoutReport};
 use lull_lab::c_client::STATIC_LIB;
 use lull_model::time::NS_PER_MS;
+use lull_testkit::c_build;
 
 const CLIENTS: usize = 4;
 /// 100 events per 1 ms tick for 40 ms.
@@ -58,29 +57,14 @@ fn a_small_fanout_to_threads_delivers_every_event_once() {
     check_exactly_once(&r);
 }
 
-/// The static library cargo built for this test: beside the test binary (`target/*/deps`),
-/// else one directory up.
-fn static_lib_dir() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    let found = [deps, deps.parent()?]
-        .into_iter()
-        .find(|d| d.join(STATIC_LIB).is_file())
-        .map(Path::to_path_buf);
-    found
-}
-
 #[test]
 fn a_small_fanout_to_c_programs_delivers_every_event_once() {
-    if std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
+    if !c_build::have_cc() {
         eprintln!("no C compiler on this machine; the C clients' run is skipped");
         return;
     }
-    let lib_dir = static_lib_dir().expect("liblull.a beside the test binary");
+    let lib = c_build::built_artefact(STATIC_LIB).expect("liblull.a beside the test binary");
+    let lib_dir = lib.parent().unwrap().to_path_buf();
     let r = run(&FanoutConfig {
         clients: CLIENTS,
         rate_per_s: RATE_PER_S,

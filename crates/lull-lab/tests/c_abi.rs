@@ -73,29 +73,14 @@ fn register_wait_and_daemon_gone_through_the_c_abi() {
 /// `cdylib`/`staticlib` artifacts, which `cargo build -p lull-client` makes; see docs/live.md).
 #[test]
 fn header_and_c_example_compile() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let Ok(cc) = std::process::Command::new("cc").arg("--version").output() else {
+    if !lull_testkit::c_build::have_cc() {
         lull_testkit::skip("no C compiler (cc)");
         return;
-    };
-    assert!(cc.status.success());
+    }
     let out = std::env::temp_dir().join(format!("lull-tracker-{}.o", std::process::id()));
-    let status = std::process::Command::new("cc")
-        .args([
-            "-std=c11",
-            "-D_POSIX_C_SOURCE=200809L",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-c",
-        ])
-        .arg("-I")
-        .arg(root.join("include"))
-        .arg(root.join("apps/esm-c/tracker.c"))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success(), "the C example or lull.h does not compile");
+    lull_testkit::c_build::compile(
+        &lull_testkit::c_build::workspace_root().join("apps/esm-c/tracker.c"),
+        &out,
+    );
     let _ = std::fs::remove_file(out);
 }

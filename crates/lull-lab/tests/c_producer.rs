@@ -5,7 +5,6 @@
 //! the program's counters must match (nothing dropped: it never lets more than a window of
 //! records wait, far below a ring's capacity).
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
 use std::thread;
@@ -14,60 +13,26 @@ use lull::client::{Delivered, EsmClient};
 use lull_esm::EsmConfig;
 use lull_lab::c_client::{C_LINK_LIBS, STATIC_LIB};
 use lull_model::{EventKind, Payload};
+use lull_testkit::c_build;
 use lulld::test_support::TestDaemon;
 
 const N: u64 = 3_000;
 /// Records the program lets wait unread before it pushes more: well below a ring's capacity.
 const WINDOW: u64 = 256;
 
-fn static_lib_dir() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    let found = [deps, deps.parent()?]
-        .into_iter()
-        .find(|d| d.join(STATIC_LIB).is_file())
-        .map(Path::to_path_buf);
-    found
-}
-
-fn build(lib_dir: &Path, dir: &Path) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let bin = dir.join("producer");
-    let out = Command::new("cc")
-        .args([
-            "-std=c11",
-            "-D_POSIX_C_SOURCE=200809L",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-        ])
-        .arg("-I")
-        .arg(root.join("include"))
-        .arg(root.join("apps/esm-c/producer.c"))
-        .arg(lib_dir.join(STATIC_LIB))
-        .args(C_LINK_LIBS)
-        .arg("-o")
-        .arg(&bin)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "producer.c does not build: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    bin
-}
-
 #[test]
 fn a_c_producer_writes_every_event_into_the_apps_ring() {
-    if Command::new("cc").arg("--version").output().is_err() {
+    if !c_build::have_cc() {
         eprintln!("no C compiler on this machine; the C producer's run is skipped");
         return;
     }
     let scratch = lull_os::fileout::ScratchDir::new("lull-c-producer").unwrap();
-    let bin = build(
-        &static_lib_dir().expect("liblull.a beside the test binary"),
-        scratch.path(),
+    let lib = c_build::built_artefact(STATIC_LIB).expect("liblull.a beside the test binary");
+    let bin = c_build::build(
+        &c_build::workspace_root().join("apps/esm-c/producer.c"),
+        &lib,
+        &C_LINK_LIBS,
+        &scratch.path().join("producer"),
     );
     let daemon = TestDaemon::start("c-producer", EsmConfig::default(), |_| Ok(()));
     let (tx, rx) = mpsc::channel();

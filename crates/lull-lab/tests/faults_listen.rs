@@ -8,6 +8,8 @@
 //! hang guard only; no assertion depends on how long anything takes. A case that changes the
 //! process (its descriptor limit, its user) runs in a child process of this test binary.
 
+mod common;
+
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
@@ -26,12 +28,9 @@ use lull_kds::wire::{self, ErrorCode, Reply};
 use lull_kds::Surface;
 use lull_model::{EventKind, Payload, RawEvent, TouchPhase};
 use lull_os::evdev::EvdevEncoder;
-use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
 use lull_os::sys;
 use lulld::daemon::{Daemon, DaemonConfig, DaemonCounters, DaemonError, DaemonState};
-use lulld::kds::{
-    KdsConfig, MAX_CONTROL_CONNECTIONS, MAX_CONTROL_PER_PEER, MAX_PENDING_BYTES_PER_APP,
-};
+use lulld::kds::{MAX_CONTROL_CONNECTIONS, MAX_CONTROL_PER_PEER, MAX_PENDING_BYTES_PER_APP};
 use lulld::test_support::TestDaemon;
 
 /// A guard against a broken daemon hanging the suite; never reached when things work.
@@ -111,31 +110,10 @@ impl Probed {
         let (probe_r, probe_w) = sys::pipe(true).unwrap();
         let (tx, answers) = mpsc::channel();
         let daemon = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-            let socket_path = d.socket_path().with_extension("kds.sock");
-            d.enable_kds(&KdsConfig {
-                socket_path,
-                screen_width: 64,
-                screen_height: 48,
-                framebuffer: None,
-            })
-            .map_err(io::Error::other)?;
+            common::enable_headless_kds(d, 64, 48)?;
             setup(d.state_mut());
             d.add_evdev(evdev_r)?;
-            let fd = probe_r.as_raw_fd();
-            d.add_source(Box::new(FnSource {
-                fd,
-                f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                    let _owned = &probe_r;
-                    let mut b = [0u8; 64];
-                    while let Ok(n) = sys::read(fd, &mut b) {
-                        if n == 0 {
-                            return PostAction::Remove;
-                        }
-                    }
-                    let _ = tx.send(probe(st));
-                    PostAction::Continue
-                },
-            }))?;
+            d.add_source(common::probe_source(probe_r, tx, probe))?;
             Ok(())
         });
         Probed {
@@ -473,26 +451,15 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
     let (counts_tx, counts) = mpsc::channel();
     let daemon = TestDaemon::start("faults-net", EsmConfig::default(), move |d| {
         d.add_net(OwnedFd::from(udp), 3)?;
-        let pfd = probe_r.as_raw_fd();
-        d.add_source(Box::new(FnSource {
-            fd: pfd,
-            f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                let _owned = &probe_r;
-                let mut b = [0u8; 64];
-                while sys::read(pfd, &mut b).is_ok_and(|n| n > 0) {}
-                let _ = counts_tx.send(st.counters());
-                PostAction::Continue
-            },
-        }))?;
+        d.add_source(common::probe_source(
+            probe_r,
+            counts_tx,
+            DaemonState::counters,
+        ))?;
         Ok(())
     });
     let mut app = EsmClient::connect(&daemon.path).unwrap();
-    let got = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let g = std::rc::Rc::clone(&got);
-    app.register(EventKind::NetMessage, move |ev| {
-        g.borrow_mut().push(ev.payload)
-    })
-    .unwrap();
+    let got = common::record_payloads(&mut app, EventKind::NetMessage);
     // The receive buffer is full of the burst until the sources' thread reads it, and a datagram
     // sent before then would be dropped by the kernel: wait until the socket is empty.
     let deadline = Instant::now() + GIVE_UP;

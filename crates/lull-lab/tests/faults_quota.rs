@@ -6,6 +6,8 @@
 //! Order is checked with counts the daemon takes inside its loop, never with time; [`GIVE_UP`]
 //! is a hang guard only.
 
+mod common;
+
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,17 +82,11 @@ fn a_flood_on_one_connection_does_not_hold_back_anothers_delivery() {
                 PostAction::Continue
             },
         }))?;
-        let pfd = probe_r.as_raw_fd();
-        d.add_source(Box::new(FnSource {
-            fd: pfd,
-            f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                let _owned = &probe_r;
-                let mut b = [0u8; 64];
-                while sys::read(pfd, &mut b).is_ok_and(|n| n > 0) {}
-                let _ = waits_tx.send(st.counters());
-                PostAction::Continue
-            },
-        }))?;
+        d.add_source(common::probe_source(
+            probe_r,
+            waits_tx,
+            DaemonState::counters,
+        ))?;
         Ok(())
     });
     // B waits for a touch on its own thread (a client is not `Send`).

@@ -12,6 +12,8 @@
 //! and waits for the focused app to have handled each chunk; every wait is a blocking receive
 //! bounded only by a hang guard.
 
+mod common;
+
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{mpsc, Arc};
@@ -32,7 +34,6 @@ use lull_os::sys;
 use lull_os::uinput::{UinputCaps, UinputDevice};
 use lull_workload::Trace;
 use lulld::devices::DeviceEnd;
-use lulld::kds::KdsConfig;
 use lulld::test_support::{wait_until, TestDaemon, GIVE_UP};
 
 /// Packets written before waiting for the app: 16 packets of at most 4 records (x, y,
@@ -184,14 +185,7 @@ fn the_focused_app_reads_the_device_itself_and_a_focus_change_revokes_it() {
     let dev_path = node.clone();
     let daemon = TestDaemon::start("evdev-fd", EsmConfig::default(), move |d| {
         daemon_tid.store(sys::gettid(), Ordering::SeqCst);
-        let socket_path = d.socket_path().with_extension("kds.sock");
-        d.enable_kds(&KdsConfig {
-            socket_path,
-            screen_width: 320,
-            screen_height: 240,
-            framebuffer: None,
-        })
-        .map_err(std::io::Error::other)?;
+        common::enable_headless_kds(d, 320, 240)?;
         d.add_device(&dev_path).map_err(std::io::Error::other)?;
         Ok(())
     });
@@ -483,14 +477,7 @@ fn a_kds_app_registered_through_the_display_server_gets_the_device() {
     .unwrap();
     let node = dev.event_path().unwrap();
     let daemon = TestDaemon::start("evdev-kds", EsmConfig::default(), move |d| {
-        let socket_path = d.socket_path().with_extension("kds.sock");
-        d.enable_kds(&KdsConfig {
-            socket_path,
-            screen_width: 320,
-            screen_height: 240,
-            framebuffer: None,
-        })
-        .map_err(std::io::Error::other)?;
+        common::enable_headless_kds(d, 320, 240)?;
         d.add_device(&node).map_err(std::io::Error::other)?;
         Ok(())
     });

@@ -4,6 +4,8 @@
 //! off nothing is; idle forcing fires its action once per entry into idle. The kernel parts need
 //! root and a cgroup freezer and print `SKIPPED` otherwise; the rest runs anywhere.
 
+mod common;
+
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -21,7 +23,6 @@ use lull_os::procfs::{sample, sample_thread};
 use lull_os::sys::gettid;
 use lulld::daemon::{Daemon, DaemonConfig, DaemonError};
 use lulld::guis::{GuisConfig, GuisStatus, IdleAction, KernelEnforcement};
-use lulld::kds::KdsConfig;
 use lulld::policy::PolicyError;
 use lulld::test_support::{
     advances, namespace, serial_adoption, subdirs, thread_cgroups, wait_until, Spinner, TestDaemon,
@@ -68,14 +69,7 @@ fn start(tag: &str, mut config: GuisConfig) -> (Running, GuisStatus) {
     config.freezer_namespace = namespace(tag);
     let (tx, rx) = mpsc::channel();
     let d = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-        let socket_path = d.socket_path().with_extension("kds.sock");
-        d.enable_kds(&KdsConfig {
-            socket_path,
-            screen_width: 320,
-            screen_height: 240,
-            framebuffer: None,
-        })
-        .map_err(std::io::Error::other)?;
+        common::enable_headless_kds(d, 320, 240)?;
         let status = d.enable_guis(&config).map_err(std::io::Error::other)?;
         tx.send(status).map_err(std::io::Error::other)
     });

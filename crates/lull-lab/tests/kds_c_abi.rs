@@ -2,8 +2,9 @@
 //! daemon: figure 18 through `kds_compose`/`kds_draw`, the threads API of figure 19, bad
 //! arguments answered with codes, and the header's numbers checked against the Rust ones.
 
+mod common;
+
 use std::ffi::{c_int, c_void, CStr, CString};
-use std::io;
 use std::os::fd::AsRawFd;
 use std::ptr;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -18,7 +19,6 @@ use lull_kds::wire::ErrorCode;
 use lull_model::{RawEvent, ThreadCategory};
 use lull_os::evdev::EvdevEncoder;
 use lull_os::sys;
-use lulld::kds::KdsConfig;
 use lulld::test_support::TestDaemon;
 
 const RED: u32 = 0xffff_0000;
@@ -55,14 +55,7 @@ fn daemon_with_keys(tag: &str, w: u32, h: u32) -> (TestDaemon, std::os::fd::Owne
     let (r, wr) = sys::pipe(false).unwrap();
     let d = TestDaemon::start(tag, EsmConfig::default(), move |d| {
         d.add_evdev(r)?;
-        let socket_path = d.socket_path().with_extension("kds.sock");
-        d.enable_kds(&KdsConfig {
-            socket_path,
-            screen_width: w,
-            screen_height: h,
-            framebuffer: None,
-        })
-        .map_err(io::Error::other)
+        common::enable_headless_kds(d, w, h)
     });
     (d, wr)
 }

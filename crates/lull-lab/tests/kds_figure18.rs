@@ -4,6 +4,8 @@
 //! after it detaches; `apps/kds-c/figure19.c` likewise, with a key typed to its handler. Also
 //! `kds_demo::figure18`, which does the figure-18 run for `lull kds demo`.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -18,63 +20,21 @@ use lull_lab::kds_demo::{self, Figure18Config};
 use lull_model::RawEvent;
 use lull_os::evdev::EvdevEncoder;
 use lull_os::sys;
-use lulld::kds::KdsConfig;
+use lull_testkit::c_build;
 use lulld::test_support::TestDaemon;
 use serde_json::json;
 
 const SCREEN_W: u32 = 64;
 const SCREEN_H: u32 = 48;
 
-/// The static library cargo built for this test: beside the test binary (`target/*/deps`),
-/// else one directory up.
-fn static_lib_dir() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    let found = [deps, deps.parent()?]
-        .into_iter()
-        .find(|d| d.join(STATIC_LIB).is_file())
-        .map(Path::to_path_buf);
-    found
-}
-
-fn have_cc() -> bool {
-    Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn scratch(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("lull-fig18-{}-{name}", std::process::id()))
 }
 
-/// Builds `apps/kds-c/<name>.c` as C11 with warnings as errors.
-fn build_c_example(lib_dir: &Path, name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let bin = scratch(name);
-    let out = Command::new("cc")
-        .args([
-            "-std=c11",
-            "-D_POSIX_C_SOURCE=200809L",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-        ])
-        .arg("-I")
-        .arg(root.join("include"))
-        .arg(root.join(format!("apps/kds-c/{name}.c")))
-        .arg(lib_dir.join(STATIC_LIB))
-        .args(C_LINK_LIBS)
-        .arg("-o")
-        .arg(&bin)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{name}.c does not build: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    bin
+/// Builds `apps/kds-c/<name>.c` against `lib`.
+fn build_c_example(lib: &Path, name: &str) -> PathBuf {
+    let source = c_build::workspace_root().join(format!("apps/kds-c/{name}.c"));
+    c_build::build(&source, lib, &C_LINK_LIBS, &scratch(name))
 }
 
 /// The screen with figure 18 in a 25 × 25 window at (19, 11): green where layer 2 lies, red
@@ -145,14 +105,9 @@ fn run_example(tag: &str, program: &Path) {
 
 #[test]
 fn the_c_example_draws_exactly_figure_18() {
-    let Some(lib) = static_lib_dir() else {
-        lull_testkit::skip(format!("{STATIC_LIB} not built beside the test binary"));
+    let Some(lib) = c_build::require(STATIC_LIB) else {
         return;
     };
-    if !have_cc() {
-        lull_testkit::skip("no C compiler (cc)");
-        return;
-    }
     let bin = build_c_example(&lib, "figure18");
     run_example("fig18-c", &bin);
     let _ = std::fs::remove_file(bin);
@@ -175,19 +130,15 @@ fn the_rust_twin_draws_exactly_figure_18() {
 
 #[test]
 fn the_demo_verifies_every_pixel_and_writes_the_png() {
-    let Some(lib_dir) = static_lib_dir() else {
-        lull_testkit::skip(format!("{STATIC_LIB} not built beside the test binary"));
+    let Some(lib) = c_build::require(STATIC_LIB) else {
         return;
     };
-    if !have_cc() {
-        lull_testkit::skip("no C compiler (cc)");
-        return;
-    }
+    let lib_dir = lib.parent().unwrap().to_path_buf();
     let png = scratch("demo.png");
     let r = kds_demo::figure18(&Figure18Config {
         screen_width: SCREEN_W,
         screen_height: SCREEN_H,
-        lib_dir,
+        lib_dir: lib_dir.clone(),
         cc: "cc".into(),
         png: png.clone(),
     })
@@ -219,7 +170,7 @@ fn the_demo_verifies_every_pixel_and_writes_the_png() {
     let e = kds_demo::figure18(&Figure18Config {
         screen_width: SCREEN_W,
         screen_height: SCREEN_H,
-        lib_dir: static_lib_dir().unwrap(),
+        lib_dir,
         cc: "no-such-cc-for-lull".into(),
         png: scratch("never.png"),
     })
@@ -231,26 +182,14 @@ fn the_demo_verifies_every_pixel_and_writes_the_png() {
 /// thread, a background function; a key typed on the daemon's evdev source reaches the handler.
 #[test]
 fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
-    let Some(lib) = static_lib_dir() else {
-        lull_testkit::skip(format!("{STATIC_LIB} not built beside the test binary"));
+    let Some(lib) = c_build::require(STATIC_LIB) else {
         return;
     };
-    if !have_cc() {
-        lull_testkit::skip("no C compiler (cc)");
-        return;
-    }
     let bin = build_c_example(&lib, "figure19");
     let (r, keys) = sys::pipe(false).unwrap();
     let daemon = TestDaemon::start("fig19-c", EsmConfig::default(), move |d| {
         d.add_evdev(r)?;
-        let socket_path = d.socket_path().with_extension("kds.sock");
-        d.enable_kds(&KdsConfig {
-            socket_path,
-            screen_width: SCREEN_W,
-            screen_height: SCREEN_H,
-            framebuffer: None,
-        })
-        .map_err(std::io::Error::other)
+        common::enable_headless_kds(d, SCREEN_W, SCREEN_H)
     });
     let mut child = Command::new(&bin)
         .arg("--socket")

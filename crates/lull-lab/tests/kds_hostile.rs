@@ -12,6 +12,8 @@
 //! the source answers with the counters, the ESM's view of each app and the window list), so the
 //! tests wait for states by asking, never by sleeping.
 
+mod common;
+
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
@@ -185,12 +187,7 @@ impl Bench {
     }
 
     fn inject(&mut self, raw: RawEvent) {
-        let mut buf = Vec::new();
-        self.enc.encode(raw, sys::monotonic_ns(), &mut buf).unwrap();
-        assert_eq!(
-            sys::write_all_once(self.device.as_raw_fd(), &buf).unwrap(),
-            buf.len()
-        );
+        common::write_evdev(&mut self.enc, &self.device, raw);
     }
 
     /// The good app's pixels, ESM registration and event delivery, all as they were.

@@ -4,6 +4,8 @@
 //! Waiting for the daemon to reach a state is done by asking it (the `Stats` request) until it
 //! answers as expected — a request/response loop, never a sleep.
 
+mod common;
+
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::Command;
@@ -40,12 +42,7 @@ impl Running {
     }
 
     fn inject(&mut self, raw: RawEvent) {
-        let mut buf = Vec::new();
-        self.enc.encode(raw, sys::monotonic_ns(), &mut buf).unwrap();
-        assert_eq!(
-            sys::write_all_once(self.device.as_raw_fd(), &buf).unwrap(),
-            buf.len()
-        );
+        common::write_evdev(&mut self.enc, &self.device, raw);
     }
 
     fn stop(self) -> DaemonReport {

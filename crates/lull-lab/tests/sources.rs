@@ -1,5 +1,7 @@
 //! The daemon's network and timer sources, end to end through a client.
 
+mod common;
+
 use std::os::fd::OwnedFd;
 
 use lull::client::{EsmClient, Handled};
@@ -17,12 +19,7 @@ fn datagrams_from_a_peer_become_net_message_events() {
         d.add_net(OwnedFd::from(udp), 7)
     });
     let mut app = EsmClient::connect(&daemon.path).unwrap();
-    let got = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let g = std::rc::Rc::clone(&got);
-    app.register(EventKind::NetMessage, move |ev| {
-        g.borrow_mut().push(ev.payload)
-    })
-    .unwrap();
+    let got = common::record_payloads(&mut app, EventKind::NetMessage);
     assert_eq!(app.stats().unwrap().registrations, 1);
     let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     for len in [5usize, 10, 1] {

@@ -8,6 +8,8 @@
 //!   is back at its own nice;
 //! - an app process killed while boosted: the daemon holds nothing of it afterwards.
 
+mod common;
+
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -21,7 +23,6 @@ use lull_model::{EventKind, HandlerId, RawEvent, ThreadCategory, TouchPhase};
 use lull_os::evdev::EvdevEncoder;
 use lull_os::{procfs, sys};
 use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
-use lulld::kds::KdsConfig;
 use lulld::test_support::{wait_until, TestDaemon};
 
 /// A budget far longer than any test step: only the handler's end or the app's leaving ends
@@ -161,14 +162,7 @@ fn parked() -> Parked {
 fn boosting_daemon(tag: &str) -> (TestDaemon, std::os::fd::OwnedFd) {
     let (r, w) = sys::pipe(false).unwrap();
     let d = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-        let socket_path = d.socket_path().with_extension("kds.sock");
-        d.enable_kds(&KdsConfig {
-            socket_path,
-            screen_width: 640,
-            screen_height: 480,
-            framebuffer: None,
-        })
-        .map_err(std::io::Error::other)?;
+        common::enable_headless_kds(d, 640, 480)?;
         d.enable_boost(&BoostSeamConfig {
             c_ns: LONG_C_NS,
             ..BoostSeamConfig::new(BoostMode::Nice)

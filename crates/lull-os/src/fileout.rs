@@ -376,37 +376,27 @@ fn create_scratch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lull_testkit::dir_names;
 
-    fn scratch(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("lull-fileout-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
-    fn entries(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
+    fn scratch(tag: &str) -> ScratchDir {
+        ScratchDir::new(&format!("lull-fileout-{tag}")).unwrap()
     }
 
     #[test]
     fn writes_and_replaces_a_regular_file() {
-        let d = scratch("regular");
+        let scratch = scratch("regular");
+        let d = scratch.path();
         let p = d.join("out.txt");
         write_file_atomically(&p, b"one").unwrap();
         write_file_atomically(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        assert_eq!(entries(&d), ["out.txt"]);
-        std::fs::remove_dir_all(&d).unwrap();
+        assert_eq!(dir_names(d), ["out.txt"]);
     }
 
     #[test]
     fn refuses_what_is_not_a_regular_file() {
-        let d = scratch("refuse");
+        let scratch = scratch("refuse");
+        let d = scratch.path();
         let target = d.join("target");
         std::fs::write(&target, b"keep").unwrap();
         let link = d.join("link");
@@ -421,22 +411,22 @@ mod tests {
         let e = write_file_atomically(Path::new("/dev/null"), b"x").unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
         assert_eq!(std::fs::read(&target).unwrap(), b"keep");
-        assert_eq!(entries(&d), ["link", "sub", "target"]);
-        std::fs::remove_dir_all(&d).unwrap();
+        assert_eq!(dir_names(d), ["link", "sub", "target"]);
     }
 
     #[test]
     fn a_missing_directory_is_an_error_naming_it() {
-        let d = scratch("nodir");
+        let scratch = scratch("nodir");
+        let d = scratch.path();
         let p = d.join("absent").join("out");
         let e = write_file_atomically(&p, b"x").unwrap_err();
         assert!(e.to_string().contains("absent"), "{e}");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn a_streamed_file_appears_only_on_commit_and_is_removed_when_dropped() {
-        let d = scratch("stream");
+        let scratch = scratch("stream");
+        let d = scratch.path();
         let p = d.join("log.audit");
         std::fs::write(&p, b"old").unwrap();
         let mut f = AtomicFile::create(&p).unwrap();
@@ -449,10 +439,9 @@ mod tests {
         g.write_all(b"abandoned").unwrap();
         drop(g);
         assert_eq!(std::fs::read(&p).unwrap(), b"new bytes");
-        assert_eq!(entries(&d), ["log.audit"]);
+        assert_eq!(dir_names(d), ["log.audit"]);
         let e = AtomicFile::create(Path::new("/dev/full")).unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -482,7 +471,8 @@ mod tests {
 
     #[test]
     fn a_scratch_dir_never_reuses_or_follows_a_planted_name() {
-        let d = scratch("planted");
+        let scratch = scratch("planted");
+        let d = scratch.path();
         let target = d.join("target");
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join("theirs"), b"keep").unwrap();
@@ -492,7 +482,7 @@ mod tests {
         std::os::unix::fs::symlink(&target, taken(1)).unwrap();
         std::fs::create_dir(taken(2)).unwrap();
         let mut n = 0;
-        let s = create_scratch(&d, "s", || {
+        let s = create_scratch(d, "s", || {
             n += 1;
             Ok(n)
         })
@@ -504,15 +494,14 @@ mod tests {
             .unwrap()
             .file_type()
             .is_symlink());
-        assert_eq!(entries(&target), ["theirs"]);
+        assert_eq!(dir_names(&target), ["theirs"]);
         assert_eq!(
-            entries(&d),
+            dir_names(d),
             ["s-0000000000000001", "s-0000000000000002", "target"]
         );
         // Every name taken: an error naming the directory, nothing created.
-        let e = create_scratch(&d, "s", || Ok(1)).unwrap_err();
+        let e = create_scratch(d, "s", || Ok(1)).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
         assert!(e.to_string().contains(&*d.to_string_lossy()), "{e}");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -5,34 +5,22 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use lull_os::fileout::ScratchDir;
 use lull_os::input_file::{open_event_source, read_bounded, InputKind, ReadError, TRACE};
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(case: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!("lull-os-faults-{}-{case}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
+fn scratch(case: &str) -> ScratchDir {
+    ScratchDir::new(&format!("lull-os-faults-{case}")).unwrap()
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn mkfifo(dir: &Scratch) -> PathBuf {
-    let p = dir.0.join("fifo");
+fn mkfifo(dir: &ScratchDir) -> PathBuf {
+    let p = dir.path().join("fifo");
     assert!(Command::new("mkfifo").arg(&p).status().unwrap().success());
     p
 }
 
 #[test]
 fn a_fifo_without_a_writer_is_refused_not_waited_on() {
-    let dir = Scratch::new("fifo");
+    let dir = scratch("fifo");
     let fifo = mkfifo(&dir);
     let e = read_bounded(&fifo, TRACE).unwrap_err();
     assert!(
@@ -50,8 +38,8 @@ fn a_fifo_without_a_writer_is_refused_not_waited_on() {
 
 #[test]
 fn a_sparse_file_past_the_bound_is_refused_by_its_size() {
-    let dir = Scratch::new("sparse");
-    let p = dir.0.join("huge.trace");
+    let dir = scratch("sparse");
+    let p = dir.path().join("huge.trace");
     let f = std::fs::File::create(&p).unwrap();
     f.set_len(TRACE.max_bytes + 1).unwrap();
     let e = read_bounded(&p, TRACE).unwrap_err();
@@ -70,7 +58,7 @@ fn a_sparse_file_past_the_bound_is_refused_by_its_size() {
 
 #[test]
 fn a_fifo_is_a_valid_event_source() {
-    let dir = Scratch::new("evdev-fifo");
+    let dir = scratch("evdev-fifo");
     let fifo = mkfifo(&dir);
     open_event_source(&fifo).unwrap();
 }

@@ -212,7 +212,7 @@ pub fn run_rtapp_text(text: &str, origin: &str, args: &RtAppArgs) -> Result<Valu
         .iter()
         .map(|t| {
             let s = ThreadSummary::of(&t.records, t.cpu_ns);
-            (t.name.clone(), summary_json(&s))
+            (t.name.clone(), json!(s))
         })
         .collect();
     Ok(json!({
@@ -221,15 +221,6 @@ pub fn run_rtapp_text(text: &str, origin: &str, args: &RtAppArgs) -> Result<Valu
         "label": "modelled",
         "tasks": tasks,
     }))
-}
-
-fn summary_json(s: &ThreadSummary) -> Value {
-    json!({
-        "cpu_ms": s.cpu_ms,
-        "periods": s.periods,
-        "wakeup_latency_us": s.wakeup_latency_us.map(|l| json!({"p50": l.p50, "p99": l.p99, "max": l.max})),
-        "slack_us": s.slack_us.map(|l| json!({"p50": l.p50, "p1": l.p1})),
-    })
 }
 
 /// Dotted keys a sweep may override that a spec need not spell out: the `[policy]` slots and

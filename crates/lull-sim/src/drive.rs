@@ -5,9 +5,9 @@
 
 use crate::engine::Engine;
 use crate::event::Ev;
-use crate::kernel::{Cx, Kernel, Policies, Userspace};
+use crate::kernel::{Cx, Kernel, Userspace};
 use crate::platform::Platform;
-use crate::pm::{IdleForcing, PowerManager};
+use crate::pm::IdleForcing;
 use crate::policy::{PolicyError, PolicySpec, RunPolicies};
 use crate::seam::{SeamCounters, SeamDriver};
 use crate::soc::Soc;
@@ -121,21 +121,9 @@ pub(crate) fn drive_on<W: Workload>(
     } else {
         Soc::new(plat, cpu)
     };
-    let mut kernel = Kernel::new(
-        plat,
-        soc.cores.len(),
-        Policies {
-            class: p.class,
-            placement: p.placement,
-            idle: p.idle,
-        },
-    );
+    let (mut kernel, mut pm) = p.kernel_and_pm(plat, soc.cores.len());
     if machine.audit {
         kernel.record_audit();
-    }
-    let mut pm = PowerManager::new(p.governor, p.cores, plat.governor.sampling_ms);
-    if pm.reads_utilisation() {
-        kernel.track_utilisation();
     }
     let mut user = make(&mut kernel, &mut eng);
     let mut cx = Cx {

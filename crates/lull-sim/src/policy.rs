@@ -12,7 +12,9 @@ use lull_sched::placement::{self, Placement};
 
 use serde::Deserialize;
 
+use crate::kernel::{Kernel, Policies};
 use crate::platform::Platform;
+use crate::pm::PowerManager;
 
 /// How the kernel favours the task the framework named (seed 003's interactive boost, the
 /// `[policy]` table's `boost_c_ms` or `boost_slice_us`).
@@ -173,6 +175,30 @@ fn default_cores(plat: &Platform, companion_allowed: bool) -> &'static str {
 }
 
 impl RunPolicies {
+    /// The kernel of `cores` cores of `plat` scheduling with these policies' class, placement
+    /// and idle governor, and the power manager governing it, the kernel tracking utilisation
+    /// when the governor reads it. The boost is left to the caller.
+    pub(crate) fn kernel_and_pm<'p>(
+        self,
+        plat: &'p Platform,
+        cores: usize,
+    ) -> (Kernel<'p>, PowerManager) {
+        let mut kernel = Kernel::new(
+            plat,
+            cores,
+            Policies {
+                class: self.class,
+                placement: self.placement,
+                idle: self.idle,
+            },
+        );
+        let pm = PowerManager::new(self.governor, self.cores, plat.governor.sampling_ms);
+        if pm.reads_utilisation() {
+            kernel.track_utilisation();
+        }
+        (kernel, pm)
+    }
+
     /// Builds the policies `p` names for a run on `main_cores` of `plat`'s main cluster and,
     /// if `companion_allowed`, its companion core.
     ///

@@ -10,7 +10,7 @@ use lull_model::time::NS_PER_MS;
 
 use crate::engine::Engine;
 use crate::event::Ev;
-use crate::kernel::{Cx, Kernel, Policies};
+use crate::kernel::{Cx, Kernel};
 use crate::platform::ClusterKind;
 use crate::pm::PowerManager;
 use crate::report::{ExperimentResult, LatencyStats, ModelResult};
@@ -42,25 +42,9 @@ impl<'s> World<'s> {
         let p = spec.policies()?;
         let boost = p.boost;
         let soc = Soc::new(&spec.header.platform, spec.cpu);
-        let mut kernel = Kernel::new(
-            &spec.header.platform,
-            soc.cores.len(),
-            Policies {
-                class: p.class,
-                placement: p.placement,
-                idle: p.idle,
-            },
-        );
+        let (mut kernel, pm) = p.kernel_and_pm(&spec.header.platform, soc.cores.len());
         if let Some(b) = boost {
             kernel.enable_boost(b);
-        }
-        let pm = PowerManager::new(
-            p.governor,
-            p.cores,
-            spec.header.platform.governor.sampling_ms,
-        );
-        if pm.reads_utilisation() {
-            kernel.track_utilisation();
         }
         let user = Userland::new(spec, model, &mut kernel)?;
         Ok(World {

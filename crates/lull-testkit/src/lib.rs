@@ -7,9 +7,14 @@
 //! `./test.sh`, which prints the count and the reasons at the end), and fails the test instead
 //! when [`REQUIRE_ALL_ENV`] is `1` (a machine that should run everything).
 //!
-//! [`c_abi`] reads a C header beside the Rust exports it declares, for the headers' tests.
+//! [`c_abi`] reads a C header beside the Rust exports it declares, for the headers' tests;
+//! [`c_build`] builds the workspace's C programs against a static library cargo built, as
+//! strictly as every such test builds them; [`hang_guard`] fails a test whose program or call
+//! blocks instead of hanging the run.
 
 pub mod c_abi;
+pub mod c_build;
+pub mod hang_guard;
 
 use std::fmt::Display;
 use std::io::Write;
@@ -86,6 +91,21 @@ pub fn require_guest() {
         "this test runs only in the lab guest (LULL_GUEST is unset here): run it with \
          `lull lab vm --tests`, not `cargo test -- --ignored` on the host"
     );
+}
+
+/// The names in `dir`, sorted (a test's check of what a directory holds, e.g. that no temporary
+/// file was left behind).
+///
+/// # Panics
+/// When `dir` cannot be read.
+#[must_use]
+pub fn dir_names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }
 
 /// Upper bound on a test's wait for the kernel or another process: it only keeps a broken one

@@ -5,33 +5,31 @@
 //! and the problem, and that nothing was created (start-up validates before it creates).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output};
 use std::time::Duration;
+
+use lull_os::fileout::ScratchDir;
+use lull_testkit::hang_guard::output_within;
 
 /// Hang guard per case: each refusal happens before the daemon creates anything, in
 /// milliseconds; a minute means it blocked (a FIFO's open, a read of /dev/zero).
 const GUARD: Duration = Duration::from_secs(60);
 
 /// A scratch directory of this test's own, removed on drop.
-struct Scratch(PathBuf);
+struct Scratch(ScratchDir);
 
 impl Scratch {
     fn new(case: &str) -> Scratch {
-        let p =
-            std::env::temp_dir().join(format!("lulld-faults-input-{}-{case}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
+        Scratch(ScratchDir::new(&format!("lulld-faults-input-{case}")).unwrap())
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
+        self.0.path().join(name)
     }
 
     /// The names in the directory besides `keep` (what the daemon left behind).
     fn left_behind(&self, keep: &[&str]) -> Vec<String> {
-        std::fs::read_dir(&self.0)
+        std::fs::read_dir(self.0.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| !keep.contains(&n.as_str()))
@@ -39,36 +37,11 @@ impl Scratch {
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Runs lulld with `args` (its ESM socket in `dir`), killed if it outlives [`GUARD`].
 fn lulld(dir: &Scratch, args: &[&str]) -> Output {
-    let socket = dir.path("esm.sock");
-    let child = Command::new(env!("CARGO_BIN_EXE_lulld"))
-        .arg("--socket")
-        .arg(&socket)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(GUARD) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            // The child this test started has not been reaped (the waiter thread is still
-            // blocked in wait), so its pid names it.
-            let _ = lull_os::sys::signal_process(pid, lull_os::sys::SIGKILL);
-            panic!("lulld {args:?} still running after {GUARD:?}");
-        }
-    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lulld"));
+    cmd.arg("--socket").arg(dir.path("esm.sock")).args(args);
+    output_within(&mut cmd, GUARD)
 }
 
 /// Asserts lulld refused to start with exactly `message` and created nothing in `dir`.
@@ -142,7 +115,7 @@ fn evdev_paths_that_are_no_input_device_are_named() {
         "not an input device (give /dev/input/eventN, or a pipe of struct input_event records)";
     for (path, found) in [
         ("/dev/null", "a character device that is not evdev"),
-        (s(&dir.0), "a directory"),
+        (s(dir.0.path()), "a directory"),
         (s(&file), "a regular file"),
     ] {
         refused(

@@ -66,15 +66,7 @@ pub const DEFAULT_THIEF_SHARE_PCT: u32 = 50;
 pub const DEFAULT_THIEF_CPU: u32 = 1;
 
 /// The policies run when none are asked: the seed's six and Lull's own.
-pub const DEFAULT_POLICIES: [&str; 7] = [
-    "baseline",
-    "affinity-1",
-    "affinity-2",
-    "toggle-0.1s",
-    "toggle-0.25s",
-    "toggle-0.5s",
-    "equalise",
-];
+pub const DEFAULT_POLICIES: [&str; 7] = lull_sched::controller::STANDARD;
 
 /// The row name of the run with no controller.
 pub const UNCONTROLLED: &str = "no-controller";

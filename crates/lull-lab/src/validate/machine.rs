@@ -545,16 +545,7 @@ pub fn measure_idle_timer_latency_us(rt_app: &Path) -> Result<Sourced<f64>, Live
         "lull-tmr-probe",
         TIMER_PROBE_DURATION_S,
         LOOP_PROBE_CALIBRATION_NS,
-        vec![
-            Event::Runtime {
-                us: TIMER_PROBE_RUNTIME_US,
-            },
-            Event::Timer {
-                reference: "unique".into(),
-                period_us: TIMER_PROBE_PERIOD_US,
-                mode: TimerMode::Relative,
-            },
-        ],
+        periodic(TIMER_PROBE_RUNTIME_US, TIMER_PROBE_PERIOD_US),
     );
     let records = probe_records(rt_app, &workload)?;
     let n = records.len();
@@ -571,6 +562,18 @@ pub fn measure_idle_timer_latency_us(rt_app: &Path) -> Result<Sourced<f64>, Live
             "rt-app timer period {TIMER_PROBE_PERIOD_US} µs alone, median wu_lat of {n} periods"
         )),
     ))
+}
+
+/// A periodic thread's loop: `runtime_us` of work, then sleep until its timer's next period.
+fn periodic(runtime_us: u64, period_us: u64) -> Vec<Event> {
+    vec![
+        Event::Runtime { us: runtime_us },
+        Event::Timer {
+            reference: "unique".into(),
+            period_us,
+            mode: TimerMode::Relative,
+        },
+    ]
 }
 
 /// The timer-path probe's busy run: a thread waking every 2 ms on CPU 0 beside a hog pinned
@@ -625,16 +628,7 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, TimerPath
         "lull-path-idle",
         PATH_PROBE_DURATION_S,
         LOOP_PROBE_CALIBRATION_NS,
-        vec![
-            Event::Runtime {
-                us: TIMER_PROBE_RUNTIME_US,
-            },
-            Event::Timer {
-                reference: "unique".into(),
-                period_us: TIMER_PROBE_PERIOD_US,
-                mode: TimerMode::Relative,
-            },
-        ],
+        periodic(TIMER_PROBE_RUNTIME_US, TIMER_PROBE_PERIOD_US),
     );
     let (run, text) = traced_run(rt_app, &lone)?;
     let t = run
@@ -661,16 +655,7 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, TimerPath
         "lull-path-busy",
         PATH_PROBE_DURATION_S,
         LOOP_PROBE_CALIBRATION_NS,
-        vec![
-            Event::Runtime {
-                us: PATH_PROBE_BUSY_RUNTIME_US,
-            },
-            Event::Timer {
-                reference: "unique".into(),
-                period_us: PATH_PROBE_BUSY_PERIOD_US,
-                mode: TimerMode::Relative,
-            },
-        ],
+        periodic(PATH_PROBE_BUSY_RUNTIME_US, PATH_PROBE_BUSY_PERIOD_US),
     );
     busy_w.tasks[0].cpus = Some(vec![0]);
     let mut hog = TaskSpec::endless(

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{cell, f, no_data};
+use super::{cell, f, no_data, text};
 use crate::view::{Bar, Block, Plot, PlotKind, Table};
 use crate::Label;
 
@@ -161,12 +161,4 @@ fn overhead_table(data: &Value, workloads: &[Value]) -> Block {
         header: ["figure", "ours", "seed 004"].map(str::to_owned).to_vec(),
         rows,
     })
-}
-
-fn text(v: &Value, key: &str) -> String {
-    match v.get(key) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => "–".to_owned(),
-        Some(other) => other.to_string(),
-    }
 }

@@ -120,6 +120,16 @@ fn f(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
 
+/// A table cell for `v` at `key`: a string as it is, a missing value or null as "–", anything
+/// else as its JSON.
+fn text(v: &Value, key: &str) -> String {
+    match v.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => "–".to_owned(),
+        Some(other) => other.to_string(),
+    }
+}
+
 /// A table cell for an optional number.
 fn cell(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_owned(), num)

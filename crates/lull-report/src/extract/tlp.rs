@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{cell, f, no_data};
+use super::{cell, f, no_data, text};
 use crate::view::{Block, Plot, PlotKind, Series, Table};
 use crate::Label;
 
@@ -139,12 +139,4 @@ fn over_time(r: &Value) -> Option<Series> {
         name: text(r, "model"),
         points,
     })
-}
-
-fn text(v: &Value, key: &str) -> String {
-    match v.get(key) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => "–".to_owned(),
-        Some(other) => other.to_string(),
-    }
 }

@@ -4,9 +4,7 @@
 use plotters::coord::combinators::IntoLogRange;
 use plotters::prelude::*;
 
-use super::{
-    colour, err, frac, legend_corner, span, tick, DrawFailure, AXIS_DESC_PX, PLOT_SIZE_PX,
-};
+use super::{axes, colour, err, frac, legend, legend_corner, span, DrawFailure, PLOT_SIZE_PX};
 use crate::view::Series;
 
 pub(super) fn draw(
@@ -30,15 +28,11 @@ pub(super) fn draw(
     let mut chart = super::framed(&root, caption)
         .build_cartesian_2d((lo..hi).log_scale(), 0.0..100.0)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("latency ({unit}), log scale"))
-        .y_desc("samples at or below (%)")
-        .axis_desc_style(("sans-serif", AXIS_DESC_PX))
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(err)?;
+    axes(
+        &mut chart,
+        &format!("latency ({unit}), log scale"),
+        "samples at or below (%)",
+    )?;
     for (i, s) in series.iter().enumerate() {
         let c = colour(i);
         let pts: Vec<(f64, f64)> = s
@@ -64,18 +58,15 @@ pub(super) fn draw(
             .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(legend_corner(
+    legend(
+        &mut chart,
+        legend_corner(
             series
                 .iter()
                 .flat_map(|s| s.points.iter())
                 .map(|&(v, p)| (frac(v, lo, hi, true), p / 100.0)),
-        ))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .draw()
-        .map_err(err)?;
+        ),
+    )?;
     root.present().map_err(err)?;
     Ok(())
 }

@@ -4,7 +4,8 @@
 use plotters::prelude::*;
 
 use super::{
-    colour, err, span, stroke, tick, DrawFailure, AXIS_DESC_PX, CAPTION_PX, FOOTPRINT_SIZE_PX,
+    colour, err, legend, span, stroke, tick, DrawFailure, AXIS_DESC_PX, CAPTION_PX,
+    FOOTPRINT_SIZE_PX,
 };
 use crate::view::Footprint;
 
@@ -75,13 +76,7 @@ pub(super) fn draw(
             }
         }
         if k == 0 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.3))
-                .draw()
-                .map_err(err)?;
+            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
     }
     root.present().map_err(err)?;

@@ -8,11 +8,14 @@ mod footprint;
 mod scatter;
 mod timeseries;
 
-use plotters::chart::{ChartBuilder, SeriesLabelPosition};
-use plotters::coord::Shift;
+use plotters::chart::{ChartBuilder, ChartContext, SeriesLabelPosition};
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::drawing::DrawingArea;
 use plotters::prelude::SVGBackend;
+use plotters::prelude::{Cartesian2d, Ranged};
 use plotters::style::RGBColor;
+use plotters::style::{Color, BLACK, WHITE};
 
 use crate::view::{Plot, PlotKind};
 
@@ -42,6 +45,43 @@ fn framed<'a, 'b>(
         .x_label_area_size(X_LABEL_AREA_PX)
         .y_label_area_size(Y_LABEL_AREA_PX);
     b
+}
+
+/// Both axes' titles and number labels, as every single-panel plot with two numeric axes
+/// draws them.
+fn axes<'a, 'b: 'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<(), DrawFailure>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style(("sans-serif", AXIS_DESC_PX))
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(err)
+}
+
+/// The series' legend at `corner`, on a nearly opaque white box so that lines under it still
+/// show.
+fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    corner: SeriesLabelPosition,
+) -> Result<(), DrawFailure> {
+    chart
+        .configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .draw()
+        .map_err(err)
 }
 
 /// Series colours, distinguishable in print and for the common colour-vision deficiencies

@@ -6,7 +6,7 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 
 use super::{
-    colour, err, frac, legend_corner, span, tick, DrawFailure, AXIS_DESC_PX, PALETTE, PLOT_SIZE_PX,
+    axes, colour, err, frac, legend, legend_corner, span, DrawFailure, PALETTE, PLOT_SIZE_PX,
 };
 use crate::view::Series;
 
@@ -83,15 +83,7 @@ where
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let (lo, hi) = (frame.lo, frame.hi);
-    chart
-        .configure_mesh()
-        .x_desc(frame.x_desc.as_str())
-        .y_desc(frame.y_desc.as_str())
-        .axis_desc_style(("sans-serif", AXIS_DESC_PX))
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(err)?;
+    axes(&mut chart, &frame.x_desc, &frame.y_desc)?;
     chart
         .draw_series(LineSeries::new(
             [(lo, lo), (hi, hi)],
@@ -130,12 +122,5 @@ where
         .flat_map(|s| s.points.iter().copied())
         .filter(|&p| frame.usable(p))
         .map(|(x, y)| (frac(x, lo, hi, frame.log), frac(y, lo, hi, frame.log)));
-    chart
-        .configure_series_labels()
-        .position(legend_corner(placed))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    legend(&mut chart, legend_corner(placed))
 }

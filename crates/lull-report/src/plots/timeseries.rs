@@ -3,7 +3,7 @@
 use plotters::prelude::*;
 
 use super::{
-    colour, err, frac, legend_corner, span, stroke, tick, DrawFailure, AXIS_DESC_PX, PLOT_SIZE_PX,
+    axes, colour, err, frac, legend, legend_corner, span, stroke, DrawFailure, PLOT_SIZE_PX,
 };
 use crate::view::Series;
 
@@ -30,15 +30,7 @@ pub(super) fn draw(
     let mut chart = super::framed(&root, caption)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .axis_desc_style(("sans-serif", AXIS_DESC_PX))
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(err)?;
+    axes(&mut chart, x_label, y_label)?;
     for (i, s) in series.iter().enumerate() {
         let c = colour(i);
         let pts: Vec<(f64, f64)> = s.points.iter().filter(finite).copied().collect();
@@ -51,15 +43,10 @@ pub(super) fn draw(
             .label(s.name.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .position(legend_corner(
-            all().map(|&(x, y)| (frac(x, x0, x1, false), frac(y, y0, y1, false))),
-        ))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .draw()
-        .map_err(err)?;
+    legend(
+        &mut chart,
+        legend_corner(all().map(|&(x, y)| (frac(x, x0, x1, false), frac(y, y0, y1, false)))),
+    )?;
     root.present().map_err(err)?;
     Ok(())
 }

@@ -24,17 +24,7 @@ fn odroid() -> CoreSets {
 
 #[test]
 fn names_parse_and_read_back() {
-    for n in [
-        "baseline",
-        "affinity-1",
-        "affinity-2",
-        "toggle-0.1s",
-        "toggle-0.25s",
-        "toggle-0.5s",
-        "toggle-2s",
-        "equalise",
-        "equalise-0.25s",
-    ] {
+    for n in STANDARD.into_iter().chain(["toggle-2s", "equalise-0.25s"]) {
         assert_eq!(Scheme::parse(n).unwrap().name(), n);
     }
     assert_eq!(

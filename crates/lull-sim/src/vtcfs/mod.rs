@@ -30,8 +30,7 @@ pub use spec::{PaintingSpec, PaintingTable};
 
 use crate::engine::Engine;
 use crate::event::Ev;
-use crate::kernel::{BoostCounters, Cx, Kernel, Policies};
-use crate::pm::PowerManager;
+use crate::kernel::{BoostCounters, Cx};
 use crate::policy::{PolicyError, RunPolicies};
 use crate::report::LatencyStats;
 use crate::soc::Soc;
@@ -203,21 +202,10 @@ pub fn run_painting_model(
     )?;
     let mut eng = Engine::new(spec.header.seed);
     let mut soc = Soc::new(plat, cpu);
-    let mut kernel = Kernel::new(
-        plat,
-        soc.cores.len(),
-        Policies {
-            class: pol.class,
-            placement: pol.placement,
-            idle: pol.idle,
-        },
-    );
-    if let Some(b) = pol.boost {
+    let boost = pol.boost;
+    let (mut kernel, mut pm) = pol.kernel_and_pm(plat, soc.cores.len());
+    if let Some(b) = boost {
         kernel.enable_boost(b);
-    }
-    let mut pm = PowerManager::new(pol.governor, pol.cores, plat.governor.sampling_ms);
-    if pm.reads_utilisation() {
-        kernel.track_utilisation();
     }
     let mut user = Painting::new(
         &mut kernel,

@@ -1,10 +1,12 @@
 //! What Lull reports of one rt-app thread, from its period records and CPU time: the same code
 //! for the simulator's records and the kernel's.
 
+use serde::Serialize;
+
 use super::PeriodRecord;
 
 /// Nearest-rank percentiles, µs (see [`ThreadSummary::of`]).
-#[derive(Clone, Copy, PartialEq, Debug)]
+#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
 pub struct Percentiles {
     pub p50: f64,
     pub p99: f64,
@@ -12,14 +14,15 @@ pub struct Percentiles {
 }
 
 /// Slack percentiles, µs (p1: the tightest periods).
-#[derive(Clone, Copy, PartialEq, Debug)]
+#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
 pub struct SlackStats {
     pub p50: f64,
     pub p1: f64,
 }
 
-/// One thread's figures.
-#[derive(Clone, Copy, PartialEq, Debug)]
+/// One thread's figures; as JSON `{"cpu_ms","periods","wakeup_latency_us":{"p50","p99","max"},
+/// "slack_us":{"p50","p1"}}`, the last two `null` for a thread without timers.
+#[derive(Clone, Copy, PartialEq, Debug, Serialize)]
 pub struct ThreadSummary {
     /// CPU time, ms.
     pub cpu_ms: f64,

@@ -1,0 +1,75 @@
+//! What the lab's end-to-end tests share: a daemon's display server on a headless screen, a
+//! probe of a daemon's state read on its own loop, events written to an evdev pipe, and an app
+//! that records what it is pushed. Each test binary uses a part of it.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::rc::Rc;
+use std::sync::mpsc;
+
+use lull::client::EsmClient;
+use lull_model::{EventKind, Payload, RawEvent};
+use lull_os::evdev::EvdevEncoder;
+use lull_os::event_loop::{FnSource, LoopCtl, PostAction, Source};
+use lull_os::sys;
+use lulld::daemon::{Daemon, DaemonState};
+use lulld::kds::KdsConfig;
+
+/// Turns on `d`'s display server on a headless `width × height` screen, its control socket
+/// where `TestDaemon::kds_path` looks.
+pub fn enable_headless_kds(d: &mut Daemon, width: u32, height: u32) -> io::Result<()> {
+    let socket_path = d.socket_path().with_extension("kds.sock");
+    d.enable_kds(&KdsConfig {
+        socket_path,
+        screen_width: width,
+        screen_height: height,
+        framebuffer: None,
+    })
+    .map_err(io::Error::other)
+}
+
+/// A daemon source reading the pipe end `probe_r`: each byte the test writes to the other end
+/// makes the daemon's loop send `probe` of its state on `answers`, so a test waits for a state
+/// by asking, never by sleeping. Removed when the test closes its end.
+pub fn probe_source<P: Send + 'static>(
+    probe_r: OwnedFd,
+    answers: mpsc::Sender<P>,
+    probe: impl Fn(&DaemonState) -> P + 'static,
+) -> Box<dyn Source<DaemonState>> {
+    let fd = probe_r.as_raw_fd();
+    Box::new(FnSource {
+        fd,
+        f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
+            let _owned = &probe_r;
+            let mut b = [0u8; 64];
+            while let Ok(n) = sys::read(fd, &mut b) {
+                if n == 0 {
+                    return PostAction::Remove;
+                }
+            }
+            let _ = answers.send(probe(st));
+            PostAction::Continue
+        },
+    })
+}
+
+/// Writes `raw`, stamped now, to the evdev pipe `device` as one whole packet.
+pub fn write_evdev(enc: &mut EvdevEncoder, device: &OwnedFd, raw: RawEvent) {
+    let mut buf = Vec::new();
+    enc.encode(raw, sys::monotonic_ns(), &mut buf).unwrap();
+    assert_eq!(
+        sys::write_all_once(device.as_raw_fd(), &buf).unwrap(),
+        buf.len()
+    );
+}
+
+/// Registers `app` for `kind` with a handler that records each payload it is pushed.
+pub fn record_payloads(app: &mut EsmClient, kind: EventKind) -> Rc<RefCell<Vec<Payload>>> {
+    let got = Rc::new(RefCell::new(Vec::new()));
+    let g = Rc::clone(&got);
+    app.register(kind, move |ev| g.borrow_mut().push(ev.payload))
+        .unwrap();
+    got
+}
