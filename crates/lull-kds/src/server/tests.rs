@@ -462,3 +462,45 @@ fn a_full_screen_window_on_top_is_scanned_out_without_restacking() {
     assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
     assert_eq!(kds.displayed().get(37 + 3, 27 + 4), Some(0xff00_00ff));
 }
+
+#[test]
+fn the_refresh_period_set_paces_frames_and_is_at_least_the_minimum() {
+    let (mut kds, mut esm, app) = setup();
+    assert_eq!(kds.refresh_period_ns(), DEFAULT_REFRESH_PERIOD_NS);
+    assert_eq!(kds.set_refresh_period_ns(5_000_000), 5_000_000);
+    assert_eq!(kds.refresh_period_ns(), 5_000_000);
+    kds.handle(
+        &mut esm,
+        Channel::Private(app),
+        &Request::Frame,
+        &any_thread,
+    );
+    // A FRAME at 12 ms is answered at the 15 ms boundary, carrying it.
+    assert_eq!(kds.next_frame_ns(12_000_000), Some(15_000_000));
+    assert_eq!(
+        kds.frames_due(15_000_001),
+        [(
+            app,
+            Reply::FrameDone {
+                frame_ns: 15_000_000
+            }
+        )]
+    );
+    // Shorter than the minimum: raised to it, and the minimum is what is in force.
+    assert_eq!(kds.set_refresh_period_ns(10), MIN_REFRESH_PERIOD_NS);
+    assert_eq!(kds.refresh_period_ns(), MIN_REFRESH_PERIOD_NS);
+    assert_eq!(kds.set_refresh_period_ns(0), MIN_REFRESH_PERIOD_NS);
+}
+
+#[test]
+fn apps_are_the_attached_ones() {
+    let (mut kds, mut esm, a) = setup();
+    assert_eq!(kds.apps().collect::<Vec<_>>(), [a]);
+    let b = esm.add_app();
+    kds.attach(&mut esm, b, 2, 10, 10, "b").unwrap();
+    assert_eq!(kds.apps().collect::<Vec<_>>(), [a, b]);
+    assert_eq!((kds.pid(a), kds.pid(b)), (Some(1), Some(2)));
+    kds.detach(a);
+    assert_eq!(kds.apps().collect::<Vec<_>>(), [b]);
+    assert_eq!(kds.pid(a), None);
+}
