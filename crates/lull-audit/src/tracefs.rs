@@ -785,6 +785,9 @@ impl RecordBuilder {
 }
 
 #[cfg(test)]
+mod decode_tests;
+
+#[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
