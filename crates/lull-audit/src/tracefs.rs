@@ -785,6 +785,8 @@ impl RecordBuilder {
 }
 
 #[cfg(test)]
+mod builder_tests;
+#[cfg(test)]
 mod decode_tests;
 
 #[cfg(test)]
