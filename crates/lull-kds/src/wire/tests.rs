@@ -433,3 +433,28 @@ fn names_are_cut_to_the_last_whole_character_within_the_limit() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_truncated_field_names_the_bytes_it_lacks() {
+    // DRAW's `y` with 2 of its 4 bytes, and ATTACHED's refresh period with 1 of 4.
+    let mut m = header(request_type::DRAW, 10);
+    m.extend_from_slice(&[0; 10]);
+    assert_eq!(
+        decode_request(&m),
+        Err(WireError::Truncated {
+            ty: request_type::DRAW,
+            field: "y",
+            missing: 2
+        })
+    );
+    let mut m = header(reply_type::ATTACHED, 8 + 16 + 1);
+    m.extend_from_slice(&[0; 8 + 16 + 1]);
+    assert_eq!(
+        decode_reply(&m),
+        Err(WireError::Truncated {
+            ty: reply_type::ATTACHED,
+            field: "refresh_period_ns",
+            missing: 3
+        })
+    );
+}
