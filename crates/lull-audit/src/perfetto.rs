@@ -231,6 +231,94 @@ mod tests {
         assert_eq!(ftrace_text(&shuffled, 2), want);
     }
 
+    /// The counter tracks: every busy-CPU step, and the TLP only where it changes (a counter
+    /// holds its value), a window without target tasks as 0.
+    #[test]
+    fn counters_are_the_steps_and_the_tlp_changes() {
+        let window = |start_ns: u64, tlp| crate::tlp::TlpWindow {
+            start_ns,
+            end_ns: start_ns + 1000,
+            tlp,
+            busy_cpus_fraction: vec![],
+        };
+        let report = TlpReport {
+            tlp: Some(1.5),
+            busy_cpus_fraction: Default::default(),
+            dropped_events: 0,
+            lost_records: 0,
+            cpus: 2,
+            span_ns: 6000,
+            busy_ns: 4000,
+            window_ns: 1000,
+            windows: vec![
+                window(0, Some(2.0)),
+                window(1000, Some(1.0)),
+                window(2000, Some(1.0)),
+                window(3000, None),
+                window(4000, None),
+                window(5000, Some(1.0)),
+            ],
+            steps: vec![(0, 2), (1500, 1), (3000, 0), (5000, 1)],
+        };
+        let v = export(&[], 2, &report);
+        let busy = |ts: f64, n: u16| json!({"name": "busy CPUs", "ph": "C", "ts": ts, "pid": 0, "tid": 0, "args": {"busy_cpus": n}});
+        let tlp = |ts: f64, t: f64| json!({"name": "TLP", "ph": "C", "ts": ts, "pid": 0, "tid": 0, "args": {"tlp": t}});
+        assert_eq!(
+            v["traceEvents"],
+            json!([
+                busy(0.0, 2),
+                busy(1.5, 1),
+                busy(3.0, 0),
+                busy(5.0, 1),
+                tlp(0.0, 2.0),
+                tlp(1.0, 1.0),
+                tlp(3.0, 0.0),
+                tlp(5.0, 1.0),
+            ])
+        );
+        assert_eq!(v["displayTimeUnit"], "ns");
+        assert_eq!(v["systemTraceEvents"], ftrace_text(&[], 2));
+    }
+
+    /// A log's export is that of its records over its rings, with the TLP of every task.
+    #[test]
+    fn a_log_exports_its_records_over_its_rings() {
+        use AuditEventKind::{Block, SwitchIn};
+        let r = AuditRecord::synthetic;
+        let records = vec![
+            r(0, 0, 1, SwitchIn),
+            r(0, 2, 2, SwitchIn),
+            r(2_000, 2, 2, Block),
+            r(4_000, 0, 1, Block),
+        ];
+        let log = AuditLog {
+            header: crate::log::LogHeader {
+                rings: 3,
+                ring_capacity: 16,
+                start_ns: 0,
+            },
+            records: records.clone(),
+            summary: Default::default(),
+        };
+        let v = export_log(&log, 1_000);
+        let tlp = analyze(&records, 3, &TaskFilter::all(), 1_000, 0);
+        assert_eq!(tlp.windows.len(), 4);
+        assert_eq!(v, export(&records, 3, &tlp));
+        assert!(v["systemTraceEvents"]
+            .as_str()
+            .unwrap()
+            .contains("entries-written: 4/4   #P:3\n"));
+        // Two CPUs busy in the first two windows, one in the next two.
+        let tlps: Vec<f64> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "TLP")
+            .map(|e| e["args"]["tlp"].as_f64().unwrap())
+            .collect();
+        assert_eq!(tlps, [2.0, 1.0]);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
         /// Any record stream exports to text that the ftrace reader accepts with the same
