@@ -65,6 +65,22 @@ mod tests {
         assert_eq!(f.total_bytes, 14_560_080);
     }
 
+    /// `docs/audit.md`'s footprint table: C is 152 bytes for two rings on a 64-bit machine.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn control_bytes_are_the_ring_structs_and_the_vector() {
+        let ring = std::mem::size_of::<crate::ring::Ring>() as u64;
+        let vector = std::mem::size_of::<crate::ring::PerCpuRings>() as u64;
+        // A vector is a pointer, a capacity and a length; a ring holds its capacity, its three
+        // counters and a deque (a pointer, a capacity, a head and a length).
+        assert_eq!((ring, vector), (64, 24));
+        assert_eq!(lull_control_bytes(0), 24);
+        assert_eq!(lull_control_bytes(1), 88);
+        assert_eq!(lull_control_bytes(2), 152);
+        let f = footprint(SEED_ENTRIES_PER_RING, crate::ENTRY_SIZE as u64, 2, 152);
+        assert_eq!(f.total_bytes, 4_340_152);
+    }
+
     #[test]
     fn lull_entries_are_under_64_bytes() {
         let f = footprint(

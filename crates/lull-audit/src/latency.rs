@@ -190,6 +190,89 @@ mod tests {
     }
 
     #[test]
+    fn wakeups_and_preemptions_never_switched_in_are_counted_once_each() {
+        let recs = vec![
+            // Task 1: preempted twice before it runs again; the first has no switch-in.
+            r(10, 0, 1, Preempt),
+            r(20, 0, 1, Preempt),
+            r(25, 0, 1, SwitchIn),
+            // Task 2: preempted, then blocks without running again.
+            r(30, 0, 2, Preempt),
+            r(40, 0, 2, Block),
+            // Task 3: woken, never switched in before the log ends.
+            r(50, 0, 3, Unblock),
+            // Task 4: preempted, never switched in before the log ends.
+            r(60, 0, 4, Preempt),
+        ];
+        let rep = analyze(&recs, &TaskFilter::all());
+        assert_eq!(rep.unmatched, 4);
+        // Only task 1's second preemption has a latency: 25 - 20.
+        assert_eq!(rep.all_preemption.count, 1);
+        assert_eq!(rep.all_preemption.max_ns, 5);
+        assert_eq!(rep.all_scheduling.count, 0);
+    }
+
+    #[test]
+    fn each_unmatched_kind_alone_counts_one() {
+        let alone = |recs: Vec<AuditRecord>| analyze(&recs, &TaskFilter::all()).unmatched;
+        assert_eq!(alone(vec![r(0, 0, 1, Preempt), r(5, 0, 1, Preempt)]), 2);
+        assert_eq!(alone(vec![r(0, 0, 1, Preempt), r(5, 0, 1, Terminate)]), 1);
+        assert_eq!(alone(vec![r(0, 0, 1, Unblock)]), 1);
+        assert_eq!(alone(vec![r(0, 0, 1, Preempt)]), 1);
+        assert_eq!(alone(vec![r(0, 0, 1, SwitchIn)]), 0);
+    }
+
+    #[test]
+    fn tasks_are_listed_most_samples_first_then_by_thread_id() {
+        let recs = vec![
+            // Task 5: three scheduling samples, no preemption.
+            r(0, 0, 5, Unblock),
+            r(1, 0, 5, SwitchIn),
+            r(2, 0, 5, Block),
+            r(3, 0, 5, Unblock),
+            r(4, 0, 5, SwitchIn),
+            r(5, 0, 5, Block),
+            r(6, 0, 5, Unblock),
+            r(7, 0, 5, SwitchIn),
+            // Task 7: one of each.
+            r(10, 1, 7, Unblock),
+            r(11, 1, 7, SwitchIn),
+            r(12, 1, 7, Preempt),
+            r(13, 1, 7, SwitchIn),
+            // Task 6: one of each too, so it comes before task 7 by thread id.
+            r(20, 1, 6, Unblock),
+            r(21, 1, 6, SwitchIn),
+            r(22, 1, 6, Preempt),
+            r(23, 1, 6, SwitchIn),
+            // Task 1: none.
+            r(30, 0, 1, SwitchIn),
+        ];
+        let rep = analyze(&recs, &TaskFilter::all());
+        let order: Vec<u32> = rep.tasks.iter().map(|t| t.tid).collect();
+        assert_eq!(order, [5, 6, 7, 1]);
+    }
+
+    #[test]
+    fn mean_and_log2_histogram_of_hand_samples() {
+        // 0 counts in the first bucket (as 1); 2^k lands in bucket k; 2^k - 1 in bucket k - 1.
+        let d = Distribution::from_samples(vec![1000, 0, 3, 2, 1, 4, 6]);
+        assert_eq!(d.count, 7);
+        assert_eq!((d.min_ns, d.max_ns), (0, 1000));
+        assert_eq!(d.mean_ns, 1016.0 / 7.0);
+        let hist: Vec<(&str, u64)> = d
+            .histogram_log2
+            .iter()
+            .map(|(k, &n)| (k.as_str(), n))
+            .collect();
+        assert_eq!(hist, [("2^00", 2), ("2^01", 2), ("2^02", 2), ("2^09", 1)]);
+        assert_eq!(Distribution::from_samples(vec![30, 10, 20]).mean_ns, 20.0);
+        assert_eq!(
+            Distribution::from_samples(vec![u64::MAX]).histogram_log2["2^63"],
+            1
+        );
+    }
+
+    #[test]
     fn percentiles_are_nearest_rank() {
         let d = Distribution::from_samples((1..=100).collect());
         assert_eq!((d.p50_ns, d.p90_ns, d.p99_ns, d.max_ns), (50, 90, 99, 100));

@@ -292,6 +292,142 @@ mod tests {
         );
     }
 
+    /// The byte layout of the module documentation's table.
+    #[test]
+    fn fields_sit_at_their_documented_offsets() {
+        let r = AuditRecord {
+            seq: 0x0102_0304_0506_0708,
+            ts_ns: 0x1112_1314_1516_1718,
+            exec_ns: 0x2122_2324_2526_2728,
+            tgid: 0x3132_3334,
+            tid: 0x4142_4344,
+            switches: 0x5152_5354,
+            comm: Comm::new("sixteen-bytes-ok"),
+            cpu: 0x6162,
+            ring: 0x7172,
+            rq_len: 0x8182,
+            prio: 139,
+            kind: AuditEventKind::Terminate,
+            flags: FLAG_TGID_UNKNOWN | FLAG_EXITING,
+        };
+        let mut b = vec![0xee];
+        r.encode_into(&mut b);
+        assert_eq!(b[0], 0xee, "appended after what was there");
+        let b = &b[1..];
+        assert_eq!(b[0..8], 0x0102_0304_0506_0708u64.to_le_bytes());
+        assert_eq!(b[8..16], 0x1112_1314_1516_1718u64.to_le_bytes());
+        assert_eq!(b[16..24], 0x2122_2324_2526_2728u64.to_le_bytes());
+        assert_eq!(b[24..28], 0x3132_3334u32.to_le_bytes());
+        assert_eq!(b[28..32], 0x4142_4344u32.to_le_bytes());
+        assert_eq!(b[32..36], 0x5152_5354u32.to_le_bytes());
+        assert_eq!(&b[36..52], b"sixteen-bytes-ok");
+        assert_eq!(b[52..54], 0x6162u16.to_le_bytes());
+        assert_eq!(b[54..56], 0x7172u16.to_le_bytes());
+        assert_eq!(b[56..58], 0x8182u16.to_le_bytes());
+        assert_eq!(b[58..62], [139, 2, 6, 0]);
+        assert_eq!(AuditRecord::decode(b), Ok(r));
+    }
+
+    #[test]
+    fn every_kind_flag_and_priority_in_range_is_accepted_and_no_other() {
+        let mut out = Vec::new();
+        sample().encode_into(&mut out);
+        let with = |i: usize, v: u8| {
+            let mut b = out.clone();
+            b[i] = v;
+            AuditRecord::decode(&b)
+        };
+        for (v, kind) in AuditEventKind::ALL.iter().enumerate() {
+            assert_eq!(with(59, v as u8).map(|r| r.kind), Ok(*kind));
+            assert_eq!(AuditEventKind::from_u8(v as u8), Some(*kind));
+        }
+        assert_eq!(AuditEventKind::from_u8(5), None);
+        assert_eq!(with(59, 5), Err(EntryError::UnknownKind(5)));
+        for flags in 0..=7 {
+            assert_eq!(with(60, flags).map(|r| r.flags), Ok(flags));
+        }
+        for flags in [8, 0x10, 0x81] {
+            assert_eq!(with(60, flags), Err(EntryError::UnknownFlags(flags)));
+        }
+        assert_eq!(with(58, 0).map(|r| r.prio), Ok(0));
+        assert_eq!(with(58, MAX_PRIO).map(|r| r.prio), Ok(139));
+        assert_eq!(with(58, 140), Err(EntryError::Priority(140)));
+        assert_eq!(
+            AuditRecord::decode(&[out.clone(), vec![0]].concat()),
+            Err(EntryError::Length {
+                len: ENTRY_SIZE + 1
+            })
+        );
+    }
+
+    /// A kind's name is the one it is serialised with (JSON reports and the CLI agree).
+    #[test]
+    fn kind_names_are_their_serialised_names() {
+        let names: Vec<&str> = AuditEventKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(
+            names,
+            ["unblock", "block", "terminate", "switch_in", "preempt"]
+        );
+        for k in AuditEventKind::ALL {
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.name())
+            );
+        }
+    }
+
+    #[test]
+    fn comm_is_cut_at_a_character_boundary_and_shows_as_text() {
+        // 'a' and eight 2-byte characters: 17 bytes; byte 16 is inside the last character.
+        let c = Comm::new("a\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}");
+        assert_eq!(c.as_bytes().len(), 15);
+        assert_eq!(
+            c.to_string_lossy(),
+            "a\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}"
+        );
+        // Eight 2-byte characters fit exactly.
+        let c = Comm::new("\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}");
+        assert_eq!(c.as_bytes().len(), 16);
+        assert_eq!(
+            Comm::new("sixteen-bytes-ok").as_bytes(),
+            b"sixteen-bytes-ok"
+        );
+        assert_eq!(Comm::new("").as_bytes(), b"");
+        assert_eq!(Comm::default().as_bytes(), b"");
+        assert!(!Comm::new("kwork").starts_with("kworker/"));
+        assert!(Comm::new("rcu_sched").starts_with(""));
+        assert_eq!(format!("{:?}", Comm::new("a b")), "\"a b\"");
+        assert_eq!(serde_json::to_string(&Comm::new("a b")).unwrap(), "\"a b\"");
+        // Bytes that are not UTF-8 show replaced, not dropped.
+        assert_eq!(
+            Comm::from_bytes(&[b'x', 0xff]).to_string_lossy(),
+            "x\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn a_synthetic_record_is_neutral_but_for_what_it_is_given() {
+        let r = AuditRecord::synthetic(77, 3, 9, AuditEventKind::Preempt);
+        assert_eq!(
+            r,
+            AuditRecord {
+                seq: 77,
+                ts_ns: 77,
+                exec_ns: 0,
+                tgid: 9,
+                tid: 9,
+                switches: 0,
+                comm: Comm::new("t"),
+                cpu: 3,
+                ring: 3,
+                rq_len: 1,
+                prio: 120,
+                kind: AuditEventKind::Preempt,
+                flags: 0,
+            }
+        );
+    }
+
     #[test]
     fn comm_truncates_and_stops_at_nul() {
         assert_eq!(Comm::new("a-very-long-command-name").as_bytes().len(), 16);

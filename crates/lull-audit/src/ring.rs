@@ -181,6 +181,45 @@ mod tests {
         assert_eq!(r.counters().kernel_lost, 4);
     }
 
+    #[test]
+    fn a_ring_holds_at_least_one_and_counts_what_it_holds() {
+        let mut r = Ring::new(0);
+        assert_eq!((r.capacity(), r.len(), r.is_empty()), (1, 0, true));
+        assert_eq!(r.push(rec(1)), 0);
+        assert_eq!(r.push(rec(2)), 1);
+        assert_eq!((r.len(), r.is_empty()), (1, false));
+        let mut out = Vec::new();
+        r.drain_into(&mut out);
+        assert_eq!(out.iter().map(|e| e.ts_ns).collect::<Vec<_>>(), [2]);
+        assert_eq!((r.len(), r.is_empty()), (0, true));
+        assert_eq!(Ring::new(7).capacity(), 7);
+    }
+
+    #[test]
+    fn per_cpu_rings_drain_ring_zero_first_and_refuse_other_cpus() {
+        let mut rings = PerCpuRings::new(3, 2);
+        assert_eq!(rings.cpus(), 3);
+        assert!(rings.ring_mut(3).is_none());
+        rings.ring_mut(2).unwrap().push(rec(20));
+        rings.ring_mut(0).unwrap().push(rec(0));
+        rings.ring_mut(0).unwrap().push(rec(1));
+        rings.ring_mut(0).unwrap().push(rec(2));
+        rings.ring_mut(1).unwrap().note_lost(5);
+        let mut out = Vec::new();
+        rings.drain_into(&mut out);
+        assert_eq!(
+            out.iter().map(|e| (e.ts_ns, e.seq)).collect::<Vec<_>>(),
+            [(1, 1), (2, 2), (20, 0)]
+        );
+        let c = |overwritten, kernel_lost, next_seq| RingCounters {
+            overwritten,
+            kernel_lost,
+            next_seq,
+        };
+        assert_eq!(rings.counters(), [c(1, 0, 3), c(0, 5, 5), c(0, 0, 1)]);
+        assert_eq!(PerCpuRings::new(0, 4).counters(), []);
+    }
+
     proptest! {
         /// Whatever the pushes, losses and extractions, the sequence numbers a reader sees are
         /// strictly increasing and their gaps add up to exactly the counted losses.

@@ -785,6 +785,11 @@ impl RecordBuilder {
 }
 
 #[cfg(test)]
+mod builder_tests;
+#[cfg(test)]
+mod decode_tests;
+
+#[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;

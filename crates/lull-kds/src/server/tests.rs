@@ -462,3 +462,156 @@ fn a_full_screen_window_on_top_is_scanned_out_without_restacking() {
     assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
     assert_eq!(kds.displayed().get(37 + 3, 27 + 4), Some(0xff00_00ff));
 }
+
+#[test]
+fn the_refresh_period_set_paces_frames_and_is_at_least_the_minimum() {
+    let (mut kds, mut esm, app) = setup();
+    assert_eq!(kds.refresh_period_ns(), DEFAULT_REFRESH_PERIOD_NS);
+    assert_eq!(kds.set_refresh_period_ns(5_000_000), 5_000_000);
+    assert_eq!(kds.refresh_period_ns(), 5_000_000);
+    kds.handle(
+        &mut esm,
+        Channel::Private(app),
+        &Request::Frame,
+        &any_thread,
+    );
+    // A FRAME at 12 ms is answered at the 15 ms boundary, carrying it.
+    assert_eq!(kds.next_frame_ns(12_000_000), Some(15_000_000));
+    assert_eq!(
+        kds.frames_due(15_000_001),
+        [(
+            app,
+            Reply::FrameDone {
+                frame_ns: 15_000_000
+            }
+        )]
+    );
+    // Shorter than the minimum: raised to it, and the minimum is what is in force.
+    assert_eq!(kds.set_refresh_period_ns(10), MIN_REFRESH_PERIOD_NS);
+    assert_eq!(kds.refresh_period_ns(), MIN_REFRESH_PERIOD_NS);
+    assert_eq!(kds.set_refresh_period_ns(0), MIN_REFRESH_PERIOD_NS);
+}
+
+#[test]
+fn apps_are_the_attached_ones() {
+    let (mut kds, mut esm, a) = setup();
+    assert_eq!(kds.apps().collect::<Vec<_>>(), [a]);
+    let b = esm.add_app();
+    kds.attach(&mut esm, b, 2, 10, 10, "b").unwrap();
+    assert_eq!(kds.apps().collect::<Vec<_>>(), [a, b]);
+    assert_eq!((kds.pid(a), kds.pid(b)), (Some(1), Some(2)));
+    kds.detach(a);
+    assert_eq!(kds.apps().collect::<Vec<_>>(), [b]);
+    assert_eq!(kds.pid(a), None);
+}
+
+/// COMPOSEs of `app` as (surface id, width, height), each answered `Composed` or with the error
+/// code it got.
+fn compose_all(
+    kds: &mut Kds,
+    esm: &mut Esm,
+    app: AppId,
+    surfaces: &[(u32, u32, u32)],
+) -> Vec<Result<(), ErrorCode>> {
+    surfaces
+        .iter()
+        .map(|&(surface_id, w, h)| {
+            let o = kds.handle(
+                esm,
+                Channel::Private(app),
+                &Request::Compose {
+                    surface_id,
+                    surface: Surface::solid(w, h, 0xff11_2233),
+                },
+                &any_thread,
+            );
+            match o.reply {
+                Some(Reply::Composed { .. }) => Ok(()),
+                Some(Reply::Error { code, .. }) => Err(ErrorCode::from_u32(code).unwrap()),
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn an_apps_surfaces_stop_at_two_screens_counting_all_but_the_one_replaced() {
+    // A 100 × 80 screen: the budget is 2 × 8,000 = 16,000 pixels.
+    let mut kds = Kds::new(100, 80).unwrap();
+    let mut esm = Esm::new(EsmConfig::default()).unwrap();
+    let app = esm.add_app();
+    kds.attach(&mut esm, app, 1, 0, 0, "full").unwrap();
+    let got = compose_all(
+        &mut kds,
+        &mut esm,
+        app,
+        &[
+            (1, 100, 80), // 8,000
+            (2, 100, 79), // 15,900
+            (3, 100, 1),  // 16,000: exactly the budget
+            (4, 1, 1),    // 16,001: one pixel over
+            (3, 100, 1),  // replaces 3: 16,000 again
+            (1, 100, 80), // replaces 1: 16,000 again
+            (3, 50, 2),   // replaces 3 by as many pixels
+            (2, 100, 80), // replaces 2 by 100 more: 16,100
+            (2, 100, 1),  // replaces 2 by 100: 8,200
+            (4, 100, 78), // 16,000 with the new surface
+            (5, 1, 1),    // 16,001
+        ],
+    );
+    use ErrorCode::Resources;
+    assert_eq!(
+        got,
+        [
+            Ok(()),
+            Ok(()),
+            Ok(()),
+            Err(Resources),
+            Ok(()),
+            Ok(()),
+            Ok(()),
+            Err(Resources),
+            Ok(()),
+            Ok(()),
+            Err(Resources)
+        ]
+    );
+    let c = kds.counters();
+    assert_eq!((c.composes, c.surface_budget_refused), (8, 3));
+}
+
+#[test]
+fn all_apps_surfaces_stop_at_sixteen_screens() {
+    // A 20 × 10 screen: 200 pixels; each app may keep 400, all apps together 3,200.
+    let mut kds = Kds::new(20, 10).unwrap();
+    let mut esm = Esm::new(EsmConfig::default()).unwrap();
+    let mut apps = Vec::new();
+    for pid in 1..=9 {
+        let app = esm.add_app();
+        kds.attach(&mut esm, app, pid, 0, 0, "full").unwrap();
+        apps.push(app);
+    }
+    for &app in &apps[..7] {
+        let got = compose_all(&mut kds, &mut esm, app, &[(1, 20, 10), (2, 20, 10)]);
+        assert_eq!(got, [Ok(()), Ok(())]);
+    }
+    // 2,800 kept; the eighth app brings the total to exactly 3,200.
+    let got = compose_all(
+        &mut kds,
+        &mut esm,
+        apps[7],
+        &[(1, 20, 10), (2, 20, 9), (3, 20, 1), (3, 20, 1)],
+    );
+    assert_eq!(got, [Ok(()), Ok(()), Ok(()), Ok(())]);
+    // One pixel more is refused, also under an id another app uses (only the caller's own
+    // surface of that id is replaced).
+    let got = compose_all(&mut kds, &mut esm, apps[8], &[(1, 1, 1), (3, 1, 1)]);
+    use ErrorCode::Resources;
+    assert_eq!(got, [Err(Resources), Err(Resources)]);
+    // An app that leaves frees its two screens.
+    kds.detach(apps[0]);
+    let got = compose_all(&mut kds, &mut esm, apps[8], &[(1, 20, 10), (2, 20, 10)]);
+    assert_eq!(got, [Ok(()), Ok(())]);
+    let c = kds.counters();
+    assert_eq!((c.composes, c.surface_budget_refused), (20, 2));
+}

@@ -397,3 +397,64 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn names_are_cut_to_the_last_whole_character_within_the_limit() {
+    assert_eq!(truncate_utf8("abcdef", 3), "abc");
+    assert_eq!(truncate_utf8("abc", 3), "abc");
+    assert_eq!(truncate_utf8("ab", 3), "ab");
+    assert_eq!(truncate_utf8("", 0), "");
+    // 'é' is 2 bytes (1..3), '€' 3 bytes: a limit inside one keeps what is before it.
+    assert_eq!(truncate_utf8("a\u{e9}", 2), "a");
+    assert_eq!(truncate_utf8("a\u{e9}", 3), "a\u{e9}");
+    assert_eq!(truncate_utf8("\u{20ac}\u{20ac}", 5), "\u{20ac}");
+    assert_eq!(truncate_utf8("\u{20ac}", 2), "");
+    // A WINDOWS reply sends a name past MAX_NAME_LEN cut the same way.
+    let long = format!("{}\u{e9}", "n".repeat(MAX_NAME_LEN - 1));
+    let mut out = Vec::new();
+    encode_reply(
+        &Reply::Windows(vec![WindowInfo {
+            app: AppId {
+                index: 1,
+                generation: 0,
+            },
+            pid: 5,
+            rect: Rect::new(0, 0, 1, 1),
+            state: WindowState::FRONT,
+            name: long,
+            threads: [None; 4],
+        }]),
+        &mut out,
+    );
+    match decode_reply(&out) {
+        Ok(Some((Reply::Windows(list), _))) => {
+            assert_eq!(list[0].name, "n".repeat(MAX_NAME_LEN - 1));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_truncated_field_names_the_bytes_it_lacks() {
+    // DRAW's `y` with 2 of its 4 bytes, and ATTACHED's refresh period with 1 of 4.
+    let mut m = header(request_type::DRAW, 10);
+    m.extend_from_slice(&[0; 10]);
+    assert_eq!(
+        decode_request(&m),
+        Err(WireError::Truncated {
+            ty: request_type::DRAW,
+            field: "y",
+            missing: 2
+        })
+    );
+    let mut m = header(reply_type::ATTACHED, 8 + 16 + 1);
+    m.extend_from_slice(&[0; 8 + 16 + 1]);
+    assert_eq!(
+        decode_reply(&m),
+        Err(WireError::Truncated {
+            ty: reply_type::ATTACHED,
+            field: "refresh_period_ns",
+            missing: 3
+        })
+    );
+}
