@@ -14,7 +14,7 @@ use lull_sim::spec::PolicySpec;
 use lull_workload::rtapp::{RtApp, ThreadSummary};
 
 use super::live::{run_live, LiveError, LiveOptions, LiveRun};
-use super::machine::{probe, Machine};
+use super::machine::{probe, Machine, MachineFacts};
 
 /// CPU share bound: the simulated share within 2 percentage points of the kernel's.
 pub const CPU_SHARE_BOUND_PP: f64 = 2.0;
@@ -66,9 +66,17 @@ impl SimProfile {
     /// [`ValidateError::Machine`] when the machine lacks a fact the profile needs (its
     /// frequency) or the facts do not make a valid profile.
     pub fn of(m: &Machine) -> Result<SimProfile, ValidateError> {
+        SimProfile::of_facts(&m.facts())
+    }
+
+    /// The `x86-64` profile with the facts `m` (of this machine, or saved with live runs).
+    ///
+    /// # Errors
+    /// As [`SimProfile::of`].
+    pub fn of_facts(m: &MachineFacts) -> Result<SimProfile, ValidateError> {
         let bad = |e: String| ValidateError::Machine(e);
         let base = Platform::by_name("x86-64").expect("x86-64 is shipped");
-        let cores = m.cpu_count() as u32;
+        let cores = m.cpus.value.len() as u32;
         let default_hz = base.timer.hz;
         let hz = m.hz.value.unwrap_or(default_hz);
         let mhz = m
@@ -94,9 +102,9 @@ impl SimProfile {
         } else {
             idle
         };
-        let path = m.timer_path.as_ref().ok().map(|p| p.value);
-        let idle = match path.and_then(|p| p.late_idle_ns.map(|l| (l, p.late_busy_ns[1]))) {
-            Some((late_idle, late_busy)) => with_idle_wake(idle, late_idle, late_busy),
+        let path = m.timer_path.as_ref().ok().map(|p| &p.value);
+        let idle = match path.and_then(|p| p.idle_wake_ns.value) {
+            Some(wake_ns) => with_idle_wake(idle, wake_ns),
             None => idle,
         };
         let mut platform = base
@@ -149,19 +157,18 @@ impl SimProfile {
             },
             match &m.timer_path {
                 Ok(p) => format!(
-                    "timer interrupts {:.1}–{:.1} µs late, idle-CPU wake-up {}, rt-app \
+                    "timer interrupts {:.1}–{:.1} µs late ({}); idle-CPU wake-up {} ({}); rt-app \
                      {:.1} µs per pass ({})",
                     platform.timer.irq_late_min_ns as f64 / 1e3,
                     platform.timer.irq_late_max_ns as f64 / 1e3,
-                    p.value.late_idle_ns.map_or_else(
-                        || "not measured (no CPU was idle)".to_owned(),
-                        |l| format!(
-                            "{:.1} µs",
-                            l.saturating_sub(p.value.late_busy_ns[1]) as f64 / 1e3
-                        )
+                    p.source,
+                    p.value.idle_wake_ns.value.map_or_else(
+                        || "not modelled".to_owned(),
+                        |l| format!("{:.1} µs", l as f64 / 1e3)
                     ),
-                    p.value.period_overhead_ns as f64 / 1e3,
-                    p.source
+                    p.value.idle_wake_ns.source,
+                    p.value.period_overhead_ns.value as f64 / 1e3,
+                    p.value.period_overhead_ns.source,
                 ),
                 Err(e) => format!(
                     "timer path: not measured ({e}); timers on time, idle exit as sysfs says, \
@@ -169,30 +176,29 @@ impl SimProfile {
                 ),
             },
         ];
+        let mut notes = notes;
+        if let Some(w) = path.and_then(|p| p.warning.clone()) {
+            notes.push(w);
+        }
         Ok(SimProfile {
             platform,
             policy,
             loop_ns,
             timer_slack_ns: m.timer_slack_ns.value,
-            pass_overhead_ns: path.map_or(0, |p| p.period_overhead_ns),
+            pass_overhead_ns: path.map_or(0, |p| p.period_overhead_ns.value),
             notes,
         })
     }
 }
 
-/// The idle states with the measured cost of waking an idle CPU put in: a timer firing on an
-/// idle CPU runs `late_idle_ns` after its expiry against `late_busy_ns` on a busy one, and the
-/// difference is the wake-up of the idle CPU (in a virtual machine the host resumes the halted
-/// vCPU, whatever exit latency the guest's cpuidle declares). Every state that halts (exit
-/// latency above 0; polling has none) gets at least that exit latency, and a target residency
-/// at least as long.
+/// The idle states with the measured cost of waking an idle CPU put in: `wake_ns`, how much
+/// later a timer fires on an idle CPU than on a busy one, is the wake-up of the idle CPU (in a
+/// virtual machine the host resumes the halted vCPU, whatever exit latency the guest's cpuidle
+/// declares). Every state that halts (exit latency above 0; polling has none) gets at least that
+/// exit latency, and a target residency at least as long.
 #[must_use]
-pub fn with_idle_wake(
-    states: Vec<SimIdleState>,
-    late_idle_ns: u64,
-    late_busy_ns: u64,
-) -> Vec<SimIdleState> {
-    let wake_us = late_idle_ns.saturating_sub(late_busy_ns).div_ceil(1000);
+pub fn with_idle_wake(states: Vec<SimIdleState>, wake_ns: u64) -> Vec<SimIdleState> {
+    let wake_us = wake_ns.div_ceil(1000);
     states
         .into_iter()
         .map(|mut s| {
@@ -644,8 +650,7 @@ mod tests {
                 st("haltpoll idle", 1, 1),
                 st("C6", 100, 400),
             ],
-            27_500,
-            4_000,
+            23_500,
         );
         assert_eq!(
             got,
@@ -657,7 +662,7 @@ mod tests {
         );
         // A busy CPU as late as an idle one: nothing to add.
         assert_eq!(
-            with_idle_wake(vec![st("halt", 1, 1)], 4_000, 5_000),
+            with_idle_wake(vec![st("halt", 1, 1)], 0),
             vec![st("halt", 1, 1)]
         );
     }
