@@ -36,7 +36,7 @@ use crate::policy::{Armed, FactSource, Installed, Knob, Policy};
 /// `CAP_SYS_NICE`'s bit in a capability set (`include/uapi/linux/capability.h`).
 const CAP_SYS_NICE_BIT: u32 = 23;
 
-/// What `Daemon::enable_boost` found this machine lets the boost do.
+/// What [`crate::daemon::Daemon::enable_boost`] found this machine lets the boost do.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize)]
 pub struct BoostStatus {
     pub mode: &'static str,

@@ -143,7 +143,7 @@ pub enum KernelEnforcement {
     Off,
 }
 
-/// What [`Daemon::enable_guis`] set up; `lulld` prints it and the daemon's report carries it.
+/// What [`crate::daemon::Daemon::enable_guis`] set up; `lulld` prints it and the daemon's report carries it.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct GuisStatus {
     pub kernel: KernelEnforcement,

@@ -321,40 +321,8 @@ fn private_tmp_hint(path: &std::path::Path, not_found: bool, under_systemd: bool
 fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     check_option_conflicts(args)?;
     // Inputs are read and checked before anything is created, so a bad one leaves nothing
-    // behind. The bounded reader refuses FIFOs and devices (`/dev/zero`), whose reads would
-    // never end while the termination signals are blocked for the signalfd.
-    let replay = match &args.replay {
-        Some(path) => {
-            let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::TRACE)
-                .map_err(|e| {
-                    format!(
-                        "--replay: {e}{}",
-                        private_tmp_hint(
-                            path,
-                            e.is_not_found(),
-                            std::env::var_os("INVOCATION_ID").is_some()
-                        )
-                    )
-                })?;
-            Some(
-                lull_workload::Trace::parse(&text)
-                    .map_err(|e| format!("--replay {}: {e}", path.display()))?,
-            )
-        }
-        None => None,
-    };
-    let mut evdev = Vec::new();
-    for p in evdev_paths(&args.evdev)? {
-        let fd = lull_os::input_file::open_event_source(&p).map_err(|e| e.to_string())?;
-        if let Err(e) = sys::evdev_use_monotonic(fd.as_raw_fd()) {
-            eprintln!(
-                "lulld: {}: cannot switch its stamps to CLOCK_MONOTONIC ({e}); \
-                 its records must already carry monotonic times",
-                p.display()
-            );
-        }
-        evdev.push((p, fd));
-    }
+    // behind.
+    let inputs = read_inputs(args)?;
     let esm_fd = activated.esm.take();
     let socket_path = match &esm_fd {
         Some(a) => activated_path(a, "--socket", args.socket.as_ref())?,
@@ -411,59 +379,14 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
     }
     .map_err(|e| socket_error(e, "--socket"))?;
     if !args.no_kds {
-        let kds_fd = activated.kds.take();
-        let socket_path = kds_path.clone().unwrap_or_default();
-        let kds = KdsConfig {
-            socket_path,
-            screen_width: args.screen.0,
-            screen_height: args.screen.1,
-            framebuffer: framebuffer_path(args.framebuffer.as_deref()),
-        };
-        match kds_fd {
-            Some(a) => d.adopt_kds(&kds, a.fd),
-            None => d.enable_kds(&kds),
-        }
-        .map_err(|e| socket_error(e, "--kds-socket"))?;
-        eprintln!(
-            "lulld: display server on {} ({}x{}, {})",
-            kds.socket_path.display(),
-            kds.screen_width,
-            kds.screen_height,
-            kds.framebuffer
-                .as_ref()
-                .map_or_else(|| "headless".to_owned(), |p| p.display().to_string())
-        );
-        match &guis {
-            Some(config) => {
-                let status = d.enable_guis(config).map_err(|e| e.to_string())?;
-                if let Some(r) = &status.recovered {
-                    eprintln!("lulld: {r}");
-                }
-                eprintln!("lulld: {status}");
-                if let Some(seam) = d.state_mut().seam_report() {
-                    eprintln!(
-                        "lulld: policy seam: {}; actuator: nice, slice, restore_sched, affinity, release{}",
-                        seam.policies.join(", "),
-                        actuator_availability(&seam.actuator)
-                    );
-                }
-            }
-            None => eprintln!(
-                "lulld: guiS off: the daemon freezes nothing and forces no idle \
-                 (apps' runtime gates are per app)"
-            ),
-        }
-        if args.policy.contains(&PolicyName::Ucsg) {
-            let config = lulld::ucsg::UcsgConfig {
-                manage: args.ucsg_manage.clone(),
-            };
-            let status = d.enable_ucsg(&config).map_err(|e| e.to_string())?;
-            eprintln!("lulld: {status}");
-        }
-        if let Some(config) = &boost {
-            let status = d.enable_boost(config).map_err(|e| e.to_string())?;
-            eprintln!("lulld: {status}");
-        }
+        serve_display(
+            &mut d,
+            args,
+            kds_path,
+            activated.kds.take(),
+            guis.as_ref(),
+            boost.as_ref(),
+        )?;
     }
     d.add_signal_fd(signals, |sig| {
         eprintln!(
@@ -474,6 +397,126 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
         );
     })
     .map_err(|e| e.to_string())?;
+    add_sources(&mut d, args, inputs)?;
+    eprintln!("lulld: listening on {}", d.socket_path().display());
+    Ok(d)
+}
+
+/// What the options name to read from, read and checked before the daemon is created.
+struct Inputs {
+    replay: Option<lull_workload::Trace>,
+    /// Each `--evdev` path and its open descriptor.
+    evdev: Vec<(PathBuf, OwnedFd)>,
+}
+
+/// The replay trace and the evdev sources the options name, read and checked. The bounded
+/// reader refuses FIFOs and devices (`/dev/zero`), whose reads would never end while the
+/// termination signals are blocked for the signalfd.
+fn read_inputs(args: &Args) -> Result<Inputs, String> {
+    let replay = match &args.replay {
+        Some(path) => {
+            let text = lull_os::input_file::read_bounded_text(path, lull_os::input_file::TRACE)
+                .map_err(|e| {
+                    format!(
+                        "--replay: {e}{}",
+                        private_tmp_hint(
+                            path,
+                            e.is_not_found(),
+                            std::env::var_os("INVOCATION_ID").is_some()
+                        )
+                    )
+                })?;
+            Some(
+                lull_workload::Trace::parse(&text)
+                    .map_err(|e| format!("--replay {}: {e}", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    let mut evdev = Vec::new();
+    for p in evdev_paths(&args.evdev)? {
+        let fd = lull_os::input_file::open_event_source(&p).map_err(|e| e.to_string())?;
+        if let Err(e) = sys::evdev_use_monotonic(fd.as_raw_fd()) {
+            eprintln!(
+                "lulld: {}: cannot switch its stamps to CLOCK_MONOTONIC ({e}); \
+                 its records must already carry monotonic times",
+                p.display()
+            );
+        }
+        evdev.push((p, fd));
+    }
+    Ok(Inputs { replay, evdev })
+}
+
+/// The display server on `kds_path` (or the socket systemd passed), then the policies the
+/// options turn on, each saying what it set up.
+fn serve_display(
+    d: &mut Daemon,
+    args: &Args,
+    kds_path: Option<PathBuf>,
+    kds_fd: Option<Adopted>,
+    guis: Option<&GuisConfig>,
+    boost: Option<&BoostSeamConfig>,
+) -> Result<(), String> {
+    let socket_path = kds_path.clone().unwrap_or_default();
+    let kds = KdsConfig {
+        socket_path,
+        screen_width: args.screen.0,
+        screen_height: args.screen.1,
+        framebuffer: framebuffer_path(args.framebuffer.as_deref()),
+    };
+    match kds_fd {
+        Some(a) => d.adopt_kds(&kds, a.fd),
+        None => d.enable_kds(&kds),
+    }
+    .map_err(|e| socket_error(e, "--kds-socket"))?;
+    eprintln!(
+        "lulld: display server on {} ({}x{}, {})",
+        kds.socket_path.display(),
+        kds.screen_width,
+        kds.screen_height,
+        kds.framebuffer
+            .as_ref()
+            .map_or_else(|| "headless".to_owned(), |p| p.display().to_string())
+    );
+    match guis {
+        Some(config) => {
+            let status = d.enable_guis(config).map_err(|e| e.to_string())?;
+            if let Some(r) = &status.recovered {
+                eprintln!("lulld: {r}");
+            }
+            eprintln!("lulld: {status}");
+            if let Some(seam) = d.state_mut().seam_report() {
+                eprintln!(
+                    "lulld: policy seam: {}; actuator: nice, slice, restore_sched, affinity, release{}",
+                    seam.policies.join(", "),
+                    actuator_availability(&seam.actuator)
+                );
+            }
+        }
+        None => eprintln!(
+            "lulld: guiS off: the daemon freezes nothing and forces no idle \
+             (apps' runtime gates are per app)"
+        ),
+    }
+    if args.policy.contains(&PolicyName::Ucsg) {
+        let config = lulld::ucsg::UcsgConfig {
+            manage: args.ucsg_manage.clone(),
+        };
+        let status = d.enable_ucsg(&config).map_err(|e| e.to_string())?;
+        eprintln!("lulld: {status}");
+    }
+    if let Some(config) = boost {
+        let status = d.enable_boost(config).map_err(|e| e.to_string())?;
+        eprintln!("lulld: {status}");
+    }
+    Ok(())
+}
+
+/// The event sources the options name: evdev devices (handed to the apps) or pipes (read by
+/// the daemon), the replay, the UDP socket and the timer.
+fn add_sources(d: &mut Daemon, args: &Args, inputs: Inputs) -> Result<(), String> {
+    let Inputs { replay, evdev } = inputs;
     for (p, fd) in evdev {
         if is_char_device(&fd) {
             // A device node: each app that holds input reads it through a descriptor of its
@@ -504,8 +547,7 @@ fn setup(args: &Args, mut activated: Activated) -> Result<Daemon, String> {
         d.add_timer(0, sys::monotonic_ns() + period, period)
             .map_err(|e| e.to_string())?;
     }
-    eprintln!("lulld: listening on {}", d.socket_path().display());
-    Ok(d)
+    Ok(())
 }
 
 fn main() -> ExitCode {

@@ -1,9 +1,9 @@
-//! Policies as plug-ins of the daemon: [`Daemon::add_policy`] takes any [`Policy`], which
+//! Policies as plug-ins of the daemon: [`crate::daemon::Daemon::add_policy`] takes any [`Policy`], which
 //! declares the facts it needs ([`FactSource`]) and the knobs it writes ([`Knob`]). The host
 //! arms each source once, however many policies ask for it, and refuses a second writer of a
-//! knob with a typed error ([`PolicyError::KnobTaken`]). guiS ([`crate::guis::GuisPolicy`]),
+//! knob with a typed error ([`PolicyError::KnobTaken`]). guiS ([`crate::guis_policy::GuisPolicy`]),
 //! UCSG ([`crate::ucsg::UcsgPolicy`]), the interactive boost ([`crate::boost::BoostPolicy`]) and
-//! the sched_ext feed ([`crate::scx_feed::ScxFeedPolicy`]) are such plug-ins; changing one
+//! the sched_ext feed ([`crate::scx_feed_policy::ScxFeedPolicy`]) are such plug-ins; changing one
 //! touches its own module and neither the loop nor the seam.
 //!
 //! | source | what the host arms |

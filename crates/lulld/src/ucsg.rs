@@ -81,7 +81,7 @@ impl UcsgConfig {
     }
 }
 
-/// What `Daemon::enable_ucsg` found this machine lets UCSG do.
+/// What [`crate::daemon::Daemon::enable_ucsg`] found this machine lets UCSG do.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize)]
 pub struct UcsgStatus {
     pub topology: Topology,

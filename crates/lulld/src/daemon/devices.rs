@@ -129,7 +129,7 @@ impl DaemonState {
 
 impl Daemon {
     /// Serves the evdev device at `path` on the data plane: each app that holds input gets a
-    /// descriptor of its own (see the module docs); the daemon never reads the device. Returns
+    /// descriptor of its own (see [`crate::devices`]); the daemon never reads the device. Returns
     /// the device's number (the `Device` message's).
     ///
     /// # Errors

@@ -116,7 +116,7 @@ impl DaemonState {
     }
 
     /// Sets how long a control connection may say nothing before it is closed (the default is
-    /// [`CONTROL_IDLE_TIMEOUT_MS`]); for tests and deployments that need another bound.
+    /// [`crate::kds::CONTROL_IDLE_TIMEOUT_MS`]); for tests and deployments that need another bound.
     pub fn set_kds_control_idle_timeout_ms(&mut self, timeout_ms: u64) {
         if let Some(k) = self.kds.as_mut() {
             k.control_idle_timeout_ns = timeout_ms.saturating_mul(1_000_000);
@@ -828,7 +828,7 @@ pub(crate) fn control_idle_source(
     }
 }
 
-/// The frame timer's source: each expiry answers the waiting apps ([`KdsHost`], frame pacing).
+/// The frame timer's source: each expiry answers the waiting apps ([`crate::kds`], frame pacing).
 pub(crate) fn frame_timer_source(
     fd: RawFd,
 ) -> FnSource<impl FnMut(&mut DaemonState, &mut LoopCtl<DaemonState>) -> PostAction> {
