@@ -56,8 +56,8 @@ pub mod world;
 
 pub use experiment::{Experiment, Figures, Report, RunError, RunOpts};
 pub use kernel::BoostCounters;
+pub use kernel::BoostKind;
 pub use load::{load, Header, Kind, Spec};
-pub use policy::BoostKind;
 pub use policy::POLICY_SLOTS;
 pub use report::{
     latency_change_ms, power_reduction_pct, seed_000_reported, ExperimentResult, LatencyStats,

@@ -12,19 +12,9 @@ use lull_sched::placement::{self, Placement};
 
 use serde::Deserialize;
 
-use crate::kernel::{Kernel, Policies};
+use crate::kernel::{BoostKind, Kernel, Policies};
 use crate::platform::Platform;
 use crate::pm::PowerManager;
-
-/// How the kernel favours the task the framework named (seed 003's interactive boost, the
-/// `[policy]` table's `boost_c_ms` or `boost_slice_us`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum BoostKind {
-    /// Eq. 6 with C = `c_ns`: the first nice whose weight reaches C × ΣW / P, capped at nice −20's.
-    Weight { c_ns: u64 },
-    /// A custom slice of `slice_ns` (an EEVDF request length; CFS and VT-CFS ignore it).
-    Slice { slice_ns: u64 },
-}
 
 /// A spec's `[policy]` table: which `lull-sched` policy runs each part of the kernel. A missing
 /// entry takes the platform's default.

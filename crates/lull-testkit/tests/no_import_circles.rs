@@ -424,8 +424,8 @@ fn show(m: &[String]) -> String {
     }
 }
 
-/// Every pair of files of `src` that import each other, neither declared inside the other,
-/// described.
+/// Every pair of files of `src` that import each other, neither declared inside the other, and
+/// every longer loop ([`loops`]), described.
 fn circles(src: &Path) -> Vec<String> {
     let tree = Tree::read(src);
     let edges = edges(&tree);
@@ -446,7 +446,104 @@ fn circles(src: &Path) -> Vec<String> {
             }
         }
     }
+    found.extend(loops(&edges));
     found
+}
+
+/// Every loop of three files or more: the strongly connected parts of the import graph without
+/// the imports from a module into the modules that enclose it (the `super::` of a child, as
+/// above), each described by the imports inside it.
+fn loops(edges: &BTreeMap<Vec<String>, BTreeMap<Vec<String>, Vec<String>>>) -> Vec<String> {
+    let names: Vec<&Vec<String>> = edges.keys().collect();
+    let index: BTreeMap<&Vec<String>, usize> =
+        names.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+    let out: Vec<Vec<usize>> = names
+        .iter()
+        .map(|a| {
+            edges[*a]
+                .keys()
+                .filter(|b| !a.starts_with(b))
+                .filter_map(|b| index.get(b).copied())
+                .collect()
+        })
+        .collect();
+    let mut found = Vec::new();
+    for part in strongly_connected(&out) {
+        if part.len() < 3 {
+            continue;
+        }
+        let mut inside = Vec::new();
+        for &a in &part {
+            for &b in out[a].iter().filter(|b| part.contains(b)) {
+                let via = &edges[names[a]][names[b]];
+                inside.push(format!("{} uses {}", show(names[a]), via.join("::")));
+            }
+        }
+        found.push(format!(
+            "a loop of {} files: {}",
+            part.len(),
+            inside.join(", ")
+        ));
+    }
+    found
+}
+
+/// Tarjan's strongly connected components of a graph given as adjacency lists, each sorted.
+fn strongly_connected(out: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    struct Walk<'a> {
+        out: &'a [Vec<usize>],
+        order: Vec<Option<usize>>,
+        low: Vec<usize>,
+        stack: Vec<usize>,
+        on_stack: Vec<bool>,
+        next: usize,
+        parts: Vec<Vec<usize>>,
+    }
+    fn visit(w: &mut Walk<'_>, v: usize) {
+        w.order[v] = Some(w.next);
+        w.low[v] = w.next;
+        w.next += 1;
+        w.stack.push(v);
+        w.on_stack[v] = true;
+        for &u in &w.out[v] {
+            match w.order[u] {
+                None => {
+                    visit(w, u);
+                    w.low[v] = w.low[v].min(w.low[u]);
+                }
+                Some(o) if w.on_stack[u] => w.low[v] = w.low[v].min(o),
+                Some(_) => {}
+            }
+        }
+        if Some(w.low[v]) == w.order[v] {
+            let mut part = Vec::new();
+            while let Some(u) = w.stack.pop() {
+                w.on_stack[u] = false;
+                part.push(u);
+                if u == v {
+                    break;
+                }
+            }
+            part.sort_unstable();
+            w.parts.push(part);
+        }
+    }
+    let n = out.len();
+    let mut w = Walk {
+        out,
+        order: vec![None; n],
+        low: vec![0; n],
+        stack: Vec::new(),
+        on_stack: vec![false; n],
+        next: 0,
+        parts: Vec::new(),
+    };
+    for v in 0..n {
+        if w.order[v].is_none() {
+            visit(&mut w, v);
+        }
+    }
+    w.parts
 }
 
 #[test]
@@ -469,8 +566,8 @@ fn no_file_imports_a_file_that_imports_it_back() {
     );
 }
 
-/// The reader finds a circle through a `use` group and through a re-export, and one between
-/// cousins in the module tree; a parent module and its child naming each other are not one;
+/// The reader finds a circle through a `use` group and through a re-export, one between
+/// cousins in the module tree and a loop of three through a parent and its child; a parent module and its child naming each other are not one;
 /// neither an inline test module's `use super::*`, nor a comment or a string, is an import.
 #[test]
 fn the_reader_sees_circles_and_only_circles() {
@@ -515,12 +612,22 @@ fn the_reader_sees_circles_and_only_circles() {
         "lib.rs",
         &(std::fs::read_to_string(dir.join("lib.rs")).unwrap() + "pub mod e;\n"),
     );
+    // A loop of three through a parent naming its child: `k` uses `k::kb`, which uses `p`,
+    // which uses `k`.
+    write("k/mod.rs", "mod kb;\npub use kb::Kb;\npub struct K;\n");
+    write("k/kb.rs", "pub struct Kb(crate::p::P);\n");
+    write("p.rs", "pub struct P;\nfn f(_: crate::k::K) {}\n");
+    write(
+        "lib.rs",
+        &(std::fs::read_to_string(dir.join("lib.rs")).unwrap() + "pub mod k;\npub mod p;\n"),
+    );
     let mut found = circles(&dir);
     found.sort();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(
         found,
         [
+            "a loop of 3 files: k uses k::kb::Kb, k::kb uses p::P, p uses k::K",
             "a uses b::B and b uses a::A",
             "c uses d::D and d uses c::C",
             "guest::inner uses host::side::S and host::side uses guest::inner::G",

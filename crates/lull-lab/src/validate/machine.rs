@@ -1240,7 +1240,10 @@ mod tests {
         assert!(matches!(idle.source, Source::Fallback(_)));
         assert!(matches!(overhead.source, Source::Fallback(_)));
         let w = warning.expect("a fallback is warned about");
-        assert!(w.starts_with("WARNING") && w.contains("3 fresh trace"), "{w}");
+        assert!(
+            w.starts_with("WARNING") && w.contains("3 fresh trace"),
+            "{w}"
+        );
         // Enough wake-ups but many lost ones: the lost are the idle ones, so not enough either.
         assert!(sample(80, 20, 80).shortfall().unwrap().contains("missing"));
         assert!(sample(90, 9, 90).shortfall().is_none());
@@ -1262,7 +1265,9 @@ mod tests {
         assert_eq!(overhead.value, 4_000);
         assert!(warning.is_none());
         match &idle.source {
-            Source::Measured(how) => assert!(how.contains("97 timers") && how.contains("trace 2 of 2")),
+            Source::Measured(how) => {
+                assert!(how.contains("97 timers") && how.contains("trace 2 of 2"))
+            }
             other => panic!("{other:?}"),
         }
         // A busy machine: the trace is whole but few timers found an idle CPU. That is a

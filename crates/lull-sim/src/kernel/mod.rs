@@ -43,7 +43,7 @@ use crate::event::Ev;
 use crate::platform::Platform;
 use crate::soc::Soc;
 
-pub use boost::BoostCounters;
+pub use boost::{BoostCounters, BoostKind};
 #[cfg(test)]
 pub(crate) use exec::ns_to_cycles;
 
