@@ -15,8 +15,7 @@ use lull::kds_client::KdsAdmin;
 use lull_esm::EsmConfig;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_kds::wire::ErrorCode;
-use lull_model::{RawEvent, ThreadCategory};
-use lull_os::evdev::EvdevEncoder;
+use lull_model::ThreadCategory;
 use lull_os::sys;
 use lulld::test_support::TestDaemon;
 
@@ -406,14 +405,7 @@ fn figure_19_threads_and_handlers() {
         assert_eq!(kds_esm_register(k, 3, Some(on_key), user), KDS_OK);
     }
     // The registration is in effect once kds_esm_register returned: type a key.
-    common::write_evdev(
-        &mut EvdevEncoder::new(),
-        &keys,
-        RawEvent::Key {
-            code: 30,
-            pressed: true,
-        },
-    );
+    common::press_key(&keys, common::KEY_A);
     let (ev, detach, state) = rx.recv().unwrap();
     assert_eq!((ev.kind, ev.a, ev.b), (3, 30, 1));
     assert_eq!(detach, KDS_ERR_WRONG_THREAD);

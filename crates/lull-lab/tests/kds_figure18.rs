@@ -16,8 +16,6 @@ use lull_kds::figure18;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_lab::c_client::{C_LINK_LIBS, STATIC_LIB};
 use lull_lab::kds_demo::{self, Figure18Config};
-use lull_model::RawEvent;
-use lull_os::evdev::EvdevEncoder;
 use lull_os::sys;
 use lull_testkit::c_build;
 use lulld::test_support::TestDaemon;
@@ -209,14 +207,7 @@ fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
     check_screen(&mut admin);
     // Its handler is registered before it draws, so the key reaches it.
-    common::write_evdev(
-        &mut EvdevEncoder::new(),
-        &keys,
-        RawEvent::Key {
-            code: 30,
-            pressed: true,
-        },
-    );
+    common::press_key(&keys, common::KEY_A);
     line.clear();
     out.read_line(&mut line).unwrap();
     assert_eq!(

@@ -69,6 +69,21 @@ pub fn write_evdev(enc: &mut EvdevEncoder, device: &OwnedFd, raw: RawEvent) {
     );
 }
 
+/// Linux's `KEY_A` (`input-event-codes.h`).
+pub const KEY_A: u16 = 30;
+
+/// Writes a press of key `code`, stamped now, to the evdev pipe `device`.
+pub fn press_key(device: &OwnedFd, code: u16) {
+    write_evdev(
+        &mut EvdevEncoder::new(),
+        device,
+        RawEvent::Key {
+            code,
+            pressed: true,
+        },
+    );
+}
+
 /// Registers `app` for `kind` with a handler that records each payload it is pushed.
 pub fn record_payloads(app: &mut EsmClient, kind: EventKind) -> Rc<RefCell<Vec<Payload>>> {
     let got = Rc::new(RefCell::new(Vec::new()));
