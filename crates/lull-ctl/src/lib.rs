@@ -20,6 +20,7 @@ pub mod overhead;
 mod registry;
 mod run;
 pub mod sense;
+mod wakeups;
 mod watch;
 
 use lull_actuate::{Actuator, Outcome, Refusal};

@@ -21,7 +21,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 
 use lull_actuate::Actuator;
-use lull_os::sys::{self, Epoll, TimerFd};
+use lull_os::sys;
 use lull_sched::controller::{Controller, CoreSets, Scheme};
 use lull_sched::ids::CpuId;
 use lull_sched::seam::{Action, Fact, SeamPolicy, ThreadRef, ThreadSample};
@@ -29,10 +29,7 @@ use serde::Serialize;
 
 use crate::error::CtlError;
 use crate::registry::{Change, FollowMode, Registry, Sample};
-
-const TOKEN_TIMER: u64 = 0;
-const TOKEN_CONNECTOR: u64 = 1;
-const TOKEN_EXIT: u64 = 2;
+use crate::wakeups::{wait_set, TOKEN_CONNECTOR, TOKEN_EXIT, TOKEN_TIMER};
 
 /// What to run, and how.
 #[derive(Clone, Debug)]
@@ -140,16 +137,7 @@ pub fn run(opts: &RunOptions) -> Result<RunReport, CtlError> {
     let mut reg = Registry::new(true);
     let mut controller = Controller::new(opts.scheme, opts.sets, opts.sample_period_ns);
     let mut actuator = Actuator::new(Err(crate::NO_FREEZER.to_owned()));
-    let epoll = Epoll::new().map_err(io("create epoll"))?;
-    let timer = TimerFd::new().map_err(io("create the sampling timer"))?;
-    epoll
-        .add(timer.raw(), TOKEN_TIMER)
-        .map_err(io("watch the timer"))?;
-    if let Some(fd) = reg.connector_fd() {
-        epoll
-            .add(fd, TOKEN_CONNECTOR)
-            .map_err(io("watch the connector"))?;
-    }
+    let (epoll, timer) = wait_set(&reg)?;
     let mut cmd = Command::new(program);
     cmd.args(args);
     if opts.discard_output {

@@ -3,15 +3,12 @@
 
 use std::os::fd::AsRawFd;
 
-use lull_os::sys::{self, Epoll, TimerFd};
+use lull_os::sys;
 use serde::Serialize;
 
 use crate::error::CtlError;
 use crate::registry::{Change, FollowMode, Registry, RegistryCounters, Sample};
-
-const TOKEN_TIMER: u64 = 0;
-const TOKEN_CONNECTOR: u64 = 1;
-const TOKEN_EXIT: u64 = 2;
+use crate::wakeups::{wait_set, TOKEN_CONNECTOR, TOKEN_EXIT, TOKEN_TIMER};
 
 /// What to watch.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -67,20 +64,11 @@ pub fn watch(
     let io = |what: &'static str| move |e| CtlError::io(what, e);
     let mut reg = Registry::new(false);
     reg.register(opts.pid)?;
-    let epoll = Epoll::new().map_err(io("create epoll"))?;
-    let timer = TimerFd::new().map_err(io("create the sampling timer"))?;
+    let (epoll, timer) = wait_set(&reg)?;
     let start = sys::monotonic_ns();
     timer
         .set_abs(start + opts.interval_ns, opts.interval_ns)
         .map_err(io("arm the sampling timer"))?;
-    epoll
-        .add(timer.raw(), TOKEN_TIMER)
-        .map_err(io("watch the timer"))?;
-    if let Some(fd) = reg.connector_fd() {
-        epoll
-            .add(fd, TOKEN_CONNECTOR)
-            .map_err(io("watch the connector"))?;
-    }
     // The process's end wakes the loop at once; without pidfds it shows at the next sample.
     let pidfd = sys::pidfd_open(opts.pid).ok();
     if let Some(fd) = &pidfd {

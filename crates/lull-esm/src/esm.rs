@@ -633,6 +633,14 @@ mod tests {
         Esm::new(EsmConfig { queue_bound: bound }).unwrap()
     }
 
+    /// An ESM with queues of `bound` and one app registered for taps (handler `H`).
+    fn esm_with_tapper(bound: usize) -> (Esm, AppId) {
+        let mut e = esm(bound);
+        let app = e.add_app();
+        e.register(app, EventKind::TouchPress, Some(H)).unwrap();
+        (e, app)
+    }
+
     fn inject(esm: &mut Esm, raw: RawEvent, now_ns: u64) -> Vec<Push> {
         let mut out = Vec::new();
         esm.inject(raw, now_ns, |p| out.push(p));
@@ -652,9 +660,7 @@ mod tests {
 
     #[test]
     fn waiting_app_is_pushed_at_once_with_stamp() {
-        let mut e = esm(4);
-        let app = e.add_app();
-        e.register(app, EventKind::TouchPress, Some(H)).unwrap();
+        let (mut e, app) = esm_with_tapper(4);
         assert_eq!(e.wait(app).unwrap(), None);
         assert_eq!(e.state(app).unwrap(), AppState::EvWait);
         let pushes = inject(&mut e, TAP, 42);
@@ -670,9 +676,7 @@ mod tests {
 
     #[test]
     fn busy_app_gets_queue_in_fifo_order() {
-        let mut e = esm(4);
-        let app = e.add_app();
-        e.register(app, EventKind::TouchPress, Some(H)).unwrap();
+        let (mut e, app) = esm_with_tapper(4);
         for t in 0..3 {
             assert!(inject(&mut e, TAP, t).is_empty());
         }
@@ -689,9 +693,7 @@ mod tests {
 
     #[test]
     fn overflow_drops_are_marked_in_place() {
-        let mut e = esm(2);
-        let app = e.add_app();
-        e.register(app, EventKind::TouchPress, Some(H)).unwrap();
+        let (mut e, app) = esm_with_tapper(2);
         for t in 0..5 {
             inject(&mut e, TAP, t);
         }
@@ -725,9 +727,7 @@ mod tests {
 
     #[test]
     fn removed_app_leaves_nothing_and_its_id_goes_stale() {
-        let mut e = esm(4);
-        let app = e.add_app();
-        e.register(app, EventKind::TouchPress, Some(H)).unwrap();
+        let (mut e, app) = esm_with_tapper(4);
         inject(&mut e, TAP, 0);
         assert_eq!(e.remove_app(app).unwrap().discarded_events, 1);
         assert_eq!(e.listeners(EventKind::TouchPress), 0);
@@ -741,9 +741,7 @@ mod tests {
 
     #[test]
     fn suspend_and_restore_input_keeps_other_kinds_and_late_registrations() {
-        let mut e = esm(4);
-        let app = e.add_app();
-        e.register(app, EventKind::TouchPress, Some(H)).unwrap();
+        let (mut e, app) = esm_with_tapper(4);
         e.register(app, EventKind::Timer, Some(HandlerId(1)))
             .unwrap();
         e.suspend_input(app).unwrap();
@@ -923,9 +921,7 @@ mod tests {
     /// An app's own counters, after a push at once.
     #[test]
     fn a_direct_push_is_counted_for_its_app() {
-        let mut e = esm(2);
-        let a = e.add_app();
-        e.register(a, EventKind::TouchPress, Some(H)).unwrap();
+        let (mut e, a) = esm_with_tapper(2);
         for t in 0..2 {
             assert_eq!(e.wait(a).unwrap(), None);
             inject(&mut e, TAP, t);
@@ -938,9 +934,7 @@ mod tests {
     /// each event as it comes never meets it, however many pass.
     #[test]
     fn events_taken_from_a_queue_leave_room_under_the_total() {
-        let mut e = esm(1);
-        let a = e.add_app();
-        e.register(a, EventKind::TouchPress, Some(H)).unwrap();
+        let (mut e, a) = esm_with_tapper(1);
         for t in 0..MAX_QUEUED_EVENTS_TOTAL as u64 + 2 {
             assert!(inject(&mut e, TAP, t).is_empty());
             assert!(e.wait(a).unwrap().is_some());
@@ -963,9 +957,7 @@ mod tests {
     /// The checker finds each identity broken (counters edited behind the ESM's back).
     #[test]
     fn the_accounting_check_catches_each_broken_identity() {
-        let mut e = esm(2);
-        let a = e.add_app();
-        e.register(a, EventKind::TouchPress, Some(H)).unwrap();
+        let (mut e, _) = esm_with_tapper(2);
         inject(&mut e, TAP, 0);
         e.check_accounting().unwrap();
         let good = e.counters;

@@ -341,8 +341,6 @@ fn painting_row(
             })?;
     let cpu1 = pid.and_then(proc_cpu_ms);
     Ok(SchedRow {
-        scheduler: s,
-        scenario: format!("painting-{hogs}-hogs"),
         response_mean_us: r.response_us.mean,
         response_p99_us: r.response_us.p99,
         events: Some(r.events),
@@ -353,14 +351,8 @@ fn painting_row(
         drawing_cpu_ms: r
             .handler_cpu_us_mean
             .map(|us| us * r.responses as f64 / 1_000.0),
-        zip_s: None,
-        ftp_s: None,
         scheduler_cpu_ms: cpu0.zip(cpu1).map(|(a, b)| b - a),
-        p99_vs_eevdf: None,
-        all_p99_vs_eevdf: None,
-        mean_vs_eevdf: None,
-        throughput_vs_eevdf: None,
-        rounds: 1,
+        ..SchedRow::new(s, format!("painting-{hogs}-hogs"))
     })
 }
 
@@ -381,24 +373,12 @@ fn file_manager_row(
     let cpu1 = pid.and_then(proc_cpu_ms);
     let us = |ms: f64| ms * 1_000.0;
     Ok(SchedRow {
-        scheduler: s,
-        scenario: "filemanager-zip-ftp".into(),
         response_mean_us: r.response_ms.map(|m| us(m.mean)),
         response_p99_us: r.response_ms.map(|m| us(m.p99)),
-        events: None,
-        responses: None,
-        response_all_p99_us: None,
-        hog_throughput: None,
-        hog_cpu_share: None,
-        drawing_cpu_ms: None,
         zip_s: r.completion_s.zip,
         ftp_s: r.completion_s.ftp,
         scheduler_cpu_ms: cpu0.zip(cpu1).map(|(a, b)| b - a),
-        p99_vs_eevdf: None,
-        all_p99_vs_eevdf: None,
-        mean_vs_eevdf: None,
-        throughput_vs_eevdf: None,
-        rounds: 1,
+        ..SchedRow::new(s, "filemanager-zip-ftp".into())
     })
 }
 

@@ -1,13 +1,15 @@
 //! The data plane: a producer outside the daemon writes events straight into
 //! each registered app's ring, and the daemon is not woken per event.
 
+mod common;
+
 use std::os::fd::AsRawFd;
 use std::sync::mpsc;
 use std::thread;
 
 use lull::client::{EsmClient, Handled};
 use lull::producer::EsmProducer;
-use lull_esm::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
+use lull_esm::protocol::{DaemonMsg, MAX_MESSAGE};
 use lull_esm::EsmConfig;
 use lull_model::{AppId, EventKind, RawEvent};
 use lull_os::event_ring::RingConsumer;
@@ -101,20 +103,7 @@ fn one_producer_two_apps_every_event_in_order_without_daemon_wakeups() {
 /// A hand-made app that registers, takes its ring and writes an impossible consumer index into
 /// it, then never reads.
 fn scribbler(path: &std::path::Path) -> (std::os::fd::OwnedFd, AppId) {
-    let fd = sys::seqpacket_connect(path).unwrap();
-    let mut buf = [0u8; MAX_MESSAGE];
-    let (n, _cell) = sys::recv_with_fds(fd.as_raw_fd(), &mut buf).unwrap();
-    let DaemonMsg::Welcome { app, .. } = DaemonMsg::decode(&buf[..n]).unwrap() else {
-        panic!("no welcome")
-    };
-    let mut out = Vec::new();
-    ClientMsg::Register {
-        kind: EventKind::Key,
-        handler: Some(lull_model::HandlerId(0)),
-    }
-    .encode(&mut out);
-    sys::send_msg(fd.as_raw_fd(), &out).unwrap();
-    (fd, app)
+    common::hand_made_app(path, EventKind::Key)
 }
 
 /// Reads the scribbler's messages until `Registered`; returns its ring's memfd.

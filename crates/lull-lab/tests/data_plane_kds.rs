@@ -2,11 +2,12 @@
 //! the KDS (figure 19) route the producers of their kinds to it, and the window manager's input
 //! suspension takes the input kinds off its rings and puts them back when it returns.
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use lull::kds_client::KdsAdmin;
-use lull::kds_runtime::{AppOptions, KdsApp};
 use lull::producer::EsmProducer;
 use lull_model::{AppId, EventKind, RawEvent};
 use lull_os::sys;
@@ -17,20 +18,6 @@ fn key(i: u64) -> RawEvent {
         code: (i % 200) as u16,
         pressed: i % 2 == 0,
     }
-}
-
-/// A 64 × 48 app named `name` on `d`'s display server, outside guiS.
-fn attach(d: &TestDaemon, name: &str) -> KdsApp {
-    KdsApp::attach(
-        &d.kds_path(),
-        &AppOptions {
-            width: 64,
-            height: 48,
-            name: name.into(),
-            guis: false,
-        },
-    )
-    .unwrap()
 }
 
 /// The kinds the producer routes to `app` now, after reading the daemon's route changes.
@@ -47,7 +34,7 @@ fn kds_registrations_route_producers_and_input_suspension_reroutes() {
     let d = TestDaemon::start_kds("dp-kds", 320, 200);
     // The producer first: the app's registration through the server must route it.
     let mut p = EsmProducer::connect(&d.path, &[EventKind::Key]).unwrap();
-    let app = attach(&d, "keys");
+    let app = common::attach_small(&d.kds_path(), "keys", false);
     let handled = Arc::new(AtomicU64::new(0));
     let h = Arc::clone(&handled);
     app.esm_register(EventKind::Key, move |_| {
@@ -100,7 +87,7 @@ fn kds_registrations_route_producers_and_input_suspension_reroutes() {
 fn a_detaching_app_leaves_its_queued_events_unhandled() {
     let d = TestDaemon::start_kds("dp-stop", 320, 200);
     let mut p = EsmProducer::connect(&d.path, &[EventKind::Key]).unwrap();
-    let app = attach(&d, "slow");
+    let app = common::attach_small(&d.kds_path(), "slow", false);
     let handled = Arc::new(AtomicU64::new(0));
     let (entered_tx, entered_rx) = std::sync::mpsc::channel();
     let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();

@@ -5,14 +5,16 @@
 //! producer or take an event from another app, and every event is accounted for from both
 //! sides (the producer's counters in each ring, the app's read index).
 
+mod common;
+
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use lull::client::{EsmClient, Handled};
-use lull_esm::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
+use lull_esm::protocol::{DaemonMsg, MAX_MESSAGE};
 use lull_esm::EsmConfig;
 use lull_model::time::NS_PER_MS;
-use lull_model::{AppId, EventKind, HandlerId, Payload};
+use lull_model::{AppId, EventKind, Payload};
 use lull_os::event_ring::RingConsumer;
 use lull_os::sys;
 use lulld::daemon::{DaemonReport, RingRoute};
@@ -47,19 +49,8 @@ struct BadApp {
 }
 
 fn bad_app(path: &Path, kind: EventKind, how: Hostile) -> BadApp {
-    let fd = sys::seqpacket_connect(path).unwrap();
+    let (fd, app) = common::hand_made_app(path, kind);
     let mut buf = [0u8; MAX_MESSAGE];
-    let (n, _cell) = sys::recv_with_fds(fd.as_raw_fd(), &mut buf).unwrap();
-    let DaemonMsg::Welcome { app, .. } = DaemonMsg::decode(&buf[..n]).unwrap() else {
-        panic!("no welcome")
-    };
-    let mut out = Vec::new();
-    ClientMsg::Register {
-        kind,
-        handler: Some(HandlerId(0)),
-    }
-    .encode(&mut out);
-    sys::send_msg(fd.as_raw_fd(), &out).unwrap();
     // The ring comes before `Registered` when the sources' producer is already routed, after it
     // when the producer says `Produce` later.
     let (mut memfd, mut registered) = (None, false);
@@ -88,10 +79,7 @@ fn good_app(
     kind: EventKind,
 ) -> (EsmClient, std::rc::Rc<std::cell::RefCell<Vec<Payload>>>) {
     let mut c = EsmClient::connect(path).unwrap();
-    let got = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let g = std::rc::Rc::clone(&got);
-    c.register(kind, move |ev| g.borrow_mut().push(ev.payload))
-        .unwrap();
+    let got = common::record_payloads(&mut c, kind);
     (c, got)
 }
 

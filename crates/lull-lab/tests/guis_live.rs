@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use lull::client::EsmClient;
 use lull::kds_client::KdsAdmin;
-use lull::kds_runtime::{AppOptions, KdsApp};
+use lull::kds_runtime::KdsApp;
 use lull_actuate::freezer::FreezerKind;
 use lull_esm::EsmConfig;
 use lull_kds::{Fill, Layer, Rect, Surface};
@@ -76,19 +76,6 @@ fn start(tag: &str, mut config: GuisConfig) -> (Running, GuisStatus) {
     let status = rx.recv().unwrap();
     println!("{status}");
     (Running(Some(d)), status)
-}
-
-fn attach(d: &Running, name: &str, guis: bool) -> KdsApp {
-    KdsApp::attach(
-        &d.kds_path(),
-        &AppOptions {
-            width: 64,
-            height: 48,
-            name: name.into(),
-            guis,
-        },
-    )
-    .unwrap()
 }
 
 fn pid() -> i32 {
@@ -190,7 +177,7 @@ fn gate_ignoring_drawing_thread_is_frozen_then_thawed() {
     let other_path = format!("/proc/{}/cgroup", other.0.id());
     let other_before = cgroups(&other_path);
 
-    let app = attach(&daemon, "spinner", true);
+    let app = common::attach_small(&daemon.kds_path(), "spinner", true);
     let stop = Arc::new(AtomicBool::new(false));
     let (count, tid) = spin_on_drawing_thread(&app, &stop);
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
@@ -275,7 +262,7 @@ fn redeclared_drawing_thread_is_given_back() {
     }
     let root = status.freezer().unwrap().1.to_owned();
     let domain = root.join(pid().to_string());
-    let app = attach(&daemon, "redeclare", true);
+    let app = common::attach_small(&daemon.kds_path(), "redeclare", true);
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
     let runtime_drawing = declared(&mut admin, &app, ThreadCategory::Drawing);
     let runtime_foreground = declared(&mut admin, &app, ThreadCategory::Foreground);
@@ -370,7 +357,7 @@ fn asleep(tid: i32) -> bool {
 fn cooperative_drawing_thread_parks_and_never_draws_unseen() {
     let _serial = serial_adoption();
     let (daemon, status) = start("parks", GuisConfig::default());
-    let app = attach(&daemon, "cooperative", true);
+    let app = common::attach_small(&daemon.kds_path(), "cooperative", true);
     let (frame, drawn) = cooperative_drawer(&app);
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
     let drawing = declared(&mut admin, &app, ThreadCategory::Drawing);
@@ -463,7 +450,7 @@ fn guis_off_freezes_nothing() {
     let (daemon, status) = start("off", config.clone());
     assert!(!status.enabled());
     assert_eq!(status.kernel, KernelEnforcement::Off);
-    let app = attach(&daemon, "ungated", false);
+    let app = common::attach_small(&daemon.kds_path(), "ungated", false);
     let stop = Arc::new(AtomicBool::new(false));
     let (count, tid) = spin_on_drawing_thread(&app, &stop);
     let before = thread_cgroups(tid);
@@ -511,7 +498,7 @@ fn idle_forcing_turns_the_screen_off_once() {
         ..GuisConfig::default()
     };
     let (daemon, _status) = start("idle", config);
-    let app = attach(&daemon, "alone", true);
+    let app = common::attach_small(&daemon.kds_path(), "alone", true);
     esm_waiting(&daemon, 1);
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
     assert_eq!(screen(&mut admin), Screen::On, "a visible app can draw");
@@ -547,8 +534,8 @@ fn idle_forcing_waits_while_a_drawing_thread_may_run() {
         ..GuisConfig::default()
     };
     let (daemon, _status) = start("busy", config);
-    let back = attach(&daemon, "back", true);
-    let front = attach(&daemon, "front", true);
+    let back = common::attach_small(&daemon.kds_path(), "back", true);
+    let front = common::attach_small(&daemon.kds_path(), "front", true);
     esm_waiting(&daemon, 2);
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
     let w = admin.windows().unwrap();
@@ -585,7 +572,7 @@ fn idle_exec_runs_the_command_with_the_app_count() {
         ..GuisConfig::default()
     };
     let (daemon, _status) = start("exec", config);
-    let app = attach(&daemon, "exec", true);
+    let app = common::attach_small(&daemon.kds_path(), "exec", true);
     esm_waiting(&daemon, 1);
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
     admin.background(app.app()).unwrap();
@@ -649,7 +636,7 @@ fn measure_freeze_thaw_latency() {
         daemon.stop();
         return;
     }
-    let app = attach(&daemon, "latency", true);
+    let app = common::attach_small(&daemon.kds_path(), "latency", true);
     let stop = Arc::new(AtomicBool::new(false));
     let (_count, tid) = spin_on_drawing_thread(&app, &stop);
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();

@@ -5,7 +5,6 @@
 mod common;
 
 use std::ffi::{c_int, c_void, CStr, CString};
-use std::os::fd::AsRawFd;
 use std::ptr;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Mutex;
@@ -16,8 +15,7 @@ use lull::kds_client::KdsAdmin;
 use lull_esm::EsmConfig;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_kds::wire::ErrorCode;
-use lull_model::{RawEvent, ThreadCategory};
-use lull_os::evdev::EvdevEncoder;
+use lull_model::ThreadCategory;
 use lull_os::sys;
 use lulld::test_support::TestDaemon;
 
@@ -407,18 +405,7 @@ fn figure_19_threads_and_handlers() {
         assert_eq!(kds_esm_register(k, 3, Some(on_key), user), KDS_OK);
     }
     // The registration is in effect once kds_esm_register returned: type a key.
-    let mut buf = Vec::new();
-    EvdevEncoder::new()
-        .encode(
-            RawEvent::Key {
-                code: 30,
-                pressed: true,
-            },
-            sys::monotonic_ns(),
-            &mut buf,
-        )
-        .unwrap();
-    sys::write_all_once(keys.as_raw_fd(), &buf).unwrap();
+    common::press_key(&keys, common::KEY_A);
     let (ev, detach, state) = rx.recv().unwrap();
     assert_eq!((ev.kind, ev.a, ev.b), (3, 30, 1));
     assert_eq!(detach, KDS_ERR_WRONG_THREAD);

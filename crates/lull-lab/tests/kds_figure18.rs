@@ -7,9 +7,8 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use lull::kds_client::KdsAdmin;
 use lull_esm::EsmConfig;
@@ -17,8 +16,6 @@ use lull_kds::figure18;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_lab::c_client::{C_LINK_LIBS, STATIC_LIB};
 use lull_lab::kds_demo::{self, Figure18Config};
-use lull_model::RawEvent;
-use lull_os::evdev::EvdevEncoder;
 use lull_os::sys;
 use lull_testkit::c_build;
 use lulld::test_support::TestDaemon;
@@ -58,17 +55,23 @@ fn check_screen(admin: &mut KdsAdmin) {
     }
 }
 
-/// Runs `program --socket …` against a fresh server and checks its line, the screen while it
-/// waits, its exit, and the screen after it detached.
-fn run_example(tag: &str, program: &Path) {
-    let daemon = TestDaemon::start_kds(tag, SCREEN_W, SCREEN_H);
-    let mut child = Command::new(program)
+/// Starts `program --socket …` against `daemon`'s display server, its standard input and output
+/// piped to the test.
+fn start_example(program: &Path, daemon: &TestDaemon) -> Child {
+    Command::new(program)
         .arg("--socket")
         .arg(daemon.kds_path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `program --socket …` against a fresh server and checks its line, the screen while it
+/// waits, its exit, and the screen after it detached.
+fn run_example(tag: &str, program: &Path) {
+    let daemon = TestDaemon::start_kds(tag, SCREEN_W, SCREEN_H);
+    let mut child = start_example(program, &daemon);
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -191,13 +194,7 @@ fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
         d.add_evdev(r)?;
         common::enable_headless_kds(d, SCREEN_W, SCREEN_H)
     });
-    let mut child = Command::new(&bin)
-        .arg("--socket")
-        .arg(daemon.kds_path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = start_example(&bin, &daemon);
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
@@ -210,18 +207,7 @@ fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
     check_screen(&mut admin);
     // Its handler is registered before it draws, so the key reaches it.
-    let mut buf = Vec::new();
-    EvdevEncoder::new()
-        .encode(
-            RawEvent::Key {
-                code: 30,
-                pressed: true,
-            },
-            sys::monotonic_ns(),
-            &mut buf,
-        )
-        .unwrap();
-    sys::write_all_once(keys.as_raw_fd(), &buf).unwrap();
+    common::press_key(&keys, common::KEY_A);
     line.clear();
     out.read_line(&mut line).unwrap();
     assert_eq!(

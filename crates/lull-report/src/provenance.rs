@@ -32,6 +32,25 @@ pub struct Provenance {
     pub date: String,
 }
 
+#[cfg(test)]
+impl Provenance {
+    /// A made-up machine and run, for the tests' results files.
+    pub(crate) fn fixture() -> Provenance {
+        Provenance {
+            machine: Machine {
+                hostname: "h".into(),
+                arch: "x86_64".into(),
+                cpus: 2,
+                cpu_model: "cpu".into(),
+                memory_mib: 1024,
+            },
+            kernel: "6.18".into(),
+            commit: "abc".into(),
+            date: "2026-11-25T00:00:00Z".into(),
+        }
+    }
+}
+
 impl Provenance {
     /// Reads this machine, the build's commit and the time now.
     pub fn here() -> Self {

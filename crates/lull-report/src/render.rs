@@ -154,21 +154,12 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::{write, Label, Machine, Provenance, ResultFile};
+    use crate::{write, Label, Provenance, ResultFile};
 
     fn file(section: &str, index: usize, outcome: Outcome) -> ResultFile {
-        let provenance = Provenance {
-            machine: Machine {
-                hostname: "h<ost>".into(),
-                arch: "x86_64".into(),
-                cpus: 2,
-                cpu_model: String::new(),
-                memory_mib: 1,
-            },
-            kernel: "6.18".into(),
-            commit: "c".into(),
-            date: "d".into(),
-        };
+        let mut provenance = Provenance::fixture();
+        // A name the page must escape.
+        provenance.machine.hostname = "h<ost>".into();
         ResultFile::new(
             section,
             index,

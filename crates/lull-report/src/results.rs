@@ -229,23 +229,7 @@ fn plain_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Machine;
     use serde_json::json;
-
-    fn provenance() -> Provenance {
-        Provenance {
-            machine: Machine {
-                hostname: "h".into(),
-                arch: "x86_64".into(),
-                cpus: 2,
-                cpu_model: "cpu".into(),
-                memory_mib: 1024,
-            },
-            kernel: "6.18".into(),
-            commit: "abc".into(),
-            date: "2026-11-25T00:00:00Z".into(),
-        }
-    }
 
     fn tempdir(tag: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("lull-report-{tag}-{}", std::process::id()));
@@ -262,7 +246,7 @@ mod tests {
             2,
             "B",
             Label::Modelled,
-            provenance(),
+            Provenance::fixture(),
             1.5,
             Outcome::Error("no root".into()),
         );
@@ -271,7 +255,7 @@ mod tests {
             1,
             "A",
             Label::Measured,
-            provenance(),
+            Provenance::fixture(),
             0.5,
             Outcome::Data(json!({"x": [1, 2]})),
         );
@@ -318,7 +302,7 @@ mod tests {
             1,
             "t",
             Label::Measured,
-            provenance(),
+            Provenance::fixture(),
             0.0,
             Outcome::Data(json!(null)),
         );

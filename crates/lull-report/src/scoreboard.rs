@@ -458,7 +458,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::{Label, Machine, Provenance};
+    use crate::{Label, Provenance};
 
     fn ev(seed: f64, tol: f64, signed: bool, region: bool) -> ClaimEvidence {
         ClaimEvidence {
@@ -515,18 +515,7 @@ mod tests {
     }
 
     fn file(section: &str, data: Value) -> ResultFile {
-        let provenance = Provenance {
-            machine: Machine {
-                hostname: "h".into(),
-                arch: "x86_64".into(),
-                cpus: 2,
-                cpu_model: String::new(),
-                memory_mib: 1,
-            },
-            kernel: "k".into(),
-            commit: "c".into(),
-            date: "d".into(),
-        };
+        let provenance = Provenance::fixture();
         ResultFile::new(
             section,
             1,

@@ -144,11 +144,7 @@ pub(crate) fn drive_on<W: Workload>(
         let k = &mut kernel;
         match ev {
             Ev::End => break,
-            Ev::CoreDone { core, gen } => k.core_done(core, gen, &mut user, &mut cx),
-            Ev::WakeDone { core, gen } => k.wake_done(core, gen, &mut user, &mut cx),
-            Ev::Poke(core) => k.poke(core, &mut user, &mut cx),
-            Ev::Tick { core, gen } => k.tick(core, gen, &mut user, &mut cx),
-            Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut user, &mut cx),
+            Ev::Kernel(e) => k.handle(e, &mut user, &mut cx),
             Ev::Governor => pm.sample(k, &mut user, &mut cx),
             Ev::Seam { gen } => {
                 if let Some(s) = &mut seam {

@@ -109,11 +109,7 @@ impl<'s> World<'s> {
             }
             match ev {
                 Ev::Inject(i) => u.inject(i, k, &mut cx),
-                Ev::CoreDone { core, gen } => k.core_done(core, gen, u, &mut cx),
-                Ev::WakeDone { core, gen } => k.wake_done(core, gen, u, &mut cx),
-                Ev::Poke(core) => k.poke(core, u, &mut cx),
-                Ev::Tick { core, gen } => k.tick(core, gen, u, &mut cx),
-                Ev::Timer { tid, gen } => k.timer_fired(tid, gen, u, &mut cx),
+                Ev::Kernel(e) => k.handle(e, u, &mut cx),
                 Ev::Vsync => u.vsync(k, &mut cx),
                 Ev::Governor => pm.sample(k, u, &mut cx),
                 Ev::Window(i) => u.window_change(i, k, &mut cx),

@@ -53,6 +53,34 @@ fn one_round() -> u32 {
     1
 }
 
+impl SchedRow {
+    /// One round's row of `scenario` under `scheduler` with no figure yet; the ratios to
+    /// EEVDF are filled in by the report.
+    #[must_use]
+    pub fn new(scheduler: Scheduler, scenario: String) -> SchedRow {
+        SchedRow {
+            scheduler,
+            scenario,
+            response_mean_us: None,
+            response_p99_us: None,
+            events: None,
+            responses: None,
+            response_all_p99_us: None,
+            hog_throughput: None,
+            hog_cpu_share: None,
+            drawing_cpu_ms: None,
+            zip_s: None,
+            ftp_s: None,
+            scheduler_cpu_ms: None,
+            p99_vs_eevdf: None,
+            all_p99_vs_eevdf: None,
+            mean_vs_eevdf: None,
+            throughput_vs_eevdf: None,
+            rounds: one_round(),
+        }
+    }
+}
+
 /// The comparison's report.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchedReport {
@@ -156,24 +184,10 @@ mod tests {
 
     fn row(s: Scheduler, scenario: &str, p99: f64, tput: Option<f64>) -> SchedRow {
         SchedRow {
-            scheduler: s,
-            scenario: scenario.into(),
             response_mean_us: Some(p99 / 2.0),
             response_p99_us: Some(p99),
-            events: None,
-            responses: None,
-            response_all_p99_us: None,
             hog_throughput: tput,
-            hog_cpu_share: None,
-            drawing_cpu_ms: None,
-            zip_s: None,
-            ftp_s: None,
-            scheduler_cpu_ms: None,
-            p99_vs_eevdf: None,
-            all_p99_vs_eevdf: None,
-            mean_vs_eevdf: None,
-            throughput_vs_eevdf: None,
-            rounds: 1,
+            ..SchedRow::new(s, scenario.into())
         }
     }
 

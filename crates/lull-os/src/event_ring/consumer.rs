@@ -44,27 +44,8 @@ impl RingConsumer {
     /// # Errors
     /// A [`RingError`] naming what is wrong; the kernel's error from `fstat`, `fcntl` or `mmap`.
     pub fn from_fds(memfd: OwnedFd, eventfd: OwnedFd) -> Result<RingConsumer, RingError> {
-        let link = std::fs::read_link(format!("/proc/self/fd/{}", eventfd.as_raw_fd()))
-            .map_err(io_err("readlink eventfd"))?;
-        if link.as_os_str() != "anon_inode:[eventfd]" {
-            return Err(RingError::NotEventFd);
-        }
-        // SAFETY: fcntl on a descriptor we own, no pointers.
-        let seals = unsafe { libc::fcntl(memfd.as_raw_fd(), libc::F_GET_SEALS) };
-        let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-        if seals < 0 || seals & want != want {
-            return Err(RingError::NotSealed(seals));
-        }
-        // SAFETY: stat is plain data; fstat fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid out-pointer.
-        crate::sys::cvt(unsafe { libc::fstat(memfd.as_raw_fd(), &raw mut st) })
-            .map_err(io_err("fstat"))?;
-        let file_bytes = u64::try_from(st.st_size).unwrap_or(0);
-        let page = page_bytes();
-        if file_bytes < 2 * page {
-            return Err(RingError::TooSmall { file_bytes });
-        }
+        check_eventfd(&eventfd)?;
+        let (file_bytes, page) = sealed_size(&memfd)?;
         let header = map(&memfd, page, 0, libc::PROT_READ)?;
         // From here `header` is ours: unmap it on every refusal.
         let checked = Self::check_header(header, page, file_bytes);
@@ -123,31 +104,12 @@ impl RingConsumer {
     /// Checks a ring's descriptors without taking it: what [`RingConsumer::from_fds`] refuses,
     /// this refuses; it reads the header once and unmaps it.
     pub(super) fn probe(memfd: &OwnedFd, eventfd: &OwnedFd) -> Result<Probe, RingError> {
-        let link = std::fs::read_link(format!("/proc/self/fd/{}", eventfd.as_raw_fd()))
-            .map_err(io_err("readlink eventfd"))?;
-        if link.as_os_str() != "anon_inode:[eventfd]" {
-            return Err(RingError::NotEventFd);
-        }
+        check_eventfd(eventfd)?;
         Self::observe_memfd(memfd)
     }
 
     fn observe_memfd(memfd: &OwnedFd) -> Result<Probe, RingError> {
-        // SAFETY: fcntl on a descriptor we hold, no pointers.
-        let seals = unsafe { libc::fcntl(memfd.as_raw_fd(), libc::F_GET_SEALS) };
-        let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-        if seals < 0 || seals & want != want {
-            return Err(RingError::NotSealed(seals));
-        }
-        // SAFETY: stat is plain data; fstat fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid out-pointer.
-        crate::sys::cvt(unsafe { libc::fstat(memfd.as_raw_fd(), &raw mut st) })
-            .map_err(io_err("fstat"))?;
-        let file_bytes = u64::try_from(st.st_size).unwrap_or(0);
-        let page = page_bytes();
-        if file_bytes < 2 * page {
-            return Err(RingError::TooSmall { file_bytes });
-        }
+        let (file_bytes, page) = sealed_size(memfd)?;
         let header = map(memfd, 2 * page, 0, libc::PROT_READ)?;
         let checked = Self::check_header(header, page, file_bytes);
         let probe = checked.map(|capacity| {
@@ -436,6 +398,38 @@ impl RingConsumer {
     pub(super) fn scribble_tail(&self, v: u64) {
         self.ctl_page().tail.store(v, Ordering::Release);
     }
+}
+
+/// Refuses a descriptor that is not an eventfd.
+fn check_eventfd(eventfd: &OwnedFd) -> Result<(), RingError> {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", eventfd.as_raw_fd()))
+        .map_err(io_err("readlink eventfd"))?;
+    if link.as_os_str() != "anon_inode:[eventfd]" {
+        return Err(RingError::NotEventFd);
+    }
+    Ok(())
+}
+
+/// A ring memfd's size and the page size, after checking that it is sealed against shrinking
+/// and growing and holds at least its header and control pages.
+fn sealed_size(memfd: &OwnedFd) -> Result<(u64, u64), RingError> {
+    // SAFETY: fcntl on a descriptor we hold, no pointers.
+    let seals = unsafe { libc::fcntl(memfd.as_raw_fd(), libc::F_GET_SEALS) };
+    let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
+    if seals < 0 || seals & want != want {
+        return Err(RingError::NotSealed(seals));
+    }
+    // SAFETY: stat is plain data; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid out-pointer.
+    crate::sys::cvt(unsafe { libc::fstat(memfd.as_raw_fd(), &raw mut st) })
+        .map_err(io_err("fstat"))?;
+    let file_bytes = u64::try_from(st.st_size).unwrap_or(0);
+    let page = page_bytes();
+    if file_bytes < 2 * page {
+        return Err(RingError::TooSmall { file_bytes });
+    }
+    Ok((file_bytes, page))
 }
 
 impl Drop for RingConsumer {

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::view::{Plot, PlotKind, Table};
-use crate::{Label, Machine, Outcome, Provenance};
+use crate::{Label, Outcome, Provenance};
 
 fn file(section: &str, label: Label, data: Value) -> ResultFile {
     ResultFile::new(
@@ -13,18 +13,7 @@ fn file(section: &str, label: Label, data: Value) -> ResultFile {
         1,
         "t",
         label,
-        Provenance {
-            machine: Machine {
-                hostname: "h".into(),
-                arch: "x86_64".into(),
-                cpus: 2,
-                cpu_model: String::new(),
-                memory_mib: 1,
-            },
-            kernel: "6.18".into(),
-            commit: "c".into(),
-            date: "d".into(),
-        },
+        Provenance::fixture(),
         1.0,
         Outcome::Data(data),
     )

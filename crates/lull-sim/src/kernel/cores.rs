@@ -9,7 +9,7 @@ use lull_sched::class::Migration;
 use lull_sched::{CpuId, TaskId};
 
 use super::{Cx, KAction, Kernel, TState};
-use crate::event::Ev;
+use crate::event::{Ev, KernelEv};
 use crate::platform::FreqDomain;
 use crate::soc::CState;
 
@@ -72,8 +72,10 @@ impl Kernel<'_> {
         k.last_ran = None;
         k.idle_since_ns = now;
         let gen = k.gen;
-        cx.eng
-            .schedule_at(now + latency_ns, Ev::WakeDone { core: c, gen });
+        cx.eng.schedule_at(
+            now + latency_ns,
+            Ev::Kernel(KernelEv::WakeDone { core: c, gen }),
+        );
     }
 
     /// Moves threads taken off other cores to core `to`'s queue.
@@ -167,7 +169,7 @@ impl Kernel<'_> {
             if matches!(cx.soc.cores[first].state, CState::Idle(_)) {
                 self.kick(first, cx);
             } else if cx.soc.cores[first].state == CState::Busy {
-                cx.eng.schedule_in(0, Ev::Poke(first));
+                cx.eng.schedule_in(0, Ev::Kernel(KernelEv::Poke(first)));
             }
         } else {
             let mut want = n - online.len();
@@ -202,7 +204,7 @@ impl Kernel<'_> {
                 self.tasks[t].state = TState::Runnable;
                 // The segment planned for it is void; the core picks again.
                 self.cpus[from].gen += 1;
-                cx.eng.schedule_in(0, Ev::Poke(from));
+                cx.eng.schedule_in(0, Ev::Kernel(KernelEv::Poke(from)));
             }
             TState::Runnable => self.sync(from, cx),
             TState::Sleeping | TState::EvWait | TState::Frozen => return,
@@ -214,7 +216,7 @@ impl Kernel<'_> {
                 if self.class.wakeup_preempt(CpuId(to), TaskId(t)) {
                     self.cpus[to].resched = true;
                 }
-                cx.eng.schedule_in(0, Ev::Poke(to));
+                cx.eng.schedule_in(0, Ev::Kernel(KernelEv::Poke(to)));
             }
             CState::Waking | CState::Offline => {}
         }

@@ -7,7 +7,7 @@ use lull_sched::idle::NO_PREDICTION_NS;
 use lull_sched::CpuId;
 
 use super::{Cx, Kernel, Userspace};
-use crate::event::Ev;
+use crate::event::{Ev, KernelEv};
 use crate::platform::TimerMode;
 use crate::soc::CState;
 
@@ -96,7 +96,9 @@ impl Kernel<'_> {
         cx.soc.cores[c].state = CState::Waking;
         cpu.gen += 1;
         let gen = cpu.gen;
-        cx.eng
-            .schedule_at(now + exit_us * NS_PER_US, Ev::WakeDone { core: c, gen });
+        cx.eng.schedule_at(
+            now + exit_us * NS_PER_US,
+            Ev::Kernel(KernelEv::WakeDone { core: c, gen }),
+        );
     }
 }

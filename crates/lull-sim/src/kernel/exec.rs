@@ -7,7 +7,7 @@ use lull_audit::AuditEventKind;
 use lull_sched::CpuId;
 
 use super::{Action, Cx, KAction, Kernel, TState, Userspace};
-use crate::event::Ev;
+use crate::event::{Ev, KernelEv};
 use crate::soc::CState;
 
 pub(crate) fn cycles_to_ns(cycles: u64, khz: u64) -> u64 {
@@ -82,7 +82,8 @@ impl Kernel<'_> {
         cpu.seg_start_ns = now;
         let gen = cpu.gen;
         let end = cpu.planned_end_ns;
-        cx.eng.schedule_at(end, Ev::CoreDone { core: c, gen });
+        cx.eng
+            .schedule_at(end, Ev::Kernel(KernelEv::CoreDone { core: c, gen }));
     }
 
     /// Runs core `c` until it must wait for time to pass (a planned segment) or goes idle.

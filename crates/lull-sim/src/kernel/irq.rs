@@ -4,7 +4,7 @@ use lull_model::time::NS_PER_S;
 use lull_sched::CpuId;
 
 use super::{Cx, DeviceWork, KAction, Kernel, Userspace};
-use crate::event::Ev;
+use crate::event::{Ev, KernelEv};
 use crate::platform::{IrqController, TimerMode};
 use crate::soc::CState;
 
@@ -96,6 +96,17 @@ impl Kernel<'_> {
                     self.irq(to, cycles, act, u, cx);
                 }
             }
+        }
+    }
+
+    /// Handles the kernel's own event `e`, as every driver of a run does.
+    pub fn handle(&mut self, e: KernelEv, u: &mut dyn Userspace, cx: &mut Cx<'_, '_>) {
+        match e {
+            KernelEv::CoreDone { core, gen } => self.core_done(core, gen, u, cx),
+            KernelEv::WakeDone { core, gen } => self.wake_done(core, gen, u, cx),
+            KernelEv::Poke(core) => self.poke(core, u, cx),
+            KernelEv::Tick { core, gen } => self.tick(core, gen, u, cx),
+            KernelEv::Timer { tid, gen } => self.timer_fired(tid, gen, u, cx),
         }
     }
 
@@ -191,7 +202,8 @@ impl Kernel<'_> {
         cpu.tick_gen += 1;
         cpu.tick_armed = true;
         let gen = cpu.tick_gen;
-        cx.eng.schedule_at(next, Ev::Tick { core: c, gen });
+        cx.eng
+            .schedule_at(next, Ev::Kernel(KernelEv::Tick { core: c, gen }));
     }
 
     /// How late this timer's interrupt runs past its expiry: a draw from the platform's
@@ -239,6 +251,7 @@ impl Kernel<'_> {
         t.timer_at = Some(at);
         t.timer_soft_at = None;
         let gen = t.timer_gen;
-        cx.eng.schedule_at(at, Ev::Timer { tid, gen });
+        cx.eng
+            .schedule_at(at, Ev::Kernel(KernelEv::Timer { tid, gen }));
     }
 }

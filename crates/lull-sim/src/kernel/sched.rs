@@ -10,7 +10,7 @@ use lull_sched::{CpuId, TaskId};
 
 use super::boost::BoostEnd;
 use super::{Cx, Kernel, TState, Userspace};
-use crate::event::Ev;
+use crate::event::{Ev, KernelEv};
 use crate::soc::CState;
 
 impl Kernel<'_> {
@@ -60,7 +60,7 @@ impl Kernel<'_> {
                     self.cpus[c].resched = true;
                 }
                 if self.cur_core != Some(c) {
-                    cx.eng.schedule_in(0, Ev::Poke(c));
+                    cx.eng.schedule_in(0, Ev::Kernel(KernelEv::Poke(c)));
                 }
             }
             CState::Waking | CState::Offline => {}

@@ -265,11 +265,7 @@ fn run(
         }
         let k = &mut kernel;
         match ev {
-            Ev::CoreDone { core, gen } => k.core_done(core, gen, &mut scene, &mut cx),
-            Ev::WakeDone { core, gen } => k.wake_done(core, gen, &mut scene, &mut cx),
-            Ev::Poke(core) => k.poke(core, &mut scene, &mut cx),
-            Ev::Tick { core, gen } => k.tick(core, gen, &mut scene, &mut cx),
-            Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut scene, &mut cx),
+            Ev::Kernel(e) => k.handle(e, &mut scene, &mut cx),
             Ev::Governor => driver.period(k, &mut scene, &mut cx),
             Ev::Inject(NET_DEVICE) => {
                 let f = scene.ftp.as_mut().expect("network only with FTP");

@@ -239,11 +239,7 @@ pub fn run_painting_model(
         }
         match ev {
             Ev::Inject(i) => user.touch(i, k, &mut cx),
-            Ev::CoreDone { core, gen } => k.core_done(core, gen, &mut user, &mut cx),
-            Ev::WakeDone { core, gen } => k.wake_done(core, gen, &mut user, &mut cx),
-            Ev::Poke(core) => k.poke(core, &mut user, &mut cx),
-            Ev::Tick { core, gen } => k.tick(core, gen, &mut user, &mut cx),
-            Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut user, &mut cx),
+            Ev::Kernel(e) => k.handle(e, &mut user, &mut cx),
             Ev::Governor => pm.sample(k, &mut user, &mut cx),
             // The display's refresh is computed, not an interrupt; no window manager here.
             Ev::Vsync | Ev::Window(_) | Ev::Seam { .. } | Ev::End => {}

@@ -107,11 +107,7 @@ impl Rig {
                     }
                     k.wake(UI, &u, &mut cx);
                 }
-                Ev::CoreDone { core, gen } => k.core_done(core, gen, &mut u, &mut cx),
-                Ev::WakeDone { core, gen } => k.wake_done(core, gen, &mut u, &mut cx),
-                Ev::Poke(core) => k.poke(core, &mut u, &mut cx),
-                Ev::Tick { core, gen } => k.tick(core, gen, &mut u, &mut cx),
-                Ev::Timer { tid, gen } => k.timer_fired(tid, gen, &mut u, &mut cx),
+                Ev::Kernel(e) => k.handle(e, &mut u, &mut cx),
                 Ev::Vsync | Ev::Governor | Ev::Window(_) | Ev::Seam { .. } => {}
             }
             if now >= wake_at {

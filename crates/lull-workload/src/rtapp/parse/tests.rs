@@ -16,23 +16,14 @@ fn defaults() {
     let app = parse(&task(r#"{"run": 10, "sleep": 20}"#)).unwrap();
     assert_eq!(app.duration_s, None);
     assert_eq!(app.calibration, Calibration::Cpu(0));
+    // Events at the top level and no `loop`: the endless task, with every default.
     assert_eq!(
         app.tasks,
-        vec![TaskSpec {
-            name: "t".into(),
-            instances: 1,
-            loops: None,
-            delay_us: 0,
-            nice: 0,
-            cpus: None,
-            phases: vec![Phase {
-                name: String::new(),
-                loops: 1,
-                nice: None,
-                cpus: None,
-                events: vec![Event::Run { us: 10 }, Event::Sleep { us: 20 }],
-            }],
-        }]
+        vec![TaskSpec::endless(
+            "t",
+            1,
+            vec![Event::Run { us: 10 }, Event::Sleep { us: 20 }]
+        )]
     );
     let app = parse(&task(r#"{"phases": {"p": {"runtime": 5}}}"#)).unwrap();
     assert_eq!(app.tasks[0].loops, None);
