@@ -444,6 +444,34 @@ CPU:0 [LOST 3 EVENTS]
         assert_eq!(log.records.len(), 4);
     }
 
+    /// A command name may hold brackets (the kernel keeps any bytes): the CPU is the first
+    /// bracket holding only digits.
+    #[test]
+    fn brackets_in_the_command_name_are_skipped_to_the_cpu() {
+        let wake = ": sched_wakeup: comm=x pid=7 prio=120 target_cpu=001";
+        for task in [
+            "web [x]-7",
+            "web []-7",
+            "a [b] [c]-7",
+            "[w]-7",
+            "  web [0x]-7",
+        ] {
+            let line = format!("{task} [003] d..2. 5.000000002{wake}");
+            match parse_line(&line, 1) {
+                Ok(Some(Item::Event(3, 5_000_000_002, SchedEvent::Wakeup { pid: 7, .. }))) => {}
+                Ok(_) => panic!("{line:?}: another item"),
+                Err(e) => panic!("{line:?}: {e}"),
+            }
+        }
+        assert!(matches!(
+            parse_line(&format!("web [x] d..2. 5.0{wake}"), 4),
+            Err(FtraceError::Malformed {
+                line: 4,
+                reason: "no [cpu] field"
+            })
+        ));
+    }
+
     #[test]
     fn malformed_lines_are_typed_errors() {
         let e = read("   a-1 [000] 1.0: sched_switch: garbage\n", &[]).unwrap_err();

@@ -66,11 +66,6 @@ impl WindowManager {
     }
 
     #[must_use]
-    pub fn screen_rect(&self) -> Rect {
-        Rect::new(0, 0, self.screen_width, self.screen_height)
-    }
-
-    #[must_use]
     pub fn screen(&self) -> Screen {
         self.screen
     }

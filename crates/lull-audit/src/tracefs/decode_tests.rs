@@ -339,6 +339,11 @@ fn padding_time_extends_and_absolute_stamps_move_the_clock() {
     let extended = ts0 + 3 + (2 << 27) + 5 + 4;
     assert_eq!(ts, [ts0 + 3, extended, ((1 << 60) | (1 << 27) | 7) + 1]);
     assert_eq!(info.unwrap().sched_events, 3);
+    // Padding to exactly the end of the data, as the kernel fills the rest of a page.
+    let mut words = ev(2);
+    words.extend_from_slice(&[(1 << 5) | TYPE_PADDING, 8, 0]);
+    let (info, got) = decode_all(&l, &raw_page(10, 0, &words));
+    assert_eq!((info.unwrap().sched_events, got[0].0), (1, 12));
 }
 
 #[test]

@@ -595,23 +595,30 @@ fn all_apps_surfaces_stop_at_sixteen_screens() {
         let got = compose_all(&mut kds, &mut esm, app, &[(1, 20, 10), (2, 20, 10)]);
         assert_eq!(got, [Ok(()), Ok(())]);
     }
-    // 2,800 kept; the eighth app brings the total to exactly 3,200.
+    use ErrorCode::Resources;
+    // 2,800 kept by seven apps, 100 by the ninth: 2,900.
+    let got = compose_all(&mut kds, &mut esm, apps[8], &[(1, 10, 10)]);
+    assert_eq!(got, [Ok(())]);
     let got = compose_all(
         &mut kds,
         &mut esm,
         apps[7],
-        &[(1, 20, 10), (2, 20, 9), (3, 20, 1), (3, 20, 1)],
+        &[
+            (1, 20, 10), // 3,100
+            (2, 20, 10), // 3,300: the caller's own other surface counts too
+            (2, 10, 10), // 3,200: exactly the budget
+            (2, 10, 10), // replaces its own surface 2: 3,200 again
+        ],
     );
-    assert_eq!(got, [Ok(()), Ok(()), Ok(()), Ok(())]);
+    assert_eq!(got, [Ok(()), Err(Resources), Ok(()), Ok(())]);
     // One pixel more is refused, also under an id another app uses (only the caller's own
     // surface of that id is replaced).
-    let got = compose_all(&mut kds, &mut esm, apps[8], &[(1, 1, 1), (3, 1, 1)]);
-    use ErrorCode::Resources;
+    let got = compose_all(&mut kds, &mut esm, apps[8], &[(2, 1, 1), (5, 1, 1)]);
     assert_eq!(got, [Err(Resources), Err(Resources)]);
-    // An app that leaves frees its two screens.
+    // An app that leaves frees its two screens: 2,800.
     kds.detach(apps[0]);
-    let got = compose_all(&mut kds, &mut esm, apps[8], &[(1, 20, 10), (2, 20, 10)]);
+    let got = compose_all(&mut kds, &mut esm, apps[8], &[(2, 20, 10), (1, 20, 10)]);
     assert_eq!(got, [Ok(()), Ok(())]);
     let c = kds.counters();
-    assert_eq!((c.composes, c.surface_budget_refused), (20, 2));
+    assert_eq!((c.composes, c.surface_budget_refused), (20, 3));
 }

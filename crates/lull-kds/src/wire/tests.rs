@@ -458,3 +458,36 @@ fn a_truncated_field_names_the_bytes_it_lacks() {
         })
     );
 }
+
+#[test]
+fn an_attach_name_of_exactly_max_name_len_is_read_and_one_byte_more_is_refused() {
+    let attach = |name: String| {
+        let mut m = Vec::new();
+        encode_request(
+            &Request::Attach {
+                width: 3,
+                height: 4,
+                name,
+            },
+            &mut m,
+        );
+        decode_request(&m).map(|r| r.map(|(req, _)| req))
+    };
+    let name = "n".repeat(MAX_NAME_LEN);
+    assert_eq!(
+        attach(name.clone()),
+        Ok(Some(Request::Attach {
+            width: 3,
+            height: 4,
+            name
+        }))
+    );
+    assert_eq!(
+        attach("n".repeat(MAX_NAME_LEN + 1)),
+        Err(WireError::BadValue {
+            ty: request_type::ATTACH,
+            field: "name",
+            value: MAX_NAME_LEN as u64 + 1
+        })
+    );
+}
