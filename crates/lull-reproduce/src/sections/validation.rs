@@ -87,6 +87,12 @@ fn thread_json(t: &ThreadComparison) -> Value {
 /// The comparison as JSON.
 #[must_use]
 pub fn to_json(machine: &Machine, profile: &SimProfile, ws: &[WorkloadComparison]) -> Value {
+    to_json_with(&machine.to_string(), profile, ws)
+}
+
+/// [`to_json`] with the machine given as the probe's text (a saved collection's).
+#[must_use]
+pub fn to_json_with(machine: &str, profile: &SimProfile, ws: &[WorkloadComparison]) -> Value {
     let workloads: Vec<Value> = ws
         .iter()
         .map(|w| {
@@ -105,7 +111,7 @@ pub fn to_json(machine: &Machine, profile: &SimProfile, ws: &[WorkloadComparison
         "workloads": workloads,
         "runs": ws.first().map_or(0, |w| w.runs),
         "spread": "min-max over the live runs",
-        "machine": machine.to_string(),
+        "machine": machine,
         "profile": profile.notes,
         "bounds": {
             "cpu_share_pp": CPU_SHARE_BOUND_PP,
