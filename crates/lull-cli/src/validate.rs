@@ -137,6 +137,16 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
             );
         }
     }
+    let _ = writeln!(
+        t,
+        "CPU total of each live run (sum of the threads' shares, % of one CPU; sim: simulated); \
+         a run below the others shared the CPUs with other load:"
+    );
+    for w in ws {
+        let (live, sim) = w.cpu_totals();
+        let live: Vec<String> = live.iter().map(|x| format!("{:.1}", x * 100.0)).collect();
+        let _ = writeln!(t, "  {:<22} {}  sim {:.1}", w.name, live.join(" "), sim * 100.0);
+    }
     for w in ws.iter().filter(|w| !w.failed_runs.is_empty()) {
         let _ = writeln!(
             t,

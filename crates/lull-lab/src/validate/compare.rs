@@ -427,6 +427,26 @@ pub struct WorkloadComparison {
     pub threads: Vec<ThreadComparison>,
 }
 
+impl WorkloadComparison {
+    /// Each live run's CPU total, the sum of its threads' shares (1.0: one CPU's worth), and
+    /// the simulated total. A workload that keeps its CPUs busy (hogs) has the same total in
+    /// every undisturbed run; a run that got less shared the CPUs with other load, and its
+    /// figures measure that load (docs/validation.md).
+    #[must_use]
+    pub fn cpu_totals(&self) -> (Vec<f64>, f64) {
+        let live = (0..self.runs)
+            .map(|i| {
+                self.threads
+                    .iter()
+                    .filter_map(|t| t.spread.runs.get(i))
+                    .map(|f| f.cpu_share)
+                    .sum()
+            })
+            .collect();
+        (live, self.threads.iter().map(|t| t.sim.cpu_share).sum())
+    }
+}
+
 /// The workload's name: its file name without `.json`.
 #[must_use]
 pub fn workload_name(path: &Path) -> String {
@@ -756,6 +776,7 @@ mod tests {
                 u
             }],
         };
+        assert_eq!(w.cpu_totals(), (vec![0.2 + 0.2, 0.26 + 0.26, 0.4 + 0.4], 0.26 + 0.22));
         let (cpu, lat) = counts(&[w]);
         assert_eq!(
             cpu,
