@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use lull_lab::validate::collection::{analyse, collect, Collection};
 use lull_lab::validate::compare::{
-    counts, fits, Range, WorkloadComparison, CPU_SHARE_BOUND_PP,
-    LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
+    counts, fits, Range, WorkloadComparison, CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION,
+    LATENCY_BOUND_US,
 };
 // The comparison's JSON is the `validation` section's (`lull_reproduce`).
 use lull_reproduce::sections::validation::to_json_with;
@@ -54,7 +54,12 @@ pub struct KernelArgs {
     live_from: Option<PathBuf>,
     /// With --live-from: use only these rounds of the saved runs (1-based, comma-separated),
     /// e.g. the ones taken on a quiet machine.
-    #[arg(long, value_name = "N,…", value_delimiter = ',', requires = "live_from")]
+    #[arg(
+        long,
+        value_name = "N,…",
+        value_delimiter = ',',
+        requires = "live_from"
+    )]
     rounds: Vec<u32>,
 }
 
@@ -145,7 +150,13 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
     for w in ws {
         let (live, sim) = w.cpu_totals();
         let live: Vec<String> = live.iter().map(|x| format!("{:.1}", x * 100.0)).collect();
-        let _ = writeln!(t, "  {:<22} {}  sim {:.1}", w.name, live.join(" "), sim * 100.0);
+        let _ = writeln!(
+            t,
+            "  {:<22} {}  sim {:.1}",
+            w.name,
+            live.join(" "),
+            sim * 100.0
+        );
     }
     for w in ws.iter().filter(|w| !w.failed_runs.is_empty()) {
         let _ = writeln!(
@@ -253,7 +264,10 @@ pub fn section_table(r: &lull_reproduce::data::Validation) -> String {
 pub fn run(cmd: ValidateCommand) -> ExitCode {
     const CMD: &str = "lull validate kernel";
     let ValidateCommand::Kernel(args) = cmd;
-    let paths = if args.workloads.is_empty() {
+    let paths = if args.live_from.is_some() {
+        // The saved collection holds its workloads.
+        Vec::new()
+    } else if args.workloads.is_empty() {
         match shipped() {
             Ok(p) => p,
             Err(e) => {
@@ -277,14 +291,17 @@ pub fn run(cmd: ValidateCommand) -> ExitCode {
         Some(dir) => load_live(dir, &args.rounds),
         None => collect_live(&paths, args.seed, args.runs, args.save_live.as_deref()),
     };
-    let (collection, (profile, results)) =
-        match collection.and_then(|c| analyse(&c, args.seed).map(|r| (c, r)).map_err(|e| e.to_string())) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("{CMD}: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+    let (collection, (profile, results)) = match collection.and_then(|c| {
+        analyse(&c, args.seed)
+            .map(|r| (c, r))
+            .map_err(|e| e.to_string())
+    }) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{CMD}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     for w in profile.notes.iter().filter(|n| n.starts_with("WARNING")) {
         eprintln!("{CMD}: {w}");
     }

@@ -68,7 +68,10 @@ fn a_saved_collection_is_analysed_without_the_machine() {
     // A round that was never collected is refused.
     let mut bad = c.clone();
     let err = bad.keep_rounds(&[1, 9]).unwrap_err();
-    assert!(matches!(err, CollectionError::NoSuchRound { round: 9, .. }), "{err}");
+    assert!(
+        matches!(err, CollectionError::NoSuchRound { round: 9, .. }),
+        "{err}"
+    );
 }
 
 #[test]

@@ -266,11 +266,10 @@ pub fn analyse(
     let profile = SimProfile::of_facts(&c.machine.facts)?;
     let mut out = Vec::new();
     for w in &c.workloads {
-        let rtapp =
-            lull_workload::rtapp::parse(&w.rtapp).map_err(|e| ValidateError::Workload {
-                path: w.file.display().to_string(),
-                reason: e.to_string(),
-            })?;
+        let rtapp = lull_workload::rtapp::parse(&w.rtapp).map_err(|e| ValidateError::Workload {
+            path: w.file.display().to_string(),
+            reason: e.to_string(),
+        })?;
         let sim = simulate(&w.name, &rtapp, &profile, seed)?;
         let runs: Vec<Vec<(String, Figures)>> = w
             .runs

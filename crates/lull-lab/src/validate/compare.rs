@@ -32,6 +32,9 @@ pub struct SimProfile {
     pub timer_slack_ns: u64,
     /// rt-app's CPU time per pass beyond its timed events, ns (measured timer path; 0 without).
     pub pass_overhead_ns: u64,
+    /// With a measured spread of that time: each pass draws from `pass_overhead_ns..=` this
+    /// (the 10th–90th percentiles measured; 0: fixed).
+    pub pass_overhead_max_ns: u64,
     /// What each setting came from, for the report.
     pub notes: Vec<String>,
 }
@@ -158,7 +161,7 @@ impl SimProfile {
             match &m.timer_path {
                 Ok(p) => format!(
                     "timer interrupts {:.1}–{:.1} µs late ({}); idle-CPU wake-up {} ({}); rt-app \
-                     {:.1} µs per pass ({})",
+                     {} µs per pass ({})",
                     platform.timer.irq_late_min_ns as f64 / 1e3,
                     platform.timer.irq_late_max_ns as f64 / 1e3,
                     p.source,
@@ -167,7 +170,10 @@ impl SimProfile {
                         |l| format!("{:.1} µs", l as f64 / 1e3)
                     ),
                     p.value.idle_wake_ns.source,
-                    p.value.period_overhead_ns.value as f64 / 1e3,
+                    p.value.period_overhead_p10_p90_ns.map_or_else(
+                        || format!("{:.1}", p.value.period_overhead_ns.value as f64 / 1e3),
+                        |[lo, hi]| format!("{:.1}–{:.1}", lo as f64 / 1e3, hi as f64 / 1e3)
+                    ),
                     p.value.period_overhead_ns.source,
                 ),
                 Err(e) => format!(
@@ -185,7 +191,13 @@ impl SimProfile {
             policy,
             loop_ns,
             timer_slack_ns: m.timer_slack_ns.value,
-            pass_overhead_ns: path.map_or(0, |p| p.period_overhead_ns.value),
+            pass_overhead_ns: path.map_or(0, |p| {
+                p.period_overhead_p10_p90_ns
+                    .map_or(p.period_overhead_ns.value, |[lo, _]| lo)
+            }),
+            pass_overhead_max_ns: path
+                .and_then(|p| p.period_overhead_p10_p90_ns)
+                .map_or(0, |[_, hi]| hi),
             notes,
         })
     }
@@ -465,6 +477,7 @@ pub fn sim_run(profile: &SimProfile, seed: u64) -> RtAppRun<'_> {
     run.loop_ns = profile.loop_ns;
     run.timer_slack_ns = profile.timer_slack_ns;
     run.pass_overhead_ns = profile.pass_overhead_ns;
+    run.pass_overhead_max_ns = profile.pass_overhead_max_ns;
     // A live rt-app starts at an arbitrary phase of the tick.
     run.random_start_phase = true;
     run
@@ -528,12 +541,7 @@ pub fn combine(
     sim: &[(String, Figures)],
 ) -> Result<WorkloadComparison, ValidateError> {
     let runs: Vec<Vec<(String, Figures)>> = live.iter().map(LiveRun::figures).collect();
-    combine_figures(
-        path,
-        live.first().map_or(0, |r| r.duration_s),
-        &runs,
-        sim,
-    )
+    combine_figures(path, live.first().map_or(0, |r| r.duration_s), &runs, sim)
 }
 
 /// The comparison of live runs given as each run's per-thread figures (at least one run, every
@@ -776,7 +784,10 @@ mod tests {
                 u
             }],
         };
-        assert_eq!(w.cpu_totals(), (vec![0.2 + 0.2, 0.26 + 0.26, 0.4 + 0.4], 0.26 + 0.22));
+        assert_eq!(
+            w.cpu_totals(),
+            (vec![0.2 + 0.2, 0.26 + 0.26, 0.4 + 0.4], 0.26 + 0.22)
+        );
         let (cpu, lat) = counts(&[w]);
         assert_eq!(
             cpu,
