@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use lull_lab::validate::collection::{analyse, collect, Collection};
 use lull_lab::validate::compare::{
-    counts, validate_all, Range, SimProfile, WorkloadComparison, CPU_SHARE_BOUND_PP,
-    LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
+    counts, fits, Range, WorkloadComparison, CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION,
+    LATENCY_BOUND_US,
 };
-use lull_lab::validate::Machine;
 // The comparison's JSON is the `validation` section's (`lull_reproduce`).
 use lull_reproduce::data::validation_json;
 
@@ -42,8 +42,25 @@ pub struct KernelArgs {
     /// sched_switch/sched_wakeup and once in the simulator with its scheduling events, write
     /// both timelines to DIR/<workload>.timeline.json and print each thread's profile (where it
     /// ran, migrations, stretches) side by side. Root and tracefs needed.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["save_live", "live_from"])]
     timeline: Option<PathBuf>,
+    /// Also write the live runs (each run's per-thread figures, the load average before it)
+    /// and the probe of this machine to DIR, for `--live-from`.
+    #[arg(long, value_name = "DIR")]
+    save_live: Option<PathBuf>,
+    /// Run no workload live: take the live runs and the machine's profile saved with
+    /// `--save-live` in DIR, run only the simulator, and compare.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["save_live", "workloads"])]
+    live_from: Option<PathBuf>,
+    /// With --live-from: use only these rounds of the saved runs (1-based, comma-separated),
+    /// e.g. the ones taken on a quiet machine.
+    #[arg(
+        long,
+        value_name = "N,…",
+        value_delimiter = ',',
+        requires = "live_from"
+    )]
+    rounds: Vec<u32>,
 }
 
 fn shipped() -> Result<Vec<PathBuf>, String> {
@@ -125,6 +142,22 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
             );
         }
     }
+    let _ = writeln!(
+        t,
+        "CPU total of each live run (sum of the threads' shares, % of one CPU; sim: simulated); \
+         a run below the others shared the CPUs with other load:"
+    );
+    for w in ws {
+        let (live, sim) = w.cpu_totals();
+        let live: Vec<String> = live.iter().map(|x| format!("{:.1}", x * 100.0)).collect();
+        let _ = writeln!(
+            t,
+            "  {:<22} {}  sim {:.1}",
+            w.name,
+            live.join(" "),
+            sim * 100.0
+        );
+    }
     for w in ws.iter().filter(|w| !w.failed_runs.is_empty()) {
         let _ = writeln!(
             t,
@@ -159,16 +192,64 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
     t
 }
 
-/// [`validate_all`] with its progress on standard error.
-fn run_all(
+/// The live runs of `paths` with their progress on standard error, saved to `save` when given.
+fn collect_live(
     paths: &[PathBuf],
     seed: u64,
     runs: u32,
-) -> Result<(Machine, SimProfile, Vec<WorkloadComparison>), String> {
-    validate_all(paths, seed, runs, |what| {
-        lull_lab::progress::note(&format!("lull validate kernel: {what} …"))
-    })
-    .map_err(|e| e.to_string())
+    save: Option<&std::path::Path>,
+) -> Result<Collection, String> {
+    let (_, c) = collect(
+        paths,
+        runs,
+        |m, ws| fits(m, ws, seed),
+        |what| lull_lab::progress::note(&format!("lull validate kernel: {what} …")),
+    )
+    .map_err(|e| e.to_string())?;
+    if let Some(dir) = save {
+        c.save(dir).map_err(|e| format!("--save-live: {e}"))?;
+        lull_lab::progress::note(&format!(
+            "lull validate kernel: live runs saved in {}",
+            dir.display()
+        ));
+    }
+    Ok(c)
+}
+
+/// The 1-minute load average before each round's live runs, lowest–highest over the workloads:
+/// a round taken beside other load measures the load.
+fn round_loads(c: &Collection) -> String {
+    let mut by_round: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+    for r in c.workloads.iter().flat_map(|w| &w.runs) {
+        if let Some(l) = r.load_1min {
+            by_round.entry(r.round).or_default().push(l);
+        }
+    }
+    if by_round.is_empty() {
+        return String::new();
+    }
+    let rounds: Vec<String> = by_round
+        .iter()
+        .map(|(round, ls)| {
+            let lo = ls.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ls.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!("round {round} {lo:.1}–{hi:.1}")
+        })
+        .collect();
+    format!(
+        "load average (1 min) before the live runs: {}\n",
+        rounds.join(", ")
+    )
+}
+
+/// A saved collection, cut to `rounds` when any are given.
+fn load_live(dir: &std::path::Path, rounds: &[u32]) -> Result<Collection, String> {
+    let mut c = Collection::load(dir).map_err(|e| format!("--live-from: {e}"))?;
+    if !rounds.is_empty() {
+        c.keep_rounds(rounds)
+            .map_err(|e| format!("--rounds: {}: {e}", dir.display()))?;
+    }
+    Ok(c)
 }
 
 /// `lull reproduce`'s `validation` section as text.
@@ -183,7 +264,10 @@ pub fn section_table(r: &lull_reproduce::data::Validation) -> String {
 pub fn run(cmd: ValidateCommand) -> ExitCode {
     const CMD: &str = "lull validate kernel";
     let ValidateCommand::Kernel(args) = cmd;
-    let paths = if args.workloads.is_empty() {
+    let paths = if args.live_from.is_some() {
+        // The saved collection holds its workloads.
+        Vec::new()
+    } else if args.workloads.is_empty() {
         match shipped() {
             Ok(p) => p,
             Err(e) => {
@@ -203,24 +287,48 @@ pub fn run(cmd: ValidateCommand) -> ExitCode {
             }
         };
     }
-    let (machine, profile, results) = match run_all(&paths, args.seed, args.runs) {
+    let collection = match &args.live_from {
+        Some(dir) => load_live(dir, &args.rounds),
+        None => collect_live(&paths, args.seed, args.runs, args.save_live.as_deref()),
+    };
+    let (collection, (profile, results)) = match collection.and_then(|c| {
+        analyse(&c, args.seed)
+            .map(|r| (c, r))
+            .map_err(|e| e.to_string())
+    }) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{CMD}: {e}");
             return ExitCode::FAILURE;
         }
     };
+    for w in profile.notes.iter().filter(|n| n.starts_with("WARNING")) {
+        eprintln!("{CMD}: {w}");
+    }
+    let machine = &collection.machine.text;
     let text = if args.json {
-        let mut j = serde_json::to_string_pretty(&validation_json(&machine, &profile, &results))
+        let mut j = serde_json::to_string_pretty(&validation_json(machine, &profile, &results))
             .expect("results serialise");
         j.push('\n');
         j
     } else {
-        let mut t = format!(
+        let mut t = String::new();
+        if let Some(dir) = &args.live_from {
+            let _ = writeln!(
+                t,
+                "live runs from {} (load average at their start: {}; at their end: {})",
+                dir.display(),
+                collection.machine.loadavg_start.as_deref().unwrap_or("-"),
+                collection.machine.loadavg_end.as_deref().unwrap_or("-"),
+            );
+        }
+        let _ = write!(
+            t,
             "{machine}\nsimulator profile: {}\n",
             profile.notes.join("; ")
         );
         t.push_str(&table(&results));
+        t.push_str(&round_loads(&collection));
         t
     };
     emit(&text, CMD)

@@ -201,7 +201,9 @@ impl SectionData {
                 all.insert("hackbench".to_owned(), json!(r.hackbench));
                 Value::Object(all)
             }
-            SectionData::Validation(r) => validation_json(&r.machine, &r.profile, &r.workloads),
+            SectionData::Validation(r) => {
+                validation_json(&r.machine.to_string(), &r.profile, &r.workloads)
+            }
             SectionData::Toggling(r) => Value::Object(
                 r.results
                     .iter()
@@ -312,13 +314,10 @@ fn thread_json(t: &ThreadComparison) -> Value {
 }
 
 /// The kernel validation's comparison as JSON: the `validation` section's, and what
-/// `lull validate kernel --json` prints.
+/// `lull validate kernel --json` prints. `machine` is the probe's text (a saved collection's, when
+/// the live figures were read back).
 #[must_use]
-pub fn validation_json(
-    machine: &Machine,
-    profile: &SimProfile,
-    ws: &[WorkloadComparison],
-) -> Value {
+pub fn validation_json(machine: &str, profile: &SimProfile, ws: &[WorkloadComparison]) -> Value {
     let workloads: Vec<Value> = ws
         .iter()
         .map(|w| {
@@ -337,7 +336,7 @@ pub fn validation_json(
         "workloads": workloads,
         "runs": ws.first().map_or(0, |w| w.runs),
         "spread": "min-max over the live runs",
-        "machine": machine.to_string(),
+        "machine": machine,
         "profile": profile.notes,
         "bounds": {
             "cpu_share_pp": CPU_SHARE_BOUND_PP,

@@ -14,7 +14,7 @@ use lull_sim::spec::PolicySpec;
 use lull_workload::rtapp::{RtApp, ThreadSummary};
 
 use super::live::{run_live, LiveError, LiveOptions, LiveRun};
-use super::machine::{probe, Machine, MachineFacts};
+use super::machine::{Machine, MachineFacts};
 
 /// CPU share bound: the simulated share within 2 percentage points of the kernel's.
 pub const CPU_SHARE_BOUND_PP: f64 = 2.0;
@@ -32,6 +32,9 @@ pub struct SimProfile {
     pub timer_slack_ns: u64,
     /// rt-app's CPU time per pass beyond its timed events, ns (measured timer path; 0 without).
     pub pass_overhead_ns: u64,
+    /// With a measured spread of that time: each pass draws from `pass_overhead_ns..=` this
+    /// (the 10th–90th percentiles measured; 0: fixed).
+    pub pass_overhead_max_ns: u64,
     /// What each setting came from, for the report.
     pub notes: Vec<String>,
 }
@@ -158,7 +161,7 @@ impl SimProfile {
             match &m.timer_path {
                 Ok(p) => format!(
                     "timer interrupts {:.1}–{:.1} µs late ({}); idle-CPU wake-up {} ({}); rt-app \
-                     {:.1} µs per pass ({})",
+                     {} µs per pass ({})",
                     platform.timer.irq_late_min_ns as f64 / 1e3,
                     platform.timer.irq_late_max_ns as f64 / 1e3,
                     p.source,
@@ -167,7 +170,10 @@ impl SimProfile {
                         |l| format!("{:.1} µs", l as f64 / 1e3)
                     ),
                     p.value.idle_wake_ns.source,
-                    p.value.period_overhead_ns.value as f64 / 1e3,
+                    p.value.period_overhead_p10_p90_ns.map_or_else(
+                        || format!("{:.1}", p.value.period_overhead_ns.value as f64 / 1e3),
+                        |[lo, hi]| format!("{:.1}–{:.1}", lo as f64 / 1e3, hi as f64 / 1e3)
+                    ),
                     p.value.period_overhead_ns.source,
                 ),
                 Err(e) => format!(
@@ -185,7 +191,13 @@ impl SimProfile {
             policy,
             loop_ns,
             timer_slack_ns: m.timer_slack_ns.value,
-            pass_overhead_ns: path.map_or(0, |p| p.period_overhead_ns.value),
+            pass_overhead_ns: path.map_or(0, |p| {
+                p.period_overhead_p10_p90_ns
+                    .map_or(p.period_overhead_ns.value, |[lo, _]| lo)
+            }),
+            pass_overhead_max_ns: path
+                .and_then(|p| p.period_overhead_p10_p90_ns)
+                .map_or(0, |[_, hi]| hi),
             notes,
         })
     }
@@ -212,7 +224,7 @@ pub fn with_idle_wake(states: Vec<SimIdleState>, wake_ns: u64) -> Vec<SimIdleSta
 }
 
 /// One side's figures of a thread.
-#[derive(Clone, Copy, PartialEq, Debug)]
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Figures {
     /// CPU time over the run's duration.
     pub cpu_share: f64,
@@ -222,7 +234,9 @@ pub struct Figures {
 }
 
 impl Figures {
-    fn of(s: &ThreadSummary, cpu_share: f64) -> Figures {
+    /// A thread's figures from its summary and its CPU share.
+    #[must_use]
+    pub fn of(s: &ThreadSummary, cpu_share: f64) -> Figures {
         Figures {
             cpu_share,
             periods: s.periods,
@@ -425,6 +439,26 @@ pub struct WorkloadComparison {
     pub threads: Vec<ThreadComparison>,
 }
 
+impl WorkloadComparison {
+    /// Each live run's CPU total, the sum of its threads' shares (1.0: one CPU's worth), and
+    /// the simulated total. A workload that keeps its CPUs busy (hogs) has the same total in
+    /// every undisturbed run; a run that got less shared the CPUs with other load, and its
+    /// figures measure that load (docs/validation.md).
+    #[must_use]
+    pub fn cpu_totals(&self) -> (Vec<f64>, f64) {
+        let live = (0..self.runs)
+            .map(|i| {
+                self.threads
+                    .iter()
+                    .filter_map(|t| t.spread.runs.get(i))
+                    .map(|f| f.cpu_share)
+                    .sum()
+            })
+            .collect();
+        (live, self.threads.iter().map(|t| t.sim.cpu_share).sum())
+    }
+}
+
 /// The workload's name: its file name without `.json`.
 #[must_use]
 pub fn workload_name(path: &Path) -> String {
@@ -443,6 +477,7 @@ pub fn sim_run(profile: &SimProfile, seed: u64) -> RtAppRun<'_> {
     run.loop_ns = profile.loop_ns;
     run.timer_slack_ns = profile.timer_slack_ns;
     run.pass_overhead_ns = profile.pass_overhead_ns;
+    run.pass_overhead_max_ns = profile.pass_overhead_max_ns;
     // A live rt-app starts at an arbitrary phase of the tick.
     run.random_start_phase = true;
     run
@@ -505,31 +540,50 @@ pub fn combine(
     live: &[LiveRun],
     sim: &[(String, Figures)],
 ) -> Result<WorkloadComparison, ValidateError> {
+    let runs: Vec<Vec<(String, Figures)>> = live.iter().map(LiveRun::figures).collect();
+    combine_figures(path, live.first().map_or(0, |r| r.duration_s), &runs, sim)
+}
+
+/// The comparison of live runs given as each run's per-thread figures (at least one run, every
+/// run listing the workload's threads in the same order) with the simulated figures `sim`.
+///
+/// # Errors
+/// [`ValidateError::Workload`] without a run or when runs disagree on the threads,
+/// [`ValidateError::ThreadMissing`] when a live thread has no simulated counterpart.
+pub fn combine_figures(
+    path: &Path,
+    duration_s: u32,
+    live: &[Vec<(String, Figures)>],
+    sim: &[(String, Figures)],
+) -> Result<WorkloadComparison, ValidateError> {
     let name = workload_name(path);
-    let first = live.first().ok_or_else(|| ValidateError::Workload {
+    let bad = |reason: String| ValidateError::Workload {
         path: path.display().to_string(),
-        reason: "no live run".into(),
-    })?;
+        reason,
+    };
+    let first = live.first().ok_or_else(|| bad("no live run".into()))?;
+    if let Some(r) = live
+        .iter()
+        .find(|r| r.iter().map(|(n, _)| n).ne(first.iter().map(|(n, _)| n)))
+    {
+        return Err(bad(format!(
+            "the live runs list different threads ({} against {})",
+            r.len(),
+            first.len()
+        )));
+    }
     let mut threads = Vec::new();
-    for (i, lt) in first.threads.iter().enumerate() {
-        let Some((_, s)) = sim.iter().find(|(n, _)| *n == lt.thread.name) else {
+    for (i, (thread, _)) in first.iter().enumerate() {
+        let Some((_, s)) = sim.iter().find(|(n, _)| n == thread) else {
             return Err(ValidateError::ThreadMissing {
                 workload: name,
-                thread: lt.thread.name.clone(),
+                thread: thread.clone(),
                 side: "simulated",
             });
         };
-        // Every run lists the workload's threads in the same order.
-        let runs: Vec<Figures> = live
-            .iter()
-            .map(|r| {
-                let t = &r.threads[i];
-                Figures::of(&t.summary, t.cpu_share)
-            })
-            .collect();
-        let spread = LiveSpread::of(runs);
+        let spread = LiveSpread::of(live.iter().map(|r| r[i].1).collect());
         threads.push(ThreadComparison {
-            name: lt.thread.name.clone(),
+            name: thread.clone(),
             live: spread.median(),
             spread,
             sim: *s,
@@ -538,89 +592,46 @@ pub fn combine(
     Ok(WorkloadComparison {
         name,
         path: path.to_owned(),
-        duration_s: first.duration_s,
+        duration_s,
         runs: live.len(),
         failed_runs: Vec::new(),
         threads,
     })
 }
 
-/// Probes this machine and runs every workload of `paths` `runs` times live and once in the
-/// simulator, telling `progress` what it starts. The live runs go in rounds (every workload
-/// once, then again), so that a disturbance of the machine lasting a while lands on one run of
-/// many workloads rather than on every run of one.
+/// Whether every workload runs in the simulator on `m`'s profile: checked before minutes of
+/// live runs are spent.
 ///
 /// # Errors
-/// The first failure: an unreadable or unsupported workload, rt-app missing, a failed run.
+/// The profile or a simulated run fails.
+pub fn fits(
+    m: &Machine,
+    workloads: &[(PathBuf, String, RtApp)],
+    seed: u64,
+) -> Result<(), ValidateError> {
+    let profile = SimProfile::of(m)?;
+    for (path, _, w) in workloads {
+        simulate(&workload_name(path), w, &profile, seed)?;
+    }
+    Ok(())
+}
+
+/// Probes this machine, runs every workload of `paths` `runs` times live
+/// ([`super::collection::collect`]) and once in the simulator
+/// ([`super::collection::analyse`]), telling `progress` what it starts.
+///
+/// # Errors
+/// The first failure: an unreadable or unsupported workload, rt-app missing, a workload whose
+/// every live run failed, a simulated run that failed.
 pub fn validate_all(
     paths: &[PathBuf],
     seed: u64,
     runs: u32,
-    mut progress: impl FnMut(&str),
+    progress: impl FnMut(&str),
 ) -> Result<(Machine, SimProfile, Vec<WorkloadComparison>), ValidateError> {
-    let runs = runs.max(1);
-    let mut workloads = Vec::new();
-    for p in paths {
-        let bad = |reason: String| ValidateError::Workload {
-            path: p.display().to_string(),
-            reason,
-        };
-        let text = lull_os::input_file::read_bounded_text(p, lull_os::input_file::RTAPP_JSON)
-            .map_err(|e| bad(e.to_string()))?;
-        workloads.push((
-            p,
-            lull_workload::rtapp::parse(&text).map_err(|e| bad(e.to_string()))?,
-        ));
-    }
-    progress("probing this machine (about 3 s of rt-app)");
-    let machine = probe();
-    let rt_app = machine
-        .rt_app
-        .clone()
-        .map_err(|e| ValidateError::Machine(e.to_string()))?;
-    let profile = SimProfile::of(&machine)?;
-    let opts = LiveOptions {
-        rt_app: Some(rt_app),
-        ..LiveOptions::default()
-    };
-    let mut sims = Vec::new();
-    for (path, w) in &workloads {
-        sims.push(simulate(&workload_name(path), w, &profile, seed)?);
-    }
-    let mut live: Vec<Vec<LiveRun>> = workloads.iter().map(|_| Vec::new()).collect();
-    let mut failed: Vec<Vec<String>> = workloads.iter().map(|_| Vec::new()).collect();
-    for round in 1..=runs {
-        for (i, (path, w)) in workloads.iter().enumerate() {
-            progress(&format!(
-                "run {round}/{runs}, [{}/{}] {} ({} s live)",
-                i + 1,
-                workloads.len(),
-                path.display(),
-                w.duration_s.map_or_else(|| "-".into(), |d| d.to_string())
-            ));
-            match live_run(&workload_name(path), w, &opts) {
-                Ok(r) => live[i].push(r),
-                // One failed run (on a loaded machine rt-app may overrun its exit grace) is
-                // left out and counted; a workload with no run at all fails below.
-                Err(e) => {
-                    progress(&format!("run {round} failed, left out: {e}"));
-                    failed[i].push(e.to_string());
-                }
-            }
-        }
-    }
-    let mut results = Vec::new();
-    for ((((path, _), runs), sim), failed) in workloads.iter().zip(&live).zip(&sims).zip(failed) {
-        if runs.is_empty() {
-            return Err(ValidateError::Workload {
-                path: path.display().to_string(),
-                reason: format!("every live run failed: {}", failed.join("; ")),
-            });
-        }
-        let mut c = combine(path, runs, sim)?;
-        c.failed_runs = failed;
-        results.push(c);
-    }
+    let (machine, collection) =
+        super::collection::collect(paths, runs, |m, ws| fits(m, ws, seed), progress)?;
+    let (profile, results) = super::collection::analyse(&collection, seed)?;
     Ok((machine, profile, results))
 }
 
@@ -773,6 +784,10 @@ mod tests {
                 u
             }],
         };
+        assert_eq!(
+            w.cpu_totals(),
+            (vec![0.2 + 0.2, 0.26 + 0.26, 0.4 + 0.4], 0.26 + 0.22)
+        );
         let (cpu, lat) = counts(&[w]);
         assert_eq!(
             cpu,

@@ -111,6 +111,22 @@ pub struct LiveRun {
     pub threads: Vec<LiveThread>,
 }
 
+impl LiveRun {
+    /// Each thread's name and figures, as the comparison reads them.
+    #[must_use]
+    pub fn figures(&self) -> Vec<(String, super::compare::Figures)> {
+        self.threads
+            .iter()
+            .map(|t| {
+                (
+                    t.thread.name.clone(),
+                    super::compare::Figures::of(&t.summary, t.cpu_share),
+                )
+            })
+            .collect()
+    }
+}
+
 /// Why a live run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {

@@ -190,6 +190,10 @@ pub struct TimerPath {
     /// wake-up's return to user space, rt-app's own per-period work (clock reads, its log
     /// entry), the sleep's system call and the switch out, all charged to the thread.
     pub period_overhead_ns: Sourced<u64>,
+    /// The 10th and 90th percentiles of the same, ns, when measured (the median above from a
+    /// trace with enough stretches): how much a pass's cost varies. `None` with a fallback.
+    #[serde(default)]
+    pub period_overhead_p10_p90_ns: Option<[u64; 2]>,
     /// Timer wake-ups the figures come from (idle run, busy run).
     pub wakes: (usize, usize),
     /// Set when a figure is a default because no trace gave enough samples: what happened.
@@ -232,6 +236,8 @@ pub struct IdleRunSample {
     /// On-CPU stretches of the thread, and their median, ns.
     pub stretches: usize,
     pub on_cpu_p50_ns: Option<i64>,
+    /// The 10th and 90th percentiles of the stretches, ns.
+    pub on_cpu_p10_p90_ns: Option<[i64; 2]>,
     /// The median `run` rt-app logged, ns.
     pub run_p50_ns: Option<i64>,
 }
@@ -273,13 +279,10 @@ impl IdleRunSample {
 /// the idle wake-up only when at least [`PATH_PROBE_MIN_SAMPLES`] of its timers fired on an
 /// idle CPU (else `None`: the CPUs were busy, and the wake-up of an idle CPU is not modelled).
 /// When none has enough, both are the named fallbacks ([`FALLBACK_IDLE_WAKE_NS`],
-/// [`FALLBACK_PASS_OVERHEAD_NS`]) with [`Source::Fallback`], and the third value is the warning
-/// to print. A figure from too few samples never comes out of here.
+/// [`FALLBACK_PASS_OVERHEAD_NS`]) with [`Source::Fallback`], without an overhead range, and with
+/// the warning to print. A figure from too few samples never comes out of here.
 #[must_use]
-pub fn idle_path(
-    attempts: &[IdleRunSample],
-    late_busy_p50_ns: u64,
-) -> (Sourced<Option<u64>>, Sourced<u64>, Option<String>) {
+pub fn idle_path(attempts: &[IdleRunSample], late_busy_p50_ns: u64) -> IdlePath {
     let nonneg = |v: i64| v.max(0) as u64;
     for (i, a) in attempts.iter().enumerate() {
         if a.shortfall().is_some() {
@@ -313,7 +316,14 @@ pub fn idle_path(
                 a.stretches
             )),
         );
-        return (idle, overhead, None);
+        return IdlePath {
+            idle_wake_ns: idle,
+            period_overhead_ns: overhead,
+            period_overhead_p10_p90_ns: a
+                .on_cpu_p10_p90_ns
+                .map(|[lo, hi]| [nonneg(lo - run), nonneg(hi - run)]),
+            warning: None,
+        };
     }
     let why: Vec<String> = attempts
         .iter()
@@ -335,21 +345,32 @@ pub fn idle_path(
         FALLBACK_IDLE_WAKE_NS as f64 / 1e3,
         FALLBACK_PASS_OVERHEAD_NS as f64 / 1e3,
     );
-    (
-        Sourced::new(
+    IdlePath {
+        idle_wake_ns: Sourced::new(
             Some(FALLBACK_IDLE_WAKE_NS),
             Source::Fallback(format!(
                 "FALLBACK_IDLE_WAKE_NS, the probe's 2026-11-28 measurement ({why})"
             )),
         ),
-        Sourced::new(
+        period_overhead_ns: Sourced::new(
             FALLBACK_PASS_OVERHEAD_NS,
             Source::Fallback(format!(
                 "FALLBACK_PASS_OVERHEAD_NS, the probe's 2026-11-28 measurement ({why})"
             )),
         ),
-        Some(warning),
-    )
+        period_overhead_p10_p90_ns: None,
+        warning: Some(warning),
+    }
+}
+
+/// The idle-path figures of [`idle_path`].
+#[derive(Clone, PartialEq, Debug)]
+pub struct IdlePath {
+    pub idle_wake_ns: Sourced<Option<u64>>,
+    pub period_overhead_ns: Sourced<u64>,
+    pub period_overhead_p10_p90_ns: Option<[u64; 2]>,
+    /// Set when the figures are the fallbacks: the warning to print.
+    pub warning: Option<String>,
 }
 
 /// What the simulator's profile of this machine is made from ([`Machine::facts`];
@@ -846,6 +867,9 @@ fn idle_run_sample(rt_app: &Path, lone: &RtApp) -> Result<IdleRunSample, TimerPa
         late_idle_p50_ns: stats.late_idle_p50_ns,
         stretches: stretches.len(),
         on_cpu_p50_ns: quantile(&stretches, 0.5),
+        on_cpu_p10_p90_ns: quantile(&stretches, 0.1)
+            .zip(quantile(&stretches, 0.9))
+            .map(|(a, b)| [a, b]),
         run_p50_ns: run_ns.map(|r| r.round() as i64),
     })
 }
@@ -919,13 +943,19 @@ pub fn measure_timer_path(rt_app: &Path) -> Result<Sourced<TimerPath>, TimerPath
         return Err(TimerPathError::TooFewBusyTimers(on_busy));
     };
     let nonneg = |v: i64| v.max(0) as u64;
-    let (idle_wake_ns, period_overhead_ns, warning) = idle_path(&attempts, nonneg(p50));
+    let IdlePath {
+        idle_wake_ns,
+        period_overhead_ns,
+        period_overhead_p10_p90_ns,
+        warning,
+    } = idle_path(&attempts, nonneg(p50));
     let idle_n = attempts.last().map_or(0, |a| a.complete);
     Ok(Sourced::new(
         TimerPath {
             late_busy_ns: [nonneg(p10), nonneg(p50), nonneg(p90)],
             idle_wake_ns,
             period_overhead_ns,
+            period_overhead_p10_p90_ns,
             wakes: (idle_n, busy_n),
             warning,
         },
@@ -1052,8 +1082,14 @@ impl fmt::Display for Machine {
                 )?;
                 writeln!(
                     f,
-                    "  CPU per period beyond the timed run {:.1} µs  ({})",
+                    "  CPU per period beyond the timed run {:.1} µs{}  ({})",
                     p.period_overhead_ns.value as f64 / 1e3,
+                    p.period_overhead_p10_p90_ns
+                        .map_or_else(String::new, |[lo, hi]| format!(
+                            " (p10 {:.1}, p90 {:.1})",
+                            lo as f64 / 1e3,
+                            hi as f64 / 1e3
+                        )),
                     p.period_overhead_ns.source
                 )?;
                 match &p.warning {
@@ -1216,6 +1252,7 @@ mod tests {
             late_idle_p50_ns: Some(27_500),
             stretches: complete,
             on_cpu_p50_ns: Some(1_024_000),
+            on_cpu_p10_p90_ns: Some([1_022_000, 1_031_000]),
             run_p50_ns: Some(1_020_000),
         }
     }
@@ -1231,10 +1268,17 @@ mod tests {
             late_idle_p50_ns: Some(3_000),
             stretches: 1,
             on_cpu_p50_ns: Some(900_000),
+            on_cpu_p10_p90_ns: Some([900_000, 900_000]),
             run_p50_ns: Some(1_020_000),
         };
         assert!(gap.shortfall().unwrap().contains("1 complete"));
-        let (idle, overhead, warning) = idle_path(&[gap, gap, gap], 4_000);
+        let IdlePath {
+            idle_wake_ns: idle,
+            period_overhead_ns: overhead,
+            period_overhead_p10_p90_ns: range,
+            warning,
+        } = idle_path(&[gap, gap, gap], 4_000);
+        assert_eq!(range, None);
         assert_eq!(idle.value, Some(FALLBACK_IDLE_WAKE_NS));
         assert_eq!(overhead.value, FALLBACK_PASS_OVERHEAD_NS);
         assert!(matches!(idle.source, Source::Fallback(_)));
@@ -1260,7 +1304,9 @@ mod tests {
     fn the_first_trace_with_enough_samples_gives_the_idle_path() {
         let gap = sample(3, 95, 3);
         let good = sample(99, 0, 97);
-        let (idle, overhead, warning) = idle_path(&[gap, good], 4_000);
+        let got = idle_path(&[gap, good], 4_000);
+        assert_eq!(got.period_overhead_p10_p90_ns, Some([2_000, 11_000]));
+        let (idle, overhead, warning) = (got.idle_wake_ns, got.period_overhead_ns, got.warning);
         assert_eq!(idle.value, Some(23_500));
         assert_eq!(overhead.value, 4_000);
         assert!(warning.is_none());
@@ -1273,13 +1319,14 @@ mod tests {
         // A busy machine: the trace is whole but few timers found an idle CPU. That is a
         // measurement (the idle wake-up is not modelled), not a fallback.
         let busy = sample(99, 0, PATH_PROBE_MIN_SAMPLES - 1);
-        let (idle, overhead, warning) = idle_path(&[busy], 4_000);
+        let got = idle_path(&[busy], 4_000);
+        let (idle, overhead, warning) = (got.idle_wake_ns, got.period_overhead_ns, got.warning);
         assert_eq!(idle.value, None);
         assert!(matches!(idle.source, Source::Measured(_)));
         assert_eq!(overhead.value, 4_000);
         assert!(warning.is_none());
         // No attempt at all (cannot happen in the probe) is a fallback too.
-        assert!(idle_path(&[], 4_000).2.is_some());
+        assert!(idle_path(&[], 4_000).warning.is_some());
     }
 
     #[test]

@@ -7,12 +7,15 @@
 //! - [`live`]: [`run_live`] — one workload under rt-app: every worker's CPU share from the
 //!   kernel's own counters, and its log's periods summarised as the simulator's are.
 //!
+//! - [`collection`]: the live runs apart from their analysis, saved and loaded
+//!   (`--save-live`, `--live-from`).
 //! - [`compare`]: each workload live and in the simulator on a profile of this machine, with
 //!   the bounds the validation holds the simulator to.
 //!
 //! Runs are meant one after another on an otherwise idle machine: each one measures how the
 //! kernel shares the CPUs among the workload's threads alone.
 
+pub mod collection;
 pub mod compare;
 pub mod live;
 pub mod machine;

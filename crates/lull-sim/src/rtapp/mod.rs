@@ -36,6 +36,13 @@ pub struct RtAppRun<'p> {
     /// the machine it models (tracefs: a lone timer thread's time on CPU per period less the
     /// run it logged).
     pub pass_overhead_ns: u64,
+    /// The largest per-pass overhead, ns: above `pass_overhead_ns`, each pass draws its
+    /// overhead uniformly from `pass_overhead_ns..=pass_overhead_max_ns` (from the seed, in a
+    /// sequence of its own). A live thread's time per pass varies (its clock reads, cache and
+    /// interrupt noise); `lull validate kernel` measures the range as the 10th–90th
+    /// percentiles of a lone timer thread's extra time on CPU. The variation is what reorders
+    /// identical threads woken together from one period to the next. 0 (the default): fixed.
+    pub pass_overhead_max_ns: u64,
     /// Whether the threads' timer grid starts at a random point of a tick period (a uniform
     /// draw from the seed) instead of on a tick. A live rt-app starts whenever it is run, so
     /// its timers expire at an arbitrary phase of the kernel's tick; with the grid on a tick
@@ -59,6 +66,7 @@ impl<'p> RtAppRun<'p> {
             loop_ns: None,
             timer_slack_ns: DEFAULT_TIMER_SLACK_NS,
             pass_overhead_ns: 0,
+            pass_overhead_max_ns: 0,
             random_start_phase: false,
             audit: false,
         }
@@ -168,6 +176,8 @@ pub fn run_rtapp(w: &RtApp, run: &RtAppRun<'_>) -> Result<RtAppResult, RtAppSimE
         ref_khz: plat.clusters[main].opps.last().map_or(1_000_000, |o| o.khz),
         slack_ns: run.timer_slack_ns,
         pass_overhead_ns: run.pass_overhead_ns,
+        pass_overhead_max_ns: run.pass_overhead_max_ns,
+        seed: run.seed,
         random_start_phase: run.random_start_phase,
     };
     let limit_ns = MAX_DURATION_MS * 1_000_000;

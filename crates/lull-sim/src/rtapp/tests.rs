@@ -270,3 +270,51 @@ fn the_recorded_events_give_each_thread_its_own_timeline() {
     r.audit = false;
     assert!(run_rtapp(&w, &r).unwrap().audit.is_none());
 }
+
+/// Four identical sleepers pinned to one CPU, woken together every millisecond.
+const TIED_SLEEPERS: &str = r#"{"global": {"duration": 2, "calibration": 20}, "tasks": {
+    "s": {"instance": 4, "loop": -1, "cpus": [0], "runtime": 100,
+          "timer": {"ref": "unique", "period": 1000, "mode": "absolute"}}}}"#;
+
+fn tied_sleepers(min_ns: u64, max_ns: u64) -> Vec<(f64, f64, f64)> {
+    let plat = Platform::by_name("x86-64").unwrap();
+    let mut r = RtAppRun::new(&plat);
+    r.policy.scheduler = Some("eevdf".into());
+    r.pass_overhead_ns = min_ns;
+    r.pass_overhead_max_ns = max_ns;
+    let res = run_rtapp(&parse(TIED_SLEEPERS).unwrap(), &r).unwrap();
+    (0..4)
+        .map(|i| {
+            let t = &res.threads[i];
+            let l = ThreadSummary::of(&t.records, t.cpu_ns)
+                .wakeup_latency_us
+                .unwrap();
+            (l.p50, l.p99, share(&res, i))
+        })
+        .collect()
+}
+
+#[test]
+fn a_varying_pass_cost_lets_identical_threads_take_turns() {
+    // A fixed cost: the threads wake in one order every period, so the first never waits for
+    // the others (its p99 below the last one's p50).
+    let fixed = tied_sleepers(5_000, 0);
+    let p99_first = fixed[0].1;
+    let p50_last = fixed.iter().map(|f| f.0).fold(0.0, f64::max);
+    assert!(p99_first < p50_last, "{fixed:?}");
+    // A cost drawn from 0–10 µs (the same mean) reorders them from period to period: each
+    // thread sometimes waits behind all the others.
+    let varying = tied_sleepers(0, 10_000);
+    let p99s: Vec<f64> = varying.iter().map(|f| f.1).collect();
+    let lo = p99s.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(lo >= p50_last, "{varying:?}");
+    // The mean cost, and so each thread's share, stays.
+    for (f, v) in fixed.iter().zip(&varying) {
+        assert!((f.2 - v.2).abs() < 0.002, "{fixed:?} {varying:?}");
+    }
+}
+
+#[test]
+fn a_range_at_or_below_the_cost_is_the_fixed_cost() {
+    assert_eq!(tied_sleepers(5_000, 0), tied_sleepers(5_000, 5_000));
+}

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use lull_model::time::{NS_PER_S, NS_PER_US};
 use lull_sched::seam::CpuMask;
 use lull_sched::CpuId;
+use lull_workload::rng::SplitMix64;
 use lull_workload::rtapp::{Event, PeriodRecord, RtApp, TimerMode};
 
 use crate::drive::Workload;
@@ -39,6 +40,12 @@ pub(crate) struct Work {
     /// CPU time per pass beyond the timed events, ns at the reference speed
     /// (`RtAppRun::pass_overhead_ns`).
     pub pass_overhead_ns: u64,
+    /// The largest per-pass overhead, ns: each pass draws its overhead uniformly from
+    /// `pass_overhead_ns..=pass_overhead_max_ns` (`RtAppRun::pass_overhead_max_ns`); at or
+    /// below `pass_overhead_ns`, every pass costs exactly that.
+    pub pass_overhead_max_ns: u64,
+    /// The seed of the overhead draws (the run's).
+    pub seed: u64,
     /// Start the timer grid at a random phase of the tick (`RtAppRun::random_start_phase`).
     pub random_start_phase: bool,
 }
@@ -55,11 +62,19 @@ impl Work {
         (ns * self.ref_khz as f64 / 1e6).round() as u64
     }
 
-    /// Cycles of the per-pass overhead at the reference speed.
-    fn overhead_cycles(&self) -> u64 {
-        (self.pass_overhead_ns as f64 * self.ref_khz as f64 / 1e6).round() as u64
+    /// Cycles of one pass's overhead at the reference speed: fixed, or a draw from its range.
+    fn overhead_cycles(&self, rng: &mut SplitMix64) -> u64 {
+        let ns = if self.pass_overhead_max_ns > self.pass_overhead_ns {
+            self.pass_overhead_ns + rng.below(self.pass_overhead_max_ns - self.pass_overhead_ns + 1)
+        } else {
+            self.pass_overhead_ns
+        };
+        (ns as f64 * self.ref_khz as f64 / 1e6).round() as u64
     }
 }
+
+/// Mixed into the run's seed for the overhead draws' own sequence (any constant would do).
+const OVERHEAD_SEED_SALT: u64 = 0x6f76_6572_6865_6164;
 
 /// A timer's state: its next expiry.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -132,6 +147,8 @@ pub(crate) struct RtAppUser<'w> {
     shared_timers: BTreeMap<String, TimerState>,
     /// Where the threads' timer grid starts (rt-app's `t_first` of every thread).
     start_ns: u64,
+    /// The per-pass overhead draws.
+    overhead_rng: SplitMix64,
 }
 
 fn mask(cpus: &[u32]) -> CpuMask {
@@ -174,6 +191,9 @@ impl<'w> RtAppUser<'w> {
             threads,
             shared_timers: BTreeMap::new(),
             start_ns: 0,
+            // Its own sequence, so that drawing overheads leaves the engine's draws (the timer
+            // lateness, the start phase) as they were.
+            overhead_rng: SplitMix64::new(work.seed ^ OVERHEAD_SEED_SALT),
         }
     }
 
@@ -374,7 +394,7 @@ impl<'w> RtAppUser<'w> {
             let th = &self.threads[i];
             let events = &self.w.tasks[th.task].phases[th.phase].events;
             if th.event == events.len() {
-                let overhead = self.work.overhead_cycles();
+                let overhead = self.work.overhead_cycles(&mut self.overhead_rng);
                 if overhead > 0 && !overhead_paid {
                     self.threads[i].step = Step::Overhead;
                     return Action::Compute(overhead);
