@@ -321,8 +321,10 @@ pub fn validation_json(machine: &str, profile: &SimProfile, ws: &[WorkloadCompar
     let workloads: Vec<Value> = ws
         .iter()
         .map(|w| {
+            let (live_totals, sim_total) = w.cpu_totals();
             json!({
                 "name": w.name,
+                "cpu_total": {"live_runs": live_totals, "sim": sim_total},
                 "file": w.path.display().to_string(),
                 "duration_s": w.duration_s,
                 "runs": w.runs,
