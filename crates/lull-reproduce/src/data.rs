@@ -12,10 +12,10 @@ use lull_lab::live::{EsmVsBaseline, LiveReport};
 use lull_lab::scx::SchedReport;
 use lull_lab::toggling_live::TogglingReport;
 use lull_lab::validate::compare::{
-    counts, Counts, Figures, Range, SimProfile, ThreadComparison, WorkloadComparison,
-    CPU_SHARE_BOUND_PP, LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
+    counts, Counts, Range, SimProfile, ThreadComparison, WorkloadComparison, CPU_SHARE_BOUND_PP,
+    LATENCY_BOUND_FRACTION, LATENCY_BOUND_US,
 };
-use lull_lab::validate::Machine;
+use lull_lab::validate::{Figures, Machine};
 use lull_sim::hackbench::HackbenchResult;
 use lull_sim::interbench::InterbenchResult;
 use lull_sim::toggling::TogglingResult;

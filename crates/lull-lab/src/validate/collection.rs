@@ -16,9 +16,9 @@ use lull_workload::rtapp::RtApp;
 use serde::{Deserialize, Serialize};
 
 use super::compare::{
-    combine_figures, simulate, workload_name, Figures, SimProfile, ValidateError,
-    WorkloadComparison,
+    combine_figures, fits, simulate, workload_name, SimProfile, ValidateError, WorkloadComparison,
 };
+use super::figures::Figures;
 use super::live::{run_live, LiveOptions};
 use super::machine::{probe, Machine, MachineFacts};
 
@@ -392,4 +392,22 @@ impl Collection {
         }
         Ok(())
     }
+}
+
+/// Probes this machine, runs every workload of `paths` `runs` times live
+/// ([`collect`]) and once in the simulator
+/// ([`analyse`]), telling `progress` what it starts.
+///
+/// # Errors
+/// The first failure: an unreadable or unsupported workload, rt-app missing, a workload whose
+/// every live run failed, a simulated run that failed.
+pub fn validate_all(
+    paths: &[PathBuf],
+    seed: u64,
+    runs: u32,
+    progress: impl FnMut(&str),
+) -> Result<(Machine, SimProfile, Vec<WorkloadComparison>), ValidateError> {
+    let (machine, collection) = collect(paths, runs, |m, ws| fits(m, ws, seed), progress)?;
+    let (profile, results) = analyse(&collection, seed)?;
+    Ok((machine, profile, results))
 }

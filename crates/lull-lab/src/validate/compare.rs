@@ -13,6 +13,7 @@ use lull_sim::rtapp::{run_rtapp, RtAppRun};
 use lull_sim::spec::PolicySpec;
 use lull_workload::rtapp::{RtApp, ThreadSummary};
 
+use super::figures::Figures;
 use super::live::{run_live, LiveError, LiveOptions, LiveRun};
 use super::machine::{Machine, MachineFacts};
 
@@ -221,29 +222,6 @@ pub fn with_idle_wake(states: Vec<SimIdleState>, wake_ns: u64) -> Vec<SimIdleSta
             s
         })
         .collect()
-}
-
-/// One side's figures of a thread.
-#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Figures {
-    /// CPU time over the run's duration.
-    pub cpu_share: f64,
-    pub periods: u64,
-    pub wakeup_p50_us: Option<f64>,
-    pub wakeup_p99_us: Option<f64>,
-}
-
-impl Figures {
-    /// A thread's figures from its summary and its CPU share.
-    #[must_use]
-    pub fn of(s: &ThreadSummary, cpu_share: f64) -> Figures {
-        Figures {
-            cpu_share,
-            periods: s.periods,
-            wakeup_p50_us: s.wakeup_latency_us.map(|l| l.p50),
-            wakeup_p99_us: s.wakeup_latency_us.map(|l| l.p99),
-        }
-    }
 }
 
 /// A figure over the live runs of a thread: the smallest, the median and the largest value (the
@@ -614,25 +592,6 @@ pub fn fits(
         simulate(&workload_name(path), w, &profile, seed)?;
     }
     Ok(())
-}
-
-/// Probes this machine, runs every workload of `paths` `runs` times live
-/// ([`super::collection::collect`]) and once in the simulator
-/// ([`super::collection::analyse`]), telling `progress` what it starts.
-///
-/// # Errors
-/// The first failure: an unreadable or unsupported workload, rt-app missing, a workload whose
-/// every live run failed, a simulated run that failed.
-pub fn validate_all(
-    paths: &[PathBuf],
-    seed: u64,
-    runs: u32,
-    progress: impl FnMut(&str),
-) -> Result<(Machine, SimProfile, Vec<WorkloadComparison>), ValidateError> {
-    let (machine, collection) =
-        super::collection::collect(paths, runs, |m, ws| fits(m, ws, seed), progress)?;
-    let (profile, results) = super::collection::analyse(&collection, seed)?;
-    Ok((machine, profile, results))
 }
 
 #[cfg(test)]

@@ -114,13 +114,13 @@ pub struct LiveRun {
 impl LiveRun {
     /// Each thread's name and figures, as the comparison reads them.
     #[must_use]
-    pub fn figures(&self) -> Vec<(String, super::compare::Figures)> {
+    pub fn figures(&self) -> Vec<(String, super::figures::Figures)> {
         self.threads
             .iter()
             .map(|t| {
                 (
                     t.thread.name.clone(),
-                    super::compare::Figures::of(&t.summary, t.cpu_share),
+                    super::figures::Figures::of(&t.summary, t.cpu_share),
                 )
             })
             .collect()

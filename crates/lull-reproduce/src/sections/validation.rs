@@ -2,7 +2,7 @@
 //! comparison's JSON, which `lull validate kernel --json` prints too, is
 //! [`crate::data::validation_json`]).
 
-use lull_lab::validate::compare::validate_all;
+use lull_lab::validate::collection::validate_all;
 
 use super::files_in;
 use crate::data::Validation;
