@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{cell, f, no_data, text};
+use super::{cell, f, json_table, no_data, text};
 use crate::view::{Bar, Block, Plot, PlotKind, Table};
 use crate::Label;
 
@@ -45,6 +45,11 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
     out
 }
 
+/// A row's completion time figure `k` (`median`, `min`, `max`), s.
+fn completion(r: &Value, k: &str) -> Option<f64> {
+    r.get("completion_s").and_then(|c| f(c, k))
+}
+
 /// One workload's bars (median completion per policy, whiskers from the fastest to the slowest
 /// run) and its table.
 fn workload(w: &Value, reps: Option<f64>, label: Label) -> Vec<Block> {
@@ -53,7 +58,6 @@ fn workload(w: &Value, reps: Option<f64>, label: Label) -> Vec<Block> {
         .get("rows")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
-    let completion = |r: &Value, k: &str| r.get("completion_s").and_then(|c| f(c, k));
     let bars: Vec<Bar> = rows
         .iter()
         .filter_map(|r| {
@@ -88,34 +92,19 @@ fn workload(w: &Value, reps: Option<f64>, label: Label) -> Vec<Block> {
         }));
     }
     if !rows.is_empty() {
-        out.push(Block::Table(Table {
-            title: format!("{name}: each policy's runs ({label})"),
-            header: [
-                "policy",
-                "median s",
-                "min s",
-                "max s",
-                "speedup %",
-                "thread spread s",
-                "masks",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
-            rows: rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        text(r, "policy"),
-                        cell(completion(r, "median")),
-                        cell(completion(r, "min")),
-                        cell(completion(r, "max")),
-                        cell(f(r, "speedup_pct")),
-                        cell(f(r, "thread_spread_s")),
-                        cell(f(r, "masks")),
-                    ]
-                })
-                .collect(),
-        }));
+        out.push(json_table(
+            format!("{name}: each policy's runs ({label})"),
+            rows,
+            &[
+                ("policy", |r| text(r, "policy")),
+                ("median s", |r| cell(completion(r, "median"))),
+                ("min s", |r| cell(completion(r, "min"))),
+                ("max s", |r| cell(completion(r, "max"))),
+                ("speedup %", |r| cell(f(r, "speedup_pct"))),
+                ("thread spread s", |r| cell(f(r, "thread_spread_s"))),
+                ("masks", |r| cell(f(r, "masks"))),
+            ],
+        ));
     }
     out
 }

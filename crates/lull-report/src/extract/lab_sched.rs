@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::{cell, f, no_data};
-use crate::view::{Block, Table};
+use super::{cell, f, json_table, no_data};
+use crate::view::Block;
 
 fn text(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or("?").to_owned()
@@ -51,40 +51,21 @@ pub(super) fn blocks(data: &Value) -> Vec<Block> {
         }
     }
     for s in scenarios {
-        let body = rows
-            .iter()
-            .filter(|r| text(r, "scenario") == s)
-            .map(|r| {
-                vec![
-                    text(r, "scheduler"),
-                    cell(f(r, "response_mean_us")),
-                    cell(f(r, "response_p99_us")),
-                    cell(f(r, "p99_vs_eevdf")),
-                    cell(f(r, "hog_throughput")),
-                    cell(f(r, "throughput_vs_eevdf")),
-                    cell(f(r, "zip_s")),
-                    cell(f(r, "ftp_s")),
-                    cell(f(r, "scheduler_cpu_ms")),
-                ]
-            })
-            .collect();
-        out.push(Block::Table(Table {
-            title: format!("{s}: response and hogs, ratios to EEVDF in the same guest run"),
-            header: [
-                "scheduler",
-                "mean µs",
-                "p99 µs",
-                "p99 / EEVDF",
-                "hogs M/s",
-                "hogs / EEVDF",
-                "ZIP s",
-                "FTP s",
-                "scheduler CPU ms",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
-            rows: body,
-        }));
+        out.push(json_table(
+            format!("{s}: response and hogs, ratios to EEVDF in the same guest run"),
+            rows.iter().filter(|r| text(r, "scenario") == s),
+            &[
+                ("scheduler", |r| text(r, "scheduler")),
+                ("mean µs", |r| cell(f(r, "response_mean_us"))),
+                ("p99 µs", |r| cell(f(r, "response_p99_us"))),
+                ("p99 / EEVDF", |r| cell(f(r, "p99_vs_eevdf"))),
+                ("hogs M/s", |r| cell(f(r, "hog_throughput"))),
+                ("hogs / EEVDF", |r| cell(f(r, "throughput_vs_eevdf"))),
+                ("ZIP s", |r| cell(f(r, "zip_s"))),
+                ("FTP s", |r| cell(f(r, "ftp_s"))),
+                ("scheduler CPU ms", |r| cell(f(r, "scheduler_cpu_ms"))),
+            ],
+        ));
     }
     for key in ["skipped", "failed"] {
         for s in data

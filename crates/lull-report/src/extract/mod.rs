@@ -120,6 +120,26 @@ fn f(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
 
+/// A column of a table made of JSON rows: its header and how its cell is read from a row, side
+/// by side so that they cannot drift apart.
+type Column = (&'static str, fn(&Value) -> String);
+
+/// A table titled `title` of one line per row of `rows`, its cells read by `columns`.
+fn json_table<'a>(
+    title: String,
+    rows: impl IntoIterator<Item = &'a Value>,
+    columns: &[Column],
+) -> Block {
+    Block::Table(Table {
+        title,
+        header: columns.iter().map(|(h, _)| (*h).to_owned()).collect(),
+        rows: rows
+            .into_iter()
+            .map(|r| columns.iter().map(|(_, read)| read(r)).collect())
+            .collect(),
+    })
+}
+
 /// A table cell for `v` at `key`: a string as it is, a missing value or null as "–", anything
 /// else as its JSON.
 fn text(v: &Value, key: &str) -> String {

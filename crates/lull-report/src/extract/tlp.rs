@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{cell, f, no_data, text};
+use super::{cell, f, json_table, no_data, text};
 use crate::view::{Block, Plot, PlotKind, Series, Table};
 use crate::Label;
 
@@ -47,24 +47,17 @@ pub(super) fn blocks(data: &Value) -> Vec<Block> {
                     "no modelled row of the plotted experiments has a `tlp_over_time` series",
                 ));
             }
-            out.push(Block::Table(Table {
-                title: "Modelled apps (modelled)".to_owned(),
-                header: ["experiment", "model", "TLP", "idle fraction", "cores"]
-                    .map(str::to_owned)
-                    .to_vec(),
-                rows: rows
-                    .iter()
-                    .map(|r| {
-                        vec![
-                            text(r, "experiment"),
-                            text(r, "model"),
-                            cell(f(r, "tlp")),
-                            cell(f(r, "idle_fraction")),
-                            cell(f(r, "cores")),
-                        ]
-                    })
-                    .collect(),
-            }));
+            out.push(json_table(
+                "Modelled apps (modelled)".to_owned(),
+                rows,
+                &[
+                    ("experiment", |r| text(r, "experiment")),
+                    ("model", |r| text(r, "model")),
+                    ("TLP", |r| cell(f(r, "tlp"))),
+                    ("idle fraction", |r| cell(f(r, "idle_fraction"))),
+                    ("cores", |r| cell(f(r, "cores"))),
+                ],
+            ));
         }
         None => out.push(no_data("TLP over time", "no `modelled.rows`")),
     }
@@ -73,24 +66,17 @@ pub(super) fn blocks(data: &Value) -> Vec<Block> {
         .and_then(|l| l.get("programs"))
         .and_then(Value::as_array)
     {
-        out.push(Block::Table(Table {
-            title: "Programs on this machine (measured)".to_owned(),
-            header: ["program", "status", "TLP", "own TLP", "seconds"]
-                .map(str::to_owned)
-                .to_vec(),
-            rows: programs
-                .iter()
-                .map(|p| {
-                    vec![
-                        text(p, "name"),
-                        text(p, "status"),
-                        cell(f(p, "tlp")),
-                        cell(f(p, "own_tlp")),
-                        cell(f(p, "seconds")),
-                    ]
-                })
-                .collect(),
-        }));
+        out.push(json_table(
+            "Programs on this machine (measured)".to_owned(),
+            programs,
+            &[
+                ("program", |p| text(p, "name")),
+                ("status", |p| text(p, "status")),
+                ("TLP", |p| cell(f(p, "tlp"))),
+                ("own TLP", |p| cell(f(p, "own_tlp"))),
+                ("seconds", |p| cell(f(p, "seconds"))),
+            ],
+        ));
     }
     if let Some(seed) = live
         .and_then(|l| l.get("seed_table_1_1"))

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{cell, cores, f, no_data, num};
+use super::{cell, cores, f, json_table, no_data, num};
 use crate::view::{Bar, Block, Plot, PlotKind, Table};
 use crate::Label;
 
@@ -59,32 +59,18 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
             }));
         }
         if !models.is_empty() {
-            out.push(Block::Table(Table {
-                title: format!("{name}: each scheme's run ({label})"),
-                header: [
-                    "scheme",
-                    "completion s",
-                    "speedup %",
-                    "energy mJ",
-                    "migrations",
-                    "end spread s",
-                ]
-                .map(str::to_owned)
-                .to_vec(),
-                rows: models
-                    .iter()
-                    .map(|m| {
-                        vec![
-                            super::name_of(m.get("model")),
-                            cell(f(m, "completion_s")),
-                            cell(f(m, "speedup_pct")),
-                            cell(f(m, "energy_mj")),
-                            cell(f(m, "migrations")),
-                            cell(f(m, "end_spread_s")),
-                        ]
-                    })
-                    .collect(),
-            }));
+            out.push(json_table(
+                format!("{name}: each scheme's run ({label})"),
+                models,
+                &[
+                    ("scheme", |m| super::name_of(m.get("model"))),
+                    ("completion s", |m| cell(f(m, "completion_s"))),
+                    ("speedup %", |m| cell(f(m, "speedup_pct"))),
+                    ("energy mJ", |m| cell(f(m, "energy_mj"))),
+                    ("migrations", |m| cell(f(m, "migrations"))),
+                    ("end spread s", |m| cell(f(m, "end_spread_s"))),
+                ],
+            ));
         }
         out.extend(core_plots(name, exp, models, label));
         seed = seed.or_else(|| exp.get("seed_figure_3_9").and_then(Value::as_object));
