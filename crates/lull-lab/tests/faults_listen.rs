@@ -113,7 +113,7 @@ impl Probed {
             common::enable_headless_kds(d, 64, 48)?;
             setup(d.state_mut());
             d.add_evdev(evdev_r)?;
-            d.add_source(common::probe_source(probe_r, tx, probe))?;
+            d.add_source(lulld::test_support::probe_source(probe_r, tx, probe))?;
             Ok(())
         });
         Probed {
@@ -451,7 +451,7 @@ fn an_empty_datagram_keeps_the_network_source_and_kernel_drops_are_counted() {
     let (counts_tx, counts) = mpsc::channel();
     let daemon = TestDaemon::start("faults-net", EsmConfig::default(), move |d| {
         d.add_net(OwnedFd::from(udp), 3)?;
-        d.add_source(common::probe_source(
+        d.add_source(lulld::test_support::probe_source(
             probe_r,
             counts_tx,
             DaemonState::counters,

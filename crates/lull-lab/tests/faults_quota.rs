@@ -82,7 +82,7 @@ fn a_flood_on_one_connection_does_not_hold_back_anothers_delivery() {
                 PostAction::Continue
             },
         }))?;
-        d.add_source(common::probe_source(
+        d.add_source(lulld::test_support::probe_source(
             probe_r,
             waits_tx,
             DaemonState::counters,

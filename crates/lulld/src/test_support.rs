@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::thread;
 
 use lull_esm::EsmConfig;
-use lull_os::event_loop::{FnSource, LoopCtl, PostAction};
+use lull_os::event_loop::{FnSource, LoopCtl, PostAction, Source};
 use lull_os::sys;
 
 use lull_model::{AppId, ThreadCategory};
@@ -24,6 +24,31 @@ use crate::daemon::{Daemon, DaemonConfig, DaemonReport, DaemonState, Stopper};
 use crate::kds::KdsConfig;
 use crate::seam::{RunQueueSampler, SeamHost, SeamReport};
 use lull_actuate::Actuator;
+
+/// A loop source that answers each byte written to `probe_r`'s pipe with `probe` of the daemon's
+/// state on `answers`, until the pipe's writer closes: a test waits for a state by asking the
+/// loop, never by sleeping.
+pub fn probe_source<P: Send + 'static>(
+    probe_r: OwnedFd,
+    answers: mpsc::Sender<P>,
+    probe: impl Fn(&DaemonState) -> P + 'static,
+) -> Box<dyn Source<DaemonState>> {
+    let fd = probe_r.as_raw_fd();
+    Box::new(FnSource {
+        fd,
+        f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
+            let _owned = &probe_r;
+            let mut b = [0u8; 64];
+            while let Ok(n) = sys::read(fd, &mut b) {
+                if n == 0 {
+                    return PostAction::Remove;
+                }
+            }
+            let _ = answers.send(probe(st));
+            PostAction::Continue
+        },
+    })
+}
 
 /// A daemon running on its own thread until [`TestDaemon::stop`].
 #[derive(Debug)]
@@ -100,21 +125,7 @@ impl TestDaemon {
             })
             .map_err(io::Error::other)?;
             d.add_evdev(evdev)?;
-            let fd = probe_r.as_raw_fd();
-            d.add_source(Box::new(FnSource {
-                fd,
-                f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-                    let _owned = &probe_r;
-                    let mut b = [0u8; 64];
-                    while let Ok(n) = sys::read(fd, &mut b) {
-                        if n == 0 {
-                            return PostAction::Remove;
-                        }
-                    }
-                    let _ = tx.send(probe(st));
-                    PostAction::Continue
-                },
-            }))?;
+            d.add_source(probe_source(probe_r, tx, probe))?;
             Ok(())
         });
         (daemon, probe_w, probed)

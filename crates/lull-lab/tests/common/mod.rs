@@ -9,16 +9,14 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::rc::Rc;
-use std::sync::mpsc;
 
 use lull::client::EsmClient;
 use lull::kds_runtime::{AppOptions, KdsApp};
 use lull_esm::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_model::{AppId, EventKind, HandlerId, Payload, RawEvent};
 use lull_os::evdev::EvdevEncoder;
-use lull_os::event_loop::{FnSource, LoopCtl, PostAction, Source};
 use lull_os::sys;
-use lulld::daemon::{Daemon, DaemonState};
+use lulld::daemon::Daemon;
 use lulld::kds::KdsConfig;
 
 /// Turns on `d`'s display server on a headless `width × height` screen, its control socket
@@ -32,31 +30,6 @@ pub fn enable_headless_kds(d: &mut Daemon, width: u32, height: u32) -> io::Resul
         framebuffer: None,
     })
     .map_err(io::Error::other)
-}
-
-/// A daemon source reading the pipe end `probe_r`: each byte the test writes to the other end
-/// makes the daemon's loop send `probe` of its state on `answers`, so a test waits for a state
-/// by asking, never by sleeping. Removed when the test closes its end.
-pub fn probe_source<P: Send + 'static>(
-    probe_r: OwnedFd,
-    answers: mpsc::Sender<P>,
-    probe: impl Fn(&DaemonState) -> P + 'static,
-) -> Box<dyn Source<DaemonState>> {
-    let fd = probe_r.as_raw_fd();
-    Box::new(FnSource {
-        fd,
-        f: move |st: &mut DaemonState, _: &mut LoopCtl<DaemonState>| {
-            let _owned = &probe_r;
-            let mut b = [0u8; 64];
-            while let Ok(n) = sys::read(fd, &mut b) {
-                if n == 0 {
-                    return PostAction::Remove;
-                }
-            }
-            let _ = answers.send(probe(st));
-            PostAction::Continue
-        },
-    })
 }
 
 /// Writes `raw`, stamped now, to the evdev pipe `device` as one whole packet.
