@@ -2,8 +2,6 @@
 //! real-time policies need it; skipped with a message otherwise) and a short experiment run
 //! (the workload program's own tests are lull-apps' `tests/programs.rs`).
 
-use std::process::Command;
-
 use lull_lab::toggling_live::thief::{Thief, ThiefError, ThiefMethod};
 use lull_lab::toggling_live::{self, TogglingSpec, DEFAULT_POLICIES, UNCONTROLLED};
 use lull_os::sys;
