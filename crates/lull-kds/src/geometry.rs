@@ -129,6 +129,27 @@ mod tests {
         assert!(Rect::new(0, 0, 0, 5).is_empty());
     }
 
+    /// Rectangles that only share an edge, or overlap along one axis only, do not intersect.
+    #[test]
+    fn touching_rectangles_do_not_intersect() {
+        let a = Rect::new(0, 0, 10, 10);
+        for b in [
+            Rect::new(0, 10, 10, 10),
+            Rect::new(10, 0, 10, 10),
+            Rect::new(5, 10, 10, 3),
+            Rect::new(10, 5, 3, 10),
+            Rect::new(5, -3, 2, 3),
+            Rect::new(-3, 5, 3, 2),
+        ] {
+            assert_eq!(a.intersect(b), None, "{b:?}");
+            assert_eq!(b.intersect(a), None, "{b:?}");
+        }
+        assert_eq!(
+            a.intersect(Rect::new(9, 9, 10, 10)),
+            Some(Rect::new(9, 9, 1, 1))
+        );
+    }
+
     #[test]
     fn offset_moves_the_corner_and_keeps_the_size() {
         let r = Rect::new(10, 20, 15, 5);

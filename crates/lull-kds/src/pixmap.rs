@@ -225,6 +225,27 @@ mod tests {
         screen.blit_clipped(100, 100, &src);
     }
 
+    /// Row-major: (x, y) is pixel y × width + x; a coordinate at the width or height is outside.
+    #[test]
+    fn get_reads_row_major_and_nothing_past_an_edge() {
+        let p = Pixmap::from_pixels(3, 2, vec![1, 2, 3, 4, 5, 6]).unwrap();
+        assert_eq!(
+            (p.get(0, 0), p.get(2, 0), p.get(0, 1), p.get(2, 1)),
+            (Some(1), Some(3), Some(4), Some(6))
+        );
+        for (x, y) in [
+            (3, 0),
+            (0, 2),
+            (3, 1),
+            (2, 2),
+            (3, 2),
+            (u32::MAX, 0),
+            (0, u32::MAX),
+        ] {
+            assert_eq!(p.get(x, y), None, "({x}, {y})");
+        }
+    }
+
     #[test]
     fn sizes_are_checked() {
         assert!(matches!(

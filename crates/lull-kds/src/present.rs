@@ -320,6 +320,33 @@ mod tests {
         &buf[at..at + bpp]
     }
 
+    /// Channels that share bits (a grayscale layout may give red, green and blue the same ones)
+    /// combine by OR, as `Packer` documents: any two full channels give the full value.
+    #[test]
+    fn channels_sharing_bits_are_ored() {
+        let all = Channel::new(0, 8);
+        let fmt = FbFormat {
+            xres: 4,
+            yres: 1,
+            bits_per_pixel: 16,
+            line_length: 8,
+            red: all,
+            green: all,
+            blue: all,
+            transp: all,
+        };
+        let src = Pixmap::from_pixels(
+            4,
+            1,
+            vec![0xffff_0000, 0x00ff_ff00, 0x0000_ffff, 0x0010_2040],
+        )
+        .unwrap();
+        let mut buf = buffer(&fmt);
+        present(&src, src.bounds(), &fmt, &mut buf).unwrap();
+        let px = |x| u16::from_le_bytes(pixel_bytes(&fmt, &buf, x, 0).try_into().unwrap());
+        assert_eq!([px(0), px(1), px(2), px(3)], [0xff, 0xff, 0xff, 0x70]);
+    }
+
     #[test]
     fn rgb565_scales_channels_down() {
         let fmt = rgb565(3, 1);

@@ -71,12 +71,12 @@ fn format_errors_name_what_is_wrong() {
     );
 }
 
-/// The format texts of `tests::layout`, with `prev_state` as the kernel declares it before 4.14
-/// (an `int`, 4 bytes) and no `sched_stat_runtime`.
+/// The format texts of `tests::layout`, with a 4-byte `prev_state` (a `long` on a 32-bit
+/// kernel) and no `sched_stat_runtime`.
 fn old_kernel_layout() -> SchedLayout {
     let switch = super::tests::SWITCH_FMT.replace(
         "field:long prev_state;\toffset:32;\tsize:8;",
-        "field:int prev_state;\toffset:32;\tsize:4;",
+        "field:long prev_state;\toffset:32;\tsize:4;",
     );
     let wk = wake_fmt("sched_wakeup", 374);
     let wkn = wake_fmt("sched_wakeup_new", 373);
