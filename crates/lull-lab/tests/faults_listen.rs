@@ -110,7 +110,7 @@ impl Probed {
         let (probe_r, probe_w) = sys::pipe(true).unwrap();
         let (tx, answers) = mpsc::channel();
         let daemon = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-            common::enable_headless_kds(d, 64, 48)?;
+            lulld::test_support::enable_headless_kds(d, 64, 48)?;
             setup(d.state_mut());
             d.add_evdev(evdev_r)?;
             d.add_source(lulld::test_support::probe_source(probe_r, tx, probe))?;

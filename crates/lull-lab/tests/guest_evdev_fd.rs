@@ -185,7 +185,7 @@ fn the_focused_app_reads_the_device_itself_and_a_focus_change_revokes_it() {
     let dev_path = node.clone();
     let daemon = TestDaemon::start("evdev-fd", EsmConfig::default(), move |d| {
         daemon_tid.store(sys::gettid(), Ordering::SeqCst);
-        common::enable_headless_kds(d, 320, 240)?;
+        lulld::test_support::enable_headless_kds(d, 320, 240)?;
         d.add_device(&dev_path).map_err(std::io::Error::other)?;
         Ok(())
     });
@@ -477,7 +477,7 @@ fn a_kds_app_registered_through_the_display_server_gets_the_device() {
     .unwrap();
     let node = dev.event_path().unwrap();
     let daemon = TestDaemon::start("evdev-kds", EsmConfig::default(), move |d| {
-        common::enable_headless_kds(d, 320, 240)?;
+        lulld::test_support::enable_headless_kds(d, 320, 240)?;
         d.add_device(&node).map_err(std::io::Error::other)?;
         Ok(())
     });

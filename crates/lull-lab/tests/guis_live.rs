@@ -69,7 +69,7 @@ fn start(tag: &str, mut config: GuisConfig) -> (Running, GuisStatus) {
     config.freezer_namespace = namespace(tag);
     let (tx, rx) = mpsc::channel();
     let d = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-        common::enable_headless_kds(d, 320, 240)?;
+        lulld::test_support::enable_headless_kds(d, 320, 240)?;
         let status = d.enable_guis(&config).map_err(std::io::Error::other)?;
         tx.send(status).map_err(std::io::Error::other)
     });

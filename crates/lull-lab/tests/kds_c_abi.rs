@@ -53,7 +53,7 @@ fn daemon_with_keys(tag: &str, w: u32, h: u32) -> (TestDaemon, std::os::fd::Owne
     let (r, wr) = sys::pipe(false).unwrap();
     let d = TestDaemon::start(tag, EsmConfig::default(), move |d| {
         d.add_evdev(r)?;
-        common::enable_headless_kds(d, w, h)
+        lulld::test_support::enable_headless_kds(d, w, h)
     });
     (d, wr)
 }

@@ -192,7 +192,7 @@ fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
     let (r, keys) = sys::pipe(false).unwrap();
     let daemon = TestDaemon::start("fig19-c", EsmConfig::default(), move |d| {
         d.add_evdev(r)?;
-        common::enable_headless_kds(d, SCREEN_W, SCREEN_H)
+        lulld::test_support::enable_headless_kds(d, SCREEN_W, SCREEN_H)
     });
     let mut child = start_example(&bin, &daemon);
     let mut out = BufReader::new(child.stdout.take().unwrap());

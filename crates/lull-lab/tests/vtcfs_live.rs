@@ -162,7 +162,7 @@ fn parked() -> Parked {
 fn boosting_daemon(tag: &str) -> (TestDaemon, std::os::fd::OwnedFd) {
     let (r, w) = sys::pipe(false).unwrap();
     let d = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-        common::enable_headless_kds(d, 640, 480)?;
+        lulld::test_support::enable_headless_kds(d, 640, 480)?;
         d.enable_boost(&BoostSeamConfig {
             c_ns: LONG_C_NS,
             ..BoostSeamConfig::new(BoostMode::Nice)

@@ -25,6 +25,22 @@ use crate::kds::KdsConfig;
 use crate::seam::{RunQueueSampler, SeamHost, SeamReport};
 use lull_actuate::Actuator;
 
+/// Turns on `d`'s display server on a headless `width × height` screen, its control socket
+/// where [`TestDaemon::kds_path`] looks.
+///
+/// # Errors
+/// The display server's set-up failed.
+pub fn enable_headless_kds(d: &mut Daemon, width: u32, height: u32) -> io::Result<()> {
+    let socket_path = d.socket_path().with_extension("kds.sock");
+    d.enable_kds(&KdsConfig {
+        socket_path,
+        screen_width: width,
+        screen_height: height,
+        framebuffer: None,
+    })
+    .map_err(io::Error::other)
+}
+
 /// A loop source that answers each byte written to `probe_r`'s pipe with `probe` of the daemon's
 /// state on `answers`, until the pipe's writer closes: a test waits for a state by asking the
 /// loop, never by sleeping.
@@ -92,14 +108,7 @@ impl TestDaemon {
     /// socket is `self.kds_path()`.
     pub fn start_kds(tag: &str, width: u32, height: u32) -> TestDaemon {
         TestDaemon::start(tag, EsmConfig::default(), move |d| {
-            let socket_path = d.socket_path().with_extension("kds.sock");
-            d.enable_kds(&KdsConfig {
-                socket_path,
-                screen_width: width,
-                screen_height: height,
-                framebuffer: None,
-            })
-            .map_err(io::Error::other)
+            enable_headless_kds(d, width, height)
         })
     }
 
@@ -116,14 +125,7 @@ impl TestDaemon {
         let (probe_r, probe_w) = sys::pipe(true).unwrap();
         let (tx, probed) = mpsc::channel();
         let daemon = TestDaemon::start(tag, EsmConfig::default(), move |d| {
-            let socket_path = d.socket_path().with_extension("kds.sock");
-            d.enable_kds(&KdsConfig {
-                socket_path,
-                screen_width: width,
-                screen_height: height,
-                framebuffer: None,
-            })
-            .map_err(io::Error::other)?;
+            enable_headless_kds(d, width, height)?;
             d.add_evdev(evdev)?;
             d.add_source(probe_source(probe_r, tx, probe))?;
             Ok(())

@@ -5,7 +5,6 @@
 #![allow(dead_code)]
 
 use std::cell::RefCell;
-use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::rc::Rc;
@@ -16,21 +15,6 @@ use lull_esm::protocol::{ClientMsg, DaemonMsg, MAX_MESSAGE};
 use lull_model::{AppId, EventKind, HandlerId, Payload, RawEvent};
 use lull_os::evdev::EvdevEncoder;
 use lull_os::sys;
-use lulld::daemon::Daemon;
-use lulld::kds::KdsConfig;
-
-/// Turns on `d`'s display server on a headless `width × height` screen, its control socket
-/// where `TestDaemon::kds_path` looks.
-pub fn enable_headless_kds(d: &mut Daemon, width: u32, height: u32) -> io::Result<()> {
-    let socket_path = d.socket_path().with_extension("kds.sock");
-    d.enable_kds(&KdsConfig {
-        socket_path,
-        screen_width: width,
-        screen_height: height,
-        framebuffer: None,
-    })
-    .map_err(io::Error::other)
-}
 
 /// Writes `raw`, stamped now, to the evdev pipe `device` as one whole packet.
 pub fn write_evdev(enc: &mut EvdevEncoder, device: &OwnedFd, raw: RawEvent) {
