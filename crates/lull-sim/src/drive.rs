@@ -111,6 +111,21 @@ pub(crate) fn drive_on<W: Workload>(
     } else {
         RunPolicies::build(policy, plat, cpu.main_cores, false)?
     };
+    if p.boost.is_some() {
+        // The boost favours the task a framework names when it hands it an input event; these
+        // workloads have none, so a boost asked for would silently change nothing.
+        let field = if policy.boost_c_ms.is_some() {
+            "boost_c_ms"
+        } else {
+            "boost_slice_us"
+        };
+        return Err(PolicyError::Invalid {
+            field,
+            reason: "the interactive boost acts on the task a framework hands an input event; \
+                     this workload has no framework (use a framework or painting spec)"
+                .into(),
+        });
+    }
     if let Some(placement) = machine.placement {
         p.placement = placement;
     }

@@ -368,3 +368,38 @@ fn mutated_specs_are_loaded_or_refused_never_a_panic() {
     }
     assert!(refused > 100, "{refused}");
 }
+
+/// The interactive boost acts on the task a framework hands an input event. A kind without a
+/// framework (hackbench here; interbench, rt-app and toggling run the same way) that asks for
+/// one is refused by name, not run as if it had not asked.
+#[test]
+fn a_boost_without_a_framework_is_refused() {
+    let base = std::fs::read_to_string(format!(
+        "{}/../../experiments/vtcfs/hackbench-x86-64.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("readable");
+    let plain = r#"policy = { scheduler = "eevdf" }"#;
+    assert!(base.contains(plain));
+    for (slot, field) in [
+        ("boost_c_ms = 3", "boost_c_ms"),
+        ("boost_slice_us = 500", "boost_slice_us"),
+    ] {
+        let text = base
+            .replace(
+                plain,
+                &format!(r#"policy = {{ scheduler = "eevdf", {slot} }}"#),
+            )
+            .replace("pairs = [100, 200, 400]", "pairs = [100]")
+            .replace(
+                "transports = [\"pipe\", \"socket\"]",
+                "transports = [\"pipe\"]",
+            );
+        let spec = load("boosted.toml", &text).expect("it parses");
+        let e = spec
+            .run(&RunOpts::default())
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains(field) && e.contains("no framework"), "{e}");
+    }
+}
