@@ -98,6 +98,9 @@ pub enum CollectionError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A saved file that cannot be read, is not a regular file, or is too large to be one.
+    #[error(transparent)]
+    Read(#[from] lull_os::input_file::ReadError),
     #[error("{path}: {reason}")]
     Malformed { path: PathBuf, reason: String },
     #[error("{0}: no {MACHINE_FILE}: not a saved collection of live runs")]
@@ -327,7 +330,10 @@ impl Collection {
         if !machine_path.is_file() {
             return Err(CollectionError::NoMachine(dir.to_owned()));
         }
-        let read = |path: &Path| fs::read_to_string(path).map_err(io(path));
+        // Bounded: a saved collection is the project's own results JSON.
+        let read = |path: &Path| {
+            lull_os::input_file::read_bounded_text(path, lull_os::input_file::RESULTS_JSON)
+        };
         let malformed = |path: &Path, reason: String| CollectionError::Malformed {
             path: path.to_owned(),
             reason,
