@@ -45,6 +45,9 @@ struct State {
     touches: u64,
     /// The view to draw next and the injection stamp of the touch that asked for it.
     pending: Option<(bool, u64)>,
+    /// Touches whose view a later touch replaced before it was drawn: the one frame drawn
+    /// answers both (the newest view wins, as a real file manager would show it).
+    superseded: u64,
     /// Per action, the work's duration in the handler (ns), open and close apart.
     open_ns: Vec<u64>,
     close_ns: Vec<u64>,
@@ -155,7 +158,9 @@ impl LiveApp for FileManager {
         } else {
             g.close_ns.push(took);
         }
-        g.pending = Some((open, ev.injected_ns));
+        if g.pending.replace((open, ev.injected_ns)).is_some() {
+            g.superseded += 1;
+        }
         drop(g);
         self.shared.notify();
     }
@@ -175,6 +180,7 @@ impl LiveApp for FileManager {
         Some(super::WorkReport {
             open_ns: g.open_ns.clone(),
             close_ns: g.close_ns.clone(),
+            superseded_touches: g.superseded,
             ..super::WorkReport::default()
         })
     }

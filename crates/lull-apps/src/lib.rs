@@ -228,6 +228,9 @@ pub struct WorkReport {
     /// Painting: the handler's CPU time per stroke, ns (the interaction's work C).
     #[serde(default)]
     pub handler_cpu_ns: Vec<u64>,
+    /// File manager: touches whose view a later touch replaced before it was drawn.
+    #[serde(default)]
+    pub superseded_touches: u64,
 }
 
 /// The final line of `lull-app`.

@@ -540,8 +540,9 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
             );
             if let Some(rt) = r.response_ms {
                 println!(
-                    "response: mean {:.1} ms, p99 {:.1} ms ({} of {} touches answered)",
-                    rt.mean, rt.p99, r.responses, r.touches
+                    "response: mean {:.1} ms, p99 {:.1} ms ({} of {} touches answered by their own \
+                     frame, {} by a later touch's)",
+                    rt.mean, rt.p99, r.responses, r.touches, r.superseded
                 );
             }
             println!("fps: {}", opt(r.fps, "fps"));

@@ -238,9 +238,11 @@ pub struct UcsgLiveReport {
     /// Extra: the file manager's work per open and close in its handler, ms (mean).
     pub open_ms_mean: Option<f64>,
     pub close_ms_mean: Option<f64>,
-    /// Extra: touches injected and frames drawn in answer.
+    /// Extra: touches injected, frames drawn in answer, and touches answered by a later
+    /// touch's frame (the app was still busy when the next touch came: one frame for both).
     pub touches: u64,
     pub responses: u64,
+    pub superseded: u64,
     /// Extra: what UCSG found on this machine, and the seam's counts per action kind.
     pub ucsg: Option<UcsgStatus>,
     pub seam: Option<SeamReport>,
@@ -603,6 +605,7 @@ pub fn analyse(a: &UcsgArtefact) -> UcsgLiveReport {
         close_ms_mean: mean_ms(&work.close_ns),
         touches: a.touches,
         responses: fg.frame_latencies_ns.len() as u64,
+        superseded: work.superseded_touches,
         ucsg: None,
         seam: None,
     }
@@ -625,12 +628,26 @@ mod tests {
         assert_eq!((resp.mean, resp.p99), (20.0, 30.0));
         assert_eq!(r.responses, 3);
         assert_eq!(r.touches, 3);
+        // Saved before the count existed: none superseded.
+        assert_eq!(r.superseded, 0);
         assert_eq!(r.completion_s.zip, Some(2.5));
         assert_eq!(r.completion_s.ftp, None);
         assert_eq!(r.open_ms_mean, Some(5.0));
         assert_eq!(r.close_ms_mean, Some(1.0));
         assert_eq!(r.fps, None);
         assert!(r.ucsg.is_none() && r.seam.is_none());
+    }
+
+    #[test]
+    fn a_touch_answered_by_a_later_touchs_frame_is_counted_apart() {
+        let mut a = saved();
+        a.touches = 5;
+        a.foreground_report
+            .work
+            .get_or_insert_with(Default::default)
+            .superseded_touches = 2;
+        let r = analyse(&a);
+        assert_eq!((r.touches, r.responses, r.superseded), (5, 3, 2));
     }
 
     #[test]

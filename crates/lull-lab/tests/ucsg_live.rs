@@ -1,5 +1,5 @@
 //! `lull live ucsg` at a small scale, stock and UCSG, as root: the report has its shape, every
-//! touch is answered, both background jobs finish, UCSG's actions reached the kernel, and UCSG's
+//! touch is answered (by its own frame or a later touch's), both background jobs finish, UCSG's actions reached the kernel, and UCSG's
 //! response time is not worse than three times stock's (a generous bound: timings on a shared
 //! machine vary; the figures themselves are in `docs/ucsg.md`). Skipped with a message when not
 //! root (the proc connector and negative nice values need it).
@@ -40,7 +40,14 @@ fn file_manager_with_zip_and_ftp_stock_and_ucsg() {
         ] {
             assert!(json.get(key).is_some(), "{key} missing: {json}");
         }
-        assert_eq!(r.responses, r.touches, "every touch answered");
+        // Each touch is answered by its own frame, or, when the app was still busy with it as
+        // the next came, by the next one's frame: how many of each depends on the machine's load.
+        assert!(r.responses > 0, "no frame answered a touch: {r:?}");
+        assert_eq!(
+            r.responses + r.superseded,
+            r.touches,
+            "every touch answered, by its own frame or a later one's: {r:?}"
+        );
         assert!(r.completion_s.zip.is_some() && r.completion_s.ftp.is_some());
         assert!(r.fps.is_none());
     }

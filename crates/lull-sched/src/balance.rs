@@ -378,6 +378,87 @@ mod tests {
         assert!(!l.task_hot(t, 10_000 + MIGRATION_COST_NS));
     }
 
+    #[test]
+    fn a_preempted_task_keeps_adding_load_and_a_second_stop_does_not_refresh_its_heat() {
+        // Preempted (stops running, stays queued): its load keeps growing as a runnable
+        // task's does (`se->on_rq` stays set), though its utilisation decays.
+        let mut l = LoadTracker::new();
+        let t = TaskId(0);
+        l.enqueue(t, CpuId(0), 1024, 0);
+        l.set_running(t, true, 0);
+        l.set_running(t, false, 32 * PERIOD_NS);
+        let at_stop = l.task_load(t, 32 * PERIOD_NS);
+        let later = l.task_load(t, 64 * PERIOD_NS);
+        assert!(later > at_stop, "waiting load {at_stop} → {later}");
+        // The same waiting time asleep instead: the load decays.
+        let mut s = LoadTracker::new();
+        s.enqueue(t, CpuId(0), 1024, 0);
+        s.set_running(t, true, 0);
+        s.dequeue(t, 32 * PERIOD_NS);
+        assert!(s.task_load(t, 64 * PERIOD_NS) < at_stop);
+        // A stop reported for a task already stopped leaves its last run where it was: it is no
+        // longer hot once the migration cost has passed since it really stopped.
+        let stop_ns = 32 * PERIOD_NS;
+        l.set_running(t, false, stop_ns + MIGRATION_COST_NS);
+        assert!(!l.task_hot(t, stop_ns + MIGRATION_COST_NS));
+    }
+
+    #[test]
+    fn group_type_at_the_imbalance_margin_follows_the_kernels_strict_comparisons() {
+        // capacity × 100 = util × imbalance_pct exactly (117 × 100 = 100 × 117): neither
+        // `group_is_overloaded` (capacity × 100 < util × pct) nor the second test of
+        // `group_has_capacity` (capacity × 100 > util × pct) holds.
+        let at_margin = |nr_running| RqLoad {
+            nr_running,
+            load_avg: 0,
+            util_avg: 100,
+            capacity: 117,
+        };
+        assert_eq!(at_margin(2).group_type(), GroupType::FullyBusy);
+        assert_eq!(at_margin(1).group_type(), GroupType::FullyBusy);
+        // One unit of utilisation less: spare capacity; one more with two tasks: overloaded.
+        let below = RqLoad {
+            util_avg: 99,
+            ..at_margin(1)
+        };
+        assert_eq!(below.group_type(), GroupType::HasSpare);
+        let above = RqLoad {
+            util_avg: 101,
+            ..at_margin(2)
+        };
+        assert_eq!(above.group_type(), GroupType::Overloaded);
+        // No task on it (`sum_nr_running < group_weight`): spare, whatever the blocked
+        // utilisation left behind.
+        let empty = RqLoad {
+            util_avg: 1024,
+            ..at_margin(0)
+        };
+        assert_eq!(empty.group_type(), GroupType::HasSpare);
+    }
+
+    #[test]
+    fn a_busy_cpu_pulls_only_from_an_overloaded_group_below_the_domain_average() {
+        // The busiest is fully busy (one task, its CPU used): a busy CPU leaves it to an idle
+        // one, even when the local group has spare capacity and far less load.
+        let fully_busy = rq(1, 1020, 1020);
+        assert_eq!(fully_busy.group_type(), GroupType::FullyBusy);
+        let light = rq(1, 100, 100);
+        assert_eq!(light.group_type(), GroupType::HasSpare);
+        assert_eq!(busy_imbalance(&light, &fully_busy, 1120, 2048), None);
+        // Below the busiest but above the domain's average (four CPUs, two of them idle): the
+        // local group is not pulled towards the average from above.
+        let local = rq(2, 1320, 1024);
+        let busiest = rq(2, 2040, 1020);
+        assert_eq!(busy_imbalance(&local, &busiest, 3360, 4096), None);
+        // The same two CPUs alone in their domain: below the average, so it pulls.
+        assert_eq!(busy_imbalance(&local, &busiest, 3360, 2048), Some(360));
+        // Three CPUs, the third at 1800: average 4860 × 1024 / 3072 = 1620. Moving 600 would
+        // bring the local CPU (1020) up to it but take the busiest (2040) 180 below it, so
+        // the smaller side wins: 2040 − 1620 = 420 (`migrate_load`'s min of both).
+        let local = rq(1, 1020, 1020);
+        assert_eq!(busy_imbalance(&local, &busiest, 4860, 3072), Some(420));
+    }
+
     fn rq(nr_running: usize, load_avg: u64, util_avg: u64) -> RqLoad {
         RqLoad {
             nr_running,
