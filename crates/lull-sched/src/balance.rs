@@ -457,6 +457,8 @@ mod tests {
         // the smaller side wins: 2040 − 1620 = 420 (`migrate_load`'s min of both).
         let local = rq(1, 1020, 1020);
         assert_eq!(busy_imbalance(&local, &busiest, 4860, 3072), Some(420));
+        // The third at 3060 lifts the average to 2040, the busiest's own: nothing to move.
+        assert_eq!(busy_imbalance(&local, &busiest, 6120, 3072), None);
     }
 
     fn rq(nr_running: usize, load_avg: u64, util_avg: u64) -> RqLoad {
@@ -520,5 +522,11 @@ mod tests {
         assert_eq!(next_interval_ms(2, 2, true), 4);
         assert_eq!(next_interval_ms(4, 2, true), 4);
         assert_eq!(next_interval_ms(4, 2, false), 2);
+        // Four CPUs: from 4 ms, doubled once to the longest, 8 ms.
+        assert_eq!(next_interval_ms(0, 4, true), 8);
+        assert_eq!(next_interval_ms(4, 4, true), 8);
+        assert_eq!(next_interval_ms(8, 4, false), 4);
+        // Eight: 8 → 16 ms.
+        assert_eq!(next_interval_ms(8, 8, true), 16);
     }
 }

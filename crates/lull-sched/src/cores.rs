@@ -308,6 +308,25 @@ mod tests {
     }
 
     #[test]
+    fn each_manager_answers_to_the_name_it_was_made_by_and_all_online_never_acts() {
+        let cfg = CoresConfig {
+            main_cluster: 1,
+            companion: Some(0),
+            up_threshold_pct: 80,
+            down_delay_ns: 2000 * MS,
+            little_cluster: Some(0),
+            little_top_opp: 4,
+        };
+        for name in NAMES {
+            assert_eq!(by_name(name, cfg).unwrap().name(), name);
+        }
+        let mut all = by_name("all-online", cfg).unwrap();
+        for loads in [&[0u64][..], &[100, 100, 100, 100], &[5]] {
+            assert_eq!(all.decide(&view(1, 0, loads)), CoreDecision::default());
+        }
+    }
+
+    #[test]
     fn tegra_switches_to_the_companion_after_the_down_delay_and_back_when_it_saturates() {
         let mut m = TegraAutoSwitch::new(0, 1, 80, 2000 * MS);
         for _ in 0..99 {
@@ -317,12 +336,18 @@ mod tests {
             );
         }
         assert_eq!(m.decide(&view(0, 0, &[30, 30, 10, 0])).switch_to, Some(1));
-        // Any busy period or a higher OPP restarts the delay.
-        for _ in 0..99 {
-            m.decide(&view(0, 0, &[0]));
+        // A higher OPP, or a busy period at the lowest (81 % in all against 80), restarts
+        // the delay: 100 quiet periods are needed after it.
+        for interruption in [view(0, 1, &[0]), view(0, 0, &[50, 31])] {
+            for _ in 0..99 {
+                assert_eq!(m.decide(&view(0, 0, &[0])).switch_to, None);
+            }
+            assert_eq!(m.decide(&interruption).switch_to, None);
+            for _ in 0..99 {
+                assert_eq!(m.decide(&view(0, 0, &[0])).switch_to, None);
+            }
+            assert_eq!(m.decide(&view(0, 0, &[0])).switch_to, Some(1));
         }
-        m.decide(&view(0, 1, &[0]));
-        assert_eq!(m.decide(&view(0, 0, &[0])).switch_to, None);
         // On the companion: back only when saturated at its top OPP.
         assert_eq!(m.decide(&view(1, 6, &[95])).switch_to, None);
         assert_eq!(m.decide(&view(1, 7, &[80])).switch_to, None);

@@ -182,8 +182,10 @@ mod tests {
     #[test]
     fn a_boost_lasts_one_slice_and_never_lowers_a_weight() {
         let mut b = Boosts::new(10_000_000);
+        assert_eq!(b.c_ns(), 10_000_000);
         let t = TaskId(3);
         let own = FairParams::nice(0);
+        assert!(!b.is_boosted(t));
         let p = b
             .on_wakeup(t, own, RunQueueLoad::nice0(2))
             .expect("boosted");
@@ -192,6 +194,7 @@ mod tests {
         // A second wakeup while boosted changes nothing.
         assert_eq!(b.on_wakeup(t, p, RunQueueLoad::nice0(2)), None);
         assert_eq!(b.on_slice_end_or_block(t), Some(own));
+        assert!(!b.is_boosted(t));
         assert_eq!(b.on_slice_end_or_block(t), None);
         // A task already heavier than W′ is left alone.
         assert_eq!(
@@ -199,5 +202,8 @@ mod tests {
             None
         );
         assert_eq!(b.boosted_count(), 1);
+        // Its next wakeup at nice 0 is boosted again, and counted.
+        assert!(b.on_wakeup(t, own, RunQueueLoad::nice0(2)).is_some());
+        assert_eq!(b.boosted_count(), 2);
     }
 }

@@ -73,14 +73,6 @@ pub struct CoreSets {
     pub slow: CpuMask,
 }
 
-impl CoreSets {
-    /// Both sets together.
-    #[must_use]
-    pub fn all(self) -> CpuMask {
-        CpuMask(self.fast.0 | self.slow.0)
-    }
-}
-
 /// A scheduling scheme (seed 004 §3).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Scheme {

@@ -58,6 +58,31 @@ fn names_parse_and_read_back() {
 }
 
 #[test]
+fn periods_take_at_most_six_whole_digits_and_nanosecond_precision() {
+    let p = parse_period_ns;
+    // Each rule on its own: the range check of `Scheme::parse` would hide most of these.
+    assert_eq!(p("123456s"), Some(123_456_000_000_000));
+    assert_eq!(p("1234567s"), None, "seven whole digits");
+    assert_eq!(p("12345678s"), None, "eight whole digits");
+    assert_eq!(p("0.123456789s"), Some(123_456_789));
+    assert_eq!(p("0.1234567891s"), None, "ten fractional digits");
+    assert_eq!(p("0.12345678912s"), None, "eleven fractional digits");
+    assert_eq!(p("+1s"), None, "a sign `u64::from_str` would take");
+    assert_eq!(p("1.+5s"), None, "a sign in the fraction");
+    assert_eq!(p("0.5xs"), None, "a letter in the fraction");
+    assert_eq!(p("s"), None);
+    assert_eq!(p(".s"), None);
+    assert_eq!(p(".5s"), Some(500_000_000));
+    assert_eq!(p("5.s"), Some(5_000_000_000));
+    // In ms, digits past the nanosecond are taken only when they are zeros.
+    assert_eq!(p("1.0000000ms"), Some(1_000_000));
+    assert_eq!(p("0.000001ms"), Some(1));
+    assert_eq!(p("0.0000001ms"), None);
+    assert_eq!(p("250ms"), Some(250 * MS));
+    assert_eq!(p("1m"), None);
+}
+
+#[test]
 fn affinity_masks_follow_the_seed_layout() {
     let s = odroid();
     let one: Vec<u64> = (0..9).map(|k| affinity_one_mask(s, k).0).collect();
