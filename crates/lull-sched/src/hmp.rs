@@ -144,6 +144,38 @@ mod tests {
     }
 
     #[test]
+    fn a_cpu_it_may_not_use_is_never_chosen_however_idle() {
+        let p = hmp();
+        assert_eq!(p.name(), "hmp");
+        // CPU 3, the only idle big CPU, unusable in each of three ways: the task stays on its
+        // idle LITTLE CPU 0.
+        for unusable in [
+            |c: &mut CpuState| c.allowed = false,
+            |c: &mut CpuState| c.online = false,
+            |c: &mut CpuState| c.active = false,
+        ] {
+            let mut cpus = [cpu(0, true), cpu(0, false), cpu(1, false), cpu(1, true)];
+            unusable(&mut cpus[3]);
+            assert_eq!(p.select_cpu(TaskId(0), CpuId(0), &cpus), CpuId(0));
+        }
+    }
+
+    #[test]
+    fn an_idle_kick_stays_inside_the_cluster_as_the_wake_idle_placement_does() {
+        let p = hmp();
+        // CPU 0 has a task waiting; CPU 1 (its cluster) idles, as does big CPU 3.
+        let mut cpus = [cpu(0, false), cpu(0, true), cpu(1, false), cpu(1, true)];
+        cpus[0].nr_queued = 1;
+        assert_eq!(p.idle_balance_target(CpuId(0), &cpus), Some(CpuId(1)));
+        assert_eq!(
+            p.idle_balance_target(CpuId(0), &cpus),
+            WakeIdle.idle_balance_target(CpuId(0), &cpus)
+        );
+        cpus[1] = cpu(0, false);
+        assert_eq!(p.idle_balance_target(CpuId(0), &cpus), None);
+    }
+
+    #[test]
     fn balancing_stays_inside_a_cluster() {
         let p = hmp();
         let mut cpus = [cpu(0, true), cpu(0, false), cpu(1, false), cpu(1, false)];

@@ -147,6 +147,36 @@ impl IdleGovernor for Menu {
 mod tests {
     use super::*;
 
+    const US: u64 = 1_000;
+
+    fn history(us: [u64; 8]) -> VecDeque<u64> {
+        us.iter().map(|&x| x * US).collect()
+    }
+
+    #[test]
+    fn the_typical_interval_follows_menus_steadiness_rules() {
+        assert_eq!(by_name("menu", 1).unwrap().name(), "menu");
+        let short: VecDeque<u64> = [1_000 * US; 7].into_iter().collect();
+        assert_eq!(Menu::typical_interval_ns(&short), NO_PREDICTION_NS);
+        // All equal: their value.
+        assert_eq!(Menu::typical_interval_ns(&history([1_000; 8])), 1_000 * US);
+        // Mean 30 µs, deviation 10 µs: the mean is not above six deviations, but the deviation
+        // is within menu.c's 20 µs, so steady.
+        let small = history([20, 20, 20, 20, 40, 40, 40, 40]);
+        assert_eq!(Menu::typical_interval_ns(&small), 30 * US);
+        // One outlier (100 ms among 1 ms): dropped, the other seven are steady.
+        let outlier = history([1_000, 1_000, 1_000, 100_000, 1_000, 1_000, 1_000, 1_000]);
+        assert_eq!(Menu::typical_interval_ns(&outlier), 1_000 * US);
+        // Mean 600 µs, deviation 100 µs: exactly six deviations, which is not above; without
+        // the largest 700 µs twice (6 of 8 left, the least kept) the mean 566.7 µs is above
+        // six deviations (94.3 µs).
+        let edge = history([500, 500, 500, 500, 700, 700, 700, 700]);
+        assert_eq!(Menu::typical_interval_ns(&edge), 566_666);
+        // Spread without a pattern: no prediction once a quarter is dropped.
+        let spread = history([10, 2_000, 40, 900, 5_000, 70, 300, 12_000]);
+        assert_eq!(Menu::typical_interval_ns(&spread), NO_PREDICTION_NS);
+    }
+
     const WFI: IdleStateParams = IdleStateParams {
         target_residency_ns: 1_000,
         exit_latency_ns: 1_000,

@@ -22,3 +22,15 @@ impl fmt::Debug for CpuId {
         write!(f, "cpu{}", self.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The short forms that policy traces and test failures print (`[task0, cpu3]`).
+    #[test]
+    fn ids_print_short() {
+        assert_eq!(format!("{:?}", [TaskId(0), TaskId(12)]), "[task0, task12]");
+        assert_eq!(format!("{:?}", Some(CpuId(3))), "Some(cpu3)");
+    }
+}

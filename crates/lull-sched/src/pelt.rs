@@ -403,6 +403,11 @@ mod tests {
         assert_eq!(decay_load(1024, 32), 512);
         assert_eq!(decay_load(1024, 64), 256);
         assert_eq!(decay_load(1 << 40, 32 * 64), 0);
+        // The kernel's cut-off is strict (`n > LOAD_AVG_PERIOD * 63`): at 63 half-lives the
+        // largest value still leaves its top bit; one period more is 0.
+        assert_eq!(decay_load(u64::MAX, 32 * 63), 1);
+        assert_eq!(decay_load(u64::MAX, 32 * 63 + 1), 0);
+        assert_eq!(decay_load(1 << 40, 32 * 10), 1 << 30);
     }
 
     #[test]
