@@ -469,6 +469,113 @@ mod tests {
         assert_eq!(invariance_scale(1_400_000, 1_400_000, 539), 539);
     }
 
+    #[test]
+    fn mid_period_the_average_divides_by_the_periods_maximum_so_far() {
+        // 1.5 periods running from zero: 1024·y (the first period, decayed once) + 512 (the
+        // current half period) = 1002 + 512 = 1514; the divider is LOAD_AVG_MAX − 1024 + 512
+        // = 47230 (`get_pelt_divider`), so util_avg = 1514 · 1024 / 47230 = 32.
+        let mut s = Signal::default();
+        s.advance(1536 * 1024, true);
+        assert_eq!(s.clock.period_contrib, 512);
+        assert_eq!(s.util_sum, 1514 * 1024);
+        assert_eq!(s.util_avg, 32);
+    }
+
+    #[test]
+    fn a_saturated_cpu_going_idle_keeps_its_level_through_the_lost_idle_time() {
+        // Always running at half speed for 2 s of task time: the PELT clock covers 1000 whole
+        // periods, ending on a period boundary, where a saturated sum is smallest.
+        let period_ns = 1024 * 1024;
+        let mut p = Pelt::default();
+        for k in 1..=1000 {
+            p.update(2 * period_ns * k, true, 512);
+        }
+        let busy = p.util();
+        assert!(busy >= 1000, "{busy}");
+        assert_eq!(p.signal.clock.period_contrib, 0);
+        assert!(p.signal.util_sum >= SATURATED_SUM, "{}", p.signal.util_sum);
+        // Idle from here: the clock catching up with task time (1000 periods) is lost idle
+        // time, not idle time, so the signal neither drops at once…
+        let idle_from = 2 * period_ns * 1000;
+        p.update(idle_from, false, 512);
+        assert_eq!(p.lost_idle_ns, 1000 * period_ns);
+        assert_eq!(p.util(), busy);
+        // …nor decays faster than idle time: 32 periods halve it.
+        p.update(idle_from + 32 * period_ns, false, 512);
+        assert!(p.util().abs_diff(busy / 2) <= 1, "{busy} → {}", p.util());
+        // A CPU that was not saturated catches up with decay: 50 ms busy at half speed, then
+        // idle, decays over the gap at once (25 ms of catch-up on 25 ms of PELT time).
+        let mut q = Pelt::default();
+        q.update(50_000_000, true, 512);
+        let before = q.util();
+        q.update(50_000_000, false, 512);
+        assert_eq!(q.lost_idle_ns, 0);
+        assert!(q.util() < before * 2 / 3, "{before} → {}", q.util());
+    }
+
+    #[test]
+    fn invariance_scales_by_frequency_then_by_capacity() {
+        assert_eq!(invariance_scale(1_000_000, 2_000_000, 1024), 512);
+        assert_eq!(invariance_scale(2_000_000, 2_000_000, 512), 512);
+        // 1.5 of 2 GHz = 768, on a CPU of half the capacity: 384.
+        assert_eq!(invariance_scale(1_500_000, 2_000_000, 512), 384);
+        // Above the top frequency or capacity: clamped; no top frequency: 0.
+        assert_eq!(invariance_scale(3_000_000, 2_000_000, 2048), 1024);
+        assert_eq!(invariance_scale(1_000_000, 0, 1024), 0);
+    }
+
+    #[test]
+    fn util_est_takes_a_rise_at_once_and_a_fall_at_a_quarter_beyond_the_margin() {
+        // `util_est_update` on hand-set values: the estimate and the activation's end value.
+        let learned = |ewma: u64, dequeued: u64| {
+            let mut p = PeltSet::new(1);
+            p.enqueue(CpuId(0), TaskId(0));
+            p.tasks[0].util_est = ewma;
+            p.tasks[0].signal.util_avg = dequeued;
+            p.learn(TaskId(0), CpuId(0));
+            p.tasks[0].util_est
+        };
+        assert_eq!(learned(200, 400), 400);
+        // Down by 200: (4 × 400 − 200) / 4 = 350.
+        assert_eq!(learned(400, 200), 350);
+        // Exactly the 1 % margin (10) moves it: (4 × 210 − 10) / 4 = 207; 9 does not.
+        assert_eq!(learned(210, 200), 207);
+        assert_eq!(learned(209, 200), 209);
+    }
+
+    #[test]
+    fn a_migrated_tasks_utilisation_keeps_its_level_on_the_new_cpus_clock() {
+        let mut p = PeltSet::new(2);
+        let t = TaskId(0);
+        let ms = 1_000_000;
+        // Running on CPU 0 for 40 ms, then moved to the idle CPU 1 (its clock current).
+        p.update_cpu(CpuId(0), 0, None, 1024);
+        p.enqueue(CpuId(0), t);
+        p.update_cpu(CpuId(0), 40 * ms, Some(t), 1024);
+        let util = p.task_util(t);
+        assert!(util > 500, "{util}");
+        p.dequeue(CpuId(0), t, false);
+        p.update_cpu(CpuId(1), 40 * ms, None, 1024);
+        p.enqueue(CpuId(1), t);
+        assert_eq!(p.cpu_util(CpuId(1), 1024), util);
+        // Its sum went with it: 3 µs later (no whole period) CPU 1's average is where it was,
+        // within the divider's rounding, and CPU 0 kept nothing of it.
+        p.update_cpu(CpuId(1), 40 * ms + 3_000, Some(t), 1024);
+        let after = p.cpu_util(CpuId(1), 1024);
+        assert!(after.abs_diff(util) <= 2, "{util} → {after}");
+        p.update_cpu(CpuId(0), 40 * ms + 3_000, None, 1024);
+        assert!(
+            p.cpu_util(CpuId(0), 1024) <= 2,
+            "{}",
+            p.cpu_util(CpuId(0), 1024)
+        );
+        // Enqueued again where it is: it stays (no second copy on CPU 1, none back on 0).
+        p.dequeue(CpuId(1), t, true);
+        p.enqueue(CpuId(1), t);
+        assert!(p.cpu_util(CpuId(1), 1024).abs_diff(util) <= 2);
+        assert!(p.cpu_util(CpuId(0), 1024) <= 2);
+    }
+
     fn set_run(p: &mut PeltSet, cpu: usize, t: usize, from_ms: u64, to_ms: u64) {
         let ms = 1_000_000;
         p.update_cpu(CpuId(cpu), from_ms * ms, None, 1024);
