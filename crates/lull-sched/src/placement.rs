@@ -212,6 +212,17 @@ mod tests {
     }
 
     #[test]
+    fn each_placement_answers_to_the_name_it_was_made_by() {
+        for name in NAMES {
+            assert_eq!(by_name(name).unwrap().name(), name);
+        }
+        assert!(
+            by_name("hmp").is_err(),
+            "HMP is built from its fast CPUs, not by name"
+        );
+    }
+
+    #[test]
     fn a_waking_task_prefers_its_idle_previous_cpu_then_any_idle_one() {
         let p = WakeIdle;
         let t = TaskId(0);
