@@ -212,6 +212,48 @@ mod tests {
     }
 
     #[test]
+    fn with_no_usable_cpu_a_waking_task_goes_to_the_first_active_allowed_one() {
+        // CPU 0 active, not allowed; CPU 1 active and allowed, going offline; CPU 2 allowed,
+        // in the inactive cluster. None is usable; CPU 1 is where the task may run next.
+        let mut cpus = [cpu(true, 0), cpu(true, 0), cpu(true, 0)];
+        cpus[0].allowed = false;
+        cpus[1].online = false;
+        cpus[2].active = false;
+        assert_eq!(WakeIdle.select_cpu(TaskId(0), CpuId(2), &cpus), CpuId(1));
+        // No active allowed CPU: the first active one.
+        cpus[1].allowed = false;
+        assert_eq!(WakeIdle.select_cpu(TaskId(0), CpuId(2), &cpus), CpuId(0));
+    }
+
+    #[test]
+    fn a_tick_balance_looks_only_at_online_cpus_of_its_cluster() {
+        let with = |cluster: usize, online: bool, queued: usize, load_avg: u64| CpuState {
+            cluster,
+            online,
+            load_avg,
+            util_avg: 1020,
+            ..cpu(false, queued)
+        };
+        // CPU 0 runs one hog; CPU 1 (other cluster) and CPU 2 (offline) hold three each.
+        let cpus = [
+            with(0, true, 0, 1020),
+            with(1, true, 2, 3060),
+            with(0, false, 2, 3060),
+        ];
+        assert_eq!(
+            WakeIdle.tick_balance(CpuId(0), &cpus),
+            TickBalance::Balanced
+        );
+        // CPU 2 back online: it is in the domain, and CPU 0 pulls from it.
+        let mut cpus = cpus;
+        cpus[2].online = true;
+        assert!(matches!(
+            WakeIdle.tick_balance(CpuId(0), &cpus),
+            TickBalance::Pull { from: CpuId(2), .. }
+        ));
+    }
+
+    #[test]
     fn each_placement_answers_to_the_name_it_was_made_by() {
         for name in NAMES {
             assert_eq!(by_name(name).unwrap().name(), name);

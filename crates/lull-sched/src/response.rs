@@ -137,6 +137,39 @@ impl Decomposer {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_run_that_skips_a_step_charges_the_time_to_the_phase_it_was_in() {
+        // The task runs before the handler is reported done: the time is the interrupt's.
+        let mut d = Decomposer::input(0);
+        d.run(5);
+        let p = d.done(8);
+        assert_eq!((p.interrupt_ns, p.compute_ns), (5, 3));
+        // Woken without a `woken` call: the sleep is blocked time, not preemption.
+        let mut d = Decomposer::input(0);
+        d.interrupt_done(1);
+        d.run(3);
+        d.stop(5, false);
+        d.run(9);
+        let p = d.done(10);
+        assert_eq!(
+            p,
+            ResponseParts {
+                interrupt_ns: 1,
+                scheduling_ns: 2,
+                compute_ns: 3,
+                blocked_ns: 4,
+                preemption_ns: 0,
+            }
+        );
+        // A second `run` while running: compute goes on.
+        let mut d = Decomposer::input(0);
+        d.interrupt_done(1);
+        d.run(2);
+        d.run(4);
+        let p = d.done(7);
+        assert_eq!((p.compute_ns, p.total_ns()), (5, 7));
+    }
+
     /// The seed's figure 3: touch at t0, handler done at t1, the task first runs at t3, is
     /// preempted from t4 to t5 and from t6 to t7, and completes at t8.
     #[test]
