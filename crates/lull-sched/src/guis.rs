@@ -543,6 +543,8 @@ mod tests {
         };
         let (draw, fg, ev) = (thread(11), thread(12), thread(13));
         let mut p = Table1::new();
+        // The name the daemon reports the policy by (`SeamPolicy::name`).
+        assert_eq!(p.name(), "guis");
         let mut out = Vec::new();
         let declare = |thread, category| Fact::ThreadDeclared {
             app,
