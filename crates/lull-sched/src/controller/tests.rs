@@ -363,3 +363,65 @@ fn a_late_substrate_skips_samples_instead_of_running_them_all() {
     let _ = sample_all(&mut c, 99 * MS, &used);
     assert_eq!(c.stats().samples, 1);
 }
+
+#[test]
+fn slots_go_in_the_order_threads_were_first_seen_once_a_tenth_of_a_cpu_is_used() {
+    let mut c = Controller::new(Scheme::AffinityOne, odroid(), 10 * MS);
+    // Adopted in the order 9, 7, 8: not the order of their ids.
+    let (a, b, d) = (t(5, 9), t(5, 7), t(5, 8));
+    for th in [a, b, d] {
+        c.on_fact(0, &Fact::Adopted { thread: th }, &mut Vec::new());
+    }
+    assert_eq!(c.stats().threads_seen, 3);
+    let mut used: BTreeMap<_, _> = [(a, 0), (b, 0), (d, 0)].into_iter().collect();
+    assert!(sample_all(&mut c, 10 * MS, &used).is_empty());
+    // Over the 10 ms window: a and b used exactly a tenth of a CPU (active), d just under.
+    *used.get_mut(&a).unwrap() += MS;
+    *used.get_mut(&b).unwrap() += MS;
+    *used.get_mut(&d).unwrap() += MS - 1;
+    let out = sample_all(&mut c, 20 * MS, &used);
+    // Slots by first sight, asked in slot order: a slot 0 (CPU 0), b slot 1 (CPU 1); d none.
+    assert_eq!(
+        out,
+        vec![
+            Action::Affinity {
+                thread: a,
+                cpus: CpuMask(0b01)
+            },
+            Action::Affinity {
+                thread: b,
+                cpus: CpuMask(0b10)
+            },
+        ]
+    );
+    assert!(c.managed().contains(&(d, None)));
+}
+
+#[test]
+fn a_thread_started_in_a_managed_process_is_managed_whoever_reports_its_creation() {
+    let mut c = Controller::new(Scheme::Baseline, odroid(), 0);
+    let mut out = Vec::new();
+    c.on_fact(0, &Fact::Adopted { thread: t(10, 10) }, &mut out);
+    // A thread of process 10 whose creator the controller does not know.
+    c.on_fact(
+        0,
+        &Fact::Forked {
+            parent: t(99, 99),
+            child: t(10, 15),
+        },
+        &mut out,
+    );
+    assert!(c.managed().iter().any(|&(th, _)| th == t(10, 15)));
+    // Adopting a thread does not adopt its process: a sibling thread stays out.
+    c.on_fact(0, &Fact::Adopted { thread: t(30, 31) }, &mut out);
+    c.on_fact(
+        0,
+        &Fact::Forked {
+            parent: t(98, 98),
+            child: t(30, 32),
+        },
+        &mut out,
+    );
+    assert!(!c.managed().iter().any(|&(th, _)| th == t(30, 32)));
+    assert_eq!(c.stats().threads_seen, 3);
+}
