@@ -138,6 +138,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_response_done_in_any_phase_charges_the_last_stretch_to_that_phase() {
+        let d = Decomposer::input(0);
+        assert_eq!(d.done(4).interrupt_ns, 4);
+        let mut d = Decomposer::input(0);
+        d.interrupt_done(1);
+        assert_eq!(d.done(5).scheduling_ns, 4);
+        for (preempted, waited) in [(true, 4), (false, 0)] {
+            let mut d = Decomposer::input(0);
+            d.interrupt_done(1);
+            d.run(2);
+            d.stop(3, preempted);
+            let p = d.done(7);
+            assert_eq!((p.preemption_ns, p.blocked_ns), (waited, 4 - waited));
+            assert_eq!((p.compute_ns, p.total_ns()), (1, 7));
+        }
+    }
+
+    #[test]
     fn a_run_that_skips_a_step_charges_the_time_to_the_phase_it_was_in() {
         // The task runs before the handler is reported done: the time is the interrupt's.
         let mut d = Decomposer::input(0);

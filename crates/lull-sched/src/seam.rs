@@ -288,6 +288,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_mask_lists_each_cpu_once_however_often_named() {
+        assert_eq!(CpuMask::of(&[CpuId(2), CpuId(2), CpuId(0)]), CpuMask(0b101));
+        assert_eq!(CpuMask::of(&[CpuId(64), CpuId(1)]), CpuMask(0b10));
+    }
+
+    #[test]
     fn masks_list_their_cpus() {
         let m = CpuMask::of(&[CpuId(0), CpuId(3), CpuId(64)]);
         assert_eq!(m, CpuMask(0b1001));

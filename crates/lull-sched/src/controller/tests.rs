@@ -425,3 +425,156 @@ fn a_thread_started_in_a_managed_process_is_managed_whoever_reports_its_creation
     assert!(!c.managed().iter().any(|&(th, _)| th == t(30, 32)));
     assert_eq!(c.stats().threads_seen, 3);
 }
+
+/// One sample at `now` with each thread's CPU time and work as given.
+fn sample_with(c: &mut Controller, now: u64, cpu_work: &[(ThreadRef, u64, u64)]) -> Vec<Action> {
+    let mut out = Vec::new();
+    c.on_deadline(
+        now,
+        &mut |r| {
+            cpu_work
+                .iter()
+                .find(|&&(t, _, _)| t == r)
+                .map(|&(_, cpu_ns, work_ns)| ThreadSample {
+                    cpu_ns,
+                    work_ns,
+                    cpu: CpuId(0),
+                })
+        },
+        &mut out,
+    );
+    out
+}
+
+#[test]
+fn decisions_stay_on_the_grid_of_the_first_sample_when_the_substrate_is_late() {
+    // Toggling every 100 ms, sensing every 50 ms: the grid is 50, 150, 250, … ms.
+    let sets = CoreSets {
+        fast: CpuMask(0b01),
+        slow: CpuMask(0b10),
+    };
+    let mut c = Controller::new(
+        Scheme::Toggle {
+            period_ns: 100 * MS,
+        },
+        sets,
+        50 * MS,
+    );
+    let (a, b) = (t(1, 1), t(1, 2));
+    for th in [a, b] {
+        c.on_fact(0, &Fact::Adopted { thread: th }, &mut Vec::new());
+    }
+    let busy = |now_ms: u64| [(a, now_ms * MS / 2, 0), (b, now_ms * MS / 2, 0)];
+    assert!(sample_with(&mut c, 50 * MS, &busy(50)).is_empty());
+    assert_eq!(c.stats().decisions, 1);
+    // Slots at 100 ms (epoch 0 of the grid from 50 ms): a fast, b slow.
+    let out = sample_with(&mut c, 100 * MS, &busy(100));
+    assert_eq!(
+        out,
+        vec![
+            Action::Affinity {
+                thread: a,
+                cpus: sets.fast
+            },
+            Action::Affinity {
+                thread: b,
+                cpus: sets.slow
+            },
+        ]
+    );
+    assert_eq!(c.stats().slots, 2);
+    // The substrate wakes late, at 170 ms: epoch (170 − 50) / 100 = 1, they swap, and the
+    // next decision is at 250 ms, not 270.
+    let out = sample_with(&mut c, 170 * MS, &busy(170));
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(out.contains(&Action::Affinity {
+        thread: a,
+        cpus: sets.slow
+    }));
+    assert_eq!(c.stats().decisions, 2);
+    assert!(sample_with(&mut c, 200 * MS, &busy(200)).is_empty());
+    let out = sample_with(&mut c, 250 * MS, &busy(250));
+    assert!(out.contains(&Action::Affinity {
+        thread: a,
+        cpus: sets.fast
+    }));
+    assert_eq!(c.stats().decisions, 3);
+}
+
+#[test]
+fn affinity_schemes_decide_nothing_on_a_period_and_two_gives_a_pair() {
+    let mut c = Controller::new(Scheme::AffinityTwo, odroid(), 10 * MS);
+    let a = t(4, 4);
+    c.on_fact(0, &Fact::Adopted { thread: a }, &mut Vec::new());
+    assert!(sample_with(&mut c, 10 * MS, &[(a, 0, 0)]).is_empty());
+    let out = sample_with(&mut c, 20 * MS, &[(a, 5 * MS, 0)]);
+    // Slot 0 under affinity-2 on the Odroid: LITTLE CPU 0 and big CPU 4.
+    assert_eq!(
+        out,
+        vec![Action::Affinity {
+            thread: a,
+            cpus: CpuMask(0x11)
+        }]
+    );
+    assert_eq!(c.stats().decisions, 0);
+}
+
+#[test]
+fn equalising_keeps_a_fast_thread_there_until_it_leads_by_the_margin() {
+    let sets = CoreSets {
+        fast: CpuMask(0b01),
+        slow: CpuMask(0b10),
+    };
+    let mut c = Controller::new(
+        Scheme::Equalise {
+            period_ns: 100 * MS,
+        },
+        sets,
+        10 * MS,
+    );
+    let (a, b) = (t(2, 2), t(2, 3));
+    for th in [a, b] {
+        c.on_fact(0, &Fact::Adopted { thread: th }, &mut Vec::new());
+    }
+    assert!(sample_with(&mut c, 10 * MS, &[(a, 0, 0), (b, 0, 0)]).is_empty());
+    // Equal work: slot order, a fast.
+    let out = sample_with(&mut c, 20 * MS, &[(a, 5 * MS, 0), (b, 5 * MS, 0)]);
+    assert!(out.contains(&Action::Affinity {
+        thread: a,
+        cpus: sets.fast
+    }));
+    // At the decision (110 ms): a did 10 ms of work, b 7 ms. a leads by less than the 5 ms
+    // margin, so it stays where it is.
+    for now in (30..110).step_by(10) {
+        let _ = sample_with(
+            &mut c,
+            now * MS,
+            &[(a, now * MS / 2, 0), (b, now * MS / 2, 0)],
+        );
+    }
+    let lead_3ms = [(a, 55 * MS, 10 * MS), (b, 55 * MS, 7 * MS)];
+    assert!(sample_with(&mut c, 110 * MS, &lead_3ms).is_empty());
+    // At 210 ms a leads by 6 ms: b takes the fast CPU.
+    for now in (120..210).step_by(10) {
+        let _ = sample_with(
+            &mut c,
+            now * MS,
+            &[(a, now * MS / 2, 10 * MS), (b, now * MS / 2, 7 * MS)],
+        );
+    }
+    let lead_6ms = [(a, 105 * MS, 20 * MS), (b, 105 * MS, 14 * MS)];
+    let out = sample_with(&mut c, 210 * MS, &lead_6ms);
+    assert_eq!(
+        out,
+        vec![
+            Action::Affinity {
+                thread: b,
+                cpus: sets.fast
+            },
+            Action::Affinity {
+                thread: a,
+                cpus: sets.slow
+            },
+        ]
+    );
+}
