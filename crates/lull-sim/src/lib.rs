@@ -48,6 +48,7 @@ pub mod seam;
 mod soc;
 pub mod spec;
 pub mod spec_error;
+pub mod stylus_spec;
 pub mod toggling;
 pub mod ucsg;
 mod userland;
@@ -65,4 +66,5 @@ pub use report::{
 };
 pub use spec::FrameworkSpec;
 pub use spec_error::{Problem, SpecError, TextPos};
+pub use stylus_spec::StylusSpec;
 pub use world::{run_model, run_model_with_audit, run_spec, run_spec_audited};
