@@ -512,8 +512,11 @@ mod tests {
     fn framework_cost_overrides_are_checked() {
         let s = parse(&good()).expect("valid");
         assert_eq!(s.framework, FrameworkCosts::default());
-        let over = parse(&format!("{}\n[framework]\napp_poll_cycles = 600000\n", good()))
-            .expect("valid override");
+        let over = parse(&format!(
+            "{}\n[framework]\napp_poll_cycles = 600000\n",
+            good()
+        ))
+        .expect("valid override");
         assert_eq!(over.framework.app_poll_cycles, 600_000);
         assert_eq!(
             over.framework.hub_poll_cycles,
