@@ -16,6 +16,9 @@ use crate::policy::RunPolicies;
 pub use crate::spec_error::SpecError;
 use crate::spec_error::{invalid, Problem};
 
+mod stylus;
+pub use stylus::StylusSpec;
+
 /// The shipped stylus-spiral recording (seed 000, figure 30).
 pub const STYLUS_SPIRAL_TRACE: &str = include_str!("../../../traces/stylus-spiral.trace");
 
@@ -386,8 +389,8 @@ pub fn is_discrete(raw: &RawEvent) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::StylusSpec;
     use super::*;
-    use crate::stylus_spec::StylusSpec;
 
     /// A valid spec the tests change one field of at a time.
     fn good() -> String {

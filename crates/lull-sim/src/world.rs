@@ -265,14 +265,14 @@ mod pacing_tests;
 /// on the Jetson TK1 model, ESM only.
 #[cfg(test)]
 fn unit_spec(seed: u64, scale_to_ms: u64) -> FrameworkSpec {
-    crate::stylus_spec::StylusSpec {
+    crate::spec::StylusSpec {
         experiment: "unit",
         seed,
         tail_ms: 200,
         main_cores: 4,
         companion: true,
         scale_to_ms,
-        ..crate::stylus_spec::StylusSpec::default()
+        ..crate::spec::StylusSpec::default()
     }
     .parse()
     .expect("a valid unit spec")

@@ -2,8 +2,7 @@
 //! tests and examples of every crate (the simulator's, the lab's, the Python binding's) build
 //! from, as the TOML text a user would write, so each checks the real spec boundary.
 
-use crate::spec::FrameworkSpec;
-use crate::spec_error::SpecError;
+use super::{FrameworkSpec, SpecError};
 
 /// A `kind = "framework"` spec of the stylus-spiral trace with every field a test varies named.
 /// [`Default`] is the smallest run of seed 000's tracking app: two main cores of the Jetson TK1
