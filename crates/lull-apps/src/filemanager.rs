@@ -189,9 +189,6 @@ impl LiveApp for FileManager {
 fn draw_loop(ctx: &ThreadCtx, app: &FileManager) {
     let window = ctx.window();
     loop {
-        if !ctx.gate() {
-            return;
-        }
         // At most one frame per refresh.
         if !app
             .shared

@@ -294,11 +294,34 @@ impl<S> Shared<S> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Blocks (no timeout) until `ready` holds; `ready` is checked under the lock.
-    /// A drawing thread's wait for work: until `ready` or the app is `stopping`, then the next
-    /// frame (at most one per refresh). `false`: the thread returns (the app stopping, or the
-    /// server gone).
+    /// A drawing thread's wait for its next pass: guiS's gate for its category, then until
+    /// `ready` or the app is `stopping` (checked under the lock), then the next frame (at most
+    /// one per refresh). `false`: the thread returns (its category stopped, the app stopping, or
+    /// the server gone).
     pub(crate) fn next_pass(
+        &self,
+        ctx: &lull::kds_runtime::ThreadCtx,
+        stopping: impl Fn(&S) -> bool,
+        ready: impl FnMut(&mut S) -> bool,
+    ) -> bool {
+        ctx.gate() && self.wait_for_frame(ctx, stopping, ready)
+    }
+
+    /// [`Shared::next_pass`] of an input-driven app: after the gate, a frame asked for ahead
+    /// (input dense) first gets its slot, before the wait for a change.
+    pub(crate) fn next_input_pass(
+        &self,
+        ctx: &lull::kds_runtime::ThreadCtx,
+        stopping: impl Fn(&S) -> bool,
+        ready: impl FnMut(&mut S) -> bool,
+    ) -> bool {
+        ctx.gate()
+            && !matches!(drawn(ctx.await_frame_done()), Drawn::Stop)
+            && self.wait_for_frame(ctx, stopping, ready)
+    }
+
+    /// Blocks (no timeout) until `ready` or `stopping`, then asks for the next frame.
+    fn wait_for_frame(
         &self,
         ctx: &lull::kds_runtime::ThreadCtx,
         stopping: impl Fn(&S) -> bool,

@@ -253,15 +253,8 @@ fn read_replies(stream: TcpStream, app: &Messaging) {
 
 fn draw_loop(ctx: &ThreadCtx, app: &Messaging) {
     loop {
-        if !ctx.gate() {
-            return;
-        }
-        // A frame asked for ahead (input dense): wait for its slot before waiting for a change.
-        if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
-            return;
-        }
         // At most one frame per refresh; keys typed meanwhile join it.
-        if !app.shared.next_pass(
+        if !app.shared.next_input_pass(
             ctx,
             |s| s.stopping,
             |s| s.input_dirty || s.conversation_dirty,

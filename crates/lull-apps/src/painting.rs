@@ -205,18 +205,11 @@ fn draw_loop(ctx: &ThreadCtx, app: &Painting) {
     let mut batch = Vec::new();
     let mut injected = Vec::new();
     loop {
-        if !ctx.gate() {
-            return;
-        }
-        // A frame asked for ahead (input dense): wait for its slot before waiting for a change.
-        if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
-            return;
-        }
         let mut patches = Vec::new();
         // At most one frame per refresh; strokes arriving meanwhile join it.
         if !app
             .shared
-            .next_pass(ctx, |s| s.stopping, |s| !s.pending.is_empty())
+            .next_input_pass(ctx, |s| s.stopping, |s| !s.pending.is_empty())
         {
             return;
         }

@@ -144,18 +144,11 @@ fn draw_loop(ctx: &ThreadCtx, app: &Tracking) {
     let mut items = Vec::new();
     let mut injected = Vec::new();
     loop {
-        if !ctx.gate() {
-            return;
-        }
-        // A frame asked for ahead (input dense): wait for its slot before waiting for a change.
-        if matches!(drawn(ctx.await_frame_done()), Drawn::Stop) {
-            return;
-        }
         // Something changed: wait for the display's pace; marks arriving meanwhile join this
         // frame (the handler's wake-up finds no one waiting on the app's variable).
         if !app
             .shared
-            .next_pass(ctx, |s| s.stopping, |s| !s.pending.is_empty())
+            .next_input_pass(ctx, |s| s.stopping, |s| !s.pending.is_empty())
         {
             return;
         }

@@ -142,9 +142,6 @@ fn decode_loop(ctx: &ThreadCtx, app: &Video, seed: u64, start_ns: u64) {
 fn draw_loop(ctx: &ThreadCtx, app: &Video) {
     let p = app.params;
     loop {
-        if !ctx.gate() {
-            return;
-        }
         // At most one frame per refresh (29.97 fps never waits on a 60 Hz screen).
         if !app
             .shared

@@ -180,9 +180,9 @@ pub fn run(args: &FanoutArgs) -> ExitCode {
         Ok(reports) => {
             if args.json {
                 if args.curve {
-                    println!("{}", crate::to_json(&reports));
+                    println!("{}", crate::output::to_json(&reports));
                 } else {
-                    println!("{}", crate::to_json(&reports[0]));
+                    println!("{}", crate::output::to_json(&reports[0]));
                 }
             } else if args.curve {
                 print!("{}", curve_table(&reports));

@@ -225,10 +225,7 @@ fn run_cmd(a: RunArgs) -> ExitCode {
     };
     match lull_ctl::run(&opts) {
         Ok(r) if a.json => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&r).expect("reports serialise")
-            );
+            println!("{}", crate::output::to_json(&r));
             ended_as(&r)
         }
         Ok(r) => {
@@ -343,10 +340,7 @@ fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
     };
     match overhead::measure(&opts) {
         Ok(r) if a.json => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&r).expect("reports serialise")
-            );
+            println!("{}", crate::output::to_json(&r));
             ExitCode::SUCCESS
         }
         Ok(r) => {

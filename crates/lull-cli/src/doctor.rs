@@ -43,10 +43,7 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
     let mut checks = doctor::checks();
     checks.push(lab_guest_kernel());
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&checks).expect("checks serialise")
-        );
+        println!("{}", crate::output::to_json(&checks));
         return ExitCode::SUCCESS;
     }
     for c in &checks {

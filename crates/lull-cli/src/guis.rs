@@ -34,10 +34,7 @@ pub fn run(cmd: GuisCommand) -> ExitCode {
             let path = a.kds_socket.unwrap_or_else(default_kds_socket);
             match guis_stats::stats(&path) {
                 Ok(s) if a.json => {
-                    println!(
-                        "{}",
-                        serde_json::to_string_pretty(&s).expect("report types serialise")
-                    );
+                    println!("{}", crate::output::to_json(&s));
                     ExitCode::SUCCESS
                 }
                 Ok(s) => {

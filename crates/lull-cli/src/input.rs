@@ -266,7 +266,7 @@ fn inject(a: InjectArgs) -> ExitCode {
     let mut ticker = Ticker::new(CMD);
     match input_io::inject(&socket, &trace, |n| ticker.tick(n)) {
         Ok(r) if a.json => {
-            println!("{}", crate::to_json(&r));
+            println!("{}", crate::output::to_json(&r));
             ExitCode::SUCCESS
         }
         Ok(r) => {

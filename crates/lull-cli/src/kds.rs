@@ -1,6 +1,7 @@
 //! `lull kds …`: the display server's window manager, snapshots, and the figure-18 demonstration.
 //! The work is `lull_lab::kds_demo`'s; this parses and prints.
 
+use crate::output::to_json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -115,10 +116,6 @@ fn failed(e: &impl std::fmt::Display) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string_pretty(value).expect("report types serialise")
-}
-
 fn wm(socket: &SocketArg, action: WmAction) -> ExitCode {
     match kds_demo::wm(&socket.path(), action) {
         Ok(()) => ExitCode::SUCCESS,
@@ -158,7 +155,7 @@ pub fn run(cmd: KdsCommand) -> ExitCode {
     match cmd {
         KdsCommand::Windows(a) => match kds_demo::windows(&a.socket.path()) {
             Ok(w) if a.json => {
-                println!("{}", json(&w));
+                println!("{}", to_json(&w));
                 ExitCode::SUCCESS
             }
             Ok(w) => {
@@ -213,7 +210,7 @@ pub fn run(cmd: KdsCommand) -> ExitCode {
                 Figure18Config::beside_exe(a.screen, a.out).and_then(|c| kds_demo::figure18(&c));
             match report {
                 Ok(r) if a.json => {
-                    println!("{}", json(&r));
+                    println!("{}", to_json(&r));
                     ExitCode::SUCCESS
                 }
                 Ok(r) => {

@@ -9,6 +9,8 @@ use clap::Args;
 use lull_lab::experiment;
 use lull_lab::scx::{self, SchedReport, SchedSpec, Scheduler};
 
+use crate::output::figure;
+
 #[derive(Args, Debug)]
 pub struct SchedArgs {
     /// Schedulers to compare, comma-separated (eevdf, lull-scx, lull-scx-ucsg, scx_lavd,
@@ -66,10 +68,6 @@ fn parse_schedulers(s: &str) -> Result<Vec<Scheduler>, String> {
     Ok(out)
 }
 
-fn opt(v: Option<f64>, prec: usize) -> String {
-    v.map_or_else(|| "-".to_owned(), |x| format!("{x:.prec$}"))
-}
-
 /// The report as a table.
 pub fn table(r: &SchedReport) -> String {
     use std::fmt::Write as _;
@@ -108,22 +106,22 @@ pub fn table(r: &SchedReport) -> String {
             "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9}",
             row.scheduler.name(),
             row.scenario,
-            opt(row.response_mean_us, 0),
-            opt(row.response_p99_us, 0),
-            opt(row.p99_vs_eevdf, 2),
-            opt(row.mean_vs_eevdf, 2),
+            figure(row.response_mean_us, 0),
+            figure(row.response_p99_us, 0),
+            figure(row.p99_vs_eevdf, 2),
+            figure(row.mean_vs_eevdf, 2),
             row.responses
                 .zip(row.events)
                 .map_or_else(|| "-".to_owned(), |(r, e)| format!("{r}/{e}")),
-            opt(row.response_all_p99_us, 0),
-            opt(row.all_p99_vs_eevdf, 2),
-            opt(row.hog_throughput, 1),
-            opt(row.throughput_vs_eevdf, 3),
-            opt(row.hog_cpu_share.map(|x| x * 100.0), 1),
-            opt(row.drawing_cpu_ms, 0),
-            opt(row.zip_s, 1),
-            opt(row.ftp_s, 1),
-            opt(row.scheduler_cpu_ms, 0),
+            figure(row.response_all_p99_us, 0),
+            figure(row.all_p99_vs_eevdf, 2),
+            figure(row.hog_throughput, 1),
+            figure(row.throughput_vs_eevdf, 3),
+            figure(row.hog_cpu_share.map(|x| x * 100.0), 1),
+            figure(row.drawing_cpu_ms, 0),
+            figure(row.zip_s, 1),
+            figure(row.ftp_s, 1),
+            figure(row.scheduler_cpu_ms, 0),
         );
     }
     for (s, why) in &r.skipped {
@@ -183,7 +181,7 @@ pub fn run(a: &SchedArgs) -> ExitCode {
     match scx::run(&spec) {
         Ok(r) => {
             if a.json {
-                println!("{}", crate::to_json(&r));
+                println!("{}", crate::output::to_json(&r));
             } else {
                 print!("{}", table(&r));
             }

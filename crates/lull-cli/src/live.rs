@@ -11,6 +11,8 @@ use lull_lab::experiment::{
 use lull_lab::live::{self, LiveError, LiveReport, RunSpec};
 use lull_model::DeliveryModel;
 
+use crate::output::figure;
+
 #[derive(Subcommand, Debug)]
 pub enum LiveCommand {
     /// Replay a stylus workload through one delivery model; report latency, wake-ups, CPU time.
@@ -205,14 +207,6 @@ pub struct IdleArgs {
     json: bool,
 }
 
-fn fmt_opt(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
-}
-
-fn fmt_opt2(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
-}
-
 /// One row of the text table.
 #[must_use]
 pub fn row(r: &LiveReport) -> String {
@@ -223,10 +217,10 @@ pub fn row(r: &LiveReport) -> String {
         r.events_delivered,
         r.events_injected,
         r.events_dropped,
-        fmt_opt(r.latency_us.mean),
-        fmt_opt(r.latency_us.p50),
-        fmt_opt(r.latency_us.p99),
-        fmt_opt(r.latency_us.max),
+        figure(r.latency_us.mean, 1),
+        figure(r.latency_us.p50, 1),
+        figure(r.latency_us.p99, 1),
+        figure(r.latency_us.max, 1),
         r.wakeups_per_s,
         r.cpu_ms
     )
@@ -252,7 +246,7 @@ pub fn header() -> String {
 
 fn print(r: &LiveReport, as_json: bool) {
     if as_json {
-        println!("{}", crate::to_json(r));
+        println!("{}", crate::output::to_json(r));
     } else {
         println!(
             "live run, measured on this machine\n{}\n{}",
@@ -268,10 +262,10 @@ fn print(r: &LiveReport, as_json: bool) {
         if let Some(h) = r.one_hop_us {
             println!(
                 "raw eventfd one hop, same events' times: mean {} p50 {} p99 {} µs; ESM p50 / one-hop p50 = {}",
-                fmt_opt(h.mean),
-                fmt_opt(h.p50),
-                fmt_opt(h.p99),
-                fmt_opt2(r.esm_over_one_hop)
+                figure(h.mean, 1),
+                figure(h.p50, 1),
+                figure(h.p99, 1),
+                figure(r.esm_over_one_hop, 2)
             );
         }
         if let Some(w) = r.daemon_wakeups_per_event {
@@ -319,7 +313,7 @@ fn fail_as(cmd: &str, e: &dyn std::fmt::Display, usage: bool) -> ExitCode {
 fn channel(a: &ChannelArgs) -> ExitCode {
     match lull_lab::channel::measure(a.trips) {
         Ok(r) if a.json => {
-            println!("{}", crate::to_json(&r));
+            println!("{}", crate::output::to_json(&r));
             ExitCode::SUCCESS
         }
         Ok(r) => {
@@ -395,9 +389,9 @@ pub fn live_esm_table(r: &lull_reproduce::data::LiveEsm) -> String {
         let _ = writeln!(
             t,
             "esm: raw eventfd one hop p50 {} µs (same events' times); ESM p50 / one-hop p50 = {}; daemon loop wake-ups per event {}",
-            fmt_opt(esm.one_hop_us.and_then(|h| h.p50)),
-            fmt_opt2(esm.esm_over_one_hop),
-            fmt_opt2(esm.daemon_wakeups_per_event)
+            figure(esm.one_hop_us.and_then(|h| h.p50), 1),
+            figure(esm.esm_over_one_hop, 2),
+            figure(esm.daemon_wakeups_per_event, 2)
         );
     }
     let changes = &r.esm_vs_baselines;
@@ -472,7 +466,7 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
     );
     match experiment::run(&spec) {
         Ok(r) if a.json => {
-            println!("{}", crate::to_json(&r));
+            println!("{}", crate::output::to_json(&r));
             ExitCode::SUCCESS
         }
         Ok(r) => {
@@ -524,7 +518,7 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
     );
     match ucsg_live::run(&spec) {
         Ok(r) if a.json => {
-            println!("{}", crate::to_json(&r));
+            println!("{}", crate::output::to_json(&r));
             ExitCode::SUCCESS
         }
         Ok(r) => {
@@ -595,8 +589,8 @@ fn vtcfs(a: &VtcfsArgs) -> ExitCode {
     };
     if a.json {
         match reports.as_slice() {
-            [one] => println!("{}", crate::to_json(one)),
-            many => println!("{}", crate::to_json(&many)),
+            [one] => println!("{}", crate::output::to_json(one)),
+            many => println!("{}", crate::output::to_json(&many)),
         }
         return ExitCode::SUCCESS;
     }
@@ -623,14 +617,14 @@ fn vtcfs(a: &VtcfsArgs) -> ExitCode {
             "{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10.1} {:>8.0}% {:>10}",
             r.policy.name(),
             r.c_ms.map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
-            fmt_opt(r.response_us.mean),
-            fmt_opt(r.response_us.p50),
-            fmt_opt(r.response_us.p99),
-            fmt_opt(r.response_us.max),
+            figure(r.response_us.mean, 1),
+            figure(r.response_us.p50, 1),
+            figure(r.response_us.p99, 1),
+            figure(r.response_us.max, 1),
             r.responses,
             r.hog_throughput,
             r.hog_cpu_share * 100.0,
-            fmt_opt(r.handler_cpu_us_mean),
+            figure(r.handler_cpu_us_mean, 1),
         );
     }
     for r in &reports {
@@ -666,7 +660,7 @@ fn vtcfs_overhead(a: &VtcfsOverheadArgs) -> ExitCode {
         Err(e) => return fail(&e, e.is_usage()),
     };
     if a.json {
-        println!("{}", crate::to_json(&r));
+        println!("{}", crate::output::to_json(&r));
         return ExitCode::SUCCESS;
     }
     println!(
@@ -728,7 +722,7 @@ fn toggling(a: &TogglingArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     if a.json {
-        println!("{}", crate::to_json(&r));
+        println!("{}", crate::output::to_json(&r));
     } else {
         print!("{}", toggling_text(&r));
     }
@@ -811,10 +805,10 @@ pub fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
 fn stats(l: &LatencyStats) -> String {
     format!(
         "mean {} p50 {} p99 {} max {} (n={})",
-        fmt_opt(l.us.mean),
-        fmt_opt(l.us.p50),
-        fmt_opt(l.us.p99),
-        fmt_opt(l.us.max),
+        figure(l.us.mean, 1),
+        figure(l.us.p50, 1),
+        figure(l.us.p99, 1),
+        figure(l.us.max, 1),
         l.count
     )
 }
@@ -990,9 +984,9 @@ pub fn apps_table(r: &experiment::AppsReproduction) -> String {
                 t,
                 "  {:<20} {:>10} {:>10} {:>12} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>7} {:>4}/{:<4}",
                 r.model.name(),
-                fmt_opt(r.latency_us.us.mean),
-                fmt_opt(r.latency_us.us.p99),
-                fmt_opt(r.frame_latency_us.us.mean),
+                figure(r.latency_us.us.mean, 1),
+                figure(r.latency_us.us.p99, 1),
+                figure(r.frame_latency_us.us.mean, 1),
                 r.wakeups_per_s,
                 r.cpu_ms.total,
                 r.cpu_ms.drawing,

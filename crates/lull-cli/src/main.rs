@@ -222,10 +222,6 @@ fn compose_table(r: &ComposeBench) -> String {
     t
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string_pretty(value).expect("report types serialise")
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -259,7 +255,7 @@ fn main() -> ExitCode {
             };
             let result = bench::dispatch(&config);
             if args.json {
-                println!("{}", to_json(&result));
+                println!("{}", output::to_json(&result));
             } else {
                 println!("{}", dispatch_table(&result));
             }
@@ -272,7 +268,7 @@ fn main() -> ExitCode {
                 warmup: args.warmup,
             };
             match bench::compose(&config) {
-                Ok(result) if args.json => println!("{}", to_json(&result)),
+                Ok(result) if args.json => println!("{}", output::to_json(&result)),
                 Ok(result) => println!("{}", compose_table(&result)),
                 Err(e) => {
                     eprintln!("lull bench compose: {e}");

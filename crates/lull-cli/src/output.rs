@@ -16,6 +16,12 @@ pub fn emit(text: &str, cmd: &str) -> ExitCode {
     }
 }
 
+/// A report as the pretty JSON `--json` prints (the report types serialise without fail: plain
+/// structs, string-keyed maps).
+pub fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).expect("report types serialise")
+}
+
 /// A value as it is spelled in specs, flags and JSON (its serialised name: `zip+ftp`, not
 /// `ZipFtp`), for user output that must not show Rust's `Debug` text.
 pub fn spelled<T: serde::Serialize>(v: &T) -> String {
@@ -26,9 +32,22 @@ pub fn spelled<T: serde::Serialize>(v: &T) -> String {
     }
 }
 
+/// A table cell of a figure that may be absent (no sample, no seed figure): the figure with
+/// `digits` decimals, or `-`.
+pub fn figure(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::spelled;
+    use super::{figure, spelled};
+
+    #[test]
+    fn an_absent_figure_is_a_dash() {
+        assert_eq!(figure(Some(2.345), 2), "2.35");
+        assert_eq!(figure(Some(7.0), 0), "7");
+        assert_eq!(figure(None, 1), "-");
+    }
 
     #[test]
     fn values_are_spelled_as_in_specs() {

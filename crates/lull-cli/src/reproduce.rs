@@ -152,7 +152,7 @@ pub fn run(opts: &Options) -> ExitCode {
     lull_lab::progress::clear_sink();
     progress.finish();
     if opts.json {
-        println!("{}", crate::to_json(&report));
+        println!("{}", crate::output::to_json(&report));
     }
     if let Some(dir) = &opts.out {
         eprintln!(

@@ -14,6 +14,8 @@ use serde_json::{json, Value};
 
 use crate::output::emit;
 
+use crate::output::figure;
+
 #[derive(Args, Debug)]
 pub struct RtAppArgs {
     /// The rt-app workload (JSON, the subset in docs/validation.md).
@@ -58,10 +60,6 @@ pub fn summaries(r: &RtAppResult) -> Vec<(String, ThreadSummary)> {
         .collect()
 }
 
-fn opt(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
-}
-
 fn table(file: &Path, platform: &str, r: &RtAppResult) -> String {
     let mut t = String::new();
     let secs = r.duration_ns as f64 / 1e9;
@@ -93,11 +91,11 @@ fn table(file: &Path, platform: &str, r: &RtAppResult) -> String {
             s.cpu_ms,
             s.cpu_ms / 1e3 / secs.max(1e-9) * 100.0,
             s.periods,
-            opt(wu.map(|w| w.p50)),
-            opt(wu.map(|w| w.p99)),
-            opt(wu.map(|w| w.max)),
-            opt(sl.map(|w| w.p50)),
-            opt(sl.map(|w| w.p1)),
+            figure(wu.map(|w| w.p50), 0),
+            figure(wu.map(|w| w.p99), 0),
+            figure(wu.map(|w| w.max), 0),
+            figure(sl.map(|w| w.p50), 0),
+            figure(sl.map(|w| w.p1), 0),
         );
     }
     t

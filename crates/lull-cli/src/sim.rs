@@ -17,6 +17,8 @@ use crate::spec_file::read_spec;
 use lull_model::DeliveryModel;
 use serde_json::Value;
 
+use crate::output::figure;
+
 #[derive(Subcommand, Debug)]
 pub enum SimCommand {
     /// Run every model of an experiment spec on its modelled platform.
@@ -62,10 +64,6 @@ pub struct RunArgs {
     seed_size: bool,
 }
 
-fn fmt_opt(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
-}
-
 /// The table of one experiment: each model's figures, then ESM+KDS+guiS against each baseline
 /// with the seed's reported figure beside it.
 #[must_use]
@@ -99,9 +97,9 @@ pub fn table(r: &ExperimentResult) -> String {
             m.power_mw_mean,
             m.cpu_power_mw_mean,
             m.energy_mj,
-            fmt_opt(m.latency_ms.mean),
-            fmt_opt(m.latency_ms.p99),
-            fmt_opt(m.latency_ms.max),
+            figure(m.latency_ms.mean, 2),
+            figure(m.latency_ms.p99, 2),
+            figure(m.latency_ms.max, 2),
             m.events_injected,
             m.events_handled,
             m.wakeups_per_s,
@@ -302,8 +300,8 @@ pub fn policies_table(r: &lull_reproduce::data::MarzPolicies) -> String {
                     " | {:<15} {:>8.1} {:>8} {:>8}",
                     "",
                     m.power_mw_mean,
-                    fmt_opt(m.latency_ms.mean),
-                    fmt_opt(m.latency_ms.p99)
+                    figure(m.latency_ms.mean, 2),
+                    figure(m.latency_ms.p99, 2)
                 );
             }
             text.push('\n');

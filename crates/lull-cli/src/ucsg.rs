@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use lull_sim::ucsg::seed;
 use lull_sim::ucsg::{to_csv, to_svg, UcsgResult};
 
-fn opt(x: Option<f64>, digits: usize) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
-}
+use crate::output::figure;
 
 /// One spec's table: every model's figures.
 #[must_use]
@@ -43,11 +41,11 @@ pub fn table(r: &UcsgResult) -> String {
             name,
             m.energy_mj,
             m.power_mw_mean,
-            opt(m.response_ms.map(|x| x.mean), 1),
-            opt(m.response_ms.map(|x| x.p99), 1),
-            opt(m.fps, 2),
-            opt(c.and_then(|c| c.zip), 2),
-            opt(c.and_then(|c| c.ftp), 2),
+            figure(m.response_ms.map(|x| x.mean), 1),
+            figure(m.response_ms.map(|x| x.p99), 1),
+            figure(m.fps, 2),
+            figure(c.and_then(|c| c.zip), 2),
+            figure(c.and_then(|c| c.ftp), 2),
             m.big_cluster_pct,
             m.active_cores_mean,
             m.freq_mhz_mean
@@ -103,9 +101,9 @@ pub fn section_table(r: &lull_reproduce::data::Ucsg) -> String {
             t,
             "  screen {:<4} {:>27} {:>16} {:>6}",
             r.screen,
-            opt(p("cfs-ondemand"), 2),
-            opt(p("eevdf-schedutil"), 2),
-            opt(p("ucsg"), 2)
+            figure(p("cfs-ondemand"), 2),
+            figure(p("eevdf-schedutil"), 2),
+            figure(p("ucsg"), 2)
         );
     }
     // Figures 6 and 7.
@@ -137,7 +135,7 @@ pub fn section_table(r: &lull_reproduce::data::Ucsg) -> String {
             pct(c.energy_change_pct),
             pct(c.seed_energy_change_pct),
             pct(c.response_change_pct),
-            opt(c.ucsg_fps, 2),
+            figure(c.ucsg_fps, 2),
             pct(c.zip_change_pct),
             pct(c.ftp_change_pct),
             pct(c.eevdf_schedutil_energy_change_pct),

@@ -16,6 +16,8 @@ use lull_reproduce::data::validation_json;
 
 use crate::output::emit;
 
+use crate::output::figure;
+
 #[derive(Subcommand, Debug)]
 pub enum ValidateCommand {
     /// Run rt-app workloads under this machine's kernel and in the simulator on a profile of
@@ -65,10 +67,6 @@ pub struct KernelArgs {
 
 fn shipped() -> Result<Vec<PathBuf>, String> {
     lull_reproduce::sections::validation::shipped().map_err(|e| e.to_string())
-}
-
-fn opt(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
 }
 
 /// `median [min–max]` of a live figure, or the median alone after a single run.
@@ -136,9 +134,9 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
                 th.sim.cpu_share * 100.0,
                 th.cpu_diff_pp(),
                 spread_cell(th.spread.wakeup_p50_us, 1.0, 0, w.runs),
-                opt(th.sim.wakeup_p50_us),
+                figure(th.sim.wakeup_p50_us, 0),
                 spread_cell(th.spread.wakeup_p99_us, 1.0, 0, w.runs),
-                opt(th.sim.wakeup_p99_us),
+                figure(th.sim.wakeup_p99_us, 0),
             );
         }
     }

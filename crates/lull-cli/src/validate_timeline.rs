@@ -11,6 +11,8 @@ use lull_lab::validate::timeline::{record, TimelinePair};
 use lull_lab::validate::{probe, LiveOptions};
 use serde_json::{json, Value};
 
+use crate::output::figure;
+
 fn timeline_json(t: &Timeline, cpus: usize) -> Value {
     json!({
         "threads": t.threads,
@@ -52,10 +54,6 @@ pub fn to_json(p: &TimelinePair, profile: &SimProfile) -> Value {
     })
 }
 
-fn cell(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
-}
-
 /// Each thread's profile, live beside simulated.
 #[must_use]
 pub fn table(p: &TimelinePair) -> String {
@@ -88,9 +86,9 @@ pub fn table(p: &TimelinePair) -> String {
                 q.migrations,
                 q.stretches,
                 q.preempted,
-                cell(q.stretch_p50_us),
-                cell(q.stretch_p90_us),
-                cell(q.stay_p50_ms),
+                figure(q.stretch_p50_us, 1),
+                figure(q.stretch_p90_us, 1),
+                figure(q.stay_p50_ms, 1),
                 q.wakes_per_cpu,
             );
         }

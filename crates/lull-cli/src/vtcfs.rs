@@ -6,9 +6,7 @@ use std::fmt::Write as _;
 use lull_sim::vtcfs::seed;
 use lull_sim::vtcfs::{PaintingModel, PaintingResult};
 
-fn opt(x: Option<f64>, digits: usize) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
-}
+use crate::output::figure;
 
 /// One painting spec's table: every model's response and its decomposition (means, ms), the
 /// boosts it made, the hogs' CPU time, and the seed's figures beside.
@@ -54,9 +52,9 @@ pub fn table(r: &PaintingResult) -> String {
             t,
             "{:<14} {:>8} {:>8} {:>8} | {:>6.2} {:>6.2} {:>7.2} {:>7.2} {:>7.2} | {:>6} {:>8.2} | {:>8} {:>8} {:>7} {:>7}",
             m.name(),
-            opt(x.response_ms.mean, 2),
-            opt(x.response_ms.p99, 2),
-            opt(x.response_ms.max, 2),
+            figure(x.response_ms.mean, 2),
+            figure(x.response_ms.p99, 2),
+            figure(x.response_ms.max, 2),
             d.interrupt,
             d.scheduling,
             d.preemption,
@@ -64,10 +62,10 @@ pub fn table(r: &PaintingResult) -> String {
             d.display,
             x.boost.map_or_else(|| "-".to_owned(), |b| b.boosted.to_string()),
             x.hog_cpu_ms / 1e3,
-            opt(s.map(|s| s.response_ms), 2),
-            opt(s.and_then(|s| s.preemption_ms), 2),
-            opt(reduction, 1),
-            opt(s.map(|s| s.reduction_pct), 1),
+            figure(s.map(|s| s.response_ms), 2),
+            figure(s.and_then(|s| s.preemption_ms), 2),
+            figure(reduction, 1),
+            figure(s.map(|s| s.reduction_pct), 1),
         );
     }
     let _ = write!(

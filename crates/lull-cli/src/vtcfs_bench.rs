@@ -7,9 +7,7 @@ use std::fmt::Write as _;
 use lull_sim::hackbench::HackbenchResult;
 use lull_sim::interbench::InterbenchResult;
 
-fn opt(x: Option<f64>, prec: usize) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.prec$}"))
-}
+use crate::output::figure;
 
 /// The table of one interbench spec: latency mean and max per model and load, then each model's
 /// largest maximum beside the seed's where its text states one.
@@ -36,7 +34,7 @@ pub fn interbench_table(r: &InterbenchResult) -> String {
             c.latency_ms.max,
             c.samples,
             c.desired_cpu_pct,
-            opt(c.deadlines_met_pct, 1),
+            figure(c.deadlines_met_pct, 1),
             c.swap_mib
                 .map_or_else(|| "-".to_owned(), |(o, i)| format!("{o}/{i}"))
         );
@@ -51,7 +49,7 @@ pub fn interbench_table(r: &InterbenchResult) -> String {
             "  {:<11} {:>9.3} | {}",
             s.model,
             s.modelled_max_ms,
-            opt(s.seed_max_ms, 2)
+            figure(s.seed_max_ms, 2)
         );
     }
     if !r.seed_panel_numbers_ms.is_empty() {

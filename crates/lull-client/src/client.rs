@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use lull_esm::Delivery;
+/// What one [`EsmClient::wait_delivery`] received: the ESM's own delivery, as the daemon pushed
+/// it (or a ring or device produced it).
+pub use lull_esm::Delivery;
 use lull_model::{AppEvent, AppId, EventKind, EventSeq, HandlerId};
 use lull_os::event_ring::RingConsumer;
 
@@ -129,21 +131,6 @@ impl KindHandlers {
     pub fn snapshot(&self) -> [Option<HandlerId>; EventKind::COUNT] {
         EventKind::ALL.map(|k| self.get(k))
     }
-}
-
-/// What one [`EsmClient::wait_delivery`] received.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Delivered {
-    Event {
-        handler: HandlerId,
-        event: AppEvent,
-    },
-    /// See [`Handled::Overflow`].
-    Overflow {
-        dropped: u64,
-        first: EventSeq,
-        last: EventSeq,
-    },
 }
 
 /// What the client saw.
@@ -642,7 +629,7 @@ impl EsmClient {
     /// [`ClientError::DaemonGone`] when the daemon went away; others for protocol faults.
     pub fn wait(&mut self) -> Result<Handled, ClientError> {
         match self.wait_delivery()? {
-            Delivered::Event { handler, event } => {
+            Delivery::Event { handler, event } => {
                 match self.handlers.get_mut(handler.0 as usize) {
                     Some(h) => h(&event),
                     None => self.counters.unknown_handler += 1,
@@ -653,7 +640,7 @@ impl EsmClient {
                     handler,
                 })
             }
-            Delivered::Overflow {
+            Delivery::Overflow {
                 dropped,
                 first,
                 last,
@@ -675,7 +662,7 @@ impl EsmClient {
     ///
     /// # Errors
     /// As [`EsmClient::wait`].
-    pub fn wait_delivery(&mut self) -> Result<Delivered, ClientError> {
+    pub fn wait_delivery(&mut self) -> Result<Delivery, ClientError> {
         let next = loop {
             if let Some(d) = self.pending.pop_front() {
                 break d;
@@ -704,26 +691,14 @@ impl EsmClient {
             }
             self.block()?;
         };
-        match Some(next) {
-            Some(Delivery::Event { handler, event }) => {
-                self.counters.events += 1;
-                Ok(Delivered::Event { handler, event })
-            }
-            Some(Delivery::Overflow {
-                dropped,
-                first,
-                last,
-            }) => {
+        match next {
+            Delivery::Event { .. } => self.counters.events += 1,
+            Delivery::Overflow { dropped, .. } => {
                 self.counters.overflow_markers += 1;
                 self.counters.dropped_reported += dropped;
-                Ok(Delivered::Overflow {
-                    dropped,
-                    first,
-                    last,
-                })
             }
-            None => Err(ClientError::Unexpected("an empty batch", "a batch")),
         }
+        Ok(next)
     }
 
     /// Asks the daemon for its counters. Call it only between waits (the daemon pushes nothing

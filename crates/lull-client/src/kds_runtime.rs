@@ -39,7 +39,7 @@ use lull_model::{AppEvent, AppId, EventKind, HandlerId, ThreadCategory, WindowSt
 use lull_os::sys;
 use lull_sched::guis;
 
-use crate::client::{Delivered, EsmClient, KindHandlers};
+use crate::client::{Delivery, EsmClient, KindHandlers};
 use crate::kds_client::{self, ChannelReader, ChannelWriter, KdsClientError};
 
 type Handler = Box<dyn FnMut(&AppEvent) + Send>;
@@ -804,7 +804,7 @@ fn event_thread(s: &Shared, mut esm: EsmClient) {
     loop {
         let d = esm.wait_delivery();
         match d {
-            Ok(Delivered::Event { handler, event }) => {
+            Ok(Delivery::Event { handler, event }) => {
                 let taken = {
                     let mut g = s.lock();
                     if g.stopping {
@@ -841,7 +841,7 @@ fn event_thread(s: &Shared, mut esm: EsmClient) {
                 }
                 // The gate closing again wakes nobody: a thread past it finishes its step.
             }
-            Ok(Delivered::Overflow { dropped, .. }) => {
+            Ok(Delivery::Overflow { dropped, .. }) => {
                 let mut g = s.lock();
                 g.counters.overflow_markers += 1;
                 g.counters.dropped_reported += dropped;

@@ -183,10 +183,7 @@ impl Esm {
                 generation: 0,
                 record: Some(record),
             });
-            AppId {
-                index,
-                generation: 0,
-            }
+            AppId::first_in_slot(index)
         }
     }
 

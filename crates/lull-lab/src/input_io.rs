@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use lull::client::{ClientError, Delivered, EsmClient};
+use lull::client::{ClientError, Delivery, EsmClient};
 use lull::producer::EsmProducer;
 use lull_model::{EventKind, RawEvent};
 use lull_os::evdev::{EvdevDecoder, ABS_X, ABS_Y, RECORD_SIZE};
@@ -210,13 +210,13 @@ impl DaemonRecorder {
                 return Ok(report(writer, dropped, RecordEnd::Count));
             }
             match self.client.wait_delivery() {
-                Ok(Delivered::Event { event, .. }) => {
+                Ok(Delivery::Event { event, .. }) => {
                     let raw = lull_esm::uninterpret(event.kind, event.payload)
                         .ok_or(InputIoError::Unrecordable { kind: event.kind })?;
                     writer.push(raw, event.injected_ns)?;
                     on_event(writer.events());
                 }
-                Ok(Delivered::Overflow { dropped: n, .. }) => dropped += n,
+                Ok(Delivery::Overflow { dropped: n, .. }) => dropped += n,
                 Err(ClientError::DaemonGone) => {
                     return Ok(report(writer, dropped, RecordEnd::SourceGone))
                 }

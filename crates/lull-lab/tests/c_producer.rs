@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::thread;
 
-use lull::client::{Delivered, EsmClient};
+use lull::client::{Delivery, EsmClient};
 use lull_esm::EsmConfig;
 use lull_lab::c_client::{C_LINK_LIBS, STATIC_LIB};
 use lull_model::{EventKind, Payload};
@@ -46,8 +46,8 @@ fn a_c_producer_writes_every_event_into_the_apps_ring() {
         // wait_delivery hands back the event itself, to check its payload.
         while (got.len() as u64) < N {
             match c.wait_delivery().unwrap() {
-                Delivered::Event { event, .. } => got.push(event),
-                Delivered::Overflow { dropped, .. } => {
+                Delivery::Event { event, .. } => got.push(event),
+                Delivery::Overflow { dropped, .. } => {
                     panic!("{dropped} dropped within the window")
                 }
             }

@@ -15,6 +15,17 @@ pub struct AppId {
     pub generation: u32,
 }
 
+impl AppId {
+    /// The id of the first app to hold slot `index`: a slot's generation counts from 0.
+    #[must_use]
+    pub const fn first_in_slot(index: u32) -> AppId {
+        AppId {
+            index,
+            generation: 0,
+        }
+    }
+}
+
 impl fmt::Debug for AppId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "app{}.{}", self.index, self.generation)

@@ -57,6 +57,18 @@ pub struct InputRecord {
 }
 
 impl InputRecord {
+    /// A record to inject through `/dev/uinput` ([`crate::uinput`]): the kernel ignores a written
+    /// record's time and stamps the packet itself, so it is left 0.
+    #[must_use]
+    pub const fn to_inject(type_: u16, code: u16, value: i32) -> InputRecord {
+        InputRecord {
+            time_ns: 0,
+            type_,
+            code,
+            value,
+        }
+    }
+
     /// The record in the kernel's native layout.
     #[must_use]
     pub fn to_bytes(self) -> [u8; RECORD_SIZE] {

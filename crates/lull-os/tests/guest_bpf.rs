@@ -259,12 +259,7 @@ fn a_kprobe_counter_counts_system_calls() {
 }
 
 fn rec(type_: u16, code: u16, value: i32) -> InputRecord {
-    InputRecord {
-        time_ns: 0,
-        type_,
-        code,
-        value,
-    }
+    InputRecord::to_inject(type_, code, value)
 }
 
 #[test]

@@ -54,12 +54,7 @@ fn open_node(path: &std::path::Path) -> OwnedFd {
 }
 
 fn rec(type_: u16, code: u16, value: i32) -> InputRecord {
-    InputRecord {
-        time_ns: 0,
-        type_,
-        code,
-        value,
-    }
+    InputRecord::to_inject(type_, code, value)
 }
 
 fn syn() -> InputRecord {

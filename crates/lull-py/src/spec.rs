@@ -250,33 +250,28 @@ pub fn optional_keys() -> Vec<String> {
 mod tests {
     use super::*;
 
-    const TINY: &str = r#"
-kind = "framework"
-experiment = "tiny"
-description = "d"
-platform = "x86-64"
-seed = 1
-models = ["esm", "pull-16ms"]
-tail_ms = 50
-[cpu]
-main_cores = 1
-companion = false
-[app]
-handler_cycles = 1000
-draw_cycles = 1000
-cache_kib = 16
-[workload]
-kind = "trace"
-trace = "stylus-spiral"
-scale_to_ms = 200
-"#;
+    /// A run of a few hundred modelled ms on one core of the x86-64 model.
+    fn tiny() -> String {
+        lull_sim::StylusSpec {
+            experiment: "tiny",
+            platform: "x86-64",
+            models: &["esm", "pull-16ms"],
+            main_cores: 1,
+            handler_cycles: 1000,
+            draw_cycles: 1000,
+            cache_kib: 16,
+            scale_to_ms: 200,
+            ..lull_sim::StylusSpec::default()
+        }
+        .toml()
+    }
 
     #[test]
     fn a_dict_spec_runs_like_its_toml() {
-        let table: toml::Table = toml::from_str(TINY).unwrap();
+        let table: toml::Table = toml::from_str(&tiny()).unwrap();
         let json_text = serde_json::to_string(&table).unwrap();
         let text = json_to_toml_text(&json_text, "dict").unwrap();
-        let a = run_text(TINY, "file", None, None).unwrap();
+        let a = run_text(&tiny(), "file", None, None).unwrap();
         let b = run_text(&text, "dict", None, None).unwrap();
         assert_eq!(a, b);
         assert_eq!(a["kind"], "framework");
@@ -286,13 +281,13 @@ scale_to_ms = 200
     fn null_and_unknown_models_are_refused_by_name() {
         let e = json_to_toml_text(r#"{"seed": null}"#, "dict").unwrap_err();
         assert!(e.0.contains("seed: None"), "{e:?}");
-        let e = run_text(TINY, "f", None, Some(&["vsync-batched".to_owned()])).unwrap_err();
+        let e = run_text(&tiny(), "f", None, Some(&["vsync-batched".to_owned()])).unwrap_err();
         assert!(e.0.contains("`vsync-batched`"), "{e:?}");
     }
 
     #[test]
     fn a_model_subset_runs_only_those() {
-        let v = run_text(TINY, "f", Some(7), Some(&["esm".to_owned()])).unwrap();
+        let v = run_text(&tiny(), "f", Some(7), Some(&["esm".to_owned()])).unwrap();
         assert_eq!(v["seed"], 7);
         assert_eq!(v["models"].as_object().unwrap().len(), 1);
     }

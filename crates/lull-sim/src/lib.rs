@@ -63,6 +63,6 @@ pub use report::{
     latency_change_ms, power_reduction_pct, seed_000_reported, ExperimentResult, LatencyStats,
     ModelResult, POWER_SERIES_BUCKET_MS,
 };
-pub use spec::FrameworkSpec;
+pub use spec::{FrameworkSpec, StylusSpec};
 pub use spec_error::{Problem, SpecError, TextPos};
 pub use world::{run_model, run_model_with_audit, run_spec, run_spec_audited};

@@ -16,6 +16,9 @@ use crate::policy::RunPolicies;
 pub use crate::spec_error::SpecError;
 use crate::spec_error::{invalid, Problem};
 
+mod stylus;
+pub use stylus::StylusSpec;
+
 /// The shipped stylus-spiral recording (seed 000, figure 30).
 pub const STYLUS_SPIRAL_TRACE: &str = include_str!("../../../traces/stylus-spiral.trace");
 
@@ -386,28 +389,25 @@ pub fn is_discrete(raw: &RawEvent) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::StylusSpec;
     use super::*;
 
-    const GOOD: &str = r#"
-kind = "framework"
-experiment = "t"
-description = "d"
-platform = "jetson-tk1"
-seed = 1
-models = ["pull-16ms", "esm-kds-guis"]
-tail_ms = 100
-[cpu]
-main_cores = 4
-companion = true
-[app]
-handler_cycles = 1000
-draw_cycles = 1000
-cache_kib = 16
-[workload]
-kind = "trace"
-trace = "stylus-spiral"
-scale_to_ms = 10000
-"#;
+    /// A valid spec the tests change one field of at a time.
+    fn good() -> String {
+        StylusSpec {
+            experiment: "t",
+            models: &["pull-16ms", "esm-kds-guis"],
+            tail_ms: 100,
+            main_cores: 4,
+            companion: true,
+            handler_cycles: 1000,
+            draw_cycles: 1000,
+            cache_kib: 16,
+            scale_to_ms: 10_000,
+            ..StylusSpec::default()
+        }
+        .toml()
+    }
 
     /// The problem of a refused spec, or the spec.
     fn parse(text: &str) -> Result<FrameworkSpec, Problem> {
@@ -415,13 +415,13 @@ scale_to_ms = 10000
     }
 
     fn with(from: &str, to: &str) -> Result<FrameworkSpec, Problem> {
-        assert!(GOOD.contains(from), "{from}");
-        parse(&GOOD.replace(from, to))
+        assert!(good().contains(from), "{from}");
+        parse(&good().replace(from, to))
     }
 
     #[test]
     fn the_good_spec_parses() {
-        let s = parse(GOOD).expect("valid");
+        let s = parse(&good()).expect("valid");
         assert_eq!(
             s.models,
             vec![DeliveryModel::Pull16ms, DeliveryModel::EsmKdsGuis]
@@ -513,21 +513,24 @@ scale_to_ms = 10000
 
     #[test]
     fn framework_cost_overrides_are_checked() {
-        let s = parse(GOOD).expect("valid");
+        let s = parse(&good()).expect("valid");
         assert_eq!(s.framework, FrameworkCosts::default());
-        let over = parse(&format!("{GOOD}\n[framework]\napp_poll_cycles = 600000\n"))
-            .expect("valid override");
+        let over = parse(&format!(
+            "{}\n[framework]\napp_poll_cycles = 600000\n",
+            good()
+        ))
+        .expect("valid override");
         assert_eq!(over.framework.app_poll_cycles, 600_000);
         assert_eq!(
             over.framework.hub_poll_cycles,
             FrameworkCosts::default().hub_poll_cycles
         );
         assert!(matches!(
-            parse(&format!("{GOOD}\n[framework]\npoll_cycles = 1\n")),
+            parse(&format!("{}\n[framework]\npoll_cycles = 1\n", good())),
             Err(Problem::Syntax(_))
         ));
         assert!(matches!(
-            parse(&format!("{GOOD}\n[framework]\npoll_interval_ns = 0\n")),
+            parse(&format!("{}\n[framework]\npoll_interval_ns = 0\n", good())),
             Err(Problem::Invalid {
                 field: "framework.poll_interval_ns",
                 ..
@@ -537,9 +540,9 @@ scale_to_ms = 10000
 
     #[test]
     fn policies_are_named_checked_and_fit_the_platform() {
-        let s = parse(GOOD).expect("valid");
+        let s = parse(&good()).expect("valid");
         assert_eq!(s.policy, PolicySpec::default());
-        let with = |table: &str| parse(&format!("{GOOD}\n[policy]\n{table}\n"));
+        let with = |table: &str| parse(&format!("{}\n[policy]\n{table}\n", good()));
         let ok =
             with("governor = \"schedutil\"\ncores = \"all-online\"\nplacement = \"wake-idle\"")
                 .expect("valid policies");
@@ -559,7 +562,7 @@ scale_to_ms = 10000
             Some("policy: unknown scheduler `bfs` (known: cfs, eevdf, vtcfs)")
         );
         // The Tegra switch needs the companion core the spec allows.
-        let no_companion = GOOD.replace("companion = true", "companion = false");
+        let no_companion = good().replace("companion = true", "companion = false");
         assert!(matches!(
             parse(&format!(
                 "{no_companion}\n[policy]\ncores = \"tegra-auto\"\n"
@@ -635,7 +638,7 @@ scale_to_ms = 10000
 
     #[test]
     fn a_command_line_may_name_policies_slot_by_slot() {
-        let mut s = parse(GOOD).expect("valid");
+        let mut s = parse(&good()).expect("valid");
         s.set_policy("scheduler", "eevdf").expect("known");
         s.set_policy("base_slice_us", "3000")
             .expect("eevdf has one");
@@ -677,8 +680,7 @@ scale_to_ms = 10000
 
     #[test]
     fn window_schedules_are_checked() {
-        let back_then_front = format!(
-            "{GOOD}\n[[window]]\nat_ms = 5000\nstacking = \"background\"\n[[window]]\nat_ms = 6000\nstacking = \"foreground\"\nscreen = \"off\"\n"
+        let back_then_front = format!("{}\n[[window]]\nat_ms = 5000\nstacking = \"background\"\n[[window]]\nat_ms = 6000\nstacking = \"foreground\"\nscreen = \"off\"\n", good()
         );
         let s = parse(&back_then_front).expect("valid window schedule");
         assert_eq!(s.window.len(), 2);
@@ -698,7 +700,7 @@ scale_to_ms = 10000
 
     #[test]
     fn messaging_and_video_workloads_are_checked() {
-        let msg = GOOD.replace(
+        let msg = good().replace(
             "kind = \"trace\"\ntrace = \"stylus-spiral\"\nscale_to_ms = 10000",
             "kind = \"messaging\"\nduration_ms = 20000\nread_pause_ms = 5000\nchars_min = 8\nchars_max = 24\nkey_interval_ms = 120\nkey_hold_ms = 60\nreply_delay_ms = 50",
         );
@@ -720,7 +722,7 @@ scale_to_ms = 10000
                 ..
             })
         ));
-        let video = GOOD.replace(
+        let video = good().replace(
             "kind = \"trace\"\ntrace = \"stylus-spiral\"\nscale_to_ms = 10000",
             "kind = \"video\"\nduration_ms = 30000\nfps_milli = 0\nwidth = 1920\nheight = 1080\ndecode_cycles_per_frame = 1",
         );

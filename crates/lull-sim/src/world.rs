@@ -265,28 +265,16 @@ mod pacing_tests;
 /// on the Jetson TK1 model, ESM only.
 #[cfg(test)]
 fn unit_spec(seed: u64, scale_to_ms: u64) -> FrameworkSpec {
-    FrameworkSpec::parse(&format!(
-        r#"
-kind = "framework"
-experiment = "unit"
-description = "unit"
-platform = "jetson-tk1"
-seed = {seed}
-models = ["esm"]
-tail_ms = 200
-[cpu]
-main_cores = 4
-companion = true
-[app]
-handler_cycles = 150000
-draw_cycles = 400000
-cache_kib = 256
-[workload]
-kind = "trace"
-trace = "stylus-spiral"
-scale_to_ms = {scale_to_ms}
-"#
-    ))
+    crate::spec::StylusSpec {
+        experiment: "unit",
+        seed,
+        tail_ms: 200,
+        main_cores: 4,
+        companion: true,
+        scale_to_ms,
+        ..crate::spec::StylusSpec::default()
+    }
+    .parse()
     .expect("a valid unit spec")
 }
 

@@ -2,51 +2,20 @@
 
 use lull_sim::spec::{MAX_VIDEO_SIDE_PX, MAX_WORK_CYCLES};
 use lull_sim::FrameworkSpec as Spec;
+use lull_sim::StylusSpec;
 
-const TRACKING: &str = r#"
-kind = "framework"
-experiment = "absurd"
-description = "a spec with one value changed at a time"
-platform = "jetson-tk1"
-seed = 1
-models = ["esm"]
-tail_ms = 50
-[cpu]
-main_cores = 2
-companion = false
-[app]
-handler_cycles = 150000
-draw_cycles = 400000
-cache_kib = 256
-[workload]
-kind = "trace"
-trace = "stylus-spiral"
-scale_to_ms = 300
-"#;
+/// A small tracking spec, one value of which each test changes.
+fn tracking() -> String {
+    StylusSpec::default().toml()
+}
 
-const VIDEO: &str = r#"
-kind = "framework"
-experiment = "absurd-video"
-description = "a video spec"
-platform = "jetson-tk1"
-seed = 1
-models = ["esm"]
-tail_ms = 50
-[cpu]
-main_cores = 2
-companion = false
-[app]
-handler_cycles = 150000
-draw_cycles = 400000
-cache_kib = 256
-[workload]
-kind = "video"
-duration_ms = 1000
-fps_milli = 30000
-width = 1920
-height = 1080
-decode_cycles_per_frame = 1000000
-"#;
+/// The same spec playing a 1080p video instead of the stylus trace.
+fn video() -> String {
+    tracking().replace(
+        "kind = \"trace\"\ntrace = \"stylus-spiral\"\nscale_to_ms = 300",
+        "kind = \"video\"\nduration_ms = 1000\nfps_milli = 30000\nwidth = 1920\nheight = 1080\ndecode_cycles_per_frame = 1000000",
+    )
+}
 
 fn refused(base: &str, from: &str, to: &str) -> String {
     assert!(base.contains(from), "{from}");
@@ -57,14 +26,15 @@ fn refused(base: &str, from: &str, to: &str) -> String {
 
 #[test]
 fn the_unchanged_specs_parse() {
-    Spec::parse(TRACKING).unwrap();
-    Spec::parse(VIDEO).unwrap();
+    Spec::parse(&tracking()).unwrap();
+    Spec::parse(&video()).unwrap();
+    assert!(video().contains("kind = \"video\""));
 }
 
 #[test]
 fn handler_cycles_at_u64_max_is_refused() {
     let e = refused(
-        TRACKING,
+        &tracking(),
         "handler_cycles = 150000",
         &format!("handler_cycles = {}", u64::MAX),
     );
@@ -74,7 +44,7 @@ fn handler_cycles_at_u64_max_is_refused() {
 
 #[test]
 fn a_hot_set_past_the_platforms_cache_is_refused() {
-    let e = refused(TRACKING, "cache_kib = 256", "cache_kib = 1000000");
+    let e = refused(&tracking(), "cache_kib = 256", "cache_kib = 1000000");
     assert!(e.contains("app.cache_kib"), "{e}");
     assert!(e.contains("2048 KiB L2"), "{e}");
 }
@@ -82,13 +52,13 @@ fn a_hot_set_past_the_platforms_cache_is_refused() {
 #[test]
 fn a_zero_by_zero_video_is_refused() {
     let e = refused(
-        VIDEO,
+        &video(),
         "width = 1920\nheight = 1080",
         "width = 0\nheight = 0",
     );
     assert!(e.contains("workload.width"), "{e}");
     let e = refused(
-        VIDEO,
+        &video(),
         "height = 1080",
         &format!("height = {}", MAX_VIDEO_SIDE_PX + 1),
     );
@@ -98,7 +68,7 @@ fn a_zero_by_zero_video_is_refused() {
 #[test]
 fn decode_cycles_past_the_bound_are_refused() {
     let e = refused(
-        VIDEO,
+        &video(),
         "decode_cycles_per_frame = 1000000",
         &format!("decode_cycles_per_frame = {}", u64::MAX),
     );

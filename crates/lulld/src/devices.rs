@@ -386,10 +386,7 @@ mod tests {
     use super::*;
 
     fn app(i: u32) -> AppId {
-        AppId {
-            index: i,
-            generation: 0,
-        }
+        AppId::first_in_slot(i)
     }
 
     fn bit(k: EventKind) -> u32 {

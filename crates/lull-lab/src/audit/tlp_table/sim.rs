@@ -167,31 +167,24 @@ mod tests {
     use super::*;
 
     /// A small framework spec: the stylus trace scaled to 2 s on the Jetson TK1 model.
-    const SPEC: &str = r#"
-kind = "framework"
-experiment = "tlp-unit"
-description = "unit"
-platform = "jetson-tk1"
-seed = 3
-models = ["esm", "pull-16ms"]
-tail_ms = 200
-[cpu]
-main_cores = 4
-companion = true
-[app]
-handler_cycles = 150000
-draw_cycles = 400000
-cache_kib = 256
-[workload]
-kind = "trace"
-trace = "stylus-spiral"
-scale_to_ms = 2000
-"#;
+    fn spec() -> String {
+        lull_sim::StylusSpec {
+            experiment: "tlp-unit",
+            seed: 3,
+            models: &["esm", "pull-16ms"],
+            tail_ms: 200,
+            main_cores: 4,
+            companion: true,
+            scale_to_ms: 2_000,
+            ..lull_sim::StylusSpec::default()
+        }
+        .toml()
+    }
 
     #[test]
     fn a_small_spec_gives_a_deterministic_tlp_within_its_cores() {
-        let a = spec_tlp("unit.toml", SPEC).expect("runs");
-        let b = spec_tlp("unit.toml", SPEC).expect("runs");
+        let a = spec_tlp("unit.toml", &spec()).expect("runs");
+        let b = spec_tlp("unit.toml", &spec()).expect("runs");
         assert_eq!(a, b, "the same spec gives the same figures");
         assert_eq!(a.len(), 2);
         for r in &a {
@@ -224,7 +217,7 @@ scale_to_ms = 2000
         let bad = dir.join("bad.toml");
         std::fs::write(&bad, "experiment = 3\n").expect("writes");
         let good = dir.join("good.toml");
-        std::fs::write(&good, SPEC).expect("writes");
+        std::fs::write(&good, spec()).expect("writes");
         let missing = dir.join("missing.toml");
         let t = sim_table(&[bad, good, missing], &mut |_| {});
         assert!(t.modelled);
