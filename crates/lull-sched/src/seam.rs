@@ -316,6 +316,8 @@ mod tests {
         let mut p = Silent;
         assert!(!p.wants_process_facts());
         assert!(!p.wants_run_queues());
+        assert!(!p.wants_handler_finished());
+        assert_eq!(p.counters(), Vec::new());
         assert_eq!(p.next_deadline_ns(), None);
         let mut asked = 0;
         let mut out = Vec::new();

@@ -315,6 +315,10 @@ fn a_waiting_main_thread_gets_no_slot_and_workers_toggle_by_slot() {
 #[test]
 fn forks_of_unmanaged_tasks_are_ignored_and_children_of_managed_ones_followed() {
     let mut c = Controller::new(Scheme::AffinityOne, odroid(), 0);
+    // It follows forks and exits, so the seam must give it the process facts; the daemon
+    // reports it under this name.
+    assert!(c.wants_process_facts());
+    assert_eq!(c.name(), "controller");
     let mut out = Vec::new();
     c.on_fact(
         0,
@@ -344,6 +348,20 @@ fn forks_of_unmanaged_tasks_are_ignored_and_children_of_managed_ones_followed() 
         &mut out,
     );
     assert_eq!(c.managed().len(), 3);
+    // A thread adopted alone (not its process): what it forks is followed too.
+    c.on_fact(0, &Fact::Adopted { thread: t(40, 41) }, &mut out);
+    c.on_fact(
+        0,
+        &Fact::Forked {
+            parent: t(40, 41),
+            child: t(42, 42),
+        },
+        &mut out,
+    );
+    assert_eq!(c.managed().len(), 5);
+    for th in [t(40, 41), t(42, 42)] {
+        c.on_fact(1, &Fact::Exited { thread: th }, &mut out);
+    }
     // When the last managed thread has gone there is no deadline.
     for th in [t(11, 12), t(11, 11), t(10, 10)] {
         c.on_fact(1, &Fact::Exited { thread: th }, &mut out);
@@ -424,6 +442,30 @@ fn a_thread_started_in_a_managed_process_is_managed_whoever_reports_its_creation
     );
     assert!(!c.managed().iter().any(|&(th, _)| th == t(30, 32)));
     assert_eq!(c.stats().threads_seen, 3);
+    // Process 10's main thread exits: the process is no longer managed, so a thread reported
+    // for it later is not followed.
+    c.on_fact(1, &Fact::Exited { thread: t(10, 10) }, &mut out);
+    c.on_fact(
+        1,
+        &Fact::Forked {
+            parent: t(99, 99),
+            child: t(10, 16),
+        },
+        &mut out,
+    );
+    assert!(!c.managed().iter().any(|&(th, _)| th == t(10, 16)));
+    // The report's counters are the controller's own, by name.
+    assert_eq!(
+        c.counters(),
+        vec![
+            ("threads_seen", 3),
+            ("slots", 0),
+            ("samples", 0),
+            ("gone", 0),
+            ("decisions", 0),
+            ("masks", 0),
+        ]
+    );
 }
 
 /// One sample at `now` with each thread's CPU time and work as given.

@@ -43,6 +43,22 @@ fn two_apps(u: &mut Ucsg<u32>) -> Vec<Decision<u32>> {
 }
 
 #[test]
+fn the_first_sample_is_one_period_after_the_start() {
+    let cfg = UcsgConfig::galaxy_s4();
+    let period = cfg.sampling_period_ns;
+    let u: Ucsg<u32> = Ucsg::new(
+        cfg,
+        7 * MS,
+        Start {
+            cluster: 0,
+            online: 1,
+        },
+    )
+    .unwrap();
+    assert_eq!(u.next_sample_ns(), 7 * MS + period);
+}
+
+#[test]
 fn fork_inherits_and_allocation_spreads_by_sensitivity() {
     let mut u = s4(2);
     let out = two_apps(&mut u);
