@@ -59,6 +59,23 @@ fn the_first_sample_is_one_period_after_the_start() {
 }
 
 #[test]
+fn a_thread_reported_again_changes_nice_only_when_its_owner_changes_its_sensitivity() {
+    let mut u = s4(2);
+    let _ = two_apps(&mut u);
+    let before = u.stats().reprioritized;
+    // The file manager's thread reported again under its own app: nothing changes.
+    let mut out = Vec::new();
+    u.thread_forked(Some(ZYGOTE), FILES, Some(Owner::App(FILES_APP)), &mut out);
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(u.stats().reprioritized, before);
+    // Learnt to belong to ZIP, the app behind: low, once.
+    u.thread_forked(Some(ZYGOTE), FILES, Some(Owner::App(ZIP_APP)), &mut out);
+    assert_eq!(nices(&out), vec![(FILES, 10)]);
+    assert_eq!(u.stats().reprioritized, before + 1);
+    assert_eq!(u.slot(FILES), Some(1), "a known thread keeps its core");
+}
+
+#[test]
 fn fork_inherits_and_allocation_spreads_by_sensitivity() {
     let mut u = s4(2);
     let out = two_apps(&mut u);
