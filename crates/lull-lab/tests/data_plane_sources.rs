@@ -100,6 +100,26 @@ fn ring_of(report: &DaemonReport, app: AppId) -> RingRoute {
         .unwrap_or_else(|| panic!("no ring for {app}: {:?}", report.rings))
 }
 
+/// Sequence numbers one after another: in order, none lost.
+#[track_caller]
+fn assert_in_order(seqs: &[u64]) {
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+}
+
+/// Closes the good app and the hostile apps' sockets, then stops the daemon: its report, and
+/// the scribbler's and the sleeper's ids to find their rings in it.
+fn stop_all(
+    daemon: TestDaemon,
+    app: EsmClient,
+    scribbler: BadApp,
+    sleeper: BadApp,
+) -> (DaemonReport, AppId, AppId) {
+    drop(app);
+    let ids = (scribbler.app, sleeper.app);
+    drop((scribbler.fd, sleeper.fd));
+    (daemon.stop(), ids.0, ids.1)
+}
+
 /// Every ring's identity from the producer's side, and the sources' producer's own.
 fn check_identities(report: &DaemonReport) {
     for r in &report.rings {
@@ -139,7 +159,7 @@ fn datagrams_reach_the_app_through_its_ring_without_daemon_wakeups() {
     let n = ROUND * ROUNDS;
     // In order, none missing: sequence numbers are the producer's, consecutive from the first
     // datagram routed to the app.
-    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    assert_in_order(&seqs);
     let want: Vec<Payload> = (0..n)
         .map(|k| Payload::Net {
             channel: 5,
@@ -178,7 +198,7 @@ fn timer_expiries_reach_the_app_through_its_ring_without_daemon_wakeups() {
     });
     let (mut app, got) = good_app(&daemon.path, EventKind::Timer);
     let seqs = wait_events(&mut app, TICKS);
-    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    assert_in_order(&seqs);
     assert!(got.borrow().iter().all(|p| *p == Payload::Timer { id: 9 }));
     assert_eq!(app.counters().batches, 0);
     drop(app);
@@ -228,14 +248,8 @@ fn hostile_apps_stall_neither_the_network_producer_nor_the_good_app() {
     }
     let n = ROUND * rounds;
     assert_eq!(seqs.len() as u64, n);
-    assert!(
-        seqs.windows(2).all(|w| w[1] == w[0] + 1),
-        "in order, none lost"
-    );
-    drop(app);
-    let (scribbler_id, sleeper_id) = (scribbler.app, sleeper.app);
-    drop((scribbler.fd, sleeper.fd));
-    let report = daemon.stop();
+    assert_in_order(&seqs);
+    let (report, scribbler_id, sleeper_id) = stop_all(daemon, app, scribbler, sleeper);
     assert_eq!(report.counters.net_datagrams, n);
     let ring = |a| ring_of(&report, a).ring.counters;
     assert_eq!(ring(good).delivered, n);
@@ -269,14 +283,8 @@ fn hostile_apps_stall_neither_the_timer_producer_nor_the_good_app() {
     let dying_id = dying.app;
     drop(dying);
     seqs.extend(wait_events(&mut app, TICKS / 2));
-    assert!(
-        seqs.windows(2).all(|w| w[1] == w[0] + 1),
-        "in order, none lost"
-    );
-    drop(app);
-    let (scribbler_id, sleeper_id) = (scribbler.app, sleeper.app);
-    drop((scribbler.fd, sleeper.fd));
-    let report = daemon.stop();
+    assert_in_order(&seqs);
+    let (report, scribbler_id, sleeper_id) = stop_all(daemon, app, scribbler, sleeper);
     let ring = |a| ring_of(&report, a).ring.counters;
     assert!(ring(good).delivered >= TICKS);
     assert_eq!(ring(good).dropped, 0);
