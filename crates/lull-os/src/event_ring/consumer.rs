@@ -126,14 +126,7 @@ impl RingConsumer {
                 file_bytes,
                 head: h.head.load(Ordering::Acquire),
                 consumed: c.tail.load(Ordering::Acquire),
-                counters: RingCounters {
-                    produced: h.produced.load(Ordering::Relaxed),
-                    delivered: h.delivered.load(Ordering::Relaxed),
-                    dropped: h.dropped.load(Ordering::Relaxed),
-                    markers: h.markers.load(Ordering::Relaxed),
-                    hostile_tails: h.hostile_tails.load(Ordering::Relaxed),
-                    wakes: h.wakes.load(Ordering::Relaxed),
-                },
+                counters: h.counters(),
             }
         });
         unmap(header, 2 * page);
@@ -355,15 +348,7 @@ impl RingConsumer {
     /// The producer's counters as it last published them.
     #[must_use]
     pub fn counters(&self) -> RingCounters {
-        let h = self.hdr();
-        RingCounters {
-            produced: h.produced.load(Ordering::Relaxed),
-            delivered: h.delivered.load(Ordering::Relaxed),
-            dropped: h.dropped.load(Ordering::Relaxed),
-            markers: h.markers.load(Ordering::Relaxed),
-            hostile_tails: h.hostile_tails.load(Ordering::Relaxed),
-            wakes: h.wakes.load(Ordering::Relaxed),
-        }
+        self.hdr().counters()
     }
 
     /// Records popped by this consumer (events and markers).
