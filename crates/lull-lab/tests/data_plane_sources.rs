@@ -120,6 +120,28 @@ fn stop_all(
     (daemon.stop(), ids.0, ids.1)
 }
 
+/// A daemon whose sources read a UDP socket on the loopback as network channel `channel`: the
+/// daemon and the socket's address.
+fn net_daemon(name: &str, channel: u32) -> (TestDaemon, std::net::SocketAddr) {
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = udp.local_addr().unwrap();
+    let daemon = TestDaemon::start(name, EsmConfig::default(), move |d| {
+        d.add_net(OwnedFd::from(udp), channel)
+    });
+    (daemon, addr)
+}
+
+/// The daemon woke no more than its control traffic makes it: not for each of the `what` its
+/// sources carried.
+#[track_caller]
+fn assert_control_wakeups_only(report: &DaemonReport, what: &str) {
+    let wakeups = report.counters.loop_wakeups;
+    assert!(
+        wakeups < CONTROL_WAKEUPS,
+        "{wakeups} daemon wake-ups for {what}"
+    );
+}
+
 /// Every ring's identity from the producer's side, and the sources' producer's own.
 fn check_identities(report: &DaemonReport) {
     for r in &report.rings {
@@ -140,11 +162,7 @@ fn check_identities(report: &DaemonReport) {
 
 #[test]
 fn datagrams_reach_the_app_through_its_ring_without_daemon_wakeups() {
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = udp.local_addr().unwrap();
-    let daemon = TestDaemon::start("dp-net", EsmConfig::default(), move |d| {
-        d.add_net(OwnedFd::from(udp), 5)
-    });
+    let (daemon, addr) = net_daemon("dp-net", 5);
     let (mut app, got) = good_app(&daemon.path, EventKind::NetMessage);
     let id = app.app();
     let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -175,11 +193,7 @@ fn datagrams_reach_the_app_through_its_ring_without_daemon_wakeups() {
     );
     drop(app);
     let report = daemon.stop();
-    assert!(
-        report.counters.loop_wakeups < CONTROL_WAKEUPS,
-        "{} daemon wake-ups for {n} datagrams",
-        report.counters.loop_wakeups
-    );
+    assert_control_wakeups_only(&report, &format!("{n} datagrams"));
     assert_eq!(
         report.esm.raw_injected, 0,
         "no datagram went through the ESM"
@@ -203,11 +217,7 @@ fn timer_expiries_reach_the_app_through_its_ring_without_daemon_wakeups() {
     assert_eq!(app.counters().batches, 0);
     drop(app);
     let report = daemon.stop();
-    assert!(
-        report.counters.loop_wakeups < CONTROL_WAKEUPS,
-        "{} daemon wake-ups for {TICKS} timer events",
-        report.counters.loop_wakeups
-    );
+    assert_control_wakeups_only(&report, &format!("{TICKS} timer events"));
     assert_eq!(report.esm.raw_injected, 0);
     let s = report.sources.unwrap();
     assert_eq!(s.producer.events, report.counters.timer_expirations);
@@ -221,11 +231,7 @@ fn timer_expiries_reach_the_app_through_its_ring_without_daemon_wakeups() {
 
 #[test]
 fn hostile_apps_stall_neither_the_network_producer_nor_the_good_app() {
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = udp.local_addr().unwrap();
-    let daemon = TestDaemon::start("dp-net-hostile", EsmConfig::default(), move |d| {
-        d.add_net(OwnedFd::from(udp), 6)
-    });
+    let (daemon, addr) = net_daemon("dp-net-hostile", 6);
     let scribbler = bad_app(&daemon.path, EventKind::NetMessage, Hostile::Scribbles);
     let sleeper = bad_app(&daemon.path, EventKind::NetMessage, Hostile::StopsReading);
     let dying = bad_app(&daemon.path, EventKind::NetMessage, Hostile::StopsReading);
