@@ -28,11 +28,14 @@ fn round_trip(req: &Request) {
     }
 }
 
+/// A wire decoder: a whole message and the bytes it took, or `None` for a prefix of one.
+type Decoder<M> = fn(&[u8]) -> Result<Option<(M, usize)>, WireError>;
+
 /// `messages` encoded one after another into one buffer decode back, each taking its own bytes.
 fn decode_one_after_another<M: PartialEq + std::fmt::Debug>(
     messages: &[M],
     encode: fn(&M, &mut Vec<u8>),
-    decode: fn(&[u8]) -> Result<Option<(M, usize)>, WireError>,
+    decode: Decoder<M>,
 ) {
     let mut buf = Vec::new();
     for m in messages {
