@@ -96,12 +96,7 @@ class Grid:
             path = os.fspath(spec)
             if relative_to is not None and not os.path.isabs(path):
                 path = os.path.join(relative_to, path)
-            try:
-                base = tomllib.loads(_inputs.read_text(path, "spec"))
-            except InputError as e:
-                raise SweepError(str(e)) from None
-            except tomllib.TOMLDecodeError as e:
-                raise SweepError(f"spec {path}: not TOML: {e}") from None
+            base = _read_toml(path, "spec", f"spec {path}")
             origin = path
         elif isinstance(spec, dict):
             base, origin = copy.deepcopy(spec), "spec dict"
@@ -309,13 +304,19 @@ def sweep(grid, engine="local", address=None, workers=None, out=None, *, relativ
 def load_file(path):
     """A sweep file (TOML: ``spec``, ``seeds``, ``models``, ``[overrides]``) as a checked grid;
     the spec's path is relative to the file."""
+    table = _read_toml(path, "sweep", path)
+    return Grid.of(table, relative_to=os.path.dirname(os.path.abspath(path)))
+
+
+def _read_toml(path, what, where):
+    """The TOML file at ``path`` (``what`` kind of input, for its size limit); a file that cannot
+    be read or is not TOML is a ``SweepError`` (naming ``where``)."""
     try:
-        table = tomllib.loads(_inputs.read_text(path, "sweep"))
+        return tomllib.loads(_inputs.read_text(path, what))
     except InputError as e:
         raise SweepError(str(e)) from None
     except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"{path}: not TOML: {e}") from None
-    return Grid.of(table, relative_to=os.path.dirname(os.path.abspath(path)))
+        raise SweepError(f"{where}: not TOML: {e}") from None
 
 
 def main(argv=None):

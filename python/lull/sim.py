@@ -19,10 +19,7 @@ def run(spec, *, seed=None, models=None):
     """
     text, origin = _inputs.spec_text(spec)
     seed = _inputs.seed(seed)
-    if models is not None:
-        if isinstance(models, str) or not all(isinstance(m, str) for m in models):
-            raise SpecError(f"models must be a list of model names, not {models!r}")
-        models = list(models)
+    models = _model_names(models)
     result = json.loads(_lull.run_spec(text, origin, seed, models))
     result["label"] = "modelled"
     return result
@@ -73,9 +70,15 @@ def audit_logs(spec, directory, *, seed=None, models=None):
     ``lull.audit.read``."""
     text, origin = _inputs.spec_text(spec)
     seed = _inputs.seed(seed)
-    if models is not None:
-        if isinstance(models, str) or not all(isinstance(m, str) for m in models):
-            raise SpecError(f"models must be a list of model names, not {models!r}")
-        models = list(models)
+    models = _model_names(models)
     written = _lull.write_audit_logs(text, origin, os.fspath(directory), seed, models)
     return {model: (str(path), n) for model, path, n in written}
+
+
+def _model_names(models):
+    """``models`` as a list of names (``None``: every model); anything else is a ``SpecError``."""
+    if models is None:
+        return None
+    if isinstance(models, str) or not all(isinstance(m, str) for m in models):
+        raise SpecError(f"models must be a list of model names, not {models!r}")
+    return list(models)

@@ -15,6 +15,24 @@ use lull_os::sys;
 
 use crate::freezer::{Freezer, FreezerError, FreezerKind};
 
+/// Each named check, a `fn(FreezerKind)` in scope, run as one test per freezer kind:
+/// `check::v2_threaded` and `check::v1` (a kind this machine lacks is skipped by the check).
+#[macro_export]
+macro_rules! per_freezer_kind {
+    ($($check:ident),* $(,)?) => {$(
+        mod $check {
+            #[test]
+            fn v2_threaded() {
+                super::$check($crate::freezer::FreezerKind::V2Threaded);
+            }
+            #[test]
+            fn v1() {
+                super::$check($crate::freezer::FreezerKind::V1);
+            }
+        }
+    )*};
+}
+
 /// Upper bound on a wait for the kernel or a daemon: only keeps a broken one from hanging the
 /// run; no assertion depends on how long anything takes.
 pub const GIVE_UP: Duration = Duration::from_secs(10);

@@ -25,6 +25,15 @@ fn without_freezer() -> Actuator {
     Actuator::new(Err("none in this test".into()))
 }
 
+/// Pins `thread` to `cpu` alone through `a`, which must apply it.
+fn pin(a: &mut Actuator, thread: ThreadRef, cpu: CpuId) {
+    let cpus = CpuMask::of(&[cpu]);
+    assert_eq!(
+        a.apply(&Action::Affinity { thread, cpus }),
+        Outcome::Applied
+    );
+}
+
 /// Root, or `None` after printing why the test cannot run.
 fn root(test: &str) -> Option<()> {
     if sys::geteuid() == 0 {
@@ -149,11 +158,7 @@ fn affinity_is_set_on_one_thread_and_released() {
     }
     let thread = ours(t.tid);
     let mut a = without_freezer();
-    let cpus = CpuMask::of(&[CpuId(last)]);
-    assert_eq!(
-        a.apply(&Action::Affinity { thread, cpus }),
-        Outcome::Applied
-    );
+    pin(&mut a, thread, CpuId(last));
     let now = sys::sched_getaffinity(t.tid).unwrap();
     assert_eq!(now.cpus().collect::<Vec<_>>(), [last]);
     assert_eq!(sys::sched_getaffinity(other.tid).unwrap(), other_before);
@@ -184,11 +189,7 @@ fn forgotten_masks_stay_when_the_actuator_closes() {
     }
     let thread = ours(t.tid);
     let mut a = without_freezer();
-    let cpus = CpuMask::of(&[CpuId(last)]);
-    assert_eq!(
-        a.apply(&Action::Affinity { thread, cpus }),
-        Outcome::Applied
-    );
+    pin(&mut a, thread, CpuId(last));
     a.forget_all();
     assert_eq!(a.held_threads(), 0);
     a.close();

@@ -12,10 +12,26 @@ use lull_actuate::test_support::{
 };
 
 use std::path::Path;
+use std::sync::MutexGuard;
 
 use lull_actuate::freezer::{Freezer, FreezerError, FreezerKind, ThreadHandle};
 use lull_os::procfs::sample;
 use lull_os::sys::gettid;
+
+lull_actuate::per_freezer_kind!(
+    freezes_one_thread_only,
+    drop_thaws_and_cleans_up,
+    exited_thread_is_not_an_error,
+    redeclared_thread_is_given_back,
+    reused_pid_is_dropped,
+);
+
+/// The freezer of `kind` in namespace `test`, with the lock that keeps adoptions of this
+/// process's threads one test at a time; `None` (printed `SKIPPED`) without that freezer.
+fn open_alone(test: &str, kind: FreezerKind) -> Option<(MutexGuard<'static, ()>, Freezer)> {
+    let serial = serial_adoption();
+    Some((serial, open(test, kind)?))
+}
 
 /// Freezes `h`, waits for the kernel to confirm it and for the thread to be switched out (its
 /// voluntary context switches rise: it blocked in the freezer), so its CPU time is final.
@@ -31,8 +47,7 @@ fn freeze_and_park(f: &Freezer, h: &ThreadHandle) {
 }
 
 fn freezes_one_thread_only(kind: FreezerKind) {
-    let _serial = serial_adoption();
-    let Some(mut f) = open("one", kind) else {
+    let Some((_serial, mut f)) = open_alone("one", kind) else {
         return;
     };
     assert_eq!(f.kind(), kind);
@@ -99,19 +114,8 @@ fn freezes_one_thread_only(kind: FreezerKind) {
     b.finish();
 }
 
-#[test]
-fn v2_threaded_freezes_one_thread_only() {
-    freezes_one_thread_only(FreezerKind::V2Threaded);
-}
-
-#[test]
-fn v1_freezes_one_thread_only() {
-    freezes_one_thread_only(FreezerKind::V1);
-}
-
 fn drop_thaws_and_cleans_up(kind: FreezerKind) {
-    let _serial = serial_adoption();
-    let Some(mut f) = open("drop", kind) else {
+    let Some((_serial, mut f)) = open_alone("drop", kind) else {
         return;
     };
     let pid = std::process::id() as i32;
@@ -127,19 +131,8 @@ fn drop_thaws_and_cleans_up(kind: FreezerKind) {
     a.finish();
 }
 
-#[test]
-fn v2_threaded_drop_thaws_and_cleans_up() {
-    drop_thaws_and_cleans_up(FreezerKind::V2Threaded);
-}
-
-#[test]
-fn v1_drop_thaws_and_cleans_up() {
-    drop_thaws_and_cleans_up(FreezerKind::V1);
-}
-
 fn exited_thread_is_not_an_error(kind: FreezerKind) {
-    let _serial = serial_adoption();
-    let Some(mut f) = open("exit", kind) else {
+    let Some((_serial, mut f)) = open_alone("exit", kind) else {
         return;
     };
     let pid = std::process::id() as i32;
@@ -160,23 +153,12 @@ fn exited_thread_is_not_an_error(kind: FreezerKind) {
     f.close().unwrap();
 }
 
-#[test]
-fn v2_threaded_exited_thread_is_not_an_error() {
-    exited_thread_is_not_an_error(FreezerKind::V2Threaded);
-}
-
-#[test]
-fn v1_exited_thread_is_not_an_error() {
-    exited_thread_is_not_an_error(FreezerKind::V1);
-}
-
 /// A category re-declared A -> B -> A: each replaced thread is thawed, leaves its cgroup (to the
 /// process's domain with v2, to where it came from with v1) and the cgroup is removed, so A can
 /// be adopted again; the process stays held until released, then everything is back where it
 /// was and the namespace is empty.
 fn redeclared_thread_is_given_back(kind: FreezerKind) {
-    let _serial = serial_adoption();
-    let Some(mut f) = open("redeclare", kind) else {
+    let Some((_serial, mut f)) = open_alone("redeclare", kind) else {
         return;
     };
     let pid = std::process::id() as i32;
@@ -229,16 +211,6 @@ fn redeclared_thread_is_given_back(kind: FreezerKind) {
 }
 
 #[test]
-fn v2_threaded_redeclared_thread_is_given_back() {
-    redeclared_thread_is_given_back(FreezerKind::V2Threaded);
-}
-
-#[test]
-fn v1_redeclared_thread_is_given_back() {
-    redeclared_thread_is_given_back(FreezerKind::V1);
-}
-
-#[test]
 fn open_picks_a_mechanism_and_refuses_bad_input() {
     let _serial = serial_adoption();
     assert!(matches!(
@@ -284,8 +256,7 @@ fn open_picks_a_mechanism_and_refuses_bad_input() {
 /// removed (here the "other" process is this one, still inside them, so the sweep of what
 /// the kernel lists in our own cgroups brings it back).
 fn reused_pid_is_dropped(kind: FreezerKind) {
-    let _serial = serial_adoption();
-    let Some(mut f) = open("reuse", kind) else {
+    let Some((_serial, mut f)) = open_alone("reuse", kind) else {
         return;
     };
     let pid = std::process::id() as i32;
@@ -300,39 +271,28 @@ fn reused_pid_is_dropped(kind: FreezerKind) {
         f.adopt(pid, b.tid, "foreground"),
         Err(FreezerError::PidReused { pid: p }) if p == pid
     ));
-    assert!(!f.holds(pid));
-    assert!(subdirs(f.root()).is_empty());
     a.answers();
-    assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+    let dropped = |f: &Freezer, op: &str| {
+        assert!(!f.holds(pid), "{op}");
+        assert!(subdirs(f.root()).is_empty(), "{op}");
+        assert_eq!([a.tid, b.tid].map(thread_cgroups), before, "{op}");
+    };
+    dropped(&f, "adopt");
 
-    f.adopt(pid, a.tid, "drawing").unwrap();
-    f.forge_start_ticks(pid);
-    assert!(matches!(
-        f.release(pid),
-        Err(FreezerError::PidReused { .. })
-    ));
-    assert!(!f.holds(pid));
-    assert!(subdirs(f.root()).is_empty());
-    assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
-
-    f.adopt(pid, a.tid, "drawing").unwrap();
-    f.forge_start_ticks(pid);
-    assert!(matches!(
-        f.release_thread(pid, a.tid),
-        Err(FreezerError::PidReused { .. })
-    ));
-    assert!(!f.holds(pid));
-    assert!(subdirs(f.root()).is_empty());
-    assert_eq!([a.tid, b.tid].map(thread_cgroups), before);
+    type Op = fn(&mut Freezer, i32, i32) -> Result<(), FreezerError>;
+    let ops: [(&str, Op); 2] = [
+        ("release", |f, pid, _| f.release(pid)),
+        ("release_thread", |f, pid, tid| f.release_thread(pid, tid)),
+    ];
+    for (op, act) in ops {
+        f.adopt(pid, a.tid, "drawing").unwrap();
+        f.forge_start_ticks(pid);
+        let got = act(&mut f, pid, a.tid);
+        assert!(
+            matches!(got, Err(FreezerError::PidReused { .. })),
+            "{op}: {got:?}"
+        );
+        dropped(&f, op);
+    }
     f.close().unwrap();
-}
-
-#[test]
-fn v2_threaded_reused_pid_is_dropped() {
-    reused_pid_is_dropped(FreezerKind::V2Threaded);
-}
-
-#[test]
-fn v1_reused_pid_is_dropped() {
-    reused_pid_is_dropped(FreezerKind::V1);
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use lull::kds_runtime::{KdsApp, ThreadCtx};
 use lull_kds::{Fill, Layer, Rect, Surface};
-use lull_model::{AppEvent, EventKind, ThreadCategory};
+use lull_model::{AppEvent, EventKind};
 use lull_os::sys;
 
 use super::{drawn, AppError, Drawn, LiveApp, MessagingAppReport, Shared, Stats, VideoAppReport};
@@ -123,8 +123,7 @@ pub(crate) fn start(kds: &KdsApp, scale: f64) -> Result<Arc<dyn LiveApp>, AppErr
         open_rounds: rounds(OPEN_ROUNDS),
         close_rounds: rounds(CLOSE_ROUNDS),
     });
-    let a = Arc::clone(&app);
-    kds.run_on(ThreadCategory::Drawing, move |ctx| draw_loop(ctx, &a))?;
+    crate::run_drawing(kds, &app, draw_loop)?;
     Ok(app)
 }
 

@@ -271,6 +271,17 @@ pub struct Ready {
 // ---------------------------------------------------------------------------------------------
 // What the apps share.
 
+/// Runs `draw_loop` on the app's drawing thread, with its own handle on the app.
+pub(crate) fn run_drawing<A: Send + Sync + 'static>(
+    kds: &KdsApp,
+    app: &Arc<A>,
+    draw_loop: fn(&lull::kds_runtime::ThreadCtx, &A),
+) -> Result<(), AppError> {
+    let a = Arc::clone(app);
+    kds.run_on(ThreadCategory::Drawing, move |ctx| draw_loop(ctx, &a))?;
+    Ok(())
+}
+
 /// A mutex-protected state and the condition variable its threads wait on.
 #[derive(Debug, Default)]
 pub(crate) struct Shared<S> {

@@ -113,8 +113,7 @@ pub(crate) fn start(
         stream,
         poll: polled.then(|| Mutex::new(PollReader::default())),
     });
-    let a = Arc::clone(&app);
-    kds.run_on(ThreadCategory::Drawing, move |ctx| draw_loop(ctx, &a))?;
+    crate::run_drawing(kds, &app, draw_loop)?;
     if !polled {
         let reader = app.stream.try_clone()?;
         let a = Arc::clone(&app);

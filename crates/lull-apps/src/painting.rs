@@ -100,8 +100,7 @@ pub(crate) fn start(kds: &KdsApp) -> Result<Arc<dyn LiveApp>, AppError> {
         }),
         window,
     });
-    let a = Arc::clone(&app);
-    kds.run_on(ThreadCategory::Drawing, move |ctx| draw_loop(ctx, &a))?;
+    crate::run_drawing(kds, &app, draw_loop)?;
     Ok(app)
 }
 

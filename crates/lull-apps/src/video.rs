@@ -59,8 +59,7 @@ pub(crate) fn start(
         shared: Shared::new(State::default()),
         params,
     });
-    let a = Arc::clone(&app);
-    kds.run_on(ThreadCategory::Drawing, move |ctx| draw_loop(ctx, &a))?;
+    crate::run_drawing(kds, &app, draw_loop)?;
     let a = Arc::clone(&app);
     kds.run_on(ThreadCategory::Background, move |ctx| {
         decode_loop(ctx, &a, seed, start_ns);

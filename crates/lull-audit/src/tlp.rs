@@ -331,6 +331,17 @@ pub(crate) mod tests {
 
     use AuditEventKind::{Block, Preempt, SwitchIn};
 
+    /// `analyze` over every task, with the default window, from the first record.
+    fn every_task(recs: &[AuditRecord], cpus: u16) -> TlpReport {
+        analyze(recs, cpus, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0)
+    }
+
+    /// `got` within 1e-12 of `want` (a sum of exact binary fractions may round).
+    #[track_caller]
+    fn assert_near(got: f64, want: f64) {
+        assert!((got - want).abs() < 1e-12, "{got} is not {want}");
+    }
+
     #[test]
     fn two_then_one_busy_gives_one_and_a_half() {
         // CPU0 runs task 1 for 0..6 s, CPU1 runs task 2 for 0..3 s: TLP = (2·3 + 1·3)/6 = 1.5.
@@ -342,7 +353,7 @@ pub(crate) mod tests {
             r(6 * s, 0, 1, Block),
         ];
         let rep = analyze(&recs, 2, &TaskFilter::all(), s, 0);
-        assert!((rep.tlp.unwrap() - 1.5).abs() < 1e-12);
+        assert_near(rep.tlp.unwrap(), 1.5);
         assert_eq!(rep.busy_cpus_fraction["2"], 0.5);
         assert_eq!(rep.busy_cpus_fraction["1"], 0.5);
         assert_eq!(rep.busy_cpus_fraction["0"], 0.0);
@@ -375,7 +386,7 @@ pub(crate) mod tests {
         f.tids.insert(1);
         let rep = analyze(&recs, 2, &f, DEFAULT_WINDOW_NS, 0);
         assert_eq!(rep.tlp, Some(1.0));
-        assert!((rep.busy_cpus_fraction["0"] - 0.9).abs() < 1e-12);
+        assert_near(rep.busy_cpus_fraction["0"], 0.9);
     }
 
     #[test]
@@ -386,7 +397,7 @@ pub(crate) mod tests {
             r(50, 1, 1, SwitchIn),
             r(100, 1, 1, Block),
         ];
-        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        let rep = every_task(&recs, 2);
         assert_eq!(rep.dropped_events, 1);
         assert_eq!(
             rep.tlp,
@@ -405,7 +416,7 @@ pub(crate) mod tests {
             r(40, 0, 1, SwitchIn),
             r(100, 0, 1, Block),
         ];
-        let rep = analyze(&recs, 1, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        let rep = every_task(&recs, 1);
         assert_eq!(rep.dropped_events, 0);
         assert_eq!(rep.tlp, Some(1.0));
         assert_eq!(rep.busy_ns, 100);
@@ -421,7 +432,7 @@ pub(crate) mod tests {
             r(110, 7, 2, Block),
             r(110, 0, 1, Block),
         ];
-        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        let rep = every_task(&recs, 2);
         assert_eq!(rep.dropped_events, 0);
         assert_eq!(rep.tlp, Some(2.0));
         assert_eq!((rep.span_ns, rep.busy_ns), (100, 100));
@@ -465,12 +476,12 @@ pub(crate) mod tests {
             r(100, 0, 2, Block),
             r(100, 1, 1, Block),
         ];
-        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        let rep = every_task(&recs, 2);
         assert_eq!(rep.dropped_events, 1);
         // One CPU busy for 0..60, two for 60..100: TLP = (60 + 2·40) / 100.
-        assert!((rep.busy_cpus_fraction["1"] - 0.6).abs() < 1e-12);
-        assert!((rep.busy_cpus_fraction["2"] - 0.4).abs() < 1e-12);
-        assert!((rep.tlp.unwrap() - 1.4).abs() < 1e-12);
+        assert_near(rep.busy_cpus_fraction["1"], 0.6);
+        assert_near(rep.busy_cpus_fraction["2"], 0.4);
+        assert_near(rep.tlp.unwrap(), 1.4);
     }
 
     #[test]
@@ -483,15 +494,15 @@ pub(crate) mod tests {
             r(100, 0, 3, SwitchIn),
             r(100, 0, 3, Block),
         ];
-        let rep = analyze(&recs, 1, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        let rep = every_task(&recs, 1);
         assert_eq!(rep.dropped_events, 1);
-        assert!((rep.busy_cpus_fraction["1"] - 0.5).abs() < 1e-12);
-        assert!((rep.busy_cpus_fraction["0"] - 0.5).abs() < 1e-12);
+        assert_near(rep.busy_cpus_fraction["1"], 0.5);
+        assert_near(rep.busy_cpus_fraction["0"], 0.5);
         assert_eq!(rep.busy_ns, 50);
         // Task 1 is no longer known to run anywhere: its own switch-out later is from a CPU
         // with nothing running, which is a second lost event only if it was still listed.
         let recs = vec![r(0, 0, 1, SwitchIn), r(50, 0, 2, Block), r(70, 0, 1, Block)];
-        let rep = analyze(&recs, 1, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        let rep = every_task(&recs, 1);
         assert_eq!(rep.dropped_events, 1);
         assert_eq!(rep.busy_ns, 50);
     }
@@ -506,7 +517,7 @@ pub(crate) mod tests {
             r(100, 1, 3, SwitchIn),
             r(100, 1, 3, Block),
         ];
-        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        let rep = every_task(&recs, 2);
         assert_eq!(rep.dropped_events, 1);
         assert_eq!(rep.busy_ns, 50);
         // A task displaced by a lost switch-out is no longer running anywhere: its later
@@ -517,7 +528,7 @@ pub(crate) mod tests {
             r(60, 1, 1, Block),
             r(100, 0, 2, Block),
         ];
-        let rep = analyze(&recs, 2, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
+        let rep = every_task(&recs, 2);
         assert_eq!(rep.dropped_events, 1);
         assert_eq!(rep.busy_ns, 100);
     }
@@ -530,8 +541,8 @@ pub(crate) mod tests {
             r(60, 0, 1, SwitchIn),
             r(100, 0, 1, Block),
         ];
-        let rep = analyze(&recs, 1, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0);
-        assert!((rep.busy_cpus_fraction["1"] - 0.8).abs() < 1e-12);
+        let rep = every_task(&recs, 1);
+        assert_near(rep.busy_cpus_fraction["1"], 0.8);
     }
 
     #[test]
@@ -548,11 +559,11 @@ pub(crate) mod tests {
         let mut f = TaskFilter::all();
         f.tids.extend([1, 2]);
         let rep = analyze(&recs, 2, &f, s, 0);
-        assert!((rep.busy_cpus_fraction["0"] - 0.4).abs() < 1e-12);
+        assert_near(rep.busy_cpus_fraction["0"], 0.4);
         let share = rep.busy_share();
         assert_eq!(share.keys().collect::<Vec<_>>(), ["1", "2"]);
-        assert!((share["1"] - 0.5).abs() < 1e-12);
-        assert!((share["2"] - 0.5).abs() < 1e-12);
+        assert_near(share["1"], 0.5);
+        assert_near(share["2"], 0.5);
         let none = analyze(
             &recs,
             2,

@@ -864,6 +864,19 @@ pub(crate) mod tests {
         }
     }
 
+    /// The `sched_switch` event `switch_payload` encodes, both tasks at priority 120.
+    pub fn switch(prev: (&str, u32), prev_state: i64, next: (&str, u32)) -> SchedEvent {
+        SchedEvent::Switch {
+            prev_comm: Comm::new(prev.0),
+            prev_pid: prev.1,
+            prev_prio: 120,
+            prev_state,
+            next_comm: Comm::new(next.0),
+            next_pid: next.1,
+            next_prio: 120,
+        }
+    }
+
     pub fn switch_payload(prev: (&str, u32), prev_state: i64, next: (&str, u32)) -> Vec<u8> {
         let mut b = vec![0u8; 64];
         b[0..2].copy_from_slice(&372u16.to_le_bytes());
@@ -1015,20 +1028,7 @@ pub(crate) mod tests {
                 new: true,
             },
         );
-        feed(
-            &mut b,
-            1,
-            2,
-            SchedEvent::Switch {
-                prev_comm: c("swapper/1"),
-                prev_pid: 0,
-                prev_prio: 120,
-                prev_state: 0,
-                next_comm: c("w"),
-                next_pid: 5,
-                next_prio: 120,
-            },
-        );
+        feed(&mut b, 1, 2, switch(("swapper/1", 0), 0, ("w", 5)));
         feed(
             &mut b,
             1,
@@ -1038,62 +1038,10 @@ pub(crate) mod tests {
                 runtime_ns: 700,
             },
         );
-        feed(
-            &mut b,
-            1,
-            4,
-            SchedEvent::Switch {
-                prev_comm: c("w"),
-                prev_pid: 5,
-                prev_prio: 120,
-                prev_state: 0x100,
-                next_comm: c("kworker/1:0"),
-                next_pid: 7,
-                next_prio: 120,
-            },
-        );
-        feed(
-            &mut b,
-            1,
-            5,
-            SchedEvent::Switch {
-                prev_comm: c("kworker/1:0"),
-                prev_pid: 7,
-                prev_prio: 120,
-                prev_state: 1,
-                next_comm: c("rec"),
-                next_pid: 98,
-                next_prio: 120,
-            },
-        );
-        feed(
-            &mut b,
-            1,
-            6,
-            SchedEvent::Switch {
-                prev_comm: c("rec"),
-                prev_pid: 98,
-                prev_prio: 120,
-                prev_state: 1,
-                next_comm: c("w"),
-                next_pid: 5,
-                next_prio: 120,
-            },
-        );
-        feed(
-            &mut b,
-            1,
-            7,
-            SchedEvent::Switch {
-                prev_comm: c("w"),
-                prev_pid: 5,
-                prev_prio: 120,
-                prev_state: 1,
-                next_comm: c("swapper/1"),
-                next_pid: 0,
-                next_prio: 120,
-            },
-        );
+        feed(&mut b, 1, 4, switch(("w", 5), 0x100, ("kworker/1:0", 7)));
+        feed(&mut b, 1, 5, switch(("kworker/1:0", 7), 1, ("rec", 98)));
+        feed(&mut b, 1, 6, switch(("rec", 98), 1, ("w", 5)));
+        feed(&mut b, 1, 7, switch(("w", 5), 1, ("swapper/1", 0)));
         let kinds: Vec<_> = recs
             .iter()
             .map(|r| (r.kind, r.tid, r.rq_len, r.exec_ns, r.switches))
@@ -1134,7 +1082,6 @@ pub(crate) mod tests {
             true,
         );
         let mut recs = Vec::new();
-        let c = Comm::new;
         b.on_event(
             0,
             1,
@@ -1148,15 +1095,7 @@ pub(crate) mod tests {
         b.on_event(
             0,
             2,
-            SchedEvent::Switch {
-                prev_comm: c("ksoftirqd/0"),
-                prev_pid: 22,
-                prev_prio: 120,
-                prev_state: 1,
-                next_comm: c("swapper/0"),
-                next_pid: 0,
-                next_prio: 120,
-            },
+            switch(("ksoftirqd/0", 22), 1, ("swapper/0", 0)),
             &mut |t| Some(t),
             &mut |r| recs.push(r),
         );

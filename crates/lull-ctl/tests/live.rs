@@ -25,6 +25,31 @@ fn is_root() -> bool {
 
 /// Not a test of its own: the entry of this binary run as a helper process, ignored so that it
 /// is not counted as a test that passed. Without `LULL_CTL_ROLE` it does nothing.
+/// A thread of this process parked until `finish`.
+struct Parked {
+    tid: i32,
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Parked {
+    fn start() -> Parked {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop, stop_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            tx.send(sys::gettid()).unwrap();
+            let _ = stop_rx.recv();
+        });
+        let tid = rx.recv().unwrap();
+        Parked { tid, stop, thread }
+    }
+
+    fn finish(self) {
+        self.stop.send(()).unwrap();
+        self.thread.join().unwrap();
+    }
+}
+
 #[test]
 #[ignore = "the helper process's entry, run by the tests with LULL_CTL_ROLE set"]
 fn role_entry() {
@@ -276,21 +301,15 @@ fn bad_pids_and_kernel_threads_are_refused() {
         other => panic!("kthreadd: {other:?}"),
     }
     // A thread id that is not a process's.
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
-    let t = std::thread::spawn(move || {
-        tx.send(sys::gettid()).unwrap();
-        let _ = stop_rx.recv();
-    });
-    let tid = rx.recv().unwrap();
+    let parked = Parked::start();
+    let tid = parked.tid;
     match reg.register(tid) {
         Err(CtlError::NotAProcess { tid: t, pid }) => {
             assert_eq!((t, pid), (tid, std::process::id() as i32));
         }
         other => panic!("a thread id: {other:?}"),
     }
-    stop_tx.send(()).unwrap();
-    t.join().unwrap();
+    parked.finish();
     let mut ctl = Ctl::new();
     assert!(matches!(
         ctl.set_mask(0x3fff_ffff, 1),
@@ -304,20 +323,14 @@ fn an_unprivileged_caller_gets_a_permission_error() {
         return;
     }
     // A root-owned thread the unprivileged user may not move: one parked in this process.
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
-    let t = std::thread::spawn(move || {
-        tx.send(sys::gettid()).unwrap();
-        let _ = stop_rx.recv();
-    });
-    let tid = rx.recv().unwrap();
+    let parked = Parked::start();
+    let tid = parked.tid;
     let out = role_command("nobody")
         .env("LULL_CTL_TID", tid.to_string())
         .uid(65534)
         .gid(65534)
         .output();
-    stop_tx.send(()).unwrap();
-    t.join().unwrap();
+    parked.finish();
     let out = match out {
         Ok(o) if o.status.success() => o,
         other => {

@@ -226,6 +226,13 @@ impl Reader<'_> {
     fn i32(&mut self) -> i32 {
         self.u32() as i32
     }
+    /// An [`AppId`]: index, then generation.
+    fn app_id(&mut self) -> AppId {
+        AppId {
+            index: self.u32(),
+            generation: self.u32(),
+        }
+    }
     fn u64(&mut self) -> u64 {
         let mut a = [0; 8];
         a.copy_from_slice(&self.b[self.at..self.at + 8]);
@@ -429,12 +436,8 @@ impl DaemonMsg {
         match first(msg)? {
             T_WELCOME => {
                 let mut r = check_len(msg, 13)?;
-                let app = AppId {
-                    index: r.u32(),
-                    generation: r.u32(),
-                };
                 Ok(DaemonMsg::Welcome {
-                    app,
+                    app: r.app_id(),
                     queue_bound: r.u32(),
                 })
             }
@@ -501,12 +504,8 @@ impl DaemonMsg {
             }
             T_ROUTE => {
                 let mut r = check_len(msg, 13)?;
-                let app = AppId {
-                    index: r.u32(),
-                    generation: r.u32(),
-                };
                 Ok(DaemonMsg::Route {
-                    app,
+                    app: r.app_id(),
                     kinds: r.u32(),
                 })
             }

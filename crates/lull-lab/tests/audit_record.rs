@@ -9,12 +9,12 @@ use lull_audit::record::AuditEventKind;
 use lull_audit::tlp::{analyze, TaskFilter};
 use lull_lab::audit::recorder::{Extraction, Recorder, RecorderConfig};
 use lull_lab::audit::workload::{run_all, Matrices, Workload};
-use lull_os::tracefs;
+
+mod common;
 
 #[test]
 fn recorded_log_is_complete_and_consistent() {
-    if let Err(why) = tracefs::available() {
-        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
+    if !common::recorder_can_run() {
         return;
     }
     let cfg = RecorderConfig {
@@ -92,8 +92,7 @@ fn recorded_log_is_complete_and_consistent() {
 /// and the log still accounts for every lost sequence number.
 #[test]
 fn tiny_rings_overwrite_and_every_gap_is_counted() {
-    if let Err(why) = tracefs::available() {
-        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
+    if !common::recorder_can_run() {
         return;
     }
     let cfg = RecorderConfig {

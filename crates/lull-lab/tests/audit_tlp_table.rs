@@ -6,12 +6,12 @@
 
 use lull_lab::audit::tlp_table::programs::Program;
 use lull_lab::audit::tlp_table::{measure, run_table, RowStatus, TableConfig};
-use lull_os::tracefs;
+
+mod common;
 
 #[test]
 fn a_short_table_has_the_issue_shape_and_sane_figures() {
-    if let Err(why) = tracefs::available() {
-        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
+    if !common::recorder_can_run() {
         return;
     }
     let cfg = TableConfig {
@@ -83,8 +83,7 @@ fn a_short_table_has_the_issue_shape_and_sane_figures() {
 
 #[test]
 fn an_unknown_program_is_an_error_not_a_row() {
-    if let Err(why) = tracefs::available() {
-        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
+    if !common::recorder_can_run() {
         return;
     }
     let cfg = TableConfig {
@@ -97,8 +96,7 @@ fn an_unknown_program_is_an_error_not_a_row() {
 
 #[test]
 fn a_failing_program_is_a_failed_row_with_its_last_error_line() {
-    if let Err(why) = tracefs::available() {
-        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
+    if !common::recorder_can_run() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("lull-tlp-fail-{}", std::process::id()));

@@ -27,11 +27,10 @@ const CONTROL_WAKEUPS: u64 = 60;
 
 /// An app on its own thread (handlers are not `Send`): registers for keys, says so, then waits
 /// for `n` events and returns their sequence numbers and its counters.
-fn app(
-    path: std::path::PathBuf,
-    n: u64,
-    ready: mpsc::Sender<AppId>,
-) -> thread::JoinHandle<(Vec<u64>, lull::client::ClientCounters)> {
+/// An app's thread: the sequence numbers it read, and its counters.
+type AppThread = thread::JoinHandle<(Vec<u64>, lull::client::ClientCounters)>;
+
+fn app(path: std::path::PathBuf, n: u64, ready: mpsc::Sender<AppId>) -> AppThread {
     thread::spawn(move || {
         let mut c = EsmClient::connect(&path).unwrap();
         c.register(EventKind::Key, |_| {}).unwrap();
@@ -55,6 +54,21 @@ fn key(i: u64) -> RawEvent {
         code: (i % 200) as u16,
         pressed: i % 2 == 0,
     }
+}
+
+/// An app reading `N` key events on its own thread, once attached: the thread and its id.
+fn attached_app(daemon: &TestDaemon) -> (AppThread, AppId) {
+    let (tx, rx) = mpsc::channel();
+    let thread = app(daemon.path.clone(), N, tx);
+    (thread, rx.recv().unwrap())
+}
+
+/// Polls the producer's routes until `cond` holds of them.
+fn wait_for_routes(p: &mut EsmProducer, what: &str, cond: impl Fn(&[(AppId, u32)]) -> bool) {
+    wait_until(what, || {
+        p.poll_routes().unwrap();
+        cond(&p.routes())
+    });
 }
 
 #[test]
@@ -123,17 +137,14 @@ fn scribbler_ring(fd: &std::os::fd::OwnedFd) -> std::os::fd::OwnedFd {
 #[test]
 fn a_hostile_app_scribbling_its_index_stalls_neither_the_producer_nor_the_other_app() {
     let daemon = TestDaemon::start("dp-hostile", EsmConfig::default(), |_| Ok(()));
-    let (tx, rx) = mpsc::channel();
-    let good = app(daemon.path.clone(), N, tx);
-    let good_id = rx.recv().unwrap();
+    let (good, good_id) = attached_app(&daemon);
     let mut p = EsmProducer::connect(&daemon.path, &[EventKind::Key]).unwrap();
     let (bad_fd, bad_id) = scribbler(&daemon.path);
     let memfd = scribbler_ring(&bad_fd);
     RingConsumer::forge_consumer_index(&memfd, u64::MAX).unwrap();
     // The producer learns of the new route between events.
-    wait_until("the producer routes the scribbler", || {
-        p.poll_routes().unwrap();
-        p.routes().iter().any(|r| r.0 == bad_id)
+    wait_for_routes(&mut p, "the producer routes the scribbler", |r| {
+        r.iter().any(|r| r.0 == bad_id)
     });
     for i in 0..N {
         p.push(key(i), sys::monotonic_ns()).unwrap();
@@ -159,20 +170,16 @@ fn a_hostile_app_scribbling_its_index_stalls_neither_the_producer_nor_the_other_
 #[test]
 fn an_app_that_dies_is_dropped_from_the_producers_routes() {
     let daemon = TestDaemon::start("dp-dies", EsmConfig::default(), |_| Ok(()));
-    let (tx, rx) = mpsc::channel();
-    let survivor = app(daemon.path.clone(), N, tx);
-    let survivor_id = rx.recv().unwrap();
+    let (survivor, survivor_id) = attached_app(&daemon);
     let mut p = EsmProducer::connect(&daemon.path, &[EventKind::Key]).unwrap();
     let (dying_fd, dying_id) = scribbler(&daemon.path);
     let _ring = scribbler_ring(&dying_fd);
-    wait_until("the producer routes the second app", || {
-        p.poll_routes().unwrap();
-        p.routes().len() == 2
+    wait_for_routes(&mut p, "the producer routes the second app", |r| {
+        r.len() == 2
     });
     drop(dying_fd);
-    wait_until("the dead app's route is gone", || {
-        p.poll_routes().unwrap();
-        p.routes().iter().all(|r| r.0 != dying_id)
+    wait_for_routes(&mut p, "the dead app's route is gone", |r| {
+        r.iter().all(|r| r.0 != dying_id)
     });
     assert_eq!(p.routes(), vec![(survivor_id, 1 << EventKind::Key.index())]);
     assert_eq!(p.counters().rings_closed, 1);

@@ -100,6 +100,48 @@ fn ring_of(report: &DaemonReport, app: AppId) -> RingRoute {
         .unwrap_or_else(|| panic!("no ring for {app}: {:?}", report.rings))
 }
 
+/// Sequence numbers one after another: in order, none lost.
+#[track_caller]
+fn assert_in_order(seqs: &[u64]) {
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+}
+
+/// Closes the good app and the hostile apps' sockets, then stops the daemon: its report, and
+/// the scribbler's and the sleeper's ids to find their rings in it.
+fn stop_all(
+    daemon: TestDaemon,
+    app: EsmClient,
+    scribbler: BadApp,
+    sleeper: BadApp,
+) -> (DaemonReport, AppId, AppId) {
+    drop(app);
+    let ids = (scribbler.app, sleeper.app);
+    drop((scribbler.fd, sleeper.fd));
+    (daemon.stop(), ids.0, ids.1)
+}
+
+/// A daemon whose sources read a UDP socket on the loopback as network channel `channel`: the
+/// daemon and the socket's address.
+fn net_daemon(name: &str, channel: u32) -> (TestDaemon, std::net::SocketAddr) {
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = udp.local_addr().unwrap();
+    let daemon = TestDaemon::start(name, EsmConfig::default(), move |d| {
+        d.add_net(OwnedFd::from(udp), channel)
+    });
+    (daemon, addr)
+}
+
+/// The daemon woke no more than its control traffic makes it: not for each of the `what` its
+/// sources carried.
+#[track_caller]
+fn assert_control_wakeups_only(report: &DaemonReport, what: &str) {
+    let wakeups = report.counters.loop_wakeups;
+    assert!(
+        wakeups < CONTROL_WAKEUPS,
+        "{wakeups} daemon wake-ups for {what}"
+    );
+}
+
 /// Every ring's identity from the producer's side, and the sources' producer's own.
 fn check_identities(report: &DaemonReport) {
     for r in &report.rings {
@@ -120,11 +162,7 @@ fn check_identities(report: &DaemonReport) {
 
 #[test]
 fn datagrams_reach_the_app_through_its_ring_without_daemon_wakeups() {
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = udp.local_addr().unwrap();
-    let daemon = TestDaemon::start("dp-net", EsmConfig::default(), move |d| {
-        d.add_net(OwnedFd::from(udp), 5)
-    });
+    let (daemon, addr) = net_daemon("dp-net", 5);
     let (mut app, got) = good_app(&daemon.path, EventKind::NetMessage);
     let id = app.app();
     let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -139,7 +177,7 @@ fn datagrams_reach_the_app_through_its_ring_without_daemon_wakeups() {
     let n = ROUND * ROUNDS;
     // In order, none missing: sequence numbers are the producer's, consecutive from the first
     // datagram routed to the app.
-    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    assert_in_order(&seqs);
     let want: Vec<Payload> = (0..n)
         .map(|k| Payload::Net {
             channel: 5,
@@ -155,11 +193,7 @@ fn datagrams_reach_the_app_through_its_ring_without_daemon_wakeups() {
     );
     drop(app);
     let report = daemon.stop();
-    assert!(
-        report.counters.loop_wakeups < CONTROL_WAKEUPS,
-        "{} daemon wake-ups for {n} datagrams",
-        report.counters.loop_wakeups
-    );
+    assert_control_wakeups_only(&report, &format!("{n} datagrams"));
     assert_eq!(
         report.esm.raw_injected, 0,
         "no datagram went through the ESM"
@@ -178,16 +212,12 @@ fn timer_expiries_reach_the_app_through_its_ring_without_daemon_wakeups() {
     });
     let (mut app, got) = good_app(&daemon.path, EventKind::Timer);
     let seqs = wait_events(&mut app, TICKS);
-    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    assert_in_order(&seqs);
     assert!(got.borrow().iter().all(|p| *p == Payload::Timer { id: 9 }));
     assert_eq!(app.counters().batches, 0);
     drop(app);
     let report = daemon.stop();
-    assert!(
-        report.counters.loop_wakeups < CONTROL_WAKEUPS,
-        "{} daemon wake-ups for {TICKS} timer events",
-        report.counters.loop_wakeups
-    );
+    assert_control_wakeups_only(&report, &format!("{TICKS} timer events"));
     assert_eq!(report.esm.raw_injected, 0);
     let s = report.sources.unwrap();
     assert_eq!(s.producer.events, report.counters.timer_expirations);
@@ -201,11 +231,7 @@ fn timer_expiries_reach_the_app_through_its_ring_without_daemon_wakeups() {
 
 #[test]
 fn hostile_apps_stall_neither_the_network_producer_nor_the_good_app() {
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = udp.local_addr().unwrap();
-    let daemon = TestDaemon::start("dp-net-hostile", EsmConfig::default(), move |d| {
-        d.add_net(OwnedFd::from(udp), 6)
-    });
+    let (daemon, addr) = net_daemon("dp-net-hostile", 6);
     let scribbler = bad_app(&daemon.path, EventKind::NetMessage, Hostile::Scribbles);
     let sleeper = bad_app(&daemon.path, EventKind::NetMessage, Hostile::StopsReading);
     let dying = bad_app(&daemon.path, EventKind::NetMessage, Hostile::StopsReading);
@@ -228,14 +254,8 @@ fn hostile_apps_stall_neither_the_network_producer_nor_the_good_app() {
     }
     let n = ROUND * rounds;
     assert_eq!(seqs.len() as u64, n);
-    assert!(
-        seqs.windows(2).all(|w| w[1] == w[0] + 1),
-        "in order, none lost"
-    );
-    drop(app);
-    let (scribbler_id, sleeper_id) = (scribbler.app, sleeper.app);
-    drop((scribbler.fd, sleeper.fd));
-    let report = daemon.stop();
+    assert_in_order(&seqs);
+    let (report, scribbler_id, sleeper_id) = stop_all(daemon, app, scribbler, sleeper);
     assert_eq!(report.counters.net_datagrams, n);
     let ring = |a| ring_of(&report, a).ring.counters;
     assert_eq!(ring(good).delivered, n);
@@ -269,14 +289,8 @@ fn hostile_apps_stall_neither_the_timer_producer_nor_the_good_app() {
     let dying_id = dying.app;
     drop(dying);
     seqs.extend(wait_events(&mut app, TICKS / 2));
-    assert!(
-        seqs.windows(2).all(|w| w[1] == w[0] + 1),
-        "in order, none lost"
-    );
-    drop(app);
-    let (scribbler_id, sleeper_id) = (scribbler.app, sleeper.app);
-    drop((scribbler.fd, sleeper.fd));
-    let report = daemon.stop();
+    assert_in_order(&seqs);
+    let (report, scribbler_id, sleeper_id) = stop_all(daemon, app, scribbler, sleeper);
     let ring = |a| ring_of(&report, a).ring.counters;
     assert!(ring(good).delivered >= TICKS);
     assert_eq!(ring(good).dropped, 0);

@@ -32,7 +32,7 @@ use lull_os::evdev_ioctl;
 use lull_os::procfs;
 use lull_os::sys;
 use lull_os::uinput::{UinputCaps, UinputDevice};
-use lull_workload::Trace;
+use lull_workload::{TimedEvent, Trace};
 use lulld::devices::DeviceEnd;
 use lulld::test_support::{wait_until, TestDaemon, GIVE_UP};
 
@@ -62,6 +62,23 @@ enum Seen {
     Overflow,
 }
 
+impl Seen {
+    fn of(e: &AppEvent) -> Seen {
+        Seen::Event {
+            kind: e.kind,
+            payload: e.payload,
+            seq: e.seq.0,
+        }
+    }
+}
+
+/// The event kinds both apps register.
+const TOUCHES: [EventKind; 3] = [
+    EventKind::TouchPress,
+    EventKind::TouchMotion,
+    EventKind::TouchRelease,
+];
+
 /// An app on its own thread (handlers are not `Send`): registers the three touch kinds, says
 /// so, then waits until the daemon goes and returns its counters.
 fn app(
@@ -71,18 +88,10 @@ fn app(
 ) -> thread::JoinHandle<ClientCounters> {
     thread::spawn(move || {
         let mut c = EsmClient::from_parts(parts);
-        for kind in [
-            EventKind::TouchPress,
-            EventKind::TouchMotion,
-            EventKind::TouchRelease,
-        ] {
+        for kind in TOUCHES {
             let seen = seen.clone();
             c.register(kind, move |e: &AppEvent| {
-                let _ = seen.send(Seen::Event {
-                    kind: e.kind,
-                    payload: e.payload,
-                    seq: e.seq.0,
-                });
+                let _ = seen.send(Seen::of(e));
             })
             .unwrap();
         }
@@ -109,6 +118,20 @@ fn expected(trace: &Trace) -> Vec<(EventKind, Payload)> {
         .collect()
 }
 
+/// Writes `events` through the device, one `emit` (one packet) each.
+fn emit(dev: &UinputDevice, enc: &mut EvdevEncoder, events: &[TimedEvent]) {
+    let mut bytes = Vec::new();
+    for e in events {
+        bytes.clear();
+        enc.encode(e.raw, e.at_ns, &mut bytes).unwrap();
+        let records: Vec<InputRecord> = bytes
+            .chunks_exact(RECORD_SIZE)
+            .map(|c| InputRecord::from_bytes(c.try_into().unwrap()))
+            .collect();
+        dev.emit(&records).unwrap();
+    }
+}
+
 /// Writes `events[range]` through the device, `CHUNK` packets at a time, and checks after each
 /// chunk that `rx` got exactly those events, in order, numbered on from `*seq`.
 fn replay(
@@ -120,18 +143,9 @@ fn replay(
     seq: &mut u64,
 ) {
     let want = expected(trace);
-    let mut bytes = Vec::new();
     for start in range.clone().step_by(CHUNK) {
         let end = (start + CHUNK).min(range.end);
-        for e in &trace.events[start..end] {
-            bytes.clear();
-            enc.encode(e.raw, e.at_ns, &mut bytes).unwrap();
-            let records: Vec<InputRecord> = bytes
-                .chunks_exact(RECORD_SIZE)
-                .map(|c| InputRecord::from_bytes(c.try_into().unwrap()))
-                .collect();
-            dev.emit(&records).unwrap();
-        }
+        emit(dev, enc, &trace.events[start..end]);
         for (i, &(kind, payload)) in want.iter().enumerate().take(end).skip(start) {
             let got = rx
                 .recv_timeout(GIVE_UP)
@@ -489,18 +503,10 @@ fn a_kds_app_registered_through_the_display_server_gets_the_device() {
     };
     let app = KdsApp::attach(&daemon.kds_path(), &options).unwrap();
     let (tx, rx) = mpsc::channel();
-    for kind in [
-        EventKind::TouchPress,
-        EventKind::TouchMotion,
-        EventKind::TouchRelease,
-    ] {
+    for kind in TOUCHES {
         let tx = tx.clone();
         app.esm_register(kind, move |e: &AppEvent| {
-            let _ = tx.send(Seen::Event {
-                kind: e.kind,
-                payload: e.payload,
-                seq: e.seq.0,
-            });
+            let _ = tx.send(Seen::of(e));
         })
         .unwrap();
     }
@@ -511,16 +517,7 @@ fn a_kds_app_registered_through_the_display_server_gets_the_device() {
     replay(&dev, &mut enc, &trace, 0..part, &rx, &mut seq);
     // Another app comes in front: this one is suspended and its descriptor revoked.
     let other = attach(&daemon.kds_path(), 0, 0, "other").unwrap();
-    let mut bytes = Vec::new();
-    for e in &trace.events[part..2 * part] {
-        bytes.clear();
-        enc.encode(e.raw, e.at_ns, &mut bytes).unwrap();
-        let records: Vec<InputRecord> = bytes
-            .chunks_exact(RECORD_SIZE)
-            .map(|c| InputRecord::from_bytes(c.try_into().unwrap()))
-            .collect();
-        dev.emit(&records).unwrap();
-    }
+    emit(&dev, &mut enc, &trace.events[part..2 * part]);
     let report = daemon.stop();
     drop(other);
     let counters = app.counters();

@@ -482,6 +482,14 @@ fn screen(admin: &mut KdsAdmin) -> Screen {
     w.first().map_or(Screen::On, |w| w.state.screen)
 }
 
+/// guiS turning the screen off when every app is idle.
+fn screen_off_when_idle() -> GuisConfig {
+    GuisConfig {
+        idle_action: IdleAction::ScreenOff,
+        ..GuisConfig::default()
+    }
+}
+
 /// Waits until the ESM has `n` apps in `EV_WAIT`, so every `Wait` has been evaluated.
 fn esm_waiting(d: &Running, n: u32) {
     let mut esm = EsmClient::connect(&d.path).unwrap();
@@ -493,11 +501,7 @@ fn esm_waiting(d: &Running, n: u32) {
 #[test]
 fn idle_forcing_turns_the_screen_off_once() {
     let _serial = serial_adoption();
-    let config = GuisConfig {
-        idle_action: IdleAction::ScreenOff,
-        ..GuisConfig::default()
-    };
-    let (daemon, _status) = start("idle", config);
+    let (daemon, _status) = start("idle", screen_off_when_idle());
     let app = common::attach_small(&daemon.kds_path(), "alone", true);
     esm_waiting(&daemon, 1);
     let mut admin = KdsAdmin::connect(&daemon.kds_path()).unwrap();
@@ -529,11 +533,7 @@ fn idle_forcing_turns_the_screen_off_once() {
 #[test]
 fn idle_forcing_waits_while_a_drawing_thread_may_run() {
     let _serial = serial_adoption();
-    let config = GuisConfig {
-        idle_action: IdleAction::ScreenOff,
-        ..GuisConfig::default()
-    };
-    let (daemon, _status) = start("busy", config);
+    let (daemon, _status) = start("busy", screen_off_when_idle());
     let back = common::attach_small(&daemon.kds_path(), "back", true);
     let front = common::attach_small(&daemon.kds_path(), "front", true);
     esm_waiting(&daemon, 2);

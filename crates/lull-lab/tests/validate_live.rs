@@ -2,7 +2,7 @@
 //! logged. Skipped, with the reason printed, without rt-app or with fewer than 2 online CPUs.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use lull_lab::validate::{machine, probe, run_live, LiveOptions};
 use lull_workload::rtapp::parse;
@@ -22,6 +22,21 @@ fn live_machine() -> Result<PathBuf, String> {
         return Err(format!("{cpus} online CPU(s); the tests need 2"));
     }
     Ok(rt_app)
+}
+
+/// rt-app and this test's turn on the machine; `None` (printed `SKIPPED`) without rt-app or 2
+/// online CPUs.
+fn live_turn() -> Option<(PathBuf, MutexGuard<'static, ()>)> {
+    match live_machine() {
+        Ok(rt_app) => Some((
+            rt_app,
+            ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()),
+        )),
+        Err(why) => {
+            lull_testkit::skip(&why);
+            None
+        }
+    }
 }
 
 /// A shipped validation workload cut to 2 s, this machine's simulator profile and live options.
@@ -59,14 +74,9 @@ const WORKLOAD: &str = r#"{
 
 #[test]
 fn validate_live_runs_a_tiny_workload() {
-    let rt_app = match live_machine() {
-        Ok(p) => p,
-        Err(why) => {
-            lull_testkit::skip(&why);
-            return;
-        }
+    let Some((rt_app, _turn)) = live_turn() else {
+        return;
     };
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let workload = parse(WORKLOAD).unwrap();
     let opts = LiveOptions {
         rt_app: Some(rt_app),
@@ -107,11 +117,9 @@ fn validate_live_runs_a_tiny_workload() {
 
 #[test]
 fn validate_probe_describes_this_machine() {
-    if let Err(why) = live_machine() {
-        lull_testkit::skip(&why);
+    let Some((_, _turn)) = live_turn() else {
         return;
-    }
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let m = probe();
     eprintln!("{m}");
     assert!(m.cpu_count() >= 2);
@@ -130,21 +138,11 @@ fn validate_probe_describes_this_machine() {
 #[test]
 fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
     use lull_lab::validate::compare::compare;
-    let rt_app = match live_machine() {
-        Ok(p) => p,
-        Err(why) => {
-            lull_testkit::skip(&why);
-            return;
-        }
+    let Some((rt_app, _turn)) = live_turn() else {
+        return;
     };
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Shipped {
-        path,
-        w,
-        profile,
-        opts,
-    } = shipped("two-hogs-nice", rt_app);
-    let c = compare(&path, &w, &profile, &opts, 1).unwrap();
+    let s = shipped("two-hogs-nice", rt_app);
+    let c = compare(&s.path, &s.w, &s.profile, &s.opts, 1).unwrap();
     assert_eq!(c.threads.len(), 2);
     for t in &c.threads {
         eprintln!(
@@ -173,23 +171,13 @@ fn the_simulator_shares_a_cpu_by_nice_as_the_kernel_does() {
 #[test]
 fn the_simulator_is_within_the_kernels_noise_on_a_short_workload() {
     use lull_lab::validate::compare::{combine, simulate, Range};
-    let rt_app = match live_machine() {
-        Ok(p) => p,
-        Err(why) => {
-            lull_testkit::skip(&why);
-            return;
-        }
+    let Some((rt_app, _turn)) = live_turn() else {
+        return;
     };
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Shipped {
-        path,
-        w,
-        profile,
-        opts,
-    } = shipped("periodic-1ms-vs-hog", rt_app);
-    let live: Vec<_> = (0..3).map(|_| run_live(&w, &opts).unwrap()).collect();
-    let sim = simulate("periodic-1ms-vs-hog", &w, &profile, 1).unwrap();
-    let c = combine(&path, &live, &sim).unwrap();
+    let s = shipped("periodic-1ms-vs-hog", rt_app);
+    let live: Vec<_> = (0..3).map(|_| run_live(&s.w, &s.opts).unwrap()).collect();
+    let sim = simulate("periodic-1ms-vs-hog", &s.w, &s.profile, 1).unwrap();
+    let c = combine(&s.path, &live, &sim).unwrap();
     assert_eq!(c.runs, 3);
     let names: Vec<&str> = c.threads.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["periodic-0", "hog-1"]);

@@ -20,11 +20,11 @@
 //! cannot truncate it under the daemon's mapping).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Bytes mapped: one page, the smallest a mapping can be.
-const PAGE_BYTES: usize = 4096;
+use crate::shared_page::SharedPage;
+
 /// The words, in page order.
 const RECORDS: usize = 0;
 const PACKETS: usize = 1;
@@ -50,15 +50,8 @@ pub struct DeviceCounts {
 /// One side's mapping of a device account.
 #[derive(Debug)]
 pub struct DeviceAccount {
-    words: *const AtomicU64,
-    fd: OwnedFd,
+    page: SharedPage,
 }
-
-// SAFETY: the mapping is shared memory accessed only through atomics; it lives as long as the
-// account.
-unsafe impl Send for DeviceAccount {}
-// SAFETY: as above.
-unsafe impl Sync for DeviceAccount {}
 
 impl DeviceAccount {
     /// A new account, every count 0 (the daemon's side).
@@ -66,21 +59,8 @@ impl DeviceAccount {
     /// # Errors
     /// The kernel's error from `memfd_create`, `ftruncate`, `fcntl` or `mmap`.
     pub fn create() -> io::Result<DeviceAccount> {
-        // SAFETY: a valid C string and flags.
-        let raw = crate::sys::cvt(unsafe {
-            libc::memfd_create(
-                c"lull-device-account".as_ptr(),
-                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
-            )
-        })?;
-        // SAFETY: a fresh descriptor from the kernel.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: ftruncate on our descriptor.
-        crate::sys::cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), PAGE_BYTES as libc::off_t) })?;
-        let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-        // SAFETY: fcntl on our descriptor, no pointers.
-        crate::sys::cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
-        DeviceAccount::map(fd)
+        let page = SharedPage::create(c"lull-device-account")?;
+        Ok(DeviceAccount { page })
     }
 
     /// Maps an account received from the daemon (the app's side). A descriptor that is not a
@@ -89,54 +69,19 @@ impl DeviceAccount {
     /// # Errors
     /// `InvalidData` for a descriptor that is not an account; the kernel's error from `mmap`.
     pub fn open(fd: OwnedFd) -> io::Result<DeviceAccount> {
-        // SAFETY: fcntl on a descriptor we own, no pointers.
-        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
-        let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-        // SAFETY: stat is plain data; fstat fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid out-pointer.
-        let size_ok = unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } == 0
-            && st.st_size == PAGE_BYTES as libc::off_t;
-        if seals < 0 || seals & want != want || !size_ok {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the device account is not a sealed memory file of one page",
-            ));
-        }
-        DeviceAccount::map(fd)
-    }
-
-    fn map(fd: OwnedFd) -> io::Result<DeviceAccount> {
-        // SAFETY: a shared read-write mapping of a file we hold, sealed against shrinking.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                PAGE_BYTES,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(DeviceAccount {
-            words: p.cast(),
-            fd,
-        })
+        let page = SharedPage::open(fd, "device account")?;
+        Ok(DeviceAccount { page })
     }
 
     fn word(&self, i: usize) -> &AtomicU64 {
         debug_assert!(i < WORDS);
-        // SAFETY: `words` points at a live page-aligned mapping of PAGE_BYTES; i < WORDS.
-        unsafe { &*self.words.add(i) }
+        self.page.u64_word(i)
     }
 
     /// The descriptor, to pass to the app.
     #[must_use]
     pub fn raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+        self.page.fd().as_raw_fd()
     }
 
     /// A second descriptor of the same page (for a test that plays both sides).
@@ -144,7 +89,7 @@ impl DeviceAccount {
     /// # Errors
     /// The kernel's error from `fcntl(F_DUPFD_CLOEXEC)`.
     pub fn try_clone_fd(&self) -> io::Result<OwnedFd> {
-        self.fd.try_clone()
+        self.page.fd().try_clone()
     }
 
     /// Publishes the app's counts (the app's side; one relaxed store per word: the daemon reads
@@ -182,16 +127,10 @@ impl DeviceAccount {
     }
 }
 
-impl Drop for DeviceAccount {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `map`, unmapped once.
-        unsafe { libc::munmap(self.words as *mut libc::c_void, PAGE_BYTES) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::FromRawFd;
 
     #[test]
     fn what_the_app_publishes_the_daemon_reads() {

@@ -495,6 +495,21 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The bytes of `recs` (type, code, value), each stamped `time_ns`.
+    fn records(time_ns: u64, recs: &[(u16, u16, i32)]) -> Vec<u8> {
+        recs.iter()
+            .flat_map(|&(type_, code, value)| {
+                InputRecord {
+                    time_ns,
+                    type_,
+                    code,
+                    value,
+                }
+                .to_bytes()
+            })
+            .collect()
+    }
+
     fn decode_all(bytes: &[u8]) -> (Vec<(RawEvent, u64)>, EvdevDecoder) {
         let mut d = EvdevDecoder::new();
         let mut out = Vec::new();
@@ -521,22 +536,17 @@ mod tests {
 
     #[test]
     fn syn_dropped_discards_the_packet_in_progress() {
-        let rec = |type_, code, value| {
-            InputRecord {
-                time_ns: 5_000,
-                type_,
-                code,
-                value,
-            }
-            .to_bytes()
-        };
-        let mut bytes = Vec::new();
-        bytes.extend(rec(EV_ABS, ABS_X, 1));
-        bytes.extend(rec(EV_SYN, SYN_DROPPED, 0));
-        bytes.extend(rec(EV_ABS, ABS_Y, 2));
-        bytes.extend(rec(EV_SYN, SYN_REPORT, 0));
-        bytes.extend(rec(EV_KEY, 30, 1));
-        bytes.extend(rec(EV_SYN, SYN_REPORT, 0));
+        let bytes = records(
+            5_000,
+            &[
+                (EV_ABS, ABS_X, 1),
+                (EV_SYN, SYN_DROPPED, 0),
+                (EV_ABS, ABS_Y, 2),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_KEY, 30, 1),
+                (EV_SYN, SYN_REPORT, 0),
+            ],
+        );
         let (out, d) = decode_all(&bytes);
         assert_eq!(
             out,
@@ -556,24 +566,19 @@ mod tests {
     /// the key's frame.
     #[test]
     fn a_stamped_frame_without_change_is_a_move_in_place() {
-        let rec = |type_, code, value| {
-            InputRecord {
-                time_ns: 7_000,
-                type_,
-                code,
-                value,
-            }
-            .to_bytes()
-        };
-        let mut bytes = Vec::new();
-        bytes.extend(rec(EV_ABS, ABS_X, 5));
-        bytes.extend(rec(EV_ABS, ABS_Y, 6));
-        bytes.extend(rec(EV_SYN, SYN_REPORT, 0));
-        bytes.extend(rec(EV_MSC, MSC_TIMESTAMP, 99));
-        bytes.extend(rec(EV_SYN, SYN_REPORT, 0));
-        bytes.extend(rec(EV_MSC, MSC_TIMESTAMP, 100));
-        bytes.extend(rec(EV_KEY, 30, 1));
-        bytes.extend(rec(EV_SYN, SYN_REPORT, 0));
+        let bytes = records(
+            7_000,
+            &[
+                (EV_ABS, ABS_X, 5),
+                (EV_ABS, ABS_Y, 6),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_MSC, MSC_TIMESTAMP, 99),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_MSC, MSC_TIMESTAMP, 100),
+                (EV_KEY, 30, 1),
+                (EV_SYN, SYN_REPORT, 0),
+            ],
+        );
         let (out, _) = decode_all(&bytes);
         let at = RawEvent::Touch {
             phase: TouchPhase::Move,

@@ -352,32 +352,36 @@ mod tests {
     use super::*;
     use crate::sys::EventFd;
 
+    /// A source on eventfd `fd` that reads its count (so it is not ready again until
+    /// signalled) before calling `f`.
+    fn draining<S>(
+        fd: RawFd,
+        mut f: impl FnMut(&mut S, &mut LoopCtl<S>) -> PostAction + 'static,
+    ) -> Box<dyn Source<S>> {
+        Box::new(FnSource {
+            fd,
+            f: move |st: &mut S, ctl: &mut LoopCtl<S>| {
+                let mut buf = [0u8; 8];
+                let _ = crate::sys::read(fd, &mut buf);
+                f(st, ctl)
+            },
+        })
+    }
+
     #[test]
     fn sources_run_when_ready_and_can_stop_and_remove_themselves() {
         let a = EventFd::new().unwrap();
         let b = EventFd::new().unwrap();
         let mut lp: EventLoop<Vec<&'static str>> = EventLoop::new().unwrap();
-        let a_fd = a.raw();
-        lp.insert(Box::new(FnSource {
-            fd: a_fd,
-            f: move |log: &mut Vec<&'static str>, _: &mut LoopCtl<_>| {
-                let mut buf = [0u8; 8];
-                let _ = crate::sys::read(a_fd, &mut buf);
-                log.push("a");
-                PostAction::Remove
-            },
+        lp.insert(draining(a.raw(), |log: &mut Vec<_>, _| {
+            log.push("a");
+            PostAction::Remove
         }))
         .unwrap();
-        let b_fd = b.raw();
-        lp.insert(Box::new(FnSource {
-            fd: b_fd,
-            f: move |log: &mut Vec<&'static str>, ctl: &mut LoopCtl<_>| {
-                let mut buf = [0u8; 8];
-                let _ = crate::sys::read(b_fd, &mut buf);
-                log.push("b");
-                ctl.stop();
-                PostAction::Continue
-            },
+        lp.insert(draining(b.raw(), |log: &mut Vec<_>, ctl| {
+            log.push("b");
+            ctl.stop();
+            PostAction::Continue
         }))
         .unwrap();
         let mut log = Vec::new();
@@ -398,31 +402,19 @@ mod tests {
         let b = EventFd::new().unwrap();
         // The state: the log, and how many more turns source a wants.
         let mut lp: EventLoop<(Vec<&'static str>, u32)> = EventLoop::new().unwrap();
-        let a_fd = a.raw();
-        lp.insert(Box::new(FnSource {
-            fd: a_fd,
-            f: move |st: &mut (Vec<&'static str>, u32), _: &mut LoopCtl<_>| {
-                let mut buf = [0u8; 8];
-                let _ = crate::sys::read(a_fd, &mut buf);
-                st.0.push("a");
-                if st.1 > 0 {
-                    st.1 -= 1;
-                    PostAction::Again
-                } else {
-                    PostAction::Continue
-                }
-            },
+        lp.insert(draining(a.raw(), |st: &mut (Vec<_>, u32), _| {
+            st.0.push("a");
+            if st.1 > 0 {
+                st.1 -= 1;
+                PostAction::Again
+            } else {
+                PostAction::Continue
+            }
         }))
         .unwrap();
-        let b_fd = b.raw();
-        lp.insert(Box::new(FnSource {
-            fd: b_fd,
-            f: move |st: &mut (Vec<&'static str>, u32), _: &mut LoopCtl<_>| {
-                let mut buf = [0u8; 8];
-                let _ = crate::sys::read(b_fd, &mut buf);
-                st.0.push("b");
-                PostAction::Continue
-            },
+        lp.insert(draining(b.raw(), |st: &mut (Vec<_>, u32), _| {
+            st.0.push("b");
+            PostAction::Continue
         }))
         .unwrap();
         let mut st = (Vec::new(), 2);
@@ -459,16 +451,10 @@ mod tests {
             },
         }))
         .unwrap();
-        let b_fd = b.raw();
-        lp.insert(Box::new(FnSource {
-            fd: b_fd,
-            f: move |log: &mut Vec<&'static str>, ctl: &mut LoopCtl<_>| {
-                let mut buf = [0u8; 8];
-                let _ = crate::sys::read(b_fd, &mut buf);
-                log.push("b");
-                ctl.resume_paused();
-                PostAction::Continue
-            },
+        lp.insert(draining(b.raw(), |log: &mut Vec<_>, ctl| {
+            log.push("b");
+            ctl.resume_paused();
+            PostAction::Continue
         }))
         .unwrap();
         let mut log = Vec::new();
@@ -490,21 +476,13 @@ mod tests {
         let fds: Vec<EventFd> = (0..N).map(|_| EventFd::new().unwrap()).collect();
         let raws: Vec<i32> = fds.iter().map(EventFd::raw).collect();
         let mut lp: EventLoop<usize> = EventLoop::new().unwrap();
-        let t = trigger.raw();
-        lp.insert(Box::new(FnSource {
-            fd: t,
-            f: move |_: &mut usize, ctl: &mut LoopCtl<usize>| {
-                let mut buf = [0u8; 8];
-                let _ = crate::sys::read(t, &mut buf);
+        lp.insert(draining(
+            trigger.raw(),
+            move |_, ctl: &mut LoopCtl<usize>| {
                 for &fd in &raws {
-                    let tok = ctl.insert(Box::new(FnSource {
-                        fd,
-                        f: move |n: &mut usize, _: &mut LoopCtl<usize>| {
-                            let mut buf = [0u8; 8];
-                            let _ = crate::sys::read(fd, &mut buf);
-                            *n += 1;
-                            PostAction::Remove
-                        },
+                    let tok = ctl.insert(draining(fd, |n: &mut usize, _| {
+                        *n += 1;
+                        PostAction::Remove
                     }));
                     // Inserting and removing in the same batch leaves nothing behind.
                     let gone = ctl.insert(Box::new(FnSource {
@@ -516,7 +494,7 @@ mod tests {
                 }
                 PostAction::Remove
             },
-        }))
+        ))
         .unwrap();
         let mut n = 0;
         trigger.signal().unwrap();

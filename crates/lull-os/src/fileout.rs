@@ -65,26 +65,6 @@ impl FileOutError {
     }
 }
 
-/// What a non-regular file is, for the message.
-fn kind_name(ft: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if ft.is_dir() {
-        "a directory"
-    } else if ft.is_symlink() {
-        "a symbolic link"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
-}
-
 fn random_suffix() -> io::Result<u64> {
     let mut b = [0u8; 8];
     // SAFETY: `b` is writable for its length; flags 0 blocks only before the pool is seeded.
@@ -163,7 +143,7 @@ fn check_destination(path: &Path) -> Result<OsString, FileOutError> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if !m.file_type().is_file() => Err(FileOutError::NotRegular {
             path: path.to_owned(),
-            what: kind_name(m.file_type()),
+            what: crate::input_file::file_type_name(m.file_type()),
         }),
         Ok(_) => Ok(name),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(name),

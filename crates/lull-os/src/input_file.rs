@@ -131,8 +131,8 @@ impl ReadError {
     }
 }
 
-/// What an `fstat` file type is, for messages.
-fn file_type_name(t: std::fs::FileType) -> &'static str {
+/// What an `fstat` file type is, for messages (a file's kind is always one of these seven).
+pub(crate) fn file_type_name(t: std::fs::FileType) -> &'static str {
     if t.is_dir() {
         "a directory"
     } else if t.is_fifo() {

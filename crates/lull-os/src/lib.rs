@@ -51,6 +51,7 @@ pub mod proc_ctl;
 pub mod procfs;
 pub mod producer;
 pub mod runqueue;
+mod shared_page;
 pub mod sys;
 pub mod topology;
 pub mod tracefs;

@@ -23,8 +23,10 @@
 //! and an app that claims to wait without reading is dropped when its socket fills, as before.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::shared_page::SharedPage;
 
 /// The app is running its handler, or doing anything but waiting.
 pub const RUNNING: u32 = 0;
@@ -33,8 +35,6 @@ pub const WAITING: u32 = 1;
 /// `flags` bit: the daemon wants every wait as a `Wait` message.
 pub const FLAG_REPORT_WAITS: u32 = 1;
 
-/// Bytes mapped: one page, the smallest a mapping can be.
-const CELL_BYTES: usize = 4096;
 const STATE: usize = 0;
 const QUEUED: usize = 1;
 const FLAGS: usize = 2;
@@ -43,14 +43,8 @@ const ROUTES: usize = 3;
 /// One side's mapping of a wait cell.
 #[derive(Debug)]
 pub struct WaitCell {
-    words: *const AtomicU32,
-    fd: OwnedFd,
+    page: SharedPage,
 }
-
-// SAFETY: the mapping is shared memory accessed only through atomics; it lives as long as the cell.
-unsafe impl Send for WaitCell {}
-// SAFETY: as above.
-unsafe impl Sync for WaitCell {}
 
 impl WaitCell {
     /// A new cell (the daemon's side): state running, nothing queued, no flags.
@@ -58,21 +52,8 @@ impl WaitCell {
     /// # Errors
     /// The kernel's error from `memfd_create`, `ftruncate`, `fcntl` or `mmap`.
     pub fn create() -> io::Result<WaitCell> {
-        // SAFETY: a valid C string and flags.
-        let raw = crate::sys::cvt(unsafe {
-            libc::memfd_create(
-                c"lull-wait-cell".as_ptr(),
-                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
-            )
-        })?;
-        // SAFETY: a fresh descriptor from the kernel.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: ftruncate on our descriptor.
-        crate::sys::cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), CELL_BYTES as libc::off_t) })?;
-        let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-        // SAFETY: fcntl on our descriptor, no pointers.
-        crate::sys::cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
-        WaitCell::map(fd)
+        let page = SharedPage::create(c"lull-wait-cell")?;
+        Ok(WaitCell { page })
     }
 
     /// Maps a cell received from the daemon (the app's side). A descriptor that is not a sealed
@@ -82,53 +63,18 @@ impl WaitCell {
     /// # Errors
     /// `InvalidData` for a descriptor that is not a cell; the kernel's error from `mmap`.
     pub fn open(fd: OwnedFd) -> io::Result<WaitCell> {
-        // SAFETY: fcntl on a descriptor we own, no pointers.
-        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
-        let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-        // SAFETY: stat is plain data; fstat fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid out-pointer.
-        let size_ok = unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } == 0
-            && st.st_size == CELL_BYTES as libc::off_t;
-        if seals < 0 || seals & want != want || !size_ok {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the wait cell is not a sealed memory file of one page",
-            ));
-        }
-        WaitCell::map(fd)
-    }
-
-    fn map(fd: OwnedFd) -> io::Result<WaitCell> {
-        // SAFETY: a shared read-write mapping of a file we hold, sealed against shrinking.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                CELL_BYTES,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(WaitCell {
-            words: p.cast(),
-            fd,
-        })
+        let page = SharedPage::open(fd, "wait cell")?;
+        Ok(WaitCell { page })
     }
 
     fn word(&self, i: usize) -> &AtomicU32 {
-        // SAFETY: `words` points at a live page-aligned mapping of CELL_BYTES; i <= ROUTES.
-        unsafe { &*self.words.add(i) }
+        self.page.u32_word(i)
     }
 
     /// The descriptor, to pass to the app.
     #[must_use]
     pub fn raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+        self.page.fd().as_raw_fd()
     }
 
     // ---- the app's side ----
@@ -210,16 +156,10 @@ impl WaitCell {
     }
 }
 
-impl Drop for WaitCell {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `map`, unmapped once.
-        unsafe { libc::munmap(self.words as *mut libc::c_void, CELL_BYTES) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::FromRawFd;
 
     fn pair() -> (WaitCell, WaitCell) {
         let daemon = WaitCell::create().unwrap();

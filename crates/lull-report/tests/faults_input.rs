@@ -26,6 +26,12 @@ fn guarded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     within(GUARD, f).unwrap_or_else(|| panic!("the results reader still running after {GUARD:?}"))
 }
 
+/// The error reading the results under `dir` ends in (within [`GUARD`]).
+fn refusal(dir: &ScratchDir) -> ResultsError {
+    let d = dir.path().to_path_buf();
+    guarded(move || load_dir(&d)).unwrap_err()
+}
+
 fn assert_refused(e: &ResultsError, path: &Path, found: &str) {
     assert_eq!(
         e.to_string(),
@@ -47,8 +53,7 @@ fn a_fifo_in_the_results_directory_is_refused_by_name() {
     let dir = scratch("fifo");
     let x = dir.path().join("results/x.json");
     assert!(Command::new("mkfifo").arg(&x).status().unwrap().success());
-    let d = dir.path().to_path_buf();
-    let e = guarded(move || load_dir(&d)).unwrap_err();
+    let e = refusal(&dir);
     assert_refused(&e, &x, "a FIFO");
 }
 
@@ -57,8 +62,7 @@ fn a_directory_named_like_a_results_file_is_refused_by_name() {
     let dir = scratch("dir");
     let x = dir.path().join("results/x.json");
     std::fs::create_dir(&x).unwrap();
-    let d = dir.path().to_path_buf();
-    let e = guarded(move || load_dir(&d)).unwrap_err();
+    let e = refusal(&dir);
     assert_refused(&e, &x, "a directory");
 }
 
@@ -70,8 +74,7 @@ fn a_results_file_over_its_limit_is_refused_before_it_is_read() {
     // Sparse: the size is what the reader checks, no disk is used.
     f.set_len(lull_os::input_file::RESULTS_JSON.max_bytes + 1)
         .unwrap();
-    let d = dir.path().to_path_buf();
-    let e = guarded(move || load_dir(&d)).unwrap_err();
+    let e = refusal(&dir);
     assert!(
         e.to_string()
             .starts_with(&format!("results file {}: ", x.display()))

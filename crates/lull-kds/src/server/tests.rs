@@ -9,6 +9,11 @@ fn any_thread(_: u32, _: u32) -> bool {
     true
 }
 
+/// `request` on `ch`, from a thread the caller owns.
+fn ask(kds: &mut Kds, esm: &mut Esm, ch: Channel, request: &Request) -> Outcome {
+    kds.handle(esm, ch, request, &any_thread)
+}
+
 fn setup() -> (Kds, Esm, AppId) {
     let mut kds = Kds::new(100, 80).unwrap();
     let mut esm = Esm::new(EsmConfig::default()).unwrap();
@@ -23,17 +28,18 @@ fn setup() -> (Kds, Esm, AppId) {
 fn figure_18_lands_on_the_screen_at_the_window() {
     let (mut kds, mut esm, app) = setup();
     let ch = Channel::Private(app);
-    let o = kds.handle(
+    let o = ask(
+        &mut kds,
         &mut esm,
         ch,
         &Request::Compose {
             surface_id: 1,
             surface: figure18::surface(),
         },
-        &any_thread,
     );
     assert!(matches!(o.reply, Some(Reply::Composed { width: 25, .. })));
-    let o = kds.handle(
+    let o = ask(
+        &mut kds,
         &mut esm,
         ch,
         &Request::Draw {
@@ -41,7 +47,6 @@ fn figure_18_lands_on_the_screen_at_the_window() {
             x: 0,
             y: 0,
         },
-        &any_thread,
     );
     assert!(matches!(o.reply, Some(Reply::Ok { .. })));
     assert_eq!(kds.take_damage(), Some(Rect::new(37, 27, 25, 25)));
@@ -65,20 +70,10 @@ fn frame_is_answered_at_the_next_boundary_only_while_someone_waits() {
     let p = u64::from(kds.refresh_period_ns());
     assert!(!kds.frame_wanted(), "nobody asked: no timer");
     assert_eq!(kds.next_frame_ns(5), None);
-    let o = kds.handle(
-        &mut esm,
-        Channel::Private(app),
-        &Request::Frame,
-        &any_thread,
-    );
+    let o = ask(&mut kds, &mut esm, Channel::Private(app), &Request::Frame);
     assert_eq!(o.reply, None, "FRAME has no immediate reply");
     // A second FRAME before the answer is one request.
-    kds.handle(
-        &mut esm,
-        Channel::Private(app),
-        &Request::Frame,
-        &any_thread,
-    );
+    ask(&mut kds, &mut esm, Channel::Private(app), &Request::Frame);
     let now = 7 * p + 11;
     assert_eq!(kds.next_frame_ns(now), Some(8 * p));
     let done = kds.frames_due(8 * p + 40);
@@ -98,13 +93,8 @@ fn frame_is_answered_at_the_next_boundary_only_while_someone_waits() {
 #[test]
 fn a_hidden_apps_frame_is_held_until_it_can_be_seen() {
     let (mut kds, mut esm, app) = setup();
-    kds.handle(
-        &mut esm,
-        Channel::Private(app),
-        &Request::Frame,
-        &any_thread,
-    );
-    kds.handle(&mut esm, WM, &Request::WmBackground { app }, &any_thread);
+    ask(&mut kds, &mut esm, Channel::Private(app), &Request::Frame);
+    ask(&mut kds, &mut esm, WM, &Request::WmBackground { app });
     assert!(
         !kds.frame_wanted(),
         "a background app's request arms nothing"
@@ -113,32 +103,27 @@ fn a_hidden_apps_frame_is_held_until_it_can_be_seen() {
         kds.frames_due(u64::MAX / 2).is_empty(),
         "and is not answered"
     );
-    kds.handle(&mut esm, WM, &Request::WmForeground { app }, &any_thread);
+    ask(&mut kds, &mut esm, WM, &Request::WmForeground { app });
     assert!(kds.frame_wanted(), "held, not lost");
     assert_eq!(kds.frames_due(1).len(), 1);
     // Covered or screen off: held too.
-    kds.handle(
-        &mut esm,
-        Channel::Private(app),
-        &Request::Frame,
-        &any_thread,
-    );
-    kds.handle(
+    ask(&mut kds, &mut esm, Channel::Private(app), &Request::Frame);
+    ask(
+        &mut kds,
         &mut esm,
         WM,
         &Request::WmScreen {
             screen: Screen::Off,
         },
-        &any_thread,
     );
     assert!(!kds.frame_wanted());
     // Gone with its app.
     kds.detach(app);
-    kds.handle(
+    ask(
+        &mut kds,
         &mut esm,
         WM,
         &Request::WmScreen { screen: Screen::On },
-        &any_thread,
     );
     assert!(!kds.frame_wanted());
 }
@@ -146,7 +131,7 @@ fn a_hidden_apps_frame_is_held_until_it_can_be_seen() {
 #[test]
 fn frame_on_the_control_socket_is_the_wrong_channel() {
     let (mut kds, mut esm, _) = setup();
-    let o = kds.handle(&mut esm, WM, &Request::Frame, &any_thread);
+    let o = ask(&mut kds, &mut esm, WM, &Request::Frame);
     assert!(matches!(
         o.reply,
         Some(Reply::Error { code, .. }) if code == ErrorCode::WrongChannel as u32
@@ -157,14 +142,14 @@ fn frame_on_the_control_socket_is_the_wrong_channel() {
 fn a_draw_batch_draws_all_or_nothing() {
     let (mut kds, mut esm, app) = setup();
     let ch = Channel::Private(app);
-    kds.handle(
+    ask(
+        &mut kds,
         &mut esm,
         ch,
         &Request::Compose {
             surface_id: 1,
             surface: Surface::solid(3, 3, 0xff11_2233),
         },
-        &any_thread,
     );
     let before = kds.displayed().into_owned();
     let item = |x, y| DrawItem {
@@ -173,22 +158,22 @@ fn a_draw_batch_draws_all_or_nothing() {
         y,
     };
     // The second draw leaves the 25 × 25 window: nothing of the batch is drawn.
-    let o = kds.handle(
+    let o = ask(
+        &mut kds,
         &mut esm,
         ch,
         &Request::DrawBatch(vec![item(0, 0), item(23, 0)]),
-        &any_thread,
     );
     assert!(matches!(
         o.reply,
         Some(Reply::Error { code, .. }) if code == ErrorCode::OutsideWindow as u32
     ));
     assert_eq!(*kds.displayed(), before);
-    let o = kds.handle(
+    let o = ask(
+        &mut kds,
         &mut esm,
         ch,
         &Request::DrawBatch(vec![item(0, 0), item(22, 22)]),
-        &any_thread,
     );
     assert!(
         matches!(o.reply, Some(Reply::Ok { request_type }) if request_type == crate::wire::request_type::DRAW_BATCH)
@@ -216,17 +201,17 @@ fn refused_requests_name_their_code_and_change_nothing() {
         y: 0,
     };
     assert_eq!(
-        code(kds.handle(&mut esm, ch, &draw, &any_thread)),
+        code(ask(&mut kds, &mut esm, ch, &draw)),
         Some(ErrorCode::NoSurface)
     );
-    kds.handle(
+    ask(
+        &mut kds,
         &mut esm,
         ch,
         &Request::Compose {
             surface_id: 9,
             surface: figure18::surface(),
         },
-        &any_thread,
     );
     let off = Request::Draw {
         surface_id: 9,
@@ -234,7 +219,7 @@ fn refused_requests_name_their_code_and_change_nothing() {
         y: 0,
     };
     assert_eq!(
-        code(kds.handle(&mut esm, ch, &off, &any_thread)),
+        code(ask(&mut kds, &mut esm, ch, &off)),
         Some(ErrorCode::OutsideWindow)
     );
     let big = Request::Compose {
@@ -246,25 +231,25 @@ fn refused_requests_name_their_code_and_change_nothing() {
         },
     };
     assert_eq!(
-        code(kds.handle(&mut esm, ch, &big, &any_thread)),
+        code(ask(&mut kds, &mut esm, ch, &big)),
         Some(ErrorCode::Compose)
     );
     let fg = Request::WmForeground { app };
     assert_eq!(
-        code(kds.handle(&mut esm, ch, &fg, &any_thread)),
+        code(ask(&mut kds, &mut esm, ch, &fg)),
         Some(ErrorCode::NotPermitted)
     );
     assert_eq!(
-        code(kds.handle(
+        code(ask(
+            &mut kds,
             &mut esm,
             Channel::Control { privileged: false },
-            &fg,
-            &any_thread
+            &fg
         )),
         Some(ErrorCode::NotPermitted)
     );
     assert_eq!(
-        code(kds.handle(&mut esm, WM, &draw, &any_thread)),
+        code(ask(&mut kds, &mut esm, WM, &draw)),
         Some(ErrorCode::WrongChannel)
     );
     let thread = Request::Thread {
@@ -284,14 +269,14 @@ fn refused_requests_name_their_code_and_change_nothing() {
 fn background_suspends_input_and_foreground_restores_it() {
     let (mut kds, mut esm, app) = setup();
     let ch = Channel::Private(app);
-    kds.handle(
+    ask(
+        &mut kds,
         &mut esm,
         ch,
         &Request::EsmRegister {
             kind: EventKind::TouchPress,
             handler: Some(HandlerId(3)),
         },
-        &any_thread,
     );
     let press = RawEvent::Touch {
         phase: TouchPhase::Down,
@@ -301,7 +286,7 @@ fn background_suspends_input_and_foreground_restores_it() {
     let mut pushed = 0;
     esm.inject(press, 1, |_| pushed += 1);
     assert_eq!(esm.queued_events(app).unwrap(), 1, "running app: queued");
-    let o = kds.handle(&mut esm, WM, &Request::WmBackground { app }, &any_thread);
+    let o = ask(&mut kds, &mut esm, WM, &Request::WmBackground { app });
     assert_eq!(o.pushes[0].1.stacking, Stacking::Background);
     assert!(esm.input_suspended(app).unwrap());
     esm.inject(press, 2, |_| pushed += 1);
@@ -310,7 +295,7 @@ fn background_suspends_input_and_foreground_restores_it() {
         1,
         "not delivered while away"
     );
-    let o = kds.handle(&mut esm, WM, &Request::WmForeground { app }, &any_thread);
+    let o = ask(&mut kds, &mut esm, WM, &Request::WmForeground { app });
     assert_eq!(o.pushes, [(app, WindowState::FRONT)]);
     esm.inject(press, 3, |_| pushed += 1);
     assert_eq!(esm.queued_events(app).unwrap(), 2);
@@ -320,20 +305,20 @@ fn background_suspends_input_and_foreground_restores_it() {
 #[test]
 fn covering_paints_the_decoration_and_screen_off_shows_black() {
     let (mut kds, mut esm, app) = setup();
-    kds.handle(
+    ask(
+        &mut kds,
         &mut esm,
         WM,
         &Request::WmCover { app, covered: true },
-        &any_thread,
     );
     assert_eq!(kds.displayed().get(40, 30), Some(DECORATION_ARGB));
-    kds.handle(
+    ask(
+        &mut kds,
         &mut esm,
         WM,
         &Request::WmScreen {
             screen: Screen::Off,
         },
-        &any_thread,
     );
     assert!(kds.displayed().pixels().iter().all(|&p| p == BACKDROP_ARGB));
 }
@@ -349,7 +334,7 @@ fn a_second_app_stacks_on_top_and_detach_uncovers() {
     let windows = kds.windows();
     assert_eq!(windows.len(), 2);
     assert_eq!(windows[1].name, "full");
-    let o = kds.handle(&mut esm, Channel::Private(b), &Request::Detach, &any_thread);
+    let o = ask(&mut kds, &mut esm, Channel::Private(b), &Request::Detach);
     assert_eq!(o.detach, Some(b));
     assert_eq!(kds.windows().len(), 1);
     assert_eq!(kds.counters().detached, 1);
@@ -414,31 +399,26 @@ fn a_full_screen_window_on_top_is_scanned_out_without_restacking() {
     assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
     // The small window comes in front: the screen is restacked whole, the full window's
     // draw included.
-    kds.handle(
+    ask(
+        &mut kds,
         &mut esm,
         WM,
         &Request::WmForeground { app: small },
-        &any_thread,
     );
     assert!(kds.counters().restacks > after.restacks);
     assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
     draw(&mut kds, &mut esm, small, 0xff00_00ff);
     assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
     // Covered on top, the full window is no longer shown as it is.
-    kds.handle(
-        &mut esm,
-        WM,
-        &Request::WmForeground { app: full },
-        &any_thread,
-    );
-    kds.handle(
+    ask(&mut kds, &mut esm, WM, &Request::WmForeground { app: full });
+    ask(
+        &mut kds,
         &mut esm,
         WM,
         &Request::WmCover {
             app: full,
             covered: true,
         },
-        &any_thread,
     );
     assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
     assert!(kds
@@ -446,14 +426,14 @@ fn a_full_screen_window_on_top_is_scanned_out_without_restacking() {
         .pixels()
         .iter()
         .all(|&p| p == DECORATION_ARGB));
-    kds.handle(
+    ask(
+        &mut kds,
         &mut esm,
         WM,
         &Request::WmCover {
             app: full,
             covered: false,
         },
-        &any_thread,
     );
     draw(&mut kds, &mut esm, full, 0xffff_0000);
     assert_eq!(kds.displayed().pixels(), restacked_by_hand(&kds));
@@ -469,12 +449,7 @@ fn the_refresh_period_set_paces_frames_and_is_at_least_the_minimum() {
     assert_eq!(kds.refresh_period_ns(), DEFAULT_REFRESH_PERIOD_NS);
     assert_eq!(kds.set_refresh_period_ns(5_000_000), 5_000_000);
     assert_eq!(kds.refresh_period_ns(), 5_000_000);
-    kds.handle(
-        &mut esm,
-        Channel::Private(app),
-        &Request::Frame,
-        &any_thread,
-    );
+    ask(&mut kds, &mut esm, Channel::Private(app), &Request::Frame);
     // A FRAME at 12 ms is answered at the 15 ms boundary, carrying it.
     assert_eq!(kds.next_frame_ns(12_000_000), Some(15_000_000));
     assert_eq!(

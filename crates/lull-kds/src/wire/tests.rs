@@ -28,6 +28,28 @@ fn round_trip(req: &Request) {
     }
 }
 
+/// A wire decoder: a whole message and the bytes it took, or `None` for a prefix of one.
+type Decoder<M> = fn(&[u8]) -> Result<Option<(M, usize)>, WireError>;
+
+/// `messages` encoded one after another into one buffer decode back, each taking its own bytes.
+fn decode_one_after_another<M: PartialEq + std::fmt::Debug>(
+    messages: &[M],
+    encode: fn(&M, &mut Vec<u8>),
+    decode: Decoder<M>,
+) {
+    let mut buf = Vec::new();
+    for m in messages {
+        encode(m, &mut buf);
+    }
+    let mut rest = &buf[..];
+    for m in messages {
+        let (got, used) = decode(rest).unwrap().expect("a whole message");
+        assert_eq!(&got, m);
+        rest = &rest[used..];
+    }
+    assert!(rest.is_empty());
+}
+
 /// A writer batches messages into one buffer: each frame's length counts only its own body,
 /// not what the buffer held before it.
 #[test]
@@ -41,17 +63,7 @@ fn messages_appended_to_a_buffer_decode_one_after_another() {
         Request::WmScreen { screen: Screen::On },
         Request::Snapshot,
     ];
-    let mut buf = Vec::new();
-    for r in &requests {
-        encode_request(r, &mut buf);
-    }
-    let mut rest = &buf[..];
-    for r in &requests {
-        let (got, used) = decode_request(rest).unwrap().expect("a whole request");
-        assert_eq!(&got, r);
-        rest = &rest[used..];
-    }
-    assert!(rest.is_empty());
+    decode_one_after_another(&requests, encode_request, decode_request);
 
     let replies = [
         Reply::Ok { request_type: 7 },
@@ -64,17 +76,7 @@ fn messages_appended_to_a_buffer_decode_one_after_another() {
             frame_ns: 16_666_667,
         },
     ];
-    let mut buf = Vec::new();
-    for r in &replies {
-        encode_reply(r, &mut buf);
-    }
-    let mut rest = &buf[..];
-    for r in &replies {
-        let (got, used) = decode_reply(rest).unwrap().expect("a whole reply");
-        assert_eq!(&got, r);
-        rest = &rest[used..];
-    }
-    assert!(rest.is_empty());
+    decode_one_after_another(&replies, encode_reply, decode_reply);
 }
 
 #[test]

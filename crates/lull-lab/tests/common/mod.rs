@@ -1,7 +1,7 @@
 //! What the lab's end-to-end tests share: a daemon's display server on a headless screen, a
 //! probe of a daemon's state read on its own loop, events written to an evdev pipe, an app that
-//! records what it is pushed, a small display-server app, and a hand-made app speaking the
-//! protocol itself. Each test binary uses a part of it.
+//! records what it is pushed, a small display-server app, a hand-made app speaking the protocol
+//! itself, and whether the live audit recorder can run. Each test binary uses a part of it.
 #![allow(dead_code)]
 
 use std::cell::RefCell;
@@ -81,4 +81,13 @@ pub fn hand_made_app(path: &Path, kind: EventKind) -> (OwnedFd, AppId) {
     .encode(&mut out);
     sys::send_msg(fd.as_raw_fd(), &out).unwrap();
     (fd, app)
+}
+
+/// Whether tracefs lets the live recorder run here (if not, says why: `SKIPPED`).
+pub fn recorder_can_run() -> bool {
+    let why = lull_os::tracefs::available().err();
+    if let Some(why) = &why {
+        lull_testkit::skip(format!("the live recorder cannot run here: {why}"));
+    }
+    why.is_none()
 }

@@ -120,6 +120,11 @@ fn owned_fd(r: libc::c_long) -> Result<OwnedFd, Errno> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// [`owned_fd`] of command `cmd`'s result, a failure named by the command.
+fn kernel_fd(cmd: &'static str, r: libc::c_long) -> Result<OwnedFd, BpfError> {
+    owned_fd(r).map_err(|errno| BpfError::Syscall { cmd, errno })
+}
+
 /// A pointer as the `__aligned_u64` the kernel reads.
 fn ptr_u64<T>(p: *const T) -> u64 {
     p as usize as u64
@@ -269,10 +274,7 @@ impl Map {
                 errno,
             })?;
         Ok(Map {
-            fd: owned_fd(r).map_err(|errno| BpfError::Syscall {
-                cmd: "BPF_MAP_CREATE",
-                errno,
-            })?,
+            fd: kernel_fd("BPF_MAP_CREATE", r)?,
             map_type: spec.map_type,
             key_size: spec.key_size as usize,
             value_size: spec.value_size as usize,
@@ -450,12 +452,7 @@ pub fn btf_load(blob: &[u8]) -> Result<OwnedFd, BpfError> {
     // SAFETY: the BPF_BTF_LOAD attr; `blob` holds `btf_size` bytes; no log buffer.
     let first = unsafe { sys_bpf(BPF_BTF_LOAD, &mut attr) };
     let errno = match first {
-        Ok(r) => {
-            return owned_fd(r).map_err(|errno| BpfError::Syscall {
-                cmd: "BPF_BTF_LOAD",
-                errno,
-            })
-        }
+        Ok(r) => return kernel_fd("BPF_BTF_LOAD", r),
         Err(e) => e,
     };
     let mut log = vec![0u8; LOG_BYTES];
@@ -464,10 +461,7 @@ pub fn btf_load(blob: &[u8]) -> Result<OwnedFd, BpfError> {
     attr.btf_log_level = LOG_LEVEL_BASIC;
     // SAFETY: as above, with `log` writable for `btf_log_size` bytes.
     match unsafe { sys_bpf(BPF_BTF_LOAD, &mut attr) } {
-        Ok(r) => owned_fd(r).map_err(|errno| BpfError::Syscall {
-            cmd: "BPF_BTF_LOAD",
-            errno,
-        }),
+        Ok(r) => kernel_fd("BPF_BTF_LOAD", r),
         Err(_) if log[0] == 0 => Err(BpfError::Syscall {
             cmd: "BPF_BTF_LOAD",
             errno,
@@ -572,12 +566,7 @@ pub fn prog_load(
         Err(last)
     };
     let errno = match load(&mut attr) {
-        Ok(r) => {
-            return owned_fd(r).map_err(|errno| BpfError::Syscall {
-                cmd: "BPF_PROG_LOAD",
-                errno,
-            })
-        }
+        Ok(r) => return kernel_fd("BPF_PROG_LOAD", r),
         Err(e) => e,
     };
     let mut log = vec![0u8; LOG_BYTES];
@@ -585,10 +574,7 @@ pub fn prog_load(
     attr.log_size = LOG_BYTES as u32;
     attr.log_level = LOG_LEVEL_BASIC;
     match load(&mut attr) {
-        Ok(r) => owned_fd(r).map_err(|errno| BpfError::Syscall {
-            cmd: "BPF_PROG_LOAD",
-            errno,
-        }),
+        Ok(r) => kernel_fd("BPF_PROG_LOAD", r),
         // No log at all: refused before the verifier ran (privilege, a bad attr).
         Err(_) if log[0] == 0 => Err(BpfError::Syscall {
             cmd: "BPF_PROG_LOAD",

@@ -126,14 +126,7 @@ impl RingConsumer {
                 file_bytes,
                 head: h.head.load(Ordering::Acquire),
                 consumed: c.tail.load(Ordering::Acquire),
-                counters: RingCounters {
-                    produced: h.produced.load(Ordering::Relaxed),
-                    delivered: h.delivered.load(Ordering::Relaxed),
-                    dropped: h.dropped.load(Ordering::Relaxed),
-                    markers: h.markers.load(Ordering::Relaxed),
-                    hostile_tails: h.hostile_tails.load(Ordering::Relaxed),
-                    wakes: h.wakes.load(Ordering::Relaxed),
-                },
+                counters: h.counters(),
             }
         });
         unmap(header, 2 * page);
@@ -285,15 +278,7 @@ impl RingConsumer {
     /// # Errors
     /// The kernel's error from `poll` or `read` on the eventfd.
     pub fn wait(&mut self) -> Result<(), RingError> {
-        if !self.is_empty() {
-            return Ok(());
-        }
-        let waiting = &self.ctl_page().waiting;
-        waiting.store(1, Ordering::Relaxed);
-        // Dekker with `RingProducer::publish`: `waiting` stored, then head loaded.
-        fence(Ordering::SeqCst);
-        if !self.is_empty() {
-            self.ctl_page().waiting.store(0, Ordering::Relaxed);
+        if !self.prepare_wait() {
             return Ok(());
         }
         let mut pfd = libc::pollfd {
@@ -315,15 +300,7 @@ impl RingConsumer {
                 });
             }
         }
-        let mut buf = [0u8; 8];
-        match crate::sys::read(self.eventfd.as_raw_fd(), &mut buf) {
-            Ok(_) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
-            Err(e) => Err(RingError::Io {
-                op: "read eventfd",
-                source: e,
-            }),
-        }
+        self.drain_wake()
     }
 
     /// Says the consumer is about to block on [`RingConsumer::wake_fd`] with other descriptors
@@ -371,15 +348,7 @@ impl RingConsumer {
     /// The producer's counters as it last published them.
     #[must_use]
     pub fn counters(&self) -> RingCounters {
-        let h = self.hdr();
-        RingCounters {
-            produced: h.produced.load(Ordering::Relaxed),
-            delivered: h.delivered.load(Ordering::Relaxed),
-            dropped: h.dropped.load(Ordering::Relaxed),
-            markers: h.markers.load(Ordering::Relaxed),
-            hostile_tails: h.hostile_tails.load(Ordering::Relaxed),
-            wakes: h.wakes.load(Ordering::Relaxed),
-        }
+        self.hdr().counters()
     }
 
     /// Records popped by this consumer (events and markers).

@@ -80,6 +80,21 @@ struct Header {
     wakes: AtomicU64,
 }
 
+impl Header {
+    /// The producer's counters as it last published them.
+    fn counters(&self) -> RingCounters {
+        let read = |c: &AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        RingCounters {
+            produced: read(&self.produced),
+            delivered: read(&self.delivered),
+            dropped: read(&self.dropped),
+            markers: read(&self.markers),
+            hostile_tails: read(&self.hostile_tails),
+            wakes: read(&self.wakes),
+        }
+    }
+}
+
 /// The consumer-owned page 1.
 #[repr(C)]
 struct ConsumerPage {

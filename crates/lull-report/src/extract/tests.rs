@@ -29,6 +29,16 @@ fn plots(blocks: &[Block]) -> Vec<&Plot> {
         .collect()
 }
 
+fn tables(blocks: &[Block]) -> Vec<&Table> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Table(t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
 fn notes(blocks: &[Block]) -> Vec<&str> {
     blocks
         .iter()
@@ -86,13 +96,7 @@ fn marz_latency_cdf_power_series_and_seed_line() {
         k => panic!("{k:?}"),
     }
     assert!(p.iter().all(|p| p.label == Label::Modelled));
-    let tables: Vec<_> = b
-        .iter()
-        .filter_map(|b| match b {
-            Block::Table(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let tables = tables(&b);
     assert!(tables
         .iter()
         .any(|t| t.rows.iter().any(|r| r[1].contains("117.9 mW"))));
@@ -211,13 +215,7 @@ fn toggling_speedup_bars_and_seed_statements() {
         k => panic!("{k:?}"),
     }
     assert!(notes(&b).iter().any(|n| n.contains("vips's speedup")));
-    let tables: Vec<&Table> = b
-        .iter()
-        .filter_map(|b| match b {
-            Block::Table(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let tables = tables(&b);
     let fig39 = tables
         .iter()
         .find(|t| t.title.starts_with("Figure 3.9"))
@@ -458,13 +456,7 @@ fn lab_sched_has_a_table_per_scenario_and_notes_for_what_did_not_run() {
         "failed": []
     });
     let b = blocks(&file("lab_sched", Label::Measured, data));
-    let tables: Vec<_> = b
-        .iter()
-        .filter_map(|x| match x {
-            Block::Table(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let tables = tables(&b);
     assert_eq!(tables.len(), 2);
     assert_eq!(tables[0].rows.len(), 2);
     assert_eq!(tables[0].rows[1][3], "0.50");

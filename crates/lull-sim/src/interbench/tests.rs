@@ -45,11 +45,16 @@ fn cell<'a>(r: &'a InterbenchResult, model: &str, load: &str) -> &'a InterbenchC
         .expect("cell")
 }
 
+/// `bench` with no load, under CFS: its cell.
+fn alone(bench: &str) -> InterbenchCell {
+    let spec = parse(&spec_text(bench, r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
+    let r = run_interbench_spec(&spec).unwrap();
+    cell(&r, "cfs", "none").clone()
+}
+
 #[test]
 fn audio_alone_wakes_every_50_ms_on_time_and_gets_its_5_percent() {
-    let spec = parse(&spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
-    let r = run_interbench_spec(&spec).unwrap();
-    let c = cell(&r, "cfs", "none");
+    let c = alone("audio");
     // 10 s at one wakeup per 50 ms: 200 calls (the last may fall beyond the end).
     assert!((199..=201).contains(&c.samples), "{}", c.samples);
     // 2.5 ms of work each: 5 % of a CPU, 500 ms over the run.
@@ -67,9 +72,7 @@ fn audio_alone_wakes_every_50_ms_on_time_and_gets_its_5_percent() {
 
 #[test]
 fn video_alone_keeps_60_frames_a_second_and_x_steps_through_its_range() {
-    let spec = parse(&spec_text("video", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
-    let r = run_interbench_spec(&spec).unwrap();
-    let c = cell(&r, "cfs", "none");
+    let c = alone("video");
     // 10 s / 16.666 ms = 600 frames of 6.666 ms: 4 s of work.
     assert!((599..=601).contains(&c.samples), "{}", c.samples);
     assert!(
@@ -80,9 +83,7 @@ fn video_alone_keeps_60_frames_a_second_and_x_steps_through_its_range() {
     assert_eq!(c.deadlines_met_pct, Some(100.0));
     // X: 101 steps of 100 ms make one 10.1 s sweep; 10 s hold 100 calls, the i ms of each step
     // (i = 0…99) summing to 4.95 s of work, and part of the 100 ms step when the run stops.
-    let spec = parse(&spec_text("x", r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
-    let r = run_interbench_spec(&spec).unwrap();
-    let c = cell(&r, "cfs", "none");
+    let c = alone("x");
     assert!((99..=101).contains(&c.samples), "{}", c.samples);
     assert!(
         (4950.0..=5050.0).contains(&c.bench_cpu_ms),

@@ -13,6 +13,18 @@ fn share(r: &RtAppResult, i: usize) -> f64 {
     r.threads[i].cpu_ns as f64 / r.duration_ns as f64
 }
 
+/// One task running `runtime_us` per `period_us` of its timer for 1 s: the run and the task's
+/// summary.
+fn lone_timer_task(runtime_us: u32, period_us: u32) -> (RtAppResult, ThreadSummary) {
+    let r = run(&format!(
+        r#"{{"global": {{"duration": 1, "calibration": 20}}, "tasks": {{
+        "t": {{"loop": -1, "runtime": {runtime_us}, "timer": {{"ref": "unique", "period": {period_us}}}}}}}}}"#
+    ))
+    .unwrap();
+    let s = ThreadSummary::of(&r.threads[0].records, r.threads[0].cpu_ns);
+    (r, s)
+}
+
 #[test]
 fn two_pinned_hogs_share_their_cpu_by_weight() {
     let r = run(r#"{"global": {"duration": 2, "calibration": 20}, "tasks": {
@@ -36,10 +48,7 @@ fn two_pinned_hogs_share_their_cpu_by_weight() {
 
 #[test]
 fn a_lone_timer_task_wakes_after_its_slack_once_per_period() {
-    let r = run(r#"{"global": {"duration": 1, "calibration": 20}, "tasks": {
-        "t": {"loop": -1, "runtime": 1000, "timer": {"ref": "unique", "period": 10000}}}}"#)
-    .unwrap();
-    let s = ThreadSummary::of(&r.threads[0].records, r.threads[0].cpu_ns);
+    let (r, s) = lone_timer_task(1000, 10000);
     assert_eq!(s.periods, 99, "the 100th period ends with the run");
     let wu = s.wakeup_latency_us.unwrap();
     // 50 µs of slack plus the timer interrupt, wakeup and switch (a few µs), never less.
@@ -51,10 +60,7 @@ fn a_lone_timer_task_wakes_after_its_slack_once_per_period() {
 
 #[test]
 fn a_task_that_overruns_its_timer_never_sleeps_on_it() {
-    let r = run(r#"{"global": {"duration": 1, "calibration": 20}, "tasks": {
-        "t": {"loop": -1, "runtime": 3000, "timer": {"ref": "unique", "period": 2000}}}}"#)
-    .unwrap();
-    let s = ThreadSummary::of(&r.threads[0].records, r.threads[0].cpu_ns);
+    let (r, s) = lone_timer_task(3000, 2000);
     assert!(s.wakeup_latency_us.is_none());
     assert!(r.threads[0].records.iter().all(|p| p.slack_us <= 0));
     assert!(share(&r, 0) > 0.99);

@@ -251,13 +251,7 @@ impl Painting {
                     self.dispatch_q.push_back(i);
                     self.wakes.push(self.dispatcher);
                 }
-                match self.reader_q.pop_front() {
-                    Some(i) => {
-                        self.reader_busy = Some(i);
-                        Action::Compute(READER_CYCLES)
-                    }
-                    None => Action::Block,
-                }
+                take_next(&mut self.reader_q, &mut self.reader_busy, READER_CYCLES)
             }
             Role::Dispatcher => {
                 if let Some(i) = self.dispatcher_busy.take() {
@@ -267,13 +261,11 @@ impl Painting {
                     k.name_interactive(self.app);
                     self.wakes.push(self.app);
                 }
-                match self.dispatch_q.pop_front() {
-                    Some(i) => {
-                        self.dispatcher_busy = Some(i);
-                        Action::Compute(DISPATCH_CYCLES)
-                    }
-                    None => Action::Block,
-                }
+                take_next(
+                    &mut self.dispatch_q,
+                    &mut self.dispatcher_busy,
+                    DISPATCH_CYCLES,
+                )
             }
             Role::App => {
                 if let Some(i) = self.app_busy.take() {
@@ -302,13 +294,7 @@ impl Painting {
                 if let Some(i) = self.composing.take() {
                     self.shown(i, now);
                 }
-                match self.compose_q.pop_front() {
-                    Some(i) => {
-                        self.composing = Some(i);
-                        Action::Compute(COMPOSE_CYCLES)
-                    }
-                    None => Action::Block,
-                }
+                take_next(&mut self.compose_q, &mut self.composing, COMPOSE_CYCLES)
             }
             Role::Hog => Action::Compute(HOG_STEP_CYCLES),
         }
@@ -318,6 +304,18 @@ impl Painting {
         while let Some(t) = self.wakes.pop() {
             k.wake(t, &*self, cx);
         }
+    }
+}
+
+/// A pipeline stage's next touch: taken from its queue `q` as its `busy` one, run for `cycles`;
+/// with none queued, the stage blocks.
+fn take_next(q: &mut VecDeque<u32>, busy: &mut Option<u32>, cycles: u64) -> Action {
+    match q.pop_front() {
+        Some(i) => {
+            *busy = Some(i);
+            Action::Compute(cycles)
+        }
+        None => Action::Block,
     }
 }
 

@@ -107,16 +107,6 @@ fn redeclaring_gives_threads_back(kind: FreezerKind) {
     assert!(!root.exists());
 }
 
-#[test]
-fn v2_threaded_redeclaring_gives_threads_back() {
-    redeclaring_gives_threads_back(FreezerKind::V2Threaded);
-}
-
-#[test]
-fn v1_redeclaring_gives_threads_back() {
-    redeclaring_gives_threads_back(FreezerKind::V1);
-}
-
 /// When the process the actuator holds turns out to have exited and its pid to name another
 /// process (simulated: `forge_pid_reuse`), it is counted and dropped without acting on the pid;
 /// the apps attached from the exited process — whose threads carry its start time — adopt and
@@ -178,15 +168,10 @@ fn reused_pid_is_counted_and_not_trusted(kind: FreezerKind) {
     s.close();
 }
 
-#[test]
-fn v2_threaded_reused_pid_is_counted_and_not_trusted() {
-    reused_pid_is_counted_and_not_trusted(FreezerKind::V2Threaded);
-}
-
-#[test]
-fn v1_reused_pid_is_counted_and_not_trusted() {
-    reused_pid_is_counted_and_not_trusted(FreezerKind::V1);
-}
+lull_actuate::per_freezer_kind!(
+    redeclaring_gives_threads_back,
+    reused_pid_is_counted_and_not_trusted,
+);
 
 /// The facts of the event path: a push marks the app's handler as running, its next `Wait`
 /// finishes it (once); a `Wait` with no push before it is not a finished handler. Table 1 asks
@@ -484,16 +469,6 @@ mod boost {
         s.close();
     }
 
-    #[test]
-    fn v2_threaded_boost_and_table_1_do_not_fight() {
-        boost_and_table_1_do_not_fight(FreezerKind::V2Threaded);
-    }
-
-    #[test]
-    fn v1_boost_and_table_1_do_not_fight() {
-        boost_and_table_1_do_not_fight(FreezerKind::V1);
-    }
-
     /// A thread named with a start time its pid no longer has (the process exited and the pid
     /// names a later one) is never touched: the boost's actions are refused as stale.
     #[test]
@@ -542,4 +517,6 @@ mod boost {
         assert_eq!(s.actuator.held_threads(), 0);
         s.close();
     }
+
+    lull_actuate::per_freezer_kind!(boost_and_table_1_do_not_fight);
 }

@@ -11,6 +11,21 @@ fn task(body: &str) -> String {
     format!(r#"{{"tasks": {{"t": {body}}}}}"#)
 }
 
+/// Each workload's error is the one `variant` makes of the path and the key given with it.
+#[track_caller]
+fn assert_path_key_errors(
+    variant: fn(String, String) -> RtAppError,
+    cases: &[(String, &str, &str)],
+) {
+    for (json, path, key) in cases {
+        assert_eq!(
+            err(json),
+            variant(path.to_string(), key.to_string()),
+            "{json}"
+        );
+    }
+}
+
 #[test]
 fn defaults() {
     let app = parse(&task(r#"{"run": 10, "sleep": 20}"#)).unwrap();
@@ -257,112 +272,96 @@ fn unsupported_and_unknown_keys() {
             }
         );
     }
-    assert_eq!(
-        err(&task(r#"{"run": 1, "colour": "red"}"#)),
-        RtAppError::UnknownKey {
-            path: r#"task "t""#.into(),
-            key: "colour".into()
-        }
-    );
-    assert_eq!(
-        err(&task(r#"{"phases": {"p": {"run": 1, "instance": 2}}}"#)),
-        RtAppError::UnknownKey {
-            path: r#"task "t" phase "p""#.into(),
-            key: "instance".into()
-        }
-    );
-    assert_eq!(
-        err(&task(r#"{"timer": {"ref": "r", "period": 1, "slack": 2}}"#)),
-        RtAppError::UnknownKey {
-            path: r#"task "t" event "timer""#.into(),
-            key: "slack".into()
-        }
-    );
-    assert_eq!(
-        err(r#"{"tasks": {"a": {"run": 1}}, "extra": 1}"#),
-        RtAppError::UnknownKey {
-            path: "top level".into(),
-            key: "extra".into()
-        }
-    );
-    assert_eq!(
-        err(r#"{"global": {"verbose": 1}, "tasks": {"a": {"run": 1}}}"#),
-        RtAppError::UnknownKey {
-            path: "global".into(),
-            key: "verbose".into()
-        }
+    assert_path_key_errors(
+        |path, key| RtAppError::UnknownKey { path, key },
+        &[
+            (
+                task(r#"{"run": 1, "colour": "red"}"#),
+                r#"task "t""#,
+                "colour",
+            ),
+            (
+                task(r#"{"phases": {"p": {"run": 1, "instance": 2}}}"#),
+                r#"task "t" phase "p""#,
+                "instance",
+            ),
+            (
+                task(r#"{"timer": {"ref": "r", "period": 1, "slack": 2}}"#),
+                r#"task "t" event "timer""#,
+                "slack",
+            ),
+            (
+                r#"{"tasks": {"a": {"run": 1}}, "extra": 1}"#.to_owned(),
+                "top level",
+                "extra",
+            ),
+            (
+                r#"{"global": {"verbose": 1}, "tasks": {"a": {"run": 1}}}"#.to_owned(),
+                "global",
+                "verbose",
+            ),
+        ],
     );
 }
 
 #[test]
 fn duplicate_keys_anywhere() {
-    assert_eq!(
-        err(r#"{"tasks": {"a": {"run": 1}, "a": {"run": 2}}}"#),
-        RtAppError::DuplicateKey {
-            path: "tasks".into(),
-            key: "a".into()
-        }
+    assert_path_key_errors(
+        |path, key| RtAppError::DuplicateKey { path, key },
+        &[
+            (
+                r#"{"tasks": {"a": {"run": 1}, "a": {"run": 2}}}"#.to_owned(),
+                "tasks",
+                "a",
+            ),
+            (task(r#"{"run": 1, "run": 2}"#), r#"task "t""#, "run"),
+            (
+                task(r#"{"phases": {"p": {"run": 1}, "p": {"run": 2}}}"#),
+                r#"task "t" phases"#,
+                "p",
+            ),
+            (
+                task(r#"{"phases": {"p": {"sleep": 1, "sleep": 2}}}"#),
+                r#"task "t" phase "p""#,
+                "sleep",
+            ),
+            (
+                task(r#"{"timer": {"ref": "a", "ref": "b", "period": 1}}"#),
+                r#"task "t" event "timer""#,
+                "ref",
+            ),
+            (
+                r#"{"global": {"duration": 1, "duration": 2}, "tasks": {"a": {"run": 1}}}"#
+                    .to_owned(),
+                "global",
+                "duration",
+            ),
+            (
+                r#"{"tasks": {"a": {"run": 1}}, "tasks": {"b": {"run": 1}}}"#.to_owned(),
+                "top level",
+                "tasks",
+            ),
+        ],
     );
-    assert_eq!(
-        err(&task(r#"{"run": 1, "run": 2}"#)),
-        RtAppError::DuplicateKey {
-            path: r#"task "t""#.into(),
-            key: "run".into()
-        }
-    );
-    assert_eq!(
-        err(&task(r#"{"phases": {"p": {"run": 1}, "p": {"run": 2}}}"#)),
-        RtAppError::DuplicateKey {
-            path: r#"task "t" phases"#.into(),
-            key: "p".into()
-        }
-    );
-    assert_eq!(
-        err(&task(r#"{"phases": {"p": {"sleep": 1, "sleep": 2}}}"#)),
-        RtAppError::DuplicateKey {
-            path: r#"task "t" phase "p""#.into(),
-            key: "sleep".into()
-        }
-    );
-    assert_eq!(
-        err(&task(r#"{"timer": {"ref": "a", "ref": "b", "period": 1}}"#)),
-        RtAppError::DuplicateKey {
-            path: r#"task "t" event "timer""#.into(),
-            key: "ref".into()
-        }
-    );
-    assert!(matches!(
-        err(r#"{"global": {"duration": 1, "duration": 2}, "tasks": {"a": {"run": 1}}}"#),
-        RtAppError::DuplicateKey { path, key } if path == "global" && key == "duration"
-    ));
-    assert!(matches!(
-        err(r#"{"tasks": {"a": {"run": 1}}, "tasks": {"b": {"run": 1}}}"#),
-        RtAppError::DuplicateKey { path, key } if path == "top level" && key == "tasks"
-    ));
 }
 
 #[test]
 fn missing_keys() {
-    assert_eq!(
-        err(r#"{"global": {}}"#),
-        RtAppError::Missing {
-            path: "top level".into(),
-            key: "tasks".into()
-        }
-    );
-    assert_eq!(
-        err(&task(r#"{"timer": {"period": 10}}"#)),
-        RtAppError::Missing {
-            path: r#"task "t" event "timer""#.into(),
-            key: "ref".into()
-        }
-    );
-    assert_eq!(
-        err(&task(r#"{"phases": {"p": {"timer1": {"ref": "r"}}}}"#)),
-        RtAppError::Missing {
-            path: r#"task "t" phase "p" event "timer1""#.into(),
-            key: "period".into()
-        }
+    assert_path_key_errors(
+        |path, key| RtAppError::Missing { path, key },
+        &[
+            (r#"{"global": {}}"#.to_owned(), "top level", "tasks"),
+            (
+                task(r#"{"timer": {"period": 10}}"#),
+                r#"task "t" event "timer""#,
+                "ref",
+            ),
+            (
+                task(r#"{"phases": {"p": {"timer1": {"ref": "r"}}}}"#),
+                r#"task "t" phase "p" event "timer1""#,
+                "period",
+            ),
+        ],
     );
 }
 
@@ -401,82 +400,52 @@ fn bad_values() {
         RtAppError::BadValue { path, key, .. } => (path, key),
         other => panic!("{other:?}"),
     };
-    let t = r#"task "t""#.to_owned();
-    assert_eq!(bad_key(&task(r#"{"run": -1}"#)), (t.clone(), "run".into()));
-    assert_eq!(bad_key(&task(r#"{"run": 1.5}"#)), (t.clone(), "run".into()));
-    assert_eq!(
-        bad_key(&task(r#"{"sleep": "10"}"#)),
-        (t.clone(), "sleep".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"run": 3000000000}"#)),
-        (t.clone(), "run".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"run": 1, "priority": 20}"#)),
-        (t.clone(), "priority".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"run": 1, "priority": -21}"#)),
-        (t.clone(), "priority".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"run": 1, "policy": "SCHED_FIFO"}"#)),
-        (t.clone(), "policy".into())
-    );
+    const T: &str = r#"task "t""#;
+    for (json, path, key) in [
+        (task(r#"{"run": -1}"#), T, "run"),
+        (task(r#"{"run": 1.5}"#), T, "run"),
+        (task(r#"{"sleep": "10"}"#), T, "sleep"),
+        (task(r#"{"run": 3000000000}"#), T, "run"),
+        (task(r#"{"run": 1, "priority": 20}"#), T, "priority"),
+        (task(r#"{"run": 1, "priority": -21}"#), T, "priority"),
+        (task(r#"{"run": 1, "policy": "SCHED_FIFO"}"#), T, "policy"),
+    ] {
+        assert_eq!(bad_key(&json), (path.into(), key.into()), "{json}");
+    }
     for cpus in ["[]", "[64]", "[1, 1]", "[-1]", "3", "[\"0\"]"] {
         assert_eq!(
             bad_key(&task(&format!(r#"{{"run": 1, "cpus": {cpus}}}"#))),
-            (t.clone(), "cpus".into()),
+            (T.into(), "cpus".into()),
             "{cpus}"
         );
     }
-    assert_eq!(
-        bad_key(&task(r#"{"run": 1, "instance": -1}"#)),
-        (t.clone(), "instance".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"run": 1, "delay": -1}"#)),
-        (t.clone(), "delay".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"timer": {"ref": "r", "period": 0}}"#)),
-        (r#"task "t" event "timer""#.into(), "period".into())
-    );
-    assert_eq!(
-        bad_key(&task(
-            r#"{"timer": {"ref": "r", "period": 1, "mode": "late"}}"#
-        )),
-        (r#"task "t" event "timer""#.into(), "mode".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"timer": 5}"#)),
-        (t.clone(), "timer".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"phases": {}}"#)),
-        (t.clone(), "phases".into())
-    );
-    assert_eq!(
-        bad_key(&task(r#"{"phases": {"p": 1}}"#)),
-        (r#"task "t" phases"#.into(), "p".into())
-    );
-    assert_eq!(
-        bad_key(r#"{"tasks": {"t": []}}"#),
-        ("tasks".into(), "t".into())
-    );
-    assert_eq!(
-        bad_key(r#"{"tasks": {}}"#),
-        ("top level".into(), "tasks".into())
-    );
-    assert_eq!(
-        bad_key(r#"{"tasks": []}"#),
-        ("top level".into(), "tasks".into())
-    );
-    assert_eq!(
-        bad_key(r#"{"resources": {"m": {}}, "tasks": {"a": {"run": 1}}}"#),
-        ("top level".into(), "resources".into())
-    );
+    for (json, path, key) in [
+        (task(r#"{"run": 1, "instance": -1}"#), T, "instance"),
+        (task(r#"{"run": 1, "delay": -1}"#), T, "delay"),
+        (
+            task(r#"{"timer": {"ref": "r", "period": 0}}"#),
+            r#"task "t" event "timer""#,
+            "period",
+        ),
+        (
+            task(r#"{"timer": {"ref": "r", "period": 1, "mode": "late"}}"#),
+            r#"task "t" event "timer""#,
+            "mode",
+        ),
+        (task(r#"{"timer": 5}"#), T, "timer"),
+        (task(r#"{"phases": {}}"#), T, "phases"),
+        (task(r#"{"phases": {"p": 1}}"#), r#"task "t" phases"#, "p"),
+        (r#"{"tasks": {"t": []}}"#.to_owned(), "tasks", "t"),
+        (r#"{"tasks": {}}"#.to_owned(), "top level", "tasks"),
+        (r#"{"tasks": []}"#.to_owned(), "top level", "tasks"),
+        (
+            r#"{"resources": {"m": {}}, "tasks": {"a": {"run": 1}}}"#.to_owned(),
+            "top level",
+            "resources",
+        ),
+    ] {
+        assert_eq!(bad_key(&json), (path.into(), key.into()), "{json}");
+    }
     let global = |g: &str| {
         bad_key(&format!(
             r#"{{"global": {g}, "tasks": {{"a": {{"run": 1}}}}}}"#
