@@ -114,13 +114,16 @@ pub fn by_name(
             cfg.sampling_period_ns,
             vec![OndemandTunables::mainline(cfg.up_threshold_pct); cfg.cluster_is_big.len()],
         ))),
-        "ondemand-galaxy-s4" => Ok(Box::new(Ondemand::new(
-            cfg.sampling_period_ns,
-            cfg.cluster_is_big
-                .iter()
-                .map(|&big| if big { GALAXY_S4_BIG } else { GALAXY_S4_LITTLE })
-                .collect(),
-        ))),
+        "ondemand-galaxy-s4" => Ok(Box::new(
+            Ondemand::new(
+                cfg.sampling_period_ns,
+                cfg.cluster_is_big
+                    .iter()
+                    .map(|&big| if big { GALAXY_S4_BIG } else { GALAXY_S4_LITTLE })
+                    .collect(),
+            )
+            .named("ondemand-galaxy-s4"),
+        )),
         "schedutil" => Ok(Box::new(schedutil::Schedutil::new(
             schedutil::rate_limit_ns(cfg.transition_latency_ns),
         ))),
@@ -128,5 +131,23 @@ pub fn by_name(
             cfg.sampling_period_ns,
         ))),
         other => Err(crate::UnknownPolicy::new("governor", other, &NAMES)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_governor_answers_to_the_name_it_was_made_by() {
+        let cfg = GovernorConfig {
+            sampling_period_ns: 20_000_000,
+            up_threshold_pct: 80,
+            cluster_is_big: vec![false, true],
+            transition_latency_ns: 100_000,
+        };
+        for name in NAMES {
+            assert_eq!(by_name(name, &cfg).unwrap().name(), name);
+        }
     }
 }

@@ -64,6 +64,9 @@ pub const GALAXY_S4_BIG: OndemandTunables = OndemandTunables {
 /// The ondemand governor with per-cluster tunables.
 #[derive(Clone, Debug)]
 pub struct Ondemand {
+    /// The name a spec uses: the same algorithm runs as `ondemand` and, with the Galaxy S4's
+    /// tunables, `ondemand-galaxy-s4`.
+    name: &'static str,
     period_ns: u64,
     /// Indexed by cluster.
     tunables: Vec<OndemandTunables>,
@@ -76,16 +79,23 @@ impl Ondemand {
     #[must_use]
     pub fn new(period_ns: u64, tunables: Vec<OndemandTunables>) -> Ondemand {
         Ondemand {
+            name: "ondemand",
             period_ns,
             tunables,
             hold: Vec::new(),
         }
     }
+
+    /// The same governor under another spec name.
+    #[must_use]
+    pub fn named(self, name: &'static str) -> Ondemand {
+        Ondemand { name, ..self }
+    }
 }
 
 impl FreqGovernor for Ondemand {
     fn name(&self) -> &'static str {
-        "ondemand"
+        self.name
     }
 
     fn trigger(&self) -> Trigger {
@@ -183,6 +193,13 @@ mod tests {
         let mut g = Ondemand::new(20_000_000, vec![t]);
         assert_eq!(ask(&mut g, 0, &[90], 0), 3);
         assert_eq!(ask(&mut g, 3, &[0], 0), 3);
+        assert_eq!(ask(&mut g, 3, &[0], 0), 3);
+        assert_eq!(ask(&mut g, 3, &[0], 0), 0);
+        // Busy again while already at the top: the hold is not renewed (`rate_mult` is set
+        // only when `policy->cur < policy->max`), so the one left runs out after one sample.
+        assert_eq!(ask(&mut g, 0, &[90], 0), 3);
+        assert_eq!(ask(&mut g, 3, &[0], 0), 3);
+        assert_eq!(ask(&mut g, 3, &[90], 0), 3);
         assert_eq!(ask(&mut g, 3, &[0], 0), 3);
         assert_eq!(ask(&mut g, 3, &[0], 0), 0);
     }

@@ -118,6 +118,7 @@ fn a_touch_goes_high_and_to_the_top_of_the_big_cluster_for_500_ms() {
     out.clear();
     u.touch(1300 * MS, &mut out);
     assert!(out.is_empty(), "already high and at the top: {out:?}");
+    assert_eq!(u.stats().touches, 2);
     out.clear();
     u.expire(1799 * MS, &mut out);
     assert!(out.is_empty());
@@ -238,6 +239,79 @@ fn dpm_turns_on_cores_for_the_required_workload() {
         &mut out,
     );
     assert_eq!(slots(&u), vec![0, 1, 2, 3]);
+    assert_eq!(u.stats().samples, 2);
+    assert_eq!(u.next_sample_ns(), 400 * MS + u.config().sampling_period_ns);
+    // Three cores went off outside UCSG: only the thread on the core left counts towards the
+    // workload, and the others are placed again on cores that are on.
+    out.clear();
+    u.sample(
+        600 * MS,
+        &SampleView {
+            cluster: 1,
+            online: 1,
+            freq_khz: 1_600_000,
+            threads: &threads,
+        },
+        &mut out,
+    );
+    let online = out
+        .iter()
+        .find_map(|d| match *d {
+            Decision::Online { cores } => Some(cores),
+            _ => None,
+        })
+        .unwrap_or(1);
+    assert!(
+        slots(&u).iter().all(|&s| s < online),
+        "{:?} on {online}",
+        slots(&u)
+    );
+}
+
+#[test]
+fn a_thread_that_did_not_run_does_not_earn_a_core_and_a_bad_cluster_is_ignored() {
+    let mut u = s4(1);
+    let mut out = Vec::new();
+    u.foreground(FILES_APP, &mut out);
+    for t in 0..4 {
+        u.thread_forked(None, 100 + t, Some(Owner::App(FILES_APP)), &mut out);
+    }
+    out.clear();
+    // As in the DPM case above, but one of the four is listed with 0 ns: three ran, so three
+    // cores at most.
+    let threads: Vec<_> = (0..4)
+        .map(|t| use_of(100 + t, if t == 3 { 0 } else { 200 }))
+        .collect();
+    u.sample(
+        200 * MS,
+        &SampleView {
+            cluster: 0,
+            online: 1,
+            freq_khz: 600_000,
+            threads: &threads,
+        },
+        &mut out,
+    );
+    assert_eq!(out[0], Decision::Online { cores: 3 });
+    // A view naming a cluster the configuration lacks (the Galaxy S4 has two) is not taken
+    // for the active cluster: UCSG decides on the one it knows.
+    out.clear();
+    u.sample(
+        400 * MS,
+        &SampleView {
+            cluster: 2,
+            online: 3,
+            freq_khz: 600_000,
+            threads: &threads,
+        },
+        &mut out,
+    );
+    assert!(
+        out.iter()
+            .all(|d| !matches!(d, Decision::Cluster { cluster } if *cluster > 1)),
+        "{out:?}"
+    );
+    assert_eq!(u.stats().samples, 2);
 }
 
 #[test]
