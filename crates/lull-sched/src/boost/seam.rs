@@ -535,6 +535,73 @@ mod tests {
         // Its pushes find nothing to raise.
         assert!(tell(&mut p, 2, Fact::InputPushed { app: app(1) }).is_empty());
         assert_eq!(p.boost_counters().no_thread, 1);
+        assert_eq!(p.boost_counters().released, 2);
+    }
+
+    #[test]
+    fn the_budget_timer_lives_exactly_while_a_thread_is_raised() {
+        // The policy's contract with the daemon: its name, and the facts it needs.
+        let mut p = declared(BoostMode::Slice, 10 * MS);
+        assert_eq!(p.name(), "boost");
+        assert!(p.wants_handler_finished());
+        tell(&mut p, 0, Fact::InputPushed { app: app(1) });
+        // The event thread declared again (the same thread): both stay raised, the budget too.
+        tell(
+            &mut p,
+            1,
+            Fact::ThreadDeclared {
+                app: app(1),
+                thread: t(11),
+                category: ThreadCategory::Event,
+            },
+        );
+        assert_eq!(p.next_deadline_ns(), Some(10 * MS));
+        // An app with an event thread only: once its handler finishes nothing is raised, so no
+        // timer is left for it.
+        tell(
+            &mut p,
+            2,
+            Fact::ThreadDeclared {
+                app: app(2),
+                thread: t(21),
+                category: ThreadCategory::Event,
+            },
+        );
+        tell(&mut p, 3, Fact::InputPushed { app: app(2) });
+        tell(&mut p, 4, Fact::HandlerFinished { app: app(2) });
+        tell(&mut p, 5, Fact::HandlerFinished { app: app(1) });
+        assert_eq!(deadline(&mut p, 10 * MS), vec![restore(12)]);
+        assert_eq!(p.next_deadline_ns(), None);
+        assert_eq!(
+            p.counters(),
+            vec![
+                ("pushes", 2),
+                ("boosted", 3),
+                ("unneeded", 0),
+                ("no_thread", 0),
+                ("restored_at_wait", 2),
+                ("restored_at_budget", 1),
+                ("released", 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_boost_to_nice_0_is_not_a_boost() {
+        // C equal to the period of a lone task: W′ = C × 1024 / P = 1024, nice 0's weight.
+        let c_ns = crate::class::cfs::period_ns(1);
+        assert_eq!(boost_nice(c_ns, RunQueueLoad::nice0(0)), 0);
+        let mut p = declared(BoostMode::Nice, c_ns);
+        tell(
+            &mut p,
+            0,
+            Fact::RunQueues {
+                runnable: 0,
+                cpus: 1,
+            },
+        );
+        assert!(tell(&mut p, 1, Fact::InputPushed { app: app(1) }).is_empty());
+        assert_eq!(p.boost_counters().unneeded, 1);
     }
 
     /// Two hogs on two CPUs (the seed's painting experiment): one other task, W′ = 10 × 2048 / 5
@@ -706,6 +773,7 @@ mod tests {
             BoostConfigError::C { c_ns: 0 }
         );
         assert!(BoostSeam::new(c(MAX_C_NS + 1, BOOST_SLICE_NS)).is_err());
+        assert!(BoostSeam::new(c(MAX_C_NS, BOOST_SLICE_NS)).is_ok());
         assert_eq!(
             BoostSeam::new(c(MS, 99_999)).unwrap_err(),
             BoostConfigError::Slice { slice_ns: 99_999 }
