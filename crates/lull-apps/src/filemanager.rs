@@ -174,6 +174,14 @@ impl LiveApp for FileManager {
         (self.shared.lock().stats.clone(), None, None)
     }
 
+    fn drain(&self, presses: u64, timeout: std::time::Duration) -> u64 {
+        self.shared.wait_until_for(timeout, |s| {
+            s.touches >= presses
+                && s.stats.frame_latencies_ns.len() as u64 + s.superseded >= s.touches
+        });
+        self.shared.lock().touches
+    }
+
     fn work(&self) -> Option<super::WorkReport> {
         let g = self.shared.lock();
         Some(super::WorkReport {
@@ -218,6 +226,8 @@ fn draw_loop(ctx: &ThreadCtx, app: &FileManager) {
             Drawn::Ok => {
                 let done = sys::monotonic_ns();
                 app.shared.lock().stats.frame(done, &[injected]);
+                // A `drain` may be waiting for this answer.
+                app.shared.notify();
             }
             Drawn::Refused => app.shared.lock().stats.draw_errors += 1,
             Drawn::Stop => return,

@@ -40,6 +40,7 @@ use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use lull::kds_client::KdsClientError;
 use lull::kds_runtime::{AppOptions, KdsApp, RuntimeCounters};
@@ -58,6 +59,9 @@ pub const VIDEO_START_LEAD_NS: u64 = START_LEAD_NS;
 /// Time between starting a live stack's threads and the first injected event, so every thread is
 /// set up and asleep before the measured window opens.
 pub const START_LEAD_NS: u64 = 300 * NS_PER_MS;
+/// How long `drain` waits for an app to answer the touches it was sent: far beyond a session's
+/// backlog on a loaded machine, short enough that a stuck app fails the run.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// The kinds the tracking app (and the painting app) registers for.
 pub const TRACKING_KINDS: [EventKind; 3] = [
     EventKind::TouchMotion,
@@ -348,6 +352,20 @@ impl<S> Shared<S> {
         !matches!(drawn(ctx.next_frame()), Drawn::Stop)
     }
 
+    /// [`Shared::wait_until`] for at most `timeout`: `false` if `ready` never held.
+    pub(crate) fn wait_until_for(
+        &self,
+        timeout: Duration,
+        mut ready: impl FnMut(&S) -> bool,
+    ) -> bool {
+        let g = self.lock();
+        let (g, _) = self
+            .wake
+            .wait_timeout_while(g, timeout, |s| !ready(s))
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ready(&g)
+    }
+
     pub(crate) fn wait_until<'a>(
         &self,
         mut g: MutexGuard<'a, S>,
@@ -438,6 +456,13 @@ pub(crate) trait LiveApp: Send + Sync + 'static {
     /// The file manager's and transfers' figures.
     fn work(&self) -> Option<WorkReport> {
         None
+    }
+    /// Waits, at most `timeout`, until `presses` touch presses have been handled and each
+    /// answered by a frame (its own or a later touch's); the presses handled so far. Apps that
+    /// answer no touches have nothing to wait for.
+    fn drain(&self, presses: u64, timeout: Duration) -> u64 {
+        let _ = timeout;
+        presses
     }
 }
 
@@ -613,6 +638,20 @@ pub fn run(
         }
         if line.trim() == "go" {
             app.go();
+        }
+        if let Some(n) = line.trim().strip_prefix("drain ") {
+            match n.parse() {
+                Ok(presses) => {
+                    let handled = app.drain(presses, DRAIN_TIMEOUT);
+                    writeln!(out, "{{\"drained\":{handled}}}")?;
+                }
+                Err(_) => writeln!(
+                    out,
+                    "{}",
+                    serde_json::json!({ "error": format!("drain takes a count of touch presses, not {n:?}") })
+                )?,
+            }
+            out.flush()?;
         }
     }
 

@@ -477,7 +477,7 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
 
     // The foreground app, in front.
     let clip_ms = ((VIDEO_CLIP_MS as f64 * scale) as u64).max(1);
-    let fg = match spec.foreground {
+    let mut fg = match spec.foreground {
         Foreground::FileManager => AppProc::spawn("filemanager", app("filemanager"))?,
         Foreground::Video => {
             let mut c = app("video");
@@ -523,6 +523,13 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
             return Err(p.err(format!("job failed: {line}")).into());
         }
     }
+    // Let the file manager answer every touch before it is stopped: on a loaded machine it may
+    // still be working through the last ones (it replies at once when it has).
+    if let Some(t) = &trace {
+        let presses = touch_presses(t);
+        fg.say(&format!("drain {presses}"))?;
+        fg.line(lull_apps::DRAIN_TIMEOUT + JOB_TIMEOUT, "drain reply")?;
+    }
     let cpu_ms = fg.cpu_ms() + bg.iter().map(AppProc::cpu_ms).sum::<f64>();
     let _ = driver_stop.signal();
     let _ = driver.join();
@@ -542,20 +549,7 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
         let _ = h.join();
     }
     let daemon_report = daemon.join().ok();
-    let touches = trace.as_ref().map_or(0, |t| {
-        t.events
-            .iter()
-            .filter(|e| {
-                matches!(
-                    e.raw,
-                    RawEvent::Touch {
-                        phase: TouchPhase::Down,
-                        ..
-                    }
-                )
-            })
-            .count() as u64
-    });
+    let touches = trace.as_ref().map_or(0, touch_presses);
     Ok(UcsgCollected {
         artefact: UcsgArtefact {
             policy: spec.policy,
@@ -572,6 +566,22 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
         status: ucsg_status,
         seam: daemon_report.and_then(|d| d.seam),
     })
+}
+
+/// The touch presses of a trace (each asks the file manager for one answer).
+fn touch_presses(t: &Trace) -> u64 {
+    t.events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.raw,
+                RawEvent::Touch {
+                    phase: TouchPhase::Down,
+                    ..
+                }
+            )
+        })
+        .count() as u64
 }
 
 /// The cell's report from what [`collect`] kept. Pure; the daemon's UCSG status and seam report
