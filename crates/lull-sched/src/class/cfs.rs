@@ -360,6 +360,49 @@ mod tests {
         assert!(cfs.tick(CpuId(1), 500_000));
     }
 
+    /// The tick's slice, period × w / (w + the queued tasks' weights), follows the queued sum as
+    /// tasks are picked off the queue and reweighted on it.
+    #[test]
+    fn the_queued_weight_follows_picks_and_reweights() {
+        let mut cfs = Cfs::new(1);
+        let cpu = CpuId(0);
+        let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
+        for t in [a, b, c] {
+            cfs.attach(t, FairParams::nice(0));
+            cfs.enqueue(cpu, t, Enqueue::New);
+        }
+        assert_eq!(cfs.pick_next(cpu, 0), Some(a));
+        // b and c queued (2048): a's slice is 5 ms × 1024 / 3072 = 1.667 ms.
+        assert!(!cfs.tick(cpu, 1_666_000));
+        assert!(cfs.tick(cpu, 1_667_000));
+        // b reweighted to nice −10 while queued (9548 + 1024 queued): 5 ms × 1024 / 11596 =
+        // 0.4415 ms.
+        cfs.set_params(b, FairParams::nice(-10));
+        assert!(!cfs.tick(cpu, 441_000));
+        assert!(cfs.tick(cpu, 442_000));
+    }
+
+    #[test]
+    fn a_balance_migration_keeps_the_distance_to_the_queue_minimum() {
+        let mut cfs = Cfs::new(2);
+        let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
+        for t in [a, b, c] {
+            cfs.attach(t, FairParams::nice(0));
+        }
+        // CPU 1's minimum reaches 20 ms (c ran alone); on CPU 0, a runs 10 ms ahead of b (0).
+        cfs.enqueue(CpuId(1), c, Enqueue::New);
+        assert_eq!(cfs.pick_next(CpuId(1), 0), Some(c));
+        cfs.update_curr(CpuId(1), 20_000_000);
+        cfs.enqueue(CpuId(0), a, Enqueue::New);
+        cfs.enqueue(CpuId(0), b, Enqueue::New);
+        assert_eq!(cfs.pick_next(CpuId(0), 0), Some(a));
+        cfs.update_curr(CpuId(0), 10_000_000);
+        cfs.put_prev(CpuId(0));
+        // a is 10 ms above CPU 0's minimum (0): 10 ms above CPU 1's (20 ms) after the move.
+        cfs.migrate(a, CpuId(0), CpuId(1), Migration::Balance);
+        assert_eq!(cfs.vruntime(a), Some(30_000_000));
+    }
+
     #[test]
     fn period_follows_the_runnable_count() {
         assert_eq!(period_ns(1), 5_000_000);

@@ -249,6 +249,9 @@ mod tests {
             base_slice_ns: None,
             preempt_tick_ns: None,
         };
+        for name in NAMES {
+            assert_eq!(by_name(name, cfg).unwrap().name(), name);
+        }
         let e = by_name("bfs", cfg).err().map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),

@@ -885,3 +885,13 @@ mod props {
         }
     }
 }
+
+/// Lag and deadline arithmetic runs in i128 and comes back to i64 clamped, each sign to its
+/// own end.
+#[test]
+fn wide_values_clamp_to_their_own_end() {
+    assert_eq!(sat_i64(-5), -5);
+    assert_eq!(sat_i64(i128::from(i64::MIN) - 1), i64::MIN);
+    assert_eq!(sat_i64(i128::from(i64::MAX) + 1), i64::MAX);
+    assert_eq!(sat_i64(i128::MIN), i64::MIN);
+}
