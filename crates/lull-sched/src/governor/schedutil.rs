@@ -149,4 +149,15 @@ mod tests {
         // Idle: the lowest OPP.
         assert_eq!(ask(&mut g, 4, &[(0, 1024)], 2_000_000), 0);
     }
+
+    /// Two CPUs equally busy for their capacity (103/512 = 206/1024): the first one's figures
+    /// set the frequency, as the kernel's strict `j_util * max > j_max * util` keeps it. Their
+    /// +25 % rounds differently: 128 of 512 asks exactly 500 MHz, 257 of 1024 just above it.
+    #[test]
+    fn between_equally_busy_cpus_the_first_sets_the_frequency() {
+        let equal = [(103, 512), (206, 1024)];
+        assert_eq!(ask(&mut Schedutil::new(1_000_000), 0, &equal, 0), 1);
+        let swapped = [(206, 1024), (103, 512)];
+        assert_eq!(ask(&mut Schedutil::new(1_000_000), 0, &swapped, 0), 2);
+    }
 }
