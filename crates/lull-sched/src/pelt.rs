@@ -574,6 +574,17 @@ mod tests {
         p.enqueue(CpuId(1), t);
         assert!(p.cpu_util(CpuId(1), 1024).abs_diff(util) <= 2);
         assert!(p.cpu_util(CpuId(0), 1024) <= 2);
+        // Asleep on CPU 1, woken on CPU 0: its utilisation moves back with it at the wakeup.
+        p.dequeue(CpuId(1), t, true);
+        p.update_cpu(CpuId(0), 40 * ms + 4_000, None, 1024);
+        p.update_cpu(CpuId(1), 40 * ms + 4_000, None, 1024);
+        p.enqueue(CpuId(0), t);
+        assert!(p.cpu_util(CpuId(0), 1024).abs_diff(util) <= 2);
+        assert!(
+            p.cpu_util(CpuId(1), 1024) <= 2,
+            "{}",
+            p.cpu_util(CpuId(1), 1024)
+        );
     }
 
     fn set_run(p: &mut PeltSet, cpu: usize, t: usize, from_ms: u64, to_ms: u64) {
