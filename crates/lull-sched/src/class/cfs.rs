@@ -450,6 +450,9 @@ mod tests {
         assert!(tick_preempt(5_000_000, 5_000_000));
         assert!(wakeup_preempt(10_000_000, 8_000_000, 1024));
         assert!(!wakeup_preempt(10_000_000, 9_500_000, 1024));
+        // A lead of exactly the granularity is not enough (`vdiff > gran` in the kernel).
+        assert!(!wakeup_preempt(10_000_000, 9_000_000, 1024));
+        assert!(wakeup_preempt(10_000_000, 8_999_999, 1024));
         // A light woken task needs a bigger lead.
         assert!(!wakeup_preempt(10_000_000, 8_000_000, nice_to_weight(5)));
     }
