@@ -512,6 +512,135 @@ fn reweighting_scales_the_lag_and_leaves_v_in_place() {
     eevdf.check_invariants();
 }
 
+/// The balancer's candidate is the tail of Linux's `cfs_tasks`, which `account_entity_enqueue`
+/// and `set_next_task_fair` keep most-recently-used first: the waiting task least recently
+/// enqueued or picked, not the one that has waited longest in the tree.
+#[test]
+fn the_steal_candidate_is_the_task_least_recently_enqueued_or_picked() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 3]);
+    let (a, b, c) = (t[0], t[1], t[2]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    // cfs_tasks, head first: A picked [A, B]; C enqueued while A runs [C, A, B].
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.enqueue(CPU, c, Enqueue::New);
+    // A is put back behind C in the tree. V = 150 000: A is past it, B (deadline 350 000)
+    // beats C (150 000 + 350 000): B picked, [B, C, A].
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    // The tail is A, picked before C was enqueued, though C is ahead of it in the tree.
+    assert_eq!(eevdf.steal_candidate(CPU, &|_| true), Some(a));
+    assert_eq!(eevdf.steal_candidate(CPU, &|x| x != a), Some(c));
+    eevdf.check_invariants();
+}
+
+/// `entity_lag` bounds a saved lag by calc_delta_fair(`cfs_rq_max_slice` + `TICK_NSEC`): the
+/// longest slice on the queue, the leaving entity's own included, not the entity's own slice.
+#[test]
+fn a_saved_lag_is_bounded_by_the_longest_slice_on_the_queue_plus_a_tick() {
+    let mut eevdf = one_cpu();
+    // A: the base slice, 0.7 ms; B: a custom 3 ms slice.
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0), custom(3_000_000)]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    // Deadlines 350 000 (A) and 1 500 000 (B): A first; it runs 10 ms and waits.
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 10_000_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 10_000_000), Some(b));
+    // V = (10 000 000 + 0) / 2 = 5 000 000: A, frozen while it waits, leaves 5 ms ahead,
+    // clamped to (3 ms + 1 ms) × 1024 / 1024 = 4 ms.
+    assert_eq!(eevdf.avg_vruntime(CPU), 5_000_000);
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.saved_lag(a), Some(-4_000_000));
+
+    // The same with A at nice 5 (weight 335): the bound is in A's own virtual time,
+    // 4 ms × 1024 / 335 = 12 226 865.67.
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(5), custom(3_000_000)]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 10_000_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 10_000_000), Some(b));
+    // v_A = 10 ms × 1024 / 335 = 30 567 164; V = 30 567 164 × 335 / 1359 = 7 534 952: A
+    // leaves 23 032 212 ahead, clamped.
+    assert_eq!(eevdf.vruntime(a), Some(30_567_164));
+    assert_eq!(eevdf.avg_vruntime(CPU), 7_534_952);
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.saved_lag(a), Some(-12_226_865));
+    eevdf.check_invariants();
+}
+
+/// A waiting task of `eevdf` leaves owing −150 000 and the other runs on alone to
+/// v = V = 100 000: (sleeper, runner).
+fn a_sleeper_with_lag_and_a_runner_at_100_000(eevdf: &mut Eevdf) -> (TaskId, TaskId) {
+    let t = attach_all(eevdf, &[FairParams::nice(0); 2]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    // V = 150 000; A, 150 000 ahead, is frozen while it waits and keeps its lag.
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.saved_lag(a), Some(-150_000));
+    eevdf.update_curr(CPU, 100_000);
+    assert_eq!(eevdf.avg_vruntime(CPU), 100_000);
+    (a, b)
+}
+
+/// `place_entity` applies the saved lag only `if (sched_feat(PLACE_LAG) && cfs_rq->nr_queued
+/// && se->vlag)`: without `PLACE_LAG` a woken sleeper starts at V with a fresh request.
+#[test]
+fn place_lag_places_a_sleeper_by_its_lag_and_without_it_at_v() {
+    let mut linux = one_cpu();
+    let (a, _) = a_sleeper_with_lag_and_a_runner_at_100_000(&mut linux);
+    // W = 1024: lag −150 000 × 2048 / 1024 = −300 000, so v = 400 000, d = v + 700 000.
+    linux.enqueue(CPU, a, Enqueue::Wakeup);
+    assert_eq!(linux.vruntime(a), Some(400_000));
+    assert_eq!(linux.deadline(a), Some(1_100_000));
+    // V' = (100 000 + 400 000) / 2: A is 150 000 ahead again.
+    assert_eq!(linux.avg_vruntime(CPU), 250_000);
+    linux.check_invariants();
+
+    let features = Features {
+        place_lag: false,
+        ..Features::LINUX_6_18
+    };
+    let mut no_lag = with_features(1, features);
+    let (a, _) = a_sleeper_with_lag_and_a_runner_at_100_000(&mut no_lag);
+    no_lag.enqueue(CPU, a, Enqueue::Wakeup);
+    assert_eq!(no_lag.vruntime(a), Some(100_000));
+    assert_eq!(no_lag.deadline(a), Some(800_000));
+    assert_eq!(no_lag.avg_vruntime(CPU), 100_000);
+    no_lag.check_invariants();
+}
+
+/// With no entity on the queue (`cfs_rq->nr_queued` 0) there is no one to owe or be owed:
+/// a sleeper waking there forgets its lag and starts at the queue's V.
+#[test]
+fn a_sleeper_waking_on_an_empty_queue_forgets_its_lag() {
+    let mut eevdf = one_cpu();
+    let (a, b) = a_sleeper_with_lag_and_a_runner_at_100_000(&mut eevdf);
+    // B, alone and so eligible, sleeps and leaves at once: the queue is empty, V 100 000.
+    eevdf.block(CPU, b);
+    assert_eq!(eevdf.saved_lag(b), Some(0));
+    assert_eq!(eevdf.nr_queued(CPU), 0);
+    assert_eq!(eevdf.avg_vruntime(CPU), 100_000);
+    eevdf.enqueue(CPU, a, Enqueue::Wakeup);
+    assert_eq!(eevdf.vruntime(a), Some(100_000));
+    assert_eq!(eevdf.deadline(a), Some(800_000));
+    assert_eq!(eevdf.pick_next(CPU, 400_000), Some(a));
+    eevdf.check_invariants();
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;
