@@ -426,6 +426,14 @@ fn custom_slices_are_clamped_and_the_base_slice_follows_the_cpu_count() {
     // `sched_setattr` with `sched_runtime` 0 goes back to the base slice.
     eevdf.set_params(TaskId(1), FairParams::nice(0));
     assert_eq!(eevdf.slice_ns(TaskId(1)), Some(3_000_000));
+    // A later custom slice is clamped as at attach, and a `sched_runtime` of 0 given as a
+    // custom slice means the base slice too (`__setparam_fair`: `if (attr->sched_runtime)`).
+    eevdf.set_params(TaskId(1), custom(5_000_000));
+    assert_eq!(eevdf.slice_ns(TaskId(1)), Some(5_000_000));
+    eevdf.set_params(TaskId(1), custom(0));
+    assert_eq!(eevdf.slice_ns(TaskId(1)), Some(3_000_000));
+    eevdf.set_params(TaskId(1), custom(10_000));
+    assert_eq!(eevdf.slice_ns(TaskId(1)), Some(100_000));
 
     let cfg = ClassConfig {
         cpus: 2,
@@ -638,6 +646,89 @@ fn a_sleeper_waking_on_an_empty_queue_forgets_its_lag() {
     assert_eq!(eevdf.vruntime(a), Some(100_000));
     assert_eq!(eevdf.deadline(a), Some(800_000));
     assert_eq!(eevdf.pick_next(CPU, 400_000), Some(a));
+    eevdf.check_invariants();
+}
+
+/// S (nice 0) runs 300 000 after A and sleeps 150 000 ahead of V, so it is delayed; A is
+/// picked: (A, S).
+fn s_delayed_while_a_runs(eevdf: &mut Eevdf) -> (TaskId, TaskId) {
+    let t = attach_all(eevdf, &[FairParams::nice(0); 2]);
+    let (a, s) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, s, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(s));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.block(CPU, s);
+    assert_eq!(eevdf.sleeping_on(s), Some(CPU));
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
+    (a, s)
+}
+
+/// `finish_delayed_dequeue_entity` zeroes a positive lag only with `DELAY_ZERO`: without it the
+/// delayed sleeper leaves with the service it is owed, and is placed by it when it wakes.
+#[test]
+fn without_delay_zero_a_delayed_sleeper_keeps_a_positive_lag() {
+    let features = Features {
+        delay_zero: false,
+        ..Features::LINUX_6_18
+    };
+    let mut eevdf = with_features(1, features);
+    let (a, s) = s_delayed_while_a_runs(&mut eevdf);
+    // As in `a_sleeper_that_owes_service_stays_queued_until_picked_or_woken` a): A runs
+    // 400 000, V = (400 000 + 300 000) / 2 = 350 000, S is eligible, found by the pick and
+    // leaves with lag 50 000, which it keeps.
+    eevdf.update_curr(CPU, 400_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 700_000), Some(a));
+    assert_eq!(eevdf.sleeping_on(s), None);
+    assert_eq!(eevdf.saved_lag(s), Some(50_000));
+    // S wakes: V = 400 000 (A alone), W = 1024: 50 000 × 2048 / 1024 = 100 000 left of V.
+    eevdf.enqueue(CPU, s, Enqueue::Wakeup);
+    assert_eq!(eevdf.vruntime(s), Some(300_000));
+    assert_eq!(eevdf.deadline(s), Some(1_000_000));
+    eevdf.check_invariants();
+}
+
+/// `requeue_delayed_entity` places a woken delayed sleeper afresh only `if (se->vlag > 0)`: one
+/// woken exactly at V keeps its place and the request under way.
+#[test]
+fn a_delayed_sleeper_woken_with_no_lag_keeps_its_request() {
+    let mut eevdf = one_cpu();
+    let (a, s) = s_delayed_while_a_runs(&mut eevdf);
+    // A runs 300 000: V = (300 000 + 300 000) / 2 = 300 000, S's own vruntime: lag 0.
+    eevdf.update_curr(CPU, 300_000);
+    assert_eq!(eevdf.avg_vruntime(CPU), 300_000);
+    eevdf.enqueue(CPU, s, Enqueue::Wakeup);
+    assert_eq!(eevdf.sleeping_on(s), None);
+    assert_eq!(eevdf.vruntime(s), Some(300_000));
+    assert_eq!(eevdf.deadline(s), Some(350_000));
+    assert_eq!(eevdf.current(CPU), Some(a));
+    eevdf.check_invariants();
+}
+
+/// Reweighting a waiting task puts it at V − vlag·w/w′ with V taken exactly, not rounded down
+/// first: the fraction of V counts in the rounding to the nearest nanosecond.
+#[test]
+fn reweighting_rounds_the_exact_position_with_v_fractional() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_001);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_001), Some(b));
+    // V = 300 001 / 2 = 150 000.5 (150 000 rounded down); A is 150 000.5 ahead.
+    assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
+    // Nice −3 (1991): v′ = 150 000.5 + 150 000.5 × 1024 / 1991 = 150 000.5 + 77 147.42 =
+    // 227 147.92, so 227 148 (from the rounded-down V it would be 227 147).
+    eevdf.set_params(a, FairParams::nice(-3));
+    assert_eq!(eevdf.vruntime(a), Some(227_148));
+    // (227 148 × 1991 + 0 × 1024) / 3015 = 150 000.05: V stays.
+    assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
     eevdf.check_invariants();
 }
 
