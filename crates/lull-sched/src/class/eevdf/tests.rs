@@ -732,6 +732,123 @@ fn reweighting_rounds_the_exact_position_with_v_fractional() {
     eevdf.check_invariants();
 }
 
+/// `prio_changed_fair` runs only when the priority changed: a new slice alone is no wakeup, so
+/// a waiting task given a shorter slice at the same weight does not preempt.
+#[test]
+fn changing_only_the_slice_of_a_waiting_task_checks_no_preemption() {
+    let mut eevdf = one_cpu();
+    let (_, b) = a_protected_to_its_deadline(&mut eevdf);
+    eevdf.set_params(b, custom(100_000));
+    assert_eq!(eevdf.slice_ns(b), Some(100_000));
+    assert!(!eevdf.tick(CPU, 700_000));
+    eevdf.check_invariants();
+}
+
+/// `prio_changed_fair` asks the current task to reschedule only when its priority fell
+/// (`p->prio > oldprio`): made heavier, it keeps the CPU and its protection.
+#[test]
+fn a_current_task_made_heavier_keeps_the_cpu() {
+    let mut eevdf = one_cpu();
+    let (a, _) = a_protected_to_its_deadline(&mut eevdf);
+    eevdf.set_params(a, FairParams::nice(-5));
+    assert!(!eevdf.tick(CPU, 700_000));
+    assert_eq!(eevdf.current(CPU), Some(a));
+    eevdf.check_invariants();
+}
+
+/// A waiting task made heavier is checked as a wakeup (`prio_changed_fair` calls
+/// `wakeup_preempt`); with a shorter slice too, `PREEMPT_SHORT` lifts the current task's
+/// protection for the check and it preempts.
+#[test]
+fn a_waiting_task_made_heavier_with_a_shorter_slice_preempts_as_a_wakeup() {
+    let mut eevdf = one_cpu();
+    let (a, b) = a_protected_to_its_deadline(&mut eevdf);
+    // B (lag 0) stays at V = 350 000; its deadline keeps its real-time distance:
+    // 700 000 × 1024 / 3121 = 229 669.97, rounded down, past V: before A's 1 050 000.
+    eevdf.set_params(
+        b,
+        FairParams {
+            custom_slice_ns: Some(100_000),
+            ..FairParams::nice(-5)
+        },
+    );
+    assert_eq!(eevdf.vruntime(b), Some(350_000));
+    assert_eq!(eevdf.deadline(b), Some(579_669));
+    assert!(eevdf.tick(CPU, 700_000));
+    // The short-slice preemption cancelled A's protection.
+    assert_eq!(eevdf.protected_until(CPU), eevdf.vruntime(a));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 700_000), Some(b));
+    eevdf.check_invariants();
+}
+
+/// With a reschedule already requested, `check_preempt_wakeup_fair` returns at once
+/// (`need_resched`): a waiting task reweighted then does not touch the current task's
+/// protection.
+#[test]
+fn with_a_reschedule_pending_a_reweight_leaves_the_current_protection_alone() {
+    let mut eevdf = one_cpu();
+    let (a, b) = a_protected_to_its_deadline(&mut eevdf);
+    // A made lighter (nice 1) is asked to reschedule, still protected.
+    eevdf.set_params(a, FairParams::nice(1));
+    assert!(eevdf.tick(CPU, 700_000));
+    let protected = eevdf.protected_until(CPU);
+    assert_ne!(protected, eevdf.vruntime(a));
+    eevdf.set_params(
+        b,
+        FairParams {
+            custom_slice_ns: Some(100_000),
+            ..FairParams::nice(-5)
+        },
+    );
+    assert_eq!(eevdf.protected_until(CPU), protected);
+    assert!(eevdf.tick(CPU, 700_000));
+    eevdf.check_invariants();
+}
+
+/// Two CPUs; A runs on CPU 0 and B waits there.
+fn a_running_and_b_waiting_on_cpu0() -> (Eevdf, TaskId, TaskId) {
+    let mut eevdf = with_features(2, Features::LINUX_6_18);
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    eevdf.enqueue(CPU, t[0], Enqueue::New);
+    eevdf.enqueue(CPU, t[1], Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(t[0]));
+    (eevdf, t[0], t[1])
+}
+
+#[test]
+#[should_panic(expected = "blocked on cpu1 while Current(cpu0)")]
+fn blocking_the_current_task_on_another_cpu_is_refused() {
+    let (mut eevdf, a, _) = a_running_and_b_waiting_on_cpu0();
+    eevdf.block(CpuId(1), a);
+}
+
+#[test]
+#[should_panic(expected = "blocked on cpu1 while Queued(cpu0)")]
+fn blocking_a_waiting_task_on_another_cpu_is_refused() {
+    let (mut eevdf, _, b) = a_running_and_b_waiting_on_cpu0();
+    eevdf.block(CpuId(1), b);
+}
+
+#[test]
+#[should_panic(expected = "migrated from cpu1 while Queued(cpu0)")]
+fn migrating_a_waiting_task_from_another_cpu_is_refused() {
+    let (mut eevdf, _, b) = a_running_and_b_waiting_on_cpu0();
+    eevdf.migrate(b, CpuId(1), CPU, Migration::Balance);
+}
+
+#[test]
+#[should_panic(expected = "migrated from cpu1 while Delayed(cpu0)")]
+fn migrating_a_delayed_sleeper_from_another_cpu_is_refused() {
+    let (mut eevdf, a, b) = a_running_and_b_waiting_on_cpu0();
+    // A runs ahead of V and sleeps: delayed on CPU 0.
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.sleeping_on(a), Some(CPU));
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    eevdf.migrate(a, CpuId(1), CPU, Migration::Evacuate);
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;
