@@ -305,6 +305,82 @@ mod tests {
         }
     }
 
+    /// What a class shows of two CPUs through a run that has no wakeups and no tick: new
+    /// tasks, runs, a reweight, a balance migration, a sleep.
+    fn observed(class: &mut dyn SchedClass) -> Vec<String> {
+        let (c0, c1) = (CpuId(0), CpuId(1));
+        let mut seen = Vec::new();
+        fn look(class: &dyn SchedClass, what: &str) -> String {
+            let (c0, c1) = (CpuId(0), CpuId(1));
+            format!(
+                "{what}: current {:?} {:?}, queued {} {}, steal {:?} {:?}, sleeping {:?}",
+                class.current(c0),
+                class.current(c1),
+                class.nr_queued(c0),
+                class.nr_queued(c1),
+                class.steal_candidate(c0, &|_| true),
+                class.steal_candidate(c1, &|_| true),
+                (0..5)
+                    .map(|i| class.sleeping_on(TaskId(i)))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        for (i, nice) in [0, 0, 5, -5, 0].into_iter().enumerate() {
+            class.attach(TaskId(i), FairParams::nice(nice));
+        }
+        for i in 0..3 {
+            class.enqueue(c0, TaskId(i), Enqueue::New);
+        }
+        class.enqueue(c1, TaskId(3), Enqueue::New);
+        seen.push(look(class, "enqueued"));
+        let first = class.pick_next(c0, 0);
+        class.pick_next(c1, 0);
+        // A waiting task made heavier, then the current one runs and is put back.
+        class.set_params(TaskId(2), FairParams::nice(-5));
+        class.update_curr(c0, 2_000_000);
+        class.update_curr(c1, 1_000_000);
+        class.put_prev(c0);
+        let second = class.pick_next(c0, 2_000_000);
+        seen.push(format!("picked {first:?} then {second:?}"));
+        class.update_curr(c0, 3_000_000);
+        seen.push(look(class, "ran"));
+        let moved = class
+            .steal_candidate(c0, &|_| true)
+            .expect("a task waits on CPU 0");
+        class.migrate(moved, c0, c1, Migration::Balance);
+        seen.push(look(class, "migrated"));
+        class.enqueue(c0, TaskId(4), Enqueue::New);
+        let preempts = class.wakeup_preempt(c0, TaskId(4));
+        seen.push(format!("new task preempts: {preempts}"));
+        class.block(c1, moved);
+        seen.push(look(class, "slept"));
+        class.put_prev(c0);
+        let third = class.pick_next(c0, 5_000_000);
+        class.update_curr(c0, 1_000_000);
+        seen.push(format!("picked {third:?}"));
+        seen
+    }
+
+    /// Apart from a woken task's placement and the tick, VT-CFS is CFS: the same run, with no
+    /// wakeup and no tick, shows the same picks, queues, balancing candidates and answers.
+    #[test]
+    fn without_wakeups_or_ticks_vtcfs_behaves_as_cfs() {
+        let mut cfs = cfs::Cfs::new(2);
+        let mut vt = VtCfs::new(2, VtCfsConfig::new(TICK_NS, 3_000_000));
+        let expected = observed(&mut cfs);
+        assert_eq!(observed(&mut vt), expected);
+        for i in 0..5 {
+            assert_eq!(vt.vruntime(TaskId(i)), cfs.vruntime(TaskId(i)), "task {i}");
+        }
+        // The run is not idle: the migration and the preemption check did something.
+        assert!(
+            expected.iter().any(|l| l == "new task preempts: true"),
+            "{expected:#?}"
+        );
+        assert_eq!(vt.nr_queued(CpuId(1)), 0);
+        assert_eq!(vt.name(), "vtcfs");
+    }
+
     #[test]
     fn the_running_task_keeps_the_cpu_while_its_vruntime_is_the_smallest() {
         assert!(!tick_preempt(2_999_999, 3_000_000, 10, Some(5)));

@@ -426,6 +426,14 @@ fn custom_slices_are_clamped_and_the_base_slice_follows_the_cpu_count() {
     // `sched_setattr` with `sched_runtime` 0 goes back to the base slice.
     eevdf.set_params(TaskId(1), FairParams::nice(0));
     assert_eq!(eevdf.slice_ns(TaskId(1)), Some(3_000_000));
+    // A later custom slice is clamped as at attach, and a `sched_runtime` of 0 given as a
+    // custom slice means the base slice too (`__setparam_fair`: `if (attr->sched_runtime)`).
+    eevdf.set_params(TaskId(1), custom(5_000_000));
+    assert_eq!(eevdf.slice_ns(TaskId(1)), Some(5_000_000));
+    eevdf.set_params(TaskId(1), custom(0));
+    assert_eq!(eevdf.slice_ns(TaskId(1)), Some(3_000_000));
+    eevdf.set_params(TaskId(1), custom(10_000));
+    assert_eq!(eevdf.slice_ns(TaskId(1)), Some(100_000));
 
     let cfg = ClassConfig {
         cpus: 2,
@@ -510,6 +518,335 @@ fn reweighting_scales_the_lag_and_leaves_v_in_place() {
     eevdf.set_params(a, FairParams::nice(0));
     assert_eq!(eevdf.saved_lag(a), Some(-300_000));
     eevdf.check_invariants();
+}
+
+/// The balancer's candidate is the tail of Linux's `cfs_tasks`, which `account_entity_enqueue`
+/// and `set_next_task_fair` keep most-recently-used first: the waiting task least recently
+/// enqueued or picked, not the one that has waited longest in the tree.
+#[test]
+fn the_steal_candidate_is_the_task_least_recently_enqueued_or_picked() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 3]);
+    let (a, b, c) = (t[0], t[1], t[2]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    // cfs_tasks, head first: A picked [A, B]; C enqueued while A runs [C, A, B].
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.enqueue(CPU, c, Enqueue::New);
+    // A is put back behind C in the tree. V = 150 000: A is past it, B (deadline 350 000)
+    // beats C (150 000 + 350 000): B picked, [B, C, A].
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    // The tail is A, picked before C was enqueued, though C is ahead of it in the tree.
+    assert_eq!(eevdf.steal_candidate(CPU, &|_| true), Some(a));
+    assert_eq!(eevdf.steal_candidate(CPU, &|x| x != a), Some(c));
+    eevdf.check_invariants();
+}
+
+/// `entity_lag` bounds a saved lag by calc_delta_fair(`cfs_rq_max_slice` + `TICK_NSEC`): the
+/// longest slice on the queue, the leaving entity's own included, not the entity's own slice.
+#[test]
+fn a_saved_lag_is_bounded_by_the_longest_slice_on_the_queue_plus_a_tick() {
+    let mut eevdf = one_cpu();
+    // A: the base slice, 0.7 ms; B: a custom 3 ms slice.
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0), custom(3_000_000)]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    // Deadlines 350 000 (A) and 1 500 000 (B): A first; it runs 10 ms and waits.
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 10_000_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 10_000_000), Some(b));
+    // V = (10 000 000 + 0) / 2 = 5 000 000: A, frozen while it waits, leaves 5 ms ahead,
+    // clamped to (3 ms + 1 ms) × 1024 / 1024 = 4 ms.
+    assert_eq!(eevdf.avg_vruntime(CPU), 5_000_000);
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.saved_lag(a), Some(-4_000_000));
+
+    // The same with A at nice 5 (weight 335): the bound is in A's own virtual time,
+    // 4 ms × 1024 / 335 = 12 226 865.67.
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(5), custom(3_000_000)]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 10_000_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 10_000_000), Some(b));
+    // v_A = 10 ms × 1024 / 335 = 30 567 164; V = 30 567 164 × 335 / 1359 = 7 534 952: A
+    // leaves 23 032 212 ahead, clamped.
+    assert_eq!(eevdf.vruntime(a), Some(30_567_164));
+    assert_eq!(eevdf.avg_vruntime(CPU), 7_534_952);
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.saved_lag(a), Some(-12_226_865));
+    eevdf.check_invariants();
+}
+
+/// A waiting task of `eevdf` leaves owing −150 000 and the other runs on alone to
+/// v = V = 100 000: (sleeper, runner).
+fn a_sleeper_with_lag_and_a_runner_at_100_000(eevdf: &mut Eevdf) -> (TaskId, TaskId) {
+    let t = attach_all(eevdf, &[FairParams::nice(0); 2]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    // V = 150 000; A, 150 000 ahead, is frozen while it waits and keeps its lag.
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.saved_lag(a), Some(-150_000));
+    eevdf.update_curr(CPU, 100_000);
+    assert_eq!(eevdf.avg_vruntime(CPU), 100_000);
+    (a, b)
+}
+
+/// `place_entity` applies the saved lag only `if (sched_feat(PLACE_LAG) && cfs_rq->nr_queued
+/// && se->vlag)`: without `PLACE_LAG` a woken sleeper starts at V with a fresh request.
+#[test]
+fn place_lag_places_a_sleeper_by_its_lag_and_without_it_at_v() {
+    let mut linux = one_cpu();
+    let (a, _) = a_sleeper_with_lag_and_a_runner_at_100_000(&mut linux);
+    // W = 1024: lag −150 000 × 2048 / 1024 = −300 000, so v = 400 000, d = v + 700 000.
+    linux.enqueue(CPU, a, Enqueue::Wakeup);
+    assert_eq!(linux.vruntime(a), Some(400_000));
+    assert_eq!(linux.deadline(a), Some(1_100_000));
+    // V' = (100 000 + 400 000) / 2: A is 150 000 ahead again.
+    assert_eq!(linux.avg_vruntime(CPU), 250_000);
+    linux.check_invariants();
+
+    let features = Features {
+        place_lag: false,
+        ..Features::LINUX_6_18
+    };
+    let mut no_lag = with_features(1, features);
+    let (a, _) = a_sleeper_with_lag_and_a_runner_at_100_000(&mut no_lag);
+    no_lag.enqueue(CPU, a, Enqueue::Wakeup);
+    assert_eq!(no_lag.vruntime(a), Some(100_000));
+    assert_eq!(no_lag.deadline(a), Some(800_000));
+    assert_eq!(no_lag.avg_vruntime(CPU), 100_000);
+    no_lag.check_invariants();
+}
+
+/// With no entity on the queue (`cfs_rq->nr_queued` 0) there is no one to owe or be owed:
+/// a sleeper waking there forgets its lag and starts at the queue's V.
+#[test]
+fn a_sleeper_waking_on_an_empty_queue_forgets_its_lag() {
+    let mut eevdf = one_cpu();
+    let (a, b) = a_sleeper_with_lag_and_a_runner_at_100_000(&mut eevdf);
+    // B, alone and so eligible, sleeps and leaves at once: the queue is empty, V 100 000.
+    eevdf.block(CPU, b);
+    assert_eq!(eevdf.saved_lag(b), Some(0));
+    assert_eq!(eevdf.nr_queued(CPU), 0);
+    assert_eq!(eevdf.avg_vruntime(CPU), 100_000);
+    eevdf.enqueue(CPU, a, Enqueue::Wakeup);
+    assert_eq!(eevdf.vruntime(a), Some(100_000));
+    assert_eq!(eevdf.deadline(a), Some(800_000));
+    assert_eq!(eevdf.pick_next(CPU, 400_000), Some(a));
+    eevdf.check_invariants();
+}
+
+/// S (nice 0) runs 300 000 after A and sleeps 150 000 ahead of V, so it is delayed; A is
+/// picked: (A, S).
+fn s_delayed_while_a_runs(eevdf: &mut Eevdf) -> (TaskId, TaskId) {
+    let t = attach_all(eevdf, &[FairParams::nice(0); 2]);
+    let (a, s) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, s, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(s));
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.block(CPU, s);
+    assert_eq!(eevdf.sleeping_on(s), Some(CPU));
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
+    (a, s)
+}
+
+/// `finish_delayed_dequeue_entity` zeroes a positive lag only with `DELAY_ZERO`: without it the
+/// delayed sleeper leaves with the service it is owed, and is placed by it when it wakes.
+#[test]
+fn without_delay_zero_a_delayed_sleeper_keeps_a_positive_lag() {
+    let features = Features {
+        delay_zero: false,
+        ..Features::LINUX_6_18
+    };
+    let mut eevdf = with_features(1, features);
+    let (a, s) = s_delayed_while_a_runs(&mut eevdf);
+    // As in `a_sleeper_that_owes_service_stays_queued_until_picked_or_woken` a): A runs
+    // 400 000, V = (400 000 + 300 000) / 2 = 350 000, S is eligible, found by the pick and
+    // leaves with lag 50 000, which it keeps.
+    eevdf.update_curr(CPU, 400_000);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 700_000), Some(a));
+    assert_eq!(eevdf.sleeping_on(s), None);
+    assert_eq!(eevdf.saved_lag(s), Some(50_000));
+    // S wakes: V = 400 000 (A alone), W = 1024: 50 000 × 2048 / 1024 = 100 000 left of V.
+    eevdf.enqueue(CPU, s, Enqueue::Wakeup);
+    assert_eq!(eevdf.vruntime(s), Some(300_000));
+    assert_eq!(eevdf.deadline(s), Some(1_000_000));
+    eevdf.check_invariants();
+}
+
+/// `requeue_delayed_entity` places a woken delayed sleeper afresh only `if (se->vlag > 0)`: one
+/// woken exactly at V keeps its place and the request under way.
+#[test]
+fn a_delayed_sleeper_woken_with_no_lag_keeps_its_request() {
+    let mut eevdf = one_cpu();
+    let (a, s) = s_delayed_while_a_runs(&mut eevdf);
+    // A runs 300 000: V = (300 000 + 300 000) / 2 = 300 000, S's own vruntime: lag 0.
+    eevdf.update_curr(CPU, 300_000);
+    assert_eq!(eevdf.avg_vruntime(CPU), 300_000);
+    eevdf.enqueue(CPU, s, Enqueue::Wakeup);
+    assert_eq!(eevdf.sleeping_on(s), None);
+    assert_eq!(eevdf.vruntime(s), Some(300_000));
+    assert_eq!(eevdf.deadline(s), Some(350_000));
+    assert_eq!(eevdf.current(CPU), Some(a));
+    eevdf.check_invariants();
+}
+
+/// Reweighting a waiting task puts it at V − vlag·w/w′ with V taken exactly, not rounded down
+/// first: the fraction of V counts in the rounding to the nearest nanosecond.
+#[test]
+fn reweighting_rounds_the_exact_position_with_v_fractional() {
+    let mut eevdf = one_cpu();
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let (a, b) = (t[0], t[1]);
+    eevdf.enqueue(CPU, a, Enqueue::New);
+    eevdf.enqueue(CPU, b, Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
+    eevdf.update_curr(CPU, 300_001);
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 300_001), Some(b));
+    // V = 300 001 / 2 = 150 000.5 (150 000 rounded down); A is 150 000.5 ahead.
+    assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
+    // Nice −3 (1991): v′ = 150 000.5 + 150 000.5 × 1024 / 1991 = 150 000.5 + 77 147.42 =
+    // 227 147.92, so 227 148 (from the rounded-down V it would be 227 147).
+    eevdf.set_params(a, FairParams::nice(-3));
+    assert_eq!(eevdf.vruntime(a), Some(227_148));
+    // (227 148 × 1991 + 0 × 1024) / 3015 = 150 000.05: V stays.
+    assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
+    eevdf.check_invariants();
+}
+
+/// `prio_changed_fair` runs only when the priority changed: a new slice alone is no wakeup, so
+/// a waiting task given a shorter slice at the same weight does not preempt.
+#[test]
+fn changing_only_the_slice_of_a_waiting_task_checks_no_preemption() {
+    let mut eevdf = one_cpu();
+    let (_, b) = a_protected_to_its_deadline(&mut eevdf);
+    eevdf.set_params(b, custom(100_000));
+    assert_eq!(eevdf.slice_ns(b), Some(100_000));
+    assert!(!eevdf.tick(CPU, 700_000));
+    eevdf.check_invariants();
+}
+
+/// `prio_changed_fair` asks the current task to reschedule only when its priority fell
+/// (`p->prio > oldprio`): made heavier, it keeps the CPU and its protection.
+#[test]
+fn a_current_task_made_heavier_keeps_the_cpu() {
+    let mut eevdf = one_cpu();
+    let (a, _) = a_protected_to_its_deadline(&mut eevdf);
+    eevdf.set_params(a, FairParams::nice(-5));
+    assert!(!eevdf.tick(CPU, 700_000));
+    assert_eq!(eevdf.current(CPU), Some(a));
+    eevdf.check_invariants();
+}
+
+/// A waiting task made heavier is checked as a wakeup (`prio_changed_fair` calls
+/// `wakeup_preempt`); with a shorter slice too, `PREEMPT_SHORT` lifts the current task's
+/// protection for the check and it preempts.
+#[test]
+fn a_waiting_task_made_heavier_with_a_shorter_slice_preempts_as_a_wakeup() {
+    let mut eevdf = one_cpu();
+    let (a, b) = a_protected_to_its_deadline(&mut eevdf);
+    // B (lag 0) stays at V = 350 000; its deadline keeps its real-time distance:
+    // 700 000 × 1024 / 3121 = 229 669.97, rounded down, past V: before A's 1 050 000.
+    eevdf.set_params(
+        b,
+        FairParams {
+            custom_slice_ns: Some(100_000),
+            ..FairParams::nice(-5)
+        },
+    );
+    assert_eq!(eevdf.vruntime(b), Some(350_000));
+    assert_eq!(eevdf.deadline(b), Some(579_669));
+    assert!(eevdf.tick(CPU, 700_000));
+    // The short-slice preemption cancelled A's protection.
+    assert_eq!(eevdf.protected_until(CPU), eevdf.vruntime(a));
+    eevdf.put_prev(CPU);
+    assert_eq!(eevdf.pick_next(CPU, 700_000), Some(b));
+    eevdf.check_invariants();
+}
+
+/// With a reschedule already requested, `check_preempt_wakeup_fair` returns at once
+/// (`need_resched`): a waiting task reweighted then does not touch the current task's
+/// protection.
+#[test]
+fn with_a_reschedule_pending_a_reweight_leaves_the_current_protection_alone() {
+    let mut eevdf = one_cpu();
+    let (a, b) = a_protected_to_its_deadline(&mut eevdf);
+    // A made lighter (nice 1) is asked to reschedule, still protected.
+    eevdf.set_params(a, FairParams::nice(1));
+    assert!(eevdf.tick(CPU, 700_000));
+    let protected = eevdf.protected_until(CPU);
+    assert_ne!(protected, eevdf.vruntime(a));
+    eevdf.set_params(
+        b,
+        FairParams {
+            custom_slice_ns: Some(100_000),
+            ..FairParams::nice(-5)
+        },
+    );
+    assert_eq!(eevdf.protected_until(CPU), protected);
+    assert!(eevdf.tick(CPU, 700_000));
+    eevdf.check_invariants();
+}
+
+/// Two CPUs; A runs on CPU 0 and B waits there.
+fn a_running_and_b_waiting_on_cpu0() -> (Eevdf, TaskId, TaskId) {
+    let mut eevdf = with_features(2, Features::LINUX_6_18);
+    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    eevdf.enqueue(CPU, t[0], Enqueue::New);
+    eevdf.enqueue(CPU, t[1], Enqueue::New);
+    assert_eq!(eevdf.pick_next(CPU, 0), Some(t[0]));
+    (eevdf, t[0], t[1])
+}
+
+#[test]
+#[should_panic(expected = "blocked on cpu1 while Current(cpu0)")]
+fn blocking_the_current_task_on_another_cpu_is_refused() {
+    let (mut eevdf, a, _) = a_running_and_b_waiting_on_cpu0();
+    eevdf.block(CpuId(1), a);
+}
+
+#[test]
+#[should_panic(expected = "blocked on cpu1 while Queued(cpu0)")]
+fn blocking_a_waiting_task_on_another_cpu_is_refused() {
+    let (mut eevdf, _, b) = a_running_and_b_waiting_on_cpu0();
+    eevdf.block(CpuId(1), b);
+}
+
+#[test]
+#[should_panic(expected = "migrated from cpu1 while Queued(cpu0)")]
+fn migrating_a_waiting_task_from_another_cpu_is_refused() {
+    let (mut eevdf, _, b) = a_running_and_b_waiting_on_cpu0();
+    eevdf.migrate(b, CpuId(1), CPU, Migration::Balance);
+}
+
+#[test]
+#[should_panic(expected = "migrated from cpu1 while Delayed(cpu0)")]
+fn migrating_a_delayed_sleeper_from_another_cpu_is_refused() {
+    let (mut eevdf, a, b) = a_running_and_b_waiting_on_cpu0();
+    // A runs ahead of V and sleeps: delayed on CPU 0.
+    eevdf.update_curr(CPU, 300_000);
+    eevdf.block(CPU, a);
+    assert_eq!(eevdf.sleeping_on(a), Some(CPU));
+    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    eevdf.migrate(a, CpuId(1), CPU, Migration::Evacuate);
 }
 
 mod props {
