@@ -246,4 +246,30 @@ mod tests {
             .is_ok());
         assert!(UcsgConfig::one_cluster(2, vec![]).validate().is_err());
     }
+
+    #[test]
+    fn one_cluster_dpm_sits_at_the_little_fractions_of_its_top() {
+        // 450, 450 and 500 of LITTLE's 600 MHz, scaled to a 1.2 GHz top: 900, 900, 1000 MHz.
+        let c = UcsgConfig::one_cluster(4, vec![600_000, 1_200_000]);
+        assert_eq!(c.clusters[0].dpm_khz, [900_000, 900_000, 1_000_000]);
+    }
+
+    #[test]
+    fn a_cluster_holds_at_most_64_cores() {
+        let mut c = UcsgConfig::galaxy_s4();
+        c.clusters[1].cores = 64;
+        assert_eq!(c.validate(), Ok(()));
+        c.clusters[1].cores = 65;
+        assert!(matches!(c.validate(), Err(UcsgConfigError::Cluster { .. })));
+    }
+
+    #[test]
+    fn dpm_thresholds_must_be_positive_and_ascending_each_on_its_own() {
+        let mut c = UcsgConfig::galaxy_s4();
+        c.clusters[0].dpm_khz = [500_000, 450_000, 450_000];
+        assert!(matches!(c.validate(), Err(UcsgConfigError::Cluster { .. })));
+        let mut c = UcsgConfig::galaxy_s4();
+        c.clusters[0].dpm_khz = [0, 450_000, 500_000];
+        assert!(matches!(c.validate(), Err(UcsgConfigError::Cluster { .. })));
+    }
 }

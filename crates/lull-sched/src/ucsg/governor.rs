@@ -308,6 +308,51 @@ mod tests {
     }
 
     #[test]
+    fn low_threads_share_with_every_medium_thread_and_ride_on_top_of_them() {
+        // k = 0, one low thread beside two medium ones: C_l = 30 M × 1 / (1 + 2) = 10 M.
+        assert_eq!(low_cycles(30 * MC, 1, 2, 0), 10 * MC);
+        // The required workload is C_m plus the low share: 40 M + 0.456 M (the case above).
+        assert_eq!(required_cycles(40 * MC, 1, 1), 40 * MC + 455_912);
+    }
+
+    #[test]
+    fn a_core_exactly_at_the_up_threshold_keeps_its_level() {
+        let (c, l) = s4();
+        // 37.5 Mcycles are exactly 75 % of 250 MHz's 50 M: not above the threshold.
+        let lvl = core_level(&l, 37_500_000, c.sampling_period_ns, 75, 0);
+        assert_eq!(l.level(lvl).khz, 250_000);
+        assert_eq!(
+            l.level(core_level(&l, 37_500_001, c.sampling_period_ns, 75, 0))
+                .khz,
+            300_000
+        );
+    }
+
+    #[test]
+    fn half_scaling_that_lands_on_the_needed_level_is_not_counted_as_half_scaling() {
+        let (c, l) = s4();
+        let mut g = GovernorMemory::default();
+        // Twice more than the top gives, from level 15: the median of 15 and 16 is 16, the
+        // level already needed, so nothing was raised.
+        let first = g.dvfs(&l, &[1000 * MC], false, 15, &c);
+        assert_eq!(
+            first,
+            Choice {
+                level: 16,
+                half_scaled: false
+            }
+        );
+        let second = g.dvfs(&l, &[1000 * MC], false, 15, &c);
+        assert_eq!(
+            second,
+            Choice {
+                level: 16,
+                half_scaled: false
+            }
+        );
+    }
+
+    #[test]
     fn dpm_counts_thresholds_and_running_threads() {
         let (c, _) = s4();
         let little = &c.clusters[0];

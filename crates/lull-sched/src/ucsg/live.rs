@@ -806,12 +806,182 @@ mod tests {
                 cpus: CpuMask::of(&[CpuId(2 + slot)])
             }]
         );
+        assert_eq!(u.seam_counters().cluster_switches, 1);
         let mut one = UcsgSeam::new(&machine(&[&[0, 1]]), 0).unwrap();
         one.decisions.push(Decision::Cluster { cluster: 1 });
         let mut out = Vec::new();
         one.translate(&mut out);
         assert!(out.is_empty());
         assert_eq!(one.seam_counters().cluster_unavailable, 1);
+        // Not even its own cluster: a one-cluster machine never switches.
+        one.decisions.push(Decision::Cluster { cluster: 0 });
+        let mut out = Vec::new();
+        one.translate(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(one.seam_counters().cluster_unavailable, 2);
+        assert_eq!(one.seam_counters().cluster_switches, 0);
+        // On big.LITTLE, a cluster the machine lacks.
+        let mut two = UcsgSeam::new(&machine(&[&[2, 3], &[0, 1]]), 0).unwrap();
+        two.decisions.push(Decision::Cluster { cluster: 2 });
+        let mut out = Vec::new();
+        two.translate(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(two.seam_counters().cluster_unavailable, 1);
+        assert_eq!(two.seam_counters().cluster_switches, 0);
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        assert_eq!(
+            UcsgLiveError::NoCpus.to_string(),
+            "the machine description lists no CPU"
+        );
+        let e = UcsgLiveError::Config(UcsgConfigError::NoClusters);
+        assert!(e.to_string().starts_with("UCSG configuration: "), "{e}");
+        assert!(e.to_string().len() > "UCSG configuration: ".len(), "{e}");
+    }
+
+    #[test]
+    fn the_policy_names_itself_and_asks_for_process_facts() {
+        let u = UcsgSeam::new(&machine(&[&[0, 1]]), 0).unwrap();
+        assert_eq!(u.name(), "ucsg");
+        // Inheritance at fork and release at exit need the process facts.
+        assert!(u.wants_process_facts());
+    }
+
+    #[test]
+    fn counters_count_threads_placements_touches_and_changes() {
+        let (mut u, _, _) = two_apps();
+        assert_eq!(u.seam_counters().managed_threads, 2);
+        // Allocation placed each declared thread once.
+        assert_eq!(u.seam_counters().placements, 2);
+        fact(&mut u, 1_000, Fact::InputPushed { app: app(1) });
+        assert_eq!(u.seam_counters().touches, 1);
+        assert!(u.counters().contains(&("managed_threads", 2)));
+        assert!(u.counters().contains(&("touches", 1)));
+    }
+
+    #[test]
+    fn only_threads_that_ran_in_the_period_count_as_workload() {
+        let (mut u, f, _) = two_apps();
+        let mut out = Vec::new();
+        // The first period: nobody ran. One core, the lowest level (800 MHz of the seed's big
+        // levels, which a machine without cpufreq gets).
+        u.on_deadline(
+            200_000_000,
+            &mut |_| {
+                Some(ThreadSample {
+                    cpu_ns: 0,
+                    work_ns: 0,
+                    cpu: CpuId(0),
+                })
+            },
+            &mut out,
+        );
+        assert_eq!(u.seam_counters().online_changes, 1);
+        assert_eq!(u.seam_counters().frequency_changes, 1);
+        // The second: the front thread ran the whole 200 ms at 800 MHz, 160 Mcycles, all of
+        // the level and above its 75 % threshold: one level up, 900 MHz.
+        out.clear();
+        u.on_deadline(
+            400_000_000,
+            &mut |th| {
+                let ran = if th == f { 200_000_000 } else { 0 };
+                Some(ThreadSample {
+                    cpu_ns: ran,
+                    work_ns: ran,
+                    cpu: CpuId(0),
+                })
+            },
+            &mut out,
+        );
+        let freqs: Vec<u64> = out
+            .iter()
+            .filter_map(|a| match *a {
+                Action::Frequency { khz, .. } => Some(khz),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(freqs, vec![900_000, 900_000], "{out:?}");
+        assert_eq!(u.seam_counters().frequency_changes, 2);
+    }
+
+    #[test]
+    fn the_front_app_going_behind_or_off_lowers_its_threads() {
+        let (mut u, f, _) = two_apps();
+        let behind = fact(
+            &mut u,
+            1,
+            Fact::WindowChanged {
+                app: app(1),
+                window: window(false),
+            },
+        );
+        assert_eq!(nice_of(&behind, f), Some(10));
+        // Back in front, then the screen goes off: low again.
+        let front = fact(
+            &mut u,
+            2,
+            Fact::WindowChanged {
+                app: app(1),
+                window: window(true),
+            },
+        );
+        assert_eq!(nice_of(&front, f), Some(-10));
+        let off = fact(
+            &mut u,
+            3,
+            Fact::WindowChanged {
+                app: app(1),
+                window: WindowState {
+                    screen: Screen::Off,
+                    ..window(true)
+                },
+            },
+        );
+        assert_eq!(nice_of(&off, f), Some(10));
+    }
+
+    #[test]
+    fn another_apps_departure_leaves_the_front_app_in_front() {
+        let (mut u, f, _) = two_apps();
+        fact(&mut u, 1, Fact::AppGone { app: app(2) });
+        // The front app is still known to be in front: its going behind lowers it.
+        let out = fact(
+            &mut u,
+            2,
+            Fact::WindowChanged {
+                app: app(1),
+                window: window(false),
+            },
+        );
+        assert_eq!(nice_of(&out, f), Some(10));
+    }
+
+    #[test]
+    fn a_process_outlives_the_exit_of_a_thread_other_than_its_main_one() {
+        let (mut u, _, b) = two_apps();
+        // b is thread 201 of process 200: its exit leaves the process the app's.
+        fact(&mut u, 1, Fact::Exited { thread: b });
+        let sibling = t(200, 202);
+        let out = fact(
+            &mut u,
+            2,
+            Fact::Forked {
+                parent: t(200, 200),
+                child: sibling,
+            },
+        );
+        assert_eq!(nice_of(&out, sibling), Some(10));
+        assert!(u.manages(sibling));
+    }
+
+    #[test]
+    fn no_app_gets_the_key_that_means_no_app() {
+        let mut u = UcsgSeam::new(&machine(&[&[0, 1]]), 0).unwrap();
+        u.next_key = NO_APP - 1;
+        assert_eq!(u.key(app(1)), NO_APP - 1);
+        assert!(u.key(app(2)) < NO_APP);
     }
 
     #[test]

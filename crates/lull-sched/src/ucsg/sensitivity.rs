@@ -195,5 +195,6 @@ mod tests {
         let all = [Sensitivity::Low, Sensitivity::Medium, Sensitivity::High];
         assert_eq!(all.map(Sensitivity::value), [1, 2, 3]);
         assert_eq!(all.map(Sensitivity::nice), [10, -10, -20]);
+        assert_eq!(all.map(Sensitivity::name), ["low", "medium", "high"]);
     }
 }

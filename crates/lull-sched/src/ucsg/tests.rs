@@ -314,6 +314,145 @@ fn a_thread_that_did_not_run_does_not_earn_a_core_and_a_bad_cluster_is_ignored()
     assert_eq!(u.stats().samples, 2);
 }
 
+/// One sampling period on the LITTLE cluster at `freq_khz`, `online` cores as measured.
+fn sample_little(
+    u: &mut Ucsg<u32>,
+    now_ms: u64,
+    online: usize,
+    freq_khz: u64,
+    threads: &[ThreadUse<u32>],
+) -> Vec<Decision<u32>> {
+    let mut out = Vec::new();
+    u.sample(
+        now_ms * MS,
+        &SampleView {
+            cluster: 0,
+            online,
+            freq_khz,
+            threads,
+        },
+        &mut out,
+    );
+    out
+}
+
+#[test]
+fn of_two_equal_threads_on_a_core_the_first_to_arrive_moves_first() {
+    let mut u = s4(1);
+    let mut out = Vec::new();
+    // Two system (medium) threads on the one core, 101 forked before 100.
+    u.thread_forked(None, 101, Some(Owner::System), &mut out);
+    u.thread_forked(None, 100, Some(Owner::System), &mut out);
+    // 60 Mcycles each at 600 MHz: 120 M, above LITTLE's 90 M → two cores; sensitivity 4 | 0
+    // → 2 | 2 by moving one of them, the one that arrived first (FIFO, §3.2.2).
+    let out = sample_little(
+        &mut u,
+        200,
+        1,
+        600_000,
+        &[use_of(100, 100), use_of(101, 100)],
+    );
+    assert_eq!(out[0], Decision::Online { cores: 2 });
+    assert_eq!((u.slot(101), u.slot(100)), (Some(1), Some(0)));
+}
+
+#[test]
+fn a_thread_placed_again_arrives_behind_those_already_on_its_core() {
+    let mut u = s4(2);
+    let mut out = Vec::new();
+    u.foreground(FILES_APP, &mut out);
+    // ZIP's low thread 100 and system thread 102 on core 0, system thread 101 on core 1.
+    u.thread_forked(None, 100, Some(Owner::App(ZIP_APP)), &mut out);
+    u.thread_forked(None, 101, Some(Owner::System), &mut out);
+    u.thread_forked(None, 102, Some(Owner::System), &mut out);
+    assert_eq!(
+        (u.slot(100), u.slot(101), u.slot(102)),
+        (Some(0), Some(1), Some(0))
+    );
+    let threads = [use_of(100, 1), use_of(101, 100), use_of(102, 100)];
+    // Core 1 went off outside UCSG; core 0's 60.7 Mcycles need no second core, so 101 is
+    // placed again, on core 0, after 102.
+    let _ = sample_little(&mut u, 200, 1, 600_000, &threads);
+    assert_eq!(u.slot(101), Some(0));
+    // 120 M of medium work: two cores. Sensitivity 5 | 0 moves one medium thread, the first
+    // to have arrived on core 0: 102.
+    let out = sample_little(&mut u, 400, 1, 600_000, &threads);
+    assert_eq!(out[0], Decision::Online { cores: 2 });
+    assert_eq!((u.slot(102), u.slot(101)), (Some(1), Some(0)));
+}
+
+#[test]
+fn every_place_after_a_sample_is_counted_as_a_migration() {
+    let mut u = s4(1);
+    let mut out = Vec::new();
+    for t in 0..4 {
+        u.thread_forked(None, 100 + t, Some(Owner::System), &mut out);
+    }
+    let places = |out: &[Decision<u32>]| {
+        out.iter()
+            .filter(|d| matches!(d, Decision::Place { .. }))
+            .count() as u64
+    };
+    // Four threads of 120 Mcycles: four cores, and migration moves three of them (as in the
+    // DPM case).
+    let threads: Vec<_> = (0..4).map(|t| use_of(100 + t, 200)).collect();
+    let out = sample_little(&mut u, 200, 1, 600_000, &threads);
+    assert!(places(&out) > 0, "{out:?}");
+    assert_eq!(u.stats().migrations, places(&out));
+    // Three cores go off outside UCSG: the threads of the cores that are off are placed again.
+    let before = u.stats().migrations;
+    let out = sample_little(&mut u, 400, 1, 600_000, &threads);
+    assert!(places(&out) > 0, "{out:?}");
+    assert_eq!(u.stats().migrations - before, places(&out));
+}
+
+#[test]
+fn the_low_share_tips_a_core_at_the_up_threshold_to_the_next_level() {
+    let mut u = s4(1);
+    let mut out = Vec::new();
+    u.foreground(FILES_APP, &mut out);
+    u.thread_forked(None, FILES, Some(Owner::App(FILES_APP)), &mut out);
+    u.thread_forked(None, ZIP, Some(Owner::App(ZIP_APP)), &mut out);
+    // The medium thread ran 150 ms at 250 MHz: 37.5 Mcycles, exactly 75 % of the level. The low
+    // one ran too, so it adds C_m × 1 / (1 + 1.25^20 × 1) ≈ 0.43 M (§3.2.3): above 75 %, so
+    // the next level, 300 MHz. (Without the low share it would stay at 250 MHz; counting the
+    // low thread as taking all of C_m would need 75 M, 450 MHz.)
+    let out = sample_little(
+        &mut u,
+        200,
+        1,
+        250_000,
+        &[use_of(FILES, 150), use_of(ZIP, 1)],
+    );
+    assert!(
+        out.contains(&Decision::Frequency { khz: 300_000 }),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_low_thread_goes_to_the_core_with_the_least_workload() {
+    let mut u = s4(2);
+    let mut out = Vec::new();
+    u.foreground(FILES_APP, &mut out);
+    u.thread_forked(None, 100, Some(Owner::System), &mut out);
+    u.thread_forked(None, 101, Some(Owner::System), &mut out);
+    assert_eq!((u.slot(100), u.slot(101)), (Some(0), Some(1)));
+    // 90 M and 6 M at 600 MHz: 96 M keeps both cores on, and neither can move.
+    let _ = sample_little(
+        &mut u,
+        200,
+        2,
+        600_000,
+        &[use_of(100, 150), use_of(101, 10)],
+    );
+    assert_eq!((u.slot(100), u.slot(101)), (Some(0), Some(1)));
+    // A low thread is allocated by workload (§3.2.2): the lighter core 1.
+    out.clear();
+    u.thread_forked(None, ZIP, Some(Owner::App(ZIP_APP)), &mut out);
+    assert_eq!(u.slot(ZIP), Some(1));
+}
+
 #[test]
 fn half_scaling_after_two_rises_and_big_to_little_after_three_periods() {
     let mut u = s4(1);
