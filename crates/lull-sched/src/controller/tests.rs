@@ -387,9 +387,7 @@ fn slots_go_in_the_order_threads_were_first_seen_once_a_tenth_of_a_cpu_is_used()
     let mut c = Controller::new(Scheme::AffinityOne, odroid(), 10 * MS);
     // Adopted in the order 9, 7, 8: not the order of their ids.
     let (a, b, d) = (t(5, 9), t(5, 7), t(5, 8));
-    for th in [a, b, d] {
-        c.on_fact(0, &Fact::Adopted { thread: th }, &mut Vec::new());
-    }
+    adopt(&mut c, &[a, b, d]);
     assert_eq!(c.stats().threads_seen, 3);
     let mut used: BTreeMap<_, _> = [(a, 0), (b, 0), (d, 0)].into_iter().collect();
     assert!(sample_all(&mut c, 10 * MS, &used).is_empty());
@@ -468,6 +466,21 @@ fn a_thread_started_in_a_managed_process_is_managed_whoever_reports_its_creation
     );
 }
 
+/// One fast CPU (0) and one slow (1).
+fn one_fast_one_slow() -> CoreSets {
+    CoreSets {
+        fast: CpuMask(0b01),
+        slow: CpuMask(0b10),
+    }
+}
+
+/// `threads` adopted at 0.
+fn adopt(c: &mut Controller, threads: &[ThreadRef]) {
+    for &thread in threads {
+        c.on_fact(0, &Fact::Adopted { thread }, &mut Vec::new());
+    }
+}
+
 /// One sample at `now` with each thread's CPU time and work as given.
 fn sample_with(c: &mut Controller, now: u64, cpu_work: &[(ThreadRef, u64, u64)]) -> Vec<Action> {
     let mut out = Vec::new();
@@ -491,10 +504,7 @@ fn sample_with(c: &mut Controller, now: u64, cpu_work: &[(ThreadRef, u64, u64)])
 #[test]
 fn decisions_stay_on_the_grid_of_the_first_sample_when_the_substrate_is_late() {
     // Toggling every 100 ms, sensing every 50 ms: the grid is 50, 150, 250, … ms.
-    let sets = CoreSets {
-        fast: CpuMask(0b01),
-        slow: CpuMask(0b10),
-    };
+    let sets = one_fast_one_slow();
     let mut c = Controller::new(
         Scheme::Toggle {
             period_ns: 100 * MS,
@@ -503,9 +513,7 @@ fn decisions_stay_on_the_grid_of_the_first_sample_when_the_substrate_is_late() {
         50 * MS,
     );
     let (a, b) = (t(1, 1), t(1, 2));
-    for th in [a, b] {
-        c.on_fact(0, &Fact::Adopted { thread: th }, &mut Vec::new());
-    }
+    adopt(&mut c, &[a, b]);
     let busy = |now_ms: u64| [(a, now_ms * MS / 2, 0), (b, now_ms * MS / 2, 0)];
     assert!(sample_with(&mut c, 50 * MS, &busy(50)).is_empty());
     assert_eq!(c.stats().decisions, 1);
@@ -563,10 +571,7 @@ fn affinity_schemes_decide_nothing_on_a_period_and_two_gives_a_pair() {
 
 #[test]
 fn equalising_keeps_a_fast_thread_there_until_it_leads_by_the_margin() {
-    let sets = CoreSets {
-        fast: CpuMask(0b01),
-        slow: CpuMask(0b10),
-    };
+    let sets = one_fast_one_slow();
     let mut c = Controller::new(
         Scheme::Equalise {
             period_ns: 100 * MS,
@@ -575,9 +580,7 @@ fn equalising_keeps_a_fast_thread_there_until_it_leads_by_the_margin() {
         10 * MS,
     );
     let (a, b) = (t(2, 2), t(2, 3));
-    for th in [a, b] {
-        c.on_fact(0, &Fact::Adopted { thread: th }, &mut Vec::new());
-    }
+    adopt(&mut c, &[a, b]);
     assert!(sample_with(&mut c, 10 * MS, &[(a, 0, 0), (b, 0, 0)]).is_empty());
     // Equal work: slot order, a fast.
     let out = sample_with(&mut c, 20 * MS, &[(a, 5 * MS, 0), (b, 5 * MS, 0)]);

@@ -193,15 +193,20 @@ fn the_front_apps_need_sets_the_level_and_the_low_share_rides_along() {
     assert_eq!(out.last(), Some(&Decision::Frequency { khz: 550_000 }));
 }
 
-#[test]
-fn dpm_turns_on_cores_for_the_required_workload() {
-    let mut u = s4(1);
+/// The file manager in front with four threads of its own, 100 to 103 (all medium).
+fn four_front_threads(u: &mut Ucsg<u32>) {
     let mut out = Vec::new();
     u.foreground(FILES_APP, &mut out);
     for t in 0..4 {
         u.thread_forked(None, 100 + t, Some(Owner::App(FILES_APP)), &mut out);
     }
-    out.clear();
+}
+
+#[test]
+fn dpm_turns_on_cores_for_the_required_workload() {
+    let mut u = s4(1);
+    four_front_threads(&mut u);
+    let mut out = Vec::new();
     // Four medium threads ran 200 ms each at 600 MHz on one core's slot... as measured: 480
     // Mcycles needed, above LITTLE's 300 → four cores.
     let threads: Vec<_> = (0..4).map(|t| use_of(100 + t, 200)).collect();
@@ -271,12 +276,8 @@ fn dpm_turns_on_cores_for_the_required_workload() {
 #[test]
 fn a_thread_that_did_not_run_does_not_earn_a_core_and_a_bad_cluster_is_ignored() {
     let mut u = s4(1);
+    four_front_threads(&mut u);
     let mut out = Vec::new();
-    u.foreground(FILES_APP, &mut out);
-    for t in 0..4 {
-        u.thread_forked(None, 100 + t, Some(Owner::App(FILES_APP)), &mut out);
-    }
-    out.clear();
     // As in the DPM case above, but one of the four is listed with 0 ns: three ran, so three
     // cores at most.
     let threads: Vec<_> = (0..4)
