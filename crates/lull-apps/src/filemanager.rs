@@ -175,11 +175,12 @@ impl LiveApp for FileManager {
     }
 
     fn drain(&self, presses: u64, timeout: std::time::Duration) -> u64 {
-        self.shared.wait_until_for(timeout, |s| {
-            s.touches >= presses
-                && s.stats.frame_latencies_ns.len() as u64 + s.superseded >= s.touches
-        });
-        self.shared.lock().touches
+        self.shared
+            .wait_until_for(timeout, |s| {
+                s.touches >= presses
+                    && s.stats.frame_latencies_ns.len() as u64 + s.superseded >= s.touches
+            })
+            .touches
     }
 
     fn work(&self) -> Option<super::WorkReport> {

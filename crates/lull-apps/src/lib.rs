@@ -352,18 +352,17 @@ impl<S> Shared<S> {
         !matches!(drawn(ctx.next_frame()), Drawn::Stop)
     }
 
-    /// [`Shared::wait_until`] for at most `timeout`: `false` if `ready` never held.
+    /// [`Shared::wait_until`] for at most `timeout`; the state as it then stands.
     pub(crate) fn wait_until_for(
         &self,
         timeout: Duration,
         mut ready: impl FnMut(&S) -> bool,
-    ) -> bool {
+    ) -> MutexGuard<'_, S> {
         let g = self.lock();
-        let (g, _) = self
-            .wake
+        self.wake
             .wait_timeout_while(g, timeout, |s| !ready(s))
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        ready(&g)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0
     }
 
     pub(crate) fn wait_until<'a>(

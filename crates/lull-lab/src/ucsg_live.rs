@@ -498,6 +498,7 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
         p.say("go")?;
     }
     let trace = (spec.foreground == Foreground::FileManager).then(|| file_manager_trace(scale));
+    let touches = trace.as_ref().map_or(0, touch_presses);
     let (replay_tx, _replay_rx) = mpsc::channel();
     let driver_stop = Arc::new(EventFd::new()?);
     let driver = {
@@ -525,10 +526,12 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
     }
     // Let the file manager answer every touch before it is stopped: on a loaded machine it may
     // still be working through the last ones (it replies at once when it has).
-    if let Some(t) = &trace {
-        let presses = touch_presses(t);
-        fg.say(&format!("drain {presses}"))?;
-        fg.line(lull_apps::DRAIN_TIMEOUT + JOB_TIMEOUT, "drain reply")?;
+    if touches > 0 {
+        fg.say(&format!("drain {touches}"))?;
+        let reply = fg.line(lull_apps::DRAIN_TIMEOUT + JOB_TIMEOUT, "drain reply")?;
+        if !reply.starts_with("{\"drained\":") {
+            return Err(fg.err(format!("drain refused: {reply}")).into());
+        }
     }
     let cpu_ms = fg.cpu_ms() + bg.iter().map(AppProc::cpu_ms).sum::<f64>();
     let _ = driver_stop.signal();
@@ -549,7 +552,6 @@ pub fn collect(spec: &UcsgLiveSpec) -> Result<UcsgCollected, UcsgLiveError> {
         let _ = h.join();
     }
     let daemon_report = daemon.join().ok();
-    let touches = trace.as_ref().map_or(0, touch_presses);
     Ok(UcsgCollected {
         artefact: UcsgArtefact {
             policy: spec.policy,
