@@ -21,11 +21,11 @@
 //! Every `unsafe` block here is a single system call on file descriptors these modules own or
 //! borrow, or on a thread id, with buffers whose length is passed alongside. Some wrappers go
 //! through `rustix` (fcntl flags, socket options, rlimits, futexes, the blocking eventfd,
-//! waitpid, per-thread credentials, the parent-death signal); of the hand-written ones,
-//! `sched_setattr`, `SO_MEMINFO` and `SO_SNDBUFFORCE` are calls `rustix` lacks, and `fork`,
-//! `_exit` and the code between `fork` and `exec` must stay bare system calls. The older
-//! wrappers (sockets, epoll, timerfd, pipes, clocks, signalfd, pidfds) are still direct `libc`
-//! calls that `rustix` also covers.
+//! waitpid, per-thread credentials, the parent-death signal, nice values and CPU affinity); of
+//! the hand-written ones, `sched_setattr`, `SO_MEMINFO` and `SO_SNDBUFFORCE` are calls `rustix`
+//! lacks, and `fork`, `_exit` and the code between `fork` and `exec` must stay bare system
+//! calls. The older wrappers (sockets, epoll, timerfd, pipes, clocks, signalfd, pidfds) are
+//! still direct `libc` calls that `rustix` also covers.
 
 use std::io;
 

@@ -12,6 +12,11 @@ pub(super) fn thread_id(tid: i32) -> io::Result<libc::pid_t> {
     }
 }
 
+/// [`thread_id`] for the calls rustix makes.
+fn thread_pid(tid: i32) -> io::Result<rustix::process::Pid> {
+    rustix::process::Pid::from_raw(thread_id(tid)?).ok_or_else(|| Errno::EINVAL.into())
+}
+
 /// `setpriority(PRIO_PROCESS, tid, nice)`: on Linux, the nice value of the one thread `tid`.
 /// Lowering it below what it was needs `CAP_SYS_NICE` (or `RLIMIT_NICE`).
 ///
@@ -19,14 +24,10 @@ pub(super) fn thread_id(tid: i32) -> io::Result<libc::pid_t> {
 /// The kernel's `errno`: `ESRCH` (no such thread), `EPERM`/`EACCES` (not allowed); `EINVAL` for
 /// an id that is not positive.
 pub fn set_thread_nice(tid: i32, nice: i32) -> io::Result<()> {
-    let who = libc::id_t::try_from(thread_id(tid)?).map_err(|_| io::Error::from(Errno::EINVAL))?;
-    // SAFETY: plain syscall, no pointers.
-    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, who, nice) };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    Ok(rustix::process::setpriority_process(
+        Some(thread_pid(tid)?),
+        nice,
+    )?)
 }
 
 /// The scheduling attributes of one thread (`struct sched_attr`, `sched(7)`), as far as this
@@ -136,24 +137,19 @@ pub fn sched_setattr(tid: i32, attr: &SchedAttr) -> io::Result<()> {
     }
 }
 
-/// Bits in one word of a CPU mask as the kernel reads it (an array of `unsigned long`).
-const CPU_MASK_WORD_BITS: usize = libc::c_ulong::BITS as usize;
 /// CPUs a [`CpuSet`] can name: glibc's `CPU_SETSIZE`.
-pub const CPU_SET_SIZE: usize = 1024;
+pub const CPU_SET_SIZE: usize = rustix::thread::CpuSet::MAX_CPU;
 
 /// A set of CPUs for [`sched_getaffinity`] and [`sched_setaffinity`] (CPUs 0 to
-/// [`CPU_SET_SIZE`] − 1).
+/// [`CPU_SET_SIZE`] − 1): rustix's, whose bit operations panic past its size where this one
+/// ignores or answers `false`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct CpuSet {
-    words: [libc::c_ulong; CPU_SET_SIZE / CPU_MASK_WORD_BITS],
-}
+pub struct CpuSet(rustix::thread::CpuSet);
 
 impl CpuSet {
     #[must_use]
     pub fn empty() -> CpuSet {
-        CpuSet {
-            words: [0; CPU_SET_SIZE / CPU_MASK_WORD_BITS],
-        }
+        CpuSet(rustix::thread::CpuSet::new())
     }
 
     /// CPUs 0 to 63, bit `n` for CPU `n`.
@@ -169,14 +165,13 @@ impl CpuSet {
     /// Adds `cpu` (ignored beyond [`CPU_SET_SIZE`]).
     pub fn insert(&mut self, cpu: usize) {
         if cpu < CPU_SET_SIZE {
-            self.words[cpu / CPU_MASK_WORD_BITS] |= 1 << (cpu % CPU_MASK_WORD_BITS);
+            self.0.set(cpu);
         }
     }
 
     #[must_use]
     pub fn contains(&self, cpu: usize) -> bool {
-        cpu < CPU_SET_SIZE
-            && self.words[cpu / CPU_MASK_WORD_BITS] & (1 << (cpu % CPU_MASK_WORD_BITS)) != 0
+        cpu < CPU_SET_SIZE && self.0.is_set(cpu)
     }
 
     /// CPUs 0 to 63 of the set as a bit mask.
@@ -198,23 +193,9 @@ impl CpuSet {
 /// # Errors
 /// The kernel's `errno` (`ESRCH`: no such thread).
 pub fn sched_getaffinity(tid: i32) -> io::Result<CpuSet> {
-    let tid = thread_id(tid)?;
-    let mut set = CpuSet::empty();
-    // SAFETY: `set.words` is writable for the size passed; the kernel writes at most that many
-    // bytes (the raw call returns how many; the rest stays zero).
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_sched_getaffinity,
-            tid,
-            std::mem::size_of_val(&set.words),
-            set.words.as_mut_ptr(),
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(set)
-    }
+    Ok(CpuSet(rustix::thread::sched_getaffinity(Some(
+        thread_pid(tid)?,
+    ))?))
 }
 
 /// `sched_setaffinity(tid, set)`: the kernel keeps the CPUs of `set` that the thread's cpuset
@@ -223,21 +204,10 @@ pub fn sched_getaffinity(tid: i32) -> io::Result<CpuSet> {
 /// # Errors
 /// The kernel's `errno`: `ESRCH`, `EPERM`, `EINVAL` (no CPU of `set` is allowed and online).
 pub fn sched_setaffinity(tid: i32, set: &CpuSet) -> io::Result<()> {
-    let tid = thread_id(tid)?;
-    // SAFETY: `set.words` is readable for the size passed.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_sched_setaffinity,
-            tid,
-            std::mem::size_of_val(&set.words),
-            set.words.as_ptr(),
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    Ok(rustix::thread::sched_setaffinity(
+        Some(thread_pid(tid)?),
+        &set.0,
+    )?)
 }
 
 /// `SCHED_FIFO`, for [`SchedAttr::policy`].
