@@ -394,6 +394,27 @@ mod tests {
         out
     }
 
+    /// `runnable` tasks on `cpus` CPUs.
+    fn run_queues(p: &mut BoostSeam, now: u64, runnable: u32, cpus: u32) -> Vec<Action> {
+        tell(p, now, Fact::RunQueues { runnable, cpus })
+    }
+
+    /// App `app_index` declares thread `tid` of `category`.
+    fn declare(
+        p: &mut BoostSeam,
+        now: u64,
+        app_index: u32,
+        tid: i32,
+        category: ThreadCategory,
+    ) -> Vec<Action> {
+        let declared = Fact::ThreadDeclared {
+            app: app(app_index),
+            thread: t(tid),
+            category,
+        };
+        tell(p, now, declared)
+    }
+
     fn deadline(p: &mut BoostSeam, now: u64) -> Vec<Action> {
         let mut out = Vec::new();
         p.on_deadline(now, &mut |_| None, &mut out);
@@ -408,16 +429,7 @@ mod tests {
         })
         .unwrap();
         for (tid, category) in [(11, ThreadCategory::Event), (12, ThreadCategory::Drawing)] {
-            let out = tell(
-                &mut p,
-                0,
-                Fact::ThreadDeclared {
-                    app: app(1),
-                    thread: t(tid),
-                    category,
-                },
-            );
-            assert!(out.is_empty());
+            assert!(declare(&mut p, 0, 1, tid, category).is_empty());
         }
         p
     }
@@ -439,15 +451,7 @@ mod tests {
     fn a_push_raises_the_event_and_drawing_threads_to_eq_6s_nice() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
         assert!(p.wants_run_queues());
-        assert!(tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2
-            }
-        )
-        .is_empty());
+        assert!(run_queues(&mut p, 0, 10, 2).is_empty());
         assert_eq!(p.load(), RunQueueLoad::nice0(5));
         assert_eq!(boost_nice(10 * MS, RunQueueLoad::nice0(5)), -11);
         let out = tell(&mut p, 1_000, Fact::InputPushed { app: app(1) });
@@ -463,14 +467,7 @@ mod tests {
     #[test]
     fn the_event_thread_is_given_back_at_its_next_wait_the_drawing_thread_at_the_budget() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 0, 10, 2);
         tell(&mut p, 0, Fact::InputPushed { app: app(1) });
         let out = tell(&mut p, 3 * MS, Fact::HandlerFinished { app: app(1) });
         assert_eq!(out, vec![restore(11)]);
@@ -487,14 +484,7 @@ mod tests {
     #[test]
     fn the_budget_running_out_gives_back_every_raised_thread() {
         let mut p = declared(BoostMode::Nice, 3 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 0, 10, 2);
         let out = tell(&mut p, 5, Fact::InputPushed { app: app(1) });
         assert_eq!(out.len(), 2);
         assert_eq!(p.next_deadline_ns(), Some(5 + 3 * MS));
@@ -513,14 +503,7 @@ mod tests {
     #[test]
     fn an_app_that_leaves_has_its_threads_released() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 4,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 0, 4, 2);
         tell(&mut p, 0, Fact::InputPushed { app: app(1) });
         let out = tell(&mut p, 1, Fact::AppGone { app: app(1) });
         assert_eq!(
@@ -546,27 +529,11 @@ mod tests {
         assert!(p.wants_handler_finished());
         tell(&mut p, 0, Fact::InputPushed { app: app(1) });
         // The event thread declared again (the same thread): both stay raised, the budget too.
-        tell(
-            &mut p,
-            1,
-            Fact::ThreadDeclared {
-                app: app(1),
-                thread: t(11),
-                category: ThreadCategory::Event,
-            },
-        );
+        declare(&mut p, 1, 1, 11, ThreadCategory::Event);
         assert_eq!(p.next_deadline_ns(), Some(10 * MS));
         // An app with an event thread only: once its handler finishes nothing is raised, so no
         // timer is left for it.
-        tell(
-            &mut p,
-            2,
-            Fact::ThreadDeclared {
-                app: app(2),
-                thread: t(21),
-                category: ThreadCategory::Event,
-            },
-        );
+        declare(&mut p, 2, 2, 21, ThreadCategory::Event);
         tell(&mut p, 3, Fact::InputPushed { app: app(2) });
         tell(&mut p, 4, Fact::HandlerFinished { app: app(2) });
         tell(&mut p, 5, Fact::HandlerFinished { app: app(1) });
@@ -592,14 +559,7 @@ mod tests {
         let c_ns = crate::class::cfs::period_ns(1);
         assert_eq!(boost_nice(c_ns, RunQueueLoad::nice0(0)), 0);
         let mut p = declared(BoostMode::Nice, c_ns);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 0,
-                cpus: 1,
-            },
-        );
+        run_queues(&mut p, 0, 0, 1);
         assert!(tell(&mut p, 1, Fact::InputPushed { app: app(1) }).is_empty());
         assert_eq!(p.boost_counters().unneeded, 1);
     }
@@ -609,26 +569,12 @@ mod tests {
     #[test]
     fn the_load_changes_the_nice() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 2,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 0, 2, 2);
         assert_eq!(
             tell(&mut p, 0, Fact::InputPushed { app: app(1) }),
             vec![nice(11, -7), nice(12, -7)]
         );
-        tell(
-            &mut p,
-            1,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 1, 10, 2);
         assert_eq!(
             tell(&mut p, 2, Fact::InputPushed { app: app(1) }),
             vec![nice(11, -11), nice(12, -11)]
@@ -637,14 +583,7 @@ mod tests {
         assert_eq!(p.boost_counters().boosted, 2);
         // Three hogs: the least loaded queue holds one of them.
         tell(&mut p, 3, Fact::HandlerFinished { app: app(1) });
-        tell(
-            &mut p,
-            4,
-            Fact::RunQueues {
-                runnable: 3,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 4, 3, 2);
         assert_eq!(
             tell(&mut p, 5, Fact::InputPushed { app: app(1) }),
             vec![nice(11, -7), nice(12, -7)]
@@ -654,14 +593,7 @@ mod tests {
     #[test]
     fn an_idle_machine_needs_no_boost_when_c_is_below_the_period() {
         let mut p = declared(BoostMode::Nice, MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 0,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 0, 0, 2);
         assert!(tell(&mut p, 0, Fact::InputPushed { app: app(1) }).is_empty());
         assert_eq!(p.boost_counters().unneeded, 1);
         assert_eq!(p.next_deadline_ns(), None);
@@ -692,14 +624,7 @@ mod tests {
     #[test]
     fn threads_of_non_clients_are_never_touched() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 0, 10, 2);
         for f in [
             Fact::InputPushed { app: app(2) },
             Fact::HandlerFinished { app: app(2) },
@@ -718,15 +643,7 @@ mod tests {
             assert!(tell(&mut p, 1, f).is_empty(), "{f:?}");
         }
         // An app whose only declared thread is a foreground one has no event thread to raise.
-        tell(
-            &mut p,
-            2,
-            Fact::ThreadDeclared {
-                app: app(3),
-                thread: t(31),
-                category: ThreadCategory::Foreground,
-            },
-        );
+        declare(&mut p, 2, 3, 31, ThreadCategory::Foreground);
         assert!(tell(&mut p, 3, Fact::InputPushed { app: app(3) }).is_empty());
         assert_eq!(p.boost_counters().no_thread, 2);
         let out = tell(&mut p, 4, Fact::InputPushed { app: app(1) });
@@ -739,15 +656,7 @@ mod tests {
     fn a_thread_replaced_while_raised_is_given_back() {
         let mut p = declared(BoostMode::Slice, 10 * MS);
         tell(&mut p, 0, Fact::InputPushed { app: app(1) });
-        let out = tell(
-            &mut p,
-            1,
-            Fact::ThreadDeclared {
-                app: app(1),
-                thread: t(13),
-                category: ThreadCategory::Drawing,
-            },
-        );
+        let out = declare(&mut p, 1, 1, 13, ThreadCategory::Drawing);
         assert_eq!(out, vec![restore(12)]);
         // The new drawing thread is raised at the next push; the event thread still is.
         let out = tell(&mut p, 2, Fact::InputPushed { app: app(1) });
