@@ -167,24 +167,46 @@ pub struct UcsgSeam {
     threads: BTreeMap<ThreadRef, Managed>,
     front: Option<AppId>,
     screen_on: bool,
-    cluster: usize,
-    online: usize,
-    freq_khz: u64,
+    running: Running,
     decisions: Vec<Decision<ThreadRef>>,
     uses: Vec<ThreadUse<ThreadRef>>,
     counters: UcsgSeamCounters,
 }
 
+/// What a live substrate runs at as UCSG's decisions have left it: the machine's part of a
+/// [`SampleView`], kept by each live driver of UCSG between sampling periods.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Running {
+    /// The active cluster.
+    pub cluster: usize,
+    /// Cores of the active cluster on.
+    pub online: usize,
+    pub freq_khz: u64,
+}
+
+impl Running {
+    /// The view of a sampling period in which `threads` ran.
+    #[must_use]
+    pub fn view<'a, K>(&self, threads: &'a [ThreadUse<K>]) -> SampleView<'a, K> {
+        SampleView {
+            cluster: self.cluster,
+            online: self.online,
+            freq_khz: self.freq_khz,
+            threads,
+        }
+    }
+}
+
 /// UCSG's core on `machine` from `now_ns`, started on the fastest cluster with every core of it
-/// online, and that cluster's top level in kHz: until UCSG chooses a level (and where there is
-/// no cpufreq to read) the cluster is taken to run there, as a busy CPU without a policy does.
+/// online, at that cluster's top level: until UCSG chooses a level (and where there is no
+/// cpufreq to read) the cluster is taken to run there, as a busy CPU without a policy does.
 ///
 /// # Errors
 /// [`UcsgLiveError`] as [`LiveMachine::config`], or UCSG's own refusal of the configuration.
 pub fn start_at_top<K: Copy + Ord + std::fmt::Debug>(
     machine: &LiveMachine,
     now_ns: u64,
-) -> Result<(Ucsg<K>, Start, u64), UcsgLiveError> {
+) -> Result<(Ucsg<K>, Running), UcsgLiveError> {
     let cfg = machine.config()?;
     let cluster = cfg.clusters.len() - 1;
     let c = &cfg.clusters[cluster];
@@ -192,9 +214,13 @@ pub fn start_at_top<K: Copy + Ord + std::fmt::Debug>(
         cluster,
         online: c.cores,
     };
-    let top_khz = c.levels_khz.last().copied().unwrap_or(0);
+    let running = Running {
+        cluster,
+        online: c.cores,
+        freq_khz: c.levels_khz.last().copied().unwrap_or(0),
+    };
     let core = Ucsg::new(cfg, now_ns, start).map_err(UcsgLiveError::Config)?;
-    Ok((core, start, top_khz))
+    Ok((core, running))
 }
 
 impl UcsgSeam {
@@ -204,8 +230,7 @@ impl UcsgSeam {
     /// # Errors
     /// [`UcsgLiveError`] as [`LiveMachine::config`].
     pub fn new(machine: &LiveMachine, now_ns: u64) -> Result<UcsgSeam, UcsgLiveError> {
-        let (core, start, top_khz) = start_at_top(machine, now_ns)?;
-        let cluster = start.cluster;
+        let (core, running) = start_at_top(machine, now_ns)?;
         Ok(UcsgSeam {
             core,
             clusters: machine.ucsg_clusters(),
@@ -215,9 +240,7 @@ impl UcsgSeam {
             threads: BTreeMap::new(),
             front: None,
             screen_on: true,
-            cluster,
-            online: start.online,
-            freq_khz: top_khz,
+            running,
             decisions: Vec::new(),
             uses: Vec::new(),
             counters: UcsgSeamCounters::default(),
@@ -304,7 +327,7 @@ impl UcsgSeam {
                     if let Some(m) = self.threads.get_mut(&thread) {
                         m.slot = slot;
                     }
-                    if let Some(cpu) = self.cpu_of(self.cluster, slot) {
+                    if let Some(cpu) = self.cpu_of(self.running.cluster, slot) {
                         out.push(Action::Affinity {
                             thread,
                             cpus: CpuMask::of(&[cpu]),
@@ -313,14 +336,19 @@ impl UcsgSeam {
                 }
                 Decision::Online { cores } => {
                     self.counters.online_changes += 1;
-                    self.online = cores;
+                    self.running.online = cores;
                 }
                 Decision::Frequency { khz } => {
-                    if khz != self.freq_khz {
+                    if khz != self.running.freq_khz {
                         self.counters.frequency_changes += 1;
                     }
-                    self.freq_khz = khz;
-                    for &cpu in self.clusters.get(self.cluster).into_iter().flatten() {
+                    self.running.freq_khz = khz;
+                    for &cpu in self
+                        .clusters
+                        .get(self.running.cluster)
+                        .into_iter()
+                        .flatten()
+                    {
                         out.push(Action::Frequency { cpu, khz });
                     }
                 }
@@ -330,7 +358,7 @@ impl UcsgSeam {
                         continue;
                     }
                     self.counters.cluster_switches += 1;
-                    self.cluster = cluster;
+                    self.running.cluster = cluster;
                     for (&thread, m) in &self.threads {
                         if let Some(cpu) = self.clusters[cluster].get(m.slot) {
                             out.push(Action::Affinity {
@@ -373,13 +401,8 @@ impl UcsgSeam {
             self.counters.gone_at_sample += 1;
             self.forget(t, out);
         }
-        let view = SampleView {
-            cluster: self.cluster,
-            online: self.online,
-            freq_khz: self.freq_khz,
-            threads: &uses,
-        };
-        self.core.sample(now_ns, &view, &mut self.decisions);
+        self.core
+            .sample(now_ns, &self.running.view(&uses), &mut self.decisions);
         self.uses = uses;
     }
 }
