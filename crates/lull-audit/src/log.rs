@@ -550,20 +550,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn rec(i: u64, ring: u16) -> AuditRecord {
+        let kind = AuditEventKind::ALL[(i % 5) as usize];
         AuditRecord {
             seq: 0,
-            ts_ns: i * 10,
             exec_ns: i,
             tgid: 10,
-            tid: 11 + (i % 3) as u32,
             switches: i as u32,
             comm: Comm::new("bench"),
-            cpu: ring,
-            ring,
-            rq_len: 1,
-            prio: 120,
-            kind: AuditEventKind::ALL[(i % 5) as usize],
-            flags: 0,
+            ..AuditRecord::synthetic(i * 10, ring, 11 + (i % 3) as u32, kind)
         }
     }
 

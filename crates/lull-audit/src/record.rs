@@ -274,18 +274,17 @@ mod tests {
     fn rejects_bad_kind_flags_reserved_and_length() {
         let mut out = Vec::new();
         sample().encode_into(&mut out);
-        let mut b = out.clone();
-        b[59] = 9;
-        assert_eq!(AuditRecord::decode(&b), Err(EntryError::UnknownKind(9)));
-        let mut b = out.clone();
-        b[60] = 0x80;
-        assert_eq!(AuditRecord::decode(&b), Err(EntryError::UnknownFlags(0x80)));
-        let mut b = out.clone();
-        b[61] = 1;
-        assert_eq!(AuditRecord::decode(&b), Err(EntryError::Reserved(1)));
-        let mut b = out.clone();
-        b[58] = 200;
-        assert_eq!(AuditRecord::decode(&b), Err(EntryError::Priority(200)));
+        // (byte offset, value written there, the error it makes)
+        for (at, value, err) in [
+            (59, 9, EntryError::UnknownKind(9)),
+            (60, 0x80, EntryError::UnknownFlags(0x80)),
+            (61, 1, EntryError::Reserved(1)),
+            (58, 200, EntryError::Priority(200)),
+        ] {
+            let mut b = out.clone();
+            b[at] = value;
+            assert_eq!(AuditRecord::decode(&b), Err(err));
+        }
         assert_eq!(
             AuditRecord::decode(&out[..10]),
             Err(EntryError::Length { len: 10 })

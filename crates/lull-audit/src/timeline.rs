@@ -8,6 +8,8 @@
 //! [`ThreadProfile`] condenses a thread's timeline into the figures that tell scheduling
 //! mechanisms apart: where it ran, how often it moved, how long it kept a CPU.
 
+use lull_model::stats::nearest_rank;
+
 use crate::log::AuditLog;
 use crate::record::AuditEventKind;
 
@@ -123,14 +125,6 @@ pub struct ThreadProfile {
     pub wakes_per_cpu: Vec<usize>,
 }
 
-fn nearest_rank(sorted: &[u64], q: f64) -> Option<u64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(sorted[rank - 1])
-}
-
 impl ThreadProfile {
     fn of(t: &Timeline, i: usize, cpus: usize) -> ThreadProfile {
         let mine: Vec<&Stretch> = t.stretches.iter().filter(|s| s.thread == i).collect();
@@ -170,9 +164,9 @@ impl ThreadProfile {
             stretches: mine.len(),
             preempted: mine.iter().filter(|s| s.preempted).count(),
             migrations,
-            stretch_p50_us: nearest_rank(&lengths, 0.5).map(|n| n as f64 / 1e3),
-            stretch_p90_us: nearest_rank(&lengths, 0.9).map(|n| n as f64 / 1e3),
-            stay_p50_ms: nearest_rank(&stays, 0.5).map(|n| n as f64 / 1e6),
+            stretch_p50_us: nearest_rank(&lengths, 50).map(|n| n as f64 / 1e3),
+            stretch_p90_us: nearest_rank(&lengths, 90).map(|n| n as f64 / 1e3),
+            stay_p50_ms: nearest_rank(&stays, 50).map(|n| n as f64 / 1e6),
             wakes_per_cpu,
         }
     }

@@ -336,6 +336,24 @@ pub(crate) mod tests {
         analyze(recs, cpus, &TaskFilter::all(), DEFAULT_WINDOW_NS, 0)
     }
 
+    /// `every_task`'s count of lost events and its busy time.
+    fn dropped_and_busy_ns(recs: &[AuditRecord], cpus: u16) -> (u64, u64) {
+        let rep = every_task(recs, cpus);
+        (rep.dropped_events, rep.busy_ns)
+    }
+
+    const S_NS: u64 = 1_000_000_000;
+
+    /// CPU0 runs task 1 for 0..6 s, CPU1 runs task 2 for 0..3 s.
+    fn two_busy_then_one() -> Vec<AuditRecord> {
+        vec![
+            r(0, 0, 1, SwitchIn),
+            r(0, 1, 2, SwitchIn),
+            r(3 * S_NS, 1, 2, Block),
+            r(6 * S_NS, 0, 1, Block),
+        ]
+    }
+
     /// `got` within 1e-12 of `want` (a sum of exact binary fractions may round).
     #[track_caller]
     fn assert_near(got: f64, want: f64) {
@@ -344,15 +362,8 @@ pub(crate) mod tests {
 
     #[test]
     fn two_then_one_busy_gives_one_and_a_half() {
-        // CPU0 runs task 1 for 0..6 s, CPU1 runs task 2 for 0..3 s: TLP = (2·3 + 1·3)/6 = 1.5.
-        let s = 1_000_000_000;
-        let recs = vec![
-            r(0, 0, 1, SwitchIn),
-            r(0, 1, 2, SwitchIn),
-            r(3 * s, 1, 2, Block),
-            r(6 * s, 0, 1, Block),
-        ];
-        let rep = analyze(&recs, 2, &TaskFilter::all(), s, 0);
+        // TLP = (2·3 + 1·3)/6 = 1.5.
+        let rep = analyze(&two_busy_then_one(), 2, &TaskFilter::all(), S_NS, 0);
         assert_near(rep.tlp.unwrap(), 1.5);
         assert_eq!(rep.busy_cpus_fraction["2"], 0.5);
         assert_eq!(rep.busy_cpus_fraction["1"], 0.5);
@@ -455,12 +466,11 @@ pub(crate) mod tests {
     /// counts 0..=cpus, so the windows widen: 99 CPUs over 1 s allow 10,000 windows of 100 µs.
     #[test]
     fn many_cpus_widen_the_windows_to_bound_the_cells() {
-        let s = 1_000_000_000;
-        let recs = vec![r(7, 0, 1, SwitchIn), r(7 + s, 0, 1, Block)];
+        let recs = vec![r(7, 0, 1, SwitchIn), r(7 + S_NS, 0, 1, Block)];
         let rep = analyze(&recs, 99, &TaskFilter::all(), 1, 0);
         assert_eq!(rep.window_ns, 100_000);
         assert_eq!(rep.windows.len(), 10_000);
-        assert_eq!(rep.span_ns, s);
+        assert_eq!(rep.span_ns, S_NS);
         assert_eq!(rep.tlp, Some(1.0));
     }
 
@@ -502,9 +512,7 @@ pub(crate) mod tests {
         // Task 1 is no longer known to run anywhere: its own switch-out later is from a CPU
         // with nothing running, which is a second lost event only if it was still listed.
         let recs = vec![r(0, 0, 1, SwitchIn), r(50, 0, 2, Block), r(70, 0, 1, Block)];
-        let rep = every_task(&recs, 1);
-        assert_eq!(rep.dropped_events, 1);
-        assert_eq!(rep.busy_ns, 50);
+        assert_eq!(dropped_and_busy_ns(&recs, 1), (1, 50));
     }
 
     #[test]
@@ -517,9 +525,7 @@ pub(crate) mod tests {
             r(100, 1, 3, SwitchIn),
             r(100, 1, 3, Block),
         ];
-        let rep = every_task(&recs, 2);
-        assert_eq!(rep.dropped_events, 1);
-        assert_eq!(rep.busy_ns, 50);
+        assert_eq!(dropped_and_busy_ns(&recs, 2), (1, 50));
         // A task displaced by a lost switch-out is no longer running anywhere: its later
         // switch-out on an idle CPU is the start-of-recording case, not a second inference.
         let recs = vec![
@@ -528,9 +534,7 @@ pub(crate) mod tests {
             r(60, 1, 1, Block),
             r(100, 0, 2, Block),
         ];
-        let rep = every_task(&recs, 2);
-        assert_eq!(rep.dropped_events, 1);
-        assert_eq!(rep.busy_ns, 100);
+        assert_eq!(dropped_and_busy_ns(&recs, 2), (1, 100));
     }
 
     #[test]
@@ -548,17 +552,11 @@ pub(crate) mod tests {
     #[test]
     fn busy_share_leaves_out_the_idle_time() {
         // Two busy CPUs for 3 s, one for 3 s, none for 4 s: shares ½ and ½ of the busy 6 s.
-        let s = 1_000_000_000;
-        let recs = vec![
-            r(0, 0, 1, SwitchIn),
-            r(0, 1, 2, SwitchIn),
-            r(3 * s, 1, 2, Block),
-            r(6 * s, 0, 1, Block),
-            r(10 * s, 0, 3, SwitchIn),
-        ];
+        let mut recs = two_busy_then_one();
+        recs.push(r(10 * S_NS, 0, 3, SwitchIn));
         let mut f = TaskFilter::all();
         f.tids.extend([1, 2]);
-        let rep = analyze(&recs, 2, &f, s, 0);
+        let rep = analyze(&recs, 2, &f, S_NS, 0);
         assert_near(rep.busy_cpus_fraction["0"], 0.4);
         let share = rep.busy_share();
         assert_eq!(share.keys().collect::<Vec<_>>(), ["1", "2"]);
@@ -571,7 +569,7 @@ pub(crate) mod tests {
                 tids: [9].into(),
                 ..TaskFilter::all()
             },
-            s,
+            S_NS,
             0,
         );
         assert!(none.busy_share().is_empty());

@@ -71,20 +71,14 @@ fn seed_log() -> Vec<u8> {
         if i % 11 == 0 {
             r.note_lost(3);
         }
+        let kind = AuditEventKind::ALL[(i % 5) as usize];
         r.push(AuditRecord {
             seq: 0,
-            ts_ns: i * 1000,
             exec_ns: i * 7,
             tgid: 5,
-            tid: 5 + (i % 3) as u32,
             switches: i as u32,
             comm: Comm::new("fuzz"),
-            cpu: ring,
-            ring,
-            rq_len: 1,
-            prio: 120,
-            kind: AuditEventKind::ALL[(i % 5) as usize],
-            flags: 0,
+            ..AuditRecord::synthetic(i * 1000, ring, 5 + (i % 3) as u32, kind)
         });
     }
     let mut records = Vec::new();

@@ -2,7 +2,7 @@
 //! directory where a results file goes are refused with the path named, before any read, so
 //! `lull report` and `lull.results.load` can neither hang nor fill memory on them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -32,6 +32,15 @@ fn refusal(dir: &ScratchDir) -> ResultsError {
     guarded(move || load_dir(&d)).unwrap_err()
 }
 
+/// The refusal of a results directory whose `results/x.json` `make` made: that path and the
+/// error.
+fn refusal_of(case: &str, make: impl FnOnce(&Path)) -> (PathBuf, ResultsError) {
+    let dir = scratch(case);
+    let x = dir.path().join("results/x.json");
+    make(&x);
+    (x, refusal(&dir))
+}
+
 fn assert_refused(e: &ResultsError, path: &Path, found: &str) {
     assert_eq!(
         e.to_string(),
@@ -50,31 +59,26 @@ fn dev_zero_is_refused_by_name() {
 
 #[test]
 fn a_fifo_in_the_results_directory_is_refused_by_name() {
-    let dir = scratch("fifo");
-    let x = dir.path().join("results/x.json");
-    assert!(Command::new("mkfifo").arg(&x).status().unwrap().success());
-    let e = refusal(&dir);
+    let (x, e) = refusal_of("fifo", |x| {
+        assert!(Command::new("mkfifo").arg(x).status().unwrap().success());
+    });
     assert_refused(&e, &x, "a FIFO");
 }
 
 #[test]
 fn a_directory_named_like_a_results_file_is_refused_by_name() {
-    let dir = scratch("dir");
-    let x = dir.path().join("results/x.json");
-    std::fs::create_dir(&x).unwrap();
-    let e = refusal(&dir);
+    let (x, e) = refusal_of("dir", |x| std::fs::create_dir(x).unwrap());
     assert_refused(&e, &x, "a directory");
 }
 
 #[test]
 fn a_results_file_over_its_limit_is_refused_before_it_is_read() {
-    let dir = scratch("large");
-    let x = dir.path().join("results/x.json");
-    let f = std::fs::File::create(&x).unwrap();
-    // Sparse: the size is what the reader checks, no disk is used.
-    f.set_len(lull_os::input_file::RESULTS_JSON.max_bytes + 1)
-        .unwrap();
-    let e = refusal(&dir);
+    let (x, e) = refusal_of("large", |x| {
+        let f = std::fs::File::create(x).unwrap();
+        // Sparse: the size is what the reader checks, no disk is used.
+        f.set_len(lull_os::input_file::RESULTS_JSON.max_bytes + 1)
+            .unwrap();
+    });
     assert!(
         e.to_string()
             .starts_with(&format!("results file {}: ", x.display()))

@@ -377,65 +377,39 @@ mod tests {
 
     #[test]
     fn idle_is_forced_only_when_everything_sleeps_after_the_holdoff() {
+        let idle_by_default =
+            |apps: &[AppActivity], now_ns| force_idle(apps, now_ns, DEFAULT_IDLE_FORCE_HOLDOFF_NS);
         let quiet = AppActivity {
             runnable_allowed: 0,
             event_pending: false,
             last_input_ns: Some(0),
             last_active_ns: None,
         };
-        assert!(!force_idle(
-            &[quiet],
-            499_999_999,
-            DEFAULT_IDLE_FORCE_HOLDOFF_NS
-        ));
-        assert!(force_idle(
-            &[quiet],
-            500_000_000,
-            DEFAULT_IDLE_FORCE_HOLDOFF_NS
-        ));
+        assert!(!idle_by_default(&[quiet], 499_999_999));
+        assert!(idle_by_default(&[quiet], 500_000_000));
         let busy = AppActivity {
             runnable_allowed: 1,
             ..quiet
         };
-        assert!(!force_idle(
-            &[quiet, busy],
-            10_000_000_000,
-            DEFAULT_IDLE_FORCE_HOLDOFF_NS
-        ));
+        assert!(!idle_by_default(&[quiet, busy], 10_000_000_000));
         let pending = AppActivity {
             event_pending: true,
             ..quiet
         };
-        assert!(!force_idle(
-            &[pending],
-            10_000_000_000,
-            DEFAULT_IDLE_FORCE_HOLDOFF_NS
-        ));
+        assert!(!idle_by_default(&[pending], 10_000_000_000));
         let never_touched = AppActivity {
             last_input_ns: None,
             ..quiet
         };
-        assert!(force_idle(
-            &[never_touched],
-            0,
-            DEFAULT_IDLE_FORCE_HOLDOFF_NS
-        ));
+        assert!(idle_by_default(&[never_touched], 0));
         let just_ran = AppActivity {
             last_input_ns: None,
             last_active_ns: Some(9_800_000_000),
             ..quiet
         };
-        assert!(!force_idle(
-            &[just_ran],
-            10_000_000_000,
-            DEFAULT_IDLE_FORCE_HOLDOFF_NS
-        ));
-        assert!(force_idle(
-            &[just_ran],
-            10_300_000_000,
-            DEFAULT_IDLE_FORCE_HOLDOFF_NS
-        ));
-        assert!(force_idle(&[], 0, DEFAULT_IDLE_FORCE_HOLDOFF_NS));
+        assert!(!idle_by_default(&[just_ran], 10_000_000_000));
+        assert!(idle_by_default(&[just_ran], 10_300_000_000));
+        assert!(idle_by_default(&[], 0));
     }
 
     fn app(event_waiting: bool, window: WindowState, drawing: bool, foreground: bool) -> GuiApp {

@@ -211,6 +211,11 @@ mod tests {
         }
     }
 
+    /// Where [`WakeIdle`] places a task waking that last ran on CPU `prev`.
+    fn wake_idle_from(prev: usize, cpus: &[CpuState]) -> CpuId {
+        WakeIdle.select_cpu(TaskId(0), CpuId(prev), cpus)
+    }
+
     #[test]
     fn with_no_usable_cpu_a_waking_task_goes_to_the_first_active_allowed_one() {
         // CPU 0 active, not allowed; CPU 1 active and allowed, going offline; CPU 2 allowed,
@@ -219,10 +224,10 @@ mod tests {
         cpus[0].allowed = false;
         cpus[1].online = false;
         cpus[2].active = false;
-        assert_eq!(WakeIdle.select_cpu(TaskId(0), CpuId(2), &cpus), CpuId(1));
+        assert_eq!(wake_idle_from(2, &cpus), CpuId(1));
         // No active allowed CPU: the first active one.
         cpus[1].allowed = false;
-        assert_eq!(WakeIdle.select_cpu(TaskId(0), CpuId(2), &cpus), CpuId(0));
+        assert_eq!(wake_idle_from(2, &cpus), CpuId(0));
     }
 
     #[test]
@@ -266,32 +271,26 @@ mod tests {
 
     #[test]
     fn a_waking_task_prefers_its_idle_previous_cpu_then_any_idle_one() {
-        let p = WakeIdle;
-        let t = TaskId(0);
         let cpus = [cpu(true, 0), cpu(false, 1), cpu(true, 0)];
-        assert_eq!(p.select_cpu(t, CpuId(2), &cpus), CpuId(2));
-        assert_eq!(p.select_cpu(t, CpuId(1), &cpus), CpuId(0));
+        assert_eq!(wake_idle_from(2, &cpus), CpuId(2));
+        assert_eq!(wake_idle_from(1, &cpus), CpuId(0));
     }
 
     #[test]
     fn without_an_idle_cpu_the_least_loaded_wins_and_ties_go_to_the_previous() {
-        let p = WakeIdle;
-        let t = TaskId(0);
         let cpus = [cpu(false, 2), cpu(false, 0), cpu(false, 0)];
-        assert_eq!(p.select_cpu(t, CpuId(0), &cpus), CpuId(1));
-        assert_eq!(p.select_cpu(t, CpuId(2), &cpus), CpuId(2));
+        assert_eq!(wake_idle_from(0, &cpus), CpuId(1));
+        assert_eq!(wake_idle_from(2, &cpus), CpuId(2));
     }
 
     #[test]
     fn offline_and_inactive_cpus_are_skipped() {
-        let p = WakeIdle;
-        let t = TaskId(0);
         let mut cpus = [cpu(true, 0), cpu(true, 0)];
         cpus[0].online = false;
-        assert_eq!(p.select_cpu(t, CpuId(0), &cpus), CpuId(1));
+        assert_eq!(wake_idle_from(0, &cpus), CpuId(1));
         cpus[1].active = false;
         // Nothing usable: the active cluster's first CPU (here the offline one).
-        assert_eq!(p.select_cpu(t, CpuId(1), &cpus), CpuId(0));
+        assert_eq!(wake_idle_from(1, &cpus), CpuId(0));
     }
 
     #[test]

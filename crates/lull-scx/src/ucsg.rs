@@ -30,8 +30,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use lull_sched::ucsg::live::{start_at_top, LiveMachine, UcsgLiveError, NO_APP};
-use lull_sched::ucsg::{Decision, Owner, SampleView, Sensitivity, ThreadUse, Ucsg};
+use lull_sched::ucsg::live::{start_at_top, LiveMachine, Running, UcsgLiveError, NO_APP};
+use lull_sched::ucsg::{Decision, Owner, Sensitivity, ThreadUse, Ucsg};
 use lull_sched::CpuId;
 
 /// `enum lull_class`'s front (`lull_sched::guis::WindowClass::Front.code()`).
@@ -219,9 +219,7 @@ struct Known {
 pub struct UcsgPlacer {
     core: Ucsg<u32>,
     clusters: Vec<Vec<u32>>,
-    cluster: usize,
-    online: usize,
-    freq_khz: u64,
+    running: Running,
     threads: BTreeMap<u32, Known>,
     front: Option<u32>,
     latest_input_ns: u64,
@@ -246,14 +244,11 @@ impl UcsgPlacer {
                 .collect(),
             levels_khz: Vec::new(),
         };
-        let (core, start, freq_khz) = start_at_top(&machine, now_ns)?;
-        let cluster = start.cluster;
+        let (core, running) = start_at_top(&machine, now_ns)?;
         Ok(UcsgPlacer {
             core,
             clusters: sets.clusters.clone(),
-            cluster,
-            online: start.online,
-            freq_khz,
+            running,
             threads: BTreeMap::new(),
             front: None,
             latest_input_ns: 0,
@@ -357,13 +352,8 @@ impl UcsgPlacer {
         }
         self.last_sample_ns = now_ns;
         self.counters.samples += 1;
-        let view = SampleView {
-            cluster: self.cluster,
-            online: self.online,
-            freq_khz: self.freq_khz,
-            threads: &uses,
-        };
-        self.core.sample(now_ns, &view, &mut self.decisions);
+        self.core
+            .sample(now_ns, &self.running.view(&uses), &mut self.decisions);
     }
 
     fn apply(&mut self) {
@@ -376,16 +366,16 @@ impl UcsgPlacer {
                     }
                 }
                 Decision::Online { cores } => {
-                    self.online = cores;
+                    self.running.online = cores;
                     self.counters.online_changes += 1;
                 }
                 Decision::Cluster { cluster } => {
-                    if cluster < self.clusters.len() && cluster != self.cluster {
-                        self.cluster = cluster;
+                    if cluster < self.clusters.len() && cluster != self.running.cluster {
+                        self.running.cluster = cluster;
                         self.counters.cluster_switches += 1;
                     }
                 }
-                Decision::Frequency { khz } => self.freq_khz = khz,
+                Decision::Frequency { khz } => self.running.freq_khz = khz,
                 Decision::Nice { .. } => {}
             }
         }
@@ -394,7 +384,7 @@ impl UcsgPlacer {
     /// Where each thread UCSG manages may run: its slot's CPU in the active cluster.
     #[must_use]
     pub fn placement(&self) -> BTreeMap<u32, u32> {
-        let cpus = &self.clusters[self.cluster];
+        let cpus = &self.clusters[self.running.cluster];
         self.threads
             .iter()
             .filter_map(|(&t, k)| cpus.get(k.slot).map(|&c| (t, c)))
@@ -410,7 +400,7 @@ impl UcsgPlacer {
     /// The active cluster (an index into [`CpuSets::clusters`]).
     #[must_use]
     pub fn cluster(&self) -> usize {
-        self.cluster
+        self.running.cluster
     }
 
     #[must_use]

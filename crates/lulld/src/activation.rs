@@ -435,49 +435,40 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// A listening socket moved to a descriptor nothing else owns, for `adopt`.
-    fn raw(fd: OwnedFd) -> RawFd {
-        std::os::fd::IntoRawFd::into_raw_fd(fd)
+    /// `adopt` of a socket this test gives up.
+    fn adopt_owned(
+        fd: OwnedFd,
+        name: &'static str,
+        ty: SocketType,
+    ) -> Result<Adopted, ActivationError> {
+        // SAFETY: `into_raw_fd` gives up ownership, so the descriptor is `adopt`'s alone.
+        unsafe { adopt(std::os::fd::IntoRawFd::into_raw_fd(fd), name, ty) }
     }
 
-    // SAFETY (each `adopt` below): `raw` gives up ownership, so the descriptor is this test's
-    // alone.
     #[test]
     fn adopt_checks_the_socket() {
         let dir = temp_dir("adopt");
         let esm = dir.join("esm.sock");
-        let a = unsafe {
-            adopt(
-                raw(sys::seqpacket_listen(&esm).unwrap()),
-                "esm",
-                SocketType::SeqPacket,
-            )
-        }
-        .unwrap();
+        let listening = sys::seqpacket_listen(&esm).unwrap();
+        let a = adopt_owned(listening, "esm", SocketType::SeqPacket).unwrap();
         assert_eq!(a.path, esm);
         assert!(sys::is_cloexec(a.fd.as_fd()).unwrap());
 
         let kds = dir.join("kds.sock");
-        let e = unsafe {
-            adopt(
-                raw(sys::stream_listen(&kds).unwrap()),
-                "esm",
-                SocketType::SeqPacket,
-            )
-        }
-        .unwrap_err();
+        let stream = sys::stream_listen(&kds).unwrap();
+        let e = adopt_owned(stream, "esm", SocketType::SeqPacket).unwrap_err();
         assert!(e.to_string().contains("is a SOCK_STREAM socket"), "{e}");
 
         let (one, _other) = sys::seqpacket_pair().unwrap();
-        let e = unsafe { adopt(raw(one), "esm", SocketType::SeqPacket) }.unwrap_err();
+        let e = adopt_owned(one, "esm", SocketType::SeqPacket).unwrap_err();
         assert!(e.to_string().contains("not listening"), "{e}");
 
         let file = std::fs::File::create(dir.join("plain")).unwrap();
-        let e = unsafe { adopt(raw(OwnedFd::from(file)), "kds", SocketType::Stream) }.unwrap_err();
+        let e = adopt_owned(OwnedFd::from(file), "kds", SocketType::Stream).unwrap_err();
         assert!(e.to_string().contains("is not a socket"), "{e}");
 
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let e = unsafe { adopt(raw(OwnedFd::from(udp)), "kds", SocketType::Stream) }.unwrap_err();
+        let e = adopt_owned(OwnedFd::from(udp), "kds", SocketType::Stream).unwrap_err();
         assert!(e.to_string().contains("not a Unix socket"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }

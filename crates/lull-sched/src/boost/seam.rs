@@ -394,6 +394,39 @@ mod tests {
         out
     }
 
+    /// `runnable` tasks on `cpus` CPUs.
+    fn run_queues(p: &mut BoostSeam, now: u64, runnable: u32, cpus: u32) -> Vec<Action> {
+        tell(p, now, Fact::RunQueues { runnable, cpus })
+    }
+
+    /// App `app_index` declares thread `tid` of `category`.
+    fn declare(
+        p: &mut BoostSeam,
+        now: u64,
+        app_index: u32,
+        tid: i32,
+        category: ThreadCategory,
+    ) -> Vec<Action> {
+        let declared = Fact::ThreadDeclared {
+            app: app(app_index),
+            thread: t(tid),
+            category,
+        };
+        tell(p, now, declared)
+    }
+
+    /// An input event pushed to app `app_index`.
+    fn pushed(p: &mut BoostSeam, now: u64, app_index: u32) -> Vec<Action> {
+        let a = app(app_index);
+        tell(p, now, Fact::InputPushed { app: a })
+    }
+
+    /// App `app_index`'s handler finished (its event thread waits again).
+    fn finished(p: &mut BoostSeam, now: u64, app_index: u32) -> Vec<Action> {
+        let a = app(app_index);
+        tell(p, now, Fact::HandlerFinished { app: a })
+    }
+
     fn deadline(p: &mut BoostSeam, now: u64) -> Vec<Action> {
         let mut out = Vec::new();
         p.on_deadline(now, &mut |_| None, &mut out);
@@ -408,16 +441,7 @@ mod tests {
         })
         .unwrap();
         for (tid, category) in [(11, ThreadCategory::Event), (12, ThreadCategory::Drawing)] {
-            let out = tell(
-                &mut p,
-                0,
-                Fact::ThreadDeclared {
-                    app: app(1),
-                    thread: t(tid),
-                    category,
-                },
-            );
-            assert!(out.is_empty());
+            assert!(declare(&mut p, 0, 1, tid, category).is_empty());
         }
         p
     }
@@ -439,22 +463,14 @@ mod tests {
     fn a_push_raises_the_event_and_drawing_threads_to_eq_6s_nice() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
         assert!(p.wants_run_queues());
-        assert!(tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2
-            }
-        )
-        .is_empty());
+        assert!(run_queues(&mut p, 0, 10, 2).is_empty());
         assert_eq!(p.load(), RunQueueLoad::nice0(5));
         assert_eq!(boost_nice(10 * MS, RunQueueLoad::nice0(5)), -11);
-        let out = tell(&mut p, 1_000, Fact::InputPushed { app: app(1) });
+        let out = pushed(&mut p, 1_000, 1);
         assert_eq!(out, vec![nice(11, -11), nice(12, -11)]);
         assert_eq!(p.next_deadline_ns(), Some(1_000 + 10 * MS));
         // A second push at the same load asks nothing new but moves the budget's end.
-        assert!(tell(&mut p, 2_000, Fact::InputPushed { app: app(1) }).is_empty());
+        assert!(pushed(&mut p, 2_000, 1).is_empty());
         assert_eq!(p.next_deadline_ns(), Some(2_000 + 10 * MS));
         assert_eq!(p.boost_counters().boosted, 2);
         assert_eq!(p.boost_counters().pushes, 2);
@@ -463,19 +479,12 @@ mod tests {
     #[test]
     fn the_event_thread_is_given_back_at_its_next_wait_the_drawing_thread_at_the_budget() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2,
-            },
-        );
-        tell(&mut p, 0, Fact::InputPushed { app: app(1) });
-        let out = tell(&mut p, 3 * MS, Fact::HandlerFinished { app: app(1) });
+        run_queues(&mut p, 0, 10, 2);
+        pushed(&mut p, 0, 1);
+        let out = finished(&mut p, 3 * MS, 1);
         assert_eq!(out, vec![restore(11)]);
         // A second wait gives back nothing more.
-        assert!(tell(&mut p, 4 * MS, Fact::HandlerFinished { app: app(1) }).is_empty());
+        assert!(finished(&mut p, 4 * MS, 1).is_empty());
         assert_eq!(p.next_deadline_ns(), Some(10 * MS));
         assert!(deadline(&mut p, 10 * MS - 1).is_empty());
         assert_eq!(deadline(&mut p, 10 * MS), vec![restore(12)]);
@@ -487,41 +496,24 @@ mod tests {
     #[test]
     fn the_budget_running_out_gives_back_every_raised_thread() {
         let mut p = declared(BoostMode::Nice, 3 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2,
-            },
-        );
-        let out = tell(&mut p, 5, Fact::InputPushed { app: app(1) });
+        run_queues(&mut p, 0, 10, 2);
+        let out = pushed(&mut p, 5, 1);
         assert_eq!(out.len(), 2);
         assert_eq!(p.next_deadline_ns(), Some(5 + 3 * MS));
         assert_eq!(deadline(&mut p, 4 * MS), vec![restore(11), restore(12)]);
         assert_eq!(p.next_deadline_ns(), None);
         // The handler finishing after the budget's end has nothing left to give back.
-        assert!(tell(&mut p, 5 * MS, Fact::HandlerFinished { app: app(1) }).is_empty());
+        assert!(finished(&mut p, 5 * MS, 1).is_empty());
         // The next push raises again.
-        assert_eq!(
-            tell(&mut p, 6 * MS, Fact::InputPushed { app: app(1) }).len(),
-            2
-        );
+        assert_eq!(pushed(&mut p, 6 * MS, 1).len(), 2);
         assert_eq!(p.boost_counters().boosted, 4);
     }
 
     #[test]
     fn an_app_that_leaves_has_its_threads_released() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 4,
-                cpus: 2,
-            },
-        );
-        tell(&mut p, 0, Fact::InputPushed { app: app(1) });
+        run_queues(&mut p, 0, 4, 2);
+        pushed(&mut p, 0, 1);
         let out = tell(&mut p, 1, Fact::AppGone { app: app(1) });
         assert_eq!(
             out,
@@ -533,7 +525,7 @@ mod tests {
         assert_eq!(p.next_deadline_ns(), None);
         assert!(deadline(&mut p, u64::MAX).is_empty());
         // Its pushes find nothing to raise.
-        assert!(tell(&mut p, 2, Fact::InputPushed { app: app(1) }).is_empty());
+        assert!(pushed(&mut p, 2, 1).is_empty());
         assert_eq!(p.boost_counters().no_thread, 1);
         assert_eq!(p.boost_counters().released, 2);
     }
@@ -544,32 +536,16 @@ mod tests {
         let mut p = declared(BoostMode::Slice, 10 * MS);
         assert_eq!(p.name(), "boost");
         assert!(p.wants_handler_finished());
-        tell(&mut p, 0, Fact::InputPushed { app: app(1) });
+        pushed(&mut p, 0, 1);
         // The event thread declared again (the same thread): both stay raised, the budget too.
-        tell(
-            &mut p,
-            1,
-            Fact::ThreadDeclared {
-                app: app(1),
-                thread: t(11),
-                category: ThreadCategory::Event,
-            },
-        );
+        declare(&mut p, 1, 1, 11, ThreadCategory::Event);
         assert_eq!(p.next_deadline_ns(), Some(10 * MS));
         // An app with an event thread only: once its handler finishes nothing is raised, so no
         // timer is left for it.
-        tell(
-            &mut p,
-            2,
-            Fact::ThreadDeclared {
-                app: app(2),
-                thread: t(21),
-                category: ThreadCategory::Event,
-            },
-        );
-        tell(&mut p, 3, Fact::InputPushed { app: app(2) });
-        tell(&mut p, 4, Fact::HandlerFinished { app: app(2) });
-        tell(&mut p, 5, Fact::HandlerFinished { app: app(1) });
+        declare(&mut p, 2, 2, 21, ThreadCategory::Event);
+        pushed(&mut p, 3, 2);
+        finished(&mut p, 4, 2);
+        finished(&mut p, 5, 1);
         assert_eq!(deadline(&mut p, 10 * MS), vec![restore(12)]);
         assert_eq!(p.next_deadline_ns(), None);
         assert_eq!(
@@ -592,15 +568,8 @@ mod tests {
         let c_ns = crate::class::cfs::period_ns(1);
         assert_eq!(boost_nice(c_ns, RunQueueLoad::nice0(0)), 0);
         let mut p = declared(BoostMode::Nice, c_ns);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 0,
-                cpus: 1,
-            },
-        );
-        assert!(tell(&mut p, 1, Fact::InputPushed { app: app(1) }).is_empty());
+        run_queues(&mut p, 0, 0, 1);
+        assert!(pushed(&mut p, 1, 1).is_empty());
         assert_eq!(p.boost_counters().unneeded, 1);
     }
 
@@ -609,60 +578,23 @@ mod tests {
     #[test]
     fn the_load_changes_the_nice() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 2,
-                cpus: 2,
-            },
-        );
-        assert_eq!(
-            tell(&mut p, 0, Fact::InputPushed { app: app(1) }),
-            vec![nice(11, -7), nice(12, -7)]
-        );
-        tell(
-            &mut p,
-            1,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2,
-            },
-        );
-        assert_eq!(
-            tell(&mut p, 2, Fact::InputPushed { app: app(1) }),
-            vec![nice(11, -11), nice(12, -11)]
-        );
+        run_queues(&mut p, 0, 2, 2);
+        assert_eq!(pushed(&mut p, 0, 1), vec![nice(11, -7), nice(12, -7)]);
+        run_queues(&mut p, 1, 10, 2);
+        assert_eq!(pushed(&mut p, 2, 1), vec![nice(11, -11), nice(12, -11)]);
         // The same threads, raised further: still one boost each.
         assert_eq!(p.boost_counters().boosted, 2);
         // Three hogs: the least loaded queue holds one of them.
-        tell(&mut p, 3, Fact::HandlerFinished { app: app(1) });
-        tell(
-            &mut p,
-            4,
-            Fact::RunQueues {
-                runnable: 3,
-                cpus: 2,
-            },
-        );
-        assert_eq!(
-            tell(&mut p, 5, Fact::InputPushed { app: app(1) }),
-            vec![nice(11, -7), nice(12, -7)]
-        );
+        finished(&mut p, 3, 1);
+        run_queues(&mut p, 4, 3, 2);
+        assert_eq!(pushed(&mut p, 5, 1), vec![nice(11, -7), nice(12, -7)]);
     }
 
     #[test]
     fn an_idle_machine_needs_no_boost_when_c_is_below_the_period() {
         let mut p = declared(BoostMode::Nice, MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 0,
-                cpus: 2,
-            },
-        );
-        assert!(tell(&mut p, 0, Fact::InputPushed { app: app(1) }).is_empty());
+        run_queues(&mut p, 0, 0, 2);
+        assert!(pushed(&mut p, 0, 1).is_empty());
         assert_eq!(p.boost_counters().unneeded, 1);
         assert_eq!(p.next_deadline_ns(), None);
     }
@@ -675,15 +607,9 @@ mod tests {
             thread: t(tid),
             slice_ns: BOOST_SLICE_NS,
         };
-        assert_eq!(
-            tell(&mut p, 0, Fact::InputPushed { app: app(1) }),
-            vec![slice(11), slice(12)]
-        );
-        assert!(tell(&mut p, 1, Fact::InputPushed { app: app(1) }).is_empty());
-        assert_eq!(
-            tell(&mut p, 2, Fact::HandlerFinished { app: app(1) }),
-            vec![restore(11)]
-        );
+        assert_eq!(pushed(&mut p, 0, 1), vec![slice(11), slice(12)]);
+        assert!(pushed(&mut p, 1, 1).is_empty());
+        assert_eq!(finished(&mut p, 2, 1), vec![restore(11)]);
         assert_eq!(deadline(&mut p, 1 + 10 * MS), vec![restore(12)]);
     }
 
@@ -692,14 +618,7 @@ mod tests {
     #[test]
     fn threads_of_non_clients_are_never_touched() {
         let mut p = declared(BoostMode::Nice, 10 * MS);
-        tell(
-            &mut p,
-            0,
-            Fact::RunQueues {
-                runnable: 10,
-                cpus: 2,
-            },
-        );
+        run_queues(&mut p, 0, 10, 2);
         for f in [
             Fact::InputPushed { app: app(2) },
             Fact::HandlerFinished { app: app(2) },
@@ -718,18 +637,10 @@ mod tests {
             assert!(tell(&mut p, 1, f).is_empty(), "{f:?}");
         }
         // An app whose only declared thread is a foreground one has no event thread to raise.
-        tell(
-            &mut p,
-            2,
-            Fact::ThreadDeclared {
-                app: app(3),
-                thread: t(31),
-                category: ThreadCategory::Foreground,
-            },
-        );
-        assert!(tell(&mut p, 3, Fact::InputPushed { app: app(3) }).is_empty());
+        declare(&mut p, 2, 3, 31, ThreadCategory::Foreground);
+        assert!(pushed(&mut p, 3, 3).is_empty());
         assert_eq!(p.boost_counters().no_thread, 2);
-        let out = tell(&mut p, 4, Fact::InputPushed { app: app(1) });
+        let out = pushed(&mut p, 4, 1);
         assert!(out
             .iter()
             .all(|a| matches!(a.thread(), Some(x) if x == t(11) || x == t(12))));
@@ -738,19 +649,11 @@ mod tests {
     #[test]
     fn a_thread_replaced_while_raised_is_given_back() {
         let mut p = declared(BoostMode::Slice, 10 * MS);
-        tell(&mut p, 0, Fact::InputPushed { app: app(1) });
-        let out = tell(
-            &mut p,
-            1,
-            Fact::ThreadDeclared {
-                app: app(1),
-                thread: t(13),
-                category: ThreadCategory::Drawing,
-            },
-        );
+        pushed(&mut p, 0, 1);
+        let out = declare(&mut p, 1, 1, 13, ThreadCategory::Drawing);
         assert_eq!(out, vec![restore(12)]);
         // The new drawing thread is raised at the next push; the event thread still is.
-        let out = tell(&mut p, 2, Fact::InputPushed { app: app(1) });
+        let out = pushed(&mut p, 2, 1);
         assert_eq!(
             out,
             vec![Action::Slice {

@@ -325,13 +325,19 @@ mod tests {
     use super::*;
     use lull_model::weight::nice_to_weight;
 
-    #[test]
-    fn the_class_keeps_a_queue_ordered_by_vruntime() {
+    /// Two CPUs and three tasks of nice 0 attached, none queued.
+    fn two_cpus_three_tasks() -> (Cfs, [TaskId; 3]) {
         let mut cfs = Cfs::new(2);
-        let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
-        for t in [a, b, c] {
+        let tasks = [TaskId(0), TaskId(1), TaskId(2)];
+        for t in tasks {
             cfs.attach(t, FairParams::nice(0));
         }
+        (cfs, tasks)
+    }
+
+    #[test]
+    fn the_class_keeps_a_queue_ordered_by_vruntime() {
+        let (mut cfs, [a, b, c]) = two_cpus_three_tasks();
         let cpu = CpuId(0);
         cfs.enqueue(cpu, a, Enqueue::New);
         assert_eq!(cfs.pick_next(cpu, 0), Some(a));
@@ -384,11 +390,7 @@ mod tests {
 
     #[test]
     fn a_balance_migration_keeps_the_distance_to_the_queue_minimum() {
-        let mut cfs = Cfs::new(2);
-        let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
-        for t in [a, b, c] {
-            cfs.attach(t, FairParams::nice(0));
-        }
+        let (mut cfs, [a, b, c]) = two_cpus_three_tasks();
         // CPU 1's minimum reaches 20 ms (c ran alone); on CPU 0, a runs 10 ms ahead of b (0).
         cfs.enqueue(CpuId(1), c, Enqueue::New);
         assert_eq!(cfs.pick_next(CpuId(1), 0), Some(c));

@@ -126,29 +126,19 @@ mod tests {
     #[test]
     fn the_request_crossing_little_top_switches_to_big() {
         let mut s = BlSwitcher::new(0, &LITTLE, 1, &BIG, 210_000);
+        let level =
+            |s: &mut BlSwitcher, now_ns, util| s.select(now_ns, util).map(|l| (l.cluster, l.opp));
         // util 100: 1.25 x 1600 MHz x 100/1024 = 195.3 MHz virtual -> LITTLE 400 MHz (200 v).
         let l = s.select(0, 100).expect("first update");
         assert_eq!((l.cluster, l.opp), (0, 3));
         // Rate-limited within 210 us.
         assert_eq!(s.select(100_000, 900), None);
         // util 140: 273.4 MHz virtual -> LITTLE 550 MHz; util 160: 312.5 MHz > 300 -> big 800.
-        assert_eq!(
-            s.select(210_000, 140).map(|l| (l.cluster, l.opp)),
-            Some((0, 6))
-        );
-        assert_eq!(
-            s.select(420_000, 160).map(|l| (l.cluster, l.opp)),
-            Some((1, 0))
-        );
+        assert_eq!(level(&mut s, 210_000, 140), Some((0, 6)));
+        assert_eq!(level(&mut s, 420_000, 160), Some((1, 0)));
         // Saturated: big's top.
-        assert_eq!(
-            s.select(630_000, 1024).map(|l| (l.cluster, l.opp)),
-            Some((1, 8))
-        );
+        assert_eq!(level(&mut s, 630_000, 1024), Some((1, 8)));
         // Idle: LITTLE's lowest.
-        assert_eq!(
-            s.select(840_000, 0).map(|l| (l.cluster, l.opp)),
-            Some((0, 0))
-        );
+        assert_eq!(level(&mut s, 840_000, 0), Some((0, 0)));
     }
 }

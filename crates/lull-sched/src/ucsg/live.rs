@@ -167,24 +167,46 @@ pub struct UcsgSeam {
     threads: BTreeMap<ThreadRef, Managed>,
     front: Option<AppId>,
     screen_on: bool,
-    cluster: usize,
-    online: usize,
-    freq_khz: u64,
+    running: Running,
     decisions: Vec<Decision<ThreadRef>>,
     uses: Vec<ThreadUse<ThreadRef>>,
     counters: UcsgSeamCounters,
 }
 
+/// What a live substrate runs at as UCSG's decisions have left it: the machine's part of a
+/// [`SampleView`], kept by each live driver of UCSG between sampling periods.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Running {
+    /// The active cluster.
+    pub cluster: usize,
+    /// Cores of the active cluster on.
+    pub online: usize,
+    pub freq_khz: u64,
+}
+
+impl Running {
+    /// The view of a sampling period in which `threads` ran.
+    #[must_use]
+    pub fn view<'a, K>(&self, threads: &'a [ThreadUse<K>]) -> SampleView<'a, K> {
+        SampleView {
+            cluster: self.cluster,
+            online: self.online,
+            freq_khz: self.freq_khz,
+            threads,
+        }
+    }
+}
+
 /// UCSG's core on `machine` from `now_ns`, started on the fastest cluster with every core of it
-/// online, and that cluster's top level in kHz: until UCSG chooses a level (and where there is
-/// no cpufreq to read) the cluster is taken to run there, as a busy CPU without a policy does.
+/// online, at that cluster's top level: until UCSG chooses a level (and where there is no
+/// cpufreq to read) the cluster is taken to run there, as a busy CPU without a policy does.
 ///
 /// # Errors
 /// [`UcsgLiveError`] as [`LiveMachine::config`], or UCSG's own refusal of the configuration.
 pub fn start_at_top<K: Copy + Ord + std::fmt::Debug>(
     machine: &LiveMachine,
     now_ns: u64,
-) -> Result<(Ucsg<K>, Start, u64), UcsgLiveError> {
+) -> Result<(Ucsg<K>, Running), UcsgLiveError> {
     let cfg = machine.config()?;
     let cluster = cfg.clusters.len() - 1;
     let c = &cfg.clusters[cluster];
@@ -192,9 +214,13 @@ pub fn start_at_top<K: Copy + Ord + std::fmt::Debug>(
         cluster,
         online: c.cores,
     };
-    let top_khz = c.levels_khz.last().copied().unwrap_or(0);
+    let running = Running {
+        cluster,
+        online: c.cores,
+        freq_khz: c.levels_khz.last().copied().unwrap_or(0),
+    };
     let core = Ucsg::new(cfg, now_ns, start).map_err(UcsgLiveError::Config)?;
-    Ok((core, start, top_khz))
+    Ok((core, running))
 }
 
 impl UcsgSeam {
@@ -204,8 +230,7 @@ impl UcsgSeam {
     /// # Errors
     /// [`UcsgLiveError`] as [`LiveMachine::config`].
     pub fn new(machine: &LiveMachine, now_ns: u64) -> Result<UcsgSeam, UcsgLiveError> {
-        let (core, start, top_khz) = start_at_top(machine, now_ns)?;
-        let cluster = start.cluster;
+        let (core, running) = start_at_top(machine, now_ns)?;
         Ok(UcsgSeam {
             core,
             clusters: machine.ucsg_clusters(),
@@ -215,9 +240,7 @@ impl UcsgSeam {
             threads: BTreeMap::new(),
             front: None,
             screen_on: true,
-            cluster,
-            online: start.online,
-            freq_khz: top_khz,
+            running,
             decisions: Vec::new(),
             uses: Vec::new(),
             counters: UcsgSeamCounters::default(),
@@ -304,7 +327,7 @@ impl UcsgSeam {
                     if let Some(m) = self.threads.get_mut(&thread) {
                         m.slot = slot;
                     }
-                    if let Some(cpu) = self.cpu_of(self.cluster, slot) {
+                    if let Some(cpu) = self.cpu_of(self.running.cluster, slot) {
                         out.push(Action::Affinity {
                             thread,
                             cpus: CpuMask::of(&[cpu]),
@@ -313,14 +336,19 @@ impl UcsgSeam {
                 }
                 Decision::Online { cores } => {
                     self.counters.online_changes += 1;
-                    self.online = cores;
+                    self.running.online = cores;
                 }
                 Decision::Frequency { khz } => {
-                    if khz != self.freq_khz {
+                    if khz != self.running.freq_khz {
                         self.counters.frequency_changes += 1;
                     }
-                    self.freq_khz = khz;
-                    for &cpu in self.clusters.get(self.cluster).into_iter().flatten() {
+                    self.running.freq_khz = khz;
+                    for &cpu in self
+                        .clusters
+                        .get(self.running.cluster)
+                        .into_iter()
+                        .flatten()
+                    {
                         out.push(Action::Frequency { cpu, khz });
                     }
                 }
@@ -330,7 +358,7 @@ impl UcsgSeam {
                         continue;
                     }
                     self.counters.cluster_switches += 1;
-                    self.cluster = cluster;
+                    self.running.cluster = cluster;
                     for (&thread, m) in &self.threads {
                         if let Some(cpu) = self.clusters[cluster].get(m.slot) {
                             out.push(Action::Affinity {
@@ -373,13 +401,8 @@ impl UcsgSeam {
             self.counters.gone_at_sample += 1;
             self.forget(t, out);
         }
-        let view = SampleView {
-            cluster: self.cluster,
-            online: self.online,
-            freq_khz: self.freq_khz,
-            threads: &uses,
-        };
-        self.core.sample(now_ns, &view, &mut self.decisions);
+        self.core
+            .sample(now_ns, &self.running.view(&uses), &mut self.decisions);
         self.uses = uses;
     }
 }
@@ -565,6 +588,14 @@ mod tests {
         out
     }
 
+    fn window_changed(u: &mut UcsgSeam, now: u64, app: AppId, window: WindowState) -> Vec<Action> {
+        fact(u, now, Fact::WindowChanged { app, window })
+    }
+
+    fn forked(u: &mut UcsgSeam, now: u64, parent: ThreadRef, child: ThreadRef) -> Vec<Action> {
+        fact(u, now, Fact::Forked { parent, child })
+    }
+
     fn nice_of(out: &[Action], thread: ThreadRef) -> Option<i8> {
         out.iter().rev().find_map(|a| match *a {
             Action::Nice { thread: x, nice } if x == thread => Some(nice),
@@ -588,30 +619,9 @@ mod tests {
     fn two_apps() -> (UcsgSeam, ThreadRef, ThreadRef) {
         let mut u = UcsgSeam::new(&machine(&[&[0, 1]]), 0).unwrap();
         let (f, b) = (t(100, 100), t(200, 201));
-        fact(
-            &mut u,
-            0,
-            Fact::WindowChanged {
-                app: app(2),
-                window: window(true),
-            },
-        );
-        fact(
-            &mut u,
-            0,
-            Fact::WindowChanged {
-                app: app(1),
-                window: window(true),
-            },
-        );
-        fact(
-            &mut u,
-            0,
-            Fact::WindowChanged {
-                app: app(2),
-                window: window(false),
-            },
-        );
+        window_changed(&mut u, 0, app(2), window(true));
+        window_changed(&mut u, 0, app(1), window(true));
+        window_changed(&mut u, 0, app(2), window(false));
         declare(&mut u, app(1), f);
         declare(&mut u, app(2), b);
         (u, f, b)
@@ -620,14 +630,7 @@ mod tests {
     #[test]
     fn declared_threads_get_their_app_state_and_a_cpu() {
         let mut u = UcsgSeam::new(&machine(&[&[0, 1]]), 0).unwrap();
-        fact(
-            &mut u,
-            0,
-            Fact::WindowChanged {
-                app: app(1),
-                window: window(true),
-            },
-        );
+        window_changed(&mut u, 0, app(1), window(true));
         let th = t(100, 101);
         let out = declare(&mut u, app(1), th);
         // §3.2.2 fn 7: the front app is medium, nice −10; allocation pins it to one CPU.
@@ -677,35 +680,14 @@ mod tests {
         let (mut u, _, b) = two_apps();
         // The background app's thread spawns gzip: low, nice 10.
         let gzip = t(300, 300);
-        let out = fact(
-            &mut u,
-            5,
-            Fact::Forked {
-                parent: b,
-                child: gzip,
-            },
-        );
+        let out = forked(&mut u, 5, b, gzip);
         assert_eq!(nice_of(&out, gzip), Some(10));
         // A thread of gzip is gzip's app's too, and so are its children.
         let thr = t(300, 301);
-        let out = fact(
-            &mut u,
-            6,
-            Fact::Forked {
-                parent: gzip,
-                child: thr,
-            },
-        );
+        let out = forked(&mut u, 6, gzip, thr);
         assert_eq!(nice_of(&out, thr), Some(10));
         // A process of nobody's forking is left alone.
-        let out = fact(
-            &mut u,
-            7,
-            Fact::Forked {
-                parent: t(1, 1),
-                child: t(400, 400),
-            },
-        );
+        let out = forked(&mut u, 7, t(1, 1), t(400, 400));
         assert!(out.is_empty());
         assert!(!u.manages(t(400, 400)));
         // The same pid with another start time is another process: not the app's.
@@ -713,14 +695,7 @@ mod tests {
             process_start_ticks: 8,
             ..t(300, 302)
         };
-        let out = fact(
-            &mut u,
-            8,
-            Fact::Forked {
-                parent: t(1, 1),
-                child: later,
-            },
-        );
+        let out = forked(&mut u, 8, t(1, 1), later);
         assert!(out.is_empty());
     }
 
@@ -728,7 +703,7 @@ mod tests {
     fn exits_and_departures_release() {
         let (mut u, f, b) = two_apps();
         let child = t(250, 250);
-        fact(&mut u, 1, Fact::Forked { parent: b, child });
+        forked(&mut u, 1, b, child);
         let out = fact(&mut u, 2, Fact::Exited { thread: f });
         assert_eq!(out, vec![Action::Release { thread: f }]);
         let out = fact(&mut u, 3, Fact::AppGone { app: app(2) });
@@ -785,14 +760,7 @@ mod tests {
     fn cluster_switches_move_masks_only_on_big_little() {
         let m = machine(&[&[2, 3], &[0, 1]]);
         let mut u = UcsgSeam::new(&m, 0).unwrap();
-        fact(
-            &mut u,
-            0,
-            Fact::WindowChanged {
-                app: app(1),
-                window: window(true),
-            },
-        );
+        window_changed(&mut u, 0, app(1), window(true));
         let th = t(100, 100);
         declare(&mut u, app(1), th);
         let slot = u.threads[&th].slot;
@@ -909,34 +877,18 @@ mod tests {
     #[test]
     fn the_front_app_going_behind_or_off_lowers_its_threads() {
         let (mut u, f, _) = two_apps();
-        let behind = fact(
-            &mut u,
-            1,
-            Fact::WindowChanged {
-                app: app(1),
-                window: window(false),
-            },
-        );
+        let behind = window_changed(&mut u, 1, app(1), window(false));
         assert_eq!(nice_of(&behind, f), Some(10));
         // Back in front, then the screen goes off: low again.
-        let front = fact(
-            &mut u,
-            2,
-            Fact::WindowChanged {
-                app: app(1),
-                window: window(true),
-            },
-        );
+        let front = window_changed(&mut u, 2, app(1), window(true));
         assert_eq!(nice_of(&front, f), Some(-10));
-        let off = fact(
+        let off = window_changed(
             &mut u,
             3,
-            Fact::WindowChanged {
-                app: app(1),
-                window: WindowState {
-                    screen: Screen::Off,
-                    ..window(true)
-                },
+            app(1),
+            WindowState {
+                screen: Screen::Off,
+                ..window(true)
             },
         );
         assert_eq!(nice_of(&off, f), Some(10));
@@ -947,14 +899,7 @@ mod tests {
         let (mut u, f, _) = two_apps();
         fact(&mut u, 1, Fact::AppGone { app: app(2) });
         // The front app is still known to be in front: its going behind lowers it.
-        let out = fact(
-            &mut u,
-            2,
-            Fact::WindowChanged {
-                app: app(1),
-                window: window(false),
-            },
-        );
+        let out = window_changed(&mut u, 2, app(1), window(false));
         assert_eq!(nice_of(&out, f), Some(10));
     }
 
@@ -964,14 +909,7 @@ mod tests {
         // b is thread 201 of process 200: its exit leaves the process the app's.
         fact(&mut u, 1, Fact::Exited { thread: b });
         let sibling = t(200, 202);
-        let out = fact(
-            &mut u,
-            2,
-            Fact::Forked {
-                parent: t(200, 200),
-                child: sibling,
-            },
-        );
+        let out = forked(&mut u, 2, t(200, 200), sibling);
         assert_eq!(nice_of(&out, sibling), Some(10));
         assert!(u.manages(sibling));
     }

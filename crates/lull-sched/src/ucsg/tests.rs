@@ -32,6 +32,30 @@ fn use_of(thread: u32, runtime_ms: u64) -> ThreadUse<u32> {
     }
 }
 
+/// One sampling period ending at `now_ms` on `cluster` with `online` cores at `freq_khz`, as
+/// the substrate measured them: the decisions it takes.
+fn sample(
+    u: &mut Ucsg<u32>,
+    now_ms: u64,
+    cluster: usize,
+    online: usize,
+    freq_khz: u64,
+    threads: &[ThreadUse<u32>],
+) -> Vec<Decision<u32>> {
+    let mut out = Vec::new();
+    u.sample(
+        now_ms * MS,
+        &SampleView {
+            cluster,
+            online,
+            freq_khz,
+            threads,
+        },
+        &mut out,
+    );
+    out
+}
+
 /// Zygote (system), the file manager in front with one thread, ZIP behind with one.
 fn two_apps(u: &mut Ucsg<u32>) -> Vec<Decision<u32>> {
     let mut out = Vec::new();
@@ -151,17 +175,7 @@ fn a_low_thread_alone_gets_the_lowest_level_and_one_core() {
     // Its cycles are not required (C_l = 0 without a medium need): one core at 250 MHz (§4.3).
     let mut u = s4(2);
     two_apps(&mut u);
-    let mut out = Vec::new();
-    u.sample(
-        200 * MS,
-        &SampleView {
-            cluster: 0,
-            online: 2,
-            freq_khz: 600_000,
-            threads: &[use_of(ZIP, 200)],
-        },
-        &mut out,
-    );
+    let out = sample(&mut u, 200, 0, 2, 600_000, &[use_of(ZIP, 200)]);
     assert_eq!(out[0], Decision::Online { cores: 1 });
     // Every thread on slot 1 is placed again on slot 0.
     assert!(out.contains(&Decision::Place {
@@ -175,19 +189,16 @@ fn a_low_thread_alone_gets_the_lowest_level_and_one_core() {
 fn the_front_apps_need_sets_the_level_and_the_low_share_rides_along() {
     let mut u = s4(2);
     two_apps(&mut u);
-    let mut out = Vec::new();
     // The file manager ran 200 ms at 500 MHz (100 Mcycles, above the 90 of one LITTLE core) on
     // slot 1, ZIP 200 ms on slot 0: two cores stay on; the file manager's core needs 100
     // Mcycles → 500 MHz at 100 % → 550 MHz. ZIP's core needs nothing of its own.
-    u.sample(
-        200 * MS,
-        &SampleView {
-            cluster: 0,
-            online: 2,
-            freq_khz: 500_000,
-            threads: &[use_of(FILES, 200), use_of(ZIP, 200)],
-        },
-        &mut out,
+    let out = sample(
+        &mut u,
+        200,
+        0,
+        2,
+        500_000,
+        &[use_of(FILES, 200), use_of(ZIP, 200)],
     );
     assert!(!out.iter().any(|d| matches!(d, Decision::Online { .. })));
     assert_eq!(out.last(), Some(&Decision::Frequency { khz: 550_000 }));
@@ -206,20 +217,10 @@ fn four_front_threads(u: &mut Ucsg<u32>) {
 fn dpm_turns_on_cores_for_the_required_workload() {
     let mut u = s4(1);
     four_front_threads(&mut u);
-    let mut out = Vec::new();
     // Four medium threads ran 200 ms each at 600 MHz on one core's slot... as measured: 480
     // Mcycles needed, above LITTLE's 300 → four cores.
     let threads: Vec<_> = (0..4).map(|t| use_of(100 + t, 200)).collect();
-    u.sample(
-        200 * MS,
-        &SampleView {
-            cluster: 0,
-            online: 1,
-            freq_khz: 600_000,
-            threads: &threads,
-        },
-        &mut out,
-    );
+    let out = sample(&mut u, 200, 0, 1, 600_000, &threads);
     assert_eq!(out[0], Decision::Online { cores: 4 });
     // 120 Mcycles per thread: more than LITTLE's 600 MHz gives → the big cluster at once.
     assert!(out.contains(&Decision::Cluster { cluster: 1 }));
@@ -232,33 +233,13 @@ fn dpm_turns_on_cores_for_the_required_workload() {
     };
     assert_eq!(slots(&u), vec![0, 1, 1, 2]);
     // The next period spreads them over all four.
-    out.clear();
-    u.sample(
-        400 * MS,
-        &SampleView {
-            cluster: 1,
-            online: 4,
-            freq_khz: 1_600_000,
-            threads: &threads,
-        },
-        &mut out,
-    );
+    sample(&mut u, 400, 1, 4, 1_600_000, &threads);
     assert_eq!(slots(&u), vec![0, 1, 2, 3]);
     assert_eq!(u.stats().samples, 2);
     assert_eq!(u.next_sample_ns(), 400 * MS + u.config().sampling_period_ns);
     // Three cores went off outside UCSG: only the thread on the core left counts towards the
     // workload, and the others are placed again on cores that are on.
-    out.clear();
-    u.sample(
-        600 * MS,
-        &SampleView {
-            cluster: 1,
-            online: 1,
-            freq_khz: 1_600_000,
-            threads: &threads,
-        },
-        &mut out,
-    );
+    let out = sample(&mut u, 600, 1, 1, 1_600_000, &threads);
     let online = out
         .iter()
         .find_map(|d| match *d {
@@ -277,64 +258,22 @@ fn dpm_turns_on_cores_for_the_required_workload() {
 fn a_thread_that_did_not_run_does_not_earn_a_core_and_a_bad_cluster_is_ignored() {
     let mut u = s4(1);
     four_front_threads(&mut u);
-    let mut out = Vec::new();
     // As in the DPM case above, but one of the four is listed with 0 ns: three ran, so three
     // cores at most.
     let threads: Vec<_> = (0..4)
         .map(|t| use_of(100 + t, if t == 3 { 0 } else { 200 }))
         .collect();
-    u.sample(
-        200 * MS,
-        &SampleView {
-            cluster: 0,
-            online: 1,
-            freq_khz: 600_000,
-            threads: &threads,
-        },
-        &mut out,
-    );
+    let out = sample(&mut u, 200, 0, 1, 600_000, &threads);
     assert_eq!(out[0], Decision::Online { cores: 3 });
     // A view naming a cluster the configuration lacks (the Galaxy S4 has two) is not taken
     // for the active cluster: UCSG decides on the one it knows.
-    out.clear();
-    u.sample(
-        400 * MS,
-        &SampleView {
-            cluster: 2,
-            online: 3,
-            freq_khz: 600_000,
-            threads: &threads,
-        },
-        &mut out,
-    );
+    let out = sample(&mut u, 400, 2, 3, 600_000, &threads);
     assert!(
         out.iter()
             .all(|d| !matches!(d, Decision::Cluster { cluster } if *cluster > 1)),
         "{out:?}"
     );
     assert_eq!(u.stats().samples, 2);
-}
-
-/// One sampling period on the LITTLE cluster at `freq_khz`, `online` cores as measured.
-fn sample_little(
-    u: &mut Ucsg<u32>,
-    now_ms: u64,
-    online: usize,
-    freq_khz: u64,
-    threads: &[ThreadUse<u32>],
-) -> Vec<Decision<u32>> {
-    let mut out = Vec::new();
-    u.sample(
-        now_ms * MS,
-        &SampleView {
-            cluster: 0,
-            online,
-            freq_khz,
-            threads,
-        },
-        &mut out,
-    );
-    out
 }
 
 #[test]
@@ -346,9 +285,10 @@ fn of_two_equal_threads_on_a_core_the_first_to_arrive_moves_first() {
     u.thread_forked(None, 100, Some(Owner::System), &mut out);
     // 60 Mcycles each at 600 MHz: 120 M, above LITTLE's 90 M → two cores; sensitivity 4 | 0
     // → 2 | 2 by moving one of them, the one that arrived first (FIFO, §3.2.2).
-    let out = sample_little(
+    let out = sample(
         &mut u,
         200,
+        0,
         1,
         600_000,
         &[use_of(100, 100), use_of(101, 100)],
@@ -373,11 +313,11 @@ fn a_thread_placed_again_arrives_behind_those_already_on_its_core() {
     let threads = [use_of(100, 1), use_of(101, 100), use_of(102, 100)];
     // Core 1 went off outside UCSG; core 0's 60.7 Mcycles need no second core, so 101 is
     // placed again, on core 0, after 102.
-    let _ = sample_little(&mut u, 200, 1, 600_000, &threads);
+    let _ = sample(&mut u, 200, 0, 1, 600_000, &threads);
     assert_eq!(u.slot(101), Some(0));
     // 120 M of medium work: two cores. Sensitivity 5 | 0 moves one medium thread, the first
     // to have arrived on core 0: 102.
-    let out = sample_little(&mut u, 400, 1, 600_000, &threads);
+    let out = sample(&mut u, 400, 0, 1, 600_000, &threads);
     assert_eq!(out[0], Decision::Online { cores: 2 });
     assert_eq!((u.slot(102), u.slot(101)), (Some(1), Some(0)));
 }
@@ -397,12 +337,12 @@ fn every_place_after_a_sample_is_counted_as_a_migration() {
     // Four threads of 120 Mcycles: four cores, and migration moves three of them (as in the
     // DPM case).
     let threads: Vec<_> = (0..4).map(|t| use_of(100 + t, 200)).collect();
-    let out = sample_little(&mut u, 200, 1, 600_000, &threads);
+    let out = sample(&mut u, 200, 0, 1, 600_000, &threads);
     assert!(places(&out) > 0, "{out:?}");
     assert_eq!(u.stats().migrations, places(&out));
     // Three cores go off outside UCSG: the threads of the cores that are off are placed again.
     let before = u.stats().migrations;
-    let out = sample_little(&mut u, 400, 1, 600_000, &threads);
+    let out = sample(&mut u, 400, 0, 1, 600_000, &threads);
     assert!(places(&out) > 0, "{out:?}");
     assert_eq!(u.stats().migrations - before, places(&out));
 }
@@ -418,9 +358,10 @@ fn the_low_share_tips_a_core_at_the_up_threshold_to_the_next_level() {
     // one ran too, so it adds C_m × 1 / (1 + 1.25^20 × 1) ≈ 0.43 M (§3.2.3): above 75 %, so
     // the next level, 300 MHz. (Without the low share it would stay at 250 MHz; counting the
     // low thread as taking all of C_m would need 75 M, 450 MHz.)
-    let out = sample_little(
+    let out = sample(
         &mut u,
         200,
+        0,
         1,
         250_000,
         &[use_of(FILES, 150), use_of(ZIP, 1)],
@@ -440,9 +381,10 @@ fn a_low_thread_goes_to_the_core_with_the_least_workload() {
     u.thread_forked(None, 101, Some(Owner::System), &mut out);
     assert_eq!((u.slot(100), u.slot(101)), (Some(0), Some(1)));
     // 90 M and 6 M at 600 MHz: 96 M keeps both cores on, and neither can move.
-    let _ = sample_little(
+    let _ = sample(
         &mut u,
         200,
+        0,
         2,
         600_000,
         &[use_of(100, 150), use_of(101, 10)],
@@ -461,18 +403,7 @@ fn half_scaling_after_two_rises_and_big_to_little_after_three_periods() {
     u.foreground(FILES_APP, &mut out);
     u.thread_forked(None, 1, Some(Owner::App(FILES_APP)), &mut out);
     let step = |u: &mut Ucsg<u32>, at_ms: u64, cluster, khz, run_ms| {
-        let mut out = Vec::new();
-        u.sample(
-            at_ms * MS,
-            &SampleView {
-                cluster,
-                online: 1,
-                freq_khz: khz,
-                threads: &[use_of(1, run_ms)],
-            },
-            &mut out,
-        );
-        out
+        sample(u, at_ms, cluster, 1, khz, &[use_of(1, run_ms)])
     };
     // 40 Mcycles at 250 MHz (80 %): up to 300 MHz. Then 60 Mcycles at 300 MHz (100 %): the
     // workload outgrew its level twice in a row — the median between 300 MHz (level 1) and the

@@ -795,6 +795,20 @@ fn prepare_socket_path(
     Ok(())
 }
 
+/// A listening socket of `listen`'s type at `path`, made free first ([`prepare_socket_path`],
+/// `probe` connecting with the same type).
+fn listen_at(
+    path: &Path,
+    probe: fn(&Path) -> io::Result<OwnedFd>,
+    listen: fn(&Path) -> io::Result<OwnedFd>,
+) -> Result<OwnedFd, DaemonError> {
+    prepare_socket_path(path, probe)?;
+    listen(path).map_err(|source| DaemonError::Bind {
+        path: path.to_owned(),
+        source,
+    })
+}
+
 /// Whether two socket paths name the same file (compared through their directories' real paths
 /// when those exist).
 #[must_use]
@@ -819,12 +833,11 @@ impl Daemon {
     /// [`DaemonError`] when the path is taken by a live daemon or cannot be bound.
     pub fn bind(config: &DaemonConfig) -> Result<Daemon, DaemonError> {
         let esm = Esm::new(config.esm)?;
-        prepare_socket_path(&config.socket_path, sys::seqpacket_connect)?;
-        let listener =
-            sys::seqpacket_listen(&config.socket_path).map_err(|source| DaemonError::Bind {
-                path: config.socket_path.clone(),
-                source,
-            })?;
+        let listener = listen_at(
+            &config.socket_path,
+            sys::seqpacket_connect,
+            sys::seqpacket_listen,
+        )?;
         let mut d = Daemon::serve(config, esm, listener)?;
         d.bound_paths.push(config.socket_path.clone());
         Ok(d)
@@ -1108,12 +1121,7 @@ impl Daemon {
             return Err(DaemonError::SocketShared(config.socket_path.clone()));
         }
         let host = KdsHost::new(config).map_err(DaemonError::Kds)?;
-        prepare_socket_path(&config.socket_path, sys::stream_connect)?;
-        let listener =
-            sys::stream_listen(&config.socket_path).map_err(|source| DaemonError::Bind {
-                path: config.socket_path.clone(),
-                source,
-            })?;
+        let listener = listen_at(&config.socket_path, sys::stream_connect, sys::stream_listen)?;
         self.serve_kds(host, listener)?;
         self.bound_paths.push(config.socket_path.clone());
         Ok(())

@@ -28,6 +28,11 @@ fn host(test: &str, kind: FreezerKind) -> Option<SeamHost> {
     ))
 }
 
+/// `policies` on the seam with no freezer, for tests that freeze nothing.
+fn without_freezer(policies: Vec<Box<dyn SeamPolicy>>) -> SeamHost {
+    SeamHost::new(policies, Actuator::new(Err("none in this test".into())))
+}
+
 fn pid() -> i32 {
     std::process::id() as i32
 }
@@ -189,13 +194,10 @@ fn pushes_and_waits_become_input_and_handler_facts() {
         }
     }
     let seen = std::rc::Rc::default();
-    let mut s = SeamHost::new(
-        vec![
-            Box::new(Recorder(std::rc::Rc::clone(&seen))),
-            Box::new(Table1::new()),
-        ],
-        Actuator::new(Err("none in this test".into())),
-    );
+    let mut s = without_freezer(vec![
+        Box::new(Recorder(std::rc::Rc::clone(&seen))),
+        Box::new(Table1::new()),
+    ]);
     let other = AppId {
         index: 1,
         generation: 1,
@@ -231,10 +233,7 @@ fn pushes_and_waits_become_input_and_handler_facts() {
 #[ignore = "measurement; run by hand"]
 fn push_path_cost() {
     const ROUNDS: u32 = 1_000_000;
-    let mut s = SeamHost::new(
-        vec![Box::new(Table1::new())],
-        Actuator::new(Err("none in this measurement".into())),
-    );
+    let mut s = without_freezer(vec![Box::new(Table1::new())]);
     let apps: Vec<AppId> = (0..8)
         .map(|index| AppId {
             index,
@@ -310,7 +309,7 @@ fn a_child_is_told_as_forked_then_exited() {
     };
     let rec = Recorder::default();
     let facts = std::rc::Rc::clone(&rec.facts);
-    let mut s = SeamHost::new(vec![Box::new(rec)], Actuator::new(Err("none".into())));
+    let mut s = without_freezer(vec![Box::new(rec)]);
     assert!(s.wants_process_facts());
     let fd = connector.raw();
     s.start_process_facts(Some(connector), None);
@@ -369,7 +368,7 @@ fn the_deadline_timer_runs_only_when_asked() {
         ..Recorder::default()
     };
     let samples = std::rc::Rc::clone(&rec.samples);
-    let mut s = SeamHost::new(vec![Box::new(rec)], Actuator::new(Err("none".into())));
+    let mut s = without_freezer(vec![Box::new(rec)]);
     s.set_timer(TimerFd::new().unwrap());
     assert_eq!(s.timer.as_ref().unwrap().1, Some(1));
     let fd = s.timer.as_ref().unwrap().0.raw();
@@ -404,6 +403,13 @@ mod boost {
             })
             .unwrap(),
         )
+    }
+
+    /// APP connects, declares `thread` its event thread and is pushed an event.
+    fn pushed_with_event_thread(s: &mut SeamHost, thread: ThreadRef) {
+        s.connected(APP);
+        s.declare(1, APP, ThreadCategory::Event, thread);
+        s.input_pushed(2, APP);
     }
 
     /// Table 1 freezes the drawing thread (the app is behind) while the boost raises and gives
@@ -473,17 +479,12 @@ mod boost {
     /// names a later one) is never touched: the boost's actions are refused as stale.
     #[test]
     fn a_reused_pid_is_refused() {
-        let mut s = SeamHost::new(
-            vec![boost(BoostMode::Slice)],
-            Actuator::new(Err("none in this test".into())),
-        );
+        let mut s = without_freezer(vec![boost(BoostMode::Slice)]);
         let t = Sleeper::start();
         let mut stale = named_now(&s, t.tid);
         stale.process_start_ticks += 1;
         let slice_before = sys::sched_getattr(t.tid).unwrap();
-        s.connected(APP);
-        s.declare(1, APP, ThreadCategory::Event, stale);
-        s.input_pushed(2, APP);
+        pushed_with_event_thread(&mut s, stale);
         s.waited(3, APP);
         assert_eq!(sys::sched_getattr(t.tid).unwrap(), slice_before);
         let r = s.report().actuator;
@@ -497,15 +498,11 @@ mod boost {
     /// set at the push and the default is back at the wait.
     #[test]
     fn slice_mode_gives_the_slice_back() {
-        let mut s = SeamHost::new(
-            vec![boost(BoostMode::Slice)],
-            Actuator::new(Err("none in this test".into())),
-        );
+        let mut s = without_freezer(vec![boost(BoostMode::Slice)]);
         let t = Sleeper::start();
         let before = sys::sched_getattr(t.tid).unwrap();
-        s.connected(APP);
-        s.declare(1, APP, ThreadCategory::Event, named_now(&s, t.tid));
-        s.input_pushed(2, APP);
+        let thread = named_now(&s, t.tid);
+        pushed_with_event_thread(&mut s, thread);
         let r = s.report().actuator;
         if r.slice.unavailable_reason.is_some() {
             lull_testkit::skip(format!("{:?}", r.slice.unavailable_reason));

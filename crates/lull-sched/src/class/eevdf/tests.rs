@@ -34,6 +34,24 @@ fn attach_all(class: &mut Eevdf, params: &[FairParams]) -> Vec<TaskId> {
         .collect()
 }
 
+/// Attaches one task per `params` and queues each on CPU 0 as new, in that order.
+fn queue_new(class: &mut Eevdf, params: &[FairParams]) -> Vec<TaskId> {
+    let t = attach_all(class, params);
+    for &task in &t {
+        class.enqueue(CPU, task, Enqueue::New);
+    }
+    t
+}
+
+/// The first pick on CPU 0, `first`, runs `ran_ns` from time 0 and is put back; the next
+/// pick is `next`.
+fn first_runs_then(class: &mut Eevdf, first: TaskId, ran_ns: u64, next: TaskId) {
+    assert_eq!(class.pick_next(CPU, 0), Some(first));
+    class.update_curr(CPU, ran_ns);
+    class.put_prev(CPU);
+    assert_eq!(class.pick_next(CPU, ran_ns), Some(next));
+}
+
 #[test]
 fn a_sleeper_owed_time_is_placed_left_of_v_and_a_new_task_gets_half_a_slice() {
     let mut eevdf = one_cpu();
@@ -43,11 +61,8 @@ fn a_sleeper_owed_time_is_placed_left_of_v_and_a_new_task_gets_half_a_slice() {
     eevdf.enqueue(CPU, a, Enqueue::New);
     eevdf.enqueue(CPU, c, Enqueue::New);
     assert_eq!(eevdf.deadline(c), Some(350_000));
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.update_curr(CPU, 300_000);
-    eevdf.put_prev(CPU);
     // V = (300 000 + 0) / 2 = 150 000: A has run ahead, C is eligible.
-    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(c));
+    first_runs_then(&mut eevdf, a, 300_000, c);
     // C sleeps at once, owed V − v = 150 000.
     eevdf.block(CPU, c);
     assert_eq!(eevdf.saved_lag(c), Some(150_000));
@@ -113,9 +128,7 @@ fn a_sleeper_that_ran_ahead_is_placed_right_of_v() {
 
     // The kernel's defaults keep the same sleeper on the queue instead.
     let mut linux = one_cpu();
-    let t = attach_all(&mut linux, &[FairParams::nice(0); 2]);
-    linux.enqueue(CPU, t[0], Enqueue::New);
-    linux.enqueue(CPU, t[1], Enqueue::New);
+    let t = queue_new(&mut linux, &[FairParams::nice(0); 2]);
     assert_eq!(linux.pick_next(CPU, 0), Some(t[0]));
     linux.update_curr(CPU, 700_000);
     linux.block(CPU, t[0]);
@@ -127,14 +140,11 @@ fn the_pick_is_the_earliest_deadline_among_eligible_tasks() {
     let mut eevdf = one_cpu();
     // A: base slice 0.7 ms; B: 3 ms; C: 0.1 ms. All nice 0, all new at V = 0, deadlines at
     // half a slice: 350 000, 1 500 000, 50 000.
-    let t = attach_all(
+    let t = queue_new(
         &mut eevdf,
         &[FairParams::nice(0), custom(3_000_000), custom(100_000)],
     );
     let (a, b, c) = (t[0], t[1], t[2]);
-    for &task in &t {
-        eevdf.enqueue(CPU, task, Enqueue::New);
-    }
     assert_eq!(eevdf.pick_next(CPU, 0), Some(c));
     // C runs 150 000: past its deadline, a new 0.1 ms request to 250 000.
     eevdf.update_curr(CPU, 150_000);
@@ -170,11 +180,8 @@ fn the_pick_is_the_earliest_deadline_among_eligible_tasks() {
 /// A and B (nice 0, 0.7 ms) take a turn each, then A is picked again at V = 350 000 with a
 /// fresh request to 1 050 000 and protected to its deadline.
 fn a_protected_to_its_deadline(eevdf: &mut Eevdf) -> (TaskId, TaskId) {
-    let (a, b) = (TaskId(0), TaskId(1));
-    eevdf.attach(a, FairParams::nice(0));
-    eevdf.attach(b, FairParams::nice(0));
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, b, Enqueue::New);
+    let t = queue_new(eevdf, &[FairParams::nice(0); 2]);
+    let (a, b) = (t[0], t[1]);
     assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
     eevdf.update_curr(CPU, 350_000);
     assert!(eevdf.tick(CPU, 350_000));
@@ -269,15 +276,10 @@ fn a_shorter_slice_that_does_not_preempt_shortens_the_protection() {
 #[test]
 fn an_ineligible_current_task_loses_its_protection_and_its_earlier_deadline() {
     let mut eevdf = one_cpu();
-    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let t = queue_new(&mut eevdf, &[FairParams::nice(0); 2]);
     let (a, c) = (t[0], t[1]);
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, c, Enqueue::New);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.update_curr(CPU, 300_000);
-    eevdf.put_prev(CPU);
     // V = 150 000: A ran ahead, C goes, and sleeps at once owed 150 000.
-    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(c));
+    first_runs_then(&mut eevdf, a, 300_000, c);
     eevdf.block(CPU, c);
     assert_eq!(eevdf.saved_lag(c), Some(150_000));
     // A alone again: v = 300 000, its request still ends at 350 000, and it is protected
@@ -329,13 +331,9 @@ fn a_deadline_tie_with_the_current_task_goes_to_the_waiting_one() {
 #[test]
 fn a_sleeper_that_owes_service_stays_queued_until_picked_or_woken() {
     let mut eevdf = one_cpu();
-    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let t = queue_new(&mut eevdf, &[FairParams::nice(0); 2]);
     let (a, s) = (t[0], t[1]);
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, s, Enqueue::New);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(s));
+    first_runs_then(&mut eevdf, a, 0, s);
     eevdf.update_curr(CPU, 300_000);
     // S sleeps 150 000 ahead of V = 150 000: not eligible, so it stays (DELAY_DEQUEUE).
     eevdf.block(CPU, s);
@@ -458,10 +456,7 @@ fn migration_keeps_the_lag_and_the_request_under_way() {
     for &x in &[a, b, c] {
         eevdf.enqueue(CPU, x, Enqueue::New);
     }
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.update_curr(CPU, 300_000);
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    first_runs_then(&mut eevdf, a, 300_000, b);
     // The balancer's candidate is the task least recently queued or picked: C (A was
     // picked after C was queued). `detach_tasks` starts from that end of `cfs_tasks`.
     assert_eq!(eevdf.steal_candidate(CPU, &|_| true), Some(c));
@@ -485,14 +480,9 @@ fn migration_keeps_the_lag_and_the_request_under_way() {
 #[test]
 fn reweighting_scales_the_lag_and_leaves_v_in_place() {
     let mut eevdf = one_cpu();
-    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let t = queue_new(&mut eevdf, &[FairParams::nice(0); 2]);
     let (a, b) = (t[0], t[1]);
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, b, Enqueue::New);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.update_curr(CPU, 600_000);
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 600_000), Some(b));
+    first_runs_then(&mut eevdf, a, 600_000, b);
     // A waits 300 000 ahead of V = 300 000 with 700 000 of its request (to 1 300 000) left.
     assert_eq!(eevdf.avg_vruntime(CPU), 300_000);
     assert_eq!(eevdf.deadline(a), Some(1_300_000));
@@ -550,15 +540,10 @@ fn the_steal_candidate_is_the_task_least_recently_enqueued_or_picked() {
 fn a_saved_lag_is_bounded_by_the_longest_slice_on_the_queue_plus_a_tick() {
     let mut eevdf = one_cpu();
     // A: the base slice, 0.7 ms; B: a custom 3 ms slice.
-    let t = attach_all(&mut eevdf, &[FairParams::nice(0), custom(3_000_000)]);
+    let t = queue_new(&mut eevdf, &[FairParams::nice(0), custom(3_000_000)]);
     let (a, b) = (t[0], t[1]);
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, b, Enqueue::New);
     // Deadlines 350 000 (A) and 1 500 000 (B): A first; it runs 10 ms and waits.
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.update_curr(CPU, 10_000_000);
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 10_000_000), Some(b));
+    first_runs_then(&mut eevdf, a, 10_000_000, b);
     // V = (10 000 000 + 0) / 2 = 5 000 000: A, frozen while it waits, leaves 5 ms ahead,
     // clamped to (3 ms + 1 ms) × 1024 / 1024 = 4 ms.
     assert_eq!(eevdf.avg_vruntime(CPU), 5_000_000);
@@ -568,14 +553,9 @@ fn a_saved_lag_is_bounded_by_the_longest_slice_on_the_queue_plus_a_tick() {
     // The same with A at nice 5 (weight 335): the bound is in A's own virtual time,
     // 4 ms × 1024 / 335 = 12 226 865.67.
     let mut eevdf = one_cpu();
-    let t = attach_all(&mut eevdf, &[FairParams::nice(5), custom(3_000_000)]);
+    let t = queue_new(&mut eevdf, &[FairParams::nice(5), custom(3_000_000)]);
     let (a, b) = (t[0], t[1]);
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, b, Enqueue::New);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.update_curr(CPU, 10_000_000);
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 10_000_000), Some(b));
+    first_runs_then(&mut eevdf, a, 10_000_000, b);
     // v_A = 10 ms × 1024 / 335 = 30 567 164; V = 30 567 164 × 335 / 1359 = 7 534 952: A
     // leaves 23 032 212 ahead, clamped.
     assert_eq!(eevdf.vruntime(a), Some(30_567_164));
@@ -588,14 +568,9 @@ fn a_saved_lag_is_bounded_by_the_longest_slice_on_the_queue_plus_a_tick() {
 /// A waiting task of `eevdf` leaves owing −150 000 and the other runs on alone to
 /// v = V = 100 000: (sleeper, runner).
 fn a_sleeper_with_lag_and_a_runner_at_100_000(eevdf: &mut Eevdf) -> (TaskId, TaskId) {
-    let t = attach_all(eevdf, &[FairParams::nice(0); 2]);
+    let t = queue_new(eevdf, &[FairParams::nice(0); 2]);
     let (a, b) = (t[0], t[1]);
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, b, Enqueue::New);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.update_curr(CPU, 300_000);
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(b));
+    first_runs_then(eevdf, a, 300_000, b);
     // V = 150 000; A, 150 000 ahead, is frozen while it waits and keeps its lag.
     eevdf.block(CPU, a);
     assert_eq!(eevdf.saved_lag(a), Some(-150_000));
@@ -652,13 +627,9 @@ fn a_sleeper_waking_on_an_empty_queue_forgets_its_lag() {
 /// S (nice 0) runs 300 000 after A and sleeps 150 000 ahead of V, so it is delayed; A is
 /// picked: (A, S).
 fn s_delayed_while_a_runs(eevdf: &mut Eevdf) -> (TaskId, TaskId) {
-    let t = attach_all(eevdf, &[FairParams::nice(0); 2]);
+    let t = queue_new(eevdf, &[FairParams::nice(0); 2]);
     let (a, s) = (t[0], t[1]);
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, s, Enqueue::New);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(s));
+    first_runs_then(eevdf, a, 0, s);
     eevdf.update_curr(CPU, 300_000);
     eevdf.block(CPU, s);
     assert_eq!(eevdf.sleeping_on(s), Some(CPU));
@@ -713,14 +684,9 @@ fn a_delayed_sleeper_woken_with_no_lag_keeps_its_request() {
 #[test]
 fn reweighting_rounds_the_exact_position_with_v_fractional() {
     let mut eevdf = one_cpu();
-    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
+    let t = queue_new(&mut eevdf, &[FairParams::nice(0); 2]);
     let (a, b) = (t[0], t[1]);
-    eevdf.enqueue(CPU, a, Enqueue::New);
-    eevdf.enqueue(CPU, b, Enqueue::New);
-    assert_eq!(eevdf.pick_next(CPU, 0), Some(a));
-    eevdf.update_curr(CPU, 300_001);
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 300_001), Some(b));
+    first_runs_then(&mut eevdf, a, 300_001, b);
     // V = 300 001 / 2 = 150 000.5 (150 000 rounded down); A is 150 000.5 ahead.
     assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
     // Nice −3 (1991): v′ = 150 000.5 + 150 000.5 × 1024 / 1991 = 150 000.5 + 77 147.42 =
@@ -809,9 +775,7 @@ fn with_a_reschedule_pending_a_reweight_leaves_the_current_protection_alone() {
 /// Two CPUs; A runs on CPU 0 and B waits there.
 fn a_running_and_b_waiting_on_cpu0() -> (Eevdf, TaskId, TaskId) {
     let mut eevdf = with_features(2, Features::LINUX_6_18);
-    let t = attach_all(&mut eevdf, &[FairParams::nice(0); 2]);
-    eevdf.enqueue(CPU, t[0], Enqueue::New);
-    eevdf.enqueue(CPU, t[1], Enqueue::New);
+    let t = queue_new(&mut eevdf, &[FairParams::nice(0); 2]);
     assert_eq!(eevdf.pick_next(CPU, 0), Some(t[0]));
     (eevdf, t[0], t[1])
 }
