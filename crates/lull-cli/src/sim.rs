@@ -84,10 +84,11 @@ const MODEL_COLS: [Col; 11] = [
 #[must_use]
 pub fn table(r: &ExperimentResult) -> String {
     let mut t = String::new();
+    let details = format!("seed {}", r.seed);
     let _ = writeln!(
         t,
-        "{} — {} (modelled on {}, seed {})",
-        r.experiment, r.description, r.platform, r.seed
+        "{}",
+        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
     );
     t.push_str(&output::table(
         &MODEL_COLS,

@@ -25,15 +25,16 @@ const MODEL_COLS: [Col; 6] = [
 #[must_use]
 pub fn table(r: &TogglingResult) -> String {
     let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} — {} (modelled on {}, seed {}; big CPUs {}, LITTLE CPUs {})",
-        r.experiment,
-        r.description,
-        r.platform,
+    let details = format!(
+        "seed {}; big CPUs {}, LITTLE CPUs {}",
         r.seed,
         cpus(&r.fast_cpus),
         cpus(&r.slow_cpus)
+    );
+    let _ = writeln!(
+        t,
+        "{}",
+        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
     );
     t.push_str(&output::table(
         &MODEL_COLS,

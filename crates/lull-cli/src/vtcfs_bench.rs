@@ -37,10 +37,11 @@ const HACKBENCH_COLS: [Col; 7] = [
 #[must_use]
 pub fn interbench_table(r: &InterbenchResult) -> String {
     let mut t = String::new();
+    let details = format!("{} s × {}, seed {}", r.duration_s, r.repeats, r.seed);
     let _ = writeln!(
         t,
-        "{} — {} (modelled on {}, {} s × {}, seed {})",
-        r.experiment, r.description, r.platform, r.duration_s, r.repeats, r.seed
+        "{}",
+        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
     );
     t.push_str(&output::table(
         &INTERBENCH_COLS,
@@ -91,10 +92,14 @@ pub fn interbench_table(r: &InterbenchResult) -> String {
 #[must_use]
 pub fn hackbench_table(r: &HackbenchResult) -> String {
     let mut t = String::new();
+    let details = format!(
+        "{} loops × {} fds × {} B, seed {}",
+        r.loops, r.fds, r.datasize, r.seed
+    );
     let _ = writeln!(
         t,
-        "{} — {} (modelled on {}, {} loops × {} fds × {} B, seed {})",
-        r.experiment, r.description, r.platform, r.loops, r.fds, r.datasize, r.seed
+        "{}",
+        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
     );
     t.push_str(&output::table(
         &HACKBENCH_COLS,
