@@ -349,14 +349,7 @@ fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
         Err(e) => return fail("overhead", e),
     };
     match overhead::measure(&opts) {
-        Ok(r) if a.json => {
-            println!("{}", crate::output::to_json(&r));
-            ExitCode::SUCCESS
-        }
-        Ok(r) => {
-            print!("{}", overhead_text(&r, cpus));
-            ExitCode::SUCCESS
-        }
+        Ok(r) => output::print_report(&r, a.json, |r| overhead_text(r, cpus)),
         Err(e) => fail("overhead", e),
     }
 }

@@ -35,14 +35,7 @@ pub fn run(cmd: GuisCommand) -> ExitCode {
         GuisCommand::Stats(a) => {
             let path = a.kds_socket.unwrap_or_else(default_kds_socket);
             match guis_stats::stats(&path) {
-                Ok(s) if a.json => {
-                    println!("{}", crate::output::to_json(&s));
-                    ExitCode::SUCCESS
-                }
-                Ok(s) => {
-                    print!("{}", table(&s));
-                    ExitCode::SUCCESS
-                }
+                Ok(s) => output::print_report(&s, a.json, |s| table(s)),
                 Err(e) => {
                     // A failed connect names the socket already; later errors do not.
                     if matches!(e, lull::kds_client::KdsClientError::Connect { .. }) {

@@ -213,14 +213,7 @@ pub fn run(cmd: KdsCommand) -> ExitCode {
             let report =
                 Figure18Config::beside_exe(a.screen, a.out).and_then(|c| kds_demo::figure18(&c));
             match report {
-                Ok(r) if a.json => {
-                    println!("{}", to_json(&r));
-                    ExitCode::SUCCESS
-                }
-                Ok(r) => {
-                    println!("{}", figure18_summary(&r));
-                    ExitCode::SUCCESS
-                }
+                Ok(r) => output::print_report(&r, a.json, |r| figure18_summary(r) + "\n"),
                 Err(e) => failed(&e),
             }
         }

@@ -476,14 +476,7 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
         spec.workload.span_ns().div_ceil(1_000_000_000)
     );
     match experiment::run(&spec) {
-        Ok(r) if a.json => {
-            println!("{}", crate::output::to_json(&r));
-            ExitCode::SUCCESS
-        }
-        Ok(r) => {
-            print!("{}", experiment_text(&r));
-            ExitCode::SUCCESS
-        }
+        Ok(r) => output::print_report(&r, a.json, experiment_text),
         Err(e) => {
             eprintln!("lull live experiment: {e}");
             ExitCode::FAILURE

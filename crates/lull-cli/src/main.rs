@@ -267,12 +267,7 @@ fn main() -> ExitCode {
                 repeats: args.repeats,
             };
             let result = bench::dispatch(&config);
-            if args.json {
-                println!("{}", output::to_json(&result));
-            } else {
-                println!("{}", dispatch_table(&result));
-            }
-            ExitCode::SUCCESS
+            output::print_report(&result, args.json, |r| dispatch_table(r) + "\n")
         }
         Command::Bench(BenchCommand::Fanout(args)) => bench_fanout::run(&args),
         Command::Bench(BenchCommand::Compose(args)) => {
@@ -281,14 +276,12 @@ fn main() -> ExitCode {
                 warmup: args.warmup,
             };
             match bench::compose(&config) {
-                Ok(result) if args.json => println!("{}", output::to_json(&result)),
-                Ok(result) => println!("{}", compose_table(&result)),
+                Ok(result) => output::print_report(&result, args.json, |r| compose_table(r) + "\n"),
                 Err(e) => {
                     eprintln!("lull bench compose: {e}");
-                    return ExitCode::FAILURE;
+                    ExitCode::FAILURE
                 }
             }
-            ExitCode::SUCCESS
         }
     }
 }

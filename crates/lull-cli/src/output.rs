@@ -16,6 +16,21 @@ pub fn emit(text: &str, cmd: &str) -> ExitCode {
     }
 }
 
+/// Prints a command's report: its pretty JSON with `--json`, else its text (`text` gives it
+/// whole, its last newline included).
+pub fn print_report<T: serde::Serialize>(
+    report: &T,
+    json: bool,
+    text: impl FnOnce(&T) -> String,
+) -> ExitCode {
+    if json {
+        println!("{}", to_json(report));
+    } else {
+        print!("{}", text(report));
+    }
+    ExitCode::SUCCESS
+}
+
 /// A report as the pretty JSON `--json` prints (the report types serialise without fail: plain
 /// structs, string-keyed maps).
 pub fn to_json<T: serde::Serialize>(value: &T) -> String {
