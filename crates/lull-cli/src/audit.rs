@@ -240,8 +240,7 @@ fn condition_parser() -> impl TypedValueParser<Value = Condition> {
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("lull audit: {msg}");
-    ExitCode::FAILURE
+    output::failed("lull audit", &msg, false)
 }
 
 fn filter_of(a: &AnalysisArgs) -> TaskFilter {

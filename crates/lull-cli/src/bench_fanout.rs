@@ -154,10 +154,7 @@ pub fn run(args: &FanoutArgs) -> ExitCode {
     let mode = if args.processes {
         match ClientMode::processes_beside_exe() {
             Ok(m) => m,
-            Err(e) => {
-                eprintln!("lull bench fanout: {e}");
-                return ExitCode::FAILURE;
-            }
+            Err(e) => return output::failed("lull bench fanout", &e, false),
         }
     } else {
         ClientMode::Threads
@@ -196,9 +193,6 @@ pub fn run(args: &FanoutArgs) -> ExitCode {
             }
             exit_for(&reports)
         }
-        Err(e) => {
-            eprintln!("lull bench fanout: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull bench fanout", &e, false),
     }
 }

@@ -108,8 +108,7 @@ pub struct BurnArgs {
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> ExitCode {
-    eprintln!("lull ctl {what}: {e}");
-    ExitCode::FAILURE
+    output::failed(&format!("lull ctl {what}"), &e, false)
 }
 
 fn online() -> Vec<u32> {

@@ -112,8 +112,7 @@ pub struct Figure18Args {
 }
 
 fn failed(e: &impl std::fmt::Display) -> ExitCode {
-    eprintln!("lull kds: {e}");
-    ExitCode::FAILURE
+    output::failed("lull kds", e, false)
 }
 
 fn wm(socket: &SocketArg, action: WmAction) -> ExitCode {

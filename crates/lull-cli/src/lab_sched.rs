@@ -145,10 +145,7 @@ pub fn table(r: &SchedReport) -> String {
 pub fn run(a: &SchedArgs) -> ExitCode {
     let schedulers = match parse_schedulers(&a.schedulers) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("lull lab sched: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return output::failed("lull lab sched", &e, true),
     };
     if !(a.scale > 0.0 && a.scale <= 1.0) {
         eprintln!("lull lab sched: --scale must be in (0, 1], got {}", a.scale);
@@ -156,17 +153,11 @@ pub fn run(a: &SchedArgs) -> ExitCode {
     }
     let trace = match lull_lab::live::stylus_trace(a.trace.as_deref()) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("lull lab sched: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return output::failed("lull lab sched", &e, true),
     };
     let app_binary = match experiment::app_binary(a.app_binary.as_deref()) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("lull lab sched: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return output::failed("lull lab sched", &e, false),
     };
     let spec = SchedSpec {
         schedulers,
@@ -187,10 +178,7 @@ pub fn run(a: &SchedArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("lull lab sched: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull lab sched", &e, false),
     }
 }
 

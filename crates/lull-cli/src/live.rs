@@ -295,23 +295,11 @@ fn print(r: &LiveReport, as_json: bool) {
 }
 
 fn fail(e: &LiveError) -> ExitCode {
-    eprintln!("lull live: {e}");
-    match e {
-        LiveError::UnknownModel(_) | LiveError::UnknownWorkload(_) | LiveError::BadSeconds(_) => {
-            ExitCode::from(2)
-        }
-        _ => ExitCode::FAILURE,
-    }
-}
-
-/// A `lull live CMD` failure: the message, and exit 2 for a usage error, 1 otherwise.
-fn fail_as(cmd: &str, e: &dyn std::fmt::Display, usage: bool) -> ExitCode {
-    eprintln!("lull live {cmd}: {e}");
-    if usage {
-        ExitCode::from(2)
-    } else {
-        ExitCode::FAILURE
-    }
+    let usage = matches!(
+        e,
+        LiveError::UnknownModel(_) | LiveError::UnknownWorkload(_) | LiveError::BadSeconds(_)
+    );
+    output::failed("lull live", e, usage)
 }
 
 fn channel(a: &ChannelArgs) -> ExitCode {
@@ -341,10 +329,7 @@ fn channel(a: &ChannelArgs) -> ExitCode {
             print!("{}", output::table(&COLS, rows));
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("lull live channel: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull live channel", &e, false),
     }
 }
 
@@ -451,10 +436,7 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
     })();
     let (app, model, scenario) = match parsed {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("lull live experiment: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return output::failed("lull live experiment", &e, true),
     };
     let spec = match experiment_spec(
         app,
@@ -464,10 +446,7 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
         a.trace.as_deref(),
     ) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("lull live experiment: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return output::failed("lull live experiment", &e, false),
     };
     eprintln!(
         "live: {} through {} in real time (about {} s)…",
@@ -477,10 +456,7 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
     );
     match experiment::run(&spec) {
         Ok(r) => output::print_report(&r, a.json, experiment_text),
-        Err(e) => {
-            eprintln!("lull live experiment: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull live experiment", &e, false),
     }
 }
 
@@ -495,17 +471,11 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
     })();
     let (foreground, background, policy) = match parsed {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("lull live ucsg: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return output::failed("lull live ucsg", &e, true),
     };
     let app_binary = match experiment::app_binary(a.app_binary.as_deref()) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("lull live ucsg: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return output::failed("lull live ucsg", &e, false),
     };
     let spec = UcsgLiveSpec {
         foreground,
@@ -555,20 +525,13 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) if e.is_usage() => {
-            eprintln!("lull live ucsg: {e}");
-            ExitCode::from(2)
-        }
-        Err(e) => {
-            eprintln!("lull live ucsg: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull live ucsg", &e, e.is_usage()),
     }
 }
 
 fn vtcfs(a: &VtcfsArgs) -> ExitCode {
     use lull_lab::vtcfs_live::{self, VtcfsLiveSpec};
-    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("vtcfs", e, usage);
+    let fail = |e: &dyn std::fmt::Display, usage: bool| output::failed("lull live vtcfs", e, usage);
     let trace = match live::stylus_trace(a.trace.as_deref()) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
@@ -643,7 +606,9 @@ fn vtcfs(a: &VtcfsArgs) -> ExitCode {
 
 fn vtcfs_overhead(a: &VtcfsOverheadArgs) -> ExitCode {
     use lull_lab::vtcfs_overhead::{self, OverheadSpec};
-    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("vtcfs-overhead", e, usage);
+    let fail = |e: &dyn std::fmt::Display, usage: bool| {
+        output::failed("lull live vtcfs-overhead", e, usage)
+    };
     let trace = match live::stylus_trace(None) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
@@ -709,7 +674,7 @@ fn vtcfs_overhead(a: &VtcfsOverheadArgs) -> ExitCode {
 
 fn toggling(a: &TogglingArgs) -> ExitCode {
     use lull_lab::toggling_live::{self as tl, TogglingError, TogglingSpec};
-    let fail = |e: &TogglingError| fail_as("toggling", e, e.is_usage());
+    let fail = |e: &TogglingError| output::failed("lull live toggling", e, e.is_usage());
     let work_binary = match &a.work_binary {
         Some(p) => p.clone(),
         None => match tl::default_work_binary() {

@@ -277,10 +277,7 @@ fn main() -> ExitCode {
             };
             match bench::compose(&config) {
                 Ok(result) => output::print_report(&result, args.json, |r| compose_table(r) + "\n"),
-                Err(e) => {
-                    eprintln!("lull bench compose: {e}");
-                    ExitCode::FAILURE
-                }
+                Err(e) => output::failed("lull bench compose", &e, false),
             }
         }
     }

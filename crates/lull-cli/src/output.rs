@@ -16,6 +16,17 @@ pub fn emit(text: &str, cmd: &str) -> ExitCode {
     }
 }
 
+/// A command's failure: the error on standard error after the command's name, and its exit
+/// status, 2 for a usage error (a bad argument) and 1 for any other.
+pub fn failed(cmd: &str, e: &dyn std::fmt::Display, usage: bool) -> ExitCode {
+    eprintln!("{cmd}: {e}");
+    if usage {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 /// Prints a command's report: its pretty JSON with `--json`, else its text (`text` gives it
 /// whole, its last newline included).
 pub fn print_report<T: serde::Serialize>(

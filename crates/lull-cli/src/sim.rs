@@ -140,10 +140,7 @@ pub fn run(cmd: SimCommand) -> ExitCode {
                         texts.push(text);
                         values.push(value);
                     }
-                    Err(e) => {
-                        eprintln!("lull sim run: {e}");
-                        return ExitCode::FAILURE;
-                    }
+                    Err(e) => return output::failed("lull sim run", &e, false),
                 }
             }
             let text = if args.json {
