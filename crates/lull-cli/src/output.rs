@@ -64,15 +64,15 @@ pub fn figure(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |v| fixed(v, digits))
 }
 
-/// The first line of a modelled experiment's table: `EXPERIMENT — DESCRIPTION (modelled on
-/// PLATFORM, DETAILS)`, the details being the seed and the run's size.
+/// The first line of a modelled experiment's table, its newline included: `EXPERIMENT —
+/// DESCRIPTION (modelled on PLATFORM, DETAILS)`, the details being the seed and the run's size.
 pub fn modelled_title(
     experiment: &str,
     description: &str,
     platform: &str,
     details: &str,
 ) -> String {
-    format!("{experiment} — {description} (modelled on {platform}, {details})")
+    format!("{experiment} — {description} (modelled on {platform}, {details})\n")
 }
 
 /// A table cell of a figure with `digits` decimals.

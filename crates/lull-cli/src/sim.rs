@@ -83,13 +83,8 @@ const MODEL_COLS: [Col; 11] = [
 /// with the seed's reported figure beside it.
 #[must_use]
 pub fn table(r: &ExperimentResult) -> String {
-    let mut t = String::new();
     let details = format!("seed {}", r.seed);
-    let _ = writeln!(
-        t,
-        "{}",
-        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
-    );
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
     t.push_str(&output::table(
         &MODEL_COLS,
         r.models.iter().map(|(name, m)| {

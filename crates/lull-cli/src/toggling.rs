@@ -24,18 +24,13 @@ const MODEL_COLS: [Col; 6] = [
 /// and how unevenly its threads ended, with figure 3.9's statement under it.
 #[must_use]
 pub fn table(r: &TogglingResult) -> String {
-    let mut t = String::new();
     let details = format!(
         "seed {}; big CPUs {}, LITTLE CPUs {}",
         r.seed,
         cpus(&r.fast_cpus),
         cpus(&r.slow_cpus)
     );
-    let _ = writeln!(
-        t,
-        "{}",
-        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
-    );
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
     t.push_str(&output::table(
         &MODEL_COLS,
         r.models.iter().map(|m| {

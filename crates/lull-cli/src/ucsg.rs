@@ -42,13 +42,8 @@ const FIG6_COLS: [Col; 11] = [
 /// One spec's table: every model's figures.
 #[must_use]
 pub fn table(r: &UcsgResult) -> String {
-    let mut t = String::new();
     let details = format!("seed {}", r.seed);
-    let _ = writeln!(
-        t,
-        "{}",
-        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
-    );
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
     t.push_str(&output::table(
         &MODEL_COLS,
         r.models.iter().map(|(name, m)| {

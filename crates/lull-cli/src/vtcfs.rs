@@ -35,16 +35,11 @@ const MODEL_COLS: [Col; 18] = [
 /// boosts it made, the hogs' CPU time, and the seed's figures beside.
 #[must_use]
 pub fn table(r: &PaintingResult) -> String {
-    let mut t = String::new();
     let details = format!(
         "seed {}, {} hogs, VT-CFS preemption tick {} ms",
         r.seed, r.hogs, r.preempt_tick_ms
     );
-    let _ = writeln!(
-        t,
-        "{}",
-        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
-    );
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
     let _ = writeln!(t, "{}", output::head(&MODEL_COLS));
     let base = r.models.get("cfs").and_then(|m| m.response_ms.mean);
     for m in PaintingModel::ALL {

@@ -36,13 +36,8 @@ const HACKBENCH_COLS: [Col; 7] = [
 /// largest maximum beside the seed's where its text states one.
 #[must_use]
 pub fn interbench_table(r: &InterbenchResult) -> String {
-    let mut t = String::new();
     let details = format!("{} s × {}, seed {}", r.duration_s, r.repeats, r.seed);
-    let _ = writeln!(
-        t,
-        "{}",
-        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
-    );
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
     t.push_str(&output::table(
         &INTERBENCH_COLS,
         r.cells.iter().map(|c| {
@@ -91,16 +86,11 @@ pub fn interbench_table(r: &InterbenchResult) -> String {
 /// transport and pair count, with the seed's overheads beside.
 #[must_use]
 pub fn hackbench_table(r: &HackbenchResult) -> String {
-    let mut t = String::new();
     let details = format!(
         "{} loops × {} fds × {} B, seed {}",
         r.loops, r.fds, r.datasize, r.seed
     );
-    let _ = writeln!(
-        t,
-        "{}",
-        output::modelled_title(&r.experiment, &r.description, &r.platform, &details)
-    );
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
     t.push_str(&output::table(
         &HACKBENCH_COLS,
         r.runs.iter().map(|x| {
