@@ -101,23 +101,22 @@ pub fn head(cols: &[Col]) -> String {
     line(cols, heads)
 }
 
-/// A text table's row (no newline): the cells in column order (a `Col::Bar` takes none), each
-/// at its column's width; a longer cell is not cut.
+/// A text table's row (no newline): the cells in column order, one for each column but a
+/// `Col::Bar`, each at its column's width; a longer cell is not cut.
 pub fn row<S: AsRef<str>>(cols: &[Col], cells: impl IntoIterator<Item = S>) -> String {
     let mut cells = cells.into_iter();
-    let mut next = || {
-        cells
-            .next()
-            .map(|c| c.as_ref().to_owned())
-            .unwrap_or_default()
-    };
     let laid: Vec<String> = cols
         .iter()
         .map(|c| match *c {
             Col::Bar => "|".to_owned(),
-            _ => next(),
+            _ => {
+                let cell = cells.next();
+                debug_assert!(cell.is_some(), "a cell for every column");
+                cell.map(|c| c.as_ref().to_owned()).unwrap_or_default()
+            }
         })
         .collect();
+    debug_assert!(cells.next().is_none(), "a column for every cell");
     line(cols, laid.iter())
 }
 
