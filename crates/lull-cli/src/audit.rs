@@ -26,6 +26,8 @@ use lull_lab::audit::tlp_table::{self, RowStatus, TableConfig, TlpTable};
 use lull_os::fileout::AtomicFile;
 use serde_json::json;
 
+use crate::output::{self, figure, fixed, Col};
+
 /// `println!` that ends quietly when stdout is closed (`| head`) instead of panicking.
 macro_rules! outln {
     ($($t:tt)*) => {{
@@ -238,8 +240,7 @@ fn condition_parser() -> impl TypedValueParser<Value = Condition> {
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("lull audit: {msg}");
-    ExitCode::FAILURE
+    output::failed("lull audit", &msg, false)
 }
 
 fn filter_of(a: &AnalysisArgs) -> TaskFilter {
@@ -427,6 +428,63 @@ fn shares(m: &std::collections::BTreeMap<String, f64>) -> String {
         .join("/")
 }
 
+/// The columns of the live TLP table, one row per program (its command follows them).
+const TLP_COLS: [Col; 8] = [
+    Col::Left("program", 10),
+    Col::Right("seconds", 7),
+    Col::Right("TLP", 6),
+    Col::Right("own TLP", 8),
+    Col::Right("busy at 1/2/…", 14),
+    Col::Right("idle %", 7),
+    Col::Right("drop", 6),
+    Col::Right("lost", 6),
+];
+
+/// The columns of the modelled TLP table, one row per experiment and model.
+const SIM_TLP_COLS: [Col; 7] = [
+    Col::Left("experiment", 28),
+    Col::Left("model", 20),
+    Col::Right("cores", 5),
+    Col::Right("TLP", 6),
+    Col::Right("busy at 1/2/…", 22),
+    Col::Right("idle %", 7),
+    Col::Right("seconds", 8),
+];
+
+/// The columns of seed 002's validation table, one row per run.
+const VALIDATION_COLS: [Col; 12] = [
+    Col::Left("exp", 7),
+    Col::Right("rep", 3),
+    Col::Right("tasks", 5),
+    Col::Right("elapsed_s", 10),
+    Col::Right("user_s", 10),
+    Col::Right("cpu_s", 10),
+    Col::Right("log_s", 10),
+    Col::Right("diff_%", 9),
+    Col::Right("udiff_%", 9),
+    Col::Right("csw_log", 9),
+    Col::Right("csw_ru", 9),
+    Col::Right("lost", 8),
+];
+
+/// The columns of seed 002's perturbation table, one row per benchmark and condition.
+const PERTURBATION_COLS: [Col; 14] = [
+    Col::Left("bench", 8),
+    Col::Left("condition", 12),
+    Col::Right("mean_s", 9),
+    Col::Right("±max_%", 8),
+    Col::Right("median_s", 9),
+    Col::Right("min_s", 9),
+    Col::Right("slow_%", 9),
+    Col::Right("slowmed_%", 9),
+    Col::Right("slowmin_%", 9),
+    Col::Right("k_events", 10),
+    Col::Right("records", 9),
+    Col::Right("lost", 9),
+    Col::Right("extr_ms", 8),
+    Col::Right("ns/event", 9),
+];
+
 /// The live table beside seed 004's Table 1.1.
 pub fn tlp_table_text(t: &TlpTable) -> String {
     let mut s = String::new();
@@ -435,11 +493,8 @@ pub fn tlp_table_text(t: &TlpTable) -> String {
         "Thread-level parallelism on this machine (measured, {} CPUs; machine-wide and the program's own tasks)",
         t.cpus
     );
-    let _ = writeln!(
-        s,
-        "{:<10} {:>7} {:>6} {:>8} {:>14} {:>7} {:>6} {:>6}  command",
-        "program", "seconds", "TLP", "own TLP", "busy at 1/2/…", "idle %", "drop", "lost"
-    );
+    // The command, free text, follows the columns.
+    let _ = writeln!(s, "{}  command", output::head(&TLP_COLS));
     for r in &t.programs {
         if r.status == RowStatus::Skipped {
             let _ = writeln!(
@@ -450,18 +505,20 @@ pub fn tlp_table_text(t: &TlpTable) -> String {
             );
             continue;
         }
+        let cells = [
+            r.name.clone(),
+            fixed(r.seconds, 1),
+            figure(r.tlp, 2),
+            figure(r.own_tlp, 2),
+            shares(&r.busy_cpus_fraction),
+            figure(r.idle_fraction.map(|v| v * 100.0), 0),
+            r.dropped_events.to_string(),
+            r.lost_records.to_string(),
+        ];
         let _ = writeln!(
             s,
-            "{:<10} {:>7.1} {:>6} {:>8} {:>14} {:>7} {:>6} {:>6}  {}{}",
-            r.name,
-            r.seconds,
-            r.tlp.map_or("-".into(), |v| format!("{v:.2}")),
-            r.own_tlp.map_or("-".into(), |v| format!("{v:.2}")),
-            shares(&r.busy_cpus_fraction),
-            r.idle_fraction
-                .map_or("-".into(), |v| format!("{:.0}", v * 100.0)),
-            r.dropped_events,
-            r.lost_records,
+            "{}  {}{}",
+            output::row(&TLP_COLS, cells),
             r.command,
             r.reason
                 .as_ref()
@@ -489,25 +546,20 @@ pub fn tlp_table_text(t: &TlpTable) -> String {
 pub fn sim_tlp_text(t: &SimTable) -> String {
     let mut s =
         String::from("Thread-level parallelism of the modelled apps (modelled, machine-wide)\n");
-    let _ = writeln!(
-        s,
-        "{:<28} {:<20} {:>5} {:>6} {:>22} {:>7} {:>8}",
-        "experiment", "model", "cores", "TLP", "busy at 1/2/…", "idle %", "seconds"
-    );
-    for r in &t.rows {
-        let _ = writeln!(
-            s,
-            "{:<28} {:<20} {:>5} {:>6} {:>22} {:>7} {:>8.1}",
-            r.experiment,
-            r.model,
-            r.cores,
-            r.tlp.map_or("-".into(), |v| format!("{v:.2}")),
-            shares(&r.busy_cpus_fraction),
-            r.idle_fraction
-                .map_or("-".into(), |v| format!("{:.0}", v * 100.0)),
-            r.seconds
-        );
-    }
+    s.push_str(&output::table(
+        &SIM_TLP_COLS,
+        t.rows.iter().map(|r| {
+            [
+                r.experiment.clone(),
+                r.model.clone(),
+                r.cores.to_string(),
+                figure(r.tlp, 2),
+                shares(&r.busy_cpus_fraction),
+                figure(r.idle_fraction.map(|v| v * 100.0), 0),
+                fixed(r.seconds, 1),
+            ]
+        }),
+    ));
     for k in &t.skipped {
         let _ = writeln!(s, "skipped {}: {}", k.spec, k.reason);
     }
@@ -779,29 +831,25 @@ fn export(a: &ExportArgs, input: &files::Input) -> ExitCode {
 pub fn validation_table(r: &ValidationReport) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "Seed 002 §3.1 validation, measured on this machine ({} matrix products of {}² per task; tasks pinned to CPU {})", r.matmul_reps, lull_lab::audit::workload::MATMUL_N, experiments::BENCH_CPU);
-    let _ = writeln!(
-        t,
-        "{:<7} {:>3} {:>5} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
-        "exp",
-        "rep",
-        "tasks",
-        "elapsed_s",
-        "user_s",
-        "cpu_s",
-        "log_s",
-        "diff_%",
-        "udiff_%",
-        "csw_log",
-        "csw_ru",
-        "lost"
-    );
-    for x in &r.runs {
-        let _ = writeln!(
-            t,
-            "{:<7} {:>3} {:>5} {:>10.3} {:>10.4} {:>10.4} {:>10.4} {:>9.4} {:>9.3} {:>9} {:>9} {:>8}",
-            x.experiment, x.repeat, x.tasks, x.elapsed_s, x.user_s_rusage, x.cpu_s_rusage, x.exec_s_log, x.diff_pct, x.user_diff_pct, x.switches_log, x.switches_rusage, x.kernel_lost + x.overwritten
-        );
-    }
+    t.push_str(&output::table(
+        &VALIDATION_COLS,
+        r.runs.iter().map(|x| {
+            [
+                x.experiment.to_string(),
+                x.repeat.to_string(),
+                x.tasks.to_string(),
+                fixed(x.elapsed_s, 3),
+                fixed(x.user_s_rusage, 4),
+                fixed(x.cpu_s_rusage, 4),
+                fixed(x.exec_s_log, 4),
+                fixed(x.diff_pct, 4),
+                fixed(x.user_diff_pct, 3),
+                x.switches_log.to_string(),
+                x.switches_rusage.to_string(),
+                (x.kernel_lost + x.overwritten).to_string(),
+            ]
+        }),
+    ));
     let _ = write!(
         t,
         "largest |diff| {:.4} % (goal ≤ {} %): {}",
@@ -816,32 +864,27 @@ pub fn validation_table(r: &ValidationReport) -> String {
 pub fn perturbation_table(r: &PerturbationReport) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "Seed 002 §3.2 throughput perturbation, measured on this machine (benchmark and extraction on CPU {} at nice {}; {} repeats; ~{} ms runs; trace clock {}; work: {} products, {} appends, {} ping-pong rounds)", r.bench_cpu, experiments::PERTURBATION_NICE, r.repeats, r.run_ms, r.trace_clock, r.sizes.matmul_reps, r.sizes.append_count, r.sizes.pingpong_rounds);
-    let _ = writeln!(
-        t,
-        "{:<8} {:<12} {:>9} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9} {:>8} {:>9}",
-        "bench",
-        "condition",
-        "mean_s",
-        "±max_%",
-        "median_s",
-        "min_s",
-        "slow_%",
-        "slowmed_%",
-        "slowmin_%",
-        "k_events",
-        "records",
-        "lost",
-        "extr_ms",
-        "ns/event"
-    );
-    for x in &r.rows {
-        let _ = writeln!(
-            t,
-            "{:<8} {:<12} {:>9.4} {:>8.2} {:>9.4} {:>9.4} {:>9.2} {:>9.2} {:>9.2} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>9}",
-            x.benchmark.name(), x.condition, x.mean_s, x.max_dev_pct, x.median_s, x.min_s, x.slowdown_pct, x.slowdown_median_pct, x.slowdown_min_pct, x.kernel_events, x.records, x.kernel_lost, x.extraction_cpu_ms,
-            x.overhead_ns_per_event.map_or("-".into(), |v| format!("{v:.0}"))
-        );
-    }
+    t.push_str(&output::table(
+        &PERTURBATION_COLS,
+        r.rows.iter().map(|x| {
+            [
+                x.benchmark.name().to_owned(),
+                x.condition.clone(),
+                fixed(x.mean_s, 4),
+                fixed(x.max_dev_pct, 2),
+                fixed(x.median_s, 4),
+                fixed(x.min_s, 4),
+                fixed(x.slowdown_pct, 2),
+                fixed(x.slowdown_median_pct, 2),
+                fixed(x.slowdown_min_pct, 2),
+                fixed(x.kernel_events, 0),
+                fixed(x.records, 0),
+                fixed(x.kernel_lost, 0),
+                fixed(x.extraction_cpu_ms, 1),
+                figure(x.overhead_ns_per_event, 0),
+            ]
+        }),
+    ));
     t.pop();
     t
 }

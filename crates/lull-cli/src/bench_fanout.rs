@@ -6,6 +6,8 @@ use clap::Args;
 use lull_lab::bench_fanout::curve::{self, DEFAULT_CURVE_CLIENTS, DEFAULT_CURVE_RATES_PER_S};
 use lull_lab::bench_fanout::{self, ClientMode, FanoutConfig, FanoutReport};
 
+use crate::output::{self, fixed, Col};
+
 #[derive(Args, Debug)]
 pub struct FanoutArgs {
     /// Clients, each an app registered for network messages.
@@ -87,35 +89,38 @@ fn table(r: &FanoutReport) -> String {
 }
 
 fn curve_table(points: &[FanoutReport]) -> String {
+    const COLS: [Col; 9] = [
+        Col::Right("clients", 7),
+        Col::Right("events/s", 9),
+        Col::Right("offered/s", 12),
+        Col::Right("delivered/s", 13),
+        Col::Right("dropped", 10),
+        Col::Right("lost", 8),
+        Col::Right("loss %", 8),
+        Col::Right("wakes", 6),
+        Col::Right("high water", 11),
+    ];
     let mut s = format!(
-        "ESM fan-out curve ({} clients, rings of {} records; measured on this machine)\n\
-         {:>7} {:>9} {:>12} {:>13} {:>10} {:>8} {:>8} {:>6} {:>11}\n",
+        "ESM fan-out curve ({} clients, rings of {} records; measured on this machine)\n",
         points.first().map_or("", |p| p.mode),
         points.first().map_or(0, |p| p.ring_capacity),
-        "clients",
-        "events/s",
-        "offered/s",
-        "delivered/s",
-        "dropped",
-        "lost",
-        "loss %",
-        "wakes",
-        "high water",
     );
-    for p in points {
-        s.push_str(&format!(
-            "{:>7} {:>9} {:>12} {:>13.0} {:>10} {:>8} {:>8.3} {:>6} {:>11}\n",
-            p.clients,
-            p.rate_per_s,
-            p.rate_per_s * p.clients as u64,
-            p.deliveries_per_s,
-            p.dropped_counted,
-            p.lost_uncounted,
-            p.loss() * 100.0,
-            p.ring_wakes,
-            p.ring_high_water,
-        ));
-    }
+    s.push_str(&output::table(
+        &COLS,
+        points.iter().map(|p| {
+            [
+                p.clients.to_string(),
+                p.rate_per_s.to_string(),
+                (p.rate_per_s * p.clients as u64).to_string(),
+                fixed(p.deliveries_per_s, 0),
+                p.dropped_counted.to_string(),
+                p.lost_uncounted.to_string(),
+                fixed(p.loss() * 100.0, 3),
+                p.ring_wakes.to_string(),
+                p.ring_high_water.to_string(),
+            ]
+        }),
+    ));
     s
 }
 
@@ -149,10 +154,7 @@ pub fn run(args: &FanoutArgs) -> ExitCode {
     let mode = if args.processes {
         match ClientMode::processes_beside_exe() {
             Ok(m) => m,
-            Err(e) => {
-                eprintln!("lull bench fanout: {e}");
-                return ExitCode::FAILURE;
-            }
+            Err(e) => return output::failed("lull bench fanout", &e, false),
         }
     } else {
         ClientMode::Threads
@@ -191,9 +193,6 @@ pub fn run(args: &FanoutArgs) -> ExitCode {
             }
             exit_for(&reports)
         }
-        Err(e) => {
-            eprintln!("lull bench fanout: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull bench fanout", &e, false),
     }
 }

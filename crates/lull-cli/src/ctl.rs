@@ -11,6 +11,8 @@ use lull_ctl::overhead::{self, OverheadOptions};
 use lull_ctl::{RunOptions, WatchOptions};
 use lull_sched::controller::Scheme;
 
+use crate::output::{self, fixed, Col};
+
 #[derive(Subcommand, Debug)]
 pub enum CtlCommand {
     /// Sample every thread of a process (and threads it starts later) every interval:
@@ -106,8 +108,7 @@ pub struct BurnArgs {
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> ExitCode {
-    eprintln!("lull ctl {what}: {e}");
-    ExitCode::FAILURE
+    output::failed(&format!("lull ctl {what}"), &e, false)
 }
 
 fn online() -> Vec<u32> {
@@ -249,21 +250,29 @@ fn run_cmd(a: RunArgs) -> ExitCode {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             println!("controller: {}", counters.join(" "));
-            println!(
-                "{:>7} {:>7} {:<15} {:>10} {:>10}  cpus",
-                "pid", "tid", "comm", "cpu_ms", "work_ms"
-            );
+            const COLS: [Col; 5] = [
+                Col::Right("pid", 7),
+                Col::Right("tid", 7),
+                Col::Left("comm", 15),
+                Col::Right("cpu_ms", 10),
+                Col::Right("work_ms", 10),
+            ];
+            // The CPUs, free text, follow the columns.
+            println!("{}  cpus", output::head(&COLS));
             for t in &r.threads {
                 let mut cpus: Vec<u32> = t.placements.iter().map(|p| p.1).collect();
                 cpus.sort_unstable();
                 cpus.dedup();
+                let cells = [
+                    t.pid.to_string(),
+                    t.tid.to_string(),
+                    t.comm.clone(),
+                    fixed(t.cpu_ns as f64 / 1e6, 1),
+                    fixed(t.work_ns as f64 / 1e6, 1),
+                ];
                 println!(
-                    "{:>7} {:>7} {:<15} {:>10.1} {:>10.1}  {}",
-                    t.pid,
-                    t.tid,
-                    t.comm,
-                    t.cpu_ns as f64 / 1e6,
-                    t.work_ns as f64 / 1e6,
+                    "{}  {}",
+                    output::row(&COLS, cells),
                     lull_os::topology::format_cpu_list(&cpus)
                 );
             }
@@ -339,14 +348,7 @@ fn overhead_cmd(a: &OverheadArgs) -> ExitCode {
         Err(e) => return fail("overhead", e),
     };
     match overhead::measure(&opts) {
-        Ok(r) if a.json => {
-            println!("{}", crate::output::to_json(&r));
-            ExitCode::SUCCESS
-        }
-        Ok(r) => {
-            print!("{}", overhead_text(&r, cpus));
-            ExitCode::SUCCESS
-        }
+        Ok(r) => output::print_report(&r, a.json, |r| overhead_text(r, cpus)),
         Err(e) => fail("overhead", e),
     }
 }

@@ -9,6 +9,8 @@ use clap::{Args, Subcommand};
 use lull::kds_client::default_kds_socket;
 use lull_lab::guis_stats::{self, AppStats};
 
+use crate::output::{self, fixed, Col};
+
 #[derive(Subcommand, Debug)]
 pub enum GuisCommand {
     /// CPU time and wake-ups of every GUI app's declared threads, per category, since each
@@ -33,14 +35,7 @@ pub fn run(cmd: GuisCommand) -> ExitCode {
         GuisCommand::Stats(a) => {
             let path = a.kds_socket.unwrap_or_else(default_kds_socket);
             match guis_stats::stats(&path) {
-                Ok(s) if a.json => {
-                    println!("{}", crate::output::to_json(&s));
-                    ExitCode::SUCCESS
-                }
-                Ok(s) => {
-                    print!("{}", table(&s));
-                    ExitCode::SUCCESS
-                }
+                Ok(s) => output::print_report(&s, a.json, |s| table(s)),
                 Err(e) => {
                     // A failed connect names the socket already; later errors do not.
                     if matches!(e, lull::kds_client::KdsClientError::Connect { .. }) {
@@ -61,38 +56,43 @@ fn table(apps: &[AppStats]) -> String {
         let _ = writeln!(t, "no GUI apps attached");
         return t;
     }
-    let _ = writeln!(
-        t,
-        "{:<10} {:>7} {:<16} {:<11} {:>8} {:>10} {:>9} {:>5}",
-        "app", "pid", "name", "category", "tid", "cpu ms", "wakeups", "state"
-    );
+    const COLS: [Col; 8] = [
+        Col::Left("app", 10),
+        Col::Right("pid", 7),
+        Col::Left("name", 16),
+        Col::Left("category", 11),
+        Col::Right("tid", 8),
+        Col::Right("cpu ms", 10),
+        Col::Right("wakeups", 9),
+        Col::Right("state", 5),
+    ];
+    let _ = writeln!(t, "{}", output::head(&COLS));
     for a in apps {
         for th in &a.threads {
-            let _ = writeln!(
-                t,
-                "{:<10} {:>7} {:<16} {:<11} {:>8} {:>10.1} {:>9} {:>5}",
+            let cells = [
                 a.app.to_string(),
-                a.pid,
-                a.name,
-                th.category.name(),
-                th.tid,
-                th.usage.cpu_ms,
-                th.usage.wakeups,
+                a.pid.to_string(),
+                a.name.clone(),
+                th.category.name().to_owned(),
+                th.tid.to_string(),
+                fixed(th.usage.cpu_ms, 1),
+                th.usage.wakeups.to_string(),
                 th.state
-                    .map_or_else(|| "gone".to_owned(), |c| c.to_string())
-            );
+                    .map_or_else(|| "gone".to_owned(), |c| c.to_string()),
+            ];
+            let _ = writeln!(t, "{}", output::row(&COLS, cells));
         }
-        let _ = writeln!(
-            t,
-            "{:<10} {:>7} {:<16} {:<11} {:>8} {:>10.1} {:>9}",
+        // The app's total has no state column.
+        let total = [
             a.app.to_string(),
-            a.pid,
-            a.name,
-            "total",
-            "",
-            a.total.cpu_ms,
-            a.total.wakeups
-        );
+            a.pid.to_string(),
+            a.name.clone(),
+            "total".to_owned(),
+            String::new(),
+            fixed(a.total.cpu_ms, 1),
+            a.total.wakeups.to_string(),
+        ];
+        let _ = writeln!(t, "{}", output::row(&COLS[..7], total));
     }
     t
 }

@@ -292,10 +292,7 @@ fn inject(a: InjectArgs) -> ExitCode {
 fn show(args: ShowArgs) -> ExitCode {
     let trace = match load(&args.file) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("lull input show: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return crate::output::failed("lull input show", &e, false),
     };
     let mut per_kind: BTreeMap<&str, usize> = BTreeMap::new();
     for ev in &trace.events {

@@ -1,7 +1,7 @@
 //! `lull kds …`: the display server's window manager, snapshots, and the figure-18 demonstration.
 //! The work is `lull_lab::kds_demo`'s; this parses and prints.
 
-use crate::output::to_json;
+use crate::output::{self, to_json, Col};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -112,8 +112,7 @@ pub struct Figure18Args {
 }
 
 fn failed(e: &impl std::fmt::Display) -> ExitCode {
-    eprintln!("lull kds: {e}");
-    ExitCode::FAILURE
+    output::failed("lull kds", e, false)
 }
 
 fn wm(socket: &SocketArg, action: WmAction) -> ExitCode {
@@ -159,10 +158,16 @@ pub fn run(cmd: KdsCommand) -> ExitCode {
                 ExitCode::SUCCESS
             }
             Ok(w) => {
-                println!(
-                    "{:<10} {:>8} {:>6} {:>6} {:>6} {:>6}  {:<32} name",
-                    "app", "pid", "x", "y", "width", "height", "state"
-                );
+                const COLS: [Col; 6] = [
+                    Col::Left("app", 10),
+                    Col::Right("pid", 8),
+                    Col::Right("x", 6),
+                    Col::Right("y", 6),
+                    Col::Right("width", 6),
+                    Col::Right("height", 6),
+                ];
+                // The state and the name, free text, follow the columns.
+                println!("{}  {:<32} name", output::head(&COLS), "state");
                 for w in &w {
                     let s = w.state;
                     let state = format!(
@@ -171,17 +176,15 @@ pub fn run(cmd: KdsCommand) -> ExitCode {
                         crate::output::spelled(&s.visibility),
                         crate::output::spelled(&s.screen)
                     );
-                    println!(
-                        "{:<10} {:>8} {:>6} {:>6} {:>6} {:>6}  {:<32} {}",
+                    let cells = [
                         w.app.to_string(),
-                        w.pid,
-                        w.rect.x,
-                        w.rect.y,
-                        w.rect.width,
-                        w.rect.height,
-                        state,
-                        w.name
-                    );
+                        w.pid.to_string(),
+                        w.rect.x.to_string(),
+                        w.rect.y.to_string(),
+                        w.rect.width.to_string(),
+                        w.rect.height.to_string(),
+                    ];
+                    println!("{}  {state:<32} {}", output::row(&COLS, cells), w.name);
                 }
                 ExitCode::SUCCESS
             }
@@ -209,14 +212,7 @@ pub fn run(cmd: KdsCommand) -> ExitCode {
             let report =
                 Figure18Config::beside_exe(a.screen, a.out).and_then(|c| kds_demo::figure18(&c));
             match report {
-                Ok(r) if a.json => {
-                    println!("{}", to_json(&r));
-                    ExitCode::SUCCESS
-                }
-                Ok(r) => {
-                    println!("{}", figure18_summary(&r));
-                    ExitCode::SUCCESS
-                }
+                Ok(r) => output::print_report(&r, a.json, |r| figure18_summary(r) + "\n"),
                 Err(e) => failed(&e),
             }
         }

@@ -142,14 +142,7 @@ fn vm(args: &VmArgs) -> ExitCode {
     }
     if args.probe {
         return match lull_vm::probe(&cache, &config, &mut log) {
-            Ok(r) if args.json => {
-                println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
-                ExitCode::SUCCESS
-            }
-            Ok(r) => {
-                println!("{}", r.to_text());
-                ExitCode::SUCCESS
-            }
+            Ok(r) => crate::output::print_report(&r, args.json, |r| r.to_text() + "\n"),
             Err(e) => fail(&e),
         };
     }

@@ -9,7 +9,7 @@ use clap::Args;
 use lull_lab::experiment;
 use lull_lab::scx::{self, SchedReport, SchedSpec, Scheduler};
 
-use crate::output::figure;
+use crate::output::{self, figure, Col};
 
 #[derive(Args, Debug)]
 pub struct SchedArgs {
@@ -68,6 +68,27 @@ fn parse_schedulers(s: &str) -> Result<Vec<Scheduler>, String> {
     Ok(out)
 }
 
+/// The columns of `lull lab sched`'s table, one row per scheduler and scenario (ratios to
+/// EEVDF's figure in the same scenario: `/E`).
+const ROW_COLS: [Col; 16] = [
+    Col::Left("scheduler", 12),
+    Col::Left("scenario", 20),
+    Col::Right("mean µs", 10),
+    Col::Right("p99 µs", 10),
+    Col::Right("p99/E", 8),
+    Col::Right("mean/E", 8),
+    Col::Right("drawn", 9),
+    Col::Right("all p99 µs", 10),
+    Col::Right("all/E", 8),
+    Col::Right("hogs M/s", 9),
+    Col::Right("hogs/E", 8),
+    Col::Right("hogs CPU%", 9),
+    Col::Right("draw ms", 9),
+    Col::Right("zip s", 7),
+    Col::Right("ftp s", 7),
+    Col::Right("sched ms", 9),
+];
+
 /// The report as a table.
 pub fn table(r: &SchedReport) -> String {
     use std::fmt::Write as _;
@@ -80,32 +101,10 @@ pub fn table(r: &SchedReport) -> String {
             r.per_round.len()
         );
     }
-    let _ = writeln!(
-        t,
-        "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9}",
-        "scheduler",
-        "scenario",
-        "mean µs",
-        "p99 µs",
-        "p99/E",
-        "mean/E",
-        "drawn",
-        "all p99 µs",
-        "all/E",
-        "hogs M/s",
-        "hogs/E",
-        "hogs CPU%",
-        "draw ms",
-        "zip s",
-        "ftp s",
-        "sched ms"
-    );
-    for row in &r.rows {
-        let _ = writeln!(
-            t,
-            "{:<12} {:<20} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9}",
-            row.scheduler.name(),
-            row.scenario,
+    let rows = r.rows.iter().map(|row| {
+        [
+            row.scheduler.name().to_owned(),
+            row.scenario.clone(),
             figure(row.response_mean_us, 0),
             figure(row.response_p99_us, 0),
             figure(row.p99_vs_eevdf, 2),
@@ -122,8 +121,9 @@ pub fn table(r: &SchedReport) -> String {
             figure(row.zip_s, 1),
             figure(row.ftp_s, 1),
             figure(row.scheduler_cpu_ms, 0),
-        );
-    }
+        ]
+    });
+    t.push_str(&output::table(&ROW_COLS, rows));
     for (s, why) in &r.skipped {
         let _ = writeln!(t, "skipped {}: {why}", s.name());
     }
@@ -145,10 +145,7 @@ pub fn table(r: &SchedReport) -> String {
 pub fn run(a: &SchedArgs) -> ExitCode {
     let schedulers = match parse_schedulers(&a.schedulers) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("lull lab sched: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return output::failed("lull lab sched", &e, true),
     };
     if !(a.scale > 0.0 && a.scale <= 1.0) {
         eprintln!("lull lab sched: --scale must be in (0, 1], got {}", a.scale);
@@ -156,17 +153,11 @@ pub fn run(a: &SchedArgs) -> ExitCode {
     }
     let trace = match lull_lab::live::stylus_trace(a.trace.as_deref()) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("lull lab sched: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return output::failed("lull lab sched", &e, true),
     };
     let app_binary = match experiment::app_binary(a.app_binary.as_deref()) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("lull lab sched: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return output::failed("lull lab sched", &e, false),
     };
     let spec = SchedSpec {
         schedulers,
@@ -187,10 +178,7 @@ pub fn run(a: &SchedArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("lull lab sched: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull lab sched", &e, false),
     }
 }
 

@@ -6,12 +6,13 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use lull_lab::experiment::{
-    self, ExperimentApp, ExperimentError, ExperimentReport, ExperimentSpec, LatencyStats, Scenario,
+    self, ByGroup, ExperimentApp, ExperimentError, ExperimentReport, ExperimentSpec, LatencyStats,
+    Scenario,
 };
 use lull_lab::live::{self, LiveError, LiveReport, RunSpec};
 use lull_model::DeliveryModel;
 
-use crate::output::figure;
+use crate::output::{self, figure, fixed, Col};
 
 #[derive(Subcommand, Debug)]
 pub enum LiveCommand {
@@ -207,41 +208,44 @@ pub struct IdleArgs {
     json: bool,
 }
 
+/// The columns of the live latency and idle table, one row per run.
+const LIVE_COLS: [Col; 10] = [
+    Col::Left("model", 20),
+    Col::Left("workload", 14),
+    Col::Right("delivered", 13),
+    Col::Right("lost", 5),
+    Col::Right("mean µs", 10),
+    Col::Right("p50 µs", 10),
+    Col::Right("p99 µs", 10),
+    Col::Right("max µs", 10),
+    Col::Right("wakeups/s", 11),
+    Col::Right("cpu ms", 9),
+];
+
 /// One row of the text table.
 #[must_use]
 pub fn row(r: &LiveReport) -> String {
-    format!(
-        "{:<20} {:<14} {:>6}/{:<6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>11.1} {:>9.1}",
-        r.model.name(),
-        r.workload,
-        r.events_delivered,
-        r.events_injected,
-        r.events_dropped,
-        figure(r.latency_us.mean, 1),
-        figure(r.latency_us.p50, 1),
-        figure(r.latency_us.p99, 1),
-        figure(r.latency_us.max, 1),
-        r.wakeups_per_s,
-        r.cpu_ms
+    output::row(
+        &LIVE_COLS,
+        [
+            r.model.name().to_owned(),
+            r.workload.clone(),
+            format!("{:>6}/{:<6}", r.events_delivered, r.events_injected),
+            r.events_dropped.to_string(),
+            figure(r.latency_us.mean, 1),
+            figure(r.latency_us.p50, 1),
+            figure(r.latency_us.p99, 1),
+            figure(r.latency_us.max, 1),
+            fixed(r.wakeups_per_s, 1),
+            fixed(r.cpu_ms, 1),
+        ],
     )
 }
 
 /// The text table's header.
 #[must_use]
 pub fn header() -> String {
-    format!(
-        "{:<20} {:<14} {:>13} {:>5} {:>10} {:>10} {:>10} {:>10} {:>11} {:>9}",
-        "model",
-        "workload",
-        "delivered",
-        "lost",
-        "mean µs",
-        "p50 µs",
-        "p99 µs",
-        "max µs",
-        "wakeups/s",
-        "cpu ms"
-    )
+    output::head(&LIVE_COLS)
 }
 
 fn print(r: &LiveReport, as_json: bool) {
@@ -291,23 +295,11 @@ fn print(r: &LiveReport, as_json: bool) {
 }
 
 fn fail(e: &LiveError) -> ExitCode {
-    eprintln!("lull live: {e}");
-    match e {
-        LiveError::UnknownModel(_) | LiveError::UnknownWorkload(_) | LiveError::BadSeconds(_) => {
-            ExitCode::from(2)
-        }
-        _ => ExitCode::FAILURE,
-    }
-}
-
-/// A `lull live CMD` failure: the message, and exit 2 for a usage error, 1 otherwise.
-fn fail_as(cmd: &str, e: &dyn std::fmt::Display, usage: bool) -> ExitCode {
-    eprintln!("lull live {cmd}: {e}");
-    if usage {
-        ExitCode::from(2)
-    } else {
-        ExitCode::FAILURE
-    }
+    let usage = matches!(
+        e,
+        LiveError::UnknownModel(_) | LiveError::UnknownWorkload(_) | LiveError::BadSeconds(_)
+    );
+    output::failed("lull live", e, usage)
 }
 
 fn channel(a: &ChannelArgs) -> ExitCode {
@@ -318,22 +310,26 @@ fn channel(a: &ChannelArgs) -> ExitCode {
         }
         Ok(r) => {
             println!("one-way wake-up latency of a blocked receiver, measured on this machine");
-            println!(
-                "{:<12} {:>8} {:>9} {:>9} {:>9}",
-                "channel", "trips", "p50 µs", "p99 µs", "mean µs"
-            );
-            for c in r {
-                println!(
-                    "{:<12} {:>8} {:>9.1} {:>9.1} {:>9.1}",
-                    c.channel, c.trips, c.p50_us, c.p99_us, c.mean_us
-                );
-            }
+            const COLS: [Col; 5] = [
+                Col::Left("channel", 12),
+                Col::Right("trips", 8),
+                Col::Right("p50 µs", 9),
+                Col::Right("p99 µs", 9),
+                Col::Right("mean µs", 9),
+            ];
+            let rows = r.iter().map(|c| {
+                [
+                    c.channel.to_owned(),
+                    c.trips.to_string(),
+                    fixed(c.p50_us, 1),
+                    fixed(c.p99_us, 1),
+                    fixed(c.mean_us, 1),
+                ]
+            });
+            print!("{}", output::table(&COLS, rows));
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("lull live channel: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull live channel", &e, false),
     }
 }
 
@@ -440,10 +436,7 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
     })();
     let (app, model, scenario) = match parsed {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("lull live experiment: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return output::failed("lull live experiment", &e, true),
     };
     let spec = match experiment_spec(
         app,
@@ -453,10 +446,7 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
         a.trace.as_deref(),
     ) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("lull live experiment: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return output::failed("lull live experiment", &e, false),
     };
     eprintln!(
         "live: {} through {} in real time (about {} s)…",
@@ -465,18 +455,8 @@ fn experiment(a: &ExperimentArgs) -> ExitCode {
         spec.workload.span_ns().div_ceil(1_000_000_000)
     );
     match experiment::run(&spec) {
-        Ok(r) if a.json => {
-            println!("{}", crate::output::to_json(&r));
-            ExitCode::SUCCESS
-        }
-        Ok(r) => {
-            print!("{}", experiment_text(&r));
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("lull live experiment: {e}");
-            ExitCode::FAILURE
-        }
+        Ok(r) => output::print_report(&r, a.json, experiment_text),
+        Err(e) => output::failed("lull live experiment", &e, false),
     }
 }
 
@@ -491,17 +471,11 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
     })();
     let (foreground, background, policy) = match parsed {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("lull live ucsg: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return output::failed("lull live ucsg", &e, true),
     };
     let app_binary = match experiment::app_binary(a.app_binary.as_deref()) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("lull live ucsg: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return output::failed("lull live ucsg", &e, false),
     };
     let spec = UcsgLiveSpec {
         foreground,
@@ -551,20 +525,13 @@ fn ucsg(a: &UcsgArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) if e.is_usage() => {
-            eprintln!("lull live ucsg: {e}");
-            ExitCode::from(2)
-        }
-        Err(e) => {
-            eprintln!("lull live ucsg: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => output::failed("lull live ucsg", &e, e.is_usage()),
     }
 }
 
 fn vtcfs(a: &VtcfsArgs) -> ExitCode {
     use lull_lab::vtcfs_live::{self, VtcfsLiveSpec};
-    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("vtcfs", e, usage);
+    let fail = |e: &dyn std::fmt::Display, usage: bool| output::failed("lull live vtcfs", e, usage);
     let trace = match live::stylus_trace(a.trace.as_deref()) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
@@ -599,34 +566,33 @@ fn vtcfs(a: &VtcfsArgs) -> ExitCode {
         spec.hogs,
         spec.trace.events.len()
     );
-    println!(
-        "{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
-        "policy",
-        "C ms",
-        "mean µs",
-        "p50 µs",
-        "p99 µs",
-        "max µs",
-        "drawn",
-        "hog Mop/s",
-        "hog cpu",
-        "stroke µs"
-    );
-    for r in &reports {
-        println!(
-            "{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10.1} {:>8.0}% {:>10}",
-            r.policy.name(),
-            r.c_ms.map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
+    const COLS: [Col; 10] = [
+        Col::Left("policy", 7),
+        Col::Right("C ms", 6),
+        Col::Right("mean µs", 9),
+        Col::Right("p50 µs", 9),
+        Col::Right("p99 µs", 9),
+        Col::Right("max µs", 9),
+        Col::Right("drawn", 9),
+        Col::Right("hog Mop/s", 10),
+        Col::Right("hog cpu", 9),
+        Col::Right("stroke µs", 10),
+    ];
+    let rows = reports.iter().map(|r| {
+        [
+            r.policy.name().to_owned(),
+            figure(r.c_ms, 0),
             figure(r.response_us.mean, 1),
             figure(r.response_us.p50, 1),
             figure(r.response_us.p99, 1),
             figure(r.response_us.max, 1),
-            r.responses,
-            r.hog_throughput,
-            r.hog_cpu_share * 100.0,
+            r.responses.to_string(),
+            fixed(r.hog_throughput, 1),
+            format!("{:.0}%", r.hog_cpu_share * 100.0),
             figure(r.handler_cpu_us_mean, 1),
-        );
-    }
+        ]
+    });
+    print!("{}", output::table(&COLS, rows));
     for r in &reports {
         if let Some(s) = &r.boost {
             println!("{}: {s}", r.policy.name());
@@ -640,7 +606,9 @@ fn vtcfs(a: &VtcfsArgs) -> ExitCode {
 
 fn vtcfs_overhead(a: &VtcfsOverheadArgs) -> ExitCode {
     use lull_lab::vtcfs_overhead::{self, OverheadSpec};
-    let fail = |e: &dyn std::fmt::Display, usage: bool| fail_as("vtcfs-overhead", e, usage);
+    let fail = |e: &dyn std::fmt::Display, usage: bool| {
+        output::failed("lull live vtcfs-overhead", e, usage)
+    };
     let trace = match live::stylus_trace(None) {
         Ok(t) => t,
         Err(e) => return fail(&e, false),
@@ -667,27 +635,35 @@ fn vtcfs_overhead(a: &VtcfsOverheadArgs) -> ExitCode {
         "hackbench beside the live stack with the boost, without it, and alone, {} repetitions, measured on this machine",
         r.reps
     );
-    println!(
-        "{:<7} {:>6} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>7}",
-        "over", "pairs", "groups", "no stack s", "stock s", "boost s", "boost", "stack", "seed"
-    );
-    for row in &r.rows {
-        println!(
-            "{:<7} {:>6} {:>7} {:>10.3} {:>10.3} {:>10.3} {:>8.2}% {:>8.2}% {:>6.2}%",
+    const COLS: [Col; 9] = [
+        Col::Left("over", 7),
+        Col::Right("pairs", 6),
+        Col::Right("groups", 7),
+        Col::Right("no stack s", 10),
+        Col::Right("stock s", 10),
+        Col::Right("boost s", 10),
+        Col::Right("boost", 9),
+        Col::Right("stack", 9),
+        Col::Right("seed", 7),
+    ];
+    let rows = r.rows.iter().map(|row| {
+        [
             match row.transport {
                 vtcfs_overhead::Transport::Pipe => "pipe",
                 vtcfs_overhead::Transport::Socket => "socket",
-            },
-            row.pairs,
-            row.groups,
-            row.without_mean_s,
-            row.stock_mean_s,
-            row.with_mean_s,
-            row.overhead_pct,
-            row.stack_pct,
-            row.seed_overhead_pct
-        );
-    }
+            }
+            .to_owned(),
+            row.pairs.to_string(),
+            row.groups.to_string(),
+            fixed(row.without_mean_s, 3),
+            fixed(row.stock_mean_s, 3),
+            fixed(row.with_mean_s, 3),
+            format!("{:.2}%", row.overhead_pct),
+            format!("{:.2}%", row.stack_pct),
+            format!("{:.2}%", row.seed_overhead_pct),
+        ]
+    });
+    print!("{}", output::table(&COLS, rows));
     println!(
         "all rows: boost {:+.2}% against the stack without it, stack {:+.2}% against none \
          ({} threads raised meanwhile)",
@@ -698,7 +674,7 @@ fn vtcfs_overhead(a: &VtcfsOverheadArgs) -> ExitCode {
 
 fn toggling(a: &TogglingArgs) -> ExitCode {
     use lull_lab::toggling_live::{self as tl, TogglingError, TogglingSpec};
-    let fail = |e: &TogglingError| fail_as("toggling", e, e.is_usage());
+    let fail = |e: &TogglingError| output::failed("lull live toggling", e, e.is_usage());
     let work_binary = match &a.work_binary {
         Some(p) => p.clone(),
         None => match tl::default_work_binary() {
@@ -765,28 +741,31 @@ pub fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
         lull_os::topology::format_cpu_list(&r.fast_cpus),
         lull_os::topology::format_cpu_list(&r.slow_cpus), r.threads, r.reps, r.sample_period_ms
     );
-    let _ = writeln!(
-        out,
-        "{:<8} {:<13} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7}",
-        "workload", "policy", "median s", "min s", "max s", "speedup", "spread s", "masks"
-    );
-    for w in &r.workloads {
-        for row in &w.rows {
-            let _ = writeln!(
-                out,
-                "{:<8} {:<13} {:>8.3} {:>8.3} {:>8.3} {:>9} {:>9} {:>7}",
-                w.name,
-                row.policy,
-                row.completion_s.median,
-                row.completion_s.min,
-                row.completion_s.max,
+    const COLS: [Col; 8] = [
+        Col::Left("workload", 8),
+        Col::Left("policy", 13),
+        Col::Right("median s", 8),
+        Col::Right("min s", 8),
+        Col::Right("max s", 8),
+        Col::Right("speedup", 9),
+        Col::Right("spread s", 9),
+        Col::Right("masks", 7),
+    ];
+    let rows = r.workloads.iter().flat_map(|w| {
+        w.rows.iter().map(|row| {
+            [
+                w.name.clone(),
+                row.policy.clone(),
+                fixed(row.completion_s.median, 3),
+                fixed(row.completion_s.min, 3),
+                fixed(row.completion_s.max, 3),
                 row.speedup_pct.map_or("-".into(), |s| format!("{s:+.1}%")),
-                row.thread_spread_s
-                    .map_or("-".into(), |s| format!("{s:.3}")),
+                figure(row.thread_spread_s, 3),
                 row.masks.map_or("-".into(), |s| s.to_string()),
-            );
-        }
-    }
+            ]
+        })
+    });
+    out.push_str(&output::table(&COLS, rows));
     for w in &r.workloads {
         if let Some(o) = w.monitoring_overhead_pct {
             let _ = writeln!(
@@ -800,6 +779,20 @@ pub fn toggling_text(r: &lull_lab::toggling_live::TogglingReport) -> String {
         let _ = writeln!(out, "skipped {}: {}", s.workload, s.why);
     }
     out
+}
+
+/// A row of a figure per group of threads, after its label.
+fn by_group<T: Copy>(label: &str, b: ByGroup<T>, cell: impl Fn(T) -> String) -> [String; 8] {
+    [
+        label.to_owned(),
+        cell(b.event),
+        cell(b.drawing),
+        cell(b.foreground),
+        cell(b.background),
+        cell(b.other),
+        cell(b.server),
+        cell(b.total),
+    ]
 }
 
 fn stats(l: &LatencyStats) -> String {
@@ -841,23 +834,24 @@ fn experiment_text(r: &ExperimentReport) -> String {
         "frames drawn {}, wake-ups {:.1}/s, draw errors {}",
         r.frames_drawn, r.wakeups_per_s, r.draw_errors
     );
-    let _ = writeln!(
-        t,
-        "{:<12} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}",
-        "", "event", "drawing", "foreground", "background", "other", "server", "total"
-    );
-    let c = r.cpu_ms;
-    let _ = writeln!(
-        t,
-        "{:<12} {:>9.1} {:>9.1} {:>10.1} {:>10.1} {:>9.1} {:>9.1} {:>9.1}",
-        "cpu ms", c.event, c.drawing, c.foreground, c.background, c.other, c.server, c.total
-    );
-    let w = r.wakeups;
-    let _ = writeln!(
-        t,
-        "{:<12} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9}",
-        "wake-ups", w.event, w.drawing, w.foreground, w.background, w.other, w.server, w.total
-    );
+    const GROUP_COLS: [Col; 8] = [
+        Col::Left("", 12),
+        Col::Right("event", 9),
+        Col::Right("drawing", 9),
+        Col::Right("foreground", 10),
+        Col::Right("background", 10),
+        Col::Right("other", 9),
+        Col::Right("server", 9),
+        Col::Right("total", 9),
+    ];
+    let (c, w) = (r.cpu_ms, r.wakeups);
+    t.push_str(&output::table(
+        &GROUP_COLS,
+        [
+            by_group("cpu ms", c, |x| fixed(x, 1)),
+            by_group("wake-ups", w, |x| x.to_string()),
+        ],
+    ));
     if let Some(b) = r.background_window {
         let _ = writeln!(
             t,

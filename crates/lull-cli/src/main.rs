@@ -29,6 +29,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use lull_lab::bench::{self, ComposeBench, ComposeBenchConfig, DispatchBench, DispatchBenchConfig};
 
+use crate::output::{fixed, Col};
+
 #[derive(Parser, Debug)]
 #[command(
     name = "lull",
@@ -167,18 +169,25 @@ fn dispatch_table(result: &DispatchBench) -> String {
         t,
         "ESM interpreter + dispatcher, in process (measured on this machine)"
     );
-    let _ = writeln!(
-        t,
-        "{:>6} {:>12} {:>16} {:>18} {:>10}",
-        "apps", "events", "events/s", "deliveries/s", "ns/event"
-    );
-    for r in &result.runs {
-        let _ = writeln!(
-            t,
-            "{:>6} {:>12} {:>16.0} {:>18.0} {:>10.1}",
-            r.apps, r.events, r.events_per_s, r.deliveries_per_s, r.ns_per_event
-        );
-    }
+    const COLS: [Col; 5] = [
+        Col::Right("apps", 6),
+        Col::Right("events", 12),
+        Col::Right("events/s", 16),
+        Col::Right("deliveries/s", 18),
+        Col::Right("ns/event", 10),
+    ];
+    t.push_str(&output::table(
+        &COLS,
+        result.runs.iter().map(|r| {
+            [
+                r.apps.to_string(),
+                r.events.to_string(),
+                fixed(r.events_per_s, 0),
+                fixed(r.deliveries_per_s, 0),
+                fixed(r.ns_per_event, 1),
+            ]
+        }),
+    ));
     let b = &result.breakdown;
     let _ = write!(
         t,
@@ -197,13 +206,14 @@ fn compose_table(r: &ComposeBench) -> String {
         "KDS compositor: {} full-screen {}x{} ARGB layers, {} rounds (measured on this machine)",
         r.layers, r.width, r.height, r.iterations
     );
-    let _ = writeln!(
-        t,
-        "{:<36} {:>10} {:>10} {:>9}",
-        "path", "median ms", "p90 ms", "x memcpy"
-    );
+    const COLS: [Col; 4] = [
+        Col::Left("path", 36),
+        Col::Right("median ms", 10),
+        Col::Right("p90 ms", 10),
+        Col::Right("x memcpy", 9),
+    ];
     let memcpy = format!("memcpy of the same {mb:.1} MB");
-    for (name, s, ratio) in [
+    let rows = [
         ("compose + draw", r.compose_draw_ms, r.ratio),
         (
             "server COMPOSE + DRAW (restacks)",
@@ -211,13 +221,16 @@ fn compose_table(r: &ComposeBench) -> String {
             r.server_path_ratio,
         ),
         (memcpy.as_str(), r.memcpy_ms, 1.0),
-    ] {
-        let _ = writeln!(
-            t,
-            "{name:<36} {:>10.2} {:>10.2} {ratio:>9.2}",
-            s.median, s.p90
-        );
-    }
+    ]
+    .map(|(name, s, ratio)| {
+        [
+            name.to_owned(),
+            fixed(s.median, 2),
+            fixed(s.p90, 2),
+            fixed(ratio, 2),
+        ]
+    });
+    t.push_str(&output::table(&COLS, rows));
     let _ = write!(t, "goal: compose + draw within 3x of memcpy (medians)");
     t
 }
@@ -254,12 +267,7 @@ fn main() -> ExitCode {
                 repeats: args.repeats,
             };
             let result = bench::dispatch(&config);
-            if args.json {
-                println!("{}", output::to_json(&result));
-            } else {
-                println!("{}", dispatch_table(&result));
-            }
-            ExitCode::SUCCESS
+            output::print_report(&result, args.json, |r| dispatch_table(r) + "\n")
         }
         Command::Bench(BenchCommand::Fanout(args)) => bench_fanout::run(&args),
         Command::Bench(BenchCommand::Compose(args)) => {
@@ -268,14 +276,9 @@ fn main() -> ExitCode {
                 warmup: args.warmup,
             };
             match bench::compose(&config) {
-                Ok(result) if args.json => println!("{}", output::to_json(&result)),
-                Ok(result) => println!("{}", compose_table(&result)),
-                Err(e) => {
-                    eprintln!("lull bench compose: {e}");
-                    return ExitCode::FAILURE;
-                }
+                Ok(result) => output::print_report(&result, args.json, |r| compose_table(r) + "\n"),
+                Err(e) => output::failed("lull bench compose", &e, false),
             }
-            ExitCode::SUCCESS
         }
     }
 }

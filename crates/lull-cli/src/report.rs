@@ -36,9 +36,6 @@ pub fn run(args: &ReportArgs) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("lull report: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => crate::output::failed("lull report", &e, false),
     }
 }

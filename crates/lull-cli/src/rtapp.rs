@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::output::emit;
 
-use crate::output::figure;
+use crate::output::{self, figure, fixed, Col};
 
 #[derive(Args, Debug)]
 pub struct RtAppArgs {
@@ -60,6 +60,19 @@ pub fn summaries(r: &RtAppResult) -> Vec<(String, ThreadSummary)> {
         .collect()
 }
 
+/// The columns of the rt-app table, one row per thread.
+const THREAD_COLS: [Col; 9] = [
+    Col::Left("thread", 24),
+    Col::Right("cpu ms", 9),
+    Col::Right("share", 7),
+    Col::Right("periods", 8),
+    Col::Right("wu p50", 9),
+    Col::Right("wu p99", 9),
+    Col::Right("wu max", 9),
+    Col::Right("slack p50", 9),
+    Col::Right("slack p1", 9),
+];
+
 fn table(file: &Path, platform: &str, r: &RtAppResult) -> String {
     let mut t = String::new();
     let secs = r.duration_ns as f64 / 1e9;
@@ -68,36 +81,22 @@ fn table(file: &Path, platform: &str, r: &RtAppResult) -> String {
         "{} on {platform} for {secs:.1} s (modelled)",
         file.display()
     );
-    let _ = writeln!(
-        t,
-        "{:<24} {:>9} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "thread",
-        "cpu ms",
-        "share",
-        "periods",
-        "wu p50",
-        "wu p99",
-        "wu max",
-        "slack p50",
-        "slack p1"
-    );
-    for (name, s) in summaries(r) {
+    let rows = summaries(r).into_iter().map(|(name, s)| {
         let wu = s.wakeup_latency_us;
         let sl = s.slack_us;
-        let _ = writeln!(
-            t,
-            "{:<24} {:>9.1} {:>6.1}% {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        [
             name,
-            s.cpu_ms,
-            s.cpu_ms / 1e3 / secs.max(1e-9) * 100.0,
-            s.periods,
+            fixed(s.cpu_ms, 1),
+            format!("{:.1}%", s.cpu_ms / 1e3 / secs.max(1e-9) * 100.0),
+            s.periods.to_string(),
             figure(wu.map(|w| w.p50), 0),
             figure(wu.map(|w| w.p99), 0),
             figure(wu.map(|w| w.max), 0),
             figure(sl.map(|w| w.p50), 0),
             figure(sl.map(|w| w.p1), 0),
-        );
-    }
+        ]
+    });
+    t.push_str(&output::table(&THREAD_COLS, rows));
     t
 }
 

@@ -17,7 +17,7 @@ use crate::spec_file::read_spec;
 use lull_model::DeliveryModel;
 use serde_json::Value;
 
-use crate::output::figure;
+use crate::output::{self, figure, fixed, Col};
 
 #[derive(Subcommand, Debug)]
 pub enum SimCommand {
@@ -64,48 +64,45 @@ pub struct RunArgs {
     seed_size: bool,
 }
 
+/// The columns of a framework spec's table, one row per model.
+const MODEL_COLS: [Col; 11] = [
+    Col::Left("model", 20),
+    Col::Right("power mW", 10),
+    Col::Right("CPU mW", 8),
+    Col::Right("energy mJ", 11),
+    Col::Right("lat mean", 9),
+    Col::Right("lat p99", 9),
+    Col::Right("lat max", 9),
+    Col::Right("events", 9),
+    Col::Right("handled", 8),
+    Col::Right("wake/s", 8),
+    Col::Right("frames", 7),
+];
+
 /// The table of one experiment: each model's figures, then ESM+KDS+guiS against each baseline
 /// with the seed's reported figure beside it.
 #[must_use]
 pub fn table(r: &ExperimentResult) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} — {} (modelled on {}, seed {})",
-        r.experiment, r.description, r.platform, r.seed
-    );
-    let _ = writeln!(
-        t,
-        "{:<20} {:>10} {:>8} {:>11} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>7}",
-        "model",
-        "power mW",
-        "CPU mW",
-        "energy mJ",
-        "lat mean",
-        "lat p99",
-        "lat max",
-        "events",
-        "handled",
-        "wake/s",
-        "frames"
-    );
-    for (name, m) in &r.models {
-        let _ = writeln!(
-            t,
-            "{:<20} {:>10.1} {:>8.1} {:>11.1} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8.1} {:>7}",
-            name,
-            m.power_mw_mean,
-            m.cpu_power_mw_mean,
-            m.energy_mj,
-            figure(m.latency_ms.mean, 2),
-            figure(m.latency_ms.p99, 2),
-            figure(m.latency_ms.max, 2),
-            m.events_injected,
-            m.events_handled,
-            m.wakeups_per_s,
-            m.frames_drawn
-        );
-    }
+    let details = format!("seed {}", r.seed);
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    t.push_str(&output::table(
+        &MODEL_COLS,
+        r.models.iter().map(|(name, m)| {
+            [
+                name.clone(),
+                fixed(m.power_mw_mean, 1),
+                fixed(m.cpu_power_mw_mean, 1),
+                fixed(m.energy_mj, 1),
+                figure(m.latency_ms.mean, 2),
+                figure(m.latency_ms.p99, 2),
+                figure(m.latency_ms.max, 2),
+                m.events_injected.to_string(),
+                m.events_handled.to_string(),
+                fixed(m.wakeups_per_s, 1),
+                m.frames_drawn.to_string(),
+            ]
+        }),
+    ));
     if let Some((ours_name, ours)) = r.ours() {
         for (name, base) in r.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
             let lat = latency_change_ms(base, ours)
@@ -138,10 +135,7 @@ pub fn run(cmd: SimCommand) -> ExitCode {
                         texts.push(text);
                         values.push(value);
                     }
-                    Err(e) => {
-                        eprintln!("lull sim run: {e}");
-                        return ExitCode::FAILURE;
-                    }
+                    Err(e) => return output::failed("lull sim run", &e, false),
                 }
             }
             let text = if args.json {
@@ -271,16 +265,17 @@ pub fn marz_table(r: &lull_reproduce::data::Marz) -> String {
 /// kernel policies (CFS and ondemand) and under today's Linux (EEVDF and schedutil), for
 /// ESM+KDS+guiS, ESM and the pull model.
 pub fn policies_table(r: &lull_reproduce::data::MarzPolicies) -> String {
-    let mut text = String::new();
-    let _ = write!(text, "{:<14} {:<14}", "experiment", "model");
+    let mut cols = vec![Col::Left("experiment", 14), Col::Left("model", 14)];
     for (set, _, _) in lull_reproduce::data::POLICY_SETS {
-        let _ = write!(
-            text,
-            " | {set:<15} {:>8} {:>8} {:>8}",
-            "power mW", "lat mean", "lat p99"
-        );
+        cols.extend([
+            Col::Bar,
+            Col::Left(set, 15),
+            Col::Right("power mW", 8),
+            Col::Right("lat mean", 8),
+            Col::Right("lat p99", 8),
+        ]);
     }
-    text.push('\n');
+    let mut rows = Vec::new();
     for (experiment, runs) in &r.experiments {
         for model in [
             DeliveryModel::EsmKdsGuis,
@@ -292,20 +287,19 @@ pub fn policies_table(r: &lull_reproduce::data::MarzPolicies) -> String {
             if !runs[0].1.models.contains_key(model) {
                 continue;
             }
-            let _ = write!(text, "{experiment:<14} {model:<14}");
+            let mut cells = vec![experiment.clone(), model.to_owned()];
             for (_, r) in runs {
                 let m = &r.models[model];
-                let _ = write!(
-                    text,
-                    " | {:<15} {:>8.1} {:>8} {:>8}",
-                    "",
-                    m.power_mw_mean,
+                cells.extend([
+                    String::new(),
+                    fixed(m.power_mw_mean, 1),
                     figure(m.latency_ms.mean, 2),
-                    figure(m.latency_ms.p99, 2)
-                );
+                    figure(m.latency_ms.p99, 2),
+                ]);
             }
-            text.push('\n');
+            rows.push(cells);
         }
     }
+    let text = output::table(&cols, rows);
     text.trim_end().to_owned()
 }

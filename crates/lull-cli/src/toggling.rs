@@ -8,33 +8,42 @@ use std::path::Path;
 use lull_sim::toggling::TogglingResult;
 use serde_json::json;
 
+use crate::output::{self, fixed, Col};
+
+/// The columns of a toggling spec's table, one row per model.
+const MODEL_COLS: [Col; 6] = [
+    Col::Left("model", 14),
+    Col::Right("completion s", 12),
+    Col::Right("speedup %", 10),
+    Col::Right("energy mJ", 10),
+    Col::Right("migrations", 10),
+    Col::Right("end spread s", 14),
+];
+
 /// One spec's table: every model's completion, speedup against the baseline, energy, migrations
 /// and how unevenly its threads ended, with figure 3.9's statement under it.
 #[must_use]
 pub fn table(r: &TogglingResult) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} — {} (modelled on {}, seed {}; big CPUs {}, LITTLE CPUs {})",
-        r.experiment,
-        r.description,
-        r.platform,
+    let details = format!(
+        "seed {}; big CPUs {}, LITTLE CPUs {}",
         r.seed,
         cpus(&r.fast_cpus),
         cpus(&r.slow_cpus)
     );
-    let _ = writeln!(
-        t,
-        "{:<14} {:>12} {:>10} {:>10} {:>10} {:>14}",
-        "model", "completion s", "speedup %", "energy mJ", "migrations", "end spread s"
-    );
-    for m in &r.models {
-        let _ = writeln!(
-            t,
-            "{:<14} {:>12.3} {:>+10.1} {:>10.0} {:>10} {:>14.3}",
-            m.model, m.completion_s, m.speedup_pct, m.energy_mj, m.migrations, m.end_spread_s
-        );
-    }
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    t.push_str(&output::table(
+        &MODEL_COLS,
+        r.models.iter().map(|m| {
+            [
+                m.model.clone(),
+                fixed(m.completion_s, 3),
+                format!("{:+.1}", m.speedup_pct),
+                fixed(m.energy_mj, 0),
+                m.migrations.to_string(),
+                fixed(m.end_spread_s, 3),
+            ]
+        }),
+    ));
     let best = r
         .models
         .iter()

@@ -7,50 +7,62 @@ use std::path::{Path, PathBuf};
 use lull_sim::ucsg::seed;
 use lull_sim::ucsg::{to_csv, to_svg, UcsgResult};
 
-use crate::output::figure;
+use crate::output::{self, figure, fixed, Col};
+
+/// The columns of a UCSG spec's table, one row per model.
+const MODEL_COLS: [Col; 11] = [
+    Col::Left("model", 16),
+    Col::Right("energy mJ", 10),
+    Col::Right("CPU mW", 8),
+    Col::Right("resp ms", 9),
+    Col::Right("resp p99", 9),
+    Col::Right("fps", 6),
+    Col::Right("zip s", 7),
+    Col::Right("ftp s", 7),
+    Col::Right("big %", 6),
+    Col::Right("cores", 6),
+    Col::Right("MHz", 6),
+];
+
+/// The columns of `lull reproduce`'s figures 6 and 7, one row per scenario.
+const FIG6_COLS: [Col; 11] = [
+    Col::Left("front", 13),
+    Col::Left("behind", 8),
+    Col::Right("energy", 10),
+    Col::Right("seed", 8),
+    Col::Bar,
+    Col::Right("resp", 8),
+    Col::Right("UCSG fps", 10),
+    Col::Right("ZIP", 9),
+    Col::Right("FTP", 9),
+    Col::Right("EEVDF enrg", 11),
+    Col::Right("UCSG mJ", 9),
+];
 
 /// One spec's table: every model's figures.
 #[must_use]
 pub fn table(r: &UcsgResult) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} — {} (modelled on {}, seed {})",
-        r.experiment, r.description, r.platform, r.seed
-    );
-    let _ = writeln!(
-        t,
-        "{:<16} {:>10} {:>8} {:>9} {:>9} {:>6} {:>7} {:>7} {:>6} {:>6} {:>6}",
-        "model",
-        "energy mJ",
-        "CPU mW",
-        "resp ms",
-        "resp p99",
-        "fps",
-        "zip s",
-        "ftp s",
-        "big %",
-        "cores",
-        "MHz"
-    );
-    for (name, m) in &r.models {
-        let c = m.completion_s;
-        let _ = writeln!(
-            t,
-            "{:<16} {:>10.1} {:>8.1} {:>9} {:>9} {:>6} {:>7} {:>7} {:>6.1} {:>6.2} {:>6.0}",
-            name,
-            m.energy_mj,
-            m.power_mw_mean,
-            figure(m.response_ms.map(|x| x.mean), 1),
-            figure(m.response_ms.map(|x| x.p99), 1),
-            figure(m.fps, 2),
-            figure(c.and_then(|c| c.zip), 2),
-            figure(c.and_then(|c| c.ftp), 2),
-            m.big_cluster_pct,
-            m.active_cores_mean,
-            m.freq_mhz_mean
-        );
-    }
+    let details = format!("seed {}", r.seed);
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    t.push_str(&output::table(
+        &MODEL_COLS,
+        r.models.iter().map(|(name, m)| {
+            let c = m.completion_s;
+            [
+                name.clone(),
+                fixed(m.energy_mj, 1),
+                fixed(m.power_mw_mean, 1),
+                figure(m.response_ms.map(|x| x.mean), 1),
+                figure(m.response_ms.map(|x| x.p99), 1),
+                figure(m.fps, 2),
+                figure(c.and_then(|c| c.zip), 2),
+                figure(c.and_then(|c| c.ftp), 2),
+                fixed(m.big_cluster_pct, 1),
+                fixed(m.active_cores_mean, 2),
+                fixed(m.freq_mhz_mean, 0),
+            ]
+        }),
+    ));
     t
 }
 
@@ -111,27 +123,12 @@ pub fn section_table(r: &lull_reproduce::data::Ucsg) -> String {
         t,
         "\nFigures 6 and 7 — UCSG against CFS+OD (ours | seed); eevdf-schedutil's energy against CFS+OD"
     );
-    let _ = writeln!(
-        t,
-        "  {:<13} {:<8} {:>10} {:>8} | {:>8} {:>10} {:>9} {:>9} {:>11} {:>9}",
-        "front",
-        "behind",
-        "energy",
-        "seed",
-        "resp",
-        "UCSG fps",
-        "ZIP",
-        "FTP",
-        "EEVDF enrg",
-        "UCSG mJ"
-    );
+    let _ = writeln!(t, "  {}", output::head(&FIG6_COLS));
     let cells = r.cells();
     for c in cells.iter().filter(|c| c.experiment.starts_with("fig6")) {
-        let _ = writeln!(
-            t,
-            "  {:<13} {:<8} {:>10} {:>8} | {:>8} {:>10} {:>9} {:>9} {:>11} {:>9.0}",
-            c.foreground,
-            c.background,
+        let cells = [
+            c.foreground.clone(),
+            c.background.clone(),
             pct(c.energy_change_pct),
             pct(c.seed_energy_change_pct),
             pct(c.response_change_pct),
@@ -139,8 +136,9 @@ pub fn section_table(r: &lull_reproduce::data::Ucsg) -> String {
             pct(c.zip_change_pct),
             pct(c.ftp_change_pct),
             pct(c.eevdf_schedutil_energy_change_pct),
-            c.ucsg_energy_mj
-        );
+            fixed(c.ucsg_energy_mj, 0),
+        ];
+        let _ = writeln!(t, "  {}", output::row(&FIG6_COLS, cells));
     }
     let _ = writeln!(
         t,

@@ -16,7 +16,7 @@ use lull_reproduce::data::validation_json;
 
 use crate::output::emit;
 
-use crate::output::figure;
+use crate::output::{self, figure, fixed, Col};
 
 #[derive(Subcommand, Debug)]
 pub enum ValidateCommand {
@@ -105,19 +105,18 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
         "live: {} (median [min–max] over {runs} run(s) of each workload); sim: one simulated run",
         if runs > 1 { "median and spread" } else { "one run" }
     );
-    let _ = writeln!(
-        t,
-        "{:<22} {:<11} {:>19} {:>6} {:>6} {:>17} {:>6} {:>19} {:>7}",
-        "workload",
-        "thread",
-        "cpu% live",
-        "sim",
-        "Δpp",
-        "wu p50 µs live",
-        "sim",
-        "wu p99 µs live",
-        "sim"
-    );
+    const COLS: [Col; 9] = [
+        Col::Left("workload", 22),
+        Col::Left("thread", 11),
+        Col::Right("cpu% live", 19),
+        Col::Right("sim", 6),
+        Col::Right("Δpp", 6),
+        Col::Right("wu p50 µs live", 17),
+        Col::Right("sim", 6),
+        Col::Right("wu p99 µs live", 19),
+        Col::Right("sim", 7),
+    ];
+    let _ = writeln!(t, "{}", output::head(&COLS));
     for w in ws {
         for th in &w.threads {
             let cpu_flag = mark(th.cpu_ok(), th.cpu_ok_noise());
@@ -125,19 +124,19 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
                 (Some(f), Some(n)) => mark(f, n),
                 _ => ' ',
             };
-            let _ = writeln!(
-                t,
-                "{:<22} {:<11} {:>19} {:>6.1} {:>+5.1}{cpu_flag} {:>17} {:>6} {:>19} {:>6}{lat_flag}",
-                w.name,
-                th.name,
+            // A flag follows the figure it judges.
+            let cells = [
+                w.name.clone(),
+                th.name.clone(),
                 spread_cell(Some(th.spread.cpu_share), 100.0, 1, w.runs),
-                th.sim.cpu_share * 100.0,
-                th.cpu_diff_pp(),
+                fixed(th.sim.cpu_share * 100.0, 1),
+                format!("{:>+5.1}{cpu_flag}", th.cpu_diff_pp()),
                 spread_cell(th.spread.wakeup_p50_us, 1.0, 0, w.runs),
                 figure(th.sim.wakeup_p50_us, 0),
                 spread_cell(th.spread.wakeup_p99_us, 1.0, 0, w.runs),
-                figure(th.sim.wakeup_p99_us, 0),
-            );
+                format!("{:>6}{lat_flag}", figure(th.sim.wakeup_p99_us, 0)),
+            ];
+            let _ = writeln!(t, "{}", output::row(&COLS, cells));
         }
     }
     let _ = writeln!(

@@ -6,37 +6,41 @@ use std::fmt::Write as _;
 use lull_sim::vtcfs::seed;
 use lull_sim::vtcfs::{PaintingModel, PaintingResult};
 
-use crate::output::figure;
+use crate::output::{self, figure, fixed, Col};
+
+/// The columns of the painting spec's table, one row per model: the response, its parts, the
+/// boost and the hogs, then the seed's figures.
+const MODEL_COLS: [Col; 18] = [
+    Col::Left("model", 14),
+    Col::Right("RT mean", 8),
+    Col::Right("RT p99", 8),
+    Col::Right("RT max", 8),
+    Col::Bar,
+    Col::Right("L_I", 6),
+    Col::Right("L_S", 6),
+    Col::Right("L_P", 7),
+    Col::Right("C", 7),
+    Col::Right("disp", 7),
+    Col::Bar,
+    Col::Right("boosts", 6),
+    Col::Right("hogs s", 8),
+    Col::Bar,
+    Col::Right("seed RT", 8),
+    Col::Right("seed L_P", 8),
+    Col::Right("ours Δ", 7),
+    Col::Right("seed Δ", 7),
+];
 
 /// One painting spec's table: every model's response and its decomposition (means, ms), the
 /// boosts it made, the hogs' CPU time, and the seed's figures beside.
 #[must_use]
 pub fn table(r: &PaintingResult) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} — {} (modelled on {}, seed {}, {} hogs, VT-CFS preemption tick {} ms)",
-        r.experiment, r.description, r.platform, r.seed, r.hogs, r.preempt_tick_ms
+    let details = format!(
+        "seed {}, {} hogs, VT-CFS preemption tick {} ms",
+        r.seed, r.hogs, r.preempt_tick_ms
     );
-    let _ = writeln!(
-        t,
-        "{:<14} {:>8} {:>8} {:>8} | {:>6} {:>6} {:>7} {:>7} {:>7} | {:>6} {:>8} | {:>8} {:>8} {:>7} {:>7}",
-        "model",
-        "RT mean",
-        "RT p99",
-        "RT max",
-        "L_I",
-        "L_S",
-        "L_P",
-        "C",
-        "disp",
-        "boosts",
-        "hogs s",
-        "seed RT",
-        "seed L_P",
-        "ours Δ",
-        "seed Δ"
-    );
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    let _ = writeln!(t, "{}", output::head(&MODEL_COLS));
     let base = r.models.get("cfs").and_then(|m| m.response_ms.mean);
     for m in PaintingModel::ALL {
         let Some(x) = r.models.get(m.name()) else {
@@ -48,25 +52,25 @@ pub fn table(r: &PaintingResult) -> String {
             (Some(b), Some(v)) if b > 0.0 => Some((b - v) / b * 100.0),
             _ => None,
         };
-        let _ = writeln!(
-            t,
-            "{:<14} {:>8} {:>8} {:>8} | {:>6.2} {:>6.2} {:>7.2} {:>7.2} {:>7.2} | {:>6} {:>8.2} | {:>8} {:>8} {:>7} {:>7}",
-            m.name(),
+        let cells = [
+            m.name().to_owned(),
             figure(x.response_ms.mean, 2),
             figure(x.response_ms.p99, 2),
             figure(x.response_ms.max, 2),
-            d.interrupt,
-            d.scheduling,
-            d.preemption,
-            d.compute,
-            d.display,
-            x.boost.map_or_else(|| "-".to_owned(), |b| b.boosted.to_string()),
-            x.hog_cpu_ms / 1e3,
+            fixed(d.interrupt, 2),
+            fixed(d.scheduling, 2),
+            fixed(d.preemption, 2),
+            fixed(d.compute, 2),
+            fixed(d.display, 2),
+            x.boost
+                .map_or_else(|| "-".to_owned(), |b| b.boosted.to_string()),
+            fixed(x.hog_cpu_ms / 1e3, 2),
             figure(s.map(|s| s.response_ms), 2),
             figure(s.and_then(|s| s.preemption_ms), 2),
             figure(reduction, 1),
             figure(s.map(|s| s.reduction_pct), 1),
-        );
+        ];
+        let _ = writeln!(t, "{}", output::row(&MODEL_COLS, cells));
     }
     let _ = write!(
         t,

@@ -7,38 +7,53 @@ use std::fmt::Write as _;
 use lull_sim::hackbench::HackbenchResult;
 use lull_sim::interbench::InterbenchResult;
 
-use crate::output::figure;
+use crate::output::{self, figure, fixed, Col};
+
+/// The columns of an interbench spec's table, one row per model and load.
+const INTERBENCH_COLS: [Col; 8] = [
+    Col::Left("model", 11),
+    Col::Left("load", 8),
+    Col::Right("lat mean", 9),
+    Col::Right("lat max", 9),
+    Col::Right("samples", 8),
+    Col::Right("% CPU", 9),
+    Col::Right("% met", 10),
+    Col::Right("swap MiB", 9),
+];
+
+/// The columns of a hackbench spec's table, one row per model, transport and pair count.
+const HACKBENCH_COLS: [Col; 7] = [
+    Col::Left("model", 11),
+    Col::Left("via", 7),
+    Col::Right("pairs", 6),
+    Col::Right("groups", 7),
+    Col::Right("elapsed s", 10),
+    Col::Right("messages", 10),
+    Col::Right("switches", 10),
+];
 
 /// The table of one interbench spec: latency mean and max per model and load, then each model's
 /// largest maximum beside the seed's where its text states one.
 #[must_use]
 pub fn interbench_table(r: &InterbenchResult) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} — {} (modelled on {}, {} s × {}, seed {})",
-        r.experiment, r.description, r.platform, r.duration_s, r.repeats, r.seed
-    );
-    let _ = writeln!(
-        t,
-        "{:<11} {:<8} {:>9} {:>9} {:>8} {:>9} {:>10} {:>9}",
-        "model", "load", "lat mean", "lat max", "samples", "% CPU", "% met", "swap MiB"
-    );
-    for c in &r.cells {
-        let _ = writeln!(
-            t,
-            "{:<11} {:<8} {:>9.3} {:>9.3} {:>8} {:>9.1} {:>10} {:>9}",
-            c.model,
-            c.load,
-            c.latency_ms.mean,
-            c.latency_ms.max,
-            c.samples,
-            c.desired_cpu_pct,
-            figure(c.deadlines_met_pct, 1),
-            c.swap_mib
-                .map_or_else(|| "-".to_owned(), |(o, i)| format!("{o}/{i}"))
-        );
-    }
+    let details = format!("{} s × {}, seed {}", r.duration_s, r.repeats, r.seed);
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    t.push_str(&output::table(
+        &INTERBENCH_COLS,
+        r.cells.iter().map(|c| {
+            [
+                c.model.clone(),
+                c.load.clone(),
+                fixed(c.latency_ms.mean, 3),
+                fixed(c.latency_ms.max, 3),
+                c.samples.to_string(),
+                fixed(c.desired_cpu_pct, 1),
+                figure(c.deadlines_met_pct, 1),
+                c.swap_mib
+                    .map_or_else(|| "-".to_owned(), |(o, i)| format!("{o}/{i}")),
+            ]
+        }),
+    ));
     let _ = writeln!(
         t,
         "largest max over the loads, ms (modelled | seed 003 fig. 7 where its text states it):"
@@ -71,30 +86,25 @@ pub fn interbench_table(r: &InterbenchResult) -> String {
 /// transport and pair count, with the seed's overheads beside.
 #[must_use]
 pub fn hackbench_table(r: &HackbenchResult) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} — {} (modelled on {}, {} loops × {} fds × {} B, seed {})",
-        r.experiment, r.description, r.platform, r.loops, r.fds, r.datasize, r.seed
+    let details = format!(
+        "{} loops × {} fds × {} B, seed {}",
+        r.loops, r.fds, r.datasize, r.seed
     );
-    let _ = writeln!(
-        t,
-        "{:<11} {:<7} {:>6} {:>7} {:>10} {:>10} {:>10}",
-        "model", "via", "pairs", "groups", "elapsed s", "messages", "switches"
-    );
-    for x in &r.runs {
-        let _ = writeln!(
-            t,
-            "{:<11} {:<7} {:>6} {:>7} {:>10.4} {:>10} {:>10}",
-            x.model,
-            x.transport.name(),
-            x.pairs,
-            x.groups,
-            x.elapsed_s,
-            x.messages,
-            x.context_switches
-        );
-    }
+    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    t.push_str(&output::table(
+        &HACKBENCH_COLS,
+        r.runs.iter().map(|x| {
+            [
+                x.model.clone(),
+                x.transport.name().to_owned(),
+                x.pairs.to_string(),
+                x.groups.to_string(),
+                fixed(x.elapsed_s, 4),
+                x.messages.to_string(),
+                x.context_switches.to_string(),
+            ]
+        }),
+    ));
     if !r.overheads.is_empty() {
         let _ = writeln!(
             t,

@@ -85,6 +85,15 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// The counter of [`RunReport::controller`] named `name`, if the run has one.
+    #[must_use]
+    pub fn counter(&self, name: &str) -> Option<u64> {
+        self.controller
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| *v)
+    }
+
     /// The command's status as a shell reports it: its exit code, or 128 + the signal that
     /// ended it, so `lull ctl run` can end as the command did.
     #[must_use]

@@ -415,12 +415,7 @@ fn run_under_toggling_moves_a_busy_thread_between_the_sets() {
         masks.contains(", 1") && masks.contains(", 2"),
         "masks seen: {masks}"
     );
-    let applied = report
-        .controller
-        .iter()
-        .find(|(k, _)| k == "masks_applied")
-        .unwrap()
-        .1;
+    let applied = report.counter("masks_applied").unwrap();
     assert!(applied >= 2, "{:?}", report.controller);
     let busy = report
         .threads
@@ -442,12 +437,7 @@ fn run_under_baseline_only_watches() {
     let (report, masks) = busy_run(Scheme::Baseline, 400);
     assert_eq!(report.exit_code, Some(0));
     assert!(!masks.contains(','), "one mask only: {masks}");
-    let masks_asked = report
-        .controller
-        .iter()
-        .find(|(k, _)| k == "masks")
-        .unwrap()
-        .1;
+    let masks_asked = report.counter("masks").unwrap();
     assert_eq!(masks_asked, 0);
     assert!(report.samples > 10);
 }

@@ -65,8 +65,13 @@ fn program(name: &'static str, program: &str, package: &str, needed_by: &'static
     )
 }
 
-fn exists(path: &str) -> bool {
-    Path::new(path).exists()
+/// A check passed by a path that exists: the path, else what is missing and the remedy.
+fn present(path: &str, missing: &str, remedy: &str) -> Result<String, (String, String)> {
+    if Path::new(path).exists() {
+        Ok(path.to_owned())
+    } else {
+        Err((missing.to_owned(), remedy.to_owned()))
+    }
 }
 
 /// Every check, in the order `lull doctor` prints them.
@@ -189,26 +194,20 @@ pub fn checks() -> Vec<Check> {
     out.push(Check::new(
         "sched_ext",
         "sched_ext policies on this host (tests/guest_*.rs run them in the lab guest instead)",
-        if exists("/sys/kernel/sched_ext") {
-            Ok("/sys/kernel/sched_ext".into())
-        } else {
-            Err((
-                "this kernel has no sched_ext (/sys/kernel/sched_ext missing)".into(),
-                "Linux 6.12 or later with CONFIG_SCHED_CLASS_EXT, or use the lab guest (lull lab vm)".into(),
-            ))
-        },
+        present(
+            "/sys/kernel/sched_ext",
+            "this kernel has no sched_ext (/sys/kernel/sched_ext missing)",
+            "Linux 6.12 or later with CONFIG_SCHED_CLASS_EXT, or use the lab guest (lull lab vm)",
+        ),
     ));
     out.push(Check::new(
         "uinput",
         "injecting input as a device (the lab guest's input tests)",
-        if exists("/dev/uinput") {
-            Ok("/dev/uinput".into())
-        } else {
-            Err((
-                "/dev/uinput missing".into(),
-                "modprobe uinput (as root), or use the lab guest (lull lab vm)".into(),
-            ))
-        },
+        present(
+            "/dev/uinput",
+            "/dev/uinput missing",
+            "modprobe uinput (as root), or use the lab guest (lull lab vm)",
+        ),
     ));
     let devices = std::fs::read_dir("/dev/input")
         .map(|d| {
@@ -232,14 +231,11 @@ pub fn checks() -> Vec<Check> {
     out.push(Check::new(
         "cpufreq",
         "lulld's frequency actuation (cpufreq); the simulator models frequency without it",
-        if exists("/sys/devices/system/cpu/cpu0/cpufreq") {
-            Ok("/sys/devices/system/cpu/cpu0/cpufreq".into())
-        } else {
-            Err((
-                "no cpufreq on this machine (common in VMs)".into(),
-                "bare metal with a cpufreq driver".into(),
-            ))
-        },
+        present(
+            "/sys/devices/system/cpu/cpu0/cpufreq",
+            "no cpufreq on this machine (common in VMs)",
+            "bare metal with a cpufreq driver",
+        ),
     ));
     out
 }

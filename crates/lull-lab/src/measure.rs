@@ -283,6 +283,46 @@ mod tests {
 
     use super::*;
 
+    /// A thread that burns `work_ns` of CPU once told to `go`, says it is `done`, then parks
+    /// until [`Burner::finish`].
+    struct Burner {
+        tid: i32,
+        go: std::sync::mpsc::Sender<()>,
+        done: std::sync::mpsc::Receiver<()>,
+        end: std::sync::mpsc::Sender<()>,
+        thread: std::thread::JoinHandle<()>,
+    }
+
+    impl Burner {
+        /// Starts the thread and waits for its id.
+        fn spawn(work_ns: u64) -> Burner {
+            let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+            let (go, go_rx) = std::sync::mpsc::channel::<()>();
+            let (done_tx, done) = std::sync::mpsc::channel::<()>();
+            let (end, end_rx) = std::sync::mpsc::channel::<()>();
+            let thread = std::thread::spawn(move || {
+                tid_tx.send(gettid()).unwrap();
+                go_rx.recv().unwrap();
+                burn_cpu(work_ns);
+                done_tx.send(()).unwrap();
+                let _ = end_rx.recv();
+            });
+            Burner {
+                tid: tid_rx.recv().unwrap(),
+                go,
+                done,
+                end,
+                thread,
+            }
+        }
+
+        /// Lets the thread exit and joins it.
+        fn finish(self) {
+            drop(self.end);
+            self.thread.join().unwrap();
+        }
+    }
+
     /// Spins until the kernel has charged the calling thread at least `ns` of CPU time: a fixed
     /// amount of work measured by the kernel's own counter.
     fn burn_cpu(ns: u64) {
@@ -304,17 +344,7 @@ mod tests {
         let me = gettid();
 
         // Background: burns a fixed amount of CPU, then parks until told to finish.
-        let (bg_tid_tx, bg_tid_rx) = std::sync::mpsc::channel();
-        let (bg_go_tx, bg_go_rx) = std::sync::mpsc::channel::<()>();
-        let (bg_done_tx, bg_done_rx) = std::sync::mpsc::channel::<()>();
-        let (bg_end_tx, bg_end_rx) = std::sync::mpsc::channel::<()>();
-        let bg = std::thread::spawn(move || {
-            bg_tid_tx.send(gettid()).unwrap();
-            bg_go_rx.recv().unwrap();
-            burn_cpu(WORK_NS);
-            bg_done_tx.send(()).unwrap();
-            let _ = bg_end_rx.recv();
-        });
+        let bg = Burner::spawn(WORK_NS);
         // Drawing: woken once per message.
         let (dr_tid_tx, dr_tid_rx) = std::sync::mpsc::channel();
         let (dr_tx, dr_rx) = std::sync::mpsc::channel::<()>();
@@ -326,22 +356,8 @@ mod tests {
             }
         });
         // Event: burns CPU, then exits in the middle of the window.
-        let (ev_tid_tx, ev_tid_rx) = std::sync::mpsc::channel();
-        let (ev_go_tx, ev_go_rx) = std::sync::mpsc::channel::<()>();
-        let (ev_done_tx, ev_done_rx) = std::sync::mpsc::channel::<()>();
-        let (ev_exit_tx, ev_exit_rx) = std::sync::mpsc::channel::<()>();
-        let ev = std::thread::spawn(move || {
-            ev_tid_tx.send(gettid()).unwrap();
-            ev_go_rx.recv().unwrap();
-            burn_cpu(WORK_NS);
-            ev_done_tx.send(()).unwrap();
-            let _ = ev_exit_rx.recv();
-        });
-        let (bg_tid, dr_tid, ev_tid) = (
-            bg_tid_rx.recv().unwrap(),
-            dr_tid_rx.recv().unwrap(),
-            ev_tid_rx.recv().unwrap(),
-        );
+        let ev = Burner::spawn(WORK_NS);
+        let (bg_tid, dr_tid, ev_tid) = (bg.tid, dr_tid_rx.recv().unwrap(), ev.tid);
         // Wait for every thread to block so the window starts at a block.
         for t in [bg_tid, dr_tid, ev_tid] {
             wait_until("thread blocks", || sample(t).is_ok_and(|s| s.state == 'S'));
@@ -355,8 +371,8 @@ mod tests {
             (ThreadCategory::Event, pid, 1 << 23),
             (ThreadCategory::Foreground, pid, me),
         ]);
-        bg_go_tx.send(()).unwrap();
-        ev_go_tx.send(()).unwrap();
+        bg.go.send(()).unwrap();
+        ev.go.send(()).unwrap();
         for _ in 0..ROUNDS {
             // Sent only once the thread sleeps, so each message wakes it (a receiver may spin
             // briefly before sleeping and catch a quick next message awake).
@@ -366,15 +382,14 @@ mod tests {
             dr_tx.send(()).unwrap();
             dr_ack_rx.recv().unwrap();
         }
-        bg_done_rx.recv().unwrap();
-        ev_done_rx.recv().unwrap();
+        bg.done.recv().unwrap();
+        ev.done.recv().unwrap();
         wait_until("event thread blocks", || {
             sample(ev_tid).is_ok_and(|s| s.state == 'S')
         });
         w.refresh();
         let before_exit = w.report();
-        drop(ev_exit_tx);
-        ev.join().unwrap();
+        ev.finish();
         let dir = format!("/proc/self/task/{ev_tid}");
         wait_until("exited thread leaves /proc", || {
             !std::path::Path::new(&dir).exists()
@@ -400,9 +415,8 @@ mod tests {
         assert!(json["background"]["cpu_ms"].as_f64().unwrap() > 0.0);
         assert_eq!(json["threads_gone"], 2);
 
-        drop(bg_end_tx);
+        bg.finish();
         drop(dr_tx);
-        bg.join().unwrap();
         dr.join().unwrap();
     }
 }

@@ -37,6 +37,19 @@ fn work() -> std::path::PathBuf {
 /// less than asked.
 static THIEF_CPU: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The turn of a test that runs a thief (`what` names it), or `None`, the skip recorded, where it
+/// cannot run: it needs root and two CPUs.
+fn thief_turn(what: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !root(what) || !two_cpus() {
+        return None;
+    }
+    Some(
+        THIEF_CPU
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    )
+}
+
 /// Burns the CPU's share of a busy loop until the thief has run for `wall_ns` of wall time
 /// (a fair thread on the thief's CPU, so the thief has someone to take the CPU from).
 fn compete_on(cpu: usize, wall_ns: u64) {
@@ -52,12 +65,9 @@ fn compete_on(cpu: usize, wall_ns: u64) {
 
 #[test]
 fn thief_takes_about_the_share_asked() {
-    if !root("the capacity thief") || !two_cpus() {
+    let Some(_turn) = thief_turn("the capacity thief") else {
         return;
-    }
-    let _turn = THIEF_CPU
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let thief = Thief::start(1, 50).expect("start the thief");
     let before = thief.snapshot().unwrap();
     // A competitor on the same CPU for half a second: the thief must still take its share.
@@ -93,12 +103,9 @@ fn thief_refuses_a_cpu_it_cannot_use() {
 
 #[test]
 fn a_short_experiment_has_every_row() {
-    if !root("lull live toggling") || !two_cpus() {
+    let Some(_turn) = thief_turn("lull live toggling") else {
         return;
-    }
-    let _turn = THIEF_CPU
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let mut spec = TogglingSpec::new(work());
     spec.reps = 1;
     spec.work_ms = 5;

@@ -149,6 +149,34 @@ pub struct FrameworkSpec {
 /// Upper bound on simulated time per run, so a typo cannot ask for a year.
 pub const MAX_DURATION_MS: u64 = 3_600_000;
 
+/// The models a spec's `models` key names, in its order: at least one, each one of `all` (read
+/// by `from_name`), none twice.
+///
+/// # Errors
+/// The first [`Problem`].
+pub(crate) fn named_models<M: Copy + PartialEq, const N: usize>(
+    names: &[String],
+    from_name: fn(&str) -> Option<M>,
+    all: [M; N],
+    name: fn(M) -> &'static str,
+) -> Result<Vec<M>, Problem> {
+    if names.is_empty() {
+        return Err(invalid("models", "no model to run"));
+    }
+    let mut models = Vec::new();
+    for n in names {
+        let m = from_name(n).ok_or_else(|| Problem::UnknownModel {
+            name: n.clone(),
+            known: all.map(name).join(", "),
+        })?;
+        if models.contains(&m) {
+            return Err(invalid("models", format!("`{n}` listed twice")));
+        }
+        models.push(m);
+    }
+    Ok(models)
+}
+
 impl FrameworkSpec {
     /// Checks a framework-model spec's tables after its header.
     ///
@@ -156,20 +184,12 @@ impl FrameworkSpec {
     /// The first [`Problem`].
     pub(crate) fn from_parts(header: Header, raw: RawFramework) -> Result<FrameworkSpec, Problem> {
         let platform = &header.platform;
-        if raw.models.is_empty() {
-            return Err(invalid("models", "no model to run"));
-        }
-        let mut models = Vec::new();
-        for name in &raw.models {
-            let m = DeliveryModel::from_name(name).ok_or_else(|| Problem::UnknownModel {
-                name: name.clone(),
-                known: DeliveryModel::ALL.map(DeliveryModel::name).join(", "),
-            })?;
-            if models.contains(&m) {
-                return Err(invalid("models", format!("`{name}` listed twice")));
-            }
-            models.push(m);
-        }
+        let models = named_models(
+            &raw.models,
+            DeliveryModel::from_name,
+            DeliveryModel::ALL,
+            DeliveryModel::name,
+        )?;
         let main = &platform.clusters[platform.main_cluster()];
         if raw.cpu.main_cores == 0 || raw.cpu.main_cores > main.cores {
             return Err(invalid(

@@ -175,17 +175,7 @@ fn wrong_types_unknown_keys_and_absurd_values_name_their_line_in_every_kind() {
         );
         // An empty name and an unknown platform, at their lines.
         let name_line = line_of(&text, "experiment = ");
-        let bad: String = text
-            .lines()
-            .enumerate()
-            .map(|(i, l)| {
-                if i + 1 == name_line {
-                    "experiment = \" \"\n".to_owned()
-                } else {
-                    format!("{l}\n")
-                }
-            })
-            .collect();
+        let bad = set_key(&text, "experiment", "\" \"");
         let e = load(&path, &bad).expect_err("empty name");
         assert!(
             matches!(
@@ -199,17 +189,7 @@ fn wrong_types_unknown_keys_and_absurd_values_name_their_line_in_every_kind() {
         );
         assert_eq!(e.at.map(|p| p.line), Some(name_line));
         let platform_line = line_of(&text, "platform = ");
-        let bad: String = text
-            .lines()
-            .enumerate()
-            .map(|(i, l)| {
-                if i + 1 == platform_line {
-                    "platform = \"pixel-9\"\n".to_owned()
-                } else {
-                    format!("{l}\n")
-                }
-            })
-            .collect();
+        let bad = set_key(&text, "platform", "\"pixel-9\"");
         let e = load(&path, &bad).expect_err("unknown platform");
         assert_eq!(e.problem, Problem::UnknownPlatform("pixel-9".into()));
         assert_eq!(e.at.map(|p| p.line), Some(platform_line), "{e}");

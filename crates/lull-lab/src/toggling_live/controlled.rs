@@ -36,10 +36,6 @@ pub(super) fn run(
         samples: Some(report.samples),
         sample_cost_ns_mean: Some(report.sample_cost_ns_mean),
         scaled: Some(report.scaled),
-        masks: report
-            .controller
-            .iter()
-            .find(|(k, _)| k == MASKS_APPLIED)
-            .map(|(_, v)| *v),
+        masks: report.counter(MASKS_APPLIED),
     })
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::interbench::spec::ModelListError;
+use crate::interbench::test_specs;
 
 /// The spec, or the problem it was refused for.
 fn parse(text: &str) -> Result<HackbenchSpec, crate::Problem> {
@@ -11,29 +12,17 @@ fn parse(text: &str) -> Result<HackbenchSpec, crate::Problem> {
 use crate::Problem;
 
 fn spec_text(transports: &str, pairs: &str, loops: u64, models: &str) -> String {
-    format!(
-        r#"
-kind = "hackbench"
-experiment = "t"
-description = "test"
-platform = "tegra-250"
-seed = 1
-transports = {transports}
-pairs = {pairs}
-loops = {loops}
-{models}
-"#
+    test_specs::spec_text(
+        "hackbench",
+        &format!("transports = {transports}\npairs = {pairs}\nloops = {loops}\n"),
+        models,
     )
 }
 
-const CFS_AND_VTCFS: &str = r#"
-[[models]]
-name = "cfs"
-policy = { scheduler = "cfs", governor = "performance" }
-[[models]]
-name = "vtcfs-5ms"
-policy = { scheduler = "vtcfs", preempt_tick_us = 5000, governor = "performance" }
-"#;
+/// CFS and VT-CFS with the seed's 5 ms preemption tick.
+fn cfs_and_vtcfs() -> String {
+    test_specs::cfs_and_vtcfs(5)
+}
 
 #[test]
 fn every_message_arrives_and_the_counts_are_hackbench_s() {
@@ -41,7 +30,7 @@ fn every_message_arrives_and_the_counts_are_hackbench_s() {
         r#"["pipe", "socket"]"#,
         "[20, 40]",
         3,
-        CFS_AND_VTCFS,
+        &cfs_and_vtcfs(),
     ))
     .unwrap();
     let r = run_hackbench_spec(&spec).unwrap();
@@ -72,7 +61,7 @@ fn every_message_arrives_and_the_counts_are_hackbench_s() {
 fn the_per_message_costs_bound_the_elapsed_time_from_below() {
     // One group, pipes: 20 × 20 × 5 = 2000 messages, each a write and a read; two cores can
     // at best overlap the two halves.
-    let spec = parse(&spec_text(r#"["pipe"]"#, "[20]", 5, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text(r#"["pipe"]"#, "[20]", 5, &cfs_and_vtcfs())).unwrap();
     let r = run_hackbench_spec(&spec).unwrap();
     let run = &r.runs[0];
     let cycles = run.messages * (PIPE_WRITE_CYCLES + PIPE_READ_CYCLES);
@@ -97,18 +86,18 @@ fn bad_specs_are_refused_with_the_field_named() {
         (r#"["pipe"]"#, "[20]", 0, "loops"),
         (r#"["pipe", "pipe"]"#, "[20]", 10, "transports"),
     ] {
-        let e = err(spec_text(transports, pairs, loops, CFS_AND_VTCFS));
+        let e = err(spec_text(transports, pairs, loops, &cfs_and_vtcfs()));
         assert!(
             matches!(e, Problem::Invalid { field: f, .. } if f == field),
             "{transports} {pairs} {loops}: {e:?}"
         );
     }
     assert!(matches!(
-        err(spec_text(r#"["fifo"]"#, "[20]", 10, CFS_AND_VTCFS)),
+        err(spec_text(r#"["fifo"]"#, "[20]", 10, &cfs_and_vtcfs())),
         Problem::Syntax(_)
     ));
     assert!(matches!(
-        err(spec_text(r#"["pipe"]"#, "[20]", 10, CFS_AND_VTCFS).replace("tegra-250", "vax")),
+        err(spec_text(r#"["pipe"]"#, "[20]", 10, &cfs_and_vtcfs()).replace("tegra-250", "vax")),
         Problem::UnknownPlatform(_)
     ));
     let eevdf_tick = r#"
@@ -120,7 +109,7 @@ policy = { scheduler = "eevdf", preempt_tick_us = 5000 }
         err(spec_text(r#"["pipe"]"#, "[20]", 10, eevdf_tick)),
         Problem::Models(ModelListError::Policy { .. })
     ));
-    let text = spec_text(r#"["pipe"]"#, "[20]", 10, CFS_AND_VTCFS);
+    let text = spec_text(r#"["pipe"]"#, "[20]", 10, &cfs_and_vtcfs());
     let mut spec = parse(&text).unwrap();
     spec.seed_size();
     assert_eq!(spec.loops, 100);

@@ -20,6 +20,8 @@ pub mod seed;
 pub mod spec;
 mod tasks;
 #[cfg(test)]
+pub(crate) mod test_specs;
+#[cfg(test)]
 mod tests;
 
 use lull_model::time::NS_PER_S;

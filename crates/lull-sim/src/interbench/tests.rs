@@ -2,6 +2,7 @@
 //! against CFS under Burn.
 
 use super::spec::{InterbenchSpec, ModelListError};
+use super::test_specs;
 use super::*;
 
 /// The spec, or the problem it was refused for.
@@ -12,31 +13,19 @@ fn parse(text: &str) -> Result<InterbenchSpec, crate::Problem> {
 use crate::Problem;
 
 fn spec_text(bench: &str, loads: &str, models: &str) -> String {
-    format!(
-        r#"
-kind = "interbench"
-experiment = "t"
-description = "test"
-platform = "tegra-250"
-seed = 1
-benchmark = "{bench}"
-loads = {loads}
-duration_s = 10
-repeats = 1
-ram_mib = 1024
-{models}
-"#
+    test_specs::spec_text(
+        "interbench",
+        &format!(
+            "benchmark = \"{bench}\"\nloads = {loads}\nduration_s = 10\nrepeats = 1\nram_mib = 1024\n"
+        ),
+        models,
     )
 }
 
-const CFS_AND_VTCFS: &str = r#"
-[[models]]
-name = "cfs"
-policy = { scheduler = "cfs", governor = "performance" }
-[[models]]
-name = "vtcfs-3ms"
-policy = { scheduler = "vtcfs", preempt_tick_us = 3000, governor = "performance" }
-"#;
+/// CFS and VT-CFS with a 3 ms preemption tick.
+fn cfs_and_vtcfs() -> String {
+    test_specs::cfs_and_vtcfs(3)
+}
 
 fn cell<'a>(r: &'a InterbenchResult, model: &str, load: &str) -> &'a InterbenchCell {
     r.cells
@@ -47,7 +36,7 @@ fn cell<'a>(r: &'a InterbenchResult, model: &str, load: &str) -> &'a InterbenchC
 
 /// `bench` with no load, under CFS: its cell.
 fn alone(bench: &str) -> InterbenchCell {
-    let spec = parse(&spec_text(bench, r#"["none"]"#, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text(bench, r#"["none"]"#, &cfs_and_vtcfs())).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     cell(&r, "cfs", "none").clone()
 }
@@ -94,7 +83,12 @@ fn video_alone_keeps_60_frames_a_second_and_x_steps_through_its_range() {
 
 #[test]
 fn gaming_never_sleeps_and_shares_the_cpu_with_burn() {
-    let spec = parse(&spec_text("gaming", r#"["none", "burn"]"#, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text(
+        "gaming",
+        r#"["none", "burn"]"#,
+        &cfs_and_vtcfs(),
+    ))
+    .unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let alone = cell(&r, "cfs", "none");
     // Alone it has a core: 100 ms of work in 100 ms (and the ticks' and switches' costs), 100
@@ -120,14 +114,7 @@ fn gaming_never_sleeps_and_shares_the_cpu_with_burn() {
 /// sooner than VT-CFS does; docs/vtcfs.md discusses why the seed saw the opposite.
 #[test]
 fn vtcfs_bounds_a_sleepers_latency_under_burn_by_its_preemption_ticks() {
-    let models = format!(
-        "{CFS_AND_VTCFS}{}",
-        r#"
-[[models]]
-name = "vtcfs-5ms"
-policy = { scheduler = "vtcfs", preempt_tick_us = 5000, governor = "performance" }
-"#
-    );
+    let models = cfs_and_vtcfs() + &test_specs::vtcfs_model(5);
     let spec = parse(&spec_text("audio", r#"["burn"]"#, &models)).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let cfs = cell(&r, "cfs", "burn");
@@ -145,7 +132,7 @@ policy = { scheduler = "vtcfs", preempt_tick_us = 5000, governor = "performance"
 
 #[test]
 fn memload_swaps_once_its_blocks_outgrow_the_ram() {
-    let spec = parse(&spec_text("audio", r#"["memload"]"#, CFS_AND_VTCFS)).unwrap();
+    let spec = parse(&spec_text("audio", r#"["memload"]"#, &cfs_and_vtcfs())).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     let c = cell(&r, "cfs", "memload");
     let (out, _) = c.swap_mib.expect("memload ran");
@@ -156,7 +143,7 @@ fn memload_swaps_once_its_blocks_outgrow_the_ram() {
 #[test]
 fn repetitions_pool_their_samples() {
     let text =
-        spec_text("audio", r#"["burn"]"#, CFS_AND_VTCFS).replace("repeats = 1", "repeats = 3");
+        spec_text("audio", r#"["burn"]"#, &cfs_and_vtcfs()).replace("repeats = 1", "repeats = 3");
     let spec = parse(&text).unwrap();
     let r = run_interbench_spec(&spec).unwrap();
     assert!(cell(&r, "cfs", "burn").samples >= 3 * 199);
@@ -166,27 +153,27 @@ fn repetitions_pool_their_samples() {
 fn bad_specs_are_refused_with_the_field_named() {
     let err = |t: String| parse(&t).unwrap_err();
     assert!(matches!(
-        err(spec_text("x", r#"["x"]"#, CFS_AND_VTCFS)),
+        err(spec_text("x", r#"["x"]"#, &cfs_and_vtcfs())),
         Problem::Invalid { field: "loads", .. }
     ));
     assert!(matches!(
-        err(spec_text("audio", r#"["burn", "burn"]"#, CFS_AND_VTCFS)),
+        err(spec_text("audio", r#"["burn", "burn"]"#, &cfs_and_vtcfs())),
         Problem::Invalid { field: "loads", .. }
     ));
     assert!(matches!(
-        err(spec_text("audio", "[]", CFS_AND_VTCFS)),
+        err(spec_text("audio", "[]", &cfs_and_vtcfs())),
         Problem::Invalid { field: "loads", .. }
     ));
     assert!(matches!(
-        err(spec_text("audio", r#"["gaming"]"#, CFS_AND_VTCFS)),
+        err(spec_text("audio", r#"["gaming"]"#, &cfs_and_vtcfs())),
         Problem::Syntax(_)
     ));
     assert!(matches!(
-        err(spec_text("mp3", r#"["none"]"#, CFS_AND_VTCFS)),
+        err(spec_text("mp3", r#"["none"]"#, &cfs_and_vtcfs())),
         Problem::Syntax(_)
     ));
     assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS)
+        err(spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs())
             .replace("duration_s = 10", "duration_s = 0")),
         Problem::Invalid {
             field: "duration_s",
@@ -194,14 +181,15 @@ fn bad_specs_are_refused_with_the_field_named() {
         }
     ));
     assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS).replace("repeats = 1", "repeats = 0")),
+        err(spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs())
+            .replace("repeats = 1", "repeats = 0")),
         Problem::Invalid {
             field: "repeats",
             ..
         }
     ));
     assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS).replace("tegra-250", "pdp-11")),
+        err(spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs()).replace("tegra-250", "pdp-11")),
         Problem::UnknownPlatform(_)
     ));
     assert!(matches!(
@@ -218,18 +206,18 @@ policy = { scheduler = "vtcfs", preempt_tick_us = 2500 }
         err(spec_text("audio", r#"["none"]"#, bad_tick)),
         Problem::Models(ModelListError::Policy { .. })
     ));
-    let twice = format!("{CFS_AND_VTCFS}{CFS_AND_VTCFS}");
+    let twice = cfs_and_vtcfs().repeat(2);
     assert!(matches!(
         err(spec_text("audio", r#"["none"]"#, &twice)),
         Problem::Models(ModelListError::Duplicate(_))
     ));
-    let unknown_field = spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS) + "\nwarmup_s = 3\n";
+    let unknown_field = spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs()) + "\nwarmup_s = 3\n";
     assert!(matches!(err(unknown_field), Problem::Syntax(_)));
 }
 
 #[test]
 fn durations_round_up_to_whole_x_sweeps_and_the_seed_size_is_30_s_ten_times() {
-    let text = spec_text("audio", r#"["none"]"#, CFS_AND_VTCFS)
+    let text = spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs())
         .replace("duration_s = 10", "duration_s = 12");
     let mut spec = parse(&text).unwrap();
     assert_eq!(spec.duration_s, 20);

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use crate::header::Header;
-use crate::spec::MAX_DURATION_MS;
+use crate::spec::{named_models, MAX_DURATION_MS};
 use crate::spec_error::{invalid, Problem};
 
 /// The models a UCSG spec may name.
@@ -178,20 +178,12 @@ impl UcsgSpec {
                 ),
             ));
         }
-        if raw.models.is_empty() {
-            return Err(invalid("models", "no model to run"));
-        }
-        let mut models = Vec::new();
-        for name in &raw.models {
-            let m = UcsgModel::from_name(name).ok_or_else(|| Problem::UnknownModel {
-                name: name.clone(),
-                known: UcsgModel::ALL.map(UcsgModel::name).join(", "),
-            })?;
-            if models.contains(&m) {
-                return Err(invalid("models", format!("`{name}` listed twice")));
-            }
-            models.push(m);
-        }
+        let models = named_models(
+            &raw.models,
+            UcsgModel::from_name,
+            UcsgModel::ALL,
+            UcsgModel::name,
+        )?;
         let s = &raw.scenario;
         if raw.tail_ms > MAX_DURATION_MS {
             return Err(invalid("tail_ms", format!("at most {MAX_DURATION_MS}")));

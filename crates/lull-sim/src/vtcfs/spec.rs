@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::models::PaintingModel;
 use crate::header::Header;
-use crate::spec::MAX_DURATION_MS;
+use crate::spec::{named_models, MAX_DURATION_MS};
 use crate::spec_error::{invalid, Problem};
 
 /// The most CPU hogs a spec may run (a bound on nonsense, far above the seed's two).
@@ -69,20 +69,12 @@ impl PaintingSpec {
     /// The first [`Problem`].
     pub(crate) fn from_parts(header: Header, raw: RawPainting) -> Result<PaintingSpec, Problem> {
         let platform = &header.platform;
-        if raw.models.is_empty() {
-            return Err(invalid("models", "no model to run"));
-        }
-        let mut models = Vec::new();
-        for name in &raw.models {
-            let m = PaintingModel::from_name(name).ok_or_else(|| Problem::UnknownModel {
-                name: name.clone(),
-                known: PaintingModel::ALL.map(PaintingModel::name).join(", "),
-            })?;
-            if models.contains(&m) {
-                return Err(invalid("models", format!("`{name}` listed twice")));
-            }
-            models.push(m);
-        }
+        let models = named_models(
+            &raw.models,
+            PaintingModel::from_name,
+            PaintingModel::ALL,
+            PaintingModel::name,
+        )?;
         let p = raw.painting;
         if p.hogs > MAX_HOGS {
             return Err(invalid("painting.hogs", format!("at most {MAX_HOGS}")));
