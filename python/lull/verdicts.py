@@ -85,7 +85,8 @@ class Study:
 
 
 def _change_pct(new, old):
-    return (new / old - 1.0) * 100.0
+    # The same arithmetic as `lull_model::stats::change_pct`, which the report's scoreboard uses.
+    return (new - old) / old * 100.0
 
 
 def ucsg_energy_change(r):

@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use lull_model::stats::nearest_rank;
+
 // One reading of ftrace's timestamps for both of its text readers.
 use crate::ftrace_text::parse_ts as parse_ts_ns;
 
@@ -255,16 +257,12 @@ pub fn on_cpu_ns(text: &str, pid: u32) -> Vec<u64> {
     out
 }
 
-/// The nearest-rank quantile `q` (0..=1) of `values`; `None` when empty.
+/// The nearest-rank `percent` percentile of `values` (in any order); `None` when empty.
 #[must_use]
-pub fn quantile(values: &[i64], q: f64) -> Option<i64> {
-    if values.is_empty() {
-        return None;
-    }
+pub fn percentile(values: &[i64], percent: u32) -> Option<i64> {
     let mut v = values.to_vec();
     v.sort_unstable();
-    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
-    Some(v[rank - 1])
+    nearest_rank(&v, percent)
 }
 
 /// The timer path of a set of wake-ups, split by whether the timer's CPU was idle.
@@ -304,16 +302,16 @@ impl TimerPathStats {
         TimerPathStats {
             wakes: wakes.len(),
             fired_idle: wakes.iter().filter(|w| w.fired_idle).count(),
-            late_idle_p50_ns: quantile(&sel(true, TimerWake::late_ns), 0.5),
-            late_busy_p50_ns: quantile(&busy_late, 0.5),
-            late_busy_p10_ns: quantile(&busy_late, 0.1),
-            late_busy_p90_ns: quantile(&busy_late, 0.9),
-            fire_to_wakeup_p50_ns: quantile(&all(|w| w.wakeup_ns as i64 - w.fire_ns as i64), 0.5),
-            wakeup_to_run_idle_p50_ns: quantile(
+            late_idle_p50_ns: percentile(&sel(true, TimerWake::late_ns), 50),
+            late_busy_p50_ns: percentile(&busy_late, 50),
+            late_busy_p10_ns: percentile(&busy_late, 10),
+            late_busy_p90_ns: percentile(&busy_late, 90),
+            fire_to_wakeup_p50_ns: percentile(&all(|w| w.wakeup_ns as i64 - w.fire_ns as i64), 50),
+            wakeup_to_run_idle_p50_ns: percentile(
                 &sel(true, |w| w.switch_in_ns as i64 - w.wakeup_ns as i64),
-                0.5,
+                50,
             ),
-            wakeup_latency_p50_ns: quantile(&all(|w| w.wakeup_latency_ns() as i64), 0.5),
+            wakeup_latency_p50_ns: percentile(&all(|w| w.wakeup_latency_ns() as i64), 50),
         }
     }
 }
@@ -432,9 +430,9 @@ mod tests {
         assert_eq!(s.wakeup_to_run_idle_p50_ns, Some(2_000));
         assert_eq!(s.fire_to_wakeup_p50_ns, Some(2_000));
         assert_eq!(TimerPathStats::of(&[]), TimerPathStats::default());
-        assert_eq!(quantile(&[5, 1, 3, 2, 4], 0.5), Some(3));
-        assert_eq!(quantile(&[5, 1, 3, 2, 4], 0.9), Some(5));
-        assert_eq!(quantile(&[5, 1, 3, 2, 4], 0.1), Some(1));
+        assert_eq!(percentile(&[5, 1, 3, 2, 4], 50), Some(3));
+        assert_eq!(percentile(&[5, 1, 3, 2, 4], 90), Some(5));
+        assert_eq!(percentile(&[5, 1, 3, 2, 4], 10), Some(1));
     }
 
     #[test]

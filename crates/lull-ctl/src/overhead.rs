@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 
+use lull_model::stats;
 use lull_os::sys;
 use serde::Serialize;
 
@@ -80,10 +81,10 @@ fn spawn(cmd: &[OsString], stdin: Stdio, stdout: Stdio) -> Result<std::process::
         })
 }
 
-fn median(v: &[u64]) -> u64 {
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    s.get(s.len() / 2).copied().unwrap_or(0)
+/// The median of `runs` completion times, ns (0 for none).
+fn median_ns(runs: &[u64]) -> u64 {
+    let ns: Vec<f64> = runs.iter().map(|&n| n as f64).collect();
+    stats::median(&ns).map_or(0, |m| m.round() as u64)
 }
 
 /// Measures; see the module docs.
@@ -143,14 +144,14 @@ pub fn measure(opts: &OverheadOptions) -> Result<OverheadReport, CtlError> {
         watched.push(sys::monotonic_ns() - t);
         check(status)?;
     }
-    let (pm, wm) = (median(&plain), median(&watched));
+    let (pm, wm) = (median_ns(&plain), median_ns(&watched));
     Ok(OverheadReport {
         sample_ns_per_thread: per_thread,
         sample_threads: threads,
         samples: samples_n,
         plain_median_ns: pm,
         watched_median_ns: wm,
-        slowdown_pct: (wm as f64 - pm as f64) * 100.0 / (pm.max(1) as f64),
+        slowdown_pct: stats::change_pct(pm as f64, wm as f64).unwrap_or(0.0),
         plain_ns: plain,
         watched_ns: watched,
         seed_overhead_pct: SEED_MONITOR_OVERHEAD_PCT,
@@ -235,7 +236,8 @@ mod tests {
 
     #[test]
     fn median_takes_the_middle() {
-        assert_eq!(median(&[5, 1, 3]), 3);
-        assert_eq!(median(&[]), 0);
+        assert_eq!(median_ns(&[5, 1, 3]), 3);
+        assert_eq!(median_ns(&[4, 1, 3, 2]), 3);
+        assert_eq!(median_ns(&[]), 0);
     }
 }

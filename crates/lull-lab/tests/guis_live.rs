@@ -597,7 +597,8 @@ fn measure_freeze_thaw_latency() {
     let _serial = serial_adoption();
     let med = |v: &mut Vec<Duration>| {
         v.sort();
-        (v[v.len() / 2], v[v.len() * 9 / 10])
+        let at = |p| lull_model::stats::nearest_rank(v, p).expect("rounds were measured");
+        (at(50), at(90))
     };
     for kind in [FreezerKind::V2Threaded, FreezerKind::V1] {
         let ns = namespace("latency");

@@ -19,6 +19,7 @@ use std::thread;
 use lull::kds_client::{self, KdsAdmin};
 use lull_esm::EsmConfig;
 use lull_lab::vtcfs_live::{self, VtcfsLiveSpec, VtcfsPolicy};
+use lull_model::stats;
 use lull_model::{EventKind, HandlerId, RawEvent, ThreadCategory, TouchPhase};
 use lull_os::evdev::EvdevEncoder;
 use lull_os::{procfs, sys};
@@ -45,12 +46,6 @@ fn root() -> bool {
 
 /// Rounds of stock and nice (odd, so the median is one round's figure).
 const ROUNDS: usize = 3;
-
-/// The median of `xs` (odd in number).
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
 
 /// Stock and nice alternate, [`ROUNDS`] rounds each in one run (the order swapped every round,
 /// so a slow stretch of the machine falls on both), and the check compares the medians of the
@@ -124,6 +119,7 @@ fn painting_among_hogs_stock_and_nice() {
     let p50s = |rs: &[vtcfs_live::VtcfsLiveReport]| -> Vec<f64> {
         rs.iter().map(|r| r.response_us.p50.unwrap()).collect()
     };
+    let median = |xs: Vec<f64>| stats::median(&xs).expect("one p50 a round");
     let (s, n) = (median(p50s(&stock)), median(p50s(&nice)));
     let handler_us: Vec<_> = stock
         .iter()

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use lull_model::stats::change_pct;
 use lull_model::DeliveryModel;
 use serde::Deserialize;
 use serde_json::Value;
@@ -402,24 +403,20 @@ fn find_experiment<'a>(v: &'a Value, experiment: &str) -> Option<&'a Value> {
     }
 }
 
-fn change_pct(new: f64, old: f64) -> Option<f64> {
-    (old != 0.0).then(|| (new / old - 1.0) * 100.0)
-}
-
 /// `run`'s figure: the same arithmetic as `lull.verdicts`' function of the figure's name.
 fn figure(run: &Value, f: Figure) -> Option<f64> {
     let model = |name: &str| run.get("models")?.get(name);
     let num = |v: Option<&Value>| v.and_then(Value::as_f64);
     match f {
         Figure::UcsgEnergyChange => change_pct(
-            num(model("ucsg")?.get("energy_mj"))?,
             num(model("cfs-ondemand")?.get("energy_mj"))?,
+            num(model("ucsg")?.get("energy_mj"))?,
         ),
         Figure::BigShare(m) => num(model(m)?.get("big_cluster_pct")),
         Figure::PaintingCfsMean => num(model("cfs")?.pointer("/response_ms/mean")),
         Figure::PaintingChange(m) => change_pct(
-            num(model(m)?.pointer("/response_ms/mean"))?,
             num(model("cfs")?.pointer("/response_ms/mean"))?,
+            num(model(m)?.pointer("/response_ms/mean"))?,
         ),
         Figure::InterbenchBurnMax(m) => run
             .get("cells")?
@@ -431,8 +428,8 @@ fn figure(run: &Value, f: Figure) -> Option<f64> {
             })
             .and_then(|c| num(c.pointer("/latency_ms/max"))),
         Figure::MarzPowerChange => change_pct(
-            num(model(DeliveryModel::EsmKdsGuis.name())?.get("power_mw_mean"))?,
             num(model(DeliveryModel::Pull16ms.name())?.get("power_mw_mean"))?,
+            num(model(DeliveryModel::EsmKdsGuis.name())?.get("power_mw_mean"))?,
         ),
         Figure::BestTogglePeriod => {
             let mut best: Option<(f64, f64)> = None;

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use lull_model::stats::nearest_rank;
 use lull_os::bpf::sched_ext::{self, SchedExtState};
 use lull_os::bpf::scx_facts::{FactRecord, FactsMap, FACTS_PIN_PATH};
 use lull_os::bpf::syscall::Map;
@@ -111,14 +112,14 @@ struct Run {
 }
 
 fn p99(sorted: &[u64]) -> u64 {
-    sorted[(sorted.len() * 99).div_ceil(100) - 1]
+    nearest_rank(sorted, 99).expect("a round has samples")
 }
 
 /// The median of the rounds' p99s of `what` (rounds are odd in number).
 fn median_p99(rounds: &[Run], what: fn(&Run) -> &[u64]) -> u64 {
     let mut p99s: Vec<u64> = rounds.iter().map(|r| p99(what(r))).collect();
     p99s.sort_unstable();
-    p99s[p99s.len() / 2]
+    nearest_rank(&p99s, 50).expect("at least one round")
 }
 
 fn delays(r: &Run) -> &[u64] {

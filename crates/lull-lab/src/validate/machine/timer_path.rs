@@ -288,7 +288,7 @@ fn traced_run(
 
 /// One traced run of the lone timer thread (idle CPUs): what its trace and log gave.
 fn idle_run_sample(rt_app: &Path, lone: &RtApp) -> Result<IdleRunSample, TimerPathError> {
-    use lull_audit::timer_path::{on_cpu_ns, quantile, read, TimerPathStats};
+    use lull_audit::timer_path::{on_cpu_ns, percentile, read, TimerPathStats};
     let (run, text) = traced_run(rt_app, lone)?;
     let t = run
         .threads
@@ -312,9 +312,9 @@ fn idle_run_sample(rt_app: &Path, lone: &RtApp) -> Result<IdleRunSample, TimerPa
         fired_idle: stats.fired_idle,
         late_idle_p50_ns: stats.late_idle_p50_ns,
         stretches: stretches.len(),
-        on_cpu_p50_ns: quantile(&stretches, 0.5),
-        on_cpu_p10_p90_ns: quantile(&stretches, 0.1)
-            .zip(quantile(&stretches, 0.9))
+        on_cpu_p50_ns: percentile(&stretches, 50),
+        on_cpu_p10_p90_ns: percentile(&stretches, 10)
+            .zip(percentile(&stretches, 90))
             .map(|(a, b)| [a, b]),
         run_p50_ns: run_ns.map(|r| r.round() as i64),
     })
