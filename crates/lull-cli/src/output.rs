@@ -66,13 +66,11 @@ pub fn figure(x: Option<f64>, digits: usize) -> String {
 
 /// The first line of a modelled experiment's table, its newline included: `EXPERIMENT —
 /// DESCRIPTION (modelled on PLATFORM, DETAILS)`, the details being the seed and the run's size.
-pub fn modelled_title(
-    experiment: &str,
-    description: &str,
-    platform: &str,
-    details: &str,
-) -> String {
-    format!("{experiment} — {description} (modelled on {platform}, {details})\n")
+pub fn modelled_title(h: &lull_sim::ResultHeader, details: &str) -> String {
+    format!(
+        "{} — {} (modelled on {}, {details})\n",
+        h.experiment, h.description, h.platform
+    )
 }
 
 /// A table cell of a figure with `digits` decimals.

@@ -83,8 +83,8 @@ const MODEL_COLS: [Col; 11] = [
 /// with the seed's reported figure beside it.
 #[must_use]
 pub fn table(r: &ExperimentResult) -> String {
-    let details = format!("seed {}", r.seed);
-    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    let details = format!("seed {}", r.header.seed);
+    let mut t = output::modelled_title(&r.header, &details);
     t.push_str(&output::table(
         &MODEL_COLS,
         r.models.iter().map(|(name, m)| {
@@ -108,7 +108,7 @@ pub fn table(r: &ExperimentResult) -> String {
             let lat = latency_change_ms(base, ours)
                 .map_or_else(|| "-".to_owned(), |d| format!("{d:+.2} ms"));
             let seed = if name == DeliveryModel::Pull16ms.name() {
-                seed_000_reported(&r.experiment).unwrap_or("")
+                seed_000_reported(&r.header.experiment).unwrap_or("")
             } else {
                 ""
             };

@@ -26,11 +26,11 @@ const MODEL_COLS: [Col; 6] = [
 pub fn table(r: &TogglingResult) -> String {
     let details = format!(
         "seed {}; big CPUs {}, LITTLE CPUs {}",
-        r.seed,
+        r.header.seed,
         cpus(&r.fast_cpus),
         cpus(&r.slow_cpus)
     );
-    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    let mut t = output::modelled_title(&r.header, &details);
     t.push_str(&output::table(
         &MODEL_COLS,
         r.models.iter().map(|m| {
@@ -70,8 +70,8 @@ pub fn write_plots(dir: &Path, r: &TogglingResult) -> Result<Vec<String>, String
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut written = Vec::new();
     for (model, svg) in lull_report::core_svgs(&json!(r)) {
-        let svg = svg.map_err(|e| format!("{} under {model}: {e}", r.experiment))?;
-        let path = dir.join(format!("{}-{model}.svg", r.experiment));
+        let svg = svg.map_err(|e| format!("{} under {model}: {e}", r.header.experiment))?;
+        let path = dir.join(format!("{}-{model}.svg", r.header.experiment));
         lull_os::fileout::write_file_atomically(&path, svg.as_bytes())
             .map_err(|e| e.to_string())?;
         written.push(path.display().to_string());

@@ -42,8 +42,8 @@ const FIG6_COLS: [Col; 11] = [
 /// One spec's table: every model's figures.
 #[must_use]
 pub fn table(r: &UcsgResult) -> String {
-    let details = format!("seed {}", r.seed);
-    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    let details = format!("seed {}", r.header.seed);
+    let mut t = output::modelled_title(&r.header, &details);
     t.push_str(&output::table(
         &MODEL_COLS,
         r.models.iter().map(|(name, m)| {
@@ -80,7 +80,7 @@ pub fn write_footprints(r: &UcsgResult, dir: &Path) -> Result<(), String> {
     };
     for (name, m) in &r.models {
         write(
-            dir.join(format!("{}-{name}.csv", r.experiment)),
+            dir.join(format!("{}-{name}.csv", r.header.experiment)),
             to_csv(&m.footprint),
         )?;
     }
@@ -90,8 +90,8 @@ pub fn write_footprints(r: &UcsgResult, dir: &Path) -> Result<(), String> {
         .map(|(n, m)| (n.as_str(), m.footprint.as_slice()))
         .collect();
     write(
-        dir.join(format!("{}.svg", r.experiment)),
-        to_svg(&format!("{}: CPU footprint", r.description), &series),
+        dir.join(format!("{}.svg", r.header.experiment)),
+        to_svg(&format!("{}: CPU footprint", r.header.description), &series),
     )
 }
 
@@ -107,7 +107,10 @@ pub fn section_table(r: &lull_reproduce::data::Ucsg) -> String {
     let get = |r: &UcsgResult, m: &str| r.models.get(m).cloned();
     // Figure 5.
     let _ = writeln!(t, "Figure 5 — idle CPU power (mW):  cfs-ondemand  eevdf-schedutil  ucsg   (seed: UCSG slightly above CFS+OD with the screen on; hardly any power off)");
-    for r in results.iter().filter(|r| r.experiment.starts_with("fig5")) {
+    for r in results
+        .iter()
+        .filter(|r| r.header.experiment.starts_with("fig5"))
+    {
         let p = |m| get(r, m).map(|x| x.power_mw_mean);
         let _ = writeln!(
             t,
@@ -150,11 +153,14 @@ pub fn section_table(r: &lull_reproduce::data::Ucsg) -> String {
         seed::VIDEO_FPS_AT_LEAST
     );
     // Figure 8.
-    if let Some(r) = results.iter().find(|r| r.experiment.starts_with("fig8")) {
+    if let Some(r) = results
+        .iter()
+        .find(|r| r.header.experiment.starts_with("fig8"))
+    {
         let _ = writeln!(
             t,
             "\nFigure 8 — footprints, video + ZIP ({}): big %, cores, MHz",
-            r.experiment
+            r.header.experiment
         );
         for (name, m) in &r.models {
             let _ = writeln!(

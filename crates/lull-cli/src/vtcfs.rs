@@ -37,9 +37,9 @@ const MODEL_COLS: [Col; 18] = [
 pub fn table(r: &PaintingResult) -> String {
     let details = format!(
         "seed {}, {} hogs, VT-CFS preemption tick {} ms",
-        r.seed, r.hogs, r.preempt_tick_ms
+        r.header.seed, r.hogs, r.preempt_tick_ms
     );
-    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    let mut t = output::modelled_title(&r.header, &details);
     let _ = writeln!(t, "{}", output::head(&MODEL_COLS));
     let base = r.models.get("cfs").and_then(|m| m.response_ms.mean);
     for m in PaintingModel::ALL {

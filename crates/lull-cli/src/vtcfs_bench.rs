@@ -36,8 +36,8 @@ const HACKBENCH_COLS: [Col; 7] = [
 /// largest maximum beside the seed's where its text states one.
 #[must_use]
 pub fn interbench_table(r: &InterbenchResult) -> String {
-    let details = format!("{} s × {}, seed {}", r.duration_s, r.repeats, r.seed);
-    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    let details = format!("{} s × {}, seed {}", r.duration_s, r.repeats, r.header.seed);
+    let mut t = output::modelled_title(&r.header, &details);
     t.push_str(&output::table(
         &INTERBENCH_COLS,
         r.cells.iter().map(|c| {
@@ -88,9 +88,9 @@ pub fn interbench_table(r: &InterbenchResult) -> String {
 pub fn hackbench_table(r: &HackbenchResult) -> String {
     let details = format!(
         "{} loops × {} fds × {} B, seed {}",
-        r.loops, r.fds, r.datasize, r.seed
+        r.loops, r.fds, r.datasize, r.header.seed
     );
-    let mut t = output::modelled_title(&r.experiment, &r.description, &r.platform, &details);
+    let mut t = output::modelled_title(&r.header, &details);
     t.push_str(&output::table(
         &HACKBENCH_COLS,
         r.runs.iter().map(|x| {

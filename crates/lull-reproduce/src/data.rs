@@ -102,7 +102,7 @@ impl Ucsg {
     pub fn figure_8(&self) -> Option<&UcsgResult> {
         self.results
             .iter()
-            .find(|r| r.experiment.starts_with("fig8"))
+            .find(|r| r.header.experiment.starts_with("fig8"))
     }
 }
 
@@ -178,7 +178,7 @@ impl SectionData {
             SectionData::Marz(r) => Value::Object(
                 r.results
                     .iter()
-                    .map(|x| (x.experiment.clone(), x.to_json()))
+                    .map(|x| (x.header.experiment.clone(), x.to_json()))
                     .collect(),
             ),
             SectionData::MarzPolicies(r) => Value::Object(
@@ -207,7 +207,7 @@ impl SectionData {
             SectionData::Toggling(r) => Value::Object(
                 r.results
                     .iter()
-                    .map(|x| (x.experiment.clone(), json!(x)))
+                    .map(|x| (x.header.experiment.clone(), json!(x)))
                     .collect(),
             ),
             SectionData::TlpTable(r) => json!({"live": r.live, "modelled": r.modelled}),
@@ -237,7 +237,7 @@ fn ucsg_json(r: &Ucsg) -> Value {
     let all: Map<String, Value> = r
         .results
         .iter()
-        .map(|x| (x.experiment.clone(), json!(x)))
+        .map(|x| (x.header.experiment.clone(), json!(x)))
         .collect();
     let cells: Map<String, Value> = r
         .cells()
@@ -252,7 +252,7 @@ fn ucsg_json(r: &Ucsg) -> Value {
             .map(|(name, m)| (name.clone(), json!(m.footprint)))
             .collect();
         json!({
-            "experiment": x.experiment,
+            "experiment": x.header.experiment,
             "footprints": footprints,
             "seed": {
                 "cfs-ondemand": {

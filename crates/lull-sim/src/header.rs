@@ -1,5 +1,8 @@
 //! What every spec shares: the [`Kind`] it says it is and its [`Header`] (name, description,
-//! platform, seed), read and checked in one place (`load`).
+//! platform, seed), read and checked in one place (`load`); and the [`ResultHeader`] every
+//! result begins with.
+
+use serde::Serialize;
 
 use crate::platform::Platform;
 
@@ -84,5 +87,28 @@ pub struct Header {
     /// The modelled platform, from `platforms/` by name.
     pub platform: Platform,
     /// The seed of every random choice of a run.
+    pub seed: u64,
+}
+
+impl Header {
+    /// What a result of this spec begins with.
+    #[must_use]
+    pub fn result_header(&self) -> ResultHeader {
+        ResultHeader {
+            experiment: self.experiment.clone(),
+            description: self.description.clone(),
+            platform: self.platform.name.clone(),
+            seed: self.seed,
+        }
+    }
+}
+
+/// The spec's header as every kind's result carries it (flattened first into its JSON): the
+/// experiment, its description, the platform's name and the seed.
+#[derive(Clone, PartialEq, Debug, Serialize)]
+pub struct ResultHeader {
+    pub experiment: String,
+    pub description: String,
+    pub platform: String,
     pub seed: u64,
 }

@@ -55,6 +55,7 @@ pub mod vtcfs;
 pub mod world;
 
 pub use experiment::{Experiment, Figures, Report, RunError, RunOpts};
+pub use header::ResultHeader;
 pub use kernel::BoostCounters;
 pub use kernel::BoostKind;
 pub use load::{load, Header, Kind, Spec};

@@ -7,6 +7,8 @@ use serde::Serialize;
 
 use lull_model::DeliveryModel;
 
+use crate::header::ResultHeader;
+
 pub use crate::soc::POWER_SERIES_BUCKET_MS;
 
 /// Latency from event injection to handler start, in milliseconds; `None` when no event was
@@ -106,10 +108,8 @@ pub struct ModelResult {
 /// A whole spec's results.
 #[derive(Clone, PartialEq, Debug, Serialize)]
 pub struct ExperimentResult {
-    pub experiment: String,
-    pub description: String,
-    pub platform: String,
-    pub seed: u64,
+    #[serde(flatten)]
+    pub header: ResultHeader,
     pub models: BTreeMap<String, ModelResult>,
 }
 
@@ -142,7 +142,8 @@ impl ExperimentResult {
                 );
             }
             v["reduction_of"] = serde_json::json!({ ours_name: red });
-            v["seed_000_reported_vs_pull"] = serde_json::json!(seed_000_reported(&self.experiment));
+            v["seed_000_reported_vs_pull"] =
+                serde_json::json!(seed_000_reported(&self.header.experiment));
         }
         v
     }

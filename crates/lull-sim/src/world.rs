@@ -225,10 +225,7 @@ pub fn run_spec_audited(
     }
     Ok((
         ExperimentResult {
-            experiment: spec.header.experiment.clone(),
-            description: spec.header.description.clone(),
-            platform: spec.header.platform.name.clone(),
-            seed: spec.header.seed,
+            header: spec.header.result_header(),
             models,
         },
         logs,

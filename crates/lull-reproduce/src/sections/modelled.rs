@@ -150,6 +150,9 @@ mod tests {
         let SectionData::Toggling(t) = data else {
             panic!("toggling_sim returned another section's data")
         };
-        assert!(t.results.iter().all(|r| keys.contains(&&r.experiment)));
+        assert!(t
+            .results
+            .iter()
+            .all(|r| keys.contains(&&r.header.experiment)));
     }
 }

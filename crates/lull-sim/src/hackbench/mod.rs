@@ -38,6 +38,7 @@ pub use workers::{
 };
 
 use crate::drive::drive;
+use crate::header::ResultHeader;
 use crate::policy::policy_reason;
 use workers::Hackbench;
 
@@ -88,10 +89,8 @@ pub struct MeanOverhead {
 /// A whole hackbench spec's results.
 #[derive(Clone, PartialEq, Debug, Serialize)]
 pub struct HackbenchResult {
-    pub experiment: String,
-    pub description: String,
-    pub platform: String,
-    pub seed: u64,
+    #[serde(flatten)]
+    pub header: ResultHeader,
     pub loops: u64,
     pub fds: u32,
     pub datasize: u32,
@@ -167,10 +166,7 @@ pub fn run_hackbench_spec(spec: &HackbenchSpec) -> Result<HackbenchResult, Hackb
         }
     }
     Ok(HackbenchResult {
-        experiment: spec.header.experiment.clone(),
-        description: spec.header.description.clone(),
-        platform: spec.header.platform.name.clone(),
-        seed: spec.header.seed,
+        header: spec.header.result_header(),
         loops: spec.loops,
         fds: spec.fds,
         datasize: spec.datasize,

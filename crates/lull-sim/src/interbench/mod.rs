@@ -35,6 +35,7 @@ pub use tasks::{
 };
 
 use crate::drive::drive;
+use crate::header::ResultHeader;
 use crate::policy::policy_reason;
 use memload::MemCosts;
 use tasks::{InterbenchUser, MachineCosts, Tally};
@@ -79,10 +80,8 @@ pub struct SeedBeside {
 /// A whole interbench spec's results.
 #[derive(Clone, PartialEq, Debug, Serialize)]
 pub struct InterbenchResult {
-    pub experiment: String,
-    pub description: String,
-    pub platform: String,
-    pub seed: u64,
+    #[serde(flatten)]
+    pub header: ResultHeader,
     pub benchmark: String,
     pub duration_s: u64,
     pub repeats: u32,
@@ -126,10 +125,7 @@ pub fn run_interbench_spec(spec: &InterbenchSpec) -> Result<InterbenchResult, In
         });
     }
     Ok(InterbenchResult {
-        experiment: spec.header.experiment.clone(),
-        description: spec.header.description.clone(),
-        platform: spec.header.platform.name.clone(),
-        seed: spec.header.seed,
+        header: spec.header.result_header(),
         benchmark: spec.benchmark.name().to_owned(),
         duration_s: spec.duration_s,
         repeats: spec.repeats,

@@ -32,6 +32,7 @@ pub use spec::TogglingSpec;
 pub use workers::STEP_US;
 
 use crate::drive::{drive_on, Machine};
+use crate::header::ResultHeader;
 use crate::platform::Platform;
 use crate::policy::policy_reason;
 use crate::seam::SeamDriver;
@@ -78,10 +79,8 @@ pub struct ModelRun {
 /// A whole toggling spec's results.
 #[derive(Clone, PartialEq, Debug, Serialize)]
 pub struct TogglingResult {
-    pub experiment: String,
-    pub description: String,
-    pub platform: String,
-    pub seed: u64,
+    #[serde(flatten)]
+    pub header: ResultHeader,
     pub threads: u32,
     pub work_ms: u64,
     pub barrier_every_us: u64,
@@ -166,10 +165,7 @@ pub fn run_toggling_spec_audited(
     }
     let sets = core_sets(&spec.header.platform);
     let result = TogglingResult {
-        experiment: spec.header.experiment.clone(),
-        description: spec.header.description.clone(),
-        platform: spec.header.platform.name.clone(),
-        seed: spec.header.seed,
+        header: spec.header.result_header(),
         threads: spec.threads,
         work_ms: spec.work_ms,
         barrier_every_us: spec.barrier_every_us,

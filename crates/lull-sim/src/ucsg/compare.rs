@@ -46,7 +46,7 @@ pub fn compare_cells(results: &[UcsgResult]) -> Vec<CellComparison> {
                 _ => None,
             };
             Some(CellComparison {
-                experiment: r.experiment.clone(),
+                experiment: r.header.experiment.clone(),
                 foreground: r.foreground.clone(),
                 background: r.background.clone(),
                 energy_change_pct: change_pct(base.energy_mj, ours.energy_mj),

@@ -33,6 +33,7 @@ pub use spec::{
 
 use crate::engine::Engine;
 use crate::event::Ev;
+use crate::header::ResultHeader;
 use crate::kernel::{Cx, DeviceWork, Kernel};
 use crate::soc::{CState, Soc};
 use apps::{Cast, Scene, NET_DEVICE};
@@ -70,10 +71,8 @@ pub struct UcsgModelResult {
 /// A whole UCSG spec's results.
 #[derive(Clone, PartialEq, Debug, Serialize)]
 pub struct UcsgResult {
-    pub experiment: String,
-    pub description: String,
-    pub platform: String,
-    pub seed: u64,
+    #[serde(flatten)]
+    pub header: ResultHeader,
     /// The scenario's front app and background apps, as the seed names the cells
     /// (`file-manager`/`video`/`home`, `none`/`zip`/`ftp`/`zip+ftp`) and the screen.
     pub foreground: String,
@@ -127,10 +126,7 @@ pub fn run_ucsg_spec_audited(
         })
         .collect();
     let r = UcsgResult {
-        experiment: spec.header.experiment.clone(),
-        description: spec.header.description.clone(),
-        platform: spec.header.platform.name.clone(),
-        seed: spec.header.seed,
+        header: spec.header.result_header(),
         foreground: match s.foreground {
             Foreground::FileManager => "file-manager",
             Foreground::Video => "video",

@@ -30,6 +30,7 @@ pub use spec::{PaintingSpec, PaintingTable};
 
 use crate::engine::Engine;
 use crate::event::Ev;
+use crate::header::ResultHeader;
 use crate::kernel::{BoostCounters, Cx};
 use crate::policy::{PolicyError, RunPolicies};
 use crate::report::LatencyStats;
@@ -97,10 +98,8 @@ pub struct PaintingModelResult {
 /// A whole painting spec's results.
 #[derive(Clone, PartialEq, Debug, Serialize)]
 pub struct PaintingResult {
-    pub experiment: String,
-    pub description: String,
-    pub platform: String,
-    pub seed: u64,
+    #[serde(flatten)]
+    pub header: ResultHeader,
     pub hogs: u32,
     /// VT-CFS's preemption tick in the `vtcfs-*` models, ms.
     pub preempt_tick_ms: f64,
@@ -150,10 +149,7 @@ pub fn run_painting_spec(spec: &PaintingSpec) -> Result<PaintingResult, Painting
         models.insert(m.name().to_owned(), run_painting_model(spec, m)?);
     }
     Ok(PaintingResult {
-        experiment: spec.header.experiment.clone(),
-        description: spec.header.description.clone(),
-        platform: spec.header.platform.name.clone(),
-        seed: spec.header.seed,
+        header: spec.header.result_header(),
         hogs: spec.painting.hogs,
         preempt_tick_ms: spec.painting.preempt_tick_us as f64 / 1e3,
         models,
