@@ -28,8 +28,7 @@
 //! still direct `libc` calls that `rustix` also covers.
 
 use std::io;
-
-use lull_model::time::NS_PER_S;
+use std::os::fd::{BorrowedFd, RawFd};
 
 pub mod child;
 pub mod clock;
@@ -51,6 +50,19 @@ pub use sched::*;
 pub use signal::*;
 pub use socket::*;
 
+/// Borrows the bare descriptor number `fd` for the calls `rustix` makes on it: the wrappers
+/// that take a `RawFd` keep that signature (their callers across the workspace hold numbers).
+/// `EBADF` for a negative number, which no descriptor has.
+pub(crate) fn borrowed(fd: &RawFd) -> io::Result<BorrowedFd<'_>> {
+    if *fd < 0 {
+        return Err(Errno(libc::EBADF).into());
+    }
+    // SAFETY: not -1 (the one value `BorrowedFd` cannot hold). The borrow ends with the caller's
+    // reference to the number, within the one wrapper that makes system calls on it; a number
+    // that is not open makes the kernel answer `EBADF`, as the raw call did.
+    Ok(unsafe { BorrowedFd::borrow_raw(*fd) })
+}
+
 pub(crate) fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
         Err(io::Error::last_os_error())
@@ -64,12 +76,5 @@ pub(crate) fn cvt_size(ret: libc::ssize_t) -> io::Result<usize> {
         Err(io::Error::last_os_error())
     } else {
         Ok(ret as usize)
-    }
-}
-
-pub(crate) fn timespec_of(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / NS_PER_S) as libc::time_t,
-        tv_nsec: (ns % NS_PER_S) as _,
     }
 }
