@@ -130,13 +130,11 @@ impl DeviceAccount {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::FromRawFd;
 
     #[test]
     fn what_the_app_publishes_the_daemon_reads() {
         let daemon = DeviceAccount::create().unwrap();
-        // SAFETY: dup of a live descriptor.
-        let dup = unsafe { OwnedFd::from_raw_fd(libc::dup(daemon.raw_fd())) };
+        let dup = daemon.try_clone_fd().unwrap();
         let app = DeviceAccount::open(dup).unwrap();
         assert_eq!(daemon.read(), DeviceCounts::default());
         let c = DeviceCounts {

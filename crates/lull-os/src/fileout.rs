@@ -13,12 +13,13 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{Mode, OFlags};
+
 /// Mode the temporary file is created with: readable by its owner only until it is complete.
-const TEMP_MODE: libc::mode_t = 0o600;
+const TEMP_MODE: u32 = 0o600;
 
 /// Mode a finished file gets before the umask, as `File::create` would give it.
 const FINAL_MODE: u32 = 0o666;
@@ -67,12 +68,14 @@ impl FileOutError {
 
 fn random_suffix() -> io::Result<u64> {
     let mut b = [0u8; 8];
-    // SAFETY: `b` is writable for its length; flags 0 blocks only before the pool is seeded.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if usize::try_from(n).ok() == Some(b.len()) {
+    // No flags: blocks only before the pool is seeded.
+    let n = rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty())?;
+    if n == b.len() {
         Ok(u64::from_ne_bytes(b))
     } else {
-        Err(io::Error::last_os_error())
+        Err(io::Error::other(
+            "getrandom returned fewer bytes than asked",
+        ))
     }
 }
 
@@ -107,14 +110,11 @@ fn create_temp(path: &Path, name: &std::ffi::OsStr) -> Result<(File, PathBuf), F
             )
         })?;
         let flags =
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: `c` is a NUL-terminated path; the mode is passed for O_CREAT.
-        let fd = unsafe { libc::open(c.as_ptr(), flags, libc::c_uint::from(TEMP_MODE)) };
-        if fd >= 0 {
-            // SAFETY: a fresh descriptor from the kernel, owned by the File from here.
-            return Ok((unsafe { File::from_raw_fd(fd) }, tmp));
-        }
-        let e = io::Error::last_os_error();
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let e = match rustix::fs::open(c.as_c_str(), flags, Mode::from_raw_mode(TEMP_MODE)) {
+            Ok(fd) => return Ok((File::from(fd), tmp)),
+            Err(e) => io::Error::from(e),
+        };
         if e.kind() != io::ErrorKind::AlreadyExists {
             return Err(FileOutError::Io {
                 op: "create temporary",
@@ -207,11 +207,8 @@ impl AtomicFile {
             path: self.tmp.clone(),
             source,
         };
-        let mode = (FINAL_MODE & !umask()) as libc::mode_t;
-        // SAFETY: `f` is an open descriptor; the mode is plain bits.
-        if unsafe { libc::fchmod(f.as_raw_fd(), mode) } != 0 {
-            return Err(step("chmod", io::Error::last_os_error()));
-        }
+        let mode = Mode::from_raw_mode(FINAL_MODE & !umask());
+        rustix::fs::fchmod(&f, mode).map_err(|e| step("chmod", e.into()))?;
         f.sync_all().map_err(|e| step("sync", e))?;
         drop(f);
         std::fs::rename(&self.tmp, &self.dest).map_err(|source| FileOutError::Io {

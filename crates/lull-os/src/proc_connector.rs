@@ -26,10 +26,11 @@
 //! fork event says which process it joined (`child_tgid`) and not much else.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-/// `NETLINK_CONNECTOR` (`include/uapi/linux/netlink.h`).
-pub const NETLINK_CONNECTOR: i32 = 11;
+use rustix::io::Errno;
+use rustix::net::RecvFlags;
+
 /// `CN_IDX_PROC`, `CN_VAL_PROC` (`include/uapi/linux/connector.h`): the process events
 /// connector's id, and the multicast group it sends on.
 pub const CN_IDX_PROC: u32 = 1;
@@ -320,14 +321,6 @@ pub struct ProcConnector {
     counters: ConnectorCounters,
 }
 
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
 impl ProcConnector {
     /// Opens the socket, joins the group and asks the kernel to send process events.
     ///
@@ -335,58 +328,36 @@ impl ProcConnector {
     /// [`ConnectorError::NotPermitted`] without `CAP_NET_ADMIN`, [`ConnectorError::Unsupported`]
     /// on a kernel without the connector, the kernel's other errors.
     pub fn open() -> Result<ProcConnector, ConnectorError> {
-        // SAFETY: plain syscall.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_DGRAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-                NETLINK_CONNECTOR,
-            )
+        use rustix::net::netlink::{SocketAddrNetlink, CONNECTOR};
+        use rustix::net::{
+            bind, send, socket_with, AddressFamily, SendFlags, SocketFlags, SocketType,
         };
-        let raw = cvt(raw).map_err(|e| match e.raw_os_error() {
-            Some(libc::EPROTONOSUPPORT | libc::EAFNOSUPPORT) => ConnectorError::Unsupported(e),
-            _ => ConnectorError::Io(e),
-        })?;
-        // SAFETY: a fresh descriptor from the kernel.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let size = libc::c_int::try_from(RCVBUF_BYTES).unwrap_or(libc::c_int::MAX);
-        // SAFETY: `size` is a c_int of the length given. A refusal keeps the default buffer.
-        let _ = unsafe {
-            libc::setsockopt(
-                raw,
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUF,
-                (&raw const size).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        // SAFETY: sockaddr_nl is plain old data; all-zero is valid.
-        let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-        addr.nl_family = libc::AF_NETLINK as libc::sa_family_t;
-        addr.nl_groups = CN_IDX_PROC;
-        // nl_pid 0: the kernel assigns the port.
-        // SAFETY: `addr` is a valid sockaddr_nl of the length given.
-        let bound = unsafe {
-            libc::bind(
-                raw,
-                (&raw const addr).cast(),
-                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
-            )
-        };
-        cvt(bound).map_err(|e| match e.raw_os_error() {
-            Some(libc::EPERM | libc::EACCES) => ConnectorError::NotPermitted(e),
-            _ => ConnectorError::Io(e),
-        })?;
-        let req = encode_request(PROC_CN_MCAST_LISTEN, 0);
-        // SAFETY: `req` is valid for its length.
-        let sent = unsafe { libc::send(raw, req.as_ptr().cast(), req.len(), 0) };
-        if sent < 0 {
-            let e = io::Error::last_os_error();
-            return Err(match e.raw_os_error() {
+        let refused = |e: rustix::io::Errno| {
+            let e = io::Error::from(e);
+            match e.raw_os_error() {
                 Some(libc::EPERM | libc::EACCES) => ConnectorError::NotPermitted(e),
                 _ => ConnectorError::Io(e),
-            });
-        }
+            }
+        };
+        let fd = socket_with(
+            AddressFamily::NETLINK,
+            SocketType::DGRAM,
+            SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+            Some(CONNECTOR),
+        )
+        .map_err(|e| {
+            let e = io::Error::from(e);
+            match e.raw_os_error() {
+                Some(libc::EPROTONOSUPPORT | libc::EAFNOSUPPORT) => ConnectorError::Unsupported(e),
+                _ => ConnectorError::Io(e),
+            }
+        })?;
+        // A refusal keeps the default buffer.
+        let _ = rustix::net::sockopt::set_socket_recv_buffer_size(&fd, RCVBUF_BYTES);
+        // Port 0: the kernel assigns it.
+        bind(&fd, &SocketAddrNetlink::new(0, CN_IDX_PROC)).map_err(refused)?;
+        let req = encode_request(PROC_CN_MCAST_LISTEN, 0);
+        send(&fd, &req, SendFlags::empty()).map_err(refused)?;
         Ok(ProcConnector {
             fd,
             buf: vec![0; RECV_BYTES],
@@ -413,28 +384,16 @@ impl ProcConnector {
     /// (counted as an overrun, and reading goes on) and `EAGAIN`.
     pub fn drain(&mut self, mut f: impl FnMut(ProcEvent)) -> Result<(), ConnectorError> {
         loop {
-            // SAFETY: `buf` is valid for its length.
-            let n = unsafe {
-                libc::recv(
-                    self.fd.as_raw_fd(),
-                    self.buf.as_mut_ptr().cast(),
-                    self.buf.len(),
-                    0,
-                )
-            };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                match e.raw_os_error() {
-                    Some(libc::EAGAIN) => return Ok(()),
-                    Some(libc::EINTR) => continue,
-                    Some(libc::ENOBUFS) => {
-                        self.counters.overruns += 1;
-                        continue;
-                    }
-                    _ => return Err(ConnectorError::Io(e)),
+            let n = match rustix::net::recv(&self.fd, &mut self.buf[..], RecvFlags::empty()) {
+                Ok((n, _)) => n,
+                Err(Errno::AGAIN) => return Ok(()),
+                Err(Errno::INTR) => continue,
+                Err(Errno::NOBUFS) => {
+                    self.counters.overruns += 1;
+                    continue;
                 }
-            }
-            let n = usize::try_from(n).unwrap_or(0);
+                Err(e) => return Err(ConnectorError::Io(e.into())),
+            };
             let mut refused = None;
             let c = &mut self.counters;
             decode_datagram(&self.buf[..n], |m| match m {
@@ -471,9 +430,9 @@ impl ProcConnector {
 impl Drop for ProcConnector {
     fn drop(&mut self) {
         let req = encode_request(PROC_CN_MCAST_IGNORE, 0);
-        // SAFETY: `req` is valid for its length. The kernel counts listeners; tell it this one
-        // stops (a failure changes nothing: the socket closes next).
-        let _ = unsafe { libc::send(self.fd.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
+        // The kernel counts listeners; tell it this one stops (a failure changes nothing: the
+        // socket closes next).
+        let _ = rustix::net::send(&self.fd, &req, rustix::net::SendFlags::empty());
     }
 }
 

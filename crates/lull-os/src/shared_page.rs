@@ -5,8 +5,11 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64};
+
+use rustix::fs::{fcntl_add_seals, fcntl_get_seals, fstat, ftruncate, memfd_create};
+use rustix::fs::{MemfdFlags, SealFlags};
 
 /// Bytes mapped: one page, the smallest a mapping can be.
 pub(crate) const PAGE_BYTES: usize = 4096;
@@ -14,7 +17,7 @@ pub(crate) const PAGE_BYTES: usize = 4096;
 /// One side's mapping of a shared page.
 #[derive(Debug)]
 pub(crate) struct SharedPage {
-    base: *mut libc::c_void,
+    base: *mut std::ffi::c_void,
     fd: OwnedFd,
 }
 
@@ -31,17 +34,9 @@ impl SharedPage {
     /// # Errors
     /// The kernel's error from `memfd_create`, `ftruncate`, `fcntl` or `mmap`.
     pub(crate) fn create(name: &CStr) -> io::Result<SharedPage> {
-        // SAFETY: a valid C string and flags.
-        let raw = crate::sys::cvt(unsafe {
-            libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
-        })?;
-        // SAFETY: a fresh descriptor from the kernel.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: ftruncate on our descriptor.
-        crate::sys::cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), PAGE_BYTES as libc::off_t) })?;
-        let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-        // SAFETY: fcntl on our descriptor, no pointers.
-        crate::sys::cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+        let fd = memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)?;
+        ftruncate(&fd, PAGE_BYTES as u64)?;
+        fcntl_add_seals(&fd, SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW)?;
         SharedPage::map(fd)
     }
 
@@ -52,15 +47,10 @@ impl SharedPage {
     /// # Errors
     /// `InvalidData` for a descriptor that is not such a page; the kernel's error from `mmap`.
     pub(crate) fn open(fd: OwnedFd, what: &str) -> io::Result<SharedPage> {
-        // SAFETY: fcntl on a descriptor we own, no pointers.
-        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
-        let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-        // SAFETY: stat is plain data; fstat fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid out-pointer.
-        let size_ok = unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } == 0
-            && st.st_size == PAGE_BYTES as libc::off_t;
-        if seals < 0 || seals & want != want || !size_ok {
+        let sealed = fcntl_get_seals(&fd)
+            .is_ok_and(|seals| seals.contains(SealFlags::SHRINK | SealFlags::GROW));
+        let size_ok = fstat(&fd).is_ok_and(|st| st.st_size == PAGE_BYTES as i64);
+        if !sealed || !size_ok {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("the {what} is not a sealed memory file of one page"),
@@ -70,20 +60,19 @@ impl SharedPage {
     }
 
     fn map(fd: OwnedFd) -> io::Result<SharedPage> {
-        // SAFETY: a shared read-write mapping of a file we hold, sealed against shrinking.
+        use rustix::mm::{mmap, MapFlags, ProtFlags};
+        // SAFETY: a new shared read-write mapping (no address asked for, so it replaces none) of
+        // a file we hold, sealed against shrinking.
         let base = unsafe {
-            libc::mmap(
+            mmap(
                 std::ptr::null_mut(),
                 PAGE_BYTES,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                &fd,
                 0,
             )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        }?;
         Ok(SharedPage { base, fd })
     }
 
@@ -109,7 +98,7 @@ impl SharedPage {
 
 impl Drop for SharedPage {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `map`, unmapped once.
-        unsafe { libc::munmap(self.base, PAGE_BYTES) };
+        // SAFETY: the mapping made in `map`, unmapped once; no reference into it outlives `self`.
+        let _ = unsafe { rustix::mm::munmap(self.base, PAGE_BYTES) };
     }
 }

@@ -61,8 +61,7 @@ fn read_text(path: &Path) -> Result<String, InstanceError> {
 
 /// The effective user id.
 pub fn euid() -> u32 {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    unsafe { libc::geteuid() }
+    crate::sys::geteuid()
 }
 
 /// Finds tracefs, mounting it at `/sys/kernel/tracing` when it is not mounted (root only).
@@ -83,21 +82,17 @@ pub fn tracefs_root() -> Result<PathBuf, InstanceError> {
             target.display()
         )));
     }
-    let (src, fstype, dir) = (c"nodev", c"tracefs", c"/sys/kernel/tracing");
-    // SAFETY: all pointers are NUL-terminated static strings; no data argument.
-    let rc = unsafe {
-        libc::mount(
-            src.as_ptr(),
-            dir.as_ptr(),
-            fstype.as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
+    let mounted = rustix::mount::mount(
+        c"nodev",
+        target,
+        c"tracefs",
+        rustix::mount::MountFlags::empty(),
+        None,
+    );
+    if let Err(e) = mounted {
         return Err(InstanceError::Unavailable(format!(
             "mount -t tracefs failed: {}",
-            std::io::Error::last_os_error()
+            std::io::Error::from(e)
         )));
     }
     if target.join("events/sched/sched_switch/format").exists() {

@@ -159,12 +159,10 @@ impl WaitCell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::FromRawFd;
 
     fn pair() -> (WaitCell, WaitCell) {
         let daemon = WaitCell::create().unwrap();
-        // SAFETY: dup of a live descriptor.
-        let dup = unsafe { OwnedFd::from_raw_fd(libc::dup(daemon.raw_fd())) };
+        let dup = daemon.page.fd().try_clone().unwrap();
         let app = WaitCell::open(dup).unwrap();
         (daemon, app)
     }

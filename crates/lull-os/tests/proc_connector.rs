@@ -2,23 +2,13 @@
 //! forking and exiting with the pid the kernel gave it. Needs root (`CAP_NET_ADMIN`); skipped
 //! with a message otherwise.
 
-use std::os::fd::BorrowedFd;
-
 use lull_os::proc_connector::{ConnectorError, ProcConnector, ProcEvent};
 use lull_os::sys;
 
 /// Blocks until the connector's socket has data (poll with no timeout: the kernel's events are
 /// what the test waits for).
 fn wait_readable(fd: std::os::fd::RawFd) {
-    // SAFETY: the descriptor is open for the test's duration.
-    let b = unsafe { BorrowedFd::borrow_raw(fd) };
-    let mut p = libc::pollfd {
-        fd: std::os::fd::AsRawFd::as_raw_fd(&b),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&raw mut p, 1, -1) };
+    sys::poll_readable(&[fd], None, &mut [false]).unwrap();
 }
 
 #[test]

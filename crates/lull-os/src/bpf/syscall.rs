@@ -90,7 +90,7 @@ pub(crate) fn last_errno() -> Errno {
     Errno(io::Error::last_os_error().raw_os_error().unwrap_or(0))
 }
 
-/// `bpf(cmd, attr, sizeof *attr)`.
+/// `bpf(cmd, attr, sizeof *attr)`. Hand-written: `rustix` has no `bpf`.
 ///
 /// # Safety
 /// `A` must be the `#[repr(C)]` prefix of the `union bpf_attr` member for `cmd`, with no

@@ -8,6 +8,7 @@ use super::{
     io_err, map, page_bytes, ring_bytes, unmap, ConsumerPage, Header, RingCounters, RingError,
     RingObservation, RingRecord, MAGIC, MAX_CAPACITY, MIN_CAPACITY, RECORD_BYTES, VERSION,
 };
+use rustix::mm::ProtFlags;
 
 /// A ring's header read once ([`RingConsumer::probe`]).
 pub(super) struct Probe {
@@ -46,7 +47,7 @@ impl RingConsumer {
     pub fn from_fds(memfd: OwnedFd, eventfd: OwnedFd) -> Result<RingConsumer, RingError> {
         check_eventfd(&eventfd)?;
         let (file_bytes, page) = sealed_size(&memfd)?;
-        let header = map(&memfd, page, 0, libc::PROT_READ)?;
+        let header = map(&memfd, page, 0, ProtFlags::READ)?;
         // From here `header` is ours: unmap it on every refusal.
         let checked = Self::check_header(header, page, file_bytes);
         let capacity = match checked {
@@ -57,14 +58,14 @@ impl RingConsumer {
             }
         };
         let records_bytes = file_bytes - 2 * page;
-        let ctl = match map(&memfd, page, page, libc::PROT_READ | libc::PROT_WRITE) {
+        let ctl = match map(&memfd, page, page, ProtFlags::READ | ProtFlags::WRITE) {
             Ok(p) => p,
             Err(e) => {
                 unmap(header, page);
                 return Err(e);
             }
         };
-        let records = match map(&memfd, records_bytes, 2 * page, libc::PROT_READ) {
+        let records = match map(&memfd, records_bytes, 2 * page, ProtFlags::READ) {
             Ok(p) => p,
             Err(e) => {
                 unmap(header, page);
@@ -110,7 +111,7 @@ impl RingConsumer {
 
     fn observe_memfd(memfd: &OwnedFd) -> Result<Probe, RingError> {
         let (file_bytes, page) = sealed_size(memfd)?;
-        let header = map(memfd, 2 * page, 0, libc::PROT_READ)?;
+        let header = map(memfd, 2 * page, 0, ProtFlags::READ)?;
         let checked = Self::check_header(header, page, file_bytes);
         let probe = checked.map(|capacity| {
             // SAFETY: page 0 of our live read-only mapping holds a checked Header; page 1 a
@@ -281,23 +282,13 @@ impl RingConsumer {
         if !self.prepare_wait() {
             return Ok(());
         }
-        let mut pfd = libc::pollfd {
-            fd: self.eventfd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
+        use rustix::event::{poll, PollFd, PollFlags};
+        let mut pfd = [PollFd::new(&self.eventfd, PollFlags::IN)];
         loop {
-            // SAFETY: one valid pollfd, count 1, no timeout.
-            let n = unsafe { libc::poll(&raw mut pfd, 1, -1) };
-            if n >= 0 {
-                break;
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(RingError::Io {
-                    op: "poll eventfd",
-                    source: e,
-                });
+            match poll(&mut pfd, None) {
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(io_err("poll eventfd")(e)),
+                Ok(_) => break,
             }
         }
         self.drain_wake()
@@ -382,17 +373,14 @@ fn check_eventfd(eventfd: &OwnedFd) -> Result<(), RingError> {
 /// A ring memfd's size and the page size, after checking that it is sealed against shrinking
 /// and growing and holds at least its header and control pages.
 fn sealed_size(memfd: &OwnedFd) -> Result<(u64, u64), RingError> {
-    // SAFETY: fcntl on a descriptor we hold, no pointers.
-    let seals = unsafe { libc::fcntl(memfd.as_raw_fd(), libc::F_GET_SEALS) };
-    let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
-    if seals < 0 || seals & want != want {
-        return Err(RingError::NotSealed(seals));
+    use rustix::fs::{fcntl_get_seals, fstat, SealFlags};
+    let want = SealFlags::SHRINK | SealFlags::GROW;
+    match fcntl_get_seals(memfd) {
+        Ok(seals) if seals.contains(want) => {}
+        // -1: the descriptor takes no seals (it is no memfd).
+        other => return Err(RingError::NotSealed(other.map_or(-1, |s| s.bits() as i32))),
     }
-    // SAFETY: stat is plain data; fstat fills it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid out-pointer.
-    crate::sys::cvt(unsafe { libc::fstat(memfd.as_raw_fd(), &raw mut st) })
-        .map_err(io_err("fstat"))?;
+    let st = fstat(memfd).map_err(io_err("fstat"))?;
     let file_bytes = u64::try_from(st.st_size).unwrap_or(0);
     let page = page_bytes();
     if file_bytes < 2 * page {

@@ -47,7 +47,9 @@ pub use record::{
 };
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
+
+use rustix::mm::ProtFlags;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
 /// "LULLRING" in ASCII: a memfd that is not a ring is refused before anything else is read.
@@ -134,8 +136,11 @@ pub enum RingError {
     NotFresh(u64),
 }
 
-fn io_err(op: &'static str) -> impl FnOnce(io::Error) -> RingError {
-    move |source| RingError::Io { op, source }
+fn io_err<E: Into<io::Error>>(op: &'static str) -> impl FnOnce(E) -> RingError {
+    move |source| RingError::Io {
+        op,
+        source: source.into(),
+    }
 }
 
 /// What [`RingProducer::push`] did with one event.
@@ -186,9 +191,7 @@ pub struct RingFds {
 
 /// The machine's page size: the unit of `mmap` offsets, so the unit of the layout.
 fn page_bytes() -> u64 {
-    // SAFETY: sysconf has no pointer arguments.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(n).unwrap_or(4096)
+    rustix::param::page_size() as u64
 }
 
 /// Bytes of the memfd for `capacity` records: header page, consumer page, records page-rounded.
@@ -198,28 +201,24 @@ fn ring_bytes(capacity: u64, page: u64) -> u64 {
 }
 
 /// `mmap` of `len` bytes at `offset`, shared.
-fn map(fd: &OwnedFd, len: u64, offset: u64, prot: libc::c_int) -> Result<*mut u8, RingError> {
-    // SAFETY: a fresh shared mapping of a file we hold; the caller keeps it until it unmaps.
+fn map(fd: &OwnedFd, len: u64, offset: u64, prot: ProtFlags) -> Result<*mut u8, RingError> {
+    // SAFETY: a new shared mapping (no address asked for, so it replaces none) of a file we
+    // hold; the caller keeps it until it unmaps.
     let p = unsafe {
-        libc::mmap(
+        rustix::mm::mmap(
             std::ptr::null_mut(),
             len as usize,
             prot,
-            libc::MAP_SHARED,
-            fd.as_raw_fd(),
-            offset as libc::off_t,
+            rustix::mm::MapFlags::SHARED,
+            fd,
+            offset,
         )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(RingError::Io {
-            op: "mmap",
-            source: io::Error::last_os_error(),
-        });
     }
+    .map_err(io_err("mmap"))?;
     Ok(p.cast())
 }
 
 fn unmap(p: *mut u8, len: u64) {
     // SAFETY: a mapping made by `map` with this length, unmapped once by its owner's Drop.
-    unsafe { libc::munmap(p.cast(), len as usize) };
+    let _ = unsafe { rustix::mm::munmap(p.cast(), len as usize) };
 }

@@ -1,6 +1,6 @@
 //! The producer's side of the ring: writes records, counts drops, writes markers, wakes.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 use super::{
@@ -8,6 +8,7 @@ use super::{
     RingCounters, RingError, RingFds, RingRecord, MAGIC, MAX_CAPACITY, MIN_CAPACITY, RECORD_BYTES,
     VERSION,
 };
+use rustix::mm::ProtFlags;
 
 /// A dropped run not yet reported by a marker.
 #[derive(Clone, Copy, Debug)]
@@ -59,31 +60,20 @@ impl RingProducer {
         }
         let page = page_bytes();
         let bytes = ring_bytes(capacity, page);
-        // SAFETY: a valid C string and flags.
-        let raw = crate::sys::cvt(unsafe {
-            libc::memfd_create(
-                c"lull-event-ring".as_ptr(),
-                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
-            )
-        })
+        use rustix::event::{eventfd, EventfdFlags};
+        use rustix::fs::{fcntl_add_seals, ftruncate, memfd_create, MemfdFlags, SealFlags};
+        let memfd = memfd_create(
+            c"lull-event-ring",
+            MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+        )
         .map_err(io_err("memfd_create"))?;
-        // SAFETY: a fresh descriptor from the kernel.
-        let memfd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: ftruncate on our descriptor.
-        crate::sys::cvt(unsafe { libc::ftruncate(memfd.as_raw_fd(), bytes as libc::off_t) })
-            .map_err(io_err("ftruncate"))?;
-        let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
-        // SAFETY: fcntl on our descriptor, no pointers.
-        crate::sys::cvt(unsafe { libc::fcntl(memfd.as_raw_fd(), libc::F_ADD_SEALS, seals) })
-            .map_err(io_err("fcntl(F_ADD_SEALS)"))?;
+        ftruncate(&memfd, bytes).map_err(io_err("ftruncate"))?;
+        let seals = SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL;
+        fcntl_add_seals(&memfd, seals).map_err(io_err("fcntl(F_ADD_SEALS)"))?;
         // Non-blocking: the producer must never block on a wake-up.
-        // SAFETY: plain syscall.
-        let raw =
-            crate::sys::cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })
-                .map_err(io_err("eventfd"))?;
-        // SAFETY: a fresh descriptor from the kernel.
-        let eventfd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let base = map(&memfd, bytes, 0, libc::PROT_READ | libc::PROT_WRITE)?;
+        let eventfd = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
+            .map_err(io_err("eventfd"))?;
+        let base = map(&memfd, bytes, 0, ProtFlags::READ | ProtFlags::WRITE)?;
         let header = Header {
             magic: MAGIC,
             version: VERSION,
@@ -134,7 +124,7 @@ impl RingProducer {
             &memfd,
             probe.file_bytes,
             0,
-            libc::PROT_READ | libc::PROT_WRITE,
+            ProtFlags::READ | ProtFlags::WRITE,
         )?;
         Ok(RingProducer {
             base,

@@ -1,6 +1,6 @@
 use super::*;
+use crate::sys::poll_readable;
 use proptest::prelude::*;
-use std::os::fd::FromRawFd;
 
 fn ring(capacity: u64) -> (RingProducer, RingConsumer) {
     let (p, fds) = RingProducer::create(capacity).unwrap();
@@ -236,19 +236,17 @@ fn a_burst_wakes_a_waiting_consumer_once_and_unread_counts_down() {
 #[test]
 fn seals_are_set_and_resizing_fails() {
     let (_p, fds) = RingProducer::create(16).unwrap();
-    let fd = fds.memfd.as_raw_fd();
-    // SAFETY: fcntl on a live descriptor, no pointers.
-    let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
-    let want = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
-    assert_eq!(seals & want, want);
+    use rustix::fs::{fcntl_add_seals, fcntl_get_seals, ftruncate, SealFlags};
+    let fd = &fds.memfd;
+    let seals = fcntl_get_seals(fd).unwrap();
+    assert!(seals.contains(SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL));
     for len in [0, 4096, 1 << 30] {
-        // SAFETY: ftruncate on a live descriptor.
-        let r = unsafe { libc::ftruncate(fd, len) };
-        assert_eq!(r, -1, "ftruncate to {len} must fail");
+        assert!(ftruncate(fd, len).is_err(), "ftruncate to {len} must fail");
     }
-    // SAFETY: as above.
-    let r = unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, libc::F_SEAL_WRITE) };
-    assert_eq!(r, -1, "F_SEAL_SEAL forbids new seals");
+    assert!(
+        fcntl_add_seals(fd, SealFlags::WRITE).is_err(),
+        "F_SEAL_SEAL forbids new seals"
+    );
 }
 
 #[test]
@@ -289,10 +287,7 @@ fn hostile_tail_cannot_panic_or_stall_the_producer() {
 fn bad_headers_are_typed_errors() {
     let (_p, fds) = RingProducer::create(4).unwrap();
     // A memfd that is not a ring: unsealed.
-    // SAFETY: a valid C string and flags.
-    let raw = unsafe { libc::memfd_create(c"not-a-ring".as_ptr(), libc::MFD_CLOEXEC) };
-    // SAFETY: fresh descriptor.
-    let other = unsafe { OwnedFd::from_raw_fd(raw) };
+    let other = rustix::fs::memfd_create(c"not-a-ring", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
     let ev2 = fds.eventfd.try_clone().unwrap();
     assert!(matches!(
         RingConsumer::from_fds(other, ev2),
@@ -374,16 +369,17 @@ fn prepare_wait_arms_the_wakeup_only_when_empty() {
     assert!(c.prepare_wait(), "empty: the consumer may block");
     p.push(&ev(0));
     assert_eq!(p.counters().wakes, 1, "the push saw `waiting` and woke");
-    let mut pfd = libc::pollfd {
-        fd: c.wake_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, no wait.
-    assert_eq!(unsafe { libc::poll(&raw mut pfd, 1, 0) }, 1);
+    let mut ready = [false];
+    assert_eq!(
+        poll_readable(&[c.wake_fd()], Some(0), &mut ready).unwrap(),
+        1
+    );
     c.drain_wake().unwrap();
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::poll(&raw mut pfd, 1, 0) }, 0, "drained");
+    assert_eq!(
+        poll_readable(&[c.wake_fd()], Some(0), &mut ready).unwrap(),
+        0,
+        "drained"
+    );
     assert!(!c.prepare_wait(), "a record is there: pop, do not block");
     assert_eq!(c.pop().unwrap().seq, 0);
     p.push(&ev(1));
@@ -423,9 +419,9 @@ fn producer_end_from_fds_writes_what_the_consumer_reads_and_observe_counts_both_
     assert_eq!(r.dropped_seen, o.counters.dropped);
     assert_eq!(o.consumed, o.head, "the consumer read everything written");
     // A used ring cannot be taken over: its producer's private state would be lost.
-    let again = RingProducer::from_fds(observer.try_clone().unwrap(), {
-        // SAFETY: a fresh eventfd from the kernel.
-        unsafe { OwnedFd::from_raw_fd(libc::eventfd(0, libc::EFD_CLOEXEC)) }
-    });
+    let again = RingProducer::from_fds(
+        observer.try_clone().unwrap(),
+        rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC).unwrap(),
+    );
     assert!(matches!(again, Err(RingError::NotFresh(_))));
 }

@@ -3,7 +3,8 @@
 //! `_exit` a child of a multi-threaded parent may only make async-signal-safe calls — no
 //! allocation, no lock — so every function a child calls here is one bare system call that
 //! builds no message: `fork` and `_exit` stay on `libc` (`rustix` offers neither as a safe
-//! call), the rest go through `rustix`.
+//! call), and so do `close_range` and `wait4`, which `rustix` lacks; the rest go through
+//! `rustix`.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -72,12 +73,12 @@ pub unsafe fn close_raw(fd: RawFd) {
 }
 
 /// Closes every descriptor from `first` up (`close_range`), so a child holds none of its
-/// parent's files open. Hand-written: one bare system call.
+/// parent's files open.
 pub fn close_from(first: u32) {
     close_range(first, u32::MAX);
 }
 
-/// Closes descriptors `first` to `last` (`close_range`; hand-written: one bare system call).
+/// Closes descriptors `first` to `last` (`close_range`; hand-written: `rustix` has none).
 pub fn close_range(first: u32, last: u32) {
     if first > last {
         return;
@@ -125,7 +126,7 @@ pub struct ChildExit {
 }
 
 /// Waits for child `pid` to end (through interruptions) and reaps it, with its CPU times
-/// (`wait4`).
+/// (`wait4`; hand-written: `rustix` has no call that returns the child's resource usage).
 ///
 /// # Errors
 /// The kernel's error (`ECHILD`: not a child of this process).

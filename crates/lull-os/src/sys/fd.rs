@@ -2,18 +2,18 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
-use super::{cvt, cvt_size};
+use super::{borrowed, cvt};
 
 /// `read(2)`, retrying `EINTR`.
 ///
 /// # Errors
 /// The kernel's error, including `WouldBlock` on a non-blocking fd with nothing to read.
 pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    let fd = borrowed(&fd)?;
     loop {
-        // SAFETY: `buf` is valid for `buf.len()` bytes.
-        match cvt_size(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
+        match rustix::io::read(fd, &mut *buf) {
+            Err(rustix::io::Errno::INTR) => continue,
+            other => return Ok(other?),
         }
     }
 }
@@ -23,11 +23,11 @@ pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
 /// # Errors
 /// The kernel's error.
 pub fn write_all_once(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    let fd = borrowed(&fd)?;
     loop {
-        // SAFETY: `buf` is valid for `buf.len()` bytes.
-        match cvt_size(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) }) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
+        match rustix::io::write(fd, buf) {
+            Err(rustix::io::Errno::INTR) => continue,
+            other => return Ok(other?),
         }
     }
 }
@@ -37,11 +37,7 @@ pub fn write_all_once(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
 /// # Errors
 /// The kernel's error from `pipe2`.
 pub fn pipe(read_nonblocking: bool) -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors.
-    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
-    // SAFETY: both fds were just returned by the kernel.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     if read_nonblocking {
         set_nonblocking(r.as_raw_fd(), true)?;
     }
@@ -53,15 +49,11 @@ pub fn pipe(read_nonblocking: bool) -> io::Result<(OwnedFd, OwnedFd)> {
 /// # Errors
 /// The kernel's error from `fcntl`.
 pub fn set_nonblocking(fd: RawFd, on: bool) -> io::Result<()> {
-    // SAFETY: F_GETFL/F_SETFL on a descriptor; no pointers.
-    let flags = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
-    let flags = if on {
-        flags | libc::O_NONBLOCK
-    } else {
-        flags & !libc::O_NONBLOCK
-    };
-    // SAFETY: as above.
-    cvt(unsafe { libc::fcntl(fd, libc::F_SETFL, flags) })?;
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    let fd = borrowed(&fd)?;
+    let mut flags = fcntl_getfl(fd)?;
+    flags.set(OFlags::NONBLOCK, on);
+    fcntl_setfl(fd, flags)?;
     Ok(())
 }
 
@@ -87,20 +79,18 @@ pub fn unread_bytes(fd: BorrowedFd<'_>) -> io::Result<u64> {
 /// # Errors
 /// The kernel's error from `memfd_create`, `write` or `fcntl`.
 pub fn sealed_memfd(name: &str, bytes: &[u8]) -> io::Result<OwnedFd> {
+    use rustix::fs::{fcntl_add_seals, memfd_create, MemfdFlags, SealFlags};
     let cname = std::ffi::CString::new(name)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "memfd name holds NUL"))?;
-    // SAFETY: a valid C string and flags.
-    let fd = cvt(unsafe {
-        libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
-    })?;
-    // SAFETY: fresh fd from the kernel.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let fd = memfd_create(
+        cname.as_c_str(),
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )?;
     let mut file = std::fs::File::from(fd);
     std::io::Write::write_all(&mut file, bytes)?;
     let fd = OwnedFd::from(file);
-    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
-    // SAFETY: fcntl on our fd, no pointers.
-    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+    let seals = SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE;
+    fcntl_add_seals(&fd, seals)?;
     Ok(fd)
 }
 
@@ -123,6 +113,7 @@ const EVIOCSCLOCKID: libc::c_ulong = 0x4004_45a0;
 /// Asks an evdev device to stamp its events with `CLOCK_MONOTONIC` (the kernel's default is
 /// `CLOCK_REALTIME`), so stamps compare with the rest of the stack. Fails with `ENOTTY` on
 /// anything that is not an evdev device (a pipe), where the writer chose the clock.
+/// Hand-written: `rustix`'s `ioctl` is as unsafe as the bare call.
 ///
 /// # Errors
 /// The kernel's error from `ioctl`.

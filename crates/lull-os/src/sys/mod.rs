@@ -18,18 +18,24 @@
 //! needs the kernel's `errno` as a value (to report or match it), [`Errno::from`] turns the
 //! `io::Error` into one.
 //!
-//! Every `unsafe` block here is a single system call on file descriptors these modules own or
-//! borrow, or on a thread id, with buffers whose length is passed alongside. Some wrappers go
-//! through `rustix` (fcntl flags, socket options, rlimits, futexes, the blocking eventfd,
-//! waitpid, per-thread credentials, the parent-death signal, nice values and CPU affinity); of
-//! the hand-written ones, `sched_setattr`, `SO_MEMINFO` and `SO_SNDBUFFORCE` are calls `rustix`
-//! lacks, and `fork`, `_exit` and the code between `fork` and `exec` must stay bare system
-//! calls. The older wrappers (sockets, epoll, timerfd, pipes, clocks, signalfd, pidfds) are
-//! still direct `libc` calls that `rustix` also covers.
+//! Most wrappers go through `rustix`: Unix sockets (pairs, listeners, connects, accepts,
+//! messages, `SCM_RIGHTS`, timeouts, shutdown, socket options), epoll, timerfd, eventfds,
+//! `poll`, futexes, pipes, `read` and `write`, fcntl flags, memfds, clocks and the clock tick,
+//! `kill`, pidfds, thread and user ids, rlimits, waitpid, the parent-death signal, nice values
+//! and CPU affinity. A wrapper that takes a bare `RawFd` (its callers across the workspace hold
+//! numbers) borrows it through `borrowed`, the one `unsafe` borrow. The rest are bare `libc`
+//! calls, each saying why where it is: `rustix` lacks `sched_{get,set}attr`, `signalfd` (and
+//! blocks signals only in its unsafe runtime module), `close_range`, `wait4`'s resource usage,
+//! `SO_RXQ_OVFL` and its control message, `SO_MEMINFO` and `SO_SNDBUFFORCE`, and its
+//! `SO_PEERCRED` cannot hold the pid 0 the kernel reports for a peer in another pid namespace;
+//! `fork`, `_exit` and the code between `fork` and `exec` must stay bare system calls; an ioctl
+//! through `rustix` is as unsafe as the bare one; and adopting an inherited descriptor checks a
+//! bare number before anything may borrow it. Every such `unsafe` block is a single system
+//! call on descriptors these modules own or borrow, or on a thread id, with buffers whose
+//! length is passed alongside.
 
 use std::io;
-
-use lull_model::time::NS_PER_S;
+use std::os::fd::{BorrowedFd, RawFd};
 
 pub mod child;
 pub mod clock;
@@ -51,6 +57,19 @@ pub use sched::*;
 pub use signal::*;
 pub use socket::*;
 
+/// Borrows the bare descriptor number `fd` for the calls `rustix` makes on it: the wrappers
+/// that take a `RawFd` keep that signature (their callers across the workspace hold numbers).
+/// `EBADF` for a negative number, which no descriptor has.
+pub(crate) fn borrowed(fd: &RawFd) -> io::Result<BorrowedFd<'_>> {
+    if *fd < 0 {
+        return Err(Errno(libc::EBADF).into());
+    }
+    // SAFETY: not -1 (the one value `BorrowedFd` cannot hold). The borrow ends with the caller's
+    // reference to the number, within the one wrapper that makes system calls on it; a number
+    // that is not open makes the kernel answer `EBADF`, as the raw call did.
+    Ok(unsafe { BorrowedFd::borrow_raw(*fd) })
+}
+
 pub(crate) fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
         Err(io::Error::last_os_error())
@@ -64,12 +83,5 @@ pub(crate) fn cvt_size(ret: libc::ssize_t) -> io::Result<usize> {
         Err(io::Error::last_os_error())
     } else {
         Ok(ret as usize)
-    }
-}
-
-pub(crate) fn timespec_of(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / NS_PER_S) as libc::time_t,
-        tv_nsec: (ns % NS_PER_S) as _,
     }
 }

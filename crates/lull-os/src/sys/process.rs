@@ -1,16 +1,16 @@
 use std::io;
 
-use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
-use super::sched::thread_id;
-use super::Errno;
+use rustix::process::PidfdFlags;
+
+use super::sched::thread_pid;
 
 /// The calling thread's kernel id (for `/proc/self/task/TID`).
 #[must_use]
 pub fn gettid() -> i32 {
-    // SAFETY: gettid has no arguments and cannot fail.
-    unsafe { libc::gettid() }
+    rustix::thread::gettid().as_raw_nonzero().get()
 }
 
 /// The effective user id of this process.
@@ -32,20 +32,16 @@ pub fn thread_of_process(pid: u32, tid: u32) -> bool {
 /// The kernel's `errno`: `ESRCH` (no such process), `ENOSYS` (a kernel without pidfds),
 /// `EINVAL` for a pid that is not positive.
 pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
-    let pid = thread_id(pid)?;
-    // SAFETY: plain syscall; flags 0; the returned fd is owned from here on.
-    let r = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_uint) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let fd = RawFd::try_from(r).map_err(|_| io::Error::from(Errno::EINVAL))?;
-    // SAFETY: a fresh descriptor from the kernel that nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(rustix::process::pidfd_open(
+        thread_pid(pid)?,
+        PidfdFlags::empty(),
+    )?)
 }
 
 /// `PIDFD_THREAD` (`include/uapi/linux/pidfd.h`, Linux 6.9+): a pidfd for one thread, readable
-/// when that thread exits. The kernel defines it as `O_EXCL`.
-const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
+/// when that thread exits. The kernel defines it as `O_EXCL`; rustix's `PidfdFlags` does not
+/// name it, so it is passed as a retained bit.
+const PIDFD_THREAD: PidfdFlags = PidfdFlags::from_bits_retain(libc::O_EXCL as u32);
 
 /// A pidfd naming thread `tid` alone (Linux 6.9+), which polls readable when that thread exits;
 /// `EINVAL` on an older kernel.
@@ -53,15 +49,7 @@ const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
 /// # Errors
 /// The kernel's errno.
 pub fn pidfd_open_thread(tid: i32) -> io::Result<OwnedFd> {
-    let tid = thread_id(tid)?;
-    // SAFETY: plain syscall; the returned fd is owned from here on.
-    let r = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let fd = RawFd::try_from(r).map_err(|_| io::Error::from(Errno::EINVAL))?;
-    // SAFETY: a fresh descriptor from the kernel that nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(rustix::process::pidfd_open(thread_pid(tid)?, PIDFD_THREAD)?)
 }
 
 /// Whether the process a pidfd names has exited (the descriptor polls readable then). Any
@@ -91,5 +79,34 @@ mod tests {
         child.wait().unwrap();
         assert!(pidfd_exited(fd.as_fd()));
         assert_eq!(pidfd_open(0).err().map(Errno::from), Some(Errno::EINVAL));
+    }
+
+    #[test]
+    fn a_thread_pidfd_polls_readable_once_its_thread_exits() {
+        use std::os::fd::{AsFd, AsRawFd};
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            tid_tx.send(gettid()).unwrap();
+            let _ = go_rx.recv();
+        });
+        let tid = tid_rx.recv().unwrap();
+        match pidfd_open_thread(tid) {
+            // A kernel before 6.9 knows no PIDFD_THREAD.
+            Err(e) => assert_eq!(Errno::from(e), Errno::EINVAL),
+            Ok(fd) => {
+                assert!(!pidfd_exited(fd.as_fd()), "the thread still runs");
+                go_tx.send(()).unwrap();
+                let mut ready = [false];
+                poll_readable(&[fd.as_raw_fd()], None, &mut ready).unwrap();
+                assert!(ready[0] && pidfd_exited(fd.as_fd()));
+            }
+        }
+        drop(go_tx);
+        t.join().unwrap();
+        assert_eq!(
+            pidfd_open_thread(-1).err().map(Errno::from),
+            Some(Errno::EINVAL)
+        );
     }
 }

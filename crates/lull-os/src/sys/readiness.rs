@@ -1,8 +1,12 @@
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
-use super::fd::{read, write_all_once};
-use super::{cvt, timespec_of};
+use lull_model::time::{NS_PER_MS, NS_PER_S};
+use rustix::event::epoll;
+use rustix::time::{Itimerspec, TimerfdTimerFlags, Timespec};
+
+use super::borrowed;
+use super::fd::write_all_once;
 
 /// A blocking eventfd (a reader sleeps in `read` itself rather than in epoll), close-on-exec.
 ///
@@ -25,11 +29,8 @@ impl Epoll {
     /// # Errors
     /// The kernel's error from `epoll_create1`.
     pub fn new() -> io::Result<Epoll> {
-        // SAFETY: plain syscall; the returned fd is owned from here on.
-        let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
-        // SAFETY: `fd` was just returned by the kernel and nobody else owns it.
         Ok(Epoll {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: epoll::create(epoll::CreateFlags::CLOEXEC)?,
         })
     }
 
@@ -38,12 +39,12 @@ impl Epoll {
     /// # Errors
     /// The kernel's error from `epoll_ctl`.
     pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
-        let mut ev = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
-            u64: token,
-        };
-        // SAFETY: `ev` is a valid epoll_event; the kernel copies it.
-        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        epoll::add(
+            &self.fd,
+            borrowed(&fd)?,
+            epoll::EventData::new_u64(token),
+            epoll::EventFlags::IN,
+        )?;
         Ok(())
     }
 
@@ -54,12 +55,17 @@ impl Epoll {
     /// # Errors
     /// The kernel's error from `epoll_ctl`.
     pub fn set_armed(&self, fd: RawFd, token: u64, armed: bool) -> io::Result<()> {
-        let mut ev = libc::epoll_event {
-            events: if armed { libc::EPOLLIN as u32 } else { 0 },
-            u64: token,
+        let flags = if armed {
+            epoll::EventFlags::IN
+        } else {
+            epoll::EventFlags::empty()
         };
-        // SAFETY: as in `add`.
-        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_MOD, fd, &mut ev) })?;
+        epoll::modify(
+            &self.fd,
+            borrowed(&fd)?,
+            epoll::EventData::new_u64(token),
+            flags,
+        )?;
         Ok(())
     }
 
@@ -68,20 +74,18 @@ impl Epoll {
     /// # Errors
     /// The kernel's error from `epoll_ctl`.
     pub fn delete(&self, fd: RawFd) -> io::Result<()> {
-        let mut ev = libc::epoll_event { events: 0, u64: 0 };
-        // SAFETY: as in `add`.
-        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) })?;
+        epoll::delete(&self.fd, borrowed(&fd)?)?;
         Ok(())
     }
 
-    /// Blocks until at least one watched fd is ready — with no timeout (`-1`): the caller sleeps
-    /// in the kernel until there is data. Returns the tokens of the ready fds in `out`.
-    /// `EINTR` is retried.
+    /// Blocks until at least one watched fd is ready — with no timeout: the caller sleeps in the
+    /// kernel until there is data. Returns the tokens of the ready fds in `out`. `EINTR` is
+    /// retried.
     ///
     /// # Errors
     /// The kernel's error from `epoll_wait`.
     pub fn wait_forever(&self, out: &mut Vec<u64>) -> io::Result<()> {
-        self.wait(out, -1)
+        self.wait(out, None)
     }
 
     /// The tokens of the fds ready now, without sleeping (timeout 0).
@@ -89,33 +93,35 @@ impl Epoll {
     /// # Errors
     /// The kernel's error from `epoll_wait`.
     pub fn ready_now(&self, out: &mut Vec<u64>) -> io::Result<()> {
-        self.wait(out, 0)
+        self.wait(out, Some(&timespec_ns(0)))
     }
 
-    fn wait(&self, out: &mut Vec<u64>, timeout_ms: i32) -> io::Result<()> {
+    fn wait(&self, out: &mut Vec<u64>, timeout: Option<&Timespec>) -> io::Result<()> {
         const MAX_EVENTS: usize = 64;
-        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS];
+        let none = epoll::Event {
+            flags: epoll::EventFlags::empty(),
+            data: epoll::EventData::new_u64(0),
+        };
+        let mut evs = [none; MAX_EVENTS];
         loop {
-            // SAFETY: `evs` has room for MAX_EVENTS entries, the count we pass.
-            let n = unsafe {
-                libc::epoll_wait(
-                    self.fd.as_raw_fd(),
-                    evs.as_mut_ptr(),
-                    MAX_EVENTS as i32,
-                    timeout_ms,
-                )
-            };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
+            match epoll::wait(&self.fd, &mut evs[..], timeout) {
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+                Ok(n) => {
+                    out.clear();
+                    out.extend(evs[..n].iter().map(|e| e.data.u64()));
+                    return Ok(());
                 }
-                return Err(e);
             }
-            out.clear();
-            out.extend(evs[..n as usize].iter().map(|e| e.u64));
-            return Ok(());
         }
+    }
+}
+
+/// `ns` as the kernel's `timespec`.
+fn timespec_ns(ns: u64) -> Timespec {
+    Timespec {
+        tv_sec: i64::try_from(ns / NS_PER_S).unwrap_or(i64::MAX),
+        tv_nsec: i64::try_from(ns % NS_PER_S).unwrap_or(0),
     }
 }
 
@@ -129,16 +135,12 @@ impl TimerFd {
     /// # Errors
     /// The kernel's error from `timerfd_create`.
     pub fn new() -> io::Result<TimerFd> {
-        // SAFETY: plain syscall; the fd is owned from here on.
-        let fd = cvt(unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_CLOEXEC | libc::TFD_NONBLOCK,
-            )
-        })?;
-        // SAFETY: fresh fd from the kernel.
+        use rustix::time::{timerfd_create, TimerfdClockId, TimerfdFlags};
         Ok(TimerFd {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: timerfd_create(
+                TimerfdClockId::Monotonic,
+                TimerfdFlags::CLOEXEC | TimerfdFlags::NONBLOCK,
+            )?,
         })
     }
 
@@ -149,20 +151,7 @@ impl TimerFd {
     /// The kernel's error from `timerfd_settime`.
     pub fn set_abs(&self, at_ns: u64, interval_ns: u64) -> io::Result<()> {
         // An all-zero it_value would disarm; the earliest real time is 1 ns.
-        let spec = libc::itimerspec {
-            it_interval: timespec_of(interval_ns),
-            it_value: timespec_of(at_ns.max(1)),
-        };
-        // SAFETY: `spec` is valid; the old value is not requested.
-        cvt(unsafe {
-            libc::timerfd_settime(
-                self.fd.as_raw_fd(),
-                libc::TFD_TIMER_ABSTIME,
-                &spec,
-                std::ptr::null_mut(),
-            )
-        })?;
-        Ok(())
+        self.set(TimerfdTimerFlags::ABSTIME, at_ns.max(1), interval_ns)
     }
 
     /// Disarms the timer: it expires no more until armed again.
@@ -170,12 +159,15 @@ impl TimerFd {
     /// # Errors
     /// The kernel's error from `timerfd_settime`.
     pub fn disarm(&self) -> io::Result<()> {
-        let spec = libc::itimerspec {
-            it_interval: timespec_of(0),
-            it_value: timespec_of(0),
+        self.set(TimerfdTimerFlags::empty(), 0, 0)
+    }
+
+    fn set(&self, flags: TimerfdTimerFlags, value_ns: u64, interval_ns: u64) -> io::Result<()> {
+        let spec = Itimerspec {
+            it_interval: timespec_ns(interval_ns),
+            it_value: timespec_ns(value_ns),
         };
-        // SAFETY: `spec` is valid; the old value is not requested.
-        cvt(unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) })?;
+        rustix::time::timerfd_settime(&self.fd, flags, &spec)?;
         Ok(())
     }
 
@@ -184,7 +176,7 @@ impl TimerFd {
     /// # Errors
     /// Any read error but `EAGAIN`.
     pub fn take_expirations(&self) -> io::Result<u64> {
-        read_u64(self.fd.as_raw_fd())
+        read_u64(self.fd.as_fd())
     }
 
     #[must_use]
@@ -203,11 +195,9 @@ impl EventFd {
     /// # Errors
     /// The kernel's error from `eventfd`.
     pub fn new() -> io::Result<EventFd> {
-        // SAFETY: plain syscall.
-        let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })?;
-        // SAFETY: fresh fd from the kernel.
+        use rustix::event::{eventfd, EventfdFlags};
         Ok(EventFd {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?,
         })
     }
 
@@ -225,7 +215,7 @@ impl EventFd {
     /// # Errors
     /// Any read error but `EAGAIN`.
     pub fn take(&self) -> io::Result<u64> {
-        read_u64(self.fd.as_raw_fd())
+        read_u64(self.fd.as_fd())
     }
 
     #[must_use]
@@ -234,13 +224,15 @@ impl EventFd {
     }
 }
 
-fn read_u64(fd: RawFd) -> io::Result<u64> {
+fn read_u64(fd: BorrowedFd<'_>) -> io::Result<u64> {
     let mut buf = [0u8; 8];
-    match read(fd, &mut buf) {
-        Ok(8) => Ok(u64::from_ne_bytes(buf)),
-        Ok(_) => Ok(0),
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
-        Err(e) => Err(e),
+    loop {
+        return match rustix::io::read(fd, &mut buf) {
+            Ok(8) => Ok(u64::from_ne_bytes(buf)),
+            Ok(_) | Err(rustix::io::Errno::AGAIN) => Ok(0),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => Err(e.into()),
+        };
     }
 }
 
@@ -249,39 +241,35 @@ fn read_u64(fd: RawFd) -> io::Result<u64> {
 /// (`POLLIN`, `POLLHUP`, `POLLERR`). Returns how many are.
 ///
 /// # Errors
-/// The kernel's error from `poll`; `InvalidInput` when `ready` is shorter than `fds`.
+/// The kernel's error from `poll`; `EBADF` for a negative number; `InvalidInput` when `ready`
+/// is shorter than `fds`.
 pub fn poll_readable(
     fds: &[RawFd],
     timeout_ms: Option<u32>,
     ready: &mut [bool],
 ) -> io::Result<usize> {
+    use rustix::event::{poll, PollFd, PollFlags};
     if ready.len() < fds.len() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "poll_readable: fewer result slots than descriptors",
         ));
     }
-    let mut pfds: Vec<libc::pollfd> = fds
+    let mut pfds = fds
         .iter()
-        .map(|&fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let timeout = timeout_ms.map_or(-1, |t| libc::c_int::try_from(t).unwrap_or(libc::c_int::MAX));
+        .map(|fd| Ok(PollFd::from_borrowed_fd(borrowed(fd)?, PollFlags::IN)))
+        .collect::<io::Result<Vec<_>>>()?;
+    let timeout = timeout_ms.map(|ms| timespec_ns(u64::from(ms) * NS_PER_MS));
     let n = loop {
-        // SAFETY: a valid array of pollfds of the length given.
-        let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout) };
-        match cvt(r) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+        match poll(&mut pfds, timeout.as_ref()) {
+            Err(rustix::io::Errno::INTR) => continue,
             other => break other?,
         }
     };
     for (slot, p) in ready.iter_mut().zip(&pfds) {
-        *slot = p.revents != 0;
+        *slot = !p.revents().is_empty();
     }
-    Ok(usize::try_from(n).unwrap_or(0))
+    Ok(n)
 }
 
 /// Sleeps while `word` holds `expected` (`FUTEX_WAIT`, process-private, no timeout). Returns

@@ -13,7 +13,7 @@ pub(super) fn thread_id(tid: i32) -> io::Result<libc::pid_t> {
 }
 
 /// [`thread_id`] for the calls rustix makes.
-fn thread_pid(tid: i32) -> io::Result<rustix::process::Pid> {
+pub(super) fn thread_pid(tid: i32) -> io::Result<rustix::process::Pid> {
     rustix::process::Pid::from_raw(thread_id(tid)?).ok_or_else(|| Errno::EINVAL.into())
 }
 

@@ -1,7 +1,7 @@
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
 
-use super::cvt;
+use super::{cvt, Errno};
 
 /// `SIGINT`, for [`signal_process`]: the signal a program takes as "stop cleanly".
 pub const SIGINT: i32 = libc::SIGINT;
@@ -20,28 +20,53 @@ pub const SIGALRM: i32 = libc::SIGALRM;
 /// `SIGPIPE`, a write to a pipe nobody reads.
 pub const SIGPIPE: i32 = libc::SIGPIPE;
 
-/// Sends signal `sig` to process `pid` (`kill(2)`).
+/// Sends signal `sig` to process `pid` (`kill(2)`); signal 0 only checks that the process
+/// exists and may be signalled.
 ///
 /// # Errors
-/// The kernel's error (`ESRCH`: no such process; `EPERM`).
+/// The kernel's error (`ESRCH`: no such process; `EPERM`); `InvalidInput` for pid 0 (which
+/// `kill` would take as the caller's own process group) or one past `i32`; `EINVAL` for a
+/// number that names no standard signal (the real-time ones included: none is sent here).
 pub fn signal_process(pid: u32, sig: i32) -> io::Result<()> {
-    let pid = libc::pid_t::try_from(pid)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "pid out of range"))?;
-    // SAFETY: kill takes plain integers; a positive pid names one process.
-    cvt(unsafe { libc::kill(pid, sig) }).map(|_| ())
+    use rustix::process::{kill_process, test_kill_process};
+    let pid = positive_pid(pid, "pid out of range")?;
+    match signal_of(sig)? {
+        Some(sig) => kill_process(pid, sig)?,
+        None => test_kill_process(pid)?,
+    }
+    Ok(())
 }
 
 /// Sends signal `sig` to every process of process group `pgid` (`kill(2)` of `-pgid`).
 ///
 /// # Errors
-/// The kernel's error (`ESRCH`: no such group; `EPERM`).
+/// The kernel's error (`ESRCH`: no such group; `EPERM`); `InvalidInput` and `EINVAL` as
+/// [`signal_process`].
 pub fn signal_process_group(pgid: u32, sig: i32) -> io::Result<()> {
-    let pgid = libc::pid_t::try_from(pgid)
+    use rustix::process::{kill_process_group, test_kill_process_group};
+    let pgid = positive_pid(pgid, "process group out of range")?;
+    match signal_of(sig)? {
+        Some(sig) => kill_process_group(pgid, sig)?,
+        None => test_kill_process_group(pgid)?,
+    }
+    Ok(())
+}
+
+fn positive_pid(pid: u32, what: &'static str) -> io::Result<rustix::process::Pid> {
+    i32::try_from(pid)
         .ok()
-        .filter(|&p| p > 0)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "process group out of range"))?;
-    // SAFETY: kill takes plain integers; a negative pid names one process group.
-    cvt(unsafe { libc::kill(-pgid, sig) }).map(|_| ())
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, what))
+}
+
+/// `sig` as rustix's signal; `None` for 0, the existence check.
+fn signal_of(sig: i32) -> io::Result<Option<rustix::process::Signal>> {
+    if sig == 0 {
+        return Ok(None);
+    }
+    rustix::process::Signal::from_named_raw(sig)
+        .map(Some)
+        .ok_or_else(|| Errno::EINVAL.into())
 }
 
 /// Makes the child `cmd` starts get `SIGTERM` when the thread that started it ends, and refuse
@@ -106,6 +131,8 @@ pub const TERMINATION_SIGNALS: [libc::c_int; 15] = [
 ///
 /// # Errors
 /// The kernel's error from `sigprocmask` or `signalfd`.
+/// Hand-written: `rustix` has no `signalfd`, and blocks signals only through its unsafe
+/// runtime module.
 pub fn termination_signalfd() -> io::Result<OwnedFd> {
     // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it in place.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -174,24 +201,53 @@ impl SignalInfo {
 /// # Errors
 /// The kernel's error from `read`.
 pub fn read_signal(fd: BorrowedFd<'_>) -> io::Result<Option<SignalInfo>> {
-    // SAFETY: signalfd_siginfo is plain data.
-    let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-    let size = std::mem::size_of::<libc::signalfd_siginfo>();
-    // SAFETY: `info` is writable for `size` bytes.
-    let n = unsafe { libc::read(fd.as_raw_fd(), std::ptr::addr_of_mut!(info).cast(), size) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::WouldBlock {
-            Ok(None)
-        } else {
-            Err(e)
-        };
-    }
-    if usize::try_from(n).ok() != Some(size) {
+    use std::mem::{offset_of, size_of};
+    let mut info = [0u8; size_of::<libc::signalfd_siginfo>()];
+    let n = loop {
+        match rustix::io::read(fd, &mut info) {
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(rustix::io::Errno::AGAIN) => return Ok(None),
+            other => break other?,
+        }
+    };
+    if n != info.len() {
         return Ok(None);
     }
+    let field =
+        |at: usize| u32::from_ne_bytes([info[at], info[at + 1], info[at + 2], info[at + 3]]);
     Ok(Some(SignalInfo {
-        signo: i32::try_from(info.ssi_signo).unwrap_or(0),
-        pid: info.ssi_pid,
+        signo: i32::try_from(field(offset_of!(libc::signalfd_siginfo, ssi_signo))).unwrap_or(0),
+        pid: field(offset_of!(libc::signalfd_siginfo, ssi_pid)),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sys::*;
+
+    #[test]
+    fn signals_reach_a_process_and_bad_targets_are_refused() {
+        use std::os::unix::process::ExitStatusExt;
+        let own = std::process::id();
+        signal_process(own, 0).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        signal_process(child.id(), SIGKILL).unwrap();
+        assert_eq!(child.wait().unwrap().signal(), Some(SIGKILL));
+        let kind = |r: std::io::Result<()>| r.unwrap_err().kind();
+        assert_eq!(
+            kind(signal_process(0, SIGTERM)),
+            std::io::ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            kind(signal_process_group(0, SIGTERM)),
+            std::io::ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            signal_process(own, 4095).err().map(Errno::from),
+            Some(Errno::EINVAL)
+        );
+    }
 }

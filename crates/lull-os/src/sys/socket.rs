@@ -1,17 +1,24 @@
-use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use rustix::io::Errno;
+use rustix::net::{
+    self, AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags,
+    SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags,
+};
+
 use super::fd::set_nonblocking;
-use super::{cvt, cvt_size};
+use super::{borrowed, cvt, cvt_size};
 
 /// A connected pair of `SOCK_SEQPACKET` Unix sockets (message boundaries kept, EOF on close).
 ///
 /// # Errors
 /// The kernel's error from `socketpair`.
 pub fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    unix_pair(libc::SOCK_SEQPACKET)
+    unix_pair(net::SocketType::SEQPACKET)
 }
 
 /// A connected pair of `SOCK_STREAM` Unix sockets: a display server's private channel.
@@ -19,44 +26,45 @@ pub fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
 /// # Errors
 /// The kernel's error from `socketpair`.
 pub fn stream_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    unix_pair(libc::SOCK_STREAM)
+    unix_pair(net::SocketType::STREAM)
 }
 
-fn unix_pair(ty: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for two descriptors.
-    cvt(unsafe { libc::socketpair(libc::AF_UNIX, ty | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) })?;
-    // SAFETY: both fds were just returned by the kernel.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+fn unix_pair(ty: net::SocketType) -> io::Result<(OwnedFd, OwnedFd)> {
+    Ok(net::socketpair(
+        AddressFamily::UNIX,
+        ty,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
-fn sockaddr_un(path: &Path) -> io::Result<(libc::sockaddr_un, libc::socklen_t)> {
-    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+/// Bytes of `sun_path`, the file path field of a Unix socket address.
+const SUN_PATH_LEN: usize =
+    std::mem::size_of::<libc::sockaddr_un>() - std::mem::offset_of!(libc::sockaddr_un, sun_path);
+
+fn sockaddr_un(path: &Path) -> io::Result<SocketAddrUnix> {
     let bytes = path.as_os_str().as_bytes();
-    if bytes.is_empty() || bytes.len() >= addr.sun_path.len() || bytes.contains(&0) {
+    // Checked here, not left to rustix, so that the NUL always fits and the error names the path.
+    if bytes.is_empty() || bytes.len() >= SUN_PATH_LEN || bytes.contains(&0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
                 "socket path {} must be 1..{} bytes without NUL",
                 path.display(),
-                addr.sun_path.len() - 1
+                SUN_PATH_LEN - 1
             ),
         ));
     }
-    for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
-        *d = *s as libc::c_char;
-    }
-    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
-    Ok((addr, len as libc::socklen_t))
+    Ok(SocketAddrUnix::new(path)?)
 }
 
-fn unix_socket(ty: libc::c_int) -> io::Result<OwnedFd> {
-    // SAFETY: plain syscall.
-    let fd = cvt(unsafe { libc::socket(libc::AF_UNIX, ty | libc::SOCK_CLOEXEC, 0) })?;
-    // SAFETY: fresh fd.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+fn unix_socket(ty: net::SocketType) -> io::Result<OwnedFd> {
+    Ok(net::socket_with(
+        AddressFamily::UNIX,
+        ty,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
 /// A listening `SOCK_SEQPACKET` socket bound at `path` (non-blocking accept).
@@ -64,7 +72,7 @@ fn unix_socket(ty: libc::c_int) -> io::Result<OwnedFd> {
 /// # Errors
 /// The kernel's error from `socket`, `bind` or `listen`, or a path too long for `sun_path`.
 pub fn seqpacket_listen(path: &Path) -> io::Result<OwnedFd> {
-    unix_listen(path, libc::SOCK_SEQPACKET)
+    unix_listen(path, net::SocketType::SEQPACKET)
 }
 
 /// A listening `SOCK_STREAM` Unix socket bound at `path` (non-blocking accept): the display
@@ -73,7 +81,7 @@ pub fn seqpacket_listen(path: &Path) -> io::Result<OwnedFd> {
 /// # Errors
 /// As [`seqpacket_listen`].
 pub fn stream_listen(path: &Path) -> io::Result<OwnedFd> {
-    unix_listen(path, libc::SOCK_STREAM)
+    unix_listen(path, net::SocketType::STREAM)
 }
 
 /// Connects a blocking `SOCK_STREAM` Unix socket to `path`.
@@ -81,18 +89,15 @@ pub fn stream_listen(path: &Path) -> io::Result<OwnedFd> {
 /// # Errors
 /// The kernel's error from `socket` or `connect`.
 pub fn stream_connect(path: &Path) -> io::Result<OwnedFd> {
-    unix_connect(path, libc::SOCK_STREAM)
+    unix_connect(path, net::SocketType::STREAM)
 }
 
-fn unix_listen(path: &Path, ty: libc::c_int) -> io::Result<OwnedFd> {
+fn unix_listen(path: &Path, ty: net::SocketType) -> io::Result<OwnedFd> {
     let fd = unix_socket(ty)?;
-    let (addr, len) = sockaddr_un(path)?;
-    // SAFETY: `addr` is a valid sockaddr_un of length `len`.
-    cvt(unsafe { libc::bind(fd.as_raw_fd(), (&raw const addr).cast(), len) })?;
+    net::bind(&fd, &sockaddr_un(path)?)?;
     // Backlog: connections not yet accepted; the loop accepts as soon as one arrives.
     const BACKLOG: i32 = 64;
-    // SAFETY: plain syscall on our socket.
-    cvt(unsafe { libc::listen(fd.as_raw_fd(), BACKLOG) })?;
+    net::listen(&fd, BACKLOG)?;
     set_nonblocking(fd.as_raw_fd(), true)?;
     Ok(fd)
 }
@@ -102,7 +107,7 @@ fn unix_listen(path: &Path, ty: libc::c_int) -> io::Result<OwnedFd> {
 /// # Errors
 /// The kernel's error from `socket` or `connect`.
 pub fn seqpacket_connect(path: &Path) -> io::Result<OwnedFd> {
-    unix_connect(path, libc::SOCK_SEQPACKET)
+    unix_connect(path, net::SocketType::SEQPACKET)
 }
 
 /// As [`seqpacket_connect`], with `SO_SNDTIMEO`/`SO_RCVTIMEO` of `timeout_ms` set first: the
@@ -112,7 +117,7 @@ pub fn seqpacket_connect(path: &Path) -> io::Result<OwnedFd> {
 /// # Errors
 /// The kernel's error from `socket`, `setsockopt` or `connect`.
 pub fn seqpacket_connect_timeout(path: &Path, timeout_ms: u64) -> io::Result<OwnedFd> {
-    unix_connect_timeout(path, libc::SOCK_SEQPACKET, timeout_ms)
+    unix_connect_timeout(path, net::SocketType::SEQPACKET, timeout_ms)
 }
 
 /// As [`stream_connect`], with timeouts as [`seqpacket_connect_timeout`].
@@ -120,26 +125,24 @@ pub fn seqpacket_connect_timeout(path: &Path, timeout_ms: u64) -> io::Result<Own
 /// # Errors
 /// The kernel's error from `socket`, `setsockopt` or `connect`.
 pub fn stream_connect_timeout(path: &Path, timeout_ms: u64) -> io::Result<OwnedFd> {
-    unix_connect_timeout(path, libc::SOCK_STREAM, timeout_ms)
+    unix_connect_timeout(path, net::SocketType::STREAM, timeout_ms)
 }
 
-fn unix_connect(path: &Path, ty: libc::c_int) -> io::Result<OwnedFd> {
+fn unix_connect(path: &Path, ty: net::SocketType) -> io::Result<OwnedFd> {
     unix_connect_timeout(path, ty, 0)
 }
 
-fn unix_connect_timeout(path: &Path, ty: libc::c_int, timeout_ms: u64) -> io::Result<OwnedFd> {
+fn unix_connect_timeout(path: &Path, ty: net::SocketType, timeout_ms: u64) -> io::Result<OwnedFd> {
     let fd = unix_socket(ty)?;
     if timeout_ms > 0 {
         set_socket_timeouts(fd.as_raw_fd(), timeout_ms)?;
     }
-    let (addr, len) = sockaddr_un(path)?;
+    let addr = sockaddr_un(path)?;
     loop {
-        // SAFETY: `addr` is a valid sockaddr_un of length `len`.
-        let r = unsafe { libc::connect(fd.as_raw_fd(), (&raw const addr).cast(), len) };
-        match cvt(r) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-            Ok(_) => return Ok(fd),
+        match net::connect(&fd, &addr) {
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+            Ok(()) => return Ok(fd),
         }
     }
 }
@@ -150,21 +153,11 @@ fn unix_connect_timeout(path: &Path, ty: libc::c_int, timeout_ms: u64) -> io::Re
 /// The kernel's error from `accept4`, except `EAGAIN`.
 pub fn accept(listener: BorrowedFd<'_>) -> io::Result<Option<OwnedFd>> {
     loop {
-        // SAFETY: no address is requested.
-        let r = unsafe {
-            libc::accept4(
-                listener.as_raw_fd(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-            )
-        };
-        match cvt(r) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-            Err(e) => return Err(e),
-            // SAFETY: fresh fd from the kernel.
-            Ok(fd) => return Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) })),
+        match net::accept_with(listener, SocketFlags::CLOEXEC | SocketFlags::NONBLOCK) {
+            Err(Errno::INTR) => continue,
+            Err(Errno::AGAIN) => return Ok(None),
+            Err(e) => return Err(e.into()),
+            Ok(fd) => return Ok(Some(fd)),
         }
     }
 }
@@ -175,12 +168,11 @@ pub fn accept(listener: BorrowedFd<'_>) -> io::Result<Option<OwnedFd>> {
 /// # Errors
 /// The kernel's error from `send`.
 pub fn send_msg(fd: RawFd, msg: &[u8]) -> io::Result<()> {
+    let fd = borrowed(&fd)?;
     loop {
-        // SAFETY: `msg` is valid for its length.
-        let r = unsafe { libc::send(fd, msg.as_ptr().cast(), msg.len(), libc::MSG_NOSIGNAL) };
-        match cvt_size(r) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+        match net::send(fd, msg, SendFlags::NOSIGNAL) {
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
             Ok(_) => return Ok(()),
         }
     }
@@ -192,14 +184,14 @@ pub fn send_msg(fd: RawFd, msg: &[u8]) -> io::Result<()> {
 /// # Errors
 /// The kernel's error from `recv`, including `WouldBlock` on a non-blocking socket.
 pub fn recv_msg(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, bool)> {
+    let fd = borrowed(&fd)?;
     loop {
-        // SAFETY: `buf` is valid for its length. MSG_TRUNC makes the kernel return the real
-        // length of a longer message, so truncation is detected rather than silently accepted.
-        let r = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
-        match cvt_size(r) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-            Ok(n) => return Ok((n.min(buf.len()), n > buf.len())),
+        // MSG_TRUNC makes the kernel return the real length of a longer message, so truncation
+        // is detected rather than silently accepted.
+        match net::recv(fd, &mut *buf, RecvFlags::TRUNC) {
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+            Ok((kept, n)) => return Ok((kept, n > kept)),
         }
     }
 }
@@ -220,43 +212,39 @@ pub fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> io::Result<usize
             "too many descriptors for one message",
         ));
     }
-    let mut iov = libc::iovec {
-        iov_base: bytes.as_ptr() as *mut libc::c_void,
-        iov_len: bytes.len(),
-    };
-    // u64-aligned room for the control message.
-    let mut cbuf = [0u64; 8];
-    // SAFETY: msghdr is plain data; zeroed is valid.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &raw mut iov;
-    msg.msg_iovlen = 1;
-    if !fds.is_empty() {
-        let payload = std::mem::size_of_val(fds);
-        // SAFETY: CMSG_SPACE only computes a size.
-        let space = unsafe { libc::CMSG_SPACE(payload as u32) } as usize;
-        debug_assert!(space <= std::mem::size_of_val(&cbuf));
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        // SAFETY: msg_control points at `space` bytes we own; CMSG_FIRSTHDR returns a pointer
-        // inside it, CMSG_DATA one past its header, with room for `payload` bytes.
-        unsafe {
-            let c = libc::CMSG_FIRSTHDR(&raw const msg);
-            (*c).cmsg_level = libc::SOL_SOCKET;
-            (*c).cmsg_type = libc::SCM_RIGHTS;
-            (*c).cmsg_len = libc::CMSG_LEN(payload as u32) as usize;
-            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(c).cast(), fds.len());
-        }
+    let fds = fds.iter().map(borrowed).collect::<io::Result<Vec<_>>>()?;
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_PASSED_FDS))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    if !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "descriptors do not fit one message",
+        ));
     }
+    let fd = borrowed(&fd)?;
+    let iov = [IoSlice::new(bytes)];
     loop {
-        // SAFETY: `msg` points at live buffers for the call.
-        let r =
-            unsafe { libc::sendmsg(fd, &raw const msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
-        match cvt_size(r) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
+        match net::sendmsg(
+            fd,
+            &iov,
+            &mut control,
+            SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
+        ) {
+            Err(Errno::INTR) => continue,
+            other => return Ok(other?),
         }
     }
 }
+
+/// Control-message room for exactly [`MAX_PASSED_FDS`] descriptors (`CMSG_SPACE` of their
+/// ints, aligned for `cmsghdr`), so the kernel truncates one more (`MSG_CTRUNC`).
+#[repr(C, align(8))]
+struct FdsControl(
+    [MaybeUninit<u8>;
+        std::mem::size_of::<libc::cmsghdr>()
+            + (MAX_PASSED_FDS * std::mem::size_of::<RawFd>())
+                .next_multiple_of(std::mem::align_of::<libc::cmsghdr>())],
+);
 
 /// Receives into `buf` and collects any `SCM_RIGHTS` descriptors that came with the bytes
 /// (`MSG_CMSG_CLOEXEC`). Returns `(bytes, fds)`; 0 bytes with no fds means the peer closed.
@@ -266,29 +254,29 @@ pub fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> io::Result<usize
 /// # Errors
 /// The kernel's error from `recvmsg`, including `WouldBlock` on a non-blocking socket.
 pub fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
-    let mut fds = Vec::new();
-    let (n, msg_flags) = recvmsg_with_control(fd, buf, libc::MSG_CMSG_CLOEXEC, |c| {
-        // SAFETY: `c` is a control message the kernel wrote within the message's control
-        // length; an SCM_RIGHTS payload holds (cmsg_len - CMSG_LEN(0)) / sizeof(int)
-        // descriptors that are now ours.
-        unsafe {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
-                let data = libc::CMSG_DATA(c).cast::<RawFd>();
-                let count =
-                    ((*c).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
-                for i in 0..count {
-                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
-                }
-            }
+    let fd = borrowed(&fd)?;
+    let mut space = FdsControl([MaybeUninit::uninit(); std::mem::size_of::<FdsControl>()]);
+    let mut control = RecvAncillaryBuffer::new(&mut space.0);
+    let mut iov = [IoSliceMut::new(buf)];
+    let msg = loop {
+        match net::recvmsg(fd, &mut iov, &mut control, RecvFlags::CMSG_CLOEXEC) {
+            Err(Errno::INTR) => continue,
+            other => break other?,
         }
-    })?;
-    if msg_flags & libc::MSG_CTRUNC != 0 {
+    };
+    let mut fds = Vec::new();
+    for m in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(passed) = m {
+            fds.extend(passed);
+        }
+    }
+    if msg.flags.contains(ReturnFlags::CTRUNC) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "peer passed more descriptors than a message may carry",
         ));
     }
-    Ok((n, fds))
+    Ok((msg.bytes, fds))
 }
 
 /// Sets `SO_SNDTIMEO` and `SO_RCVTIMEO` of a blocking socket: a `connect` to a full backlog, a
@@ -297,21 +285,11 @@ pub fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedF
 /// # Errors
 /// The kernel's error from `setsockopt`.
 pub fn set_socket_timeouts(fd: RawFd, timeout_ms: u64) -> io::Result<()> {
-    let tv = libc::timeval {
-        tv_sec: (timeout_ms / 1000) as libc::time_t,
-        tv_usec: ((timeout_ms % 1000) * 1000) as libc::suseconds_t,
-    };
-    for opt in [libc::SO_SNDTIMEO, libc::SO_RCVTIMEO] {
-        // SAFETY: `tv` is a valid timeval of the size given.
-        cvt(unsafe {
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                opt,
-                (&raw const tv).cast(),
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        })?;
+    use rustix::net::sockopt::{set_socket_timeout, Timeout};
+    let fd = borrowed(&fd)?;
+    let timeout = (timeout_ms > 0).then(|| std::time::Duration::from_millis(timeout_ms));
+    for which in [Timeout::Send, Timeout::Recv] {
+        set_socket_timeout(fd, which, timeout)?;
     }
     Ok(())
 }
@@ -320,23 +298,15 @@ pub fn set_socket_timeouts(fd: RawFd, timeout_ms: u64) -> io::Result<()> {
 /// a pipe or a file included.
 #[must_use]
 pub fn is_datagram_socket(fd: RawFd) -> bool {
-    let mut ty: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `ty` and `len` are valid out-pointers of the size given.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_TYPE,
-            (&raw mut ty).cast(),
-            &raw mut len,
-        )
-    };
-    r == 0 && ty == libc::SOCK_DGRAM
+    borrowed(&fd)
+        .ok()
+        .and_then(|fd| net::sockopt::socket_type(fd).ok())
+        == Some(net::SocketType::DGRAM)
 }
 
 /// Turns on `SO_RXQ_OVFL`: every datagram then carries the socket's count of datagrams the
-/// kernel dropped (receive buffer full) so far, read by [`recv_counting_drops`].
+/// kernel dropped (receive buffer full) so far, read by [`recv_counting_drops`]. Hand-written:
+/// `rustix` has no `SO_RXQ_OVFL`.
 ///
 /// # Errors
 /// The kernel's error from `setsockopt`.
@@ -357,6 +327,8 @@ pub fn enable_drop_count(fd: RawFd) -> io::Result<()> {
 
 /// Receives one datagram into `buf` (truncated to its length); returns its length and the
 /// socket's cumulative kernel drop count when `SO_RXQ_OVFL` is on and the kernel attached it.
+/// Hand-written: `rustix`'s `recvmsg` skips control messages other than descriptors and
+/// credentials.
 ///
 /// # Errors
 /// The kernel's error from `recvmsg`, including `WouldBlock` on a non-blocking socket.
@@ -422,7 +394,7 @@ const SK_MEMINFO_VARS: usize = 9;
 
 /// The socket's cumulative count of datagrams the kernel dropped (receive buffer full), read
 /// with `SO_MEMINFO`: the same counter `SO_RXQ_OVFL` attaches to each datagram, but readable
-/// when no datagram follows the drops.
+/// when no datagram follows the drops. Hand-written: `rustix` has no `SO_MEMINFO`.
 ///
 /// # Errors
 /// The kernel's error from `getsockopt`.
@@ -452,8 +424,9 @@ pub fn socket_drop_count(fd: RawFd) -> io::Result<u32> {
 /// `shutdown(fd, SHUT_RDWR)`: ends reads blocked on the socket and tells the peer; errors (a
 /// socket already shut) are of no interest.
 pub fn shutdown(fd: RawFd) {
-    // SAFETY: plain syscall, no pointers.
-    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+    if let Ok(fd) = borrowed(&fd) {
+        let _ = net::shutdown(fd, net::Shutdown::Both);
+    }
 }
 
 /// The credentials of a Unix socket's peer as the kernel recorded them at `connect`.
@@ -464,7 +437,8 @@ pub struct PeerCred {
     pub gid: u32,
 }
 
-/// `SO_PEERCRED`.
+/// `SO_PEERCRED`. Hand-written: `rustix`'s `UCred` holds a non-zero `Pid`, and the kernel
+/// reports pid 0 for a peer outside this process's pid namespace.
 ///
 /// # Errors
 /// The kernel's error from `getsockopt`.
@@ -564,30 +538,17 @@ pub fn socket_listening(fd: BorrowedFd<'_>) -> io::Result<bool> {
 }
 
 /// The file path Unix socket `fd` is bound to; `None` for an unnamed or abstract socket.
-/// Hand-written (`getsockname` into a `sockaddr_un`) to read the path bytes exactly as bound.
 ///
 /// # Errors
-/// The kernel's error from `getsockname`.
+/// The kernel's error from `getsockname`; `EAFNOSUPPORT` when `fd` is no Unix socket.
 pub fn bound_unix_path(fd: BorrowedFd<'_>) -> io::Result<Option<std::path::PathBuf>> {
-    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-    // SAFETY: `addr` and `len` describe a sockaddr_un the kernel fills.
-    let r = unsafe { libc::getsockname(fd.as_raw_fd(), (&raw mut addr).cast(), &raw mut len) };
-    cvt(r)?;
-    let header = std::mem::size_of::<libc::sa_family_t>();
-    let n = (len as usize)
-        .saturating_sub(header)
-        .min(addr.sun_path.len());
-    let bytes: Vec<u8> = addr.sun_path[..n].iter().map(|&c| c as u8).collect();
-    // An abstract name starts with NUL; an unnamed socket has no bytes.
-    if bytes.first().is_none_or(|&b| b == 0) {
-        return Ok(None);
-    }
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    Ok(Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(
-        &bytes[..end],
-    ))))
+    let addr = SocketAddrUnix::try_from(net::getsockname(fd)?)?;
+    // An abstract name or an unnamed socket has no path bytes; the kernel ends a path at its
+    // first NUL.
+    Ok(addr.path_bytes().map(|bytes| {
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        std::path::PathBuf::from(std::ffi::OsStr::from_bytes(&bytes[..end]))
+    }))
 }
 
 /// A socket's buffer size, for [`set_socket_buffer`].
@@ -619,4 +580,117 @@ pub fn set_socket_buffer(fd: RawFd, buffer: SocketBuffer, bytes: i32) -> io::Res
         )
     })
     .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sys::*;
+    use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+
+    #[test]
+    fn descriptors_pass_with_their_bytes_and_arrive_close_on_exec() {
+        let (a, b) = seqpacket_pair().unwrap();
+        let (r, w) = pipe(false).unwrap();
+        let sent = send_with_fds(a.as_raw_fd(), b"two", &[r.as_raw_fd(), w.as_raw_fd()]).unwrap();
+        assert_eq!(sent, 3);
+        let mut buf = [0u8; 16];
+        let (n, fds) = recv_with_fds(b.as_raw_fd(), &mut buf).unwrap();
+        assert_eq!(&buf[..n], b"two");
+        assert_eq!(fds.len(), 2);
+        assert!(fds.iter().all(|fd| is_cloexec(fd.as_fd()).unwrap()));
+        // The passed write end feeds the original read end.
+        write_all_once(fds[1].as_raw_fd(), b"x").unwrap();
+        assert_eq!(read(r.as_raw_fd(), &mut buf).unwrap(), 1);
+        let five = [r.as_raw_fd(); MAX_PASSED_FDS + 1];
+        assert_eq!(
+            send_with_fds(a.as_raw_fd(), b"x", &five)
+                .unwrap_err()
+                .kind(),
+            std::io::ErrorKind::InvalidInput
+        );
+    }
+
+    #[test]
+    fn a_message_with_one_descriptor_too_many_is_refused() {
+        use rustix::net::{sendmsg, SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+        use std::mem::MaybeUninit;
+        let (a, b) = seqpacket_pair().unwrap();
+        let (r, _w) = pipe(false).unwrap();
+        let send = |count: usize| {
+            let fds = vec![r.as_fd(); count];
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(8))];
+            let mut control = SendAncillaryBuffer::new(&mut space);
+            assert!(control.push(SendAncillaryMessage::ScmRights(&fds)));
+            let iov = [std::io::IoSlice::new(b"m")];
+            sendmsg(&a, &iov, &mut control, SendFlags::empty()).unwrap();
+        };
+        let mut buf = [0u8; 4];
+        send(MAX_PASSED_FDS);
+        let (n, fds) = recv_with_fds(b.as_raw_fd(), &mut buf).unwrap();
+        assert_eq!((n, fds.len()), (1, MAX_PASSED_FDS));
+        send(MAX_PASSED_FDS + 1);
+        let err = recv_with_fds(b.as_raw_fd(), &mut buf).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    }
+
+    #[test]
+    fn a_long_message_is_reported_truncated() {
+        let (a, b) = seqpacket_pair().unwrap();
+        send_msg(a.as_raw_fd(), b"0123456789").unwrap();
+        let mut buf = [0u8; 4];
+        assert_eq!(recv_msg(b.as_raw_fd(), &mut buf).unwrap(), (4, true));
+        assert_eq!(&buf, b"0123");
+        send_msg(a.as_raw_fd(), b"ab").unwrap();
+        assert_eq!(recv_msg(b.as_raw_fd(), &mut buf).unwrap(), (2, false));
+        drop(a);
+        assert_eq!(recv_msg(b.as_raw_fd(), &mut buf).unwrap(), (0, false));
+        assert_eq!(
+            send_msg(-1, b"x").err().map(Errno::from),
+            Some(Errno(libc::EBADF))
+        );
+    }
+
+    #[test]
+    fn timeouts_are_set_and_cleared() {
+        use rustix::net::sockopt::{socket_timeout, Timeout};
+        let (a, _b) = seqpacket_pair().unwrap();
+        set_socket_timeouts(a.as_raw_fd(), 1500).unwrap();
+        for which in [Timeout::Send, Timeout::Recv] {
+            let t = socket_timeout(&a, which).unwrap();
+            assert_eq!(t, Some(std::time::Duration::from_millis(1500)));
+        }
+        set_socket_timeouts(a.as_raw_fd(), 0).unwrap();
+        assert_eq!(socket_timeout(&a, Timeout::Recv).unwrap(), None);
+    }
+
+    #[test]
+    fn a_listener_reports_its_path_accepts_and_a_pair_has_none() {
+        let dir = std::env::temp_dir().join(format!("lull-os-socket-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("l.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = seqpacket_listen(&path).unwrap();
+        assert_eq!(
+            bound_unix_path(listener.as_fd()).unwrap(),
+            Some(path.clone())
+        );
+        assert!(socket_listening(listener.as_fd()).unwrap());
+        assert!(
+            accept(listener.as_fd()).unwrap().is_none(),
+            "nobody connected yet"
+        );
+        let client = seqpacket_connect_timeout(&path, 1000).unwrap();
+        let served: OwnedFd = accept(listener.as_fd()).unwrap().unwrap();
+        assert!(is_cloexec(served.as_fd()).unwrap());
+        send_msg(client.as_raw_fd(), b"hi").unwrap();
+        let mut buf = [0u8; 4];
+        assert_eq!(recv_msg(served.as_raw_fd(), &mut buf).unwrap(), (2, false));
+        let cred = peer_cred(served.as_raw_fd()).unwrap();
+        assert_eq!(cred.pid, std::process::id() as i32);
+        let (a, _b) = stream_pair().unwrap();
+        assert_eq!(bound_unix_path(a.as_fd()).unwrap(), None);
+        assert!(!is_datagram_socket(a.as_raw_fd()));
+        assert!(seqpacket_listen(&dir.join("x".repeat(200))).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
