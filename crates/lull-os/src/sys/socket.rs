@@ -665,10 +665,10 @@ mod tests {
 
     #[test]
     fn a_listener_reports_its_path_accepts_and_a_pair_has_none() {
-        let dir = std::env::temp_dir().join(format!("lull-os-socket-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // A private directory, removed on drop even when an assertion fails.
+        let scratch = crate::fileout::ScratchDir::new("lull-os-socket").unwrap();
+        let dir = scratch.path();
         let path = dir.join("l.sock");
-        let _ = std::fs::remove_file(&path);
         let listener = seqpacket_listen(&path).unwrap();
         assert_eq!(
             bound_unix_path(listener.as_fd()).unwrap(),
@@ -691,6 +691,5 @@ mod tests {
         assert_eq!(bound_unix_path(a.as_fd()).unwrap(), None);
         assert!(!is_datagram_socket(a.as_raw_fd()));
         assert!(seqpacket_listen(&dir.join("x".repeat(200))).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
