@@ -37,7 +37,12 @@ pub fn section(opts: &ReproduceOpts) -> Result<SectionData, SectionError> {
         path: ".".into(),
         source,
     })?;
-    let out_dir = std::env::temp_dir().join(format!("lull-lab-sched-{}", std::process::id()));
+    // Private, and removed on every return (a guest that fails included).
+    let scratch =
+        lull_os::fileout::ScratchDir::new("lull-lab-sched").map_err(|source| SectionError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
     let req = lull_vm::RunRequest {
         argv: vec![
             opts.lull.clone().into_os_string(),
@@ -51,7 +56,7 @@ pub fn section(opts: &ReproduceOpts) -> Result<SectionData, SectionError> {
         ],
         cwd,
         env: Vec::new(),
-        out_dir: out_dir.clone(),
+        out_dir: scratch.path().to_path_buf(),
         echo: false,
     };
     let mut log = |line: &str| lull_lab::progress::note(line);
@@ -62,7 +67,6 @@ pub fn section(opts: &ReproduceOpts) -> Result<SectionData, SectionError> {
             source,
         })?;
     let stderr = std::fs::read_to_string(&outcome.stderr_path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&out_dir);
     if outcome.exit_code != 0 {
         return Err(SectionError::GuestFailed {
             code: outcome.exit_code,
