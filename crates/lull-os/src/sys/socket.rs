@@ -665,9 +665,23 @@ mod tests {
 
     #[test]
     fn a_listener_reports_its_path_accepts_and_a_pair_has_none() {
-        // A private directory, removed on drop even when an assertion fails.
-        let scratch = crate::fileout::ScratchDir::new("lull-os-socket").unwrap();
-        let dir = scratch.path();
+        // A fresh private directory (never one that exists already), removed even when an
+        // assertion fails. Not `fileout::ScratchDir`: `fileout` imports this module's parent.
+        struct Removed(std::path::PathBuf);
+        impl Drop for Removed {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+        let scratch = Removed(std::env::temp_dir().join(format!(
+            "lull-os-socket-{}-{}",
+            std::process::id(),
+            crate::sys::monotonic_ns()
+        )));
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&scratch.0)
+            .unwrap();
+        let dir = scratch.0.as_path();
         let path = dir.join("l.sock");
         let listener = seqpacket_listen(&path).unwrap();
         assert_eq!(
