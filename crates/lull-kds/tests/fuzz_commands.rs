@@ -10,7 +10,8 @@
 //! the ESM and `esm_wait`s.
 //!
 //! A model holds what every request is owed: each window's place, state and pixels, each app's
-//! surfaces, threads and registrations, the counters. After every step:
+//! surfaces (within the per-app and all-apps surface budgets), threads and registrations, the
+//! counters. After every step:
 //!
 //! - (a) nothing panicked;
 //! - (b) a request (or malformed bytes) on app A's private channel changed no screen pixel
@@ -43,7 +44,7 @@ use lull_esm::{AppState, Delivery, Esm, EsmConfig};
 use lull_kds::compose::MAX_LAYERS;
 use lull_kds::server::{
     request_type_of, Channel, Kds, KdsCounters, Outcome, BACKDROP_ARGB, DECORATION_ARGB, MAX_APPS,
-    MAX_SURFACES,
+    MAX_SURFACES, SURFACE_BUDGET_SCREENS, TOTAL_SURFACE_BUDGET_SCREENS,
 };
 use lull_kds::wire::{
     self, truncate_utf8, DrawItem, ErrorCode, Reply, Request, WindowInfo, HEADER_LEN, MAX_DATA_LEN,
@@ -194,6 +195,13 @@ enum Op {
     /// An app composing surfaces `first..first + count` in a row, as one trying to make the
     /// server hold more than [`MAX_SURFACES`] would.
     Flood {
+        app: u8,
+        first: u32,
+        count: u8,
+    },
+    /// An app composing window-sized surfaces `first..first + count` in a row, as one trying to
+    /// make the server hold more than its surface budget would.
+    Hoard {
         app: u8,
         first: u32,
         count: u8,
@@ -458,6 +466,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => target().prop_map(Op::Close),
         1 => (any::<u8>(), 0u32..4, 1u8..=12)
             .prop_map(|(app, first, count)| Op::Flood { app, first, count }),
+        1 => (any::<u8>(), 0u32..4, 1u8..=MAX_SURFACES as u8)
+            .prop_map(|(app, first, count)| Op::Hoard { app, first, count }),
         4 => raw_event().prop_map(Op::Inject),
         3 => target().prop_map(Op::Wait),
     ]
@@ -592,6 +602,27 @@ impl Model {
         }
         self.counters.draws += 1;
         self.counters.pixels_drawn += u64::from(s.width) * u64::from(s.height);
+    }
+
+    /// Whether a `COMPOSE` of `surface` as `app`'s `surface_id` would pass the app's budget
+    /// or all apps' budget (in screens of pixels; the surface it replaces, if any, not
+    /// counted). The budgets are in requested pixels, as the flattened surface keeps the
+    /// requested size.
+    fn over_surface_budget(&self, app: AppId, surface_id: u32, surface: &Surface) -> bool {
+        let screen_px = u64::from(SCREEN_W) * u64::from(SCREEN_H);
+        let px = |f: &Flat| u64::from(f.width) * u64::from(f.height);
+        let new_px = u64::from(surface.width) * u64::from(surface.height);
+        let held_px = |a: AppId, m: &MApp| -> u64 {
+            m.surfaces
+                .iter()
+                .filter(|(&id, _)| a != app || id != surface_id)
+                .map(|(_, f)| px(f))
+                .sum()
+        };
+        let own_px = held_px(app, &self.apps[&app]);
+        let all_px: u64 = self.apps.iter().map(|(&a, m)| held_px(a, m)).sum();
+        own_px + new_px > SURFACE_BUDGET_SCREENS * screen_px
+            || all_px + new_px > TOTAL_SURFACE_BUDGET_SCREENS * screen_px
     }
 
     fn remove(&mut self, app: AppId) -> bool {
@@ -968,6 +999,9 @@ impl Harness {
                 {
                     return Expect::Refused(E::Compose);
                 }
+                if m.over_surface_budget(app, *surface_id, surface) {
+                    return Expect::Refused(E::Resources);
+                }
                 match flatten(surface) {
                     Some(flat) => Expect::Composed {
                         surface_id: *surface_id,
@@ -1161,19 +1195,24 @@ impl Harness {
                 outcome.pushes.is_empty() && outcome.detach.is_none() && !outcome.snapshot,
                 "refused {req:?} asked for more: {outcome:?}"
             );
-            // (c) nothing observable moved but the two counters.
+            // (c) nothing observable moved but the two counters (three for a surface budget).
+            let budget = u64::from(code == ErrorCode::Resources);
             self.model.counters.requests += 1;
             self.model.counters.refused += 1;
+            self.model.counters.surface_budget_refused += budget;
             let mut after = self.observe();
             check!(
                 after.kds_counters.requests == before.kds_counters.requests + 1
-                    && after.kds_counters.refused == before.kds_counters.refused + 1,
+                    && after.kds_counters.refused == before.kds_counters.refused + 1
+                    && after.kds_counters.surface_budget_refused
+                        == before.kds_counters.surface_budget_refused + budget,
                 "refused {req:?}: counters {:?} -> {:?}",
                 before.kds_counters,
                 after.kds_counters
             );
             after.kds_counters.requests = before.kds_counters.requests;
             after.kds_counters.refused = before.kds_counters.refused;
+            after.kds_counters.surface_budget_refused = before.kds_counters.surface_budget_refused;
             check!(
                 after == before,
                 "refused {req:?} on {channel:?} ({code:?}) changed state"
@@ -1447,6 +1486,29 @@ impl Harness {
                     )?;
                 }
             }
+            Op::Hoard { app, first, count } => {
+                let channel = Channel::Private(self.resolve(Target::Live(*app)));
+                region = self.region_of(channel);
+                let win = self.window_of(channel);
+                for id in *first..*first + u32::from(*count) {
+                    let surface = Surface {
+                        width: win.width,
+                        height: win.height,
+                        layers: vec![Layer {
+                            z: 0,
+                            rect: Rect::new(0, 0, win.width, win.height),
+                            fill: Fill::Solid(0xff00_0000 | id),
+                        }],
+                    };
+                    self.request(
+                        channel,
+                        &Request::Compose {
+                            surface_id: id,
+                            surface,
+                        },
+                    )?;
+                }
+            }
             Op::Close(t) => {
                 let app = self.resolve(*t);
                 self.close(app);
@@ -1698,14 +1760,10 @@ fn commands_from_hostile_channels_keep_every_invariant() {
     // window manager can provoke here must have come up (TooManyApps needs 64 apps).
     let missing: Vec<ErrorCode> = ErrorCode::ALL
         .into_iter()
-        // Resources comes from the socket layer (channels, memfds) and from the surface budgets,
-        // which the server's unit tests check (the model here leaves them out).
-        .filter(|c| {
-            !matches!(
-                c,
-                ErrorCode::Malformed | ErrorCode::TooManyApps | ErrorCode::Resources
-            )
-        })
+        // Malformed comes from the socket layer. Resources here is the app's surface budget;
+        // all apps' budget needs more apps than `MAX_LIVE` on this screen (the server's unit
+        // tests reach it).
+        .filter(|c| !matches!(c, ErrorCode::Malformed | ErrorCode::TooManyApps))
         .filter(|&c| {
             c != ErrorCode::WindowTooLarge && OUTCOMES[c as usize].load(Ordering::Relaxed) == 0
         })
