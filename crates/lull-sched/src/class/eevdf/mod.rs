@@ -718,7 +718,15 @@ impl Eevdf {
         let key = sat_i64((sum * new - old * lag_num + den / 2).div_euclid(den));
         let scale = |rel: u64| sat_i64(i128::from(rel.wrapping_sub(avg) as i64) * old / new);
         let deadline = avg.wrapping_add(scale(e.deadline) as u64);
-        let protected = matches!(e.at, At::Current(_)) && protect_slice(&e);
+        // Current in Linux's sense: running, or put back and not yet picked again (picking it
+        // then is `prev == next`, which never stopped it being current), so a live protection
+        // is rescaled (`rel_vprot`), not ended.
+        let current = match e.at {
+            At::Current(_) => true,
+            At::Queued(on) => self.rqs[on.0].last_put == Some(task),
+            At::Delayed(_) | At::Off => false,
+        };
+        let protected = current && protect_slice(&e);
         let vprot_rel = scale(e.vprot);
         if in_tree {
             self.tree_remove(cpu, task);

@@ -772,6 +772,28 @@ fn with_a_reschedule_pending_a_reweight_leaves_the_current_protection_alone() {
     eevdf.check_invariants();
 }
 
+/// A task put back and picked again at once is Linux's `prev == next`: it never stopped being
+/// current. A reweight between the two is then a reweight of the current task, whose live
+/// protection `reweight_entity` rescales (`rel_vprot`) rather than ends.
+#[test]
+fn a_task_put_back_then_reweighted_keeps_its_rescaled_protection_when_picked_again() {
+    let mut current = one_cpu();
+    let (a, _) = a_protected_to_its_deadline(&mut current);
+    // Made heavier (nice -1) while current: its protection is rescaled, still live.
+    current.set_params(a, FairParams::nice(-1));
+    let rescaled = current.protected_until(CPU).expect("a current task");
+    assert_ne!(Some(rescaled), current.vruntime(a));
+
+    let mut put_back = one_cpu();
+    let (a, _) = a_protected_to_its_deadline(&mut put_back);
+    put_back.put_prev(CPU);
+    put_back.set_params(a, FairParams::nice(-1));
+    // Heavier, A's deadline comes before B's: it is the pick again, with the same protection.
+    assert_eq!(put_back.pick_next(CPU, 700_000), Some(a));
+    assert_eq!(put_back.protected_until(CPU), Some(rescaled));
+    put_back.check_invariants();
+}
+
 /// Two CPUs; A runs on CPU 0 and B waits there.
 fn a_running_and_b_waiting_on_cpu0() -> (Eevdf, TaskId, TaskId) {
     let mut eevdf = with_features(2, Features::LINUX_6_18);
