@@ -64,13 +64,25 @@ pub fn figure(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |v| fixed(v, digits))
 }
 
-/// The first line of a modelled experiment's table, its newline included: `EXPERIMENT —
-/// DESCRIPTION (modelled on PLATFORM, DETAILS)`, the details being the seed and the run's size.
-pub fn modelled_title(h: &lull_sim::ResultHeader, details: &str) -> String {
-    format!(
+/// A modelled experiment's table, every line ending in a newline: first `EXPERIMENT —
+/// DESCRIPTION (modelled on PLATFORM, DETAILS)`, the details being the seed and the run's size,
+/// then the [`table`] of `rows` under `cols`.
+pub fn modelled_table<R, S>(
+    h: &lull_sim::ResultHeader,
+    details: &str,
+    cols: &[Col],
+    rows: impl IntoIterator<Item = R>,
+) -> String
+where
+    R: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut t = format!(
         "{} — {} (modelled on {}, {details})\n",
         h.experiment, h.description, h.platform
-    )
+    );
+    t.push_str(&table(cols, rows));
+    t
 }
 
 /// A table cell of a figure with `digits` decimals.
