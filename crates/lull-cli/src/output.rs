@@ -64,9 +64,17 @@ pub fn figure(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |v| fixed(v, digits))
 }
 
-/// A modelled experiment's table, every line ending in a newline: first `EXPERIMENT —
-/// DESCRIPTION (modelled on PLATFORM, DETAILS)`, the details being the seed and the run's size,
-/// then the [`table`] of `rows` under `cols`.
+/// The first line of a modelled experiment's table, its newline included: `EXPERIMENT —
+/// DESCRIPTION (modelled on PLATFORM, DETAILS)`, the details being the seed and the run's size.
+pub fn modelled_title(h: &lull_sim::ResultHeader, details: &str) -> String {
+    format!(
+        "{} — {} (modelled on {}, {details})\n",
+        h.experiment, h.description, h.platform
+    )
+}
+
+/// A modelled experiment's table: its [`modelled_title`], then the [`table`] of `rows` under
+/// `cols`.
 pub fn modelled_table<R, S>(
     h: &lull_sim::ResultHeader,
     details: &str,
@@ -77,10 +85,7 @@ where
     R: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut t = format!(
-        "{} — {} (modelled on {}, {details})\n",
-        h.experiment, h.description, h.platform
-    );
+    let mut t = modelled_title(h, details);
     t.push_str(&table(cols, rows));
     t
 }
