@@ -648,11 +648,7 @@ fn vtcfs_overhead(a: &VtcfsOverheadArgs) -> ExitCode {
     ];
     let rows = r.rows.iter().map(|row| {
         [
-            match row.transport {
-                vtcfs_overhead::Transport::Pipe => "pipe",
-                vtcfs_overhead::Transport::Socket => "socket",
-            }
-            .to_owned(),
+            row.transport.name().to_owned(),
             row.pairs.to_string(),
             row.groups.to_string(),
             fixed(row.without_mean_s, 3),

@@ -73,6 +73,23 @@ pub fn modelled_title(h: &lull_sim::ResultHeader, details: &str) -> String {
     )
 }
 
+/// A modelled experiment's table: its [`modelled_title`], then the [`table`] of `rows` under
+/// `cols`.
+pub fn modelled_table<R, S>(
+    h: &lull_sim::ResultHeader,
+    details: &str,
+    cols: &[Col],
+    rows: impl IntoIterator<Item = R>,
+) -> String
+where
+    R: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut t = modelled_title(h, details);
+    t.push_str(&table(cols, rows));
+    t
+}
+
 /// A table cell of a figure with `digits` decimals.
 pub fn fixed(x: f64, digits: usize) -> String {
     format!("{x:.digits$}")

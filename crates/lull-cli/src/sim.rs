@@ -84,8 +84,9 @@ const MODEL_COLS: [Col; 11] = [
 #[must_use]
 pub fn table(r: &ExperimentResult) -> String {
     let details = format!("seed {}", r.header.seed);
-    let mut t = output::modelled_title(&r.header, &details);
-    t.push_str(&output::table(
+    let mut t = output::modelled_table(
+        &r.header,
+        &details,
         &MODEL_COLS,
         r.models.iter().map(|(name, m)| {
             [
@@ -102,7 +103,7 @@ pub fn table(r: &ExperimentResult) -> String {
                 m.frames_drawn.to_string(),
             ]
         }),
-    ));
+    );
     if let Some((ours_name, ours)) = r.ours() {
         for (name, base) in r.models.iter().filter(|(n, _)| n.as_str() != ours_name) {
             let lat = latency_change_ms(base, ours)

@@ -30,8 +30,9 @@ pub fn table(r: &TogglingResult) -> String {
         cpus(&r.fast_cpus),
         cpus(&r.slow_cpus)
     );
-    let mut t = output::modelled_title(&r.header, &details);
-    t.push_str(&output::table(
+    let mut t = output::modelled_table(
+        &r.header,
+        &details,
         &MODEL_COLS,
         r.models.iter().map(|m| {
             [
@@ -43,7 +44,7 @@ pub fn table(r: &TogglingResult) -> String {
                 fixed(m.end_spread_s, 3),
             ]
         }),
-    ));
+    );
     let best = r
         .models
         .iter()

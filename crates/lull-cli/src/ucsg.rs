@@ -43,8 +43,9 @@ const FIG6_COLS: [Col; 11] = [
 #[must_use]
 pub fn table(r: &UcsgResult) -> String {
     let details = format!("seed {}", r.header.seed);
-    let mut t = output::modelled_title(&r.header, &details);
-    t.push_str(&output::table(
+    output::modelled_table(
+        &r.header,
+        &details,
         &MODEL_COLS,
         r.models.iter().map(|(name, m)| {
             let c = m.completion_s;
@@ -62,8 +63,7 @@ pub fn table(r: &UcsgResult) -> String {
                 fixed(m.freq_mhz_mean, 0),
             ]
         }),
-    ));
-    t
+    )
 }
 
 /// Writes each model's footprint CSV and one SVG of all models.

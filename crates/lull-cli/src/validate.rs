@@ -116,16 +116,15 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
         Col::Right("wu p99 µs live", 19),
         Col::Right("sim", 7),
     ];
-    let _ = writeln!(t, "{}", output::head(&COLS));
-    for w in ws {
-        for th in &w.threads {
+    let rows = ws.iter().flat_map(|w| {
+        w.threads.iter().map(move |th| {
             let cpu_flag = mark(th.cpu_ok(), th.cpu_ok_noise());
             let lat_flag = match (th.latency_ok(), th.latency_ok_noise()) {
                 (Some(f), Some(n)) => mark(f, n),
                 _ => ' ',
             };
             // A flag follows the figure it judges.
-            let cells = [
+            [
                 w.name.clone(),
                 th.name.clone(),
                 spread_cell(Some(th.spread.cpu_share), 100.0, 1, w.runs),
@@ -135,10 +134,10 @@ pub fn table(ws: &[WorkloadComparison]) -> String {
                 figure(th.sim.wakeup_p50_us, 0),
                 spread_cell(th.spread.wakeup_p99_us, 1.0, 0, w.runs),
                 format!("{:>6}{lat_flag}", figure(th.sim.wakeup_p99_us, 0)),
-            ];
-            let _ = writeln!(t, "{}", output::row(&COLS, cells));
-        }
-    }
+            ]
+        })
+    });
+    t.push_str(&output::table(&COLS, rows));
     let _ = writeln!(
         t,
         "CPU total of each live run (sum of the threads' shares, % of one CPU; sim: simulated); \

@@ -39,20 +39,16 @@ pub fn table(r: &PaintingResult) -> String {
         "seed {}, {} hogs, VT-CFS preemption tick {} ms",
         r.header.seed, r.hogs, r.preempt_tick_ms
     );
-    let mut t = output::modelled_title(&r.header, &details);
-    let _ = writeln!(t, "{}", output::head(&MODEL_COLS));
     let base = r.models.get("cfs").and_then(|m| m.response_ms.mean);
-    for m in PaintingModel::ALL {
-        let Some(x) = r.models.get(m.name()) else {
-            continue;
-        };
+    let rows = PaintingModel::ALL.into_iter().filter_map(|m| {
+        let x = r.models.get(m.name())?;
         let d = &x.decomposition_ms;
         let s = seed::reported(m);
         let reduction = match (base, x.response_ms.mean) {
             (Some(b), Some(v)) if b > 0.0 => Some((b - v) / b * 100.0),
             _ => None,
         };
-        let cells = [
+        Some([
             m.name().to_owned(),
             figure(x.response_ms.mean, 2),
             figure(x.response_ms.p99, 2),
@@ -69,9 +65,9 @@ pub fn table(r: &PaintingResult) -> String {
             figure(s.and_then(|s| s.preemption_ms), 2),
             figure(reduction, 1),
             figure(s.map(|s| s.reduction_pct), 1),
-        ];
-        let _ = writeln!(t, "{}", output::row(&MODEL_COLS, cells));
-    }
+        ])
+    });
+    let mut t = output::modelled_table(&r.header, &details, &MODEL_COLS, rows);
     let _ = write!(
         t,
         "RT: touch → frame on the display; L_I/L_S/L_P/C/disp: mean interrupt, scheduling, preemption, compute and posted→shown parts (ms; they sum to RT mean). \

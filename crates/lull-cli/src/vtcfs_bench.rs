@@ -37,8 +37,9 @@ const HACKBENCH_COLS: [Col; 7] = [
 #[must_use]
 pub fn interbench_table(r: &InterbenchResult) -> String {
     let details = format!("{} s × {}, seed {}", r.duration_s, r.repeats, r.header.seed);
-    let mut t = output::modelled_title(&r.header, &details);
-    t.push_str(&output::table(
+    let mut t = output::modelled_table(
+        &r.header,
+        &details,
         &INTERBENCH_COLS,
         r.cells.iter().map(|c| {
             [
@@ -53,7 +54,7 @@ pub fn interbench_table(r: &InterbenchResult) -> String {
                     .map_or_else(|| "-".to_owned(), |(o, i)| format!("{o}/{i}")),
             ]
         }),
-    ));
+    );
     let _ = writeln!(
         t,
         "largest max over the loads, ms (modelled | seed 003 fig. 7 where its text states it):"
@@ -90,8 +91,9 @@ pub fn hackbench_table(r: &HackbenchResult) -> String {
         "{} loops × {} fds × {} B, seed {}",
         r.loops, r.fds, r.datasize, r.header.seed
     );
-    let mut t = output::modelled_title(&r.header, &details);
-    t.push_str(&output::table(
+    let mut t = output::modelled_table(
+        &r.header,
+        &details,
         &HACKBENCH_COLS,
         r.runs.iter().map(|x| {
             [
@@ -104,7 +106,7 @@ pub fn hackbench_table(r: &HackbenchResult) -> String {
                 x.context_switches.to_string(),
             ]
         }),
-    ));
+    );
     if !r.overheads.is_empty() {
         let _ = writeln!(
             t,

@@ -23,6 +23,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use lull_sched::boost::DEFAULT_C_NS;
+use lull_sim::hackbench::seed::stated_overhead_pct;
+use lull_sim::hackbench::spec::DEFAULT_FDS;
+use lull_sim::hackbench::SEED_LOOPS;
 use lull_workload::Trace;
 use serde::Serialize;
 
@@ -30,34 +33,17 @@ use crate::vtcfs_live::{sleep_until, Stack, VtcfsLiveError, VtcfsPolicy};
 
 /// The seed's sizes (Table IV).
 pub const SEED_PAIRS: [u32; 3] = [100, 200, 400];
-/// Pairs per hackbench group: its default 20 senders and 20 receivers (`-f 20`).
-pub const PAIRS_PER_GROUP: u32 = 20;
-/// Messages each sender sends: hackbench's default (`-l 100`).
-pub const LOOPS: u32 = 100;
+/// Pairs per hackbench group: its default 20 senders and 20 receivers (`-f 20`), as the
+/// modelled hackbench counts them.
+pub const PAIRS_PER_GROUP: u32 = DEFAULT_FDS;
 /// Repetitions when none are asked.
 pub const DEFAULT_REPS: u32 = 5;
 /// Most repetitions.
 pub const MAX_REPS: u32 = 100;
-/// Seed 003 Table IV: VT-CFS's overhead on hackbench, percent (pipes, sockets).
-pub const SEED_OVERHEAD_PIPES_PCT: f64 = 0.99;
-pub const SEED_OVERHEAD_SOCKETS_PCT: f64 = 0.46;
 
-/// Over what hackbench sends.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    Pipe,
-    Socket,
-}
-
-impl Transport {
-    fn seed_pct(self) -> f64 {
-        match self {
-            Transport::Pipe => SEED_OVERHEAD_PIPES_PCT,
-            Transport::Socket => SEED_OVERHEAD_SOCKETS_PCT,
-        }
-    }
-}
+/// Over what hackbench sends: the transports of the modelled hackbench, whose seed figures
+/// (Table IV, the stated overheads) this run is set beside.
+pub use lull_sim::hackbench::Transport;
 
 /// One run.
 #[derive(Clone, Debug)]
@@ -136,7 +122,7 @@ fn hackbench(bin: &Path, transport: Transport, groups: u32) -> Result<f64, Vtcfs
     c.arg("-g")
         .arg(groups.to_string())
         .arg("-l")
-        .arg(LOOPS.to_string());
+        .arg(SEED_LOOPS.to_string());
     let out = c.output().map_err(|e| {
         VtcfsLiveError::Hackbench(format!(
             "cannot run {}: {e} (install Debian's rt-tests, scripts/debian-packages.txt)",
@@ -233,7 +219,7 @@ pub fn run(spec: &OverheadSpec) -> Result<OverheadReport, VtcfsLiveError> {
                 with_mean_s: m[2],
                 overhead_pct: pct(m[1], m[2]),
                 stack_pct: pct(m[0], m[2]),
-                seed_overhead_pct: transport.seed_pct(),
+                seed_overhead_pct: stated_overhead_pct(transport),
             }
         })
         .collect();

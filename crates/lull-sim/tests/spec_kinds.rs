@@ -148,26 +148,26 @@ fn line_of(text: &str, prefix: &str) -> usize {
         + 1
 }
 
+/// `bad` is refused as a syntax error saying `says`, placed at the line that starts with `at`.
+fn assert_syntax_error_at(path: &str, bad: &str, says: &str, at: &str) {
+    let e = load(path, bad).expect_err(says);
+    assert!(
+        matches!(&e.problem, Problem::Syntax(m) if m.contains(says)),
+        "{e}"
+    );
+    assert_eq!(e.at.map(|p| p.line), Some(line_of(bad, at)), "{e}");
+}
+
 #[test]
 fn wrong_types_unknown_keys_and_absurd_values_name_their_line_in_every_kind() {
     for kind in Kind::ALL {
         let (path, text) = shipped_of(kind);
         // A header value of the wrong type.
         let bad = text.replacen("seed = 1\n", "seed = -1\n", 1);
-        let e = load(&path, &bad).expect_err("negative seed");
-        assert!(
-            matches!(&e.problem, Problem::Syntax(m) if m.contains("integer `-1`")),
-            "{e}"
-        );
-        assert_eq!(e.at.map(|p| p.line), Some(line_of(&bad, "seed = ")), "{e}");
+        assert_syntax_error_at(&path, &bad, "integer `-1`", "seed = ");
         // An unknown key after the header.
         let bad = text.replacen("seed = 1\n", "seed = 1\ncolour = \"red\"\n", 1);
-        let e = load(&path, &bad).expect_err("unknown key");
-        assert!(
-            matches!(&e.problem, Problem::Syntax(m) if m.contains("unknown field `colour`")),
-            "{e}"
-        );
-        assert_eq!(e.at.map(|p| p.line), Some(line_of(&bad, "colour")), "{e}");
+        assert_syntax_error_at(&path, &bad, "unknown field `colour`", "colour");
         // A missing header key.
         let bad = text.replacen("description = ", "# description = ", 1);
         assert!(

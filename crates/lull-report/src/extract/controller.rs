@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::{cell, f, json_table, no_data, text};
-use crate::view::{Bar, Block, Plot, PlotKind, Table};
+use super::{array, bars_or_no_data, cell, f, json_table, no_data, text};
+use crate::view::{Bar, Block, Table};
 use crate::Label;
 
 pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
@@ -54,10 +54,7 @@ fn completion(r: &Value, k: &str) -> Option<f64> {
 /// run) and its table.
 fn workload(w: &Value, reps: Option<f64>, label: Label) -> Vec<Block> {
     let name = text(w, "name");
-    let rows = w
-        .get("rows")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+    let rows = array(w, "rows");
     let bars: Vec<Bar> = rows
         .iter()
         .filter_map(|r| {
@@ -71,26 +68,19 @@ fn workload(w: &Value, reps: Option<f64>, label: Label) -> Vec<Block> {
         })
         .collect();
     let mut out = vec![Block::Heading(name.clone())];
-    if bars.is_empty() {
-        out.push(no_data(
-            &format!("{name}'s completion time per policy"),
-            "no row with a `completion_s.median`",
-        ));
-    } else {
-        let runs = match reps {
-            Some(1.0) => ", one run per policy".to_owned(),
-            Some(r) => format!(", median of {} runs", cell(Some(r))),
-            None => String::new(),
-        };
-        out.push(Block::Plot(Plot {
-            title: format!("{name}: completion time per policy{runs}"),
-            label,
-            kind: PlotKind::Bars {
-                y_label: "completion (s)".to_owned(),
-                bars,
-            },
-        }));
-    }
+    let runs = match reps {
+        Some(1.0) => ", one run per policy".to_owned(),
+        Some(r) => format!(", median of {} runs", cell(Some(r))),
+        None => String::new(),
+    };
+    out.push(bars_or_no_data(
+        format!("{name}: completion time per policy{runs}"),
+        label,
+        "completion (s)",
+        bars,
+        &format!("{name}'s completion time per policy"),
+        "no row with a `completion_s.median`",
+    ));
     if !rows.is_empty() {
         out.push(json_table(
             format!("{name}: each policy's runs ({label})"),

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{cell, f, json_table, no_data};
+use super::{array, cell, f, json_table, no_data};
 use crate::view::Block;
 
 fn text(v: &Value, key: &str) -> String {
@@ -33,10 +33,7 @@ pub(super) fn blocks(data: &Value) -> Vec<Block> {
              the median of the rounds' ratios to EEVDF."
         )));
     }
-    let rows = data
-        .get("rows")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+    let rows = array(data, "rows");
     if rows.is_empty() {
         out.push(no_data(
             "the scheduler comparison",

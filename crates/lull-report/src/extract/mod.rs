@@ -17,8 +17,8 @@ mod validation;
 
 use serde_json::Value;
 
-use crate::view::{Block, Table};
-use crate::ResultFile;
+use crate::view::{Bar, Block, Plot, PlotKind, Table};
+use crate::{Label, ResultFile};
 
 /// Most rows of the generic figures table: enough for every scalar of a benchmark section.
 const MAX_GENERIC_ROWS: usize = 40;
@@ -158,6 +158,36 @@ fn cell(v: Option<f64>) -> String {
 /// A note for a plot the JSON has no data for.
 fn no_data(plot: &str, why: &str) -> Block {
     Block::NoData(format!("No data for the plot of {plot}: {why}."))
+}
+
+/// A bar plot titled `title`, or, without a bar, the [`no_data`] note for the plot of `plot`
+/// saying `why`.
+fn bars_or_no_data(
+    title: String,
+    label: Label,
+    y_label: &str,
+    bars: Vec<Bar>,
+    plot: &str,
+    why: &str,
+) -> Block {
+    if bars.is_empty() {
+        return no_data(plot, why);
+    }
+    Block::Plot(Plot {
+        title,
+        label,
+        kind: PlotKind::Bars {
+            y_label: y_label.to_owned(),
+            bars,
+        },
+    })
+}
+
+/// The array at `key` of `v`; none there, or not an array, is empty.
+fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
 }
 
 /// The name a model or run goes by in the JSON: a string, or an object's `name`.

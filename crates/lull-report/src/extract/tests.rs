@@ -19,34 +19,33 @@ fn file(section: &str, label: Label, data: Value) -> ResultFile {
     )
 }
 
+/// What `pick` finds in each block that holds it, in order.
+fn picked<'a, T: ?Sized>(
+    blocks: &'a [Block],
+    pick: impl Fn(&'a Block) -> Option<&'a T>,
+) -> Vec<&'a T> {
+    blocks.iter().filter_map(pick).collect()
+}
+
 fn plots(blocks: &[Block]) -> Vec<&Plot> {
-    blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Plot(p) => Some(p),
-            _ => None,
-        })
-        .collect()
+    picked(blocks, |b| match b {
+        Block::Plot(p) => Some(p),
+        _ => None,
+    })
 }
 
 fn tables(blocks: &[Block]) -> Vec<&Table> {
-    blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Table(t) => Some(t),
-            _ => None,
-        })
-        .collect()
+    picked(blocks, |b| match b {
+        Block::Table(t) => Some(t),
+        _ => None,
+    })
 }
 
 fn notes(blocks: &[Block]) -> Vec<&str> {
-    blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Note(n) | Block::NoData(n) => Some(n.as_str()),
-            _ => None,
-        })
-        .collect()
+    picked(blocks, |b| match b {
+        Block::Note(n) | Block::NoData(n) => Some(n.as_str()),
+        _ => None,
+    })
 }
 
 fn cdf(scale: f64) -> Value {

@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{cell, cores, f, json_table, no_data, num};
-use crate::view::{Bar, Block, Plot, PlotKind, Table};
+use super::{array, bars_or_no_data, cell, cores, f, json_table, no_data, num};
+use crate::view::{Bar, Block, Plot, Table};
 use crate::Label;
 
 pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
@@ -27,10 +27,7 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
     let mut seed: Option<&Map<String, Value>> = None;
     for (name, exp) in &programs {
         out.push(Block::Heading((*name).clone()));
-        let models = exp
-            .get("models")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
+        let models = array(exp, "models");
         let bars: Vec<Bar> = models
             .iter()
             .filter_map(|m| {
@@ -41,23 +38,14 @@ pub(super) fn blocks(data: &Value, label: Label) -> Vec<Block> {
                 })
             })
             .collect();
-        if bars.is_empty() {
-            out.push(no_data(
-                &format!("{name}'s speedup per scheme"),
-                "no model with a `speedup_pct`",
-            ));
-        } else {
-            out.push(Block::Plot(Plot {
-                title: format!(
-                    "{name}: speedup against the baseline per scheme (seed 004 figure 3.9)"
-                ),
-                label,
-                kind: PlotKind::Bars {
-                    y_label: "speedup (%)".to_owned(),
-                    bars,
-                },
-            }));
-        }
+        out.push(bars_or_no_data(
+            format!("{name}: speedup against the baseline per scheme (seed 004 figure 3.9)"),
+            label,
+            "speedup (%)",
+            bars,
+            &format!("{name}'s speedup per scheme"),
+            "no model with a `speedup_pct`",
+        ));
         if !models.is_empty() {
             out.push(json_table(
                 format!("{name}: each scheme's run ({label})"),
@@ -104,10 +92,7 @@ pub enum NoCoreSvg {
 /// report makes. Per model its name and its SVG, or why it has none.
 pub fn core_svgs(exp: &Value) -> Vec<(String, Result<String, NoCoreSvg>)> {
     let program = exp.get("experiment").and_then(Value::as_str).unwrap_or("?");
-    let models = exp
-        .get("models")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+    let models = array(exp, "models");
     let names = models.iter().map(|m| super::name_of(m.get("model")));
     let blocks = match core_plots(program, exp, models, Label::Modelled).pop() {
         Some(Block::Fold { blocks, .. }) => blocks,

@@ -296,10 +296,7 @@ fn a_waiting_main_thread_gets_no_slot_and_workers_toggle_by_slot() {
     }
     let out = sample_all(&mut c, 110 * MS, &used);
     assert_eq!(out.len(), 4, "every worker swaps: {out:?}");
-    assert!(out.contains(&Action::Affinity {
-        thread: workers[0],
-        cpus: CpuMask(2)
-    }));
+    assert!(out.contains(&affinity(workers[0], CpuMask(2))));
     // A worker gone from /proc is forgotten; one that exits likewise.
     used.remove(&workers[3]);
     c.on_fact(
@@ -399,16 +396,7 @@ fn slots_go_in_the_order_threads_were_first_seen_once_a_tenth_of_a_cpu_is_used()
     // Slots by first sight, asked in slot order: a slot 0 (CPU 0), b slot 1 (CPU 1); d none.
     assert_eq!(
         out,
-        vec![
-            Action::Affinity {
-                thread: a,
-                cpus: CpuMask(0b01)
-            },
-            Action::Affinity {
-                thread: b,
-                cpus: CpuMask(0b10)
-            },
-        ]
+        vec![affinity(a, CpuMask(0b01)), affinity(b, CpuMask(0b10))]
     );
     assert!(c.managed().contains(&(d, None)));
 }
@@ -474,6 +462,25 @@ fn one_fast_one_slow() -> CoreSets {
     }
 }
 
+/// The action that puts `thread` on `cpus`.
+fn affinity(thread: ThreadRef, cpus: CpuMask) -> Action {
+    Action::Affinity { thread, cpus }
+}
+
+/// A controller of `scheme` sampling every `sample_ns` on [`one_fast_one_slow`], with threads
+/// `pid`/`tid` and `pid`/`tid + 1` adopted at 0.
+fn two_threads(
+    scheme: Scheme,
+    sample_ns: u64,
+    (pid, tid): (i32, i32),
+) -> (Controller, CoreSets, ThreadRef, ThreadRef) {
+    let sets = one_fast_one_slow();
+    let mut c = Controller::new(scheme, sets, sample_ns);
+    let (a, b) = (t(pid, tid), t(pid, tid + 1));
+    adopt(&mut c, &[a, b]);
+    (c, sets, a, b)
+}
+
 /// `threads` adopted at 0.
 fn adopt(c: &mut Controller, threads: &[ThreadRef]) {
     for &thread in threads {
@@ -504,50 +511,29 @@ fn sample_with(c: &mut Controller, now: u64, cpu_work: &[(ThreadRef, u64, u64)])
 #[test]
 fn decisions_stay_on_the_grid_of_the_first_sample_when_the_substrate_is_late() {
     // Toggling every 100 ms, sensing every 50 ms: the grid is 50, 150, 250, … ms.
-    let sets = one_fast_one_slow();
-    let mut c = Controller::new(
+    let (mut c, sets, a, b) = two_threads(
         Scheme::Toggle {
             period_ns: 100 * MS,
         },
-        sets,
         50 * MS,
+        (1, 1),
     );
-    let (a, b) = (t(1, 1), t(1, 2));
-    adopt(&mut c, &[a, b]);
     let busy = |now_ms: u64| [(a, now_ms * MS / 2, 0), (b, now_ms * MS / 2, 0)];
     assert!(sample_with(&mut c, 50 * MS, &busy(50)).is_empty());
     assert_eq!(c.stats().decisions, 1);
     // Slots at 100 ms (epoch 0 of the grid from 50 ms): a fast, b slow.
     let out = sample_with(&mut c, 100 * MS, &busy(100));
-    assert_eq!(
-        out,
-        vec![
-            Action::Affinity {
-                thread: a,
-                cpus: sets.fast
-            },
-            Action::Affinity {
-                thread: b,
-                cpus: sets.slow
-            },
-        ]
-    );
+    assert_eq!(out, vec![affinity(a, sets.fast), affinity(b, sets.slow)]);
     assert_eq!(c.stats().slots, 2);
     // The substrate wakes late, at 170 ms: epoch (170 − 50) / 100 = 1, they swap, and the
     // next decision is at 250 ms, not 270.
     let out = sample_with(&mut c, 170 * MS, &busy(170));
     assert_eq!(out.len(), 2, "{out:?}");
-    assert!(out.contains(&Action::Affinity {
-        thread: a,
-        cpus: sets.slow
-    }));
+    assert!(out.contains(&affinity(a, sets.slow)));
     assert_eq!(c.stats().decisions, 2);
     assert!(sample_with(&mut c, 200 * MS, &busy(200)).is_empty());
     let out = sample_with(&mut c, 250 * MS, &busy(250));
-    assert!(out.contains(&Action::Affinity {
-        thread: a,
-        cpus: sets.fast
-    }));
+    assert!(out.contains(&affinity(a, sets.fast)));
     assert_eq!(c.stats().decisions, 3);
 }
 
@@ -559,35 +545,23 @@ fn affinity_schemes_decide_nothing_on_a_period_and_two_gives_a_pair() {
     assert!(sample_with(&mut c, 10 * MS, &[(a, 0, 0)]).is_empty());
     let out = sample_with(&mut c, 20 * MS, &[(a, 5 * MS, 0)]);
     // Slot 0 under affinity-2 on the Odroid: LITTLE CPU 0 and big CPU 4.
-    assert_eq!(
-        out,
-        vec![Action::Affinity {
-            thread: a,
-            cpus: CpuMask(0x11)
-        }]
-    );
+    assert_eq!(out, vec![affinity(a, CpuMask(0x11))]);
     assert_eq!(c.stats().decisions, 0);
 }
 
 #[test]
 fn equalising_keeps_a_fast_thread_there_until_it_leads_by_the_margin() {
-    let sets = one_fast_one_slow();
-    let mut c = Controller::new(
+    let (mut c, sets, a, b) = two_threads(
         Scheme::Equalise {
             period_ns: 100 * MS,
         },
-        sets,
         10 * MS,
+        (2, 2),
     );
-    let (a, b) = (t(2, 2), t(2, 3));
-    adopt(&mut c, &[a, b]);
     assert!(sample_with(&mut c, 10 * MS, &[(a, 0, 0), (b, 0, 0)]).is_empty());
     // Equal work: slot order, a fast.
     let out = sample_with(&mut c, 20 * MS, &[(a, 5 * MS, 0), (b, 5 * MS, 0)]);
-    assert!(out.contains(&Action::Affinity {
-        thread: a,
-        cpus: sets.fast
-    }));
+    assert!(out.contains(&affinity(a, sets.fast)));
     // At the decision (110 ms): a did 10 ms of work, b 7 ms. a leads by less than the 5 ms
     // margin, so it stays where it is.
     for now in (30..110).step_by(10) {
@@ -609,17 +583,5 @@ fn equalising_keeps_a_fast_thread_there_until_it_leads_by_the_margin() {
     }
     let lead_6ms = [(a, 105 * MS, 20 * MS), (b, 105 * MS, 14 * MS)];
     let out = sample_with(&mut c, 210 * MS, &lead_6ms);
-    assert_eq!(
-        out,
-        vec![
-            Action::Affinity {
-                thread: b,
-                cpus: sets.fast
-            },
-            Action::Affinity {
-                thread: a,
-                cpus: sets.slow
-            },
-        ]
-    );
+    assert_eq!(out, vec![affinity(b, sets.fast), affinity(a, sets.slow)]);
 }

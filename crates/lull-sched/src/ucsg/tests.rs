@@ -66,6 +66,11 @@ fn two_apps(u: &mut Ucsg<u32>) -> Vec<Decision<u32>> {
     out
 }
 
+/// The decisions of a cluster switch: move to `cluster`, then set its frequency to `khz`.
+fn switch_to<T>(cluster: usize, khz: u64) -> Vec<Decision<T>> {
+    vec![Decision::Cluster { cluster }, Decision::Frequency { khz }]
+}
+
 #[test]
 fn the_first_sample_is_one_period_after_the_start() {
     let cfg = UcsgConfig::galaxy_s4();
@@ -128,13 +133,7 @@ fn a_touch_goes_high_and_to_the_top_of_the_big_cluster_for_500_ms() {
     let mut out = Vec::new();
     u.touch(1000 * MS, &mut out);
     assert_eq!(nices(&out), vec![(FILES, -20)]);
-    assert_eq!(
-        out[1..],
-        [
-            Decision::Cluster { cluster: 1 },
-            Decision::Frequency { khz: 1_600_000 }
-        ]
-    );
+    assert_eq!(out[1..], switch_to(1, 1_600_000));
     assert_eq!(u.user().high_until_ns, Some(1500 * MS));
     // The first sampling period comes before the expiry.
     assert_eq!(u.next_deadline_ns(), 200 * MS);
@@ -411,26 +410,14 @@ fn half_scaling_after_two_rises_and_big_to_little_after_three_periods() {
     let out = step(&mut u, 200, 0, 250_000, 160);
     assert_eq!(out, vec![Decision::Frequency { khz: 300_000 }]);
     let out = step(&mut u, 400, 0, 300_000, 200);
-    assert_eq!(
-        out,
-        vec![
-            Decision::Cluster { cluster: 1 },
-            Decision::Frequency { khz: 900_000 }
-        ]
-    );
+    assert_eq!(out, switch_to(1, 900_000));
     assert_eq!(u.stats().half_scalings, 1);
     // On big with a light load: its lowest level twice, LITTLE on the third period.
     let out = step(&mut u, 800, 1, 900_000, 1);
     assert_eq!(out, vec![Decision::Frequency { khz: 800_000 }]);
     step(&mut u, 1000, 1, 800_000, 1);
     let out = step(&mut u, 1200, 1, 800_000, 1);
-    assert_eq!(
-        out,
-        vec![
-            Decision::Cluster { cluster: 0 },
-            Decision::Frequency { khz: 250_000 }
-        ]
-    );
+    assert_eq!(out, switch_to(0, 250_000));
     assert_eq!(u.stats().cluster_switches, 2);
 }
 

@@ -1,7 +1,6 @@
 //! Hackbench in the simulator: message counts, the spec's checks, the overhead's origin.
 
 use super::*;
-use crate::interbench::spec::ModelListError;
 use crate::interbench::test_specs;
 
 /// The spec, or the problem it was refused for.
@@ -96,19 +95,10 @@ fn bad_specs_are_refused_with_the_field_named() {
         err(spec_text(r#"["fifo"]"#, "[20]", 10, &cfs_and_vtcfs())),
         Problem::Syntax(_)
     ));
-    assert!(matches!(
-        err(spec_text(r#"["pipe"]"#, "[20]", 10, &cfs_and_vtcfs()).replace("tegra-250", "vax")),
-        Problem::UnknownPlatform(_)
-    ));
-    let eevdf_tick = r#"
-[[models]]
-name = "eevdf"
-policy = { scheduler = "eevdf", preempt_tick_us = 5000 }
-"#;
-    assert!(matches!(
-        err(spec_text(r#"["pipe"]"#, "[20]", 10, eevdf_tick)),
-        Problem::Models(ModelListError::Policy { .. })
-    ));
+    test_specs::assert_refuses_bad_headers_and_models(
+        |models| spec_text(r#"["pipe"]"#, "[20]", 10, models),
+        err,
+    );
     let text = spec_text(r#"["pipe"]"#, "[20]", 10, &cfs_and_vtcfs());
     let mut spec = parse(&text).unwrap();
     spec.seed_size();

@@ -191,9 +191,7 @@ impl IdleForcing for Hackbench {}
 impl Workload for Hackbench {
     /// Every worker is released at once (hackbench's "GO" on the wake pipe they all poll).
     fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
-        for t in 0..self.workers.len() {
-            k.wake(t, &*self, cx);
-        }
+        k.wake_each(0..self.workers.len(), &*self, cx);
     }
 
     fn finished(&self) -> bool {

@@ -441,9 +441,7 @@ impl IdleForcing for InterbenchUser {}
 
 impl Workload for InterbenchUser {
     fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
-        for t in 0..self.threads.len() {
-            k.wake(t, &*self, cx);
-        }
+        k.wake_each(0..self.threads.len(), &*self, cx);
     }
 
     fn finished(&self) -> bool {

@@ -1,7 +1,7 @@
 //! Interbench in the simulator: the emulated tasks' cadence, the spec's checks, and VT-CFS
 //! against CFS under Burn.
 
-use super::spec::{InterbenchSpec, ModelListError};
+use super::spec::InterbenchSpec;
 use super::test_specs;
 use super::*;
 
@@ -152,67 +152,37 @@ fn repetitions_pool_their_samples() {
 #[test]
 fn bad_specs_are_refused_with_the_field_named() {
     let err = |t: String| parse(&t).unwrap_err();
-    assert!(matches!(
-        err(spec_text("x", r#"["x"]"#, &cfs_and_vtcfs())),
-        Problem::Invalid { field: "loads", .. }
-    ));
-    assert!(matches!(
-        err(spec_text("audio", r#"["burn", "burn"]"#, &cfs_and_vtcfs())),
-        Problem::Invalid { field: "loads", .. }
-    ));
-    assert!(matches!(
-        err(spec_text("audio", "[]", &cfs_and_vtcfs())),
-        Problem::Invalid { field: "loads", .. }
-    ));
-    assert!(matches!(
-        err(spec_text("audio", r#"["gaming"]"#, &cfs_and_vtcfs())),
-        Problem::Syntax(_)
-    ));
-    assert!(matches!(
-        err(spec_text("mp3", r#"["none"]"#, &cfs_and_vtcfs())),
-        Problem::Syntax(_)
-    ));
-    assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs())
-            .replace("duration_s = 10", "duration_s = 0")),
-        Problem::Invalid {
-            field: "duration_s",
-            ..
-        }
-    ));
-    assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs())
-            .replace("repeats = 1", "repeats = 0")),
-        Problem::Invalid {
-            field: "repeats",
-            ..
-        }
-    ));
-    assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs()).replace("tegra-250", "pdp-11")),
-        Problem::UnknownPlatform(_)
-    ));
-    assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, "")),
-        Problem::Syntax(_) | Problem::Models(ModelListError::Empty)
-    ));
-    // A preemption tick that is not a whole number of the Tegra 250's 1 ms ticks.
-    let bad_tick = r#"
-[[models]]
-name = "vtcfs"
-policy = { scheduler = "vtcfs", preempt_tick_us = 2500 }
-"#;
-    assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, bad_tick)),
-        Problem::Models(ModelListError::Policy { .. })
-    ));
-    let twice = cfs_and_vtcfs().repeat(2);
-    assert!(matches!(
-        err(spec_text("audio", r#"["none"]"#, &twice)),
-        Problem::Models(ModelListError::Duplicate(_))
-    ));
-    let unknown_field = spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs()) + "\nwarmup_s = 3\n";
-    assert!(matches!(err(unknown_field), Problem::Syntax(_)));
+    let audio = |from: &str, to: &str| {
+        spec_text("audio", r#"["none"]"#, &cfs_and_vtcfs()).replace(from, to)
+    };
+    // Specs refused naming the field.
+    for (text, field) in [
+        (spec_text("x", r#"["x"]"#, &cfs_and_vtcfs()), "loads"),
+        (
+            spec_text("audio", r#"["burn", "burn"]"#, &cfs_and_vtcfs()),
+            "loads",
+        ),
+        (spec_text("audio", "[]", &cfs_and_vtcfs()), "loads"),
+        (audio("duration_s = 10", "duration_s = 0"), "duration_s"),
+        (audio("repeats = 1", "repeats = 0"), "repeats"),
+    ] {
+        let e = err(text.clone());
+        assert!(
+            matches!(e, Problem::Invalid { field: f, .. } if f == field),
+            "{text}: {e:?}"
+        );
+    }
+    // An unknown load or benchmark is no spec at all.
+    for text in [
+        spec_text("audio", r#"["gaming"]"#, &cfs_and_vtcfs()),
+        spec_text("mp3", r#"["none"]"#, &cfs_and_vtcfs()),
+    ] {
+        assert!(matches!(err(text), Problem::Syntax(_)));
+    }
+    test_specs::assert_refuses_bad_headers_and_models(
+        |models| spec_text("audio", r#"["none"]"#, models),
+        err,
+    );
 }
 
 #[test]

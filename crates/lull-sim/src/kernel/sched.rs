@@ -20,6 +20,19 @@ impl Kernel<'_> {
         self.wake_gated(t, true, u, cx);
     }
 
+    /// [`Kernel::wake`]s each of `threads` in turn (a workload's start: the threads that run
+    /// from the beginning).
+    pub fn wake_each(
+        &mut self,
+        threads: impl IntoIterator<Item = usize>,
+        u: &dyn Userspace,
+        cx: &mut Cx<'_, '_>,
+    ) {
+        for t in threads {
+            self.wake(t, u, cx);
+        }
+    }
+
     /// As [`Kernel::wake`]; `gate` false at thread creation, when every thread runs its
     /// initialisation (the event thread must reach `esm_wait` before guiS gates it).
     pub fn wake_gated(&mut self, t: usize, gate: bool, u: &dyn Userspace, cx: &mut Cx<'_, '_>) {

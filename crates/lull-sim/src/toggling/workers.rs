@@ -139,9 +139,7 @@ impl IdleForcing for Program {}
 impl Workload for Program {
     /// Every worker starts at once (created by the main thread, which then waits in `join`).
     fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
-        for t in 0..self.workers.len() {
-            k.wake(t, &*self, cx);
-        }
+        k.wake_each(0..self.workers.len(), &*self, cx);
     }
 
     fn finished(&self) -> bool {

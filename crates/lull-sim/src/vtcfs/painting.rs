@@ -199,9 +199,7 @@ impl Painting {
 
     /// Starts the hogs.
     pub fn start(&mut self, k: &mut Kernel<'_>, cx: &mut Cx<'_, '_>) {
-        for t in self.hogs.clone() {
-            k.wake(t, &*self, cx);
-        }
+        k.wake_each(self.hogs.clone(), &*self, cx);
     }
 
     /// Touch `i` reaches the touchscreen now: its interrupt.

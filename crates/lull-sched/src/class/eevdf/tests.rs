@@ -52,6 +52,34 @@ fn first_runs_then(class: &mut Eevdf, first: TaskId, ran_ns: u64, next: TaskId) 
     assert_eq!(class.pick_next(CPU, ran_ns), Some(next));
 }
 
+/// Queues `task` on CPU 0 (`how`) and checks where it was placed: its vruntime and deadline.
+fn queued_at(class: &mut Eevdf, task: TaskId, how: Enqueue, vruntime: u64, deadline: u64) {
+    class.enqueue(CPU, task, how);
+    assert_eq!(
+        (class.vruntime(task), class.deadline(task)),
+        (Some(vruntime), Some(deadline)),
+        "{task:?} placed"
+    );
+}
+
+/// `task`, just queued, preempts the current task on CPU 0 and is the pick at `now_ns`.
+fn preempts_and_is_picked(class: &mut Eevdf, task: TaskId, now_ns: u64) {
+    assert!(class.wakeup_preempt(CPU, task));
+    class.put_prev(CPU);
+    assert_eq!(class.pick_next(CPU, now_ns), Some(task));
+    class.check_invariants();
+}
+
+/// On CPU 0 with `a` and `c` queued as new at V = 0: `a` runs 300 000 first, so V =
+/// (300 000 + 0) / 2 = 150 000 and `c`, eligible, goes next; `c` sleeps at once, owed V − v =
+/// 150 000, and `a` is picked again at 300 000.
+fn a_runs_ahead_and_c_sleeps_owed(class: &mut Eevdf, a: TaskId, c: TaskId) {
+    first_runs_then(class, a, 300_000, c);
+    class.block(CPU, c);
+    assert_eq!(class.saved_lag(c), Some(150_000));
+    assert_eq!(class.pick_next(CPU, 300_000), Some(a));
+}
+
 #[test]
 fn a_sleeper_owed_time_is_placed_left_of_v_and_a_new_task_gets_half_a_slice() {
     let mut eevdf = one_cpu();
@@ -61,25 +89,17 @@ fn a_sleeper_owed_time_is_placed_left_of_v_and_a_new_task_gets_half_a_slice() {
     eevdf.enqueue(CPU, a, Enqueue::New);
     eevdf.enqueue(CPU, c, Enqueue::New);
     assert_eq!(eevdf.deadline(c), Some(350_000));
-    // V = (300 000 + 0) / 2 = 150 000: A has run ahead, C is eligible.
-    first_runs_then(&mut eevdf, a, 300_000, c);
-    // C sleeps at once, owed V − v = 150 000.
-    eevdf.block(CPU, c);
-    assert_eq!(eevdf.saved_lag(c), Some(150_000));
-    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
+    // A runs ahead, C sleeps owed 150 000, A is back on the CPU.
+    a_runs_ahead_and_c_sleeps_owed(&mut eevdf, a, c);
     eevdf.update_curr(CPU, 1_000_000);
     // A alone: v = 1 300 000, a new request to 2 000 000.
     assert_eq!(eevdf.deadline(a), Some(2_000_000));
     // B is new: placed at V = 1 300 000, deadline half a slice on: 1 650 000.
-    eevdf.enqueue(CPU, b, Enqueue::New);
-    assert_eq!(eevdf.vruntime(b), Some(1_300_000));
-    assert_eq!(eevdf.deadline(b), Some(1_650_000));
+    queued_at(&mut eevdf, b, Enqueue::New, 1_300_000, 1_650_000);
     // C wakes. W = 2048 (A and B), V = 1 300 000. Its lag is inflated by
     // (W + w) / W = 3072 / 2048: 150 000 × 1.5 = 225 000, so v = 1 075 000 and
     // d = v + 700 000 = 1 775 000 (a full request).
-    eevdf.enqueue(CPU, c, Enqueue::Wakeup);
-    assert_eq!(eevdf.vruntime(c), Some(1_075_000));
-    assert_eq!(eevdf.deadline(c), Some(1_775_000));
+    queued_at(&mut eevdf, c, Enqueue::Wakeup, 1_075_000, 1_775_000);
     // Joining moved V to (1 300 000 × 2 + 1 075 000) / 3 = 1 225 000: C's lag is 150 000
     // again, what it slept with.
     assert_eq!(eevdf.avg_vruntime(CPU), 1_225_000);
@@ -118,9 +138,7 @@ fn a_sleeper_that_ran_ahead_is_placed_right_of_v() {
     eevdf.enqueue(CPU, c, Enqueue::New);
     // A wakes: W = 2048, V = 1 000 000, lag −350 000 × 3072 / 2048 = −525 000, so
     // v = 1 525 000 and d = 2 225 000.
-    eevdf.enqueue(CPU, a, Enqueue::Wakeup);
-    assert_eq!(eevdf.vruntime(a), Some(1_525_000));
-    assert_eq!(eevdf.deadline(a), Some(2_225_000));
+    queued_at(&mut eevdf, a, Enqueue::Wakeup, 1_525_000, 2_225_000);
     // V' = (1 000 000 × 2 + 1 525 000) / 3 = 1 175 000: A is 350 000 ahead again.
     assert_eq!(eevdf.avg_vruntime(CPU), 1_175_000);
     assert_eq!(eevdf.is_eligible(a), Some(false));
@@ -259,9 +277,7 @@ fn a_shorter_slice_that_does_not_preempt_shortens_the_protection() {
     // V = (220 000 + 300 000) / 2 = 260 000. S wakes here at V: v = 260 000,
     // d = 360 000. Unprotected, the pick is still A (eligible, deadline 350 000 < 360 000),
     // so no preemption, but A's protection now ends 0.1 ms on: 220 000 + 100 000.
-    eevdf.enqueue(CPU, s, Enqueue::Wakeup);
-    assert_eq!(eevdf.vruntime(s), Some(260_000));
-    assert_eq!(eevdf.deadline(s), Some(360_000));
+    queued_at(&mut eevdf, s, Enqueue::Wakeup, 260_000, 360_000);
     assert!(!eevdf.wakeup_preempt(CPU, s));
     assert_eq!(eevdf.protected_until(CPU), Some(320_000));
     eevdf.update_curr(CPU, 99_999);
@@ -279,27 +295,19 @@ fn an_ineligible_current_task_loses_its_protection_and_its_earlier_deadline() {
     let t = queue_new(&mut eevdf, &[FairParams::nice(0); 2]);
     let (a, c) = (t[0], t[1]);
     // V = 150 000: A ran ahead, C goes, and sleeps at once owed 150 000.
-    first_runs_then(&mut eevdf, a, 300_000, c);
-    eevdf.block(CPU, c);
-    assert_eq!(eevdf.saved_lag(c), Some(150_000));
+    a_runs_ahead_and_c_sleeps_owed(&mut eevdf, a, c);
     // A alone again: v = 300 000, its request still ends at 350 000, and it is protected
     // to that deadline (the shortest slice on the queue is its own).
-    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(a));
     assert_eq!(eevdf.deadline(a), Some(350_000));
     assert_eq!(eevdf.protected_until(CPU), Some(350_000));
     // C wakes: V = 300 000, its lag inflated by (1024 + 1024) / 1024 to 300 000, so v = 0 and
     // d = 700 000. Joining moves V to 150 000: A (300 000) is no longer eligible.
-    eevdf.enqueue(CPU, c, Enqueue::Wakeup);
-    assert_eq!(eevdf.vruntime(c), Some(0));
-    assert_eq!(eevdf.deadline(c), Some(700_000));
+    queued_at(&mut eevdf, c, Enqueue::Wakeup, 0, 700_000);
     assert_eq!(eevdf.avg_vruntime(CPU), 150_000);
     assert_eq!(eevdf.is_eligible(a), Some(false));
     // A is protected and its deadline (350 000) is earlier than C's, yet C is the pick: an
     // ineligible current entity is not a candidate (same slices, so no `do_preempt_short`).
-    assert!(eevdf.wakeup_preempt(CPU, c));
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(c));
-    eevdf.check_invariants();
+    preempts_and_is_picked(&mut eevdf, c, 300_000);
 }
 
 /// A deadline tie between the current entity and the tree's best goes to the tree: the
@@ -322,10 +330,7 @@ fn a_deadline_tie_with_the_current_task_goes_to_the_waiting_one() {
     assert_eq!(eevdf.is_eligible(s), Some(true));
     // S's shorter slice lifts A's protection for the check; both are eligible with equal
     // deadlines, and the tie goes to S.
-    assert!(eevdf.wakeup_preempt(CPU, s));
-    eevdf.put_prev(CPU);
-    assert_eq!(eevdf.pick_next(CPU, 300_000), Some(s));
-    eevdf.check_invariants();
+    preempts_and_is_picked(&mut eevdf, s, 300_000);
 }
 
 #[test]
@@ -374,9 +379,7 @@ fn a_sleeper_that_owes_service_stays_queued_until_picked_or_woken() {
 
     // c) S wakes once its lag has turned positive (50 000 in case a): DELAY_ZERO places it
     //    afresh at the V of the others (A alone, 400 000) with a new request.
-    woken_late.enqueue(CPU, s, Enqueue::Wakeup);
-    assert_eq!(woken_late.vruntime(s), Some(400_000));
-    assert_eq!(woken_late.deadline(s), Some(1_100_000));
+    queued_at(&mut woken_late, s, Enqueue::Wakeup, 400_000, 1_100_000);
     woken_late.check_invariants();
 }
 
@@ -586,9 +589,7 @@ fn place_lag_places_a_sleeper_by_its_lag_and_without_it_at_v() {
     let mut linux = one_cpu();
     let (a, _) = a_sleeper_with_lag_and_a_runner_at_100_000(&mut linux);
     // W = 1024: lag −150 000 × 2048 / 1024 = −300 000, so v = 400 000, d = v + 700 000.
-    linux.enqueue(CPU, a, Enqueue::Wakeup);
-    assert_eq!(linux.vruntime(a), Some(400_000));
-    assert_eq!(linux.deadline(a), Some(1_100_000));
+    queued_at(&mut linux, a, Enqueue::Wakeup, 400_000, 1_100_000);
     // V' = (100 000 + 400 000) / 2: A is 150 000 ahead again.
     assert_eq!(linux.avg_vruntime(CPU), 250_000);
     linux.check_invariants();
@@ -599,9 +600,7 @@ fn place_lag_places_a_sleeper_by_its_lag_and_without_it_at_v() {
     };
     let mut no_lag = with_features(1, features);
     let (a, _) = a_sleeper_with_lag_and_a_runner_at_100_000(&mut no_lag);
-    no_lag.enqueue(CPU, a, Enqueue::Wakeup);
-    assert_eq!(no_lag.vruntime(a), Some(100_000));
-    assert_eq!(no_lag.deadline(a), Some(800_000));
+    queued_at(&mut no_lag, a, Enqueue::Wakeup, 100_000, 800_000);
     assert_eq!(no_lag.avg_vruntime(CPU), 100_000);
     no_lag.check_invariants();
 }
@@ -617,9 +616,7 @@ fn a_sleeper_waking_on_an_empty_queue_forgets_its_lag() {
     assert_eq!(eevdf.saved_lag(b), Some(0));
     assert_eq!(eevdf.nr_queued(CPU), 0);
     assert_eq!(eevdf.avg_vruntime(CPU), 100_000);
-    eevdf.enqueue(CPU, a, Enqueue::Wakeup);
-    assert_eq!(eevdf.vruntime(a), Some(100_000));
-    assert_eq!(eevdf.deadline(a), Some(800_000));
+    queued_at(&mut eevdf, a, Enqueue::Wakeup, 100_000, 800_000);
     assert_eq!(eevdf.pick_next(CPU, 400_000), Some(a));
     eevdf.check_invariants();
 }
@@ -656,9 +653,7 @@ fn without_delay_zero_a_delayed_sleeper_keeps_a_positive_lag() {
     assert_eq!(eevdf.sleeping_on(s), None);
     assert_eq!(eevdf.saved_lag(s), Some(50_000));
     // S wakes: V = 400 000 (A alone), W = 1024: 50 000 × 2048 / 1024 = 100 000 left of V.
-    eevdf.enqueue(CPU, s, Enqueue::Wakeup);
-    assert_eq!(eevdf.vruntime(s), Some(300_000));
-    assert_eq!(eevdf.deadline(s), Some(1_000_000));
+    queued_at(&mut eevdf, s, Enqueue::Wakeup, 300_000, 1_000_000);
     eevdf.check_invariants();
 }
 

@@ -238,9 +238,7 @@ impl Scene {
         if let Some(f) = &self.ftp {
             first.push(f.tid);
         }
-        for t in first {
-            k.wake(t, &*self, cx);
-        }
+        k.wake_each(first, &*self, cx);
     }
 
     /// The UCSG daemon samples, tracking `threads` threads: it runs its work.
