@@ -37,7 +37,7 @@ pub mod work;
 
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -479,20 +479,19 @@ impl BaselineHandler for LoopHandler {
     }
 }
 
-/// Takes ownership of the inherited hub descriptor after checking it names a socket.
+/// Takes ownership of the inherited hub descriptor and checks it is a socket (one that is not
+/// is closed with the refusal: the number was this app's to use).
 fn adopt_hub_fd(fd: RawFd) -> Result<OwnedFd, AppError> {
     let bad = |why: String| AppError::BadHubFd { fd, why };
     if fd < 3 {
         return Err(bad("standard streams are not a hub connection".into()));
     }
-    let target = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+    // SAFETY: the number was passed on this process's command line for the hub connection
+    // alone, and it is adopted once, here; nothing else in the process opens or owns it.
+    let owned = unsafe { sys::adopt_inherited_fd(fd) }
         .map_err(|e| bad(format!("not an open descriptor ({e})")))?;
-    if !target.to_string_lossy().starts_with("socket:") {
-        return Err(bad(format!("is {}, not a socket", target.display())));
-    }
-    // SAFETY: the descriptor is open (checked above), was inherited for this purpose, and
-    // nothing else in this process refers to it; the OwnedFd becomes its only owner.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    sys::socket_type(owned.as_fd()).map_err(|e| bad(format!("not a socket ({e})")))?;
+    Ok(owned)
 }
 
 /// The baseline's app loop on a thread of its own.
@@ -729,5 +728,20 @@ mod tests {
             adopt_hub_fd(1 << 20),
             Err(AppError::BadHubFd { .. })
         ));
+        // A regular file handed over is refused (and closed: it was given up to the call).
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
+        let raw = std::os::fd::IntoRawFd::into_raw_fd(file);
+        match adopt_hub_fd(raw) {
+            Err(AppError::BadHubFd { fd, why }) => {
+                assert_eq!(fd, raw);
+                assert!(why.contains("not a socket"), "{why}");
+            }
+            other => panic!("a regular file adopted as the hub: {other:?}"),
+        }
+        // A socket is adopted.
+        let (one, _other) = sys::seqpacket_pair().unwrap();
+        let raw = std::os::fd::IntoRawFd::into_raw_fd(one);
+        let hub = adopt_hub_fd(raw).unwrap();
+        assert_eq!(std::os::fd::AsRawFd::as_raw_fd(&hub), raw);
     }
 }
