@@ -2,6 +2,8 @@
 
 use std::process::Command;
 
+use lull_os::fileout::ScratchDir;
+
 fn lull(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_lull"))
         .args(args)
@@ -26,12 +28,11 @@ fn input_show_summarises_and_lists_a_trace() {
 
 #[test]
 fn input_show_names_the_bad_line() {
-    let dir = std::env::temp_dir().join(format!("lull-input-show-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = ScratchDir::new("lull-input-show").unwrap();
+    let dir = scratch.path();
     let bad = dir.join("bad.trace");
     std::fs::write(&bad, "lull-trace 1\n5 key 30 down\n3 key 30 up\n").unwrap();
     let out = lull(&["input", "show", bad.to_str().unwrap()]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -60,8 +61,8 @@ fn doctor_gives_a_remedy_for_every_missing_piece() {
 #[test]
 fn input_record_writes_a_trace_from_a_pipe_of_input_events() {
     use lull_model::{RawEvent, TouchPhase};
-    let dir = std::env::temp_dir().join(format!("lull-input-record-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = ScratchDir::new("lull-input-record").unwrap();
+    let dir = scratch.path();
     let fifo = dir.join("events");
     let out_file = dir.join("out.trace");
     assert!(Command::new("mkfifo")
@@ -121,7 +122,6 @@ fn input_record_writes_a_trace_from_a_pipe_of_input_events() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("3 events over 0.500 s"), "{err}");
     let text = std::fs::read_to_string(&out_file).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(
         body,
@@ -139,8 +139,8 @@ fn input_record_writes_a_trace_from_a_pipe_of_input_events() {
 /// is left as it was.
 #[test]
 fn input_record_refuses_to_write_through_a_symlink() {
-    let dir = std::env::temp_dir().join(format!("lull-input-link-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = ScratchDir::new("lull-input-link").unwrap();
+    let dir = scratch.path();
     let target = dir.join("precious");
     std::fs::write(&target, "keep me").unwrap();
     let link = dir.join("out.trace");
@@ -160,7 +160,6 @@ fn input_record_refuses_to_write_through_a_symlink() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     let kept = std::fs::read_to_string(&target).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
     assert_eq!(kept, "keep me");
@@ -168,7 +167,8 @@ fn input_record_refuses_to_write_through_a_symlink() {
 
 #[test]
 fn input_inject_without_a_daemon_names_the_socket_and_the_remedy() {
-    let dir = std::env::temp_dir().join(format!("lull-input-inject-{}", std::process::id()));
+    let scratch = ScratchDir::new("lull-input-inject").unwrap();
+    let dir = scratch.path();
     let out = lull(&[
         "input",
         "inject",

@@ -402,7 +402,10 @@ pub fn run(spec: &SchedSpec) -> Result<SchedReport, SchedCompareError> {
         .map(|s| s.trim().to_owned())
         .unwrap_or_default();
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-    let stats = std::env::temp_dir().join(format!("lull-scx-stats-{}.json", std::process::id()));
+    // A private directory for lull-scx's statistics file (run as root: no predictable name in
+    // the shared temporary directory), removed when the comparison ends.
+    let scratch = lull_os::fileout::ScratchDir::new("lull-scx-stats")?;
+    let stats = scratch.path().join("stats.json");
     let mut skipped = Vec::new();
     let mut programs = Vec::new();
     for &s in &spec.schedulers {

@@ -98,15 +98,11 @@ mod tests {
     use lull_report::{write, Label, Provenance};
     use serde_json::json;
 
-    fn dir(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("lull-py-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
-    }
-
     #[test]
     fn every_leaf_is_a_row_with_its_provenance() {
-        let d = dir("rows");
+        // A results directory not yet made, inside a private one removed on drop.
+        let scratch = lull_os::fileout::ScratchDir::new("lull-py-rows").unwrap();
+        let d = scratch.path().join("results");
         let data = json!({"a": {"b/c": 1.5, "t": "x"}, "l": [true, null]});
         let f = ResultFile::new(
             "marz",
@@ -136,7 +132,6 @@ mod tests {
         assert_eq!(rows[2].value, Some(1.0));
         assert_eq!(rows[4].error.as_deref(), Some("needs root"));
         assert_eq!(rows[4].label, "measured");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -408,16 +408,15 @@ mod tests {
         }
     }
 
-    fn temp_dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("lulld-activation-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A private directory for a test's sockets, removed on drop (even when the test fails).
+    fn scratch(tag: &str) -> lull_os::fileout::ScratchDir {
+        lull_os::fileout::ScratchDir::new(&format!("lulld-activation-{tag}")).unwrap()
     }
 
     #[test]
     fn ready_reaches_a_datagram_socket_by_path_and_by_abstract_name() {
-        let dir = temp_dir("notify");
+        let scratch = scratch("notify");
+        let dir = scratch.path();
         let path = dir.join("notify.sock");
         let rx = UnixDatagram::bind(&path).unwrap();
         notify_to(&NotifyTarget::Path(path), "READY=1\nSTATUS=test").unwrap();
@@ -432,7 +431,6 @@ mod tests {
         notify_to(&NotifyTarget::Abstract(name.into_bytes()), "READY=1").unwrap();
         let n = rx.recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"READY=1");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// `adopt` of a socket this test gives up.
@@ -447,7 +445,8 @@ mod tests {
 
     #[test]
     fn adopt_checks_the_socket() {
-        let dir = temp_dir("adopt");
+        let scratch = scratch("adopt");
+        let dir = scratch.path();
         let esm = dir.join("esm.sock");
         let listening = sys::seqpacket_listen(&esm).unwrap();
         let a = adopt_owned(listening, "esm", SocketType::SeqPacket).unwrap();
@@ -470,6 +469,5 @@ mod tests {
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let e = adopt_owned(OwnedFd::from(udp), "kds", SocketType::Stream).unwrap_err();
         assert!(e.to_string().contains("not a Unix socket"), "{e}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -6,12 +6,12 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::thread;
 
 use lull_esm::EsmConfig;
 use lull_os::event_loop::{FnSource, LoopCtl, PostAction, Source};
+use lull_os::fileout::ScratchDir;
 use lull_os::sys;
 
 use lull_model::{AppId, ThreadCategory};
@@ -72,22 +72,20 @@ pub struct TestDaemon {
     pub path: PathBuf,
     stopper: Stopper,
     handle: thread::JoinHandle<DaemonReport>,
+    /// The private directory of the sockets, removed after the daemon (fields drop in order).
+    _scratch: ScratchDir,
 }
 
 impl TestDaemon {
-    /// Binds a daemon with `esm` on a socket named after `tag` (unique per process and call),
-    /// lets `setup` add its sources, and runs it. Returns once the daemon is accepting.
+    /// Binds a daemon with `esm` on a socket named after `tag` in a private directory of its
+    /// own, lets `setup` add its sources, and runs it. Returns once the daemon is accepting.
     pub fn start(
         tag: &str,
         esm: EsmConfig,
         setup: impl FnOnce(&mut Daemon) -> io::Result<()> + Send + 'static,
     ) -> TestDaemon {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "lull-test-{tag}-{}-{}.sock",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
+        let scratch = ScratchDir::new("lull-test-daemon").unwrap();
+        let path = scratch.path().join(format!("{tag}.sock"));
         let (tx, rx) = std::sync::mpsc::channel();
         let socket_path = path.clone();
         let handle = thread::spawn(move || {
@@ -101,6 +99,7 @@ impl TestDaemon {
             path,
             stopper,
             handle,
+            _scratch: scratch,
         }
     }
 

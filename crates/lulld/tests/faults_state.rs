@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use lull_actuate::freezer::{Freezer, FreezerKind};
+use lull_os::fileout::ScratchDir;
 use lull_os::sys;
 
 /// Hang guard for one daemon's start-up or exit; generous, never a measurement.
@@ -21,11 +22,9 @@ const GUARD: Duration = Duration::from_secs(20);
 
 const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
 
-fn scratch(tag: &str) -> PathBuf {
-    let d = PathBuf::from(format!("/tmp/lull-faults-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A private directory for one case, removed on drop (even when the case fails).
+fn scratch(tag: &str) -> ScratchDir {
+    ScratchDir::new(&format!("lull-faults-{tag}")).unwrap()
 }
 
 /// The cgroup v2 mount point (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on a hybrid layout).
@@ -167,7 +166,8 @@ fn every_terminating_signal_cleans_up_as_sigterm_does() {
         ("SIGALRM", sys::SIGALRM),
         ("SIGPIPE", sys::SIGPIPE),
     ] {
-        let dir = scratch(&format!("sig-{sig}"));
+        let scratch_dir = scratch(&format!("sig-{sig}"));
+        let dir = scratch_dir.path().to_path_buf();
         let esm = dir.join("esm.sock");
         let kds = dir.join("kds.sock");
         let ns = format!("lull-faults-sig{sig}-{}", std::process::id());
@@ -191,7 +191,6 @@ fn every_terminating_signal_cleans_up_as_sigterm_does() {
         assert!(d.stderr().contains(name), "{name}: {}", d.stderr());
         assert!(!esm.exists() && !kds.exists(), "{name}: socket files left");
         assert!(!cg.exists(), "{name}: cgroup {} left", cg.display());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 
@@ -271,7 +270,9 @@ fn a_start_after_sigkill_thaws_what_the_dead_freezer_left() {
     );
     assert!(cgroup_of(victim.id()).contains(&ns));
 
-    let dir = scratch("kill");
+    let scratch_dir = scratch("kill");
+
+    let dir = scratch_dir.path().to_path_buf();
     let esm = dir.join("esm.sock");
     let mut d = Daemon::start(&["--socket", esm.to_str().unwrap(), "--guis-namespace", &ns]);
     let up = d.wait_line("listening on");
@@ -286,7 +287,6 @@ fn a_start_after_sigkill_thaws_what_the_dead_freezer_left() {
     assert!(!cg.exists());
     victim.kill().unwrap();
     victim.wait().unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -297,7 +297,8 @@ fn a_live_freezer_is_not_adopted() {
     let ns = format!("lull-faults-live-{}", std::process::id());
     let f = Freezer::open(&ns).unwrap();
     assert_eq!(f.kind(), FreezerKind::V2Threaded);
-    let dir = scratch("live");
+    let scratch_dir = scratch("live");
+    let dir = scratch_dir.path().to_path_buf();
     let esm = dir.join("esm.sock");
     let err = run_failing(&["--socket", esm.to_str().unwrap(), "--guis-namespace", &ns]);
     assert!(err.contains("held by a running freezer"), "{err}");
@@ -305,12 +306,12 @@ fn a_live_freezer_is_not_adopted() {
     assert!(!esm.exists() && !dir.join("kds.sock").exists(), "{err}");
     assert!(f.root().is_dir());
     drop(f);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_failed_start_up_leaves_no_socket_files() {
-    let dir = scratch("failed");
+    let scratch_dir = scratch("failed");
+    let dir = scratch_dir.path().to_path_buf();
     let esm = dir.join("esm.sock");
     let missing = dir.join("no-such-trace");
     let err = run_failing(&[
@@ -323,12 +324,12 @@ fn a_failed_start_up_leaves_no_socket_files() {
     ]);
     assert!(err.contains("no-such-trace"), "{err}");
     assert!(!esm.exists() && !dir.join("kds.sock").exists(), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn socket_paths_that_are_not_lulls_are_left_alone() {
-    let dir = scratch("paths");
+    let scratch_dir = scratch("paths");
+    let dir = scratch_dir.path().to_path_buf();
     // A regular file at --socket is kept.
     let file = dir.join("precious");
     std::fs::write(&file, b"keep").unwrap();
@@ -378,13 +379,13 @@ fn socket_paths_that_are_not_lulls_are_left_alone() {
     ]);
     assert!(err.contains("cannot share the socket"), "{err}");
     assert!(!same.exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn file_output_refuses_devices_and_symlinks_and_cleans_up_after_enospc() {
     use lull_os::fileout::{write_file_atomically, FileOutError};
-    let dir = scratch("fileout");
+    let scratch_dir = scratch("fileout");
+    let dir = scratch_dir.path().to_path_buf();
     // /dev/full stays a device.
     let e = write_file_atomically(Path::new("/dev/full"), b"png").unwrap_err();
     assert!(matches!(e, FileOutError::NotRegular { .. }), "{e}");
@@ -396,14 +397,14 @@ fn file_output_refuses_devices_and_symlinks_and_cleans_up_after_enospc() {
     std::os::unix::fs::symlink(&target, &link).unwrap();
     assert!(write_file_atomically(&link, b"results").is_err());
     assert_eq!(std::fs::read(&target).unwrap(), b"victim");
-    std::fs::remove_dir_all(&dir).unwrap();
 
     // A full disk: a 64 KiB tmpfs, a 1 MiB write.
     if lull_os::sys::geteuid() != 0 {
         lull_testkit::skip("the ENOSPC case needs root (mounting a tmpfs)");
         return;
     }
-    let mnt = scratch("enospc");
+    let scratch_dir = scratch("enospc");
+    let mnt = scratch_dir.path().to_path_buf();
     let ok = Command::new("mount")
         .args([
             "-t",

@@ -63,9 +63,9 @@ fn systemd_analyze_verify_accepts_the_units() {
     };
     assert!(out.status.success());
     // A copy whose ExecStart= names the binary just built: verify checks that it exists.
-    let dir = std::env::temp_dir().join(format!("lulld-units-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    // A private directory, removed on drop even when verification fails.
+    let scratch = lull_os::fileout::ScratchDir::new("lulld-units").unwrap();
+    let dir = scratch.path();
     let service = unit("lulld.service").replace(
         "ExecStart=/usr/local/bin/lulld",
         &format!("ExecStart={}", env!("CARGO_BIN_EXE_lulld")),
@@ -82,7 +82,6 @@ fn systemd_analyze_verify_accepts_the_units() {
         .unwrap();
     let said =
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    let _ = std::fs::remove_dir_all(&dir);
     // Unknown keys and bad values are only warnings to verify: any output is a failure here.
     assert!(
         out.status.success() && said.trim().is_empty(),

@@ -275,9 +275,11 @@ mod tests {
         }
     }
 
-    fn daemon(tag: &str, kds: bool) -> Daemon {
-        let socket_path =
-            std::env::temp_dir().join(format!("lull-policy-{tag}-{}.sock", std::process::id()));
+    /// A bound daemon, its sockets in the returned private directory (keep it while the daemon
+    /// lives; it is removed on drop).
+    fn daemon(tag: &str, kds: bool) -> (Daemon, lull_os::fileout::ScratchDir) {
+        let dir = lull_os::fileout::ScratchDir::new("lull-policy").unwrap();
+        let socket_path = dir.path().join(format!("{tag}.sock"));
         let mut d = Daemon::bind(&DaemonConfig {
             socket_path: socket_path.clone(),
             esm: lull_esm::EsmConfig::default(),
@@ -292,12 +294,12 @@ mod tests {
             })
             .unwrap();
         }
-        d
+        (d, dir)
     }
 
     #[test]
     fn a_second_writer_of_a_knob_is_refused_by_name() {
-        let mut d = daemon("knob", false);
+        let (mut d, _dir) = daemon("knob", false);
         d.add_policy(Box::new(Plug("a", vec![], vec![Knob::Nice, Knob::Slice])))
             .unwrap();
         let err = d
@@ -331,20 +333,20 @@ mod tests {
 
     #[test]
     fn a_policy_that_needs_the_display_server_waits_for_it() {
-        let mut d = daemon("kds", false);
+        let (mut d, _dir) = daemon("kds", false);
         let plug = || Box::new(Plug("p", vec![FactSource::DisplayServer], vec![]));
         assert!(matches!(
             d.add_policy(plug()),
             Err(PolicyError::NeedsDisplayServer { policy: "p" })
         ));
         assert!(d.state_mut().seam_report().is_none());
-        let mut d = daemon("kds2", true);
+        let (mut d, _dir) = daemon("kds2", true);
         d.add_policy(plug()).unwrap();
     }
 
     #[test]
     fn sources_are_armed_once_however_many_policies_need_them() {
-        let mut d = daemon("once", false);
+        let (mut d, _dir) = daemon("once", false);
         let before = d.sources();
         let timer = vec![FactSource::DeadlineTimer];
         d.add_policy(Box::new(Plug("a", timer.clone(), vec![])))
@@ -357,7 +359,7 @@ mod tests {
     #[test]
     fn ucsg_and_the_boost_both_write_nice_values() {
         use lull_sched::boost::seam::{BoostMode, BoostSeamConfig};
-        let mut d = daemon("ucsg-boost", true);
+        let (mut d, _dir) = daemon("ucsg-boost", true);
         d.enable_ucsg(&UcsgConfig::default()).unwrap();
         let err = d
             .enable_boost(&BoostSeamConfig::new(BoostMode::Nice))
