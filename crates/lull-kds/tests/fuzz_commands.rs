@@ -1467,47 +1467,15 @@ impl Harness {
             Op::Flood { app, first, count } => {
                 let channel = Channel::Private(self.resolve(Target::Live(*app)));
                 region = self.region_of(channel);
-                for id in *first..*first + u32::from(*count) {
-                    let surface = Surface {
-                        width: 1 + id % 3,
-                        height: 1,
-                        layers: vec![Layer {
-                            z: 0,
-                            rect: Rect::new(0, 0, 2, 1),
-                            fill: Fill::Solid(0xff00_0000 | id),
-                        }],
-                    };
-                    self.request(
-                        channel,
-                        &Request::Compose {
-                            surface_id: id,
-                            surface,
-                        },
-                    )?;
-                }
+                // Surfaces one to three pixels wide under a two-pixel layer.
+                self.compose_in_a_row(channel, *first, *count, |id| (1 + id % 3, 1, 2, 1))?;
             }
             Op::Hoard { app, first, count } => {
                 let channel = Channel::Private(self.resolve(Target::Live(*app)));
                 region = self.region_of(channel);
                 let win = self.window_of(channel);
-                for id in *first..*first + u32::from(*count) {
-                    let surface = Surface {
-                        width: win.width,
-                        height: win.height,
-                        layers: vec![Layer {
-                            z: 0,
-                            rect: Rect::new(0, 0, win.width, win.height),
-                            fill: Fill::Solid(0xff00_0000 | id),
-                        }],
-                    };
-                    self.request(
-                        channel,
-                        &Request::Compose {
-                            surface_id: id,
-                            surface,
-                        },
-                    )?;
-                }
+                let (w, h) = (win.width, win.height);
+                self.compose_in_a_row(channel, *first, *count, |_| (w, h, w, h))?;
             }
             Op::Close(t) => {
                 let app = self.resolve(*t);
@@ -1544,6 +1512,37 @@ impl Harness {
     }
 
     /// For a private channel: the screen pixels its requests may change.
+    /// `COMPOSE`s of surfaces `first..first + count` on `channel`, each `size(id)` = (width,
+    /// height, and the size of its one solid layer at the origin), as `Flood` and `Hoard` send.
+    fn compose_in_a_row(
+        &mut self,
+        channel: Channel,
+        first: u32,
+        count: u8,
+        size: impl Fn(u32) -> (u32, u32, u32, u32),
+    ) -> Result<(), TestCaseError> {
+        for id in first..first + u32::from(count) {
+            let (width, height, layer_w, layer_h) = size(id);
+            let surface = Surface {
+                width,
+                height,
+                layers: vec![Layer {
+                    z: 0,
+                    rect: Rect::new(0, 0, layer_w, layer_h),
+                    fill: Fill::Solid(0xff00_0000 | id),
+                }],
+            };
+            self.request(
+                channel,
+                &Request::Compose {
+                    surface_id: id,
+                    surface,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
     fn region_of(&self, channel: Channel) -> Option<Vec<bool>> {
         match channel {
             Channel::Private(app) => Some(self.model.may_change(app)),
