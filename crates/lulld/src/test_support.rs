@@ -66,6 +66,9 @@ pub fn probe_source<P: Send + 'static>(
     })
 }
 
+/// A test daemon's socket directory: others may reach the sockets by name, not list them.
+const SOCKET_DIR_MODE: u32 = 0o711;
+
 /// A daemon running on its own thread until [`TestDaemon::stop`].
 #[derive(Debug)]
 pub struct TestDaemon {
@@ -85,6 +88,13 @@ impl TestDaemon {
         setup: impl FnOnce(&mut Daemon) -> io::Result<()> + Send + 'static,
     ) -> TestDaemon {
         let scratch = ScratchDir::new("lull-test-daemon").unwrap();
+        // Searchable by every user (not listable): the hostile-client tests connect from
+        // processes that dropped to another user, and the sockets' own modes decide who may.
+        std::fs::set_permissions(
+            scratch.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(SOCKET_DIR_MODE),
+        )
+        .unwrap();
         let path = scratch.path().join(format!("{tag}.sock"));
         let (tx, rx) = std::sync::mpsc::channel();
         let socket_path = path.clone();
