@@ -26,6 +26,9 @@
 //! Also here: [`work`] (the `lull-work` binary, seed 004's CPU work) and [`baseline`], the app end
 //! of the three baseline delivery models.
 
+// Unsafe code lives in the OS layer (`lull_os::sys`), behind safe wrappers.
+#![forbid(unsafe_code)]
+
 pub mod baseline;
 pub mod filemanager;
 pub mod messaging;
@@ -37,7 +40,7 @@ pub mod work;
 
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -169,8 +172,8 @@ pub enum AppError {
     Kds(#[from] KdsClientError),
     #[error("{model} needs --hub-fd (the harness's hub connection)")]
     MissingHubFd { model: &'static str },
-    #[error("--hub-fd {fd}: {why}")]
-    BadHubFd { fd: RawFd, why: String },
+    #[error("--hub-fd: {0}")]
+    BadHubFd(#[source] sys::AdoptError),
     #[error("--hub-fd is only for the baselines, not {0}")]
     UnexpectedHubFd(&'static str),
     #[error("messaging needs --respondent ADDR")]
@@ -479,19 +482,9 @@ impl BaselineHandler for LoopHandler {
     }
 }
 
-/// Takes ownership of the inherited hub descriptor and checks it is a socket (one that is not
-/// is closed with the refusal: the number was this app's to use).
+/// Takes ownership of the inherited hub descriptor, which must be a socket.
 fn adopt_hub_fd(fd: RawFd) -> Result<OwnedFd, AppError> {
-    let bad = |why: String| AppError::BadHubFd { fd, why };
-    if fd < 3 {
-        return Err(bad("standard streams are not a hub connection".into()));
-    }
-    // SAFETY: the number was passed on this process's command line for the hub connection
-    // alone, and it is adopted once, here; nothing else in the process opens or owns it.
-    let owned = unsafe { sys::adopt_inherited_fd(fd) }
-        .map_err(|e| bad(format!("not an open descriptor ({e})")))?;
-    sys::socket_type(owned.as_fd()).map_err(|e| bad(format!("not a socket ({e})")))?;
-    Ok(owned)
+    sys::adopt_inherited_socket(fd).map_err(AppError::BadHubFd)
 }
 
 /// The baseline's app loop on a thread of its own.
@@ -719,29 +712,42 @@ mod tests {
     }
 
     #[test]
-    fn a_hub_fd_must_be_an_open_socket() {
+    fn a_hub_fd_must_be_an_inherited_socket() {
+        use std::os::fd::{AsFd, AsRawFd, IntoRawFd};
         assert!(matches!(
             adopt_hub_fd(1),
-            Err(AppError::BadHubFd { fd: 1, .. })
+            Err(AppError::BadHubFd(sys::AdoptError::BadNumber(1)))
         ));
         assert!(matches!(
-            adopt_hub_fd(1 << 20),
-            Err(AppError::BadHubFd { .. })
+            adopt_hub_fd(RawFd::MAX),
+            Err(AppError::BadHubFd(sys::AdoptError::NotOpen { .. }))
         ));
-        // A regular file handed over is refused (and closed: it was given up to the call).
+        // A regular file handed over is refused (and left open: the app did not take it).
         let file = std::fs::File::open("/proc/self/stat").unwrap();
-        let raw = std::os::fd::IntoRawFd::into_raw_fd(file);
+        sys::set_cloexec(file.as_fd(), false).unwrap();
+        let raw = file.as_raw_fd();
         match adopt_hub_fd(raw) {
-            Err(AppError::BadHubFd { fd, why }) => {
+            Err(e @ AppError::BadHubFd(sys::AdoptError::NotSocket { fd, .. })) => {
                 assert_eq!(fd, raw);
+                let why = e.to_string();
+                assert!(why.starts_with("--hub-fd: "), "{why}");
                 assert!(why.contains("not a socket"), "{why}");
             }
-            other => panic!("a regular file adopted as the hub: {other:?}"),
+            Err(e) => panic!("a regular file refused for the wrong reason: {e}"),
+            Ok(hub) => {
+                let _ = hub.into_raw_fd();
+                panic!("a regular file adopted as the hub");
+            }
         }
-        // A socket is adopted.
+        // A socket passed across exec (no close-on-exec) is adopted, once.
         let (one, _other) = sys::seqpacket_pair().unwrap();
-        let raw = std::os::fd::IntoRawFd::into_raw_fd(one);
+        sys::set_cloexec(one.as_fd(), false).unwrap();
+        let raw = one.into_raw_fd();
         let hub = adopt_hub_fd(raw).unwrap();
-        assert_eq!(std::os::fd::AsRawFd::as_raw_fd(&hub), raw);
+        assert_eq!(hub.as_raw_fd(), raw);
+        assert!(matches!(
+            adopt_hub_fd(raw),
+            Err(AppError::BadHubFd(sys::AdoptError::AlreadyAdopted(_)))
+        ));
     }
 }

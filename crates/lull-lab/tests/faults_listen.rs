@@ -11,7 +11,7 @@
 mod common;
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
@@ -605,10 +605,7 @@ fn one_apps_oversized_requests_are_refused_and_the_others_served() {
     let announced = u32::try_from(MAX_PENDING_BYTES_PER_APP).unwrap() + 1;
     header.extend_from_slice(&announced.to_le_bytes());
     header.extend_from_slice(&[0; 1024]);
-    // SAFETY: the channel's descriptor, borrowed for one write; the channel keeps owning it.
-    let raw = unsafe { std::fs::File::from_raw_fd(greedy.channel.raw_fd()) };
-    let raw = std::mem::ManuallyDrop::new(raw);
-    (&*raw).write_all(&header).unwrap();
+    sys::write_all(greedy.channel.raw_fd(), &header).unwrap();
     match greedy.channel.next_message() {
         Ok(Reply::Error { code, message, .. }) => {
             assert_eq!(code, ErrorCode::Resources as u32);

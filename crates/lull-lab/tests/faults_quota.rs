@@ -9,7 +9,7 @@
 mod common;
 
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread;
@@ -235,10 +235,7 @@ fn the_display_servers_surfaces_are_bounded_in_total() {
 /// Writes `bytes` on an app's channel without the client library (which only sends whole
 /// messages).
 fn write_raw(app: &Attachment, bytes: &[u8]) {
-    // SAFETY: the channel's descriptor, borrowed for one write; the channel keeps owning it.
-    let raw = unsafe { std::fs::File::from_raw_fd(app.channel.raw_fd()) };
-    let raw = std::mem::ManuallyDrop::new(raw);
-    (&*raw).write_all(bytes).unwrap();
+    sys::write_all(app.channel.raw_fd(), bytes).unwrap();
 }
 
 /// Item 10, unfinished messages in total. Each app's unfinished message was bounded (16 MiB),

@@ -1,5 +1,6 @@
-//! Lull has one OS layer: no crate but `lull-os` calls `libc` or depends on it. A scan of the
-//! workspace's sources, so that a new direct call fails here rather than in review.
+//! Lull has one OS layer: no crate but `lull-os` calls `libc` or depends on it, or makes a
+//! descriptor out of a bare number. A scan of the workspace's sources, so that a new direct call
+//! fails here rather than in review.
 
 use std::path::{Path, PathBuf};
 
@@ -27,8 +28,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn no_crate_but_the_os_layer_calls_libc() {
+/// The Rust files of every crate but `lull-os`, relative to the workspace, with their text.
+fn sources_outside_the_os_layer() -> Vec<(String, String)> {
     let root = workspace();
     let mut files = Vec::new();
     for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
@@ -44,27 +45,43 @@ fn no_crate_but_the_os_layer_calls_libc() {
         "the scan found too few files: {}",
         files.len()
     );
-    let mut offenders = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&root)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        if ALLOWED.iter().any(|(p, _)| *p == rel) {
-            continue;
-        }
-        let text = std::fs::read_to_string(f).unwrap();
+    files
+        .iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read_to_string(f).unwrap())
+        })
+        .collect()
+}
+
+/// The lines of `files` (comments aside) on which `hit` holds, as `path:line: text`.
+fn lines_where(files: &[(String, String)], hit: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (rel, text) in files {
         for (i, line) in text.lines().enumerate() {
             let code = line.trim_start();
-            if code.starts_with("//") {
-                continue;
-            }
-            if code.contains("libc::") || code.starts_with("use libc") {
-                offenders.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            if !code.starts_with("//") && hit(code) {
+                out.push(format!("{rel}:{}: {}", i + 1, line.trim()));
             }
         }
     }
+    out
+}
+
+#[test]
+fn no_crate_but_the_os_layer_calls_libc() {
+    let root = workspace();
+    let files: Vec<_> = sources_outside_the_os_layer()
+        .into_iter()
+        .filter(|(rel, _)| !ALLOWED.iter().any(|(p, _)| *p == *rel))
+        .collect();
+    let offenders = lines_where(&files, |code| {
+        code.contains("libc::") || code.starts_with("use libc")
+    });
     assert!(
         offenders.is_empty(),
         "libc outside lull-os (add a safe wrapper to lull-os instead):\n{}",
@@ -77,6 +94,21 @@ fn no_crate_but_the_os_layer_calls_libc() {
             "{p} no longer calls libc: take it off ALLOWED"
         );
     }
+}
+
+/// A descriptor made from a bare number is `unsafe` (`from_raw_fd`, `borrow_raw`): only the OS
+/// layer does it, behind safe wrappers (`sys::adopt_inherited_socket` for a descriptor a parent
+/// passed; the wrappers that take a `RawFd` for a borrow).
+#[test]
+fn no_crate_but_the_os_layer_makes_a_descriptor_from_a_number() {
+    let offenders = lines_where(&sources_outside_the_os_layer(), |code| {
+        code.contains("from_raw_fd(") || code.contains("borrow_raw(")
+    });
+    assert!(
+        offenders.is_empty(),
+        "a descriptor made from a number outside lull-os (use lull_os::sys instead):\n{}",
+        offenders.join("\n")
+    );
 }
 
 #[test]

@@ -52,6 +52,12 @@ pub enum ActivationError {
     UnknownName { fd: RawFd, name: String },
     #[error("two passed sockets are named {0:?}")]
     Duplicate(String),
+    #[error("the socket named {name:?}: {source}")]
+    NotAdopted {
+        name: &'static str,
+        #[source]
+        source: sys::AdoptError,
+    },
     #[error("the socket named {name:?} (descriptor {fd}) {why}")]
     WrongSocket {
         fd: RawFd,
@@ -150,13 +156,14 @@ pub struct Activated {
 /// command) do not take them for theirs. `Ok(None)` when nothing was passed.
 ///
 /// # Errors
-/// [`ActivationError`] as [`parse_listen_env`], and for a passed descriptor that is not a
-/// listening `AF_UNIX` socket of its name's type bound to a file.
+/// [`ActivationError`] as [`parse_listen_env`], and for a passed descriptor that is not an
+/// inherited, listening `AF_UNIX` socket of its name's type bound to a file.
 ///
 /// # Safety
-/// Call it once, at the start of `main`, before any other thread runs (it changes the
-/// environment) and before anything else could own descriptors 3 and 4: the passed descriptors
-/// become [`OwnedFd`]s.
+/// Call it once, at the start of `main`, before any other thread runs: it changes the
+/// environment, which another thread could be reading.
+// `unsafe` for its caller's promise about threads, not for anything its body does.
+#[allow(unsafe_code)]
 pub unsafe fn take_listen_fds() -> Result<Option<Activated>, ActivationError> {
     let var = |k: &str| std::env::var(k).ok();
     let parsed = parse_listen_env(
@@ -172,12 +179,7 @@ pub unsafe fn take_listen_fds() -> Result<Option<Activated>, ActivationError> {
         return Ok(None);
     };
     let take = |fd: Option<RawFd>, name: &'static str, ty: SocketType| {
-        fd.map(|fd| {
-            // SAFETY: the caller guarantees nothing else owns the passed descriptors; `adopt`
-            // checks that the descriptor is open before anything else uses it.
-            unsafe { adopt(fd, name, ty) }
-        })
-        .transpose()
+        fd.map(|fd| adopt(fd, name, ty)).transpose()
     };
     Ok(Some(Activated {
         esm: take(fds.esm, ESM_FD_NAME, SocketType::SeqPacket)?,
@@ -185,13 +187,12 @@ pub unsafe fn take_listen_fds() -> Result<Option<Activated>, ActivationError> {
     }))
 }
 
-/// # Safety
-/// Nothing else in the process owns `fd`.
-unsafe fn adopt(fd: RawFd, name: &'static str, ty: SocketType) -> Result<Adopted, ActivationError> {
+/// Adopts the passed descriptor `fd` (which [`sys::adopt_inherited_socket`] makes
+/// close-on-exec) and checks it is the socket its name says.
+fn adopt(fd: RawFd, name: &'static str, ty: SocketType) -> Result<Adopted, ActivationError> {
     let wrong = |why: String| ActivationError::WrongSocket { fd, name, why };
-    // SAFETY: per the caller, nothing else owns `fd`.
-    let owned =
-        unsafe { sys::adopt_inherited_fd(fd) }.map_err(|e| wrong(format!("is not open ({e})")))?;
+    let owned = sys::adopt_inherited_socket(fd)
+        .map_err(|source| ActivationError::NotAdopted { name, source })?;
     let domain =
         sys::socket_family(owned.as_fd()).map_err(|e| wrong(format!("is not a socket ({e})")))?;
     if domain != sys::AF_UNIX {
@@ -223,8 +224,6 @@ unsafe fn adopt(fd: RawFd, name: &'static str, ty: SocketType) -> Result<Adopted
         wrong("is not bound to a file path (clients find lulld by path, not abstract name)".into())
     })?;
     sys::set_nonblocking(owned.as_raw_fd(), true).map_err(|e| wrong(e.to_string()))?;
-    // systemd passes the descriptor without close-on-exec.
-    sys::set_cloexec(owned.as_fd(), true).map_err(|e| wrong(e.to_string()))?;
     Ok(Adopted { fd: owned, path })
 }
 
@@ -433,14 +432,15 @@ mod tests {
         assert_eq!(&buf[..n], b"READY=1");
     }
 
-    /// `adopt` of a socket this test gives up.
+    /// `adopt` of a descriptor this test gives up, passed as systemd passes it: without
+    /// close-on-exec.
     fn adopt_owned(
         fd: OwnedFd,
         name: &'static str,
         ty: SocketType,
     ) -> Result<Adopted, ActivationError> {
-        // SAFETY: `into_raw_fd` gives up ownership, so the descriptor is `adopt`'s alone.
-        unsafe { adopt(std::os::fd::IntoRawFd::into_raw_fd(fd), name, ty) }
+        sys::set_cloexec(fd.as_fd(), false).unwrap();
+        adopt(std::os::fd::IntoRawFd::into_raw_fd(fd), name, ty)
     }
 
     #[test]
@@ -462,9 +462,26 @@ mod tests {
         let e = adopt_owned(one, "esm", SocketType::SeqPacket).unwrap_err();
         assert!(e.to_string().contains("not listening"), "{e}");
 
+        // A refused file is left open (`adopt` did not take it); the test closes it.
         let file = std::fs::File::create(dir.join("plain")).unwrap();
-        let e = adopt_owned(OwnedFd::from(file), "kds", SocketType::Stream).unwrap_err();
-        assert!(e.to_string().contains("is not a socket"), "{e}");
+        sys::set_cloexec(file.as_fd(), false).unwrap();
+        let e = adopt(file.as_raw_fd(), "kds", SocketType::Stream).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ActivationError::NotAdopted {
+                    name: "kds",
+                    source: sys::AdoptError::NotSocket { .. }
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("not a socket"), "{e}");
+        drop(file);
+
+        // A number that is not open.
+        let e = adopt(RawFd::MAX, "esm", SocketType::SeqPacket).unwrap_err();
+        assert!(e.to_string().contains("is not open"), "{e}");
 
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let e = adopt_owned(OwnedFd::from(udp), "kds", SocketType::Stream).unwrap_err();

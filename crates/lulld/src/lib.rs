@@ -34,6 +34,9 @@
 //! daemon with real clients are in `lull-lab`, the crate that depends on both; `test_support`
 //! (feature `test-support`) runs a daemon on a test's thread for them.
 
+// Unsafe code lives in the OS layer (`lull_os::sys`), behind safe wrappers.
+#![deny(unsafe_code)]
+
 pub mod activation;
 pub mod boost;
 pub mod daemon;

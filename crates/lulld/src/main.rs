@@ -551,8 +551,7 @@ fn add_sources(d: &mut Daemon, args: &Args, inputs: Inputs) -> Result<(), String
 }
 
 fn main() -> ExitCode {
-    // SAFETY: first thing in `main`: no other thread runs and nothing has opened a descriptor
-    // that the passed ones (3, 4) could be mistaken for.
+    // SAFETY: first thing in `main`: no other thread runs to read the environment it changes.
     let activated = match unsafe { activation::take_listen_fds() } {
         Ok(a) => a.unwrap_or_default(),
         Err(e) => {

@@ -2,6 +2,9 @@
 //! attach to the display server and take their input through one delivery model. Started by
 //! `lull live experiment`; the process interface is described in `lull_apps`.
 
+// Unsafe code lives in the OS layer (`lull_os::sys`), behind safe wrappers.
+#![forbid(unsafe_code)]
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;

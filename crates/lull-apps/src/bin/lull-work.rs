@@ -2,6 +2,9 @@
 //! work over N threads, with or without a barrier every B ms of work; run by
 //! `lull live toggling` (see `lull_apps::work`).
 
+// Unsafe code lives in the OS layer (`lull_os::sys`), behind safe wrappers.
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use lull_apps::work::{self, WorkArgs};

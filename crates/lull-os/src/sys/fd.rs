@@ -1,5 +1,5 @@
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::Path;
 
 use super::{borrowed, cvt};
@@ -30,6 +30,22 @@ pub fn write_all_once(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
             other => return Ok(other?),
         }
     }
+}
+
+/// `write(2)` until all of `buf` is written (retrying `EINTR`), as `Write::write_all` does on a
+/// descriptor the caller holds only by number.
+///
+/// # Errors
+/// The kernel's error; `WriteZero` when a write takes nothing.
+pub fn write_all(fd: RawFd, buf: &[u8]) -> io::Result<()> {
+    let mut rest = buf;
+    while !rest.is_empty() {
+        match write_all_once(fd, rest)? {
+            0 => return Err(io::ErrorKind::WriteZero.into()),
+            n => rest = &rest[n..],
+        }
+    }
+    Ok(())
 }
 
 /// A pipe: (read end, write end), both close-on-exec; the read end non-blocking if asked.
@@ -124,22 +140,6 @@ pub fn evdev_use_monotonic(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Takes ownership of descriptor `fd` that the process inherited (socket activation passes
-/// listeners by number): `EBADF` when no such descriptor is open. Hand-written because the
-/// check has to run on a bare number before anything may borrow it.
-///
-/// # Safety
-/// Nothing else in the process owns `fd` (no `File`, `OwnedFd` or other user closes it).
-///
-/// # Errors
-/// `EBADF` when `fd` is not open.
-pub unsafe fn adopt_inherited_fd(fd: RawFd) -> io::Result<OwnedFd> {
-    // SAFETY: F_GETFD on any number is harmless; it fails with EBADF when `fd` is not open.
-    cvt(unsafe { libc::fcntl(fd, libc::F_GETFD) })?;
-    // SAFETY: `fd` is open and, per the caller, owned by no one else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
 /// Sets or clears `FD_CLOEXEC` on `fd`.
 ///
 /// # Errors
@@ -201,4 +201,26 @@ pub fn set_fd_limit(n: u64) -> io::Result<()> {
         },
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_all_writes_every_byte_or_says_why_not() {
+        let (r, w) = pipe(false).unwrap();
+        // More than one page, so the pipe's reader sees it in pieces.
+        let sent: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        write_all(w.as_raw_fd(), &sent).unwrap();
+        drop(w);
+        let mut got = Vec::new();
+        std::io::Read::read_to_end(&mut std::fs::File::from(r), &mut got).unwrap();
+        assert_eq!(got, sent);
+
+        let (r, w) = pipe(false).unwrap();
+        drop(r);
+        let e = write_all(w.as_raw_fd(), b"no reader").unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EPIPE));
+    }
 }

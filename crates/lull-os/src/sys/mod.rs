@@ -6,6 +6,8 @@
 //! - [`readiness`]: epoll, timerfd, eventfd, `poll` and futexes — waiting for descriptors and
 //!   words.
 //! - [`fd`]: reading and writing one descriptor, pipes, sealed memfds, non-blocking opens.
+//! - [`inherited`]: adopting a socket a parent passed by number (socket activation, the hub
+//!   connection), the one place a bare number becomes an `OwnedFd`.
 //! - [`socket`]: Unix sockets — pairs, listeners, connects, messages with passed descriptors,
 //!   timeouts, drop counts, the peer's credentials and the daemon's default socket paths.
 //! - [`signal`]: sending signals, the termination signalfd, ending a child with its parent.
@@ -28,11 +30,11 @@
 //! blocks signals only in its unsafe runtime module), `close_range`, `wait4`'s resource usage,
 //! `SO_RXQ_OVFL` and its control message, `SO_MEMINFO` and `SO_SNDBUFFORCE`, and its
 //! `SO_PEERCRED` cannot hold the pid 0 the kernel reports for a peer in another pid namespace;
-//! `fork`, `_exit` and the code between `fork` and `exec` must stay bare system calls; an ioctl
-//! through `rustix` is as unsafe as the bare one; and adopting an inherited descriptor checks a
-//! bare number before anything may borrow it. Every such `unsafe` block is a single system
-//! call on descriptors these modules own or borrow, or on a thread id, with buffers whose
-//! length is passed alongside.
+//! `fork`, `_exit` and the code between `fork` and `exec` must stay bare system calls; and an
+//! ioctl through `rustix` is as unsafe as the bare one. Every such `unsafe` block is a single
+//! system call on descriptors these modules own or borrow, or on a thread id, with buffers whose
+//! length is passed alongside. Adopting an inherited descriptor makes its checks through
+//! `rustix` and ends in `OwnedFd::from_raw_fd`, sound for the reasons [`inherited`] gives.
 
 use std::io;
 use std::os::fd::{BorrowedFd, RawFd};
@@ -41,6 +43,7 @@ pub mod child;
 pub mod clock;
 pub mod errno;
 pub mod fd;
+pub mod inherited;
 pub mod process;
 pub mod readiness;
 pub mod sched;
@@ -51,6 +54,7 @@ pub use child::*;
 pub use clock::*;
 pub use errno::*;
 pub use fd::*;
+pub use inherited::*;
 pub use process::*;
 pub use readiness::*;
 pub use sched::*;
