@@ -242,8 +242,8 @@ mod tests {
 
     #[test]
     fn a_round_lists_every_file_the_same_way() {
-        let root = std::env::temp_dir().join(format!("lull-fm-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let scratch = lull_os::fileout::ScratchDir::new("lull-fm-test").unwrap();
+        let root = scratch.path().join("tree");
         generate_tree(&root).unwrap();
         let n: usize = std::fs::read_dir(&root)
             .unwrap()
@@ -254,6 +254,5 @@ mod tests {
         let a = list_round(&root);
         assert_eq!(a, list_round(&root));
         assert_ne!(a, 0);
-        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -97,9 +97,8 @@ fn the_work_program_rejects_bad_arguments() {
 
 #[test]
 fn the_work_program_reports_every_thread() {
-    let dir = std::env::temp_dir().join(format!("lull-work-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let report = dir.join("r.json");
+    let scratch = lull_os::fileout::ScratchDir::new("lull-work-test").unwrap();
+    let report = scratch.path().join("r.json");
     let st = Command::new(WORK)
         .args([
             "--threads",
@@ -117,5 +116,4 @@ fn the_work_program_reports_every_thread() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(v["finish_ns"].as_array().unwrap().len(), 3);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -424,7 +424,8 @@ mod tests {
     /// machine has no frame buffer): pixels land at the panned offset, nothing else changes.
     #[test]
     fn present_writes_through_the_mapping() {
-        let path = std::env::temp_dir().join(format!("lull-fbdev-map-{}", std::process::id()));
+        let scratch = crate::fileout::ScratchDir::new("lull-fbdev-map").unwrap();
+        let path = scratch.path().join("fb");
         let (mut var, fix) = xrgb_mode(4, 2);
         var.yoffset = 2;
         let (format, offset) = describe(&var, &fix).unwrap();
@@ -440,7 +441,6 @@ mod tests {
         fb.present(&screen, Rect::new(3, 1, 5, 5)).unwrap();
         drop(fb);
         let bytes = std::fs::read(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
         let changed: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] != 0xaa).collect();
         // Second page (offset 32), line 1 (16 bytes on), pixel 3 (12 bytes on).
         assert_eq!(changed, [60, 61, 62, 63]);
@@ -462,10 +462,10 @@ mod tests {
 
     #[test]
     fn regular_file_is_not_a_frame_buffer() {
-        let path = std::env::temp_dir().join(format!("lull-fbdev-test-{}", std::process::id()));
+        let scratch = crate::fileout::ScratchDir::new("lull-fbdev-test").unwrap();
+        let path = scratch.path().join("fb");
         std::fs::write(&path, [0u8; 64]).unwrap();
         let result = FrameBuffer::open(&path);
-        std::fs::remove_file(&path).unwrap();
         match result {
             Err(FbError::NotFrameBuffer { source, .. }) => {
                 assert_eq!(source.raw_os_error(), Some(libc::ENOTTY));

@@ -66,14 +66,13 @@ mod tests {
 
     #[test]
     fn a_directory_lock_excludes_a_second_holder_until_dropped() {
-        let dir = std::env::temp_dir().join(format!("lull-os-lock-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let first = lock_dir(&dir).unwrap();
-        let second = lock_dir(&dir).unwrap_err();
+        let scratch = crate::fileout::ScratchDir::new("lull-os-lock").unwrap();
+        let dir = scratch.path();
+        let first = lock_dir(dir).unwrap();
+        let second = lock_dir(dir).unwrap_err();
         assert_eq!(second.kind(), io::ErrorKind::WouldBlock);
         drop(first);
-        drop(lock_dir(&dir).unwrap());
-        std::fs::remove_dir(&dir).unwrap();
+        drop(lock_dir(dir).unwrap());
     }
 
     #[test]

@@ -284,15 +284,39 @@ mod tests {
         max_bytes: 8,
     };
 
-    fn scratch(name: &str) -> PathBuf {
-        let p = std::env::temp_dir().join(format!("lull-os-input-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_file(&p);
-        p
+    /// A fresh private directory for one test's file, removed on drop (even when the test
+    /// fails). Not `fileout::ScratchDir`: `fileout` imports this module.
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    impl Scratch {
+        fn file(&self) -> PathBuf {
+            self.0.join("input")
+        }
+    }
+
+    fn scratch(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "lull-os-input-{name}-{}-{}",
+            std::process::id(),
+            crate::sys::monotonic_ns()
+        ));
+        // `mkdir` fails on any existing entry, a planted link included: the directory is new.
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&dir)
+            .unwrap();
+        Scratch(dir)
     }
 
     #[test]
     fn a_small_regular_file_is_read_whole() {
-        let p = scratch("small");
+        let dir = scratch("small");
+        let p = dir.file();
         std::fs::write(&p, b"12345678").unwrap();
         assert_eq!(read_bounded(&p, TINY).unwrap(), b"12345678");
         std::fs::remove_file(&p).unwrap();
@@ -300,7 +324,8 @@ mod tests {
 
     #[test]
     fn one_byte_past_the_bound_is_refused_naming_the_path() {
-        let p = scratch("large");
+        let dir = scratch("large");
+        let p = dir.file();
         std::fs::write(&p, b"123456789").unwrap();
         let e = read_bounded(&p, TINY).unwrap_err();
         assert!(matches!(
@@ -336,7 +361,8 @@ mod tests {
 
     #[test]
     fn text_that_is_not_utf8_names_the_offset() {
-        let p = scratch("latin1");
+        let dir = scratch("latin1");
+        let p = dir.file();
         std::fs::write(&p, b"ab\xe9").unwrap();
         let e = read_bounded_text(&p, TINY).unwrap_err();
         assert!(matches!(e, ReadError::NotUtf8 { at: 2, .. }), "{e}");
@@ -354,7 +380,8 @@ mod tests {
 
     #[test]
     fn event_sources_refuse_what_is_no_input_device() {
-        let p = scratch("records");
+        let dir = scratch("records");
+        let p = dir.file();
         std::fs::write(&p, [0u8; 24]).unwrap();
         for (path, found) in [
             (

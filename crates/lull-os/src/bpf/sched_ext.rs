@@ -336,7 +336,9 @@ mod tests {
 
     #[test]
     fn a_kernel_without_sched_ext_is_not_supported() {
-        let dir = std::env::temp_dir().join(format!("lull-scx-none-{}", std::process::id()));
+        // A directory that does not exist: a fresh private one's child.
+        let scratch = crate::fileout::ScratchDir::new("lull-scx-none").unwrap();
+        let dir = scratch.path().join("sched_ext");
         let err = state_at(&dir).unwrap_err();
         assert!(matches!(err, SchedExtError::NotSupported(_)));
         assert!(err.to_string().contains("CONFIG_SCHED_CLASS_EXT"), "{err}");
@@ -356,8 +358,8 @@ mod tests {
 
     #[test]
     fn reads_a_sysfs_directory() {
-        let dir = std::env::temp_dir().join(format!("lull-scx-fake-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = crate::fileout::ScratchDir::new("lull-scx-fake").unwrap();
+        let dir = scratch.path().to_path_buf();
         std::fs::write(dir.join("state"), "enabled\n").unwrap();
         assert_eq!(state_at(&dir).unwrap(), SchedExtState::Enabled);
         assert_eq!(root_ops_at(&dir).unwrap(), None);
@@ -369,7 +371,6 @@ mod tests {
             state_at(&dir),
             Err(SchedExtError::UnknownState(_))
         ));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A BTF shaped like the kernel's: `common` (8 bytes), then `data` cache-line aligned,
