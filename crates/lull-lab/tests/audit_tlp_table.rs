@@ -99,8 +99,8 @@ fn a_failing_program_is_a_failed_row_with_its_last_error_line() {
     if !common::recorder_can_run() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("lull-tlp-fail-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch");
+    let scratch = lull_os::fileout::ScratchDir::new("lull-tlp-fail").expect("scratch");
+    let dir = scratch.path();
     let p = Program {
         name: "failing",
         argv: vec![
@@ -112,8 +112,7 @@ fn a_failing_program_is_a_failed_row_with_its_last_error_line() {
         idle_s: 0,
         unavailable: None,
     };
-    let row = measure(&p, &dir, &TableConfig::default()).expect("recorded");
-    let _ = std::fs::remove_dir_all(&dir);
+    let row = measure(&p, dir, &TableConfig::default()).expect("recorded");
     assert_eq!(row.status, RowStatus::Failed);
     assert_eq!(row.exit_code, Some(3));
     let reason = row.reason.expect("a reason");

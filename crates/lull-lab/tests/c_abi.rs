@@ -77,10 +77,10 @@ fn header_and_c_example_compile() {
         lull_testkit::skip("no C compiler (cc)");
         return;
     }
-    let out = std::env::temp_dir().join(format!("lull-tracker-{}.o", std::process::id()));
+    let scratch = lull_os::fileout::ScratchDir::new("lull-tracker").unwrap();
+    let out = scratch.path().join("tracker.o");
     lull_testkit::c_build::compile(
         &lull_testkit::c_build::workspace_root().join("apps/esm-c/tracker.c"),
         &out,
     );
-    let _ = std::fs::remove_file(out);
 }

@@ -267,8 +267,8 @@ fn at_the_descriptor_limit_the_daemon_serves_its_clients_and_stops_on_request() 
 /// socket and the wait.
 #[test]
 fn a_client_of_a_daemon_that_never_answers_gets_a_clear_error() {
-    let path = std::env::temp_dir().join(format!("lull-faults-mute-{}.sock", std::process::id()));
-    let _ = std::fs::remove_file(&path);
+    let scratch = lull_os::fileout::ScratchDir::new("lull-faults-mute").unwrap();
+    let path = scratch.path().join("esm.sock");
     // Listening, never accepting: a connect lands in the backlog and no welcome comes.
     let listener = sys::seqpacket_listen(&path).unwrap();
     let err = EsmClient::connect_timeout(&path, 50).unwrap_err();
@@ -281,9 +281,8 @@ fn a_client_of_a_daemon_that_never_answers_gets_a_clear_error() {
 
 #[test]
 fn a_window_manager_client_of_a_daemon_that_never_answers_gets_a_clear_error() {
-    let path =
-        std::env::temp_dir().join(format!("lull-faults-mute-wm-{}.sock", std::process::id()));
-    let _ = std::fs::remove_file(&path);
+    let scratch = lull_os::fileout::ScratchDir::new("lull-faults-mute-wm").unwrap();
+    let path = scratch.path().join("kds.sock");
     // The backlog takes the connect; nothing ever answers a request.
     let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
     let mut admin = KdsAdmin::connect_timeout(&path, 50).expect("the connect lands in the backlog");
@@ -553,7 +552,8 @@ fn a_burst_with_nothing_after_it_is_accounted_for_at_the_stop() {
 /// is created.
 #[test]
 fn a_queue_bound_over_the_maximum_is_refused_before_start_up() {
-    let path = std::env::temp_dir().join(format!("lull-faults-qb-{}.sock", std::process::id()));
+    let scratch = lull_os::fileout::ScratchDir::new("lull-faults-qb").unwrap();
+    let path = scratch.path().join("esm.sock");
     let err = Daemon::bind(&DaemonConfig {
         socket_path: path.clone(),
         esm: EsmConfig {

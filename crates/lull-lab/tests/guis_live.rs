@@ -137,7 +137,8 @@ fn spin_on_drawing_thread(app: &KdsApp, stop: &Arc<AtomicBool>) -> (Arc<AtomicU6
 
 #[test]
 fn enable_guis_needs_the_display_server() {
-    let path = std::env::temp_dir().join(format!("lull-test-guis-nokds-{}.sock", pid()));
+    let scratch = lull_os::fileout::ScratchDir::new("lull-test-guis-nokds").unwrap();
+    let path = scratch.path().join("esm.sock");
     let mut d = Daemon::bind(&DaemonConfig {
         socket_path: path.clone(),
         esm: EsmConfig::default(),
@@ -150,7 +151,6 @@ fn enable_guis_needs_the_display_server() {
         }))
     ));
     drop(d);
-    let _ = std::fs::remove_file(path);
 }
 
 #[test]
@@ -559,8 +559,8 @@ fn idle_forcing_waits_while_a_drawing_thread_may_run() {
 #[test]
 fn idle_exec_runs_the_command_with_the_app_count() {
     let _serial = serial_adoption();
-    let out = std::env::temp_dir().join(format!("lull-test-idle-exec-{}", pid()));
-    let _ = std::fs::remove_file(&out);
+    let scratch = lull_os::fileout::ScratchDir::new("lull-test-idle-exec").unwrap();
+    let out = scratch.path().join("apps");
     let tmp = out.with_extension("tmp");
     let config = GuisConfig {
         idle_action: IdleAction::Exec(format!(
@@ -583,7 +583,6 @@ fn idle_exec_runs_the_command_with_the_app_count() {
     assert_eq!(g.idle_forced, 1);
     assert_eq!(g.idle_exec_spawned, 1);
     assert_eq!(g.idle_exec_failed, 0);
-    let _ = std::fs::remove_file(&out);
 }
 
 /// Measures, on this machine, how long the kernel takes to confirm a freeze and a thaw of a

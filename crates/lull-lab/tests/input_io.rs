@@ -131,7 +131,7 @@ fn a_recording_ends_whole_when_the_daemon_goes() {
 
 #[test]
 fn injecting_without_a_daemon_says_so() {
-    let dir = std::env::temp_dir().join(format!("lull-input-io-{}", std::process::id()));
-    let err = input_io::inject(&dir.join("esm.sock"), &trace(), |_| {}).unwrap_err();
+    let scratch = lull_os::fileout::ScratchDir::new("lull-input-io").unwrap();
+    let err = input_io::inject(&scratch.path().join("esm.sock"), &trace(), |_| {}).unwrap_err();
     assert!(err.to_string().contains("is lulld running"), "{err}");
 }

@@ -16,6 +16,7 @@ use lull_kds::figure18;
 use lull_kds::server::BACKDROP_ARGB;
 use lull_lab::c_client::{C_LINK_LIBS, STATIC_LIB};
 use lull_lab::kds_demo::{self, Figure18Config};
+use lull_os::fileout::ScratchDir;
 use lull_os::sys;
 use lull_testkit::c_build;
 use lulld::test_support::TestDaemon;
@@ -24,14 +25,15 @@ use serde_json::json;
 const SCREEN_W: u32 = 64;
 const SCREEN_H: u32 = 48;
 
-fn scratch(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("lull-fig18-{}-{name}", std::process::id()))
+/// A fresh private directory for a test's files, removed on drop (even when the test fails).
+fn scratch() -> ScratchDir {
+    ScratchDir::new("lull-fig18").unwrap()
 }
 
-/// Builds `apps/kds-c/<name>.c` against `lib`.
-fn build_c_example(lib: &Path, name: &str) -> PathBuf {
+/// Builds `apps/kds-c/<name>.c` against `lib` into `dir`.
+fn build_c_example(lib: &Path, name: &str, dir: &ScratchDir) -> PathBuf {
     let source = c_build::workspace_root().join(format!("apps/kds-c/{name}.c"));
-    c_build::build(&source, lib, &C_LINK_LIBS, &scratch(name))
+    c_build::build(&source, lib, &C_LINK_LIBS, &dir.path().join(name))
 }
 
 /// The screen with figure 18 in a 25 × 25 window at (19, 11): green where layer 2 lies, red
@@ -111,9 +113,9 @@ fn the_c_example_draws_exactly_figure_18() {
     let Some(lib) = c_build::require(STATIC_LIB) else {
         return;
     };
-    let bin = build_c_example(&lib, "figure18");
+    let dir = scratch();
+    let bin = build_c_example(&lib, "figure18", &dir);
     run_example("fig18-c", &bin);
-    let _ = std::fs::remove_file(bin);
 }
 
 #[test]
@@ -137,7 +139,8 @@ fn the_demo_verifies_every_pixel_and_writes_the_png() {
         return;
     };
     let lib_dir = lib.parent().unwrap().to_path_buf();
-    let png = scratch("demo.png");
+    let dir = scratch();
+    let png = dir.path().join("demo.png");
     let r = kds_demo::figure18(&Figure18Config {
         screen_width: SCREEN_W,
         screen_height: SCREEN_H,
@@ -158,15 +161,14 @@ fn the_demo_verifies_every_pixel_and_writes_the_png() {
             assert_eq!(shot.get(x, y), Some(expected(x, y)), "png pixel ({x}, {y})");
         }
     }
-    let _ = std::fs::remove_file(png);
 
     // What is missing is named.
     let e = kds_demo::figure18(&Figure18Config {
         screen_width: SCREEN_W,
         screen_height: SCREEN_H,
-        lib_dir: scratch("nowhere"),
+        lib_dir: dir.path().join("nowhere"),
         cc: "cc".into(),
-        png: scratch("never.png"),
+        png: dir.path().join("never.png"),
     })
     .unwrap_err();
     assert!(e.to_string().contains("cargo build"), "{e}");
@@ -175,7 +177,7 @@ fn the_demo_verifies_every_pixel_and_writes_the_png() {
         screen_height: SCREEN_H,
         lib_dir,
         cc: "no-such-cc-for-lull".into(),
-        png: scratch("never.png"),
+        png: dir.path().join("never.png"),
     })
     .unwrap_err();
     assert!(e.to_string().contains("install gcc"), "{e}");
@@ -188,7 +190,8 @@ fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
     let Some(lib) = c_build::require(STATIC_LIB) else {
         return;
     };
-    let bin = build_c_example(&lib, "figure19");
+    let dir = scratch();
+    let bin = build_c_example(&lib, "figure19", &dir);
     let (r, keys) = sys::pipe(false).unwrap();
     let daemon = TestDaemon::start("fig19-c", EsmConfig::default(), move |d| {
         d.add_evdev(r)?;
@@ -221,5 +224,4 @@ fn the_c_figure_19_draws_on_its_drawing_thread_and_handles_keys() {
     let report = daemon.stop();
     assert_eq!(report.esm.dispatched, 1);
     report.accounting.unwrap();
-    let _ = std::fs::remove_file(bin);
 }

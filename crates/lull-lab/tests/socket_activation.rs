@@ -35,11 +35,9 @@ fn lulld_binary() -> Option<PathBuf> {
     bin.is_file().then_some(bin)
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lull-activation-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh private directory for a test's sockets, removed on drop (even when the test fails).
+fn temp_dir(tag: &str) -> lull_os::fileout::ScratchDir {
+    lull_os::fileout::ScratchDir::new(&format!("lull-activation-{tag}")).unwrap()
 }
 
 fn dup_high(fd: &OwnedFd) -> OwnedFd {
@@ -94,7 +92,8 @@ fn lulld_serves_on_the_passed_sockets_and_reports_ready() {
         lull_testkit::skip("the lulld binary is not built (cargo build -p lulld)");
         return;
     };
-    let dir = temp_dir("serve");
+    let scratch = temp_dir("serve");
+    let dir = scratch.path();
     let esm_path = dir.join("esm.sock");
     let kds_path = dir.join("kds.sock");
     let notify_path = dir.join("notify.sock");
@@ -185,18 +184,17 @@ fn lulld_serves_on_the_passed_sockets_and_reports_ready() {
     assert!(err.contains(&format!("display server on {}", kds_path.display())));
     // The socket files belong to whoever bound them (systemd's socket units): they stay.
     assert!(esm_path.exists() && kds_path.exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs lulld with `passed` named `names` and returns its failure message.
 fn refused(tag: &str, passed: &[&OwnedFd], names: &str, args: &[&str]) -> Option<String> {
     let bin = lulld_binary()?;
-    let notify = temp_dir(tag).join("notify.sock");
+    let scratch = temp_dir(tag);
+    let notify = scratch.path().join("notify.sock");
     let mut child = spawn_activated(&bin, passed, names, &notify, Stdio::null(), args);
     let status = child.wait().unwrap();
     let err = stderr_of(&mut child);
     assert!(!status.success(), "lulld accepted it: {err}");
-    let _ = std::fs::remove_dir_all(notify.parent().unwrap());
     Some(err)
 }
 
@@ -206,7 +204,8 @@ fn lulld_refuses_passed_sockets_it_cannot_use() {
         lull_testkit::skip("the lulld binary is not built (cargo build -p lulld)");
         return;
     }
-    let dir = temp_dir("refuse");
+    let scratch = temp_dir("refuse");
+    let dir = scratch.path();
     let stream = sys::stream_listen(&dir.join("stream.sock")).unwrap();
     let seqpacket = sys::seqpacket_listen(&dir.join("seqpacket.sock")).unwrap();
 
@@ -235,5 +234,4 @@ fn lulld_refuses_passed_sockets_it_cannot_use() {
     )
     .unwrap();
     assert!(err.contains("systemd passed the socket bound at"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
