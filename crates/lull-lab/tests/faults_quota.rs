@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
