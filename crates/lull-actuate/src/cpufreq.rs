@@ -134,14 +134,15 @@ fn write_value(path: &Path, value: &str) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    /// A directory laid out as `/sys/devices/system/cpu` with two CPUs sharing one policy.
-    struct FakeSysfs(PathBuf);
+    /// A directory laid out as `/sys/devices/system/cpu` with two CPUs sharing one policy, in a
+    /// fresh private directory removed on drop (even when the test fails).
+    struct FakeSysfs(lull_os::fileout::ScratchDir);
 
     impl FakeSysfs {
         fn new(tag: &str, governor: &str) -> FakeSysfs {
-            let base =
-                std::env::temp_dir().join(format!("lull-cpufreq-{}-{tag}", std::process::id()));
-            let _ = fs::remove_dir_all(&base);
+            let scratch =
+                lull_os::fileout::ScratchDir::new(&format!("lull-cpufreq-{tag}")).unwrap();
+            let base = scratch.path().to_path_buf();
             let policy = base.join("cpufreq").join("policy0");
             fs::create_dir_all(&policy).unwrap();
             for (file, v) in [
@@ -157,34 +158,28 @@ mod tests {
                 std::os::unix::fs::symlink(&policy, base.join(cpu).join("cpufreq")).unwrap();
             }
             fs::create_dir_all(base.join("cpuidle")).unwrap();
-            FakeSysfs(base)
+            FakeSysfs(scratch)
         }
 
         fn read(&self, file: &str) -> String {
-            read_trimmed(&self.0.join("cpufreq/policy0").join(file)).unwrap()
-        }
-    }
-
-    impl Drop for FakeSysfs {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
+            read_trimmed(&self.0.path().join("cpufreq/policy0").join(file)).unwrap()
         }
     }
 
     #[test]
     fn without_cpufreq_every_request_is_unavailable() {
-        let empty = std::env::temp_dir().join(format!("lull-nocpufreq-{}", std::process::id()));
+        let scratch = lull_os::fileout::ScratchDir::new("lull-nocpufreq").unwrap();
+        let empty = scratch.path();
         fs::create_dir_all(empty.join("cpu0")).unwrap();
-        let mut c = Cpufreq::open(&empty);
+        let mut c = Cpufreq::open(empty);
         assert!(c.unavailable().unwrap().contains("no cpufreq"));
         assert_eq!(c.request(0, 1_000_000), Outcome::Unavailable);
-        fs::remove_dir_all(&empty).unwrap();
     }
 
     #[test]
     fn a_request_raises_the_floor_within_the_range_and_is_put_back() {
         let fake = FakeSysfs::new("floor", "schedutil");
-        let mut c = Cpufreq::open(&fake.0);
+        let mut c = Cpufreq::open(fake.0.path());
         assert_eq!(c.unavailable(), None);
         assert_eq!(c.request(1, 1_500_000), Outcome::Applied);
         assert_eq!(fake.read("scaling_min_freq"), "1500000");
@@ -205,7 +200,7 @@ mod tests {
     #[test]
     fn under_the_userspace_governor_a_request_sets_the_speed() {
         let fake = FakeSysfs::new("userspace", "userspace");
-        let mut c = Cpufreq::open(&fake.0);
+        let mut c = Cpufreq::open(fake.0.path());
         assert_eq!(c.request(0, 1_700_000), Outcome::Applied);
         assert_eq!(fake.read("scaling_setspeed"), "1700000");
         assert_eq!(fake.read("scaling_min_freq"), "800000");

@@ -292,8 +292,8 @@ mod tests {
 
     #[test]
     fn probe_reads_a_sysfs_tree() {
-        let root = std::env::temp_dir().join(format!("lull-ctl-sysfs-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let scratch = lull_os::fileout::ScratchDir::new("lull-ctl-sysfs").unwrap();
+        let root = scratch.path();
         for (c, cap, cur, max) in [
             (0, 462, 700_000, 1_400_000),
             (1, 1024, 2_000_000, 2_000_000),
@@ -309,14 +309,13 @@ mod tests {
             std::fs::write(d.join("cpuinfo_max_freq"), format!("{max}\n")).unwrap();
         }
         std::fs::write(root.join("online"), "0-1\n").unwrap();
-        let mut s = Speeds::probe(&root);
+        let mut s = Speeds::probe(root);
         assert!(s.scaled());
         // 462 × 0.7 GHz / (1024 × 2 GHz) = 0.1579…
         assert_eq!(s.work_ns(0, 1_000_000), 157_910);
         std::fs::write(root.join("cpu0/cpufreq/scaling_cur_freq"), "1400000\n").unwrap();
         s.refresh();
         assert_eq!(s.work_ns(0, 1_000_000), 315_820);
-        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

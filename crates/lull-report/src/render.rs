@@ -171,15 +171,17 @@ mod tests {
         )
     }
 
-    fn tempdir(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lull-render-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
+    /// A directory not made yet, inside a fresh private one removed on drop (even when the test
+    /// fails).
+    fn tempdir(tag: &str) -> (lull_os::fileout::ScratchDir, PathBuf) {
+        let scratch = lull_os::fileout::ScratchDir::new(&format!("lull-render-{tag}")).unwrap();
+        let dir = scratch.path().join("results");
+        (scratch, dir)
     }
 
     #[test]
     fn plots_notes_and_error_sections_on_one_page() {
-        let dir = tempdir("page");
+        let (_scratch, dir) = tempdir("page");
         let power = json!({"tracking-10s": {"models": {"esm": {"events_handled": 0, "power_mw_per_100ms": [900.0, 910.0]}}}});
         write(&dir, &file("marz_sim", 1, Outcome::Data(power))).unwrap();
         // Results from before the distributions: a note, not a plot.
@@ -219,7 +221,7 @@ mod tests {
 
     #[test]
     fn folded_plots_are_drawn_and_counted_inside_details() {
-        let dir = tempdir("fold");
+        let (_scratch, dir) = tempdir("fold");
         let thread = |cores: Value| json!({"end_s": 1.0, "cores": cores});
         let data = json!({"vips": {"fast_cpus": [1], "slow_cpus": [0], "models": [
             {"model": "baseline", "completion_s": 1.0,
@@ -243,7 +245,7 @@ mod tests {
 
     #[test]
     fn bad_directories_are_typed_errors() {
-        let dir = tempdir("bad");
+        let (_scratch, dir) = tempdir("bad");
         assert!(matches!(
             render(&dir),
             Err(ReportError::Results(ResultsError::MissingDir(_)))
@@ -273,7 +275,7 @@ mod tests {
 
     #[test]
     fn the_page_opens_with_the_scoreboard_computed_from_the_results() {
-        let dir = tempdir("board");
+        let (_scratch, dir) = tempdir("board");
         let marz = |esm_mw: f64| {
             json!({"tracking-10s": {"experiment": "tracking-10s", "models": {
                 "pull-16ms": {"power_mw_mean": 1000.0}, "esm-kds-guis": {"power_mw_mean": esm_mw}}}})

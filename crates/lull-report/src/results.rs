@@ -231,16 +231,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn tempdir(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lull-report-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A fresh private directory, removed on drop (even when the test fails).
+    fn tempdir(tag: &str) -> lull_os::fileout::ScratchDir {
+        lull_os::fileout::ScratchDir::new(&format!("lull-report-{tag}")).unwrap()
     }
 
     #[test]
     fn round_trip_in_order() {
-        let dir = tempdir("rt");
+        let scratch = tempdir("rt");
+        let dir = scratch.path().to_path_buf();
         let b = ResultFile::new(
             "b",
             2,
@@ -270,7 +269,8 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_typed() {
-        let dir = tempdir("bad");
+        let scratch = tempdir("bad");
+        let dir = scratch.path().to_path_buf();
         assert!(matches!(
             load_dir(&dir.join("nope")),
             Err(ResultsError::MissingDir(_))
