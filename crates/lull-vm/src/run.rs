@@ -606,8 +606,8 @@ mod tests {
 
     #[test]
     fn console_tail_keeps_the_last_lines() {
-        let dir = std::env::temp_dir().join(format!("lull-vm-tail-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let scratch = lull_os::fileout::ScratchDir::new("lull-vm-tail").unwrap();
+        let dir = scratch.path();
         let p = dir.join("console.log");
         let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
         fs::write(&p, text).unwrap();
@@ -622,6 +622,5 @@ mod tests {
         assert!(!t.contains("boot 2") && !t.contains("Kernel panic"), "{t}");
         let missing = console_tail(&dir.join("none"));
         assert!(missing.contains("is empty"));
-        fs::remove_dir_all(&dir).unwrap();
     }
 }
