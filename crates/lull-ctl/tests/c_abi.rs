@@ -23,11 +23,12 @@ fn a_c_program_registers_samples_and_sets_a_mask() {
     let Some(lib) = c_build::require(STATIC_LIB) else {
         return;
     };
+    let scratch = lull_os::fileout::ScratchDir::new("lull-ctl-c").unwrap();
     let bin = c_build::build(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/sample.c"),
         &lib,
         &["-lpthread", "-ldl", "-lm"],
-        &std::env::temp_dir().join(format!("lull-ctl-c-{}", std::process::id())),
+        &scratch.path().join("sample"),
     );
     // A one-thread process that waits on its standard input.
     let mut cat = Command::new("cat")

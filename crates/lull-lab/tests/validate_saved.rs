@@ -77,35 +77,26 @@ fn a_saved_collection_is_analysed_without_the_machine() {
 #[test]
 fn a_collection_saves_and_loads_back_unchanged() {
     let c = Collection::load(&saved()).unwrap();
-    let dir = std::env::temp_dir().join(format!(
-        "lull-validate-saved-{}-{}",
-        std::process::id(),
-        lull_os::sys::monotonic_ns()
-    ));
+    let scratch = lull_os::fileout::ScratchDir::new("lull-validate-saved").unwrap();
+    let dir = scratch.path().join("collection");
     c.save(&dir).unwrap();
     let back = Collection::load(&dir);
     let files = std::fs::read_dir(&dir).unwrap().count();
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(back.unwrap(), c);
     assert_eq!(files, 3);
 }
 
 #[test]
 fn what_is_not_a_saved_collection_is_refused_with_the_reason() {
-    let dir = std::env::temp_dir().join(format!(
-        "lull-validate-notsaved-{}-{}",
-        std::process::id(),
-        lull_os::sys::monotonic_ns()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let none = Collection::load(&dir).unwrap_err();
+    let scratch = lull_os::fileout::ScratchDir::new("lull-validate-notsaved").unwrap();
+    let dir = scratch.path();
+    let none = Collection::load(dir).unwrap_err();
     assert!(matches!(none, CollectionError::NoMachine(_)), "{none}");
     std::fs::copy(saved().join("machine.json"), dir.join("machine.json")).unwrap();
-    let empty = Collection::load(&dir).unwrap_err();
+    let empty = Collection::load(dir).unwrap_err();
     assert!(matches!(empty, CollectionError::NoWorkload(_)), "{empty}");
     std::fs::write(dir.join(format!("w{LIVE_SUFFIX}")), "{\"name\": 1}").unwrap();
-    let bad = Collection::load(&dir).unwrap_err();
-    let _ = std::fs::remove_dir_all(&dir);
+    let bad = Collection::load(dir).unwrap_err();
     match bad {
         CollectionError::Malformed { path, .. } => assert!(path.ends_with("w.live.json")),
         other => panic!("{other}"),
