@@ -172,13 +172,23 @@ pub fn dup_at_least(fd: BorrowedFd<'_>, min: RawFd) -> io::Result<OwnedFd> {
 /// Makes the child `cmd` starts find `fds` at descriptors `first`, `first + 1`, … without
 /// close-on-exec (socket activation passes listeners so). The descriptors in `fds` must stay
 /// open until the command is spawned. The child's half runs between `fork` and `exec`, where
-/// only async-signal-safe calls are allowed: `dup2` is one bare system call, hand-written.
-pub fn pass_fds_at(cmd: &mut std::process::Command, fds: Vec<RawFd>, first: RawFd) {
+/// only async-signal-safe calls are allowed: `fcntl` and `dup2` are bare system calls,
+/// hand-written.
+///
+/// The child moves every descriptor above the targets first (close-on-exec copies), then each
+/// into place, so a descriptor already numbered like a target is neither overwritten before
+/// it moves nor left close-on-exec (`dup2` onto itself would keep the flag).
+pub fn pass_fds_at(cmd: &mut std::process::Command, mut fds: Vec<RawFd>, first: RawFd) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: the closure only calls dup2 and builds the error from errno, as `Command`
-    // itself does on its failure path.
+    let above = first.saturating_add(RawFd::try_from(fds.len()).unwrap_or(RawFd::MAX));
+    // SAFETY: the closure only calls fcntl and dup2 and builds the error from errno, as
+    // `Command` itself does on its failure path; it rewrites the child's copy of `fds` in
+    // place, allocating nothing.
     unsafe {
         cmd.pre_exec(move || {
+            for fd in &mut fds {
+                *fd = cvt(libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, above))?;
+            }
             for (fd, to) in fds.iter().zip(first..) {
                 cvt(libc::dup2(*fd, to))?;
             }
@@ -206,6 +216,34 @@ pub fn set_fd_limit(n: u64) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two descriptors passed in swapped places, one of them already at its target: the child
+    /// finds each where it was asked to, open across the exec.
+    #[test]
+    fn passed_descriptors_land_at_their_numbers_even_when_they_overlap_the_targets() {
+        let (a, _a_peer) = super::super::seqpacket_pair().unwrap();
+        let (b, _b_peer) = super::super::seqpacket_pair().unwrap();
+        let (ia, ib) = (inode(a.as_raw_fd()), inode(b.as_raw_fd()));
+        // b goes to a's number (one source is a later target) and a to a's number + 1.
+        let first = a.as_raw_fd();
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg(format!(
+            "readlink /proc/self/fd/{first}; readlink /proc/self/fd/{}",
+            first + 1
+        ));
+        pass_fds_at(&mut cmd, vec![b.as_raw_fd(), a.as_raw_fd()], first);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text, format!("{ib}\n{ia}\n"));
+    }
+
+    fn inode(fd: RawFd) -> String {
+        std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
 
     #[test]
     fn write_all_writes_every_byte_or_says_why_not() {
