@@ -362,11 +362,9 @@ fn an_unprivileged_caller_gets_a_permission_error() {
 use std::os::unix::process::CommandExt;
 
 fn busy_run(scheme: Scheme, busy_ms: u64) -> (lull_ctl::RunReport, String) {
-    let out = std::env::temp_dir().join(format!(
-        "lull-ctl-busy-{}-{}",
-        std::process::id(),
-        scheme.name()
-    ));
+    // The busy program's report file, in a private directory removed on return.
+    let scratch = lull_os::fileout::ScratchDir::new("lull-ctl-busy").unwrap();
+    let out = scratch.path().join(format!("{}.masks", scheme.name()));
     let exe = std::env::current_exe().unwrap();
     // `env` sets the role: the command is what `lull ctl run -- …` would be given.
     let command = vec![
@@ -394,7 +392,6 @@ fn busy_run(scheme: Scheme, busy_ms: u64) -> (lull_ctl::RunReport, String) {
     })
     .unwrap();
     let masks = std::fs::read_to_string(&out).unwrap_or_default();
-    let _ = std::fs::remove_file(&out);
     (report, masks)
 }
 

@@ -41,9 +41,10 @@ fn provenance() -> Provenance {
     }
 }
 
-fn results_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lull-report-chromium-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+/// The fixtures written as a results directory, inside a private directory removed on drop.
+fn results_dir() -> (lull_os::fileout::ScratchDir, PathBuf) {
+    let scratch = lull_os::fileout::ScratchDir::new("lull-report-chromium").unwrap();
+    let dir = scratch.path().join("results");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     for (i, (section, label, name)) in FIXTURES.iter().enumerate() {
         let text = std::fs::read_to_string(fixtures.join(name)).unwrap();
@@ -69,7 +70,7 @@ fn results_dir() -> PathBuf {
         Outcome::Error("tracefs is not mounted".into()),
     );
     write(&dir, &failed).unwrap();
-    dir
+    (scratch, dir)
 }
 
 /// Runs Chromium headless on `page` with `extra` flags, a fresh profile and no network use.
@@ -118,7 +119,7 @@ fn every_plot_renders_in_headless_chromium() {
         lull_testkit::skip(format!("{CHROMIUM} not found (Debian package `chromium`)"));
         return;
     }
-    let dir = results_dir();
+    let (_scratch, dir) = results_dir();
     let summary = render(&dir).unwrap();
     // Every fixture section with data has at least one plot except the benchmark's table; the
     // toggling section has one core-over-time plot per program and scheme (2 × 7).
@@ -178,5 +179,4 @@ fn every_plot_renders_in_headless_chromium() {
     let out = chromium(&profile, &summary.index, &["--dump-dom"]);
     let dom = String::from_utf8_lossy(&out.stdout);
     assert_eq!(count(&dom, "data-plots-loaded"), Some(summary.plots - 1));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,10 +9,10 @@
 //! hardware's). `#[ignore]`d on the host; they fail loudly outside the guest.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use lull_model::stats::nearest_rank;
@@ -33,8 +33,18 @@ const ROUNDS: usize = 7;
 const PERIOD: Duration = Duration::from_millis(5);
 /// Bound on waits for the kernel's state (a hang guard, not a synchronisation).
 const HANG_GUARD: Duration = Duration::from_secs(30);
-/// Where the test's lull-scx writes its counts.
-const STATS: &str = "/tmp/lull-scx-test-stats.json";
+/// Where the test's lull-scx writes its counts: a file in a private directory made once per
+/// test process (it runs as root; no predictable name in the shared temporary directory). The
+/// directory lives as long as the process, inside a lab guest that is thrown away after.
+fn stats() -> &'static Path {
+    static DIR: OnceLock<lull_os::fileout::ScratchDir> = OnceLock::new();
+    static FILE: OnceLock<PathBuf> = OnceLock::new();
+    FILE.get_or_init(|| {
+        DIR.get_or_init(|| lull_os::fileout::ScratchDir::new("lull-scx-test").unwrap())
+            .path()
+            .join("stats.json")
+    })
+}
 
 fn state() -> SchedExtState {
     sched_ext::state().expect("sched_ext state")
@@ -62,7 +72,7 @@ fn load_with(args: &[&str]) -> Child {
     let mut child = Command::new(BIN)
         .args(args)
         .arg("--stats-json")
-        .arg(STATS)
+        .arg(stats())
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -209,7 +219,7 @@ fn lull_round() -> Run {
     let run = workload(true);
     unload(child);
     let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(STATS).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(stats()).unwrap()).unwrap();
     eprintln!("lull-scx round: {stats}");
     assert!(stats["facts_seen"].as_u64().unwrap() > 0, "{stats}");
     assert!(
@@ -503,7 +513,7 @@ fn ucsg_placement_holds_every_managed_task_to_its_cpu() {
     let lull = ucsg_workload(true);
     unload(child);
     let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(STATS).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(stats()).unwrap()).unwrap();
     let n = UCSG_SAMPLES;
     let summary = format!(
         "of {n} samples: on the placed CPU: front {}, hogs {:?}; a hog on the front thread's \

@@ -20,10 +20,11 @@ fn config() -> GuestConfig {
     }
 }
 
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lull-vm-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// An output directory not yet made, inside a private one removed on drop.
+fn out_dir(name: &str) -> (lull_os::fileout::ScratchDir, PathBuf) {
+    let scratch = lull_os::fileout::ScratchDir::new("lull-vm-test").unwrap();
+    let d = scratch.path().join(name);
+    (scratch, d)
 }
 
 fn request(argv: &[&str], out: &Path) -> RunRequest {
@@ -53,9 +54,9 @@ fn qemu_processes_for(out: &Path) -> Vec<String> {
 
 #[test]
 fn status_output_and_result_files_come_back() {
-    let out = out_dir("run");
+    let (_out_scratch, out) = out_dir("run");
     // A host file under the host's /tmp (where a checkout may live) is visible in the guest.
-    let host = out_dir("host-file");
+    let (_host_scratch, host) = out_dir("host-file");
     std::fs::create_dir_all(&host).unwrap();
     std::fs::write(host.join("f"), "from-the-host\n").unwrap();
     let script = format!(
@@ -93,7 +94,7 @@ fn status_output_and_result_files_come_back() {
 
 #[test]
 fn an_unknown_command_ends_with_127_and_says_why() {
-    let out = out_dir("unknown");
+    let (_out_scratch, out) = out_dir("unknown");
     let o = lull_vm::run::run(
         &cache(),
         &config(),
@@ -112,7 +113,7 @@ fn an_unknown_command_ends_with_127_and_says_why() {
 
 #[test]
 fn a_hung_command_is_stopped_at_its_timeout_and_no_qemu_is_left() {
-    let out = out_dir("hang");
+    let (_out_scratch, out) = out_dir("hang");
     let config = GuestConfig {
         timeout_s: 2,
         ..config()
@@ -145,7 +146,7 @@ fn an_unknown_kernel_release_is_refused_with_the_available_ones() {
         kernel: Some("0.0.1+bogus-amd64".into()),
         ..config()
     };
-    let out = out_dir("kernel");
+    let (_out_scratch, out) = out_dir("kernel");
     let err = lull_vm::run::run(&cache(), &config, &request(&["true"], &out), &mut quiet)
         .expect_err("no such kernel");
     match &err {
