@@ -232,27 +232,22 @@ mod tests {
                 height: 4
             })
         ));
-        let dir = std::env::temp_dir().join(format!("lull-png-empty-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let scratch = lull_os::fileout::ScratchDir::new("lull-png-empty").unwrap();
+        let dir = scratch.path();
         let err = write_png(&dir.join("x.png"), &p).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-        assert_eq!(
-            fs::read_dir(&dir).unwrap().count(),
-            0,
-            "nothing left behind"
-        );
-        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(fs::read_dir(dir).unwrap().count(), 0, "nothing left behind");
     }
 
     #[test]
     fn write_png_replaces_whole_file_and_leaves_no_temporary() {
-        let dir = std::env::temp_dir().join(format!("lull-png-write-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let scratch = lull_os::fileout::ScratchDir::new("lull-png-write").unwrap();
+        let dir = scratch.path();
         let path = dir.join("screen.png");
         fs::write(&path, b"old").unwrap();
         write_png(&path, &sample()).unwrap();
         assert_eq!(decode_png(&fs::read(&path).unwrap()).unwrap(), sample());
-        let names: Vec<_> = fs::read_dir(&dir)
+        let names: Vec<_> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
@@ -262,6 +257,5 @@ mod tests {
         let err = write_png(&dir.join("missing/screen.png"), &sample()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
         assert!(err.to_string().contains("missing/screen.png"));
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

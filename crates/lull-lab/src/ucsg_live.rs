@@ -703,16 +703,13 @@ mod tests {
 
     #[test]
     fn the_zip_input_is_deterministic_and_sized() {
-        let dir = std::env::temp_dir();
-        let a = dir.join(format!("lull-zip-a-{}", std::process::id()));
-        let b = dir.join(format!("lull-zip-b-{}", std::process::id()));
+        let scratch = lull_os::fileout::ScratchDir::new("lull-zip-input").unwrap();
+        let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
         generate_zip_input(&a, 10_000).unwrap();
         generate_zip_input(&b, 10_000).unwrap();
         let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
         assert_eq!(x.len(), 10_000);
         assert_eq!(x, y);
-        let _ = std::fs::remove_file(a);
-        let _ = std::fs::remove_file(b);
     }
 
     #[test]

@@ -18,7 +18,6 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use lull_os::procfs::{thread_names, thread_run_ns, MeasureError};
@@ -288,28 +287,23 @@ fn describe_counts(
     (fmt(expected), fmt(seen))
 }
 
-/// A fresh directory under the system temp dir, removed with everything in it on drop.
+/// A fresh private directory under the system temp dir (unpredictable name, mode 0700),
+/// removed with everything in it on drop.
 #[derive(Debug)]
-struct RunDir(PathBuf);
+struct RunDir(lull_os::fileout::ScratchDir);
 
 impl RunDir {
     fn create() -> Result<RunDir, LiveError> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "lull-rtapp-{}-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed),
-            monotonic_ns()
-        ));
-        fs::create_dir(&path)
-            .map(|()| RunDir(path.clone()))
-            .map_err(|source| LiveError::TempDir { path, source })
+        lull_os::fileout::ScratchDir::new("lull-rtapp")
+            .map(RunDir)
+            .map_err(|source| LiveError::TempDir {
+                path: std::env::temp_dir(),
+                source,
+            })
     }
-}
 
-impl Drop for RunDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
+    fn path(&self) -> &Path {
+        self.0.path()
     }
 }
 
@@ -386,9 +380,9 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
 
     let dir = RunDir::create()?;
     let basename = "run";
-    let json_path = dir.0.join("workload.json");
+    let json_path = dir.path().join("workload.json");
     let json = workload.to_json(&GlobalOverrides {
-        logdir: Some(dir.0.to_string_lossy().into_owned()),
+        logdir: Some(dir.path().to_string_lossy().into_owned()),
         log_basename: Some(basename.to_owned()),
         calibration: Some(Calibration::NsPerLoop(opts.calibration_ns)),
         duration_s: Some(Some(duration_s)),
@@ -401,11 +395,11 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
     };
     write(&json_path, &json)?;
     let open = |name: &str| {
-        let path = dir.0.join(name);
+        let path = dir.path().join(name);
         fs::File::create(&path).map_err(|source| LiveError::Write { path, source })
     };
     let (stdout, stderr) = (open("stdout.txt")?, open("stderr.txt")?);
-    let stderr_path = dir.0.join("stderr.txt");
+    let stderr_path = dir.path().join("stderr.txt");
 
     let start = Instant::now();
     let mut child = RtAppProcess(
@@ -468,7 +462,7 @@ pub fn run_live(workload: &RtApp, opts: &LiveOptions) -> Result<LiveRun, LiveErr
 
     let mut measured = Vec::with_capacity(threads.len());
     for (i, thread) in threads.into_iter().enumerate() {
-        let log = dir.0.join(format!("{basename}-{}.log", thread.name));
+        let log = dir.path().join(format!("{basename}-{}.log", thread.name));
         let log_text = fs::read_to_string(&log).map_err(|source| LiveError::LogMissing {
             path: log.clone(),
             source,
@@ -759,7 +753,7 @@ mod tests {
     fn a_failing_rt_app_is_reported_with_its_last_messages() {
         use std::os::unix::fs::PermissionsExt;
         let bin = RunDir::create().unwrap();
-        let fake = bin.0.join("rt-app");
+        let fake = bin.path().join("rt-app");
         fs::write(&fake, "#!/bin/sh\necho 'cannot parse' >&2\nexit 3\n").unwrap();
         fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
         let opts = LiveOptions {
@@ -782,7 +776,7 @@ mod tests {
     #[test]
     fn stderr_tail_keeps_the_last_lines() {
         let dir = RunDir::create().unwrap();
-        let path = dir.0.join("stderr.txt");
+        let path = dir.path().join("stderr.txt");
         let text: String = (0..25).map(|i| format!("line {i}\n\n")).collect();
         fs::write(&path, text).unwrap();
         let tail = stderr_tail(&path);
@@ -791,8 +785,8 @@ mod tests {
             tail.starts_with("line 15") && tail.ends_with("line 24"),
             "{tail}"
         );
-        assert_eq!(stderr_tail(&dir.0.join("absent")), "");
-        let kept = dir.0.clone();
+        assert_eq!(stderr_tail(&dir.path().join("absent")), "");
+        let kept = dir.path().to_path_buf();
         drop(dir);
         assert!(!kept.exists(), "the run directory is removed on drop");
     }

@@ -750,7 +750,7 @@ mod tests {
     fn config_gz_round_trips_through_the_decoder() {
         use std::io::Write;
         let dir = TestDir::new("gz");
-        let path = dir.0.join("config.gz");
+        let path = dir.path.join("config.gz");
         let mut enc =
             flate2::write::GzEncoder::new(fs::File::create(&path).unwrap(), Default::default());
         enc.write_all(b"CONFIG_HZ_300=y\nCONFIG_HZ=300\n").unwrap();
@@ -763,9 +763,9 @@ mod tests {
     #[test]
     fn cpuidle_states_are_read_in_index_order() {
         let dir = TestDir::new("cpuidle");
-        let driver = dir.0.join("current_driver");
+        let driver = dir.path.join("current_driver");
         fs::write(&driver, "haltpoll\n").unwrap();
-        let states = dir.0.join("cpu0");
+        let states = dir.path.join("cpu0");
         for (i, name, lat, res, dis) in [
             (0, "POLL", 0, 0, 0),
             (1, "haltpoll idle", 1, 1, 0),
@@ -815,7 +815,7 @@ mod tests {
             ]
         );
 
-        let none = cpu_idle(&dir.0.join("nope"), &dir.0.join("nope2"));
+        let none = cpu_idle(&dir.path.join("nope"), &dir.path.join("nope2"));
         assert_eq!(none.value, CpuIdle::default());
         assert!(matches!(none.source, Source::Unavailable(_)));
     }
@@ -823,10 +823,10 @@ mod tests {
     #[test]
     fn cpufreq_absent_says_so() {
         let dir = TestDir::new("cpufreq");
-        let absent = cpufreq(&dir.0.join("cpufreq"));
+        let absent = cpufreq(&dir.path.join("cpufreq"));
         assert_eq!(absent.value, None);
         assert!(absent.source.to_string().contains("no cpufreq"));
-        let present = dir.0.join("cpufreq");
+        let present = dir.path.join("cpufreq");
         fs::create_dir_all(&present).unwrap();
         fs::write(present.join("scaling_governor"), "schedutil\n").unwrap();
         fs::write(present.join("cpuinfo_max_freq"), "3000000\n").unwrap();
@@ -864,24 +864,20 @@ mod tests {
         assert!(RtAppMissing.to_string().contains("Debian package `rt-app`"));
     }
 
-    /// A fresh directory under the system temp dir, removed on drop.
-    struct TestDir(PathBuf);
+    /// A fresh private directory, removed on drop.
+    struct TestDir {
+        path: PathBuf,
+        _scratch: lull_os::fileout::ScratchDir,
+    }
 
     impl TestDir {
         fn new(tag: &str) -> TestDir {
-            let p = std::env::temp_dir().join(format!(
-                "lull-machine-test-{tag}-{}-{}",
-                std::process::id(),
-                lull_os::sys::monotonic_ns()
-            ));
-            fs::create_dir_all(&p).unwrap();
-            TestDir(p)
-        }
-    }
-
-    impl Drop for TestDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
+            let scratch =
+                lull_os::fileout::ScratchDir::new(&format!("lull-machine-test-{tag}")).unwrap();
+            TestDir {
+                path: scratch.path().to_path_buf(),
+                _scratch: scratch,
+            }
         }
     }
 }

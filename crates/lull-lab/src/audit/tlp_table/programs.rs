@@ -411,10 +411,10 @@ mod tests {
 
     #[test]
     fn every_program_prepares_and_a_missing_one_says_which_package() {
-        let dir = std::env::temp_dir().join(format!("lull-tlp-programs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("scratch");
+        let scratch = lull_os::fileout::ScratchDir::new("lull-tlp-programs").expect("scratch");
+        let dir = scratch.path();
         let setup = Setup {
-            dir: &dir,
+            dir,
             cpus: 2,
             seconds: 3,
             lull: None,
@@ -444,6 +444,5 @@ mod tests {
         let tracking = prepare("tracking", &setup).expect("prepares");
         // Without a lull executable the tracking app is reported missing, not run.
         assert!(missing(&tracking).is_some());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

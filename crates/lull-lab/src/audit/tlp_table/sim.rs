@@ -212,8 +212,8 @@ mod tests {
 
     #[test]
     fn a_spec_nothing_reads_is_skipped_with_the_reason() {
-        let dir = std::env::temp_dir().join(format!("lull-sim-tlp-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("scratch");
+        let scratch = lull_os::fileout::ScratchDir::new("lull-sim-tlp").expect("scratch");
+        let dir = scratch.path();
         let bad = dir.join("bad.toml");
         std::fs::write(&bad, "experiment = 3\n").expect("writes");
         let good = dir.join("good.toml");
@@ -224,7 +224,6 @@ mod tests {
         assert_eq!(t.rows.len(), 2);
         assert_eq!(t.skipped.len(), 2);
         assert!(t.skipped.iter().all(|s| !s.reason.is_empty()));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
