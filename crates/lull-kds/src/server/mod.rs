@@ -6,7 +6,7 @@
 //! channel). The ESM is passed in so that the window manager's effects — input handlers set aside
 //! on background, put back on foreground (figures 26–27) — and `ESM_REGISTER` take effect in the
 //! same step. The daemon in `lulld` owns the sockets; everything here is pure, so the command
-//! handlers are fuzzed in-process (`tests/fuzz_commands.rs`).
+//! handlers are fuzzed in-process (`tests/fuzz_commands/`).
 
 use std::collections::BTreeMap;
 
